@@ -1,0 +1,317 @@
+"""The ``ddpfix`` command: options -> rules and files -> results -> preview, question, writes.
+
+Conventions follow Ruff and Black: findings as ``path:line:col: CODE [*] message`` on stdout so
+editors link them; a one-line summary on stderr; exit 0 when nothing is left to fix, 1 when
+something is (a fix not applied, or a finding with no safe rewrite), 2 for usage errors and files
+that could not be checked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+
+import click
+
+from ddpfix import __version__, report
+from ddpfix.engine import fix_source
+from ddpfix.findings import FileResult, Finding, Problem
+from ddpfix.runner import discover, fix_files, read_source
+from ddpfix.transforms import all_rules, resolve
+from ddpfix.transforms.base import Rule
+from ddpfix.writer import StaleFileError, write_atomic
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split(values: Sequence[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def select_rules(select: Sequence[str], ignore: Sequence[str]) -> list[type[Rule]]:
+    chosen: list[type[Rule]] = []
+    for spec in _split(select) or ["ALL"]:
+        matched = resolve(spec)
+        if not matched:
+            raise click.BadParameter(f"no rule is called {spec!r} (see --list-rules)", param_hint="--select")
+        chosen.extend(rule for rule in matched if rule not in chosen)
+    for spec in _split(ignore):
+        matched = resolve(spec)
+        if not matched:
+            raise click.BadParameter(f"no rule is called {spec!r} (see --list-rules)", param_hint="--ignore")
+        chosen = [rule for rule in chosen if rule not in matched]
+    return sorted(chosen, key=lambda rule: rule.code)
+
+
+def rules_table() -> str:
+    rows = [("Code", "Name", "Fix", "Summary")]
+    rows += [(r.code, r.name, "yes" if r.fixable else "no", r.summary) for r in all_rules()]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return "\n".join(
+        f"{code:<{widths[0]}}  {name:<{widths[1]}}  {fix:<{widths[2]}}  {text}" for code, name, fix, text in rows
+    )
+
+
+class Output:
+    """Where text goes, with colour decided once."""
+
+    def __init__(self, color: bool | None, quiet: bool):
+        self.color = color
+        self.quiet = quiet
+
+    def out(self, text: str = "", nl: bool = True) -> None:
+        click.echo(text, nl=nl, color=self.color)
+
+    def err(self, text: str) -> None:
+        click.echo(text, err=True, color=self.color)
+
+    def info(self, text: str) -> None:
+        if not self.quiet:
+            self.err(text)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.option("--diff", "diff_only", is_flag=True, help="Print the diff of the fixes; write nothing.")
+@click.option("--write", is_flag=True, help="Apply the fixes without asking.")
+@click.option("--check", is_flag=True, help="List findings only: no diff, nothing written.")
+@click.option("-i", "--interactive", is_flag=True, help="Ask about each fix on its own (needs a terminal).")
+@click.option("--select", multiple=True, metavar="CODES", help="Only these rules (codes, code prefixes or names; comma-separated).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (codes, code prefixes or names; comma-separated).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style pattern (repeatable).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True, help="Skip files ignored by .gitignore.")
+@click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-').")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per CPU; 1 runs in-process).")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings and diffs, but no summary.")
+@click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal).")
+@click.option("--list-rules", is_flag=True, help="List the rules and exit.")
+@click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
+@click.version_option(__version__, "--version", prog_name="ddpfix")
+def command(paths, diff_only, write, check, interactive, select, ignore, exclude, respect_gitignore,
+            stdin_filename, jobs, quiet, color, list_rules, explain):
+    """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
+
+    By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
+    """
+    output = Output(color, quiet)
+    if list_rules:
+        output.out(rules_table())
+        return EXIT_CLEAN
+    if explain:
+        matched = resolve(explain)
+        if len(matched) != 1:
+            raise click.BadParameter(f"no rule is called {explain!r} (see --list-rules)", param_hint="--explain")
+        output.out(matched[0].page())
+        return EXIT_CLEAN
+    if sum((diff_only, write, check, interactive)) > 1:
+        raise click.UsageError("choose one of --diff, --write, --check and --interactive")
+    if not paths:
+        raise click.UsageError("no PATH given: name files or folders to check, e.g. 'ddpfix .'")
+    rules = select_rules(select, ignore)
+    mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
+
+    if "-" in paths:
+        if len(paths) > 1:
+            raise click.UsageError("'-' (stdin) cannot be combined with other paths")
+        if interactive:
+            raise click.UsageError("--interactive needs files, not stdin")
+        return run_stdin(rules, mode, stdin_filename or "-", output)
+    if stdin_filename:
+        raise click.UsageError("--stdin-filename only applies with PATH '-'")
+    if interactive and not _is_tty():
+        raise click.UsageError("--interactive needs a terminal; use --diff to preview or --write to apply")
+
+    files, problems, empty = discover(paths, exclude, respect_gitignore)
+    for folder in empty:
+        output.err(f"warning: {report.display_path(folder)}: no Python files found")
+    results = fix_files(files, rules, None, jobs or os.cpu_count() or 1)
+    problems += [problem for result in results for problem in result.problems]
+
+    if mode == "interactive":
+        results, problems = review_interactively(results, rules, problems, output)
+        return finish(results, problems, output, applied=True, checked=len(files))
+
+    for problem in problems:
+        output.err(report.problem_line(problem))
+    changed = [result for result in results if result.changed]
+    if mode == "diff":
+        for result in results:
+            for finding in result.findings:
+                if not finding.fixed:
+                    output.err(report.finding_line(finding))
+        for result in changed:
+            output.out(report.colour_diff(report.unified_diff(result.path, result.original, result.fixed)), nl=False)
+        return finish(results, problems, output, applied=False, checked=len(files))
+
+    if mode == "write":
+        results = write_results(results, problems)
+    for result in results:
+        for finding in result.findings:
+            output.out(report.finding_line(finding, written=mode == "write"))
+    if mode in ("write", "check"):
+        return finish(results, problems, output, applied=mode == "write", checked=len(files))
+
+    # preview: the diff, then the question on a terminal
+    for result in changed:
+        output.out(report.colour_diff(report.unified_diff(result.path, result.original, result.fixed)), nl=False)
+    fixes = sum(f.fixed for r in changed for f in r.findings)
+    if changed and _is_tty():
+        question = f"Apply {report.plural(fixes, 'fix', 'fixes')} to {report.plural(len(changed), 'file')}?"
+        if click.confirm(question, default=False):
+            results = write_results(results, problems)
+            return finish(results, problems, output, applied=True, checked=len(files))
+    return finish(results, problems, output, applied=False, checked=len(files))
+
+
+def _is_tty() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def write_results(results: list[FileResult], problems: list[Problem]) -> list[FileResult]:
+    """Write every changed file; a file that cannot be written is a problem and counts as not fixed."""
+    kept = []
+    for result in results:
+        if result.changed:
+            try:
+                write_atomic(result.path, result.fixed, expected=result.original)
+            except (OSError, StaleFileError) as err:
+                message = str(err) if isinstance(err, StaleFileError) else f"cannot write: {err.strerror or err}"
+                problems.append(Problem(result.path, "E902", message))
+                result = FileResult(result.path, result.original, None, [_not_written(f) for f in result.findings])
+        kept.append(result)
+    return kept
+
+
+def _not_written(finding: Finding) -> Finding:
+    return replace(finding, fixed=False)
+
+
+def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int) -> int:
+    changed = [r for r in results if r.changed]
+    fixes = sum(f.fixed for r in changed for f in r.findings)
+    manual = sum(not f.fixed for r in results for f in r.findings)
+    output.info(report.summary(fixes=fixes, files=len(changed), applied=applied, manual=manual,
+                               problems=len({p.path for p in problems}), checked=checked))
+    if problems:
+        return EXIT_ERROR
+    if manual or (fixes and not applied):
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output) -> int:
+    """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
+    data = sys.stdin.buffer.read()
+    result = fix_source(name, data, rules)
+    for problem in result.problems:
+        output.err(report.problem_line(problem))
+    findings_to = output.out if mode == "check" else output.err
+    for finding in result.findings:
+        findings_to(report.finding_line(finding, written=mode in ("write", "preview")))
+    if mode == "diff":
+        if result.changed:
+            output.out(report.unified_diff(name, result.original, result.fixed), nl=False)
+    elif mode != "check":
+        # Always echo a whole buffer: on a problem the original, so an editor never loses text.
+        sys.stdout.buffer.write(result.output)
+        sys.stdout.buffer.flush()
+    applied = mode in ("write", "preview")
+    return finish([result], result.problems, output, applied=applied, checked=1)
+
+
+def review_interactively(results, rules, problems, output):
+    """Ask about each fix on its own; write each file with exactly the accepted fixes.
+
+    Rules run in their fixed order; for each, its fixes are offered one by one against the file
+    as the earlier accepted fixes left it, and the engine re-applies just the accepted ones (and
+    verifies the result), so a file is never half-edited.
+    """
+    for problem in problems:
+        output.err(report.problem_line(problem))
+    reviewed: list[FileResult] = []
+    quit_all = False
+    for result in results:
+        if quit_all or not result.changed:
+            result = _without_fixes(result)
+            for finding in result.findings:
+                output.out(report.finding_line(finding))
+            reviewed.append(result)
+            continue
+        current = result.original
+        accepted_findings = []
+        declined = []
+        accept_rest = False
+        for rule in rules:
+            if quit_all:
+                break
+            proposal = fix_source(result.path, current, [rule])
+            accepted = []
+            for finding in proposal.findings:
+                if not finding.fixed:
+                    output.out(report.finding_line(finding))
+                    declined.append(finding)
+                    continue
+                if accept_rest:
+                    accepted.append(finding)
+                    continue
+                single = fix_source(result.path, current, [rule], only={finding.key})
+                output.out(report.finding_line(finding))
+                if single.changed:
+                    output.out(report.colour_diff(report.unified_diff(result.path, current, single.fixed)), nl=False)
+                answer = _ask()
+                if answer == "y":
+                    accepted.append(finding)
+                elif answer == "a":
+                    accepted.append(finding)
+                    accept_rest = True
+                elif answer == "q":
+                    declined.append(_not_written(finding))
+                    quit_all = True
+                    break
+                else:
+                    declined.append(_not_written(finding))
+            if accepted:
+                applied = fix_source(result.path, current, [rule], only={f.key for f in accepted})
+                if applied.problems:
+                    problems.extend(applied.problems)
+                    break
+                current = applied.output
+                accepted_findings += [f for f in applied.findings if f.fixed]
+        final = FileResult(result.path, result.original, current if current != result.original else None,
+                           accepted_findings + [_not_written(f) for f in declined])
+        reviewed.append(final)
+    return write_results(reviewed, problems), problems
+
+
+def _without_fixes(result: FileResult) -> FileResult:
+    return FileResult(result.path, result.original, None, [_not_written(f) for f in result.findings], result.problems)
+
+
+def _ask() -> str:
+    while True:
+        try:
+            answer = input("Apply this fix? [y]es / [n]o / [a]ll in this file / [q]uit: ").strip().lower()
+        except EOFError:
+            return "q"
+        if answer[:1] in ("y", "n", "a", "q"):
+            return answer[:1]
+        click.echo("Please answer y, n, a or q.")
+
+
+def main() -> None:
+    try:
+        code = command.main(standalone_mode=False)
+    except click.exceptions.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(EXIT_ERROR)
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(EXIT_FINDINGS)
+    except KeyboardInterrupt:
+        click.echo("Interrupted: files already written are complete; the others are untouched.", err=True)
+        sys.exit(130)
+    sys.exit(code or 0)

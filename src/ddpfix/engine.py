@@ -1,0 +1,115 @@
+"""Fix one source: prefilter, parse once, run the rules in order, verify, never lose the original.
+
+``fix_source`` is a pure function of its inputs; the CLI, the tests (and later the language server
+and the notebook front-end) all call it, so there is exactly one pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ddpfix.findings import FileResult, FixKey, Problem
+from ddpfix.imports import ImportTable
+from ddpfix.transforms.base import Rule, RuleContext
+
+PARSE_ERROR = "E999"
+READ_ERROR = "E902"
+INTERNAL_ERROR = "internal error"
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _parse(path: str, data: bytes) -> cst.Module | Problem:
+    try:
+        return cst.parse_module(data)
+    except cst.ParserSyntaxError as err:
+        return Problem(path, PARSE_ERROR, f"cannot parse: {_first_line(err.message)}", err.raw_line, err.raw_column + 1)
+    except (UnicodeDecodeError, LookupError, SyntaxError) as err:
+        # A wrong or unknown coding cookie, or bytes that are not valid in the file's encoding.
+        return Problem(path, READ_ERROR, f"cannot decode: {err}")
+    except RecursionError:
+        return Problem(path, PARSE_ERROR, "cannot parse: nesting too deep")
+
+
+def _compile_error(path: str, data: bytes) -> SyntaxError | ValueError | None:
+    try:
+        compile(data, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as err:
+        return err
+    except RecursionError as err:
+        return SyntaxError(str(err) or "nesting too deep")
+    return None
+
+
+def fix_source(
+    path: str,
+    data: bytes,
+    rules: Sequence[type[Rule]],
+    facts: object = None,
+    only: Collection[FixKey] | None = None,
+) -> FileResult:
+    """Run ``rules`` over one file's bytes.
+
+    ``only``: apply just the fixes with these keys (None: every fixable finding). Findings of other
+    fixable cases are still reported, as not fixed. Whatever fails, the result's bytes are either
+    the original or a version that parsed and compiled after every rule that changed it.
+    """
+    result = FileResult(path, data)
+    active = [rule for rule in rules if rule.triggered_by(data)]
+    if not active:
+        return result
+    parsed = _parse(path, data)
+    if isinstance(parsed, Problem):
+        result.problems.append(parsed)
+        return result
+
+    module = parsed
+    imports = ImportTable.from_module(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    current = data
+    original_compiles: bool | None = None
+    for rule in active:
+        ctx = RuleContext(path, rule, wrapper, imports, facts, only)
+        try:
+            new_module = rule().apply(wrapper.module, ctx)
+            new_data = new_module.bytes if ctx.fixes_applied else None
+        except Exception as err:  # a rule's bug must cost one file's fixes, never the run
+            result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
+            result.problems.append(Problem(path, rule.code, f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"))
+            return result
+        if new_data is None:
+            result.findings.extend(ctx.findings)
+            continue
+        error = _compile_error(path, new_data)
+        if error is not None:
+            if original_compiles is None:
+                original_compiles = _compile_error(path, data) is None
+            result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
+            if original_compiles:
+                message = f"{INTERNAL_ERROR}: the fix produced code that does not compile ({error}); file left as it was"
+                result.problems.append(Problem(path, rule.code, message))
+            else:
+                # LibCST accepts a little more than CPython (e.g. ``return`` at module level): the
+                # file never compiled, so nothing written could be verified.
+                line = getattr(error, "lineno", None)
+                result.problems.append(Problem(path, PARSE_ERROR, f"cannot compile: {getattr(error, 'msg', error)}", line, getattr(error, "offset", None)))
+            return result
+        result.findings.extend(ctx.findings)
+        current = new_data
+        module = new_module
+        imports = ImportTable.from_module(module)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+
+    if current != data:
+        result.fixed = current
+    return result
+
+
+def _unfixed(finding):
+    return replace(finding, fixed=False) if finding.fixed else finding

@@ -1,0 +1,72 @@
+"""The plain records a run produces: findings of rules and problems with files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class FixKey(NamedTuple):
+    """Names one finding's fix within one file, so the engine can apply exactly the chosen fixes."""
+
+    code: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A pitfall a rule found. Lines and columns are 1-based, as editors count them."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    code: str
+    name: str
+    message: str
+    fixable: bool
+    fixed: bool = False
+
+    @property
+    def key(self) -> FixKey:
+        return FixKey(self.code, self.line, self.column)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that kept ddpfix from handling a file (unreadable, unparsable, a rule crashed).
+
+    ``line``/``column`` are 1-based when the problem has a place in the source.
+    """
+
+    path: str
+    code: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass
+class FileResult:
+    """What ``engine.fix_source`` made of one file.
+
+    ``fixed`` holds the new bytes only when they differ from ``original``; a file whose result has
+    ``fixed is None`` is never opened for writing.
+    """
+
+    path: str
+    original: bytes
+    fixed: bytes | None = None
+    findings: list[Finding] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed is not None
+
+    @property
+    def output(self) -> bytes:
+        """The bytes the file should hold after the run: the fixed ones, or the original."""
+        return self.fixed if self.fixed is not None else self.original

@@ -1,0 +1,174 @@
+"""Many files: discovery, then ``engine.fix_source`` over them in parallel, results in path order."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pathspec
+
+from ddpfix.engine import READ_ERROR, fix_source
+from ddpfix.findings import FileResult, Problem
+from ddpfix.transforms import all_rules
+from ddpfix.transforms.base import Rule
+
+DEFAULT_EXCLUDES = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".eggs", "build", "dist",
+        "__pycache__", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache",
+        ".ruff_cache", ".ipynb_checkpoints",
+    }
+)
+SOURCE_SUFFIXES = (".py",)
+# Below this many files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 16
+
+
+def _gitignore(folder: str) -> pathspec.PathSpec | None:
+    try:
+        with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as handle:
+            return pathspec.GitIgnoreSpec.from_lines(handle)
+    except OSError:
+        return None
+
+
+def _ancestor_ignores(folder: str) -> list[tuple[str, pathspec.PathSpec]]:
+    """The .gitignore files that apply to ``folder`` from above: from the repository root down to its parent."""
+    here = Path(folder).resolve()
+    chain = []
+    for parent in [here, *here.parents]:
+        chain.append(parent)
+        if (parent / ".git").exists():
+            break
+    else:
+        return []  # not in a repository: no outer .gitignore applies
+    specs = []
+    for parent in reversed(chain[1:]):
+        spec = _gitignore(str(parent))
+        if spec is not None:
+            specs.append((str(parent), spec))
+    return specs
+
+
+def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.PathSpec]]) -> bool:
+    absolute = os.path.abspath(path)
+    for base, spec in specs:
+        relative = os.path.relpath(absolute, base).replace(os.sep, "/")
+        if relative.startswith(".."):
+            continue
+        if spec.match_file(relative + "/" if is_dir else relative):
+            return True
+    return False
+
+
+def discover(
+    paths: Iterable[str], exclude: Sequence[str] = (), respect_gitignore: bool = True
+) -> tuple[list[str], list[Problem], list[str]]:
+    """The files to check (sorted, no duplicates), problems with the paths given, and folders without Python files.
+
+    Explicit files are always taken; folders are walked for Python files, skipping default
+    excludes, virtualenvs, ``--exclude`` patterns and (unless told not to) .gitignore'd paths.
+    """
+    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    files: set[str] = set()
+    problems: list[Problem] = []
+    empty: list[str] = []
+    for given in paths:
+        if os.path.isfile(given):
+            files.add(os.path.normpath(given))
+            continue
+        if not os.path.isdir(given):
+            message = "no such file or directory" if not os.path.lexists(given) else "not a file or directory"
+            problems.append(Problem(given, READ_ERROR, message))
+            continue
+        root_specs = _ancestor_ignores(given) if respect_gitignore else []
+        found = list(_walk(given, excluded, root_specs, respect_gitignore))
+        if not found:
+            empty.append(given)
+        files.update(found)
+    return sorted(files), problems, empty
+
+
+def _walk(root, excluded, root_specs, respect_gitignore):
+    specs_by_dir: dict[str, list] = {}
+    for folder, dirs, names in os.walk(root):
+        specs = specs_by_dir.pop(folder, root_specs)
+        if respect_gitignore:
+            own = _gitignore(folder)
+            if own is not None:
+                specs = [*specs, (os.path.abspath(folder), own)]
+
+        def keep(path: str, is_dir: bool) -> bool:
+            if excluded is not None and excluded.match_file(_display(path) + ("/" if is_dir else "")):
+                return False
+            return not (respect_gitignore and _ignored(path, is_dir, specs))
+
+        kept = []
+        for name in sorted(dirs):
+            path = os.path.join(folder, name)
+            if name in DEFAULT_EXCLUDES or os.path.exists(os.path.join(path, "pyvenv.cfg")):
+                continue
+            if keep(path, True):
+                kept.append(name)
+                specs_by_dir[path] = specs
+        dirs[:] = kept
+        for name in names:
+            if name.endswith(SOURCE_SUFFIXES):
+                path = os.path.join(folder, name)
+                if keep(path, False):
+                    yield os.path.normpath(path)
+
+
+def _display(path: str) -> str:
+    relative = os.path.relpath(path)
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
+
+
+# --- the parallel map ---------------------------------------------------------------------------
+
+_worker_rules: tuple[type[Rule], ...] = ()
+_worker_facts: object = None
+
+
+def _init_worker(codes: tuple[str, ...], facts: object) -> None:
+    global _worker_rules, _worker_facts
+    by_code = {rule.code: rule for rule in all_rules()}
+    _worker_rules = tuple(by_code[code] for code in codes)
+    _worker_facts = facts
+
+
+def read_source(path: str) -> bytes | Problem:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        return Problem(path, READ_ERROR, f"cannot read: {err.strerror or err}")
+    if b"\x00" in data:
+        return Problem(path, READ_ERROR, "cannot read: binary content, not Python source")
+    return data
+
+
+def fix_path(path: str, rules: Sequence[type[Rule]], facts: object = None) -> FileResult:
+    data = read_source(path)
+    if isinstance(data, Problem):
+        return FileResult(path, b"", problems=[data])
+    return fix_source(path, data, rules, facts)
+
+
+def _fix_in_worker(path: str) -> FileResult:
+    result = fix_path(path, _worker_rules, _worker_facts)
+    if not result.changed and not result.findings:
+        result.original = b""  # nothing to show or write: spare the trip back to the parent
+    return result
+
+
+def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: object = None, jobs: int = 1) -> list[FileResult]:
+    """``fix_path`` over every path; with ``jobs`` > 1 in worker processes. Results in the order of ``paths``."""
+    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
+        return [fix_path(path, rules, facts) for path in paths]
+    codes = tuple(rule.code for rule in rules)
+    chunk = max(1, min(64, len(paths) // (jobs * 8)))
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(codes, facts)) as pool:
+        return list(pool.map(_fix_in_worker, paths, chunksize=chunk))

@@ -1,0 +1,108 @@
+"""What every rule is: its identity, its prefilter, and the context it reports through."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Collection
+from typing import ClassVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ddpfix.findings import Finding, FixKey
+from ddpfix.imports import ImportTable
+
+
+class RuleContext:
+    """Handed to a rule for one file: where to report, and whether a fix may be applied.
+
+    A rule calls :meth:`report` for each finding and applies the finding's fix only when it
+    returns True. That single gate is what lets the engine re-run a file with exactly the fixes a
+    user chose (``--interactive``, editor quick fixes) and still verify the result.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        rule: Rule,
+        wrapper: MetadataWrapper,
+        imports: ImportTable,
+        facts: object,
+        only: Collection[FixKey] | None,
+    ):
+        self.path = path
+        self.rule = rule
+        self.wrapper = wrapper
+        self.imports = imports
+        self.facts = facts
+        self._only = only
+        self.findings: list[Finding] = []
+        self._positions = None
+
+    def position(self, node: cst.CSTNode):
+        """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns)."""
+        if self._positions is None:
+            self._positions = self.wrapper.resolve(PositionProvider)
+        return self._positions[node]
+
+    def report(self, node: cst.CSTNode, message: str, *, fixable: bool) -> bool:
+        """Record a finding at ``node``; True when the rule should apply its fix now."""
+        where = self.position(node)
+        line, column = where.start.line, where.start.column + 1
+        apply = fixable and (self._only is None or FixKey(self.rule.code, line, column) in self._only)
+        self.findings.append(
+            Finding(
+                path=self.path,
+                line=line,
+                column=column,
+                end_line=where.end.line,
+                end_column=where.end.column + 1,
+                code=self.rule.code,
+                name=self.rule.name,
+                message=message,
+                fixable=fixable,
+                fixed=apply,
+            )
+        )
+        return apply
+
+    @property
+    def fixes_applied(self) -> int:
+        return sum(f.fixed for f in self.findings)
+
+
+class Rule:
+    """Base of every rule. A subclass in a module of ``ddpfix.transforms`` is registered by being there.
+
+    Subclasses set the class attributes and implement :meth:`apply`; the class docstring is the rule's
+    page (``ddpfix --explain``): *What it does*, *Why it breaks under DDP*, *Before*, *After*,
+    *When it does not fix*.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    fixable: ClassVar[bool]
+    #: Prefilter: every entry must occur in the file's bytes; an entry that is a tuple is satisfied
+    #: by any one of its strings. A file that fails it is not parsed for this rule.
+    triggers: ClassVar[tuple[str | tuple[str, ...], ...]]
+
+    _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._compiled = tuple(
+            tuple(s.encode() for s in ((t,) if isinstance(t, str) else t)) for t in cls.triggers
+        )
+
+    @classmethod
+    def triggered_by(cls, data: bytes) -> bool:
+        return all(any(s in data for s in group) for group in cls._compiled)
+
+    @classmethod
+    def page(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or cls.summary)
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        """Report findings on ``module`` (the previous rule's output) and return it, fixed where allowed."""
+        raise NotImplementedError

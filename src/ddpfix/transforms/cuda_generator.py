@@ -1,0 +1,328 @@
+"""DDP002 cuda-generator: CUDA generators handed to data loading become CPU generators."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddpfix.transforms.base import Rule, RuleContext
+
+GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
+TORCH_DEVICE = frozenset({"torch.device"})
+DATA_PACKAGE = "torch.utils.data."
+# Data-loading callables that take a generator, with the position of ``generator`` when passed
+# positionally.
+GENERATOR_POSITION = {
+    "DataLoader": 12,
+    "RandomSampler": 3,
+    "SubsetRandomSampler": 1,
+    "WeightedRandomSampler": 3,
+    "random_split": 2,
+}
+# Calls on a generator variable that make no difference to whether it may live on the CPU.
+SEEDING_METHODS = frozenset({"manual_seed", "seed", "initial_seed"})
+CUDA_STRING = re.compile(r"cuda(:\d+)?")
+
+
+class CudaGenerator(Rule):
+    """
+    # DDP002 cuda-generator
+
+    ## What it does
+    Finds `torch.Generator` objects created on a CUDA device that are handed to data loading —
+    the `generator=` of `DataLoader`, `RandomSampler`, `SubsetRandomSampler`,
+    `WeightedRandomSampler` or `random_split` — directly, through `.manual_seed(n)`, or through a
+    variable, and makes them CPU generators. The seed is kept.
+
+    ## Why it breaks under DDP
+    Samplers draw shuffle indices with `torch.randperm(n, generator=g)` on the CPU. A CUDA generator
+    makes that fail with "Expected a 'cpu' device type for generator but found 'cuda'" (or the
+    mirror error when the default device is CUDA); on a CPU-only build creating it already fails.
+    Under DDP Lightning replaces a `RandomSampler` with a `DistributedSampler` seeded from
+    `seed_everything`, so the generator buys nothing there either.
+
+    ## Before
+    ```python
+    g = torch.Generator(device="cuda")
+    g.manual_seed(42)
+    loader = DataLoader(dataset, shuffle=True, generator=g)
+    ```
+
+    ## After
+    ```python
+    g = torch.Generator()
+    g.manual_seed(42)
+    loader = DataLoader(dataset, shuffle=True, generator=g)
+    ```
+
+    ## When it does not fix
+    - The device is not a literal (`torch.Generator(device=device)`): reported, since only you know
+      whether it is a CUDA device.
+    - The same generator is also used for other work (`torch.randn(..., device="cuda",
+      generator=g)`): reported; make a separate CPU generator for data loading.
+    - Names that are not torch's (a class of your own called `Generator`) are never touched.
+    """
+
+    code = "DDP002"
+    name = "cuda-generator"
+    summary = "CUDA generator handed to data loading: samplers draw indices on the CPU and fail"
+    fixable = True
+    triggers = ("Generator", "cuda", ("DataLoader", "Sampler", "random_split"))
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        scan = _Scan(ctx)
+        module.visit(scan)
+        to_fix: dict[cst.Call, cst.Arg] = {}
+        for origin in scan.origins():
+            device_arg = _device_arg(origin.call)
+            kind = _device_kind(device_arg.value, ctx) if device_arg is not None else "cpu"
+            if kind == "cpu":
+                continue
+            sites = ", ".join(f"{name} (line {line})" for name, line in origin.sites)
+            if kind == "unknown":
+                ctx.report(
+                    origin.call,
+                    f"generator with a non-literal device reaches {sites}: if it is a CUDA device, data "
+                    "loading fails (\"Expected a 'cpu' device type for generator\"); data loading needs a "
+                    "CPU generator, torch.Generator()",
+                    fixable=False,
+                )
+                continue
+            other_use = scan.other_use(origin)
+            if other_use is not None:
+                ctx.report(
+                    origin.call,
+                    f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
+                    "draws indices on the CPU and fails; give the loader its own CPU generator",
+                    fixable=False,
+                )
+                continue
+            if ctx.report(
+                origin.call,
+                f"CUDA generator reaches {sites}: indices are drawn with it on the CPU, which fails with "
+                "\"Expected a 'cpu' device type for generator but found 'cuda'\"; use a CPU generator",
+                fixable=True,
+            ):
+                to_fix[origin.call] = device_arg
+        if not to_fix:
+            return module
+        return module.visit(_DropDevice(to_fix))
+
+
+@dataclass
+class _Origin:
+    """One generator construction that flows into data loading."""
+
+    call: cst.Call
+    variable: tuple[str, _Scope] | None
+    sites: list[tuple[str, int]] = field(default_factory=list)
+
+
+class _Scope:
+    def __init__(self, kind: str, parent: _Scope | None):
+        self.kind = kind
+        self.parent = parent
+        self.assignments: dict[str, list[cst.BaseExpression]] = {}
+
+    def chain(self):
+        """This scope and the ones its names resolve through (class bodies are skipped, as Python does)."""
+        scope, first = self, True
+        while scope is not None:
+            if first or scope.kind != "class":
+                yield scope
+            scope, first = scope.parent, False
+
+
+class _Scan(cst.CSTVisitor):
+    """One pass over the module: assignments per scope, data-loading calls, every name reference."""
+
+    def __init__(self, ctx: RuleContext):
+        super().__init__()
+        self.ctx = ctx
+        self.scope = _Scope("module", None)
+        self.loader_args: list[tuple[str, cst.Call, cst.BaseExpression, _Scope]] = []
+        self.names: list[tuple[cst.Name, _Scope]] = []
+        self.harmless: set[int] = set()  # ids of Name nodes that are not uses of a variable
+
+    # scopes
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.names.append((node.name, self.scope))
+        self.harmless.add(id(node.name))
+        self.scope = _Scope("function", self.scope)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.scope = self.scope.parent
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.scope = _Scope("class", self.scope)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self.scope = self.scope.parent
+
+    # bindings
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name):
+                self.scope.assignments.setdefault(target.target.value, []).append(node.value)
+                self.harmless.add(id(target.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name) and node.value is not None:
+            self.scope.assignments.setdefault(node.target.value, []).append(node.value)
+            self.harmless.add(id(node.target))
+
+    # references
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.harmless.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.harmless.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append((node, self.scope))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in SEEDING_METHODS and isinstance(func.value, cst.Name):
+            self.harmless.add(id(func.value))
+        qualified = self.ctx.imports.qualify(func)
+        if not qualified or not qualified.startswith(DATA_PACKAGE):
+            return
+        short = qualified.rsplit(".", 1)[1]
+        if short not in GENERATOR_POSITION:
+            return
+        value = _generator_arg(node, GENERATOR_POSITION[short])
+        if value is not None:
+            self.loader_args.append((short, node, value, self.scope))
+            if isinstance(value, cst.Name):
+                self.harmless.add(id(value))
+
+    # results
+    def origins(self) -> list[_Origin]:
+        found: dict[int, _Origin] = {}
+        for short, call, value, scope in self.loader_args:
+            origin = self._resolve(value, scope)
+            if origin is None:
+                continue
+            origin = found.setdefault(id(origin.call), origin)
+            origin.sites.append((short, self.ctx.position(call).start.line))
+        return list(found.values())
+
+    def _resolve(self, value: cst.BaseExpression, scope: _Scope) -> _Origin | None:
+        value = _strip_seeding(value)
+        if isinstance(value, cst.Call) and self.ctx.imports.qualify(value.func) in GENERATOR:
+            return _Origin(value, None)
+        if not isinstance(value, cst.Name):
+            return None
+        for candidate in scope.chain():
+            assigned = candidate.assignments.get(value.value)
+            if assigned is None:
+                continue
+            if len(assigned) != 1:
+                return None  # rebound: which generator reaches the loader is not decidable here
+            bound = _strip_seeding(assigned[0])
+            if isinstance(bound, cst.Call) and self.ctx.imports.qualify(bound.func) in GENERATOR:
+                return _Origin(bound, (value.value, candidate))
+            return None
+        return None
+
+    def other_use(self, origin: _Origin) -> int | None:
+        """The line of a use of the generator's variable other than seeding or data loading."""
+        if origin.variable is None:
+            return None
+        name, home = origin.variable
+        for node, scope in self.names:
+            if node.value != name or id(node) in self.harmless:
+                continue
+            if _inside(scope, home):
+                return self.ctx.position(node).start.line
+        return None
+
+
+def _inside(scope: _Scope | None, home: _Scope) -> bool:
+    while scope is not None:
+        if scope is home:
+            return True
+        scope = scope.parent
+    return False
+
+
+def _strip_seeding(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``torch.Generator(...).manual_seed(0)`` -> ``torch.Generator(...)`` (manual_seed returns the generator)."""
+    while (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "manual_seed"
+    ):
+        value = value.func.value
+    return value
+
+
+def _generator_arg(call: cst.Call, position: int) -> cst.BaseExpression | None:
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == "generator":
+                return arg.value
+        elif arg.star:
+            return None  # positions after *args are unknowable
+        else:
+            if positional == position:
+                return arg.value
+            positional += 1
+    return None
+
+
+def _device_arg(call: cst.Call) -> cst.Arg | None:
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if (arg.keyword is not None and arg.keyword.value == "device") or (index == 0 and arg.keyword is None):
+            return arg
+    return None
+
+
+def _device_kind(value: cst.BaseExpression, ctx: RuleContext) -> str:
+    """'cuda' for a literal CUDA device, 'cpu' for any other literal device, 'unknown' otherwise."""
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+        text = value.evaluated_value
+        if not isinstance(text, str):
+            return "unknown"
+        return "cuda" if CUDA_STRING.fullmatch(text) else "cpu"
+    if isinstance(value, cst.FormattedString):
+        first = value.parts[0] if value.parts else None
+        if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda"):
+            return "cuda"
+        return "unknown"
+    if isinstance(value, cst.Integer):
+        return "cuda"  # an ordinal names a CUDA device
+    if isinstance(value, cst.Call) and ctx.imports.qualify(value.func) in TORCH_DEVICE and value.args:
+        first = next((a for a in value.args if a.keyword is None or a.keyword.value == "type"), None)
+        if first is None or first.star:
+            return "unknown"
+        if isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return _device_kind(first.value, ctx)
+        return "unknown"
+    return "unknown"
+
+
+class _DropDevice(cst.CSTTransformer):
+    def __init__(self, targets: dict[cst.Call, cst.Arg]):
+        super().__init__()
+        self.targets = targets
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        device_arg = self.targets.get(original_node)
+        if device_arg is None:
+            return updated_node
+        index = original_node.args.index(device_arg)
+        args = list(updated_node.args)
+        del args[index]
+        if not args:
+            return updated_node.with_changes(args=(), whitespace_before_args=cst.SimpleWhitespace(""))
+        if index == len(args):  # dropped the last one: the new last must not keep a dangling comma
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(args=args)
