@@ -69,7 +69,8 @@ class CudaGenerator(Rule):
     name = "cuda-generator"
     summary = "CUDA generator handed to data loading: samplers draw indices on the CPU and fail"
     fixable = True
-    triggers = ("Generator", "cuda", ("DataLoader", "Sampler", "random_split"))
+    # No "cuda" here: a generator whose device is a variable is reported too.
+    triggers = ("Generator", ("DataLoader", "Sampler", "random_split"))
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx)

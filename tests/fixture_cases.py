@@ -1,0 +1,43 @@
+"""The fixture folder as test cases (design.md, "Fixtures").
+
+``<case>.py`` is an input; ``<case>.expected.py`` beside it is the exact output; an input without
+one must come out byte-identical. ``<case>.findings`` (optional) lists the exact findings, one per
+line as ``LINE:COL CODE fixable|manual``. Without it, a case with an expected file must have at
+least one fixable finding and a case without one must have none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import FIXTURES
+
+
+@dataclass(frozen=True)
+class Case:
+    input: Path
+
+    @property
+    def id(self) -> str:
+        return str(self.input.relative_to(FIXTURES).with_suffix(""))
+
+    @property
+    def expected(self) -> Path | None:
+        path = self.input.with_name(self.input.stem + ".expected.py")
+        return path if path.exists() else None
+
+    @property
+    def findings(self) -> list[str] | None:
+        path = self.input.with_suffix(".findings")
+        if not path.exists():
+            return None
+        return sorted(line.strip() for line in path.read_text().splitlines() if line.strip())
+
+
+def cases() -> list[Case]:
+    return [Case(p) for p in sorted(FIXTURES.rglob("*.py")) if not p.name.endswith(".expected.py")]
+
+
+def expected_files() -> list[Path]:
+    return sorted(FIXTURES.rglob("*.expected.py"))

@@ -1,0 +1,265 @@
+"""The command line, through the installed console script in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+
+import pytest
+from conftest import FIXTURES, ROOT
+
+from ddpfix.transforms import all_rules
+
+BUGGY = b'''import torch
+from torch.utils.data import DataLoader
+
+g = torch.Generator(device="cuda")
+g.manual_seed(0)
+loader = DataLoader(range(8), shuffle=True, generator=g)
+'''
+FIXED = BUGGY.replace(b'torch.Generator(device="cuda")', b"torch.Generator()")
+CLEAN = b"import torch\nx = torch.zeros(3)\n"
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the fixtures in a scratch folder."""
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    return tmp_path
+
+
+def snapshot(folder):
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def inputs_and_expected(folder):
+    for path in sorted(folder.rglob("*.py")):
+        if path.name.endswith(".expected.py"):
+            continue
+        expected = path.with_name(path.stem + ".expected.py")
+        yield path, expected.read_bytes() if expected.exists() else path.read_bytes()
+
+
+def test_diff_writes_nothing_and_exits_1(tree, run_cli):
+    before = snapshot(tree)
+    proc = run_cli("--diff", "fixtures", cwd=tree)
+    assert proc.returncode == 1, proc.stderr
+    assert snapshot(tree) == before
+    out = proc.stdout.decode()
+    assert "--- a/fixtures/cuda-generator/seed_pattern.py" in out
+    assert "+++ b/fixtures/cuda-generator/seed_pattern.py" in out
+    assert '-g = torch.Generator(device="cuda")' in out and "+g = torch.Generator()" in out
+    assert "Run with --write to apply." in proc.stderr.decode()
+
+
+def test_git_apply_accepts_the_diff(tree, run_cli):
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    proc = run_cli("--diff", "fixtures", cwd=tree)
+    patch = tree / "fix.patch"
+    patch.write_bytes(proc.stdout)
+    subprocess.run(["git", "apply", "--check", "fix.patch"], cwd=tree, check=True)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tree, check=True)
+    for path, expected in inputs_and_expected(tree / "fixtures"):
+        assert path.read_bytes() == expected, path
+
+
+def test_write_applies_then_second_run_changes_nothing(tree, run_cli):
+    proc = run_cli("--write", "fixtures", cwd=tree)
+    assert proc.returncode == 1  # the refusal fixtures still need a manual fix
+    assert re.search(r"Fixed \d+ issues in \d+ files\.", proc.stderr.decode())
+    assert "[fixed]" in proc.stdout.decode()
+    for path, expected in inputs_and_expected(tree / "fixtures"):
+        assert path.read_bytes() == expected, path
+    before = snapshot(tree)
+    again = run_cli("--write", "fixtures", cwd=tree)
+    assert snapshot(tree) == before, "a second run touched files"
+    assert "[*]" not in again.stdout.decode() and "Fixed" not in again.stderr.decode()
+
+
+def test_write_exits_0_when_everything_got_fixed(tmp_path, run_cli):
+    (tmp_path / "train.py").write_bytes(BUGGY)
+    assert run_cli("--write", "train.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "train.py").read_bytes() == FIXED
+    proc = run_cli("train.py", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "No DDP issues found in 1 file." in proc.stderr.decode()
+
+
+def test_unchanged_files_are_never_written(tmp_path, run_cli):
+    clean, buggy = tmp_path / "clean.py", tmp_path / "buggy.py"
+    clean.write_bytes(CLEAN)
+    buggy.write_bytes(BUGGY)
+    os.utime(clean, ns=(1_000_000_000, 1_000_000_000))
+    run_cli("--write", ".", cwd=tmp_path)
+    assert clean.stat().st_mtime_ns == 1_000_000_000
+    assert buggy.read_bytes() == FIXED
+
+
+def test_default_without_a_terminal_previews_and_writes_nothing(tmp_path, run_cli):
+    (tmp_path / "train.py").write_bytes(BUGGY)
+    proc = run_cli("train.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert (tmp_path / "train.py").read_bytes() == BUGGY
+    out = proc.stdout.decode()
+    assert "train.py:4:5: DDP002 [*] CUDA generator" in out
+    assert "+g = torch.Generator()" in out
+    assert "Would fix 1 issue in 1 file. Run with --write to apply." in proc.stderr.decode()
+
+
+def test_check_lists_findings_only(tmp_path, run_cli):
+    (tmp_path / "train.py").write_bytes(BUGGY)
+    proc = run_cli("--check", "train.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("train.py:4:5: DDP002 [*] ")
+    assert (tmp_path / "train.py").read_bytes() == BUGGY
+
+
+def test_stdin_mode(run_cli):
+    proc = run_cli("-", "--stdin-filename", "pkg/train.py", input=BUGGY)
+    assert proc.returncode == 0
+    assert proc.stdout == FIXED
+    assert "pkg/train.py:4:5: DDP002" in proc.stderr.decode()
+    diff = run_cli("-", "--diff", input=BUGGY)
+    assert diff.returncode == 1 and "+g = torch.Generator()" in diff.stdout.decode()
+    # (Only files that could hold a pitfall are parsed at all, so the broken buffer names one.)
+    broken = b"from torch.utils.data import DataLoader\ng = torch.Generator(\ndef f(:\n    pass\n"
+    proc = run_cli("-", input=broken)
+    assert proc.returncode == 2
+    assert proc.stdout == broken, "the buffer must come back whole on an error"
+    assert re.search(r"^-:\d+:\d+: E999 cannot parse", proc.stderr.decode(), re.M)
+
+
+def test_stdin_keeps_crlf(run_cli):
+    proc = run_cli("-", input=BUGGY.replace(b"\n", b"\r\n"))
+    assert proc.stdout == FIXED.replace(b"\n", b"\r\n")
+
+
+def test_unparsable_file_among_good_ones(tmp_path, run_cli):
+    (tmp_path / "a_good.py").write_bytes(BUGGY)
+    bad = b"import torch\nfrom torch.utils.data import DataLoader\nx = torch.Generator(device='cuda'\nDataLoader(\n"
+    (tmp_path / "b_bad.py").write_bytes(bad)
+    (tmp_path / "c_good.py").write_bytes(BUGGY)
+    proc = run_cli("--write", ".", cwd=tmp_path)
+    assert proc.returncode == 2
+    err = proc.stderr.decode()
+    assert re.search(r"^b_bad\.py:\d+:\d+: E999 cannot parse: ", err, re.M), err
+    assert "Traceback" not in err
+    assert (tmp_path / "b_bad.py").read_bytes() == bad
+    assert (tmp_path / "a_good.py").read_bytes() == FIXED
+    assert (tmp_path / "c_good.py").read_bytes() == FIXED
+
+
+def test_encodings_newlines_and_bom_are_kept(tmp_path, run_cli):
+    crlf = BUGGY.replace(b"\n", b"\r\n")
+    bom = b"\xef\xbb\xbf" + BUGGY.replace(b"import torch\n", "import torch  # données\n".encode())
+    latin1 = b"# -*- coding: latin-1 -*-\n" + BUGGY.replace(b"import torch\n", "import torch  # donn\xe9es\n".encode("latin-1"))
+    tabs = BUGGY.replace(b"loader = DataLoader", b"if True:\n\tloader = DataLoader")
+    files = {"crlf.py": crlf, "bom.py": bom, "latin1.py": latin1, "tabs.py": tabs}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    proc = run_cli("--write", ".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for name, data in files.items():
+        want = data.replace(b'torch.Generator(device="cuda")', b"torch.Generator()")
+        assert (tmp_path / name).read_bytes() == want, name
+
+
+def test_file_mode_is_kept(tmp_path, run_cli):
+    script = tmp_path / "train.py"
+    script.write_bytes(BUGGY)
+    script.chmod(0o751)
+    run_cli("--write", "train.py", cwd=tmp_path)
+    assert script.read_bytes() == FIXED
+    assert stat.S_IMODE(script.stat().st_mode) == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"], "a temp file was left behind"
+
+
+def test_symlinked_file_is_written_through(tmp_path, run_cli):
+    real = tmp_path / "real.py"
+    real.write_bytes(BUGGY)
+    (tmp_path / "link.py").symlink_to(real)
+    run_cli("--write", "link.py", cwd=tmp_path)
+    assert (tmp_path / "link.py").is_symlink()
+    assert real.read_bytes() == FIXED
+
+
+def test_select_and_ignore(tmp_path, run_cli):
+    (tmp_path / "train.py").write_bytes(BUGGY)
+    assert run_cli("--check", "--ignore", "DDP002", "train.py", cwd=tmp_path).returncode == 0
+    assert run_cli("--check", "--select", "cuda-generator", "train.py", cwd=tmp_path).returncode == 1
+    assert run_cli("--check", "--select", "DDP00", "train.py", cwd=tmp_path).returncode == 1
+    bad = run_cli("--check", "--select", "DDP999", "train.py", cwd=tmp_path)
+    assert bad.returncode == 2 and "no rule is called 'DDP999'" in bad.stderr.decode()
+
+
+def test_list_rules_agrees_with_readme(run_cli):
+    proc = run_cli("--list-rules")
+    assert proc.returncode == 0
+    listed = {tuple(line.split(None, 3)) for line in proc.stdout.decode().splitlines()[1:]}
+    readme = (ROOT / "README.md").read_text()
+    rows = {
+        tuple(cell.strip().strip("`") for cell in line.strip("|").split("|"))
+        for line in readme.splitlines()
+        if re.match(r"^\|\s*`?DDP\d{3}", line)
+    }
+    assert listed == rows
+    assert {code for code, *_ in listed} == {rule.code for rule in all_rules()}
+
+
+def test_explain(run_cli):
+    proc = run_cli("--explain", "cuda-generator")
+    assert proc.returncode == 0
+    text = proc.stdout.decode()
+    for heading in ("## What it does", "## Why it breaks under DDP", "## Before", "## After", "## When it does not fix"):
+        assert heading in text
+    unknown = run_cli("--explain", "DDP999")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr.decode()
+
+
+def test_bad_paths_get_one_clear_line(tmp_path, run_cli):
+    (tmp_path / "blob.py").write_bytes(b"\x00\x01\x02binary\x00")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("hi")
+    proc = run_cli("missing.py", "blob.py", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2
+    assert "missing.py: E902 no such file or directory" in err
+    assert "blob.py: E902 cannot read: binary content" in err
+    assert "Traceback" not in err
+    empty = run_cli("empty", cwd=tmp_path)
+    assert empty.returncode == 0
+    assert "empty: no Python files found" in empty.stderr.decode()
+
+
+def test_usage_errors_exit_2(tmp_path, run_cli):
+    (tmp_path / "train.py").write_bytes(BUGGY)
+    assert run_cli(cwd=tmp_path).returncode == 2
+    assert run_cli("--diff", "--write", "train.py", cwd=tmp_path).returncode == 2
+    proc = run_cli("--interactive", "train.py", cwd=tmp_path)
+    assert proc.returncode == 2 and b"needs a terminal" in proc.stderr
+    assert (tmp_path / "train.py").read_bytes() == BUGGY
+
+
+def test_jobs_do_not_change_results(tmp_path, run_cli):
+    for i in range(40):
+        (tmp_path / f"m{i:02d}.py").write_bytes(BUGGY if i % 3 == 0 else CLEAN)
+    one = run_cli("--diff", "--jobs", "1", ".", cwd=tmp_path)
+    two = run_cli("--diff", "--jobs", "2", ".", cwd=tmp_path)
+    assert one.returncode == two.returncode == 1
+    assert one.stdout == two.stdout and one.stderr == two.stderr
+    assert one.stdout.decode().count("--- a/") == 14
+
+
+def test_version(run_cli):
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and proc.stdout.decode().startswith("ddpfix, version ")
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if "pytest" in line and line.startswith("python"))
+    assert command in (ROOT / ".ci" / "run").read_text()
