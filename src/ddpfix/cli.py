@@ -85,7 +85,7 @@ class Output:
 @click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-').")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per CPU; 1 runs in-process).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and diffs, but no summary.")
-@click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal).")
+@click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal, unless NO_COLOR is set).")
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
@@ -95,6 +95,8 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
 
     By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
     """
+    if color is None and os.environ.get("NO_COLOR"):
+        color = False  # https://no-color.org
     output = Output(color, quiet)
     if list_rules:
         output.out(rules_table())

@@ -6,6 +6,7 @@ and the notebook front-end) all call it, so there is exactly one pipeline.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
@@ -39,7 +40,9 @@ def _parse(path: str, data: bytes) -> cst.Module | Problem:
 
 def _compile_error(path: str, data: bytes) -> SyntaxError | ValueError | None:
     try:
-        compile(data, path, "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not ours to print
+            compile(data, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as err:
         return err
     except RecursionError as err:

@@ -1,0 +1,55 @@
+"""Which files a run takes: explicit files always; folders walked with gitignore and excludes."""
+
+from __future__ import annotations
+
+import os
+
+from ddpfix.runner import discover
+
+
+def make(root, *names):
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+
+
+def test_walk_skips_default_excludes_virtualenvs_and_gitignored(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("generated/\n*_pb2.py\n")
+    (tmp_path / "src" / "sub").mkdir(parents=True)
+    (tmp_path / "src" / "sub" / ".gitignore").write_text("local.py\n")
+    make(tmp_path, "src/a.py", "src/sub/b.py", "src/sub/local.py", "src/msg_pb2.py", "generated/g.py",
+         "build/b.py", "node_modules/n.py", "src/__pycache__/c.py", "env/lib.py", "notes.txt")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    files, problems, empty = discover(["."])
+    assert files == ["src/a.py", "src/sub/b.py"]
+    assert not problems and not empty
+    # Walking a subfolder still honours the .gitignore above it.
+    assert discover(["src"])[0] == ["src/a.py", "src/sub/b.py"]
+    # Explicit files are always taken.
+    assert discover(["generated/g.py", "src/sub/local.py"])[0] == ["generated/g.py", "src/sub/local.py"]
+    assert "src/msg_pb2.py" in discover(["."], respect_gitignore=False)[0]
+
+
+def test_exclude_patterns(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make(tmp_path, "a.py", "tests/test_a.py", "pkg/migrations/0001.py", "pkg/models.py")
+    files, _, _ = discover(["."], exclude=["tests/", "migrations"])
+    assert files == ["a.py", "pkg/models.py"]
+
+
+def test_missing_paths_and_empty_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    files, problems, empty = discover(["nope.py", "docs"])
+    assert files == [] and empty == ["docs"]
+    assert [(p.path, p.code, p.message) for p in problems] == [("nope.py", "E902", "no such file or directory")]
+
+
+def test_symlink_loops_terminate(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    make(tmp_path, "pkg/a.py")
+    os.symlink(tmp_path / "pkg", tmp_path / "pkg" / "loop")
+    assert discover(["."])[0] == ["pkg/a.py"]

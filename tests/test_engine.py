@@ -1,0 +1,94 @@
+"""engine.fix_source: the guarantees every front-end relies on."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.engine import fix_source
+from ddpfix.transforms import all_rules
+from ddpfix.transforms.base import Rule
+from ddpfix.transforms.cuda_generator import CudaGenerator
+
+TWO_FIXES = b'''import torch
+from torch.utils.data import DataLoader, random_split
+
+a = DataLoader(range(4), shuffle=True, generator=torch.Generator(device="cuda"))
+b = random_split(range(4), [2, 2], generator=torch.Generator("cuda").manual_seed(1))
+'''
+
+
+class Exploding(Rule):
+    code, name, summary, fixable, triggers = "DDP900", "exploding", "test rule that raises", True, ("Generator",)
+
+    def apply(self, module, ctx):
+        raise ValueError("boom")
+
+
+class Corrupting(Rule):
+    """Reports a fix, then returns code that does not compile (``return`` at module level)."""
+
+    code, name, summary, fixable, triggers = "DDP901", "corrupting", "test rule that corrupts", True, ("Generator",)
+
+    def apply(self, module, ctx):
+        if ctx.report(module.body[0], "corrupt", fixable=True):
+            return module.with_changes(body=[*module.body, cst.parse_statement("return 1\n")])
+        return module
+
+
+def test_files_without_triggers_are_not_parsed():
+    result = fix_source("x.py", b"def broken(:\n", all_rules())
+    assert result.fixed is None and not result.problems and not result.findings
+
+
+def test_parse_error_keeps_original_and_reports_position():
+    data = b"import torch\ng = torch.Generator(\nDataLoader(\n"
+    result = fix_source("x.py", data, all_rules())
+    assert result.fixed is None
+    [problem] = result.problems
+    assert problem.code == "E999" and problem.message.startswith("cannot parse") and problem.line
+
+
+def test_wrong_coding_cookie_is_reported_not_raised():
+    data = b"# -*- coding: klingon -*-\nfrom torch.utils.data import DataLoader\ntorch.Generator()\n"
+    [problem] = fix_source("x.py", data, all_rules()).problems
+    assert problem.code == "E902" and "decode" in problem.message
+
+
+def test_invalid_utf8_is_reported_not_raised():
+    data = b"from torch.utils.data import DataLoader\nx = '\xff\xfe'  # Generator\n"
+    [problem] = fix_source("x.py", data, all_rules()).problems
+    assert problem.code == "E902"
+
+
+def test_a_crashing_rule_leaves_the_file_untouched():
+    result = fix_source("x.py", TWO_FIXES, [CudaGenerator, Exploding])
+    assert result.fixed is None
+    assert [p.code for p in result.problems] == ["DDP900"]
+    assert "internal error: ValueError: boom" in result.problems[0].message
+    # The earlier rule's findings are still reported, but as not fixed.
+    assert len(result.findings) == 2 and not any(f.fixed for f in result.findings)
+
+
+def test_output_that_does_not_compile_is_never_returned():
+    result = fix_source("x.py", TWO_FIXES, [Corrupting])
+    assert result.fixed is None
+    [problem] = result.problems
+    assert problem.code == "DDP901" and "does not compile" in problem.message
+
+
+def test_only_applies_exactly_the_chosen_fixes():
+    full = fix_source("x.py", TWO_FIXES, [CudaGenerator])
+    first, second = full.findings
+    assert first.fixed and second.fixed
+    only_second = fix_source("x.py", TWO_FIXES, [CudaGenerator], only={second.key})
+    assert [f.fixed for f in only_second.findings] == [False, True]
+    text = only_second.output.decode()
+    assert 'torch.Generator(device="cuda")' in text and 'torch.Generator().manual_seed(1)' in text
+    none = fix_source("x.py", TWO_FIXES, [CudaGenerator], only=set())
+    assert none.fixed is None and len(none.findings) == 2
+
+
+def test_fix_keys_are_stable_across_runs():
+    keys = [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator]).findings]
+    assert keys == [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator]).findings]
+    assert keys[0].line == 4 and keys[1].line == 5
