@@ -157,17 +157,20 @@ def fix_path(path: str, rules: Sequence[type[Rule]], facts: object = None) -> Fi
     return fix_source(path, data, rules, facts)
 
 
-def _fix_in_worker(path: str) -> FileResult:
-    result = fix_path(path, _worker_rules, _worker_facts)
+def _lean(result: FileResult) -> FileResult:
     if not result.changed and not result.findings:
-        result.original = b""  # nothing to show or write: spare the trip back to the parent
+        result.original = b""  # nothing to show or write: keep neither the bytes nor their trip between processes
     return result
+
+
+def _fix_in_worker(path: str) -> FileResult:
+    return _lean(fix_path(path, _worker_rules, _worker_facts))
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: object = None, jobs: int = 1) -> list[FileResult]:
     """``fix_path`` over every path; with ``jobs`` > 1 in worker processes. Results in the order of ``paths``."""
     if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
-        return [fix_path(path, rules, facts) for path in paths]
+        return [_lean(fix_path(path, rules, facts)) for path in paths]
     codes = tuple(rule.code for rule in rules)
     chunk = max(1, min(64, len(paths) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(codes, facts)) as pool:
