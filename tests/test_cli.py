@@ -263,3 +263,45 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     command = next(line for line in readme.splitlines() if "pytest" in line and line.startswith("python"))
     assert command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_git_apply_accepts_bom_and_latin1_hunks_at_line_1(tmp_path, run_cli):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    short = b'import torch\nfrom torch.utils.data import DataLoader\nDataLoader(range(3), generator=torch.Generator("cuda"))\n'
+    files = {
+        "bom.py": b"\xef\xbb\xbf" + short,
+        "latin1.py": "# -*- coding: latin-1 -*-\n# donn\xe9es\n".encode("latin-1") + short,
+        "crlf_no_eol.py": short.replace(b"\n", b"\r\n").rstrip(b"\r\n"),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    proc = run_cli("--diff", ".", cwd=tmp_path)
+    assert proc.stdout.count(b"--- a/") == 3
+    (tmp_path / "fix.patch").write_bytes(proc.stdout)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True)
+    for name, data in files.items():
+        assert (tmp_path / name).read_bytes() == data.replace(b'torch.Generator("cuda")', b"torch.Generator()"), name
+
+
+def test_the_same_file_twice_is_fixed_once(tmp_path, run_cli):
+    (tmp_path / "real.py").write_bytes(BUGGY)
+    (tmp_path / "link.py").symlink_to(tmp_path / "real.py")
+    proc = run_cli("--write", "real.py", "link.py", ".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "real.py").read_bytes() == FIXED
+    assert proc.stdout.decode().count("[fixed]") == 1
+
+
+def test_deeply_nested_code(tmp_path, run_cli):
+    header = b"import torch\nfrom torch.utils.data import DataLoader\n"
+    loader = b'DataLoader(range(3), generator=torch.Generator("cuda"))\n'
+    elifs = b"x = 1\nif x == 0:\n    pass\n" + b"".join(b"elif x == %d:\n    pass\n" % i for i in range(1, 800))
+    (tmp_path / "elif.py").write_bytes(header + elifs + loader)
+    (tmp_path / "sum.py").write_bytes(header + b"x = " + b"+".join([b"1"] * 2000) + b"\n" + loader)
+    (tmp_path / "parens.py").write_bytes(header + b"# Generator\nx = " + b"(" * 2000 + b"1" + b")" * 2000 + b"\n")
+    proc = run_cli("--write", ".", cwd=tmp_path)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in err
+    assert re.search(r"^parens\.py:4:\d+: E999 cannot parse: too many nested parentheses", err, re.M)
+    for name in ("elif.py", "sum.py"):
+        assert b'torch.Generator("cuda")' not in (tmp_path / name).read_bytes()

@@ -53,3 +53,12 @@ def test_symlink_loops_terminate(tmp_path, monkeypatch):
     make(tmp_path, "pkg/a.py")
     os.symlink(tmp_path / "pkg", tmp_path / "pkg" / "loop")
     assert discover(["."])[0] == ["pkg/a.py"]
+
+
+def test_a_nested_gitignore_can_re_include(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("gen*.py\n")
+    make(tmp_path, "sub/gen_a.py", "sub/gen_keep.py")
+    (tmp_path / "sub" / ".gitignore").write_text("!gen_keep.py\n")
+    assert discover(["."])[0] == ["sub/gen_keep.py"]

@@ -22,6 +22,10 @@ except ImportError:
     pass
 def f():
     from torch.utils.data import random_split
+try:
+    import lightning as Lx
+except ImportError:
+    import pytorch_lightning as Lx
 """
 
 
@@ -36,6 +40,7 @@ def f():
         ("L.Trainer", "lightning.Trainer"),
         ("pl.LightningModule", "lightning.pytorch.LightningModule"),
         ("Trainer", "pytorch_lightning.Trainer"),
+        ("Lx.Trainer", None),  # two different meanings
         ("random_split", "torch.utils.data.random_split"),
         ("thing", None),
         ("unknown.Generator", None),
@@ -50,3 +55,18 @@ def test_qualify(expression, qualified):
 def test_a_local_definition_shadows_an_import():
     table = ImportTable.from_module(cst.parse_module("from torch import Generator\nclass Generator: pass\n"))
     assert table.qualify(cst.Name("Generator")) is None
+
+
+def test_a_name_bound_twice_is_not_recognised():
+    source = "from torch import Generator\nGenerator = __import__('mylib').Generator\n"
+    assert ImportTable.from_module(cst.parse_module(source)).qualify(cst.Name("Generator")) is None
+    source = "def a():\n    from torch import Generator\ndef b():\n    from mylib import Generator\n"
+    assert ImportTable.from_module(cst.parse_module(source)).qualify(cst.Name("Generator")) is None
+
+
+def test_lightning_fallback_imports_are_one_meaning():
+    from ddpfix.transforms._lightning import lightning_name
+
+    source = "try:\n    import lightning.pytorch as pl\nexcept ImportError:\n    import pytorch_lightning as pl\n"
+    table = ImportTable.from_module(cst.parse_module(source))
+    assert lightning_name(table, cst.parse_expression("pl.Trainer")) == "Trainer"

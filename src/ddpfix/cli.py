@@ -16,9 +16,9 @@ from dataclasses import replace
 import click
 
 from ddpfix import __version__, report
-from ddpfix.engine import fix_source
+from ddpfix.engine import allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import discover, fix_files, read_source
+from ddpfix.runner import WorkerCrashed, discover, fix_files
 from ddpfix.transforms import all_rules, resolve
 from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, write_atomic
@@ -63,6 +63,18 @@ class Output:
 
     def out(self, text: str = "", nl: bool = True) -> None:
         click.echo(text, nl=nl, color=self.color)
+
+    def diff(self, data: bytes) -> None:
+        """A diff goes out as the file's own bytes (so ``git apply`` takes it), coloured on a terminal."""
+        if self.color if self.color is not None else sys.stdout.isatty():
+            data = report.colour_diff(data)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+    def problems(self, problems: Sequence[Problem]) -> None:
+        for problem in problems:
+            self.err(report.problem_line(problem))
 
     def err(self, text: str) -> None:
         click.echo(text, err=True, color=self.color)
@@ -130,13 +142,21 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
         output.err(f"warning: {report.display_path(folder)}: no Python files found")
     results = fix_files(files, rules, None, jobs or os.cpu_count() or 1)
     problems += [problem for result in results for problem in result.problems]
+    output.problems(problems)
+
+    def done(applied: bool) -> int:
+        return finish(results, problems, output, applied=applied, checked=len(files))
+
+    def write() -> None:
+        nonlocal results
+        results, failed = write_results(results)
+        output.problems(failed)
+        problems.extend(failed)
 
     if mode == "interactive":
-        results, problems = review_interactively(results, rules, problems, output)
-        return finish(results, problems, output, applied=True, checked=len(files))
-
-    for problem in problems:
-        output.err(report.problem_line(problem))
+        results = review_interactively(results, rules, problems, output)
+        write()
+        return done(applied=True)
     changed = [result for result in results if result.changed]
     if mode == "diff":
         for result in results:
@@ -144,46 +164,45 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
                 if not finding.fixed:
                     output.err(report.finding_line(finding))
         for result in changed:
-            output.out(report.colour_diff(report.unified_diff(result.path, result.original, result.fixed)), nl=False)
-        return finish(results, problems, output, applied=False, checked=len(files))
-
+            output.diff(report.unified_diff(result.path, result.original, result.fixed))
+        return done(applied=False)
     if mode == "write":
-        results = write_results(results, problems)
+        write()
     for result in results:
         for finding in result.findings:
             output.out(report.finding_line(finding, written=mode == "write"))
     if mode in ("write", "check"):
-        return finish(results, problems, output, applied=mode == "write", checked=len(files))
+        return done(applied=mode == "write")
 
     # preview: the diff, then the question on a terminal
     for result in changed:
-        output.out(report.colour_diff(report.unified_diff(result.path, result.original, result.fixed)), nl=False)
+        output.diff(report.unified_diff(result.path, result.original, result.fixed))
     fixes = sum(f.fixed for r in changed for f in r.findings)
     if changed and _is_tty():
         question = f"Apply {report.plural(fixes, 'fix', 'fixes')} to {report.plural(len(changed), 'file')}?"
         if click.confirm(question, default=False):
-            results = write_results(results, problems)
-            return finish(results, problems, output, applied=True, checked=len(files))
-    return finish(results, problems, output, applied=False, checked=len(files))
+            write()
+            return done(applied=True)
+    return done(applied=False)
 
 
 def _is_tty() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
-def write_results(results: list[FileResult], problems: list[Problem]) -> list[FileResult]:
-    """Write every changed file; a file that cannot be written is a problem and counts as not fixed."""
-    kept = []
+def write_results(results: list[FileResult]) -> tuple[list[FileResult], list[Problem]]:
+    """Write every changed file. A file that cannot be written is a problem, and its fixes count as not applied."""
+    kept, failed = [], []
     for result in results:
         if result.changed:
             try:
                 write_atomic(result.path, result.fixed, expected=result.original)
             except (OSError, StaleFileError) as err:
                 message = str(err) if isinstance(err, StaleFileError) else f"cannot write: {err.strerror or err}"
-                problems.append(Problem(result.path, "E902", message))
+                failed.append(Problem(result.path, "E902", message))
                 result = FileResult(result.path, result.original, None, [_not_written(f) for f in result.findings])
         kept.append(result)
-    return kept
+    return kept, failed
 
 
 def _not_written(finding: Finding) -> Finding:
@@ -192,13 +211,15 @@ def _not_written(finding: Finding) -> Finding:
 
 def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int) -> int:
     changed = [r for r in results if r.changed]
+    findings = [f for r in results for f in r.findings]
     fixes = sum(f.fixed for r in changed for f in r.findings)
-    manual = sum(not f.fixed for r in results for f in r.findings)
-    output.info(report.summary(fixes=fixes, files=len(changed), applied=applied, manual=manual,
-                               problems=len({p.path for p in problems}), checked=checked))
+    pending = sum(f.fixable and not f.fixed for f in findings)
+    manual = sum(not f.fixable for f in findings)
+    output.info(report.summary(fixes=fixes, files=len(changed), applied=applied, pending=pending, manual=manual,
+                               errors=len({p.path for p in problems}), checked=checked))
     if problems:
         return EXIT_ERROR
-    if manual or (fixes and not applied):
+    if manual or pending or (fixes and not applied):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -207,14 +228,13 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output)
     """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
     data = sys.stdin.buffer.read()
     result = fix_source(name, data, rules)
-    for problem in result.problems:
-        output.err(report.problem_line(problem))
+    output.problems(result.problems)
     findings_to = output.out if mode == "check" else output.err
     for finding in result.findings:
         findings_to(report.finding_line(finding, written=mode in ("write", "preview")))
     if mode == "diff":
         if result.changed:
-            output.out(report.unified_diff(name, result.original, result.fixed), nl=False)
+            output.diff(report.unified_diff(name, result.original, result.fixed))
     elif mode != "check":
         # Always echo a whole buffer: on a problem the original, so an editor never loses text.
         sys.stdout.buffer.write(result.output)
@@ -230,8 +250,6 @@ def review_interactively(results, rules, problems, output):
     as the earlier accepted fixes left it, and the engine re-applies just the accepted ones (and
     verifies the result), so a file is never half-edited.
     """
-    for problem in problems:
-        output.err(report.problem_line(problem))
     reviewed: list[FileResult] = []
     quit_all = False
     for result in results:
@@ -261,7 +279,7 @@ def review_interactively(results, rules, problems, output):
                 single = fix_source(result.path, current, [rule], only={finding.key})
                 output.out(report.finding_line(finding))
                 if single.changed:
-                    output.out(report.colour_diff(report.unified_diff(result.path, current, single.fixed)), nl=False)
+                    output.diff(report.unified_diff(result.path, current, single.fixed))
                 answer = _ask()
                 if answer == "y":
                     accepted.append(finding)
@@ -277,6 +295,7 @@ def review_interactively(results, rules, problems, output):
             if accepted:
                 applied = fix_source(result.path, current, [rule], only={f.key for f in accepted})
                 if applied.problems:
+                    output.problems(applied.problems)
                     problems.extend(applied.problems)
                     break
                 current = applied.output
@@ -284,7 +303,7 @@ def review_interactively(results, rules, problems, output):
         final = FileResult(result.path, result.original, current if current != result.original else None,
                            accepted_findings + [_not_written(f) for f in declined])
         reviewed.append(final)
-    return write_results(reviewed, problems), problems
+    return reviewed
 
 
 def _without_fixes(result: FileResult) -> FileResult:
@@ -303,6 +322,7 @@ def _ask() -> str:
 
 
 def main() -> None:
+    allow_deep_trees()
     try:
         code = command.main(standalone_mode=False)
     except click.exceptions.Exit as exit_:
@@ -313,6 +333,9 @@ def main() -> None:
     except click.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(EXIT_FINDINGS)
+    except WorkerCrashed as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("Interrupted: files already written are complete; the others are untouched.", err=True)
         sys.exit(130)

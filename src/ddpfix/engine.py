@@ -6,6 +6,8 @@ and the notebook front-end) all call it, so there is exactly one pipeline.
 
 from __future__ import annotations
 
+import ast
+import sys
 import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -27,15 +29,29 @@ def _first_line(text: str) -> str:
 
 
 def _parse(path: str, data: bytes) -> cst.Module | Problem:
+    # CPython's own parser goes first: its positions are exact, and it rejects the pathological
+    # nesting that would crash LibCST's native parser (a segfault, not an exception).
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not ours to print
+            ast.parse(data, path)
+    except SyntaxError as err:
+        message = err.msg or str(err)
+        if "codec" in message or "encoding" in message:
+            return Problem(path, READ_ERROR, f"cannot decode: {message}")
+        return Problem(path, PARSE_ERROR, f"cannot parse: {message}", err.lineno, err.offset)
+    except (ValueError, UnicodeDecodeError) as err:
+        return Problem(path, READ_ERROR, f"cannot decode: {err}")
+    except (MemoryError, RecursionError):
+        return Problem(path, PARSE_ERROR, "cannot parse: too deeply nested")
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as err:
         return Problem(path, PARSE_ERROR, f"cannot parse: {_first_line(err.message)}", err.raw_line, err.raw_column + 1)
     except (UnicodeDecodeError, LookupError, SyntaxError) as err:
-        # A wrong or unknown coding cookie, or bytes that are not valid in the file's encoding.
         return Problem(path, READ_ERROR, f"cannot decode: {err}")
     except RecursionError:
-        return Problem(path, PARSE_ERROR, "cannot parse: nesting too deep")
+        return Problem(path, PARSE_ERROR, "cannot parse: too deeply nested")
 
 
 def _compile_error(path: str, data: bytes) -> SyntaxError | ValueError | None:
@@ -48,6 +64,16 @@ def _compile_error(path: str, data: bytes) -> SyntaxError | ValueError | None:
     except RecursionError as err:
         return SyntaxError(str(err) or "nesting too deep")
     return None
+
+
+# LibCST walks trees recursively; long ``elif`` chains or long sums are valid code that needs more
+# than Python's default 1000 frames. Python-to-Python calls do not grow the C stack, so this is safe.
+RECURSION_LIMIT = 20_000
+
+
+def allow_deep_trees() -> None:
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 def fix_source(
@@ -84,7 +110,11 @@ def fix_source(
             new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
-            result.problems.append(Problem(path, rule.code, f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"))
+            if isinstance(err, RecursionError):
+                message = f"{INTERNAL_ERROR}: the code is nested too deeply to analyse; file left as it was"
+            else:
+                message = f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
+            result.problems.append(Problem(path, rule.code, message))
             return result
         if new_data is None:
             result.findings.extend(ctx.findings)

@@ -54,30 +54,46 @@ def _blocks(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield case.body
 
 
+class _SetDict(dict):
+    def __missing__(self, key):
+        value = self[key] = set()
+        return value
+
+
 class ImportTable:
     """Maps the names a module binds by import to the dotted names they stand for."""
 
-    def __init__(self, names: dict[str, str]):
-        self.names = names
+    def __init__(self, targets: dict[str, set[str]]):
+        #: local name -> every dotted name an import binds it to (several: ``try: import lightning as L``
+        #: / ``except ImportError: import pytorch_lightning as L``, or imports in different functions).
+        self.targets = targets
+
+    @property
+    def names(self) -> dict[str, str]:
+        """The names with exactly one meaning."""
+        return {name: next(iter(found)) for name, found in self.targets.items() if len(found) == 1}
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
-        names: dict[str, str] = {}
+        names: dict[str, set[str]] = _SetDict()
         local_defs: set[str] = set()
         for stmt in _statements(module):
             if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
                 local_defs.add(stmt.name.value)
+            elif isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+                local_defs.update(t.value for t in targets if isinstance(t, cst.Name))
             if isinstance(stmt, cst.Import):
                 for alias in stmt.names:
                     full = _dotted(alias.name)
                     if full is None:
                         continue
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        names[alias.asname.name.value] = full
+                        names[alias.asname.name.value].add(full)
                     else:
                         # ``import torch.utils.data`` binds ``torch``.
                         top = full.split(".", 1)[0]
-                        names[top] = top
+                        names[top].add(top)
             elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None:
                 module_name = _dotted(stmt.module)
                 if module_name is None or isinstance(stmt.names, cst.ImportStar):
@@ -88,23 +104,25 @@ class ImportTable:
                     local = alias.name.value
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         local = alias.asname.name.value
-                    names[local] = f"{module_name}.{alias.name.value}"
-        # A class or function of the file's own with an imported name makes the name ambiguous:
-        # which one a call means depends on order, so the name is not recognised at all.
+                    names[local].add(f"{module_name}.{alias.name.value}")
+        # A class, function or assignment of the file's own with an imported name makes the name
+        # ambiguous: which one a call means depends on order, so the name is not recognised at all.
         for name in local_defs:
             names.pop(name, None)
-        return cls(names)
+        return cls(dict(names))
 
-    def qualify(self, node: cst.BaseExpression) -> str | None:
-        """The dotted name an expression like ``th.Generator`` stands for, if it comes from an import."""
+    def qualify_all(self, node: cst.BaseExpression) -> set[str]:
+        """Every dotted name ``node`` may stand for through the imports (empty: none)."""
         dotted = _dotted(node)
         if dotted is None:
-            return None
+            return set()
         head, _, rest = dotted.partition(".")
-        target = self.names.get(head)
-        if target is None:
-            return None
-        return f"{target}.{rest}" if rest else target
+        return {f"{target}.{rest}" if rest else target for target in self.targets.get(head, ())}
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """The dotted name an expression like ``th.Generator`` stands for, if the imports say so unambiguously."""
+        found = self.qualify_all(node)
+        return next(iter(found)) if len(found) == 1 else None
 
     def is_any(self, node: cst.BaseExpression, qualified_names: frozenset[str] | set[str]) -> bool:
         return self.qualify(node) in qualified_names

@@ -7,17 +7,12 @@ the CLI strips when the output is not a terminal (click does that for us).
 from __future__ import annotations
 
 import difflib
-import io
 import os
 import re
-import tokenize
 
 import click
 
 from ddpfix.findings import Finding, Problem
-
-_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
-
 
 def display_path(path: str) -> str:
     """``path`` relative to the current directory when it lies below it, else as given."""
@@ -41,65 +36,64 @@ def problem_line(problem: Problem) -> str:
     return f"{click.style(where + ':', bold=True)} {click.style(problem.code, fg='red', bold=True)} {problem.message}"
 
 
-def _decode(data: bytes) -> str:
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        encoding = "utf-8"
-    return data.decode(encoding, errors="replace")
+_BYTE_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
 
 
-def _lines(text: str) -> list[str]:
-    # str.splitlines would also split on form feeds and other separators that are not line ends
-    # to Python's tokenizer, and the hunks would no longer match the file.
-    return _LINE.findall(text)
+def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> bytes:
+    """A unified diff of the file's own bytes, with ``a/``/``b/`` headers relative to the current
+    directory, so ``git apply`` takes it whatever the file's encoding, BOM or newline style.
 
-
-def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> str:
-    """A unified diff with ``a/``/``b/`` headers relative to the current directory (``git apply`` takes it)."""
+    Lines end at ``\n`` only: ``str.splitlines`` would also split at form feeds and other
+    separators that are not line ends to Python or git.
+    """
     name = display_path(path)
-    out = []
-    for line in difflib.unified_diff(_lines(_decode(before)), _lines(_decode(after)), f"a/{name}", f"b/{name}", n=context):
-        if line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+    # Latin-1 maps every byte to one character and back, so difflib sees the bytes as they are.
+    old = [line.decode("latin-1") for line in _BYTE_LINE.findall(before)]
+    new = [line.decode("latin-1") for line in _BYTE_LINE.findall(after)]
+    out = [f"--- a/{name}\n+++ b/{name}\n".encode()]
+    for line in list(difflib.unified_diff(old, new, n=context))[2:]:
+        out.append(line.encode("latin-1"))
+        if not line.endswith("\n"):
+            out.append(b"\n\\ No newline at end of file\n")
+    return b"".join(out) if len(out) > 1 else b""
 
 
-def colour_diff(diff: str) -> str:
+_DIFF_STYLES = ((b"+++", "1"), (b"---", "1"), (b"@@", "36"), (b"+", "32"), (b"-", "31"))
+
+
+def colour_diff(diff: bytes) -> bytes:
+    """ANSI colours for a terminal (the bytes of each line are kept as they are)."""
     styled = []
     for line in diff.splitlines(keepends=True):
-        body, end = (line[:-1], "\n") if line.endswith("\n") else (line, "")
-        if line.startswith(("+++", "---")):
-            styled.append(click.style(body, bold=True) + end)
-        elif line.startswith("@@"):
-            styled.append(click.style(body, fg="cyan") + end)
-        elif line.startswith("+"):
-            styled.append(click.style(body, fg="green") + end)
-        elif line.startswith("-"):
-            styled.append(click.style(body, fg="red") + end)
-        else:
-            styled.append(line)
-    return "".join(styled)
+        body, end = (line[:-1], b"\n") if line.endswith(b"\n") else (line, b"")
+        code = next((code for prefix, code in _DIFF_STYLES if line.startswith(prefix)), None)
+        styled.append(b"\x1b[" + code.encode() + b"m" + body + b"\x1b[0m" + end if code else line)
+    return b"".join(styled)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else many or word + 's'}"
 
 
-def summary(*, fixes: int, files: int, applied: bool, manual: int, problems: int, checked: int) -> str:
-    """The one line on stderr that says what happened and what to do next."""
+def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int, errors: int, checked: int) -> str:
+    """The one line on stderr that says what happened and what to do next.
+
+    ``fixes``: fixes in the output (written when ``applied``); ``pending``: fixable findings whose
+    fix is not in it (declined, or its file could not be written); ``manual``: findings with no safe
+    rewrite; ``errors``: files with a problem reported above.
+    """
     parts = []
     if fixes:
         if applied:
             parts.append(f"Fixed {plural(fixes, 'issue')} in {plural(files, 'file')}.")
         else:
             parts.append(f"Would fix {plural(fixes, 'issue')} in {plural(files, 'file')}. Run with --write to apply.")
+    if pending:
+        parts.append(f"{plural(pending, 'fix', 'fixes')} not applied.")
     if manual:
         parts.append(f"{plural(manual, 'issue')} {'needs' if manual == 1 else 'need'} a manual fix (no safe rewrite).")
-    if problems:
-        parts.append(f"{plural(problems, 'file')} could not be checked.")
+    if errors:
+        parts.append(f"{plural(errors, 'file')} had errors (see above).")
     if not parts:
         parts.append(f"No DDP issues found in {plural(checked, 'file')}.")
     return " ".join(parts)

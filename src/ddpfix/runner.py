@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pathspec
 
-from ddpfix.engine import READ_ERROR, fix_source
+from ddpfix.engine import READ_ERROR, allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Problem
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
@@ -53,14 +54,18 @@ def _ancestor_ignores(folder: str) -> list[tuple[str, pathspec.PathSpec]]:
 
 
 def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.PathSpec]]) -> bool:
+    """Git's verdict: the deepest .gitignore with a matching pattern decides (so ``!keep.py`` in a
+    subfolder re-includes what a pattern above excluded)."""
     absolute = os.path.abspath(path)
-    for base, spec in specs:
+    ignored = False
+    for base, spec in specs:  # outermost first
         relative = os.path.relpath(absolute, base).replace(os.sep, "/")
         if relative.startswith(".."):
             continue
-        if spec.match_file(relative + "/" if is_dir else relative):
-            return True
-    return False
+        verdict = spec.check_file(relative + "/" if is_dir else relative).include
+        if verdict is not None:
+            ignored = verdict
+    return ignored
 
 
 def discover(
@@ -72,12 +77,12 @@ def discover(
     excludes, virtualenvs, ``--exclude`` patterns and (unless told not to) .gitignore'd paths.
     """
     excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
-    files: set[str] = set()
+    files: dict[str, str] = {}  # real path -> the path as the user will see it
     problems: list[Problem] = []
     empty: list[str] = []
     for given in paths:
         if os.path.isfile(given):
-            files.add(os.path.normpath(given))
+            files.setdefault(os.path.realpath(given), os.path.normpath(given))
             continue
         if not os.path.isdir(given):
             message = "no such file or directory" if not os.path.lexists(given) else "not a file or directory"
@@ -87,8 +92,11 @@ def discover(
         found = list(_walk(given, excluded, root_specs, respect_gitignore))
         if not found:
             empty.append(given)
-        files.update(found)
-    return sorted(files), problems, empty
+        for path in found:
+            # The same file twice (a symlink, or a file inside a folder also given) is checked once:
+            # a second write would find the file already changed.
+            files.setdefault(os.path.realpath(path), path)
+    return sorted(set(files.values())), problems, empty
 
 
 def _walk(root, excluded, root_specs, respect_gitignore):
@@ -134,6 +142,7 @@ _worker_facts: object = None
 
 def _init_worker(codes: tuple[str, ...], facts: object) -> None:
     global _worker_rules, _worker_facts
+    allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _worker_rules = tuple(by_code[code] for code in codes)
     _worker_facts = facts
@@ -173,5 +182,15 @@ def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: object =
         return [_lean(fix_path(path, rules, facts)) for path in paths]
     codes = tuple(rule.code for rule in rules)
     chunk = max(1, min(64, len(paths) // (jobs * 8)))
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(codes, facts)) as pool:
-        return list(pool.map(_fix_in_worker, paths, chunksize=chunk))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(codes, facts)) as pool:
+            return list(pool.map(_fix_in_worker, paths, chunksize=chunk))
+    except BrokenProcessPool as err:
+        raise WorkerCrashed(
+            "a worker process died (out of memory, or a crash in the parser); nothing was written. "
+            "Run again with --jobs 1 to see which file causes it."
+        ) from err
+
+
+class WorkerCrashed(RuntimeError):
+    """A worker process ended abruptly; its files' results are unknown."""

@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddpfix.findings import Finding, FixKey
 from ddpfix.imports import ImportTable
+from ddpfix.suppressions import is_suppressed, suppressions
 
 
 class RuleContext:
@@ -38,6 +39,7 @@ class RuleContext:
         self._only = only
         self.findings: list[Finding] = []
         self._positions = None
+        self._suppressions = None
 
     def position(self, node: cst.CSTNode):
         """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns)."""
@@ -46,9 +48,16 @@ class RuleContext:
         return self._positions[node]
 
     def report(self, node: cst.CSTNode, message: str, *, fixable: bool) -> bool:
-        """Record a finding at ``node``; True when the rule should apply its fix now."""
+        """Record a finding at ``node``; True when the rule should apply its fix now.
+
+        A finding silenced by ``# noqa`` / ``# ddpfix: ignore`` on its line is dropped, fix included.
+        """
         where = self.position(node)
         line, column = where.start.line, where.start.column + 1
+        if self._suppressions is None:
+            self._suppressions = suppressions(self.wrapper.module.code)
+        if is_suppressed(self._suppressions, line, self.rule.code):
+            return False
         apply = fixable and (self._only is None or FixKey(self.rule.code, line, column) in self._only)
         self.findings.append(
             Finding(

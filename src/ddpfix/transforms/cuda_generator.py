@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpfix.transforms._lightning import device_kind
 from ddpfix.transforms.base import Rule, RuleContext
 
 GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
-TORCH_DEVICE = frozenset({"torch.device"})
 DATA_PACKAGE = "torch.utils.data."
 # Data-loading callables that take a generator, with the position of ``generator`` when passed
 # positionally.
@@ -21,9 +20,9 @@ GENERATOR_POSITION = {
     "WeightedRandomSampler": 3,
     "random_split": 2,
 }
-# Calls on a generator variable that make no difference to whether it may live on the CPU.
-SEEDING_METHODS = frozenset({"manual_seed", "seed", "initial_seed"})
-CUDA_STRING = re.compile(r"cuda(:\d+)?")
+# Calls on a generator variable that make no difference to whether it may live on the CPU
+# (``manual_seed`` also returns the generator, so it counts only as a statement of its own).
+READ_ONLY_METHODS = frozenset({"seed", "initial_seed"})
 
 
 class CudaGenerator(Rule):
@@ -75,10 +74,13 @@ class CudaGenerator(Rule):
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx)
         module.visit(scan)
-        to_fix: dict[cst.Call, cst.Arg] = {}
+        to_fix: dict[cst.Call, cst.Call] = {}
         for origin in scan.origins():
             device_arg = _device_arg(origin.call)
-            kind = _device_kind(device_arg.value, ctx) if device_arg is not None else "cpu"
+            if device_arg is _UNKNOWABLE:
+                kind = "unknown"
+            else:
+                kind = device_kind(device_arg.value, ctx.imports) if device_arg is not None else "cpu"
             if kind == "cpu":
                 continue
             sites = ", ".join(f"{name} (line {line})" for name, line in origin.sites)
@@ -100,16 +102,18 @@ class CudaGenerator(Rule):
                     fixable=False,
                 )
                 continue
-            if ctx.report(
-                origin.call,
+            message = (
                 f"CUDA generator reaches {sites}: indices are drawn with it on the CPU, which fails with "
-                "\"Expected a 'cpu' device type for generator but found 'cuda'\"; use a CPU generator",
-                fixable=True,
-            ):
-                to_fix[origin.call] = device_arg
+                "\"Expected a 'cpu' device type for generator but found 'cuda'\"; use a CPU generator"
+            )
+            fixed_call = _without_arg(origin.call, device_arg)
+            if fixed_call is None:
+                ctx.report(origin.call, message + " (not rewritten: it would drop a comment inside the call)", fixable=False)
+            elif ctx.report(origin.call, message, fixable=True):
+                to_fix[origin.call] = fixed_call
         if not to_fix:
             return module
-        return module.visit(_DropDevice(to_fix))
+        return module.visit(_Replace(to_fix))
 
 
 @dataclass
@@ -125,7 +129,7 @@ class _Scope:
     def __init__(self, kind: str, parent: _Scope | None):
         self.kind = kind
         self.parent = parent
-        self.assignments: dict[str, list[cst.BaseExpression]] = {}
+        self.assignments: dict[str, list[cst.BaseExpression | None]] = {}
 
     def chain(self):
         """This scope and the ones its names resolve through (class bodies are skipped, as Python does)."""
@@ -162,17 +166,71 @@ class _Scan(cst.CSTVisitor):
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.scope = self.scope.parent
 
+    # Comprehensions and lambdas are function scopes: from a class body they see module names.
+    def _enter(self, node) -> None:
+        self.scope = _Scope("function", self.scope)
+
+    def _leave(self, original_node) -> None:
+        self.scope = self.scope.parent
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter
+    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave
+
     # bindings
+    def _bind(self, target: cst.CSTNode, value: cst.BaseExpression | None) -> None:
+        """Record a binding; ``value`` None marks one whose value is not a plain expression (a loop
+        target, a parameter, ``del``...), which makes the name unresolvable in that scope."""
+        if isinstance(target, cst.Name):
+            self.scope.assignments.setdefault(target.value, []).append(value)
+            if value is not None:
+                self.harmless.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, None)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        # ``g = h = Generator(...)`` makes two names for one generator: the other name's uses
+        # cannot be told apart, so neither is a plain binding.
+        single = len(node.targets) == 1
         for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self.scope.assignments.setdefault(target.target.value, []).append(node.value)
-                self.harmless.add(id(target.target))
+            self._bind(target.target, node.value if single else None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if isinstance(node.target, cst.Name) and node.value is not None:
-            self.scope.assignments.setdefault(node.target.value, []).append(node.value)
-            self.harmless.add(id(node.target))
+        self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, None)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name, None)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, None)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        # Parameters belong to the function's scope, which visit_FunctionDef has entered already.
+        self._bind(node.name, None)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind(node.target, None)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._bind(item.name, None)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None and isinstance(node.name, cst.Name):
+            self._bind(node.name, None)
 
     # references
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -185,9 +243,16 @@ class _Scan(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         self.names.append((node, self.scope))
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        # ``g.manual_seed(0)`` as a statement: its result (g itself) goes nowhere.
+        call = node.value
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+            if call.func.attr.value == "manual_seed":
+                self.harmless.add(id(call.func.value))
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in SEEDING_METHODS and isinstance(func.value, cst.Name):
+        if isinstance(func, cst.Attribute) and func.attr.value in READ_ONLY_METHODS and isinstance(func.value, cst.Name):
             self.harmless.add(id(func.value))
         qualified = self.ctx.imports.qualify(func)
         if not qualified or not qualified.startswith(DATA_PACKAGE):
@@ -198,8 +263,10 @@ class _Scan(cst.CSTVisitor):
         value = _generator_arg(node, GENERATOR_POSITION[short])
         if value is not None:
             self.loader_args.append((short, node, value, self.scope))
-            if isinstance(value, cst.Name):
-                self.harmless.add(id(value))
+            # The generator argument itself (also through ``g.manual_seed(n)``) is the use we fix.
+            seeded = _strip_seeding(value)
+            if isinstance(seeded, cst.Name):
+                self.harmless.add(id(seeded))
 
     # results
     def origins(self) -> list[_Origin]:
@@ -224,6 +291,8 @@ class _Scan(cst.CSTVisitor):
                 continue
             if len(assigned) != 1:
                 return None  # rebound: which generator reaches the loader is not decidable here
+            if assigned[0] is None:
+                return None
             bound = _strip_seeding(assigned[0])
             if isinstance(bound, cst.Call) and self.ctx.imports.qualify(bound.func) in GENERATOR:
                 return _Origin(bound, (value.value, candidate))
@@ -263,67 +332,73 @@ def _strip_seeding(value: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _generator_arg(call: cst.Call, position: int) -> cst.BaseExpression | None:
-    positional = 0
+    positional: int | None = 0
     for arg in call.args:
         if arg.keyword is not None:
             if arg.keyword.value == "generator":
                 return arg.value
         elif arg.star:
-            return None  # positions after *args are unknowable
-        else:
+            positional = None  # positions after *args are unknowable; keywords still count
+        elif positional is not None:
             if positional == position:
                 return arg.value
             positional += 1
     return None
 
 
+# ``torch.Generator(*args)`` / ``(**kwargs)``: the device may be in there, but which is unknowable.
+_UNKNOWABLE = cst.Arg(cst.Name("unknowable"))
+
+
 def _device_arg(call: cst.Call) -> cst.Arg | None:
     for index, arg in enumerate(call.args):
         if arg.star:
-            return None
+            return _UNKNOWABLE
         if (arg.keyword is not None and arg.keyword.value == "device") or (index == 0 and arg.keyword is None):
             return arg
     return None
 
 
-def _device_kind(value: cst.BaseExpression, ctx: RuleContext) -> str:
-    """'cuda' for a literal CUDA device, 'cpu' for any other literal device, 'unknown' otherwise."""
-    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-        text = value.evaluated_value
-        if not isinstance(text, str):
-            return "unknown"
-        return "cuda" if CUDA_STRING.fullmatch(text) else "cpu"
-    if isinstance(value, cst.FormattedString):
-        first = value.parts[0] if value.parts else None
-        if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda"):
-            return "cuda"
-        return "unknown"
-    if isinstance(value, cst.Integer):
-        return "cuda"  # an ordinal names a CUDA device
-    if isinstance(value, cst.Call) and ctx.imports.qualify(value.func) in TORCH_DEVICE and value.args:
-        first = next((a for a in value.args if a.keyword is None or a.keyword.value == "type"), None)
-        if first is None or first.star:
-            return "unknown"
-        if isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-            return _device_kind(first.value, ctx)
-        return "unknown"
-    return "unknown"
+def _comments(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(comment.value)
+
+    node.visit(Collect())
+    return found
 
 
-class _DropDevice(cst.CSTTransformer):
-    def __init__(self, targets: dict[cst.Call, cst.Arg]):
-        super().__init__()
-        self.targets = targets
+def _without_arg(call: cst.Call, drop: cst.Arg) -> cst.Call | None:
+    """``call`` without the argument ``drop``; comments around it move to the opening parenthesis.
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        device_arg = self.targets.get(original_node)
-        if device_arg is None:
-            return updated_node
-        index = original_node.args.index(device_arg)
-        args = list(updated_node.args)
-        del args[index]
-        if not args:
-            return updated_node.with_changes(args=(), whitespace_before_args=cst.SimpleWhitespace(""))
+    None when a comment would still be lost: then the fix is not offered.
+    """
+    index = call.args.index(drop)
+    args = list(call.args)
+    del args[index]
+    if args:
         if index == len(args):  # dropped the last one: the new last must not keep a dangling comma
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated_node.with_changes(args=args)
+        new = call.with_changes(args=args)
+    else:
+        before = call.whitespace_before_args
+        comma = drop.comma
+        if not _comments(before) and isinstance(comma, cst.Comma) and _comments(comma.whitespace_after):
+            before = comma.whitespace_after  # ``device="cuda",  # why`` keeps its comment
+        if not _comments(before):
+            before = cst.SimpleWhitespace("")
+        elif isinstance(before, cst.ParenthesizedWhitespace):
+            before = before.with_changes(last_line=cst.SimpleWhitespace(""))
+        new = call.with_changes(args=(), whitespace_before_args=before)
+    return new if sorted(_comments(new)) == sorted(_comments(call)) else None
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, replacements: dict[cst.Call, cst.Call]):
+        super().__init__()
+        self.replacements = replacements
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        return self.replacements.get(original_node, updated_node)

@@ -1,0 +1,109 @@
+"""Shared knowledge of Lightning and torch names, for the rules that need it.
+
+Everything here resolves names through the module's import table (``ImportTable``), so
+``import lightning as L``, ``lightning.pytorch as pl``, ``pytorch_lightning`` and the Fabric
+packages all count, and a user's own class called ``Trainer`` does not.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ddpfix.imports import ImportTable
+
+LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
+CUDA_STRING = re.compile(r"cuda(:\d+)?")
+
+
+def lightning_name(imports: ImportTable, node: cst.BaseExpression) -> str | None:
+    """``Trainer`` for ``L.Trainer``, ``pl.Trainer``, ``lightning.pytorch.trainer.trainer.Trainer``...; else None."""
+    short_names = set()
+    for qualified in imports.qualify_all(node):
+        root, _, rest = qualified.partition(".")
+        if root not in LIGHTNING_PACKAGES or not rest:
+            return None
+        short_names.add(rest.rsplit(".", 1)[-1])
+    # ``try: import lightning as L / except ImportError: import pytorch_lightning as L`` is one meaning.
+    return short_names.pop() if len(short_names) == 1 else None
+
+
+def is_torch_nn_module(imports: ImportTable, node: cst.BaseExpression) -> bool:
+    """``torch.nn.Module`` itself or any class of ``torch.nn`` (``nn.Linear``, ``nn.Sequential``...)."""
+    qualified = imports.qualify(node)
+    return qualified is not None and qualified.startswith("torch.nn.") and qualified[9:10].isupper()
+
+
+def class_hierarchy(module: cst.Module, imports: ImportTable) -> dict[str, str]:
+    """Classes of this file that are modules: name -> ``"lightning"`` (a LightningModule) or ``"torch"``.
+
+    Derivation is followed through the file's own classes (``class Net(Base)`` with
+    ``class Base(L.LightningModule)``), whatever their order.
+    """
+    bases: dict[str, list[cst.BaseExpression]] = {}
+    for node in _classes(module):
+        bases[node.name.value] = [arg.value for arg in node.bases if arg.keyword is None]
+    kinds: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, parents in bases.items():
+            if name in kinds:
+                continue
+            for parent in parents:
+                kind = None
+                if lightning_name(imports, parent) == "LightningModule":
+                    kind = "lightning"
+                elif is_torch_nn_module(imports, parent):
+                    kind = "torch"
+                elif isinstance(parent, cst.Name) and parent.value in kinds:
+                    kind = kinds[parent.value]
+                if kind is not None:
+                    kinds[name] = kind
+                    changed = True
+                    break
+    return kinds
+
+
+def _classes(node: cst.CSTNode):
+    for child in node.children:
+        if isinstance(child, cst.ClassDef):
+            yield child
+        if isinstance(child, (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Module, cst.ClassDef)):
+            yield from _classes(child)
+
+
+def string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def device_kind(node: cst.BaseExpression, imports: ImportTable) -> str:
+    """``"cuda"`` for a literal CUDA device, ``"cpu"`` for any other literal device, ``"unknown"`` otherwise.
+
+    Literal CUDA devices: ``"cuda"``, ``"cuda:N"``, f-strings starting with ``cuda``, an ordinal,
+    ``torch.device("cuda")``, ``torch.device("cuda", 0)``, ``torch.device(type="cuda")``.
+    """
+    text = string_value(node)
+    if text is not None:
+        return "cuda" if CUDA_STRING.fullmatch(text) else "cpu"
+    if isinstance(node, cst.FormattedString):
+        if all(isinstance(part, cst.FormattedStringText) for part in node.parts):
+            text = "".join(part.value for part in node.parts)
+            return "cuda" if CUDA_STRING.fullmatch(text) else "cpu"
+        first = node.parts[0] if node.parts else None
+        if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda"):
+            return "cuda"
+        return "unknown"
+    if isinstance(node, cst.Integer):
+        return "cuda"  # an ordinal names a CUDA device
+    if isinstance(node, cst.Call) and imports.qualify(node.func) == "torch.device" and node.args:
+        first = next((a for a in node.args if a.keyword is None or a.keyword.value == "type"), None)
+        if first is None or first.star:
+            return "unknown"
+        if isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return device_kind(first.value, imports)
+    return "unknown"
