@@ -47,10 +47,12 @@ def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> by
     separators that are not line ends to Python or git.
     """
     name = display_path(path)
+    # git's a/ b/ prefixes make sense for paths below the current directory only.
+    old_name, new_name = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")
     # Latin-1 maps every byte to one character and back, so difflib sees the bytes as they are.
     old = [line.decode("latin-1") for line in _BYTE_LINE.findall(before)]
     new = [line.decode("latin-1") for line in _BYTE_LINE.findall(after)]
-    out = [f"--- a/{name}\n+++ b/{name}\n".encode()]
+    out = [f"--- {old_name}\n+++ {new_name}\n".encode()]
     for line in list(difflib.unified_diff(old, new, n=context))[2:]:
         out.append(line.encode("latin-1"))
         if not line.endswith("\n"):

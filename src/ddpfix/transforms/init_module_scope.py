@@ -1,0 +1,510 @@
+"""DDP001 init-module-scope: only model construction belongs inside ``init_module()``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name
+from ddpfix.transforms._names import root_name, statement_names
+from ddpfix.transforms.base import Rule, RuleContext
+
+TRAINERS = frozenset({"Trainer", "Fabric"})
+RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
+SETUP_METHODS = frozenset({"setup", "setup_module"})
+# Words in a class or variable name that say "data", not "model".
+DATA_WORDS = re.compile(r"data|loader|sampler|tokeni[sz]er|processor|collat|transform|feature_?extractor|config", re.I)
+MODEL_LOADERS = frozenset({"load_from_checkpoint", "from_pretrained"})
+# Libraries whose classes are known not to be models (torch.nn's are recognised before this applies).
+LIBRARIES = frozenset({
+    "torch", "lightning", "pytorch_lightning", "lightning_fabric", "torchmetrics", "numpy", "pandas",
+    "os", "sys", "pathlib", "json", "random", "math", "logging", "datasets", "wandb",
+})
+
+
+class InitModuleScope(Rule):
+    """
+    # DDP001 init-module-scope
+
+    ## What it does
+    Finds data work and training calls inside `with trainer.init_module():` (or
+    `fabric.init_module()`, or `with torch.device("cuda"):`) and moves them out, keeping only model
+    construction inside. Statements the model needs (`dm = DM(); model = Net(vocab=dm.vocab_size)`)
+    go before the `with`, the rest after it, each in its original order with its comments. When
+    nothing stays inside, the `with` goes and its body is dedented. Also reports
+    `torch.set_default_device("cuda")` at module level in a script that loads data.
+
+    ## Why it breaks under DDP
+    `init_module()` makes the root device the default device: every tensor factory inside lands on
+    the GPU (and, with `"bf16-true"`/`"16-true"`, in that dtype). `trainer.fit` run inside it makes
+    the samplers' `torch.randperm` land on the GPU while their generators are on the CPU: "Expected a
+    'cuda' device type for generator but found 'cpu'", then "Please call `iter(combined_loader)`
+    first". With `ddp` every rank re-runs the script and enters the block; with `ddp_spawn` `fit`
+    runs in children that never entered it, which is why it seemed to work.
+
+    ## Before
+    ```python
+    with trainer.init_module():
+        model = LitModel()
+        dm = MNISTDataModule()
+        trainer.fit(model, datamodule=dm)
+    ```
+
+    ## After
+    ```python
+    with trainer.init_module():
+        model = LitModel()
+    dm = MNISTDataModule()
+    trainer.fit(model, datamodule=dm)
+    ```
+
+    ## When it does not fix
+    Reported without a rewrite when moving is not provably order-safe: a statement that would move
+    reads or changes a name that a model statement it jumps over binds, reads or changes;
+    `return`/`yield`/`break`/`continue` in the block; an `if`/`for`/`try`/`with` inside that mixes
+    model and data work; several context managers in one `with`; a one-line `with`; a comment at
+    the end of a block that would vanish. `torch.set_default_device("cuda")` is always only reported.
+    """
+
+    code = "DDP001"
+    name = "init-module-scope"
+    summary = "Data work or trainer.fit inside init_module(): samplers draw on the GPU and fail"
+    fixable = True
+    triggers = (("init_module", "device("),)
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        knowledge = _Knowledge.of(module, ctx)
+        plans: dict[cst.With, _Plan] = {}
+        for block in knowledge.blocks:
+            plan = _plan(block, knowledge)
+            subject = f"`{block.label}`"
+            if plan.nothing_to_move:
+                continue
+            message = f"{plan.cause} inside {subject}: {plan.consequence}; only model construction belongs inside"
+            if plan.refusal:
+                ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
+            elif ctx.report(block.node, message, fixable=True):
+                plans[block.node] = plan
+        for call, loader_line in knowledge.default_device_calls:
+            ctx.report(
+                call,
+                f"torch.set_default_device(\"cuda\") also puts the data loading on line {loader_line} on the GPU: "
+                "samplers fail with \"Expected a 'cuda' device type for generator but found 'cpu'\"; set it "
+                "after the data is built, or use `with torch.device(\"cuda\"):` around model construction only",
+                fixable=False,
+            )
+        if not plans:
+            return module
+        return module.visit(_Splice(plans))
+
+
+# --- what the file tells us ------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    node: cst.With
+    label: str  # how the finding names it, e.g. trainer.init_module()
+
+
+@dataclass
+class _Knowledge:
+    ctx: RuleContext
+    module_classes: dict[str, str]  # file classes that are modules: name -> "lightning"/"torch"
+    data_classes: set[str]  # file classes deriving from LightningDataModule or torch Dataset
+    trainers: set[str]  # dotted names bound to a Trainer/Fabric (``trainer``, ``self.fabric``)
+    model_names: set[str]  # names passed as the model to fit/validate/test/predict or fabric.setup
+    blocks: list[_Block] = field(default_factory=list)
+    default_device_calls: list[tuple[cst.Call, int]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, module: cst.Module, ctx: RuleContext) -> _Knowledge:
+        classes = class_hierarchy(module, ctx.imports)
+        scan = _Scan(ctx)
+        module.visit(scan)
+        knowledge = cls(ctx, classes, scan.data_classes, scan.trainers, set())
+        for receiver, method, call in scan.calls:
+            if receiver not in knowledge.trainers and receiver != "self.trainer":
+                continue
+            if method in RUN_METHODS | SETUP_METHODS:
+                model = _model_argument(call)
+                if model is not None:
+                    knowledge.model_names.add(model)
+        for node in scan.withs:
+            block = knowledge._recognise(node)
+            if block is not None:
+                knowledge.blocks.append(block)
+        if scan.default_device and scan.loading_lines:
+            call, line = scan.default_device
+            later = [n for n in scan.loading_lines if n > line]
+            if later:
+                knowledge.default_device_calls.append((call, later[0]))
+        return knowledge
+
+    def _recognise(self, node: cst.With) -> _Block | None:
+        labels = [self._context_label(item.item) for item in node.items]
+        recognised = [label for label in labels if label is not None]
+        if not recognised:
+            return None
+        return _Block(node, recognised[0])
+
+    def _context_label(self, expression: cst.BaseExpression) -> str | None:
+        if not isinstance(expression, cst.Call):
+            return None
+        func = expression.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "init_module":
+            receiver = _dotted(func.value)
+            if receiver is not None and (receiver in self.trainers or receiver == "self.trainer"):
+                return f"{receiver}.init_module()"
+            return None
+        if self.ctx.imports.qualify(func) == "torch.device" and device_kind(expression, self.ctx.imports) == "cuda":
+            return f"with {cst.Module([]).code_for_node(expression)}"
+        return None
+
+    # classification of one statement
+    def is_model_call(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MODEL_LOADERS:
+            owner = _dotted(func.value) or ""
+            return owner.split(".")[-1] not in self.data_classes and not DATA_WORDS.search(owner)
+        if isinstance(func, cst.Name) and func.value in self.module_classes:
+            return True
+        if lightning_name(self.ctx.imports, func) == "LightningModule" or is_torch_nn_module(self.ctx.imports, func):
+            return True
+        if self.ctx.imports.qualify(func) == "torch.compile":
+            return True
+        name = _dotted(func)
+        qualified = self.ctx.imports.qualify(func)
+        if name is None or (qualified is not None and qualified.split(".")[0] in LIBRARIES):
+            return False  # a library callable we know, and not a module class
+        last = name.split(".")[-1]
+        # An unknown class of the user's (``GPT()``) is presumed a model unless its name says data.
+        return last[:1].isupper() and last not in self.data_classes and not DATA_WORDS.search(last)
+
+
+class _Scan(cst.CSTVisitor):
+    """Trainer variables, trainer method calls, ``with`` statements and data-loading lines."""
+
+    def __init__(self, ctx: RuleContext):
+        super().__init__()
+        self.ctx = ctx
+        self.trainers: set[str] = set()
+        self.data_classes: set[str] = set()
+        self.calls: list[tuple[str, str, cst.Call]] = []
+        self.withs: list[cst.With] = []
+        self.default_device: tuple[cst.Call, int] | None = None
+        self.loading_lines: list[int] = []
+        self.depth = 0  # function nesting: set_default_device counts at module level only
+
+    def _is_trainer(self, value: cst.BaseExpression | None) -> bool:
+        return isinstance(value, cst.Call) and lightning_name(self.ctx.imports, value.func) in TRAINERS
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        for base in node.bases:
+            short = lightning_name(self.ctx.imports, base.value)
+            qualified = self.ctx.imports.qualify(base.value) or ""
+            if short == "LightningDataModule" or qualified.startswith("torch.utils.data."):
+                self.data_classes.add(node.name.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
+        for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
+            annotation = param.annotation.annotation if param.annotation else None
+            if annotation is not None and lightning_name(self.ctx.imports, annotation) in TRAINERS:
+                self.trainers.add(param.name.value)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._is_trainer(node.value):
+            for target in node.targets:
+                name = _dotted(target.target)
+                if name is not None:
+                    self.trainers.add(name)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        annotated = lightning_name(self.ctx.imports, node.annotation.annotation) in TRAINERS
+        name = _dotted(node.target)
+        if name is not None and (annotated or self._is_trainer(node.value)):
+            self.trainers.add(name)
+
+    def visit_With(self, node: cst.With) -> None:
+        self.withs.append(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = _dotted(func.value)
+            if receiver is not None:
+                self.calls.append((receiver, func.attr.value, node))
+        qualified = self.ctx.imports.qualify(func) or ""
+        if qualified == "torch.set_default_device" and self.depth == 0 and node.args:
+            if device_kind(node.args[0].value, self.ctx.imports) == "cuda" and self.default_device is None:
+                self.default_device = (node, self.ctx.position(node).start.line)
+        elif qualified.startswith("torch.utils.data.") or (
+            isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS and isinstance(func.value, (cst.Name, cst.Attribute))
+            and (_dotted(func.value) in self.trainers)
+        ):
+            self.loading_lines.append(self.ctx.position(node).start.line)
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
+def _model_argument(call: cst.Call) -> str | None:
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == "model" or (index == 0 and arg.keyword is None and not arg.star):
+            return _dotted(arg.value)
+    return None
+
+
+# --- the plan for one block ------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    nothing_to_move: bool = False
+    refusal: str | None = None
+    cause: str = ""
+    consequence: str = ""
+    replacement: list[cst.BaseStatement] = field(default_factory=list)
+    trailing_lines: list[cst.EmptyLine] = field(default_factory=list)  # go above the next statement
+
+
+class _Exits(cst.CSTVisitor):
+    """The first return/yield/break/continue that would leave the block (not one of a function or
+    loop inside it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: str | None = None
+        self.loops = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def visit_Return(self, node) -> None:
+        self.found = self.found or "return"
+
+    def visit_Yield(self, node) -> None:
+        self.found = self.found or "yield"
+
+    def visit_Break(self, node) -> None:
+        if not self.loops:
+            self.found = self.found or "break"
+
+    def visit_Continue(self, node) -> None:
+        if not self.loops:
+            self.found = self.found or "continue"
+
+    def _loop(self, node) -> bool:
+        self.loops += 1
+        node.body.visit(self)
+        self.loops -= 1
+        if node.orelse is not None:  # a loop's ``else`` breaks out of the loop around it
+            node.orelse.visit(self)
+        return False
+
+    visit_For = visit_While = _loop
+
+
+def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
+    node = block.node
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        statements = None
+    else:
+        statements = list(body.body)
+    kinds = []
+    model_names = set(knowledge.model_names)
+    for statement in statements if statements is not None else []:
+        kind = _kind(statement, knowledge, model_names)
+        if kind == "model":
+            model_names |= statement_names(statement).binds
+        kinds.append(kind)
+    data = [s for s, k in zip(statements or [], kinds) if k == "data"]
+    if statements is not None and not data and "mixed" not in kinds:
+        return _Plan(nothing_to_move=True)
+    plan = _Plan()
+    plan.cause, plan.consequence = _describe(statements or [], kinds, knowledge)
+    if statements is None:
+        return _refuse(plan, "the block is on one line") if _one_line_has_data(body, knowledge) else _Plan(nothing_to_move=True)
+    if len(node.items) > 1:
+        return _refuse(plan, "several context managers in one `with`")
+    exits = _Exits()
+    body.visit(exits)
+    if exits.found:
+        return _refuse(plan, f"`{exits.found}` inside the block")
+    if "mixed" in kinds:
+        return _refuse(plan, "a compound statement inside mixes model construction and data work")
+    return _order(plan, node, statements, kinds)
+
+
+def _one_line_has_data(body: cst.SimpleStatementSuite, knowledge: _Knowledge) -> bool:
+    return any(_kind(cst.SimpleStatementLine([small]), knowledge, set(knowledge.model_names)) == "data" for small in body.body)
+
+
+def _refuse(plan: _Plan, reason: str) -> _Plan:
+    plan.refusal = reason
+    return plan
+
+
+def _describe(statements, kinds, knowledge) -> tuple[str, str]:
+    """The root cause, in words: a training call beats data construction, which beats anything else."""
+    code = cst.Module([])
+    for statement, kind in zip(statements, kinds):
+        if kind != "data" or not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in RUN_METHODS:
+                return (
+                    f"`{code.code_for_node(call.func)}` runs",
+                    "its samplers will draw shuffle indices on the GPU and fail (\"Expected a 'cuda' device type "
+                    "for generator but found 'cpu'\")",
+                )
+    first = next((s for s, k in zip(statements, kinds) if k in ("data", "mixed")), None)
+    text = code.code_for_node(first).strip().splitlines()[0] if first is not None else "data work"
+    return (f"`{text}` runs", "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails")
+
+
+def _kind(statement: cst.BaseStatement, knowledge: _Knowledge, model_names: set[str]) -> str:
+    """``"model"`` (stays inside), ``"data"`` (moves out) or ``"mixed"`` (a compound statement with both)."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        kinds = {_small_kind(small, knowledge, model_names) for small in statement.body}
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+    inner: set[str] = set()
+    for child in _child_statements(statement):
+        inner.add(_kind(child, knowledge, model_names))
+    if not inner:
+        return "data"
+    return inner.pop() if len(inner) == 1 else "mixed"
+
+
+def _child_statements(statement: cst.CSTNode):
+    for child in statement.children:
+        if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            yield child
+        elif isinstance(child, cst.SimpleStatementSuite):
+            for small in child.body:
+                yield cst.SimpleStatementLine([small])
+        elif not isinstance(child, cst.BaseExpression):
+            yield from _child_statements(child)
+
+
+def _small_kind(small: cst.BaseSmallStatement, knowledge: _Knowledge, model_names: set[str]) -> str:
+    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        names = {_dotted(t) for t in targets}
+        roots = {root_name(t) for t in targets}
+        if names & model_names:
+            return "model"  # creates (or re-creates) the object later trained as the model
+        if roots & model_names and not (names & roots):
+            return "model"  # ``model.attr = ...``: configures the model
+        value = small.value
+        if isinstance(value, cst.Call) and knowledge.is_model_call(value):
+            return "model"
+        return "data"
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        func = small.value.func
+        if isinstance(func, cst.Attribute) and root_name(func) in model_names:
+            return "model"  # ``model.load_state_dict(...)``
+    return "data"
+
+
+def _order(plan: _Plan, node: cst.With, statements: list, kinds: list[str]) -> _Plan:
+    """Which data statements go before the ``with`` and which after, if that is provably order-safe."""
+    names = [statement_names(s) for s in statements]
+    model_at = [i for i, k in enumerate(kinds) if k == "model"]
+    first_model = model_at[0] if model_at else len(statements)
+    before = {i for i in range(first_model)}
+    # Data statements the model statements need by name (transitively) go before the block too.
+    pending = [i for i in model_at]
+    while pending:
+        i = pending.pop()
+        for j in range(i - 1, -1, -1):
+            if kinds[j] == "data" and j not in before and names[j].binds & names[i].reads:
+                before.add(j)
+                pending.append(j)
+    after = [i for i, k in enumerate(kinds) if k == "data" and i not in before]
+    for j in sorted(before):
+        jumped = [m for m in range(first_model, j) if m not in before]
+        conflict = _conflict(names[j], [names[m] for m in jumped])
+        if conflict:
+            return _refuse(plan, f"moving line {_line(statements[j])} before the block would change what `{conflict}` is")
+    for d in after:
+        jumped = [m for m in model_at if m > d]
+        conflict = _conflict(names[d], [names[m] for m in jumped])
+        if conflict:
+            return _refuse(plan, f"moving line {_line(statements[d])} after the block would change what `{conflict}` is")
+    moved_before = [statements[i] for i in sorted(before)]
+    moved_after = [statements[i] for i in after]
+    kept = [statements[i] for i in model_at]
+    # Comments at the end of the block belong after its last statement, wherever that went.
+    footer = list(node.body.footer)
+    carry = footer if moved_after or not kept else []
+    inside = [node.with_changes(body=node.body.with_changes(body=kept, footer=[] if carry else footer))] if kept else []
+    result = [*moved_before, *inside, *moved_after]
+    if result[0] is not (inside[0] if inside else None):
+        # The lines above the ``with`` (blank lines, a comment) stay above whatever now comes first.
+        result[0] = result[0].with_changes(leading_lines=[*node.leading_lines, *result[0].leading_lines])
+        if inside:
+            result[len(moved_before)] = inside[0].with_changes(leading_lines=[])
+    plan.replacement = result
+    plan.trailing_lines = carry
+    return plan
+
+
+def _line(statement) -> str:
+    return cst.Module([]).code_for_node(statement.with_changes(leading_lines=[])).strip().splitlines()[0]
+
+
+def _conflict(moved, jumped) -> str | None:
+    """A name that makes swapping ``moved`` with any of ``jumped`` observable, if there is one."""
+    for other in jumped:
+        clash = (moved.reads & other.writes) | (moved.writes & other.reads) | (moved.writes & other.writes)
+        if clash:
+            return sorted(clash)[0]
+    return None
+
+
+class _Splice(cst.CSTTransformer):
+    """Replaces each planned ``with`` by its statements, in whatever block holds it."""
+
+    def __init__(self, plans: dict[cst.With, _Plan]):
+        super().__init__()
+        self.plans = plans
+
+    def _splice(self, original_body, updated_body) -> tuple[list, list[cst.EmptyLine]]:
+        out: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for original, updated in zip(original_body, updated_body):
+            if carried:
+                updated = updated.with_changes(leading_lines=[*carried, *updated.leading_lines])
+                carried = []
+            plan = self.plans.get(original)
+            if plan is None:
+                out.append(updated)
+            else:
+                out.extend(plan.replacement)
+                carried = list(plan.trailing_lines)
+        return out, carried
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        body, carried = self._splice(original_node.body, updated_node.body)
+        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        body, carried = self._splice(original_node.body, updated_node.body)
+        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
