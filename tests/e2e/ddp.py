@@ -1,0 +1,59 @@
+"""Running real Lightning DDP scripts (CPU, gloo) as subprocesses with a hard timeout.
+
+Hangs are one of the bugs ddpfix fixes, and a hung DDP run ignores SIGTERM: each script starts in
+its own process group, and on timeout that whole group (and nothing else) is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = HERE / "scripts"
+
+
+@dataclass
+class Run:
+    returncode: int | None  # None: killed after the timeout (it hung)
+    stdout: str
+    stderr: str
+    seconds: float
+
+    @property
+    def hung(self) -> bool:
+        return self.returncode is None
+
+    def results(self) -> dict[str, str]:
+        """``RESULT name value`` lines the scripts print (rank 0 unless the line says otherwise)."""
+        return dict(re.findall(r"^RESULT (\S+) (.+)$", self.stdout, re.M))
+
+
+def require_lightning() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("lightning")
+
+
+def run_script(path: Path, timeout: float = 90, cwd: Path | None = None) -> Run:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, str(path)], cwd=cwd or path.parent, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        code: int | None = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        code = None
+    return Run(code, out, err, time.monotonic() - start)

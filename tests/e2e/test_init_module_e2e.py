@@ -1,0 +1,36 @@
+"""DDP001 for real: the seed-pattern script and its rewrite train identically under DDP (CPU, gloo).
+
+On the CPU the default-device bug itself cannot show (the init device is the CPU), but the rewrite
+must not change what the script computes.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from ddpfix.engine import fix_source
+from ddpfix.transforms.init_module_scope import InitModuleScope
+
+from .ddp import SCRIPTS, require_lightning, run_script
+
+pytestmark = pytest.mark.e2e
+
+
+def test_rewritten_seed_pattern_trains_the_same(tmp_path):
+    require_lightning()
+    original = tmp_path / "original.py"
+    shutil.copy(SCRIPTS / "init_module_seed.py", original)
+    result = fix_source(str(original), original.read_bytes(), [InitModuleScope])
+    assert result.changed and result.findings[0].fixed
+    rewritten = tmp_path / "rewritten.py"
+    rewritten.write_bytes(result.fixed)
+    assert b"    dm = RandomData()\n    trainer.fit(" in result.fixed  # out of the block
+
+    before = run_script(original)
+    after = run_script(rewritten)
+    assert before.returncode == 0, before.stderr[-3000:]
+    assert after.returncode == 0, after.stderr[-3000:]
+    assert "weight_sum" in before.results()
+    assert after.results() == before.results()
