@@ -18,12 +18,13 @@ import click
 from ddpfix import __version__, report
 from ddpfix.engine import allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import WorkerCrashed, discover, fix_files
+from ddpfix.runner import WorkerCrashed, discover, fix_files, gather_facts
 from ddpfix.transforms import all_rules, resolve
 from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+LOG_MODES = ("auto", "rank-zero-only", "sync-dist")
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -94,6 +95,11 @@ class Output:
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (codes, code prefixes or names; comma-separated).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style pattern (repeatable).")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True, help="Skip files ignored by .gitignore.")
+@click.option(
+    "--log-mode", type=click.Choice(LOG_MODES), default="auto", show_default=True,
+    help="How DDP003 fixes a rank-gated self.log: auto (rank_zero_only=True, or sync_dist=True out of the "
+    "guard when a callback monitors the metric), or always one of the two.",
+)
 @click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-').")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per CPU; 1 runs in-process).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and diffs, but no summary.")
@@ -102,7 +108,7 @@ class Output:
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, select, ignore, exclude, respect_gitignore,
-            stdin_filename, jobs, quiet, color, list_rules, explain):
+            log_mode, stdin_filename, jobs, quiet, color, list_rules, explain):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
 
     By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
@@ -124,6 +130,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     if not paths:
         raise click.UsageError("no PATH given: name files or folders to check, e.g. 'ddpfix .'")
     rules = select_rules(select, ignore)
+    options = {"log_mode": log_mode}
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
 
     if "-" in paths:
@@ -131,7 +138,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
             raise click.UsageError("'-' (stdin) cannot be combined with other paths")
         if interactive:
             raise click.UsageError("--interactive needs files, not stdin")
-        return run_stdin(rules, mode, stdin_filename or "-", output)
+        return run_stdin(rules, mode, stdin_filename or "-", output, options)
     if stdin_filename:
         raise click.UsageError("--stdin-filename only applies with PATH '-'")
     if interactive and not _is_tty():
@@ -140,7 +147,9 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     files, problems, empty = discover(paths, exclude, respect_gitignore)
     for folder in empty:
         output.err(f"warning: {report.display_path(folder)}: no Python files found")
-    results = fix_files(files, rules, None, jobs or os.cpu_count() or 1)
+    jobs = jobs or os.cpu_count() or 1
+    facts = gather_facts(files, rules, jobs)
+    results = fix_files(files, rules, facts, jobs, options)
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 
@@ -154,7 +163,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
         problems.extend(failed)
 
     if mode == "interactive":
-        results = review_interactively(results, rules, problems, output)
+        results = review_interactively(results, rules, facts, problems, output, options)
         write()
         return done(applied=True)
     changed = [result for result in results if result.changed]
@@ -224,10 +233,10 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     return EXIT_CLEAN
 
 
-def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output) -> int:
+def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict) -> int:
     """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
     data = sys.stdin.buffer.read()
-    result = fix_source(name, data, rules)
+    result = fix_source(name, data, rules, options=options)
     output.problems(result.problems)
     findings_to = output.out if mode == "check" else output.err
     for finding in result.findings:
@@ -243,7 +252,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output)
     return finish([result], result.problems, output, applied=applied, checked=1)
 
 
-def review_interactively(results, rules, problems, output):
+def review_interactively(results, rules, facts, problems, output, options):
     """Ask about each fix on its own; write each file with exactly the accepted fixes.
 
     Rules run in their fixed order; for each, its fixes are offered one by one against the file
@@ -266,7 +275,7 @@ def review_interactively(results, rules, problems, output):
         for rule in rules:
             if quit_all:
                 break
-            proposal = fix_source(result.path, current, [rule])
+            proposal = fix_source(result.path, current, [rule], facts, options=options)
             accepted = []
             for finding in proposal.findings:
                 if not finding.fixed:
@@ -276,7 +285,7 @@ def review_interactively(results, rules, problems, output):
                 if accept_rest:
                     accepted.append(finding)
                     continue
-                single = fix_source(result.path, current, [rule], only={finding.key})
+                single = fix_source(result.path, current, [rule], facts, only={finding.key}, options=options)
                 output.out(report.finding_line(finding))
                 if single.changed:
                     output.diff(report.unified_diff(result.path, current, single.fixed))
@@ -293,7 +302,7 @@ def review_interactively(results, rules, problems, output):
                 else:
                     declined.append(_not_written(finding))
             if accepted:
-                applied = fix_source(result.path, current, [rule], only={f.key for f in accepted})
+                applied = fix_source(result.path, current, [rule], facts, only={f.key for f in accepted}, options=options)
                 if applied.problems:
                     output.problems(applied.problems)
                     problems.extend(applied.problems)

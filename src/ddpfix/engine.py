@@ -9,12 +9,13 @@ from __future__ import annotations
 import ast
 import sys
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.findings import FileResult, FixKey, Problem
 from ddpfix.imports import ImportTable
 from ddpfix.transforms.base import Rule, RuleContext
@@ -80,13 +81,15 @@ def fix_source(
     path: str,
     data: bytes,
     rules: Sequence[type[Rule]],
-    facts: object = None,
+    facts: ProjectFacts | None = None,
     only: Collection[FixKey] | None = None,
+    options: Mapping[str, object] | None = None,
 ) -> FileResult:
     """Run ``rules`` over one file's bytes.
 
     ``only``: apply just the fixes with these keys (None: every fixable finding). Findings of other
-    fixable cases are still reported, as not fixed. Whatever fails, the result's bytes are either
+    fixable cases are still reported, as not fixed. ``facts``: what the run knows across files; None
+    means this file is the whole run. ``options``: rule settings such as ``log_mode``. Whatever fails, the result's bytes are either
     the original or a version that parsed and compiled after every rule that changed it.
     """
     result = FileResult(path, data)
@@ -98,13 +101,16 @@ def fix_source(
         result.problems.append(parsed)
         return result
 
+    if facts is None:
+        facts = ProjectFacts.merge([file_facts(path, data)]) if any(r.uses_facts for r in active) else ProjectFacts()
+    options = options or {}
     module = parsed
     imports = ImportTable.from_module(module)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     current = data
     original_compiles: bool | None = None
     for rule in active:
-        ctx = RuleContext(path, rule, wrapper, imports, facts, only)
+        ctx = RuleContext(path, rule, wrapper, imports, facts, only, options)
         try:
             new_module = rule().apply(wrapper.module, ctx)
             new_data = new_module.bytes if ctx.fixes_applied else None

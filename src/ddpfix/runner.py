@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -11,6 +11,7 @@ from pathlib import Path
 import pathspec
 
 from ddpfix.engine import READ_ERROR, allow_deep_trees, fix_source
+from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Problem
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
@@ -137,15 +138,17 @@ def _display(path: str) -> str:
 # --- the parallel map ---------------------------------------------------------------------------
 
 _worker_rules: tuple[type[Rule], ...] = ()
-_worker_facts: object = None
+_worker_facts: ProjectFacts | None = None
+_worker_options: Mapping[str, object] = {}
 
 
-def _init_worker(codes: tuple[str, ...], facts: object) -> None:
-    global _worker_rules, _worker_facts
+def _init_worker(codes: tuple[str, ...], facts: ProjectFacts | None, options: Mapping[str, object]) -> None:
+    global _worker_rules, _worker_facts, _worker_options
     allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _worker_rules = tuple(by_code[code] for code in codes)
     _worker_facts = facts
+    _worker_options = options
 
 
 def read_source(path: str) -> bytes | Problem:
@@ -159,11 +162,17 @@ def read_source(path: str) -> bytes | Problem:
     return data
 
 
-def fix_path(path: str, rules: Sequence[type[Rule]], facts: object = None) -> FileResult:
+def fix_path(path: str, rules: Sequence[type[Rule]], facts: ProjectFacts | None = None,
+             options: Mapping[str, object] | None = None) -> FileResult:
     data = read_source(path)
     if isinstance(data, Problem):
         return FileResult(path, b"", problems=[data])
-    return fix_source(path, data, rules, facts)
+    return fix_source(path, data, rules, facts, options=options)
+
+
+def _facts_of_path(path: str) -> FileFacts:
+    data = read_source(path)
+    return FileFacts() if isinstance(data, Problem) else file_facts(path, data)
 
 
 def _lean(result: FileResult) -> FileResult:
@@ -173,18 +182,32 @@ def _lean(result: FileResult) -> FileResult:
 
 
 def _fix_in_worker(path: str) -> FileResult:
-    return _lean(fix_path(path, _worker_rules, _worker_facts))
+    return _lean(fix_path(path, _worker_rules, _worker_facts, _worker_options))
 
 
-def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: object = None, jobs: int = 1) -> list[FileResult]:
+def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> ProjectFacts:
+    """The facts pass over the whole run, done only when a selected rule reads facts."""
+    if not any(rule.uses_facts for rule in rules):
+        return ProjectFacts()
+    return ProjectFacts.merge(_map(_facts_of_path, paths, jobs))
+
+
+def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
+              options: Mapping[str, object] | None = None) -> list[FileResult]:
     """``fix_path`` over every path; with ``jobs`` > 1 in worker processes. Results in the order of ``paths``."""
-    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
-        return [_lean(fix_path(path, rules, facts)) for path in paths]
     codes = tuple(rule.code for rule in rules)
+    return _map(_fix_in_worker, paths, jobs, initializer=_init_worker, initargs=(codes, facts, dict(options or {})))
+
+
+def _map(function, paths: Sequence[str], jobs: int, initializer=None, initargs=()) -> list:
+    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
+        if initializer is not None:
+            initializer(*initargs)
+        return [function(path) for path in paths]
     chunk = max(1, min(64, len(paths) // (jobs * 8)))
     try:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(codes, facts)) as pool:
-            return list(pool.map(_fix_in_worker, paths, chunksize=chunk))
+        with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
+            return list(pool.map(function, paths, chunksize=chunk))
     except BrokenProcessPool as err:
         raise WorkerCrashed(
             "a worker process died (out of memory, or a crash in the parser); nothing was written. "

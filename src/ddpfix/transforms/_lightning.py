@@ -35,11 +35,12 @@ def is_torch_nn_module(imports: ImportTable, node: cst.BaseExpression) -> bool:
     return qualified is not None and qualified.startswith("torch.nn.") and qualified[9:10].isupper()
 
 
-def class_hierarchy(module: cst.Module, imports: ImportTable) -> dict[str, str]:
+def class_hierarchy(module: cst.Module, imports: ImportTable, lightning_elsewhere: frozenset[str] = frozenset()) -> dict[str, str]:
     """Classes of this file that are modules: name -> ``"lightning"`` (a LightningModule) or ``"torch"``.
 
     Derivation is followed through the file's own classes (``class Net(Base)`` with
-    ``class Base(L.LightningModule)``), whatever their order.
+    ``class Base(L.LightningModule)``), whatever their order, and through ``lightning_elsewhere``:
+    names of LightningModule classes that the facts pass found in other files of the run.
     """
     bases: dict[str, list[cst.BaseExpression]] = {}
     for node in _classes(module):
@@ -57,6 +58,10 @@ def class_hierarchy(module: cst.Module, imports: ImportTable) -> dict[str, str]:
                     kind = "lightning"
                 elif is_torch_nn_module(imports, parent):
                     kind = "torch"
+                elif _last_name(parent) in lightning_elsewhere and (imports.qualify(parent) or "").split(".")[0] not in (
+                    "torch", *LIGHTNING_PACKAGES
+                ):
+                    kind = "lightning"  # a LightningModule subclass defined in another file of the run
                 elif isinstance(parent, cst.Name) and parent.value in kinds:
                     kind = kinds[parent.value]
                 if kind is not None:
@@ -64,6 +69,45 @@ def class_hierarchy(module: cst.Module, imports: ImportTable) -> dict[str, str]:
                     changed = True
                     break
     return kinds
+
+
+def _last_name(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def lightning_methods(module: cst.Module, imports: ImportTable, lightning_elsewhere: frozenset[str] = frozenset()):
+    """(class, method) for every method of every LightningModule class in the file."""
+    kinds = class_hierarchy(module, imports, lightning_elsewhere)
+    for node in _classes(module):
+        if kinds.get(node.name.value) != "lightning":
+            continue
+        for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            if isinstance(statement, cst.FunctionDef):
+                yield node, statement
+
+
+def self_method_calls(node: cst.CSTNode, names: frozenset[str]) -> list[cst.Call]:
+    """Calls ``self.<name>(...)`` inside ``node`` (``self.log``, ``self.log_dict``, ``self.all_gather``...)."""
+    found: list[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in names
+                and isinstance(func.value, cst.Name)
+                and func.value.value == "self"
+            ):
+                found.append(call)
+
+        def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+            return False  # a nested function runs when it is called, not here
+
+    node.visit(Collect())
+    return found
 
 
 def _classes(node: cst.CSTNode):

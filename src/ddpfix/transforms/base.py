@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import ClassVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from ddpfix.facts import ProjectFacts
 from ddpfix.findings import Finding, FixKey
 from ddpfix.imports import ImportTable
 from ddpfix.suppressions import is_suppressed, suppressions
@@ -28,14 +29,16 @@ class RuleContext:
         rule: Rule,
         wrapper: MetadataWrapper,
         imports: ImportTable,
-        facts: object,
+        facts: ProjectFacts,
         only: Collection[FixKey] | None,
+        options: Mapping[str, object],
     ):
         self.path = path
         self.rule = rule
         self.wrapper = wrapper
         self.imports = imports
         self.facts = facts
+        self.options = options
         self._only = only
         self.findings: list[Finding] = []
         self._positions = None
@@ -95,6 +98,9 @@ class Rule:
     #: Prefilter: every entry must occur in the file's bytes; an entry that is a tuple is satisfied
     #: by any one of its strings. A file that fails it is not parsed for this rule.
     triggers: ClassVar[tuple[str | tuple[str, ...], ...]]
+    #: Reads ``ctx.facts`` (monitored metrics, LightningModule classes of other files): the runner
+    #: then gathers them over the whole run first.
+    uses_facts: ClassVar[bool] = False
 
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 

@@ -1,0 +1,67 @@
+"""Editing a call's keyword arguments without disturbing its layout or losing a comment."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def comments(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(comment.value)
+
+    node.visit(Collect())
+    return sorted(found)
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def is_true(arg: cst.Arg | None) -> bool:
+    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+
+
+def without_keyword(call: cst.Call, name: str) -> cst.Call:
+    arg = keyword(call, name)
+    if arg is None:
+        return call
+    args = list(call.args)
+    index = args.index(arg)
+    del args[index]
+    if args and index == len(args):
+        # The new last argument takes over the removed one's comma and closing whitespace, so a
+        # trailing comma or a ``)`` on its own line stays as it was.
+        args[-1] = args[-1].with_changes(comma=arg.comma, whitespace_after_arg=arg.whitespace_after_arg)
+    return call.with_changes(args=args)
+
+
+def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
+    """``call`` with ``name=value`` set: replaced in place if present, else appended in the call's style."""
+    existing = keyword(call, name)
+    new_value = cst.parse_expression(value)
+    if existing is not None:
+        return call.with_changes(args=[a.with_changes(value=new_value) if a is existing else a for a in call.args])
+    args = list(call.args)
+    new_arg = cst.Arg(value=new_value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    if not args:
+        return call.with_changes(args=[new_arg])
+    last = args[-1]
+    # The whitespace between two arguments, as this call already has it (a newline and indent in a
+    # call laid out one argument per line).
+    separator = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else call.whitespace_before_args
+    if isinstance(separator, cst.SimpleWhitespace) and not separator.value:
+        separator = cst.SimpleWhitespace(" ")
+    if isinstance(last.comma, cst.Comma):  # trailing comma: the new argument takes it over
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
+        args.append(new_arg.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
+    else:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace(""))
+        args.append(new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+    return call.with_changes(args=args)
+
+
+def keeps_comments(before: cst.CSTNode, after: cst.CSTNode) -> bool:
+    return comments(before) == comments(after)

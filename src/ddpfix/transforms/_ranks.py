@@ -1,0 +1,173 @@
+"""Rank guards: which statements run on rank 0 only.
+
+Recognised (through imports where a library name is involved):
+``self.trainer.is_global_zero``, ``trainer.is_global_zero``, ``fabric.is_global_zero``;
+``self.global_rank == 0``, ``self.trainer.global_rank == 0``, ``self.local_rank == 0``,
+``0 == self.global_rank``, ``rank_zero_only.rank == 0``, ``dist.get_rank() == 0`` /
+``torch.distributed.get_rank() == 0``; conjunctions (``is_global_zero and batch_idx == 0``); the
+early-return form (``if not self.trainer.is_global_zero: return``: the rest of the block is gated);
+the ``else`` of a ``!= 0`` test; and functions decorated ``@rank_zero_only``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddpfix.imports import ImportTable
+from ddpfix.transforms._lightning import lightning_name
+
+RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What gates a statement: an ``if`` (its body, its ``else``, or the rest of the block after an
+    early return) or a ``@rank_zero_only`` decorator (``node`` is then the function)."""
+
+    node: cst.CSTNode
+    branch: str  # "body" | "orelse" | "return" | "decorator"
+    pure: bool  # the test is only a rank test (no ``and batch_idx == 0``)
+    standalone: bool = True  # the ``if`` stands in a block (an ``elif`` does not): code can go next to it
+
+
+@dataclass(frozen=True)
+class Gated:
+    statement: cst.SimpleStatementLine
+    guard: Guard
+    block: tuple  # the statements of the block that holds ``statement`` (for moves)
+    direct: bool  # ``statement`` stands directly in the guarded block (not nested deeper)
+
+
+class RankTests:
+    def __init__(self, imports: ImportTable):
+        self.imports = imports
+
+    def _is_rank(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in RANK_ATTRIBUTES:
+                return True
+            return node.attr.value == "rank" and isinstance(node.value, (cst.Name, cst.Attribute)) and (
+                (node.value.attr.value if isinstance(node.value, cst.Attribute) else node.value.value) == "rank_zero_only"
+            )
+        if isinstance(node, cst.Call) and not node.args:
+            return self.imports.qualify(node.func) == "torch.distributed.get_rank"
+        return False
+
+    def _comparison(self, node: cst.Comparison) -> str | None:
+        """``"zero"`` for rank == 0, ``"nonzero"`` for rank != 0 / rank > 0, else None."""
+        if len(node.comparisons) != 1:
+            return None
+        left, target = node.left, node.comparisons[0]
+        right, op = target.comparator, target.operator
+        zero = lambda n: isinstance(n, cst.Integer) and n.evaluated_value == 0  # noqa: E731
+        if self._is_rank(left) and zero(right):
+            rank_first = True
+        elif zero(left) and self._is_rank(right):
+            rank_first = False
+        else:
+            return None
+        if isinstance(op, cst.Equal):
+            return "zero"
+        if isinstance(op, cst.NotEqual) or isinstance(op, cst.GreaterThan if rank_first else cst.LessThan):
+            return "nonzero"
+        return None
+
+    def classify(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """(``"zero"`` | ``"nonzero"``, pure) when ``test`` is true only on rank 0 / only off rank 0."""
+        if isinstance(test, cst.Attribute) and test.attr.value == "is_global_zero":
+            return "zero", True
+        if isinstance(test, cst.Comparison):
+            kind = self._comparison(test)
+            return (kind, True) if kind else None
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.classify(test.expression)
+            if inner is not None and inner[1]:
+                return ("nonzero" if inner[0] == "zero" else "zero"), True
+            return None
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            for side in (test.left, test.right):
+                inner = self.classify(side)
+                if inner is not None and inner[0] == "zero":
+                    return "zero", False
+        return None
+
+    def is_rank_zero_only_decorator(self, decorator: cst.Decorator) -> bool:
+        expression = decorator.decorator
+        if lightning_name(self.imports, expression) == "rank_zero_only":
+            return True
+        qualified = self.imports.qualify(expression) or ""
+        return qualified.endswith(".rank_zero_only")
+
+
+def _only_returns(block: cst.BaseSuite) -> bool:
+    """The block is ``return`` (maybe beside ``pass``) and nothing else."""
+    lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    small = []
+    for line in lines:
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            return False
+        small.extend(line.body)
+    return any(isinstance(s, cst.Return) for s in small) and all(isinstance(s, (cst.Return, cst.Pass)) for s in small)
+
+
+def gated_statements(function: cst.FunctionDef, tests: RankTests) -> Iterator[Gated]:
+    """Every simple statement of ``function`` that runs on rank 0 only, with its innermost guard."""
+    guard = None
+    if any(tests.is_rank_zero_only_decorator(d) for d in function.decorators):
+        guard = Guard(function, "decorator", True)
+    yield from _walk(function.body, tests, guard)
+
+
+def _walk(block: cst.BaseSuite, tests: RankTests, guard: Guard | None, guarded_block: bool = False) -> Iterator[Gated]:
+    if isinstance(block, cst.SimpleStatementSuite):
+        if guard is not None:
+            line = cst.SimpleStatementLine(body=block.body)
+            yield Gated(line, guard, (line,), guarded_block)
+        return
+    statements = tuple(block.body)
+    current, direct = guard, guarded_block
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if current is not None:
+                yield Gated(statement, current, statements, direct)
+            continue
+        if isinstance(statement, cst.If):
+            yield from _walk_if(statement, tests, current, standalone=True)
+            kind = tests.classify(statement.test)
+            if kind == ("nonzero", True) and statement.orelse is None and _only_returns(statement.body):
+                # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
+                current, direct = Guard(statement, "return", True), True
+            continue
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue  # defined here, run elsewhere
+        for inner in _inner_blocks(statement):
+            yield from _walk(inner, tests, current)
+
+
+def _walk_if(node: cst.If, tests: RankTests, outer: Guard | None, standalone: bool) -> Iterator[Gated]:
+    kind = tests.classify(node.test)
+    body_guard = Guard(node, "body", kind[1], standalone) if kind and kind[0] == "zero" else None
+    else_guard = Guard(node, "orelse", kind[1], standalone) if kind and kind[0] == "nonzero" else None
+    yield from _walk(node.body, tests, body_guard or outer, body_guard is not None)
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        yield from _walk_if(orelse, tests, outer, standalone=False)
+    elif orelse is not None:
+        yield from _walk(orelse.body, tests, else_guard or outer, else_guard is not None)
+
+
+def _inner_blocks(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
+    yield statement.body
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    orelse = getattr(statement, "orelse", None)
+    if orelse is not None:
+        yield orelse.body
+    final = getattr(statement, "finalbody", None)
+    if final is not None:
+        yield final.body
+    for case in getattr(statement, "cases", ()):
+        yield case.body

@@ -1,0 +1,275 @@
+"""DDP003 rank-gated-log: ``self.log`` under a rank guard deadlocks or starves the other ranks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ddpfix.transforms._args import is_true, keeps_comments, keyword, with_keyword, without_keyword
+from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
+from ddpfix.transforms._names import statement_names
+from ddpfix.transforms._ranks import Gated, RankTests, gated_statements
+from ddpfix.transforms.base import Rule, RuleContext
+
+LOG_METHODS = frozenset({"log", "log_dict"})
+RANK_WORDS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank")
+
+
+class RankGatedLog(Rule):
+    """
+    # DDP003 rank-gated-log
+
+    ## What it does
+    Finds `self.log` / `self.log_dict` in a LightningModule that run on rank 0 only — under
+    `if self.trainer.is_global_zero:`, `if self.global_rank == 0:`, `rank_zero_only.rank == 0`,
+    `dist.get_rank() == 0` and kin, after `if not self.trainer.is_global_zero: return`, in the `else`
+    of a `!= 0` test, or in a method decorated `@rank_zero_only` — and fixes them:
+    - a metric no callback monitors gets `rank_zero_only=True` (and loses `sync_dist=True`, a no-op
+      then); the guard stays;
+    - a metric that `EarlyStopping`, `ModelCheckpoint` or a scheduler's `"monitor"` watches (in any
+      file of the run) is logged on every rank instead: the call moves out of the guard, just after
+      it, with `sync_dist=True`; everything else stays guarded, and the `if` goes only if it is left
+      empty.
+    `--log-mode rank-zero-only` / `--log-mode sync-dist` force one of the two.
+
+    ## Why it breaks under DDP
+    With `sync_dist=True` only rank 0 enters the all-reduce: the other ranks wait for it forever
+    (PL#19783). Without it, the other ranks never have the key: a callback monitoring it raises
+    "Early stopping conditioned on metric `val_loss` which is not available" (or "could not find the
+    monitored key") on them, and since callbacks decide through collectives, ranks crash or hang
+    (PL#15852, PL#19072). The docs: the `is_global_zero` guard belongs around the logging call's side
+    effects, not around the logging itself.
+
+    ## Before
+    ```python
+    def on_validation_epoch_end(self):
+        loss = torch.stack(self.losses).mean()
+        if self.trainer.is_global_zero:
+            self.log("val_loss", loss, sync_dist=True)
+            print(f"val_loss={loss:.3f}")
+    ```
+
+    ## After (val_loss monitored by EarlyStopping)
+    ```python
+    def on_validation_epoch_end(self):
+        loss = torch.stack(self.losses).mean()
+        if self.trainer.is_global_zero:
+            print(f"val_loss={loss:.3f}")
+        self.log("val_loss", loss, sync_dist=True)
+    ```
+    (not monitored: `self.log("val_loss", loss, rank_zero_only=True)`, guard kept)
+
+    ## When it does not fix
+    A monitored metric whose value is computed inside the guard (it does not exist on the other
+    ranks: compute it on every rank first); a log nested deeper than the guard's own block, under a
+    guard that also tests something else (`and batch_idx == 0`), or in a `@rank_zero_only` method;
+    a logged name that is not a literal while some metric is monitored; a call whose rewrite would
+    drop a comment.
+    """
+
+    code = "DDP003"
+    name = "rank-gated-log"
+    summary = "self.log under a rank guard: other ranks hang in the sync or lack the monitored key"
+    fixable = True
+    triggers = (("self.log(", "self.log_dict("), RANK_WORDS)
+    uses_facts = True
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        edits = _Edits()
+        tests = RankTests(ctx.imports)
+        mode = str(ctx.options.get("log_mode", "auto"))
+        for _cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
+            for gated in gated_statements(method, tests):
+                for call in self_method_calls(gated.statement, LOG_METHODS):
+                    if is_true(keyword(call, "rank_zero_only")):
+                        continue  # already says what it means
+                    self._handle(call, gated, mode, ctx, edits)
+        return edits.apply(module)
+
+    def _handle(self, call: cst.Call, gated: Gated, mode: str, ctx: RuleContext, edits: _Edits) -> None:
+        guard_line = ctx.position(gated.guard.node).start.line
+        names = logged_names(call)
+        label = f"self.{call.func.attr.value}({', '.join(repr(n) for n in names) if names else '...'})"
+        where = "in a @rank_zero_only method" if gated.guard.branch == "decorator" else f"under the rank guard on line {guard_line}"
+        monitors = [m for n in names or () for m in ctx.facts.monitored.get(n, ())]
+        synced = is_true(keyword(call, "sync_dist"))
+        if mode == "sync-dist" or (mode == "auto" and monitors):
+            self._move_out(call, gated, ctx, edits, f"{label} runs {where}", monitors)
+            return
+        if names is None and ctx.facts.monitored and mode == "auto":
+            watched = ", ".join(sorted(ctx.facts.monitored))
+            ctx.report(call, f"{label} runs {where}: its name is not a literal, and {watched} is monitored; if this "
+                       "is a monitored metric, log it on every rank with sync_dist=True", fixable=False)
+            return
+        if monitors:  # --log-mode rank-zero-only on a monitored metric would keep the crash
+            ctx.report(call, f"{label} runs {where}, but {names[0]} is monitored by {monitors[0].describe()}: "
+                       "rank_zero_only=True would leave the other ranks without it; use --log-mode sync-dist", fixable=False)
+            return
+        problem = (
+            "only rank 0 enters the sync_dist all-reduce, so the other ranks hang"
+            if synced
+            else "the other ranks never log the key, so their logging falls out of step"
+        )
+        fixed = with_keyword(without_keyword(call, "sync_dist"), "rank_zero_only", "True")
+        message = f"{label} runs {where}: {problem}; mark it rank_zero_only=True"
+        if not keeps_comments(call, fixed):
+            ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+        elif ctx.report(call, message, fixable=True):
+            edits.calls[call] = fixed
+
+    def _move_out(self, call, gated: Gated, ctx: RuleContext, edits: _Edits, what: str, monitors) -> None:
+        reason = (
+            f"{monitors[0].metric} is monitored by {monitors[0].describe()}: the other ranks crash or hang without it"
+            if monitors
+            else "it must be logged on every rank"
+        )
+        message = f"{what}, but {reason}; log it on every rank, after the guard, with sync_dist=True"
+        refusal = _why_not_movable(call, gated)
+        if refusal is not None:
+            ctx.report(call, f"{message} (not rewritten: {refusal})", fixable=False)
+            return
+        moved = gated.statement.with_changes(
+            body=[gated.statement.body[0].with_changes(value=with_keyword(call, "sync_dist", "True"))]
+        )
+        if not keeps_comments(call, moved.body[0].value):
+            ctx.report(call, f"{message} (not rewritten: a comment inside the call would be lost)", fixable=False)
+            return
+        if ctx.report(call, message, fixable=True):
+            edits.move(gated, moved)
+
+
+def logged_names(call: cst.Call) -> list[str] | None:
+    """The metric names a ``self.log``/``self.log_dict`` call logs, when they are literals."""
+    first = next((a for a in call.args if a.keyword is None or a.keyword.value in ("name", "dictionary")), None)
+    if first is None or first.star:
+        return None
+    if call.func.attr.value == "log":
+        name = string_value(first.value)
+        return [name] if name is not None else None
+    if isinstance(first.value, cst.Dict):
+        keys = [string_value(e.key) if isinstance(e, cst.DictElement) else None for e in first.value.elements]
+        return keys if keys and all(k is not None for k in keys) else None
+    return None
+
+
+def _why_not_movable(call: cst.Call, gated: Gated) -> str | None:
+    guard = gated.guard
+    if guard.branch == "decorator":
+        return "the whole method is @rank_zero_only"
+    if not guard.pure:
+        return "the guard also tests something else, so moving the call out would log more often"
+    if not guard.standalone:
+        return "the guard is an `elif`"
+    if not gated.direct:
+        return "the call is nested deeper than the guard's own block"
+    statement = gated.statement
+    if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Expr) or statement.body[0].value is not call:
+        return "the call is part of a larger statement"
+    reads = statement_names(statement).reads
+    block = list(gated.block)
+    index = block.index(statement)
+    if guard.branch == "return":
+        start = block.index(guard.node) + 1
+        jumped_before, jumped_after = block[start:index], []
+    else:
+        jumped_before, jumped_after = block[:index], block[index + 1 :]
+    jumped_before = [s for s in jumped_before if not _only_logs(s)]
+    jumped_after = [s for s in jumped_after if not _only_logs(s)]
+    bound = set().union(*(statement_names(s).writes for s in jumped_before)) if jumped_before else set()
+    computed = sorted(reads & bound)
+    if computed:
+        return f"`{computed[0]}` is computed inside the guard, on rank 0 only; compute it on every rank first"
+    changed = set().union(*(statement_names(s).writes for s in jumped_after)) if jumped_after else set()
+    if reads & changed:
+        return f"the guard changes `{sorted(reads & changed)[0]}` after the call"
+    return None
+
+
+def _only_logs(statement: cst.CSTNode) -> bool:
+    """A statement that is just ``self.log(...)``: it changes nothing another log call could read."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    calls = [s.value for s in statement.body if isinstance(s, cst.Expr)]
+    return len(calls) == len(statement.body) and all(
+        isinstance(c, cst.Call) and c in self_method_calls(statement, LOG_METHODS) for c in calls
+    )
+
+
+@dataclass
+class _Edits:
+    """Call rewrites and moves out of guards, applied in one pass."""
+
+    calls: dict[cst.Call, cst.Call] = field(default_factory=dict)
+    removed: set[cst.SimpleStatementLine] = field(default_factory=set)
+    after: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
+    before: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
+
+    def move(self, gated: Gated, moved: cst.SimpleStatementLine) -> None:
+        self.removed.add(gated.statement)
+        if gated.guard.branch == "return":
+            self.before.setdefault(gated.guard.node, []).append(moved)
+        else:
+            self.after.setdefault(gated.guard.node, []).append(moved)
+
+    def apply(self, module: cst.Module) -> cst.Module:
+        if not (self.calls or self.removed):
+            return module
+        applier = _Apply(self)
+        result = module.visit(applier)
+        if applier.placed != len(self.removed):
+            # Never drop code: the engine turns this into an internal error and keeps the file.
+            raise RuntimeError("a statement moved out of a rank guard found no place")
+        return result
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, edits: _Edits):
+        super().__init__()
+        self.edits = edits
+        self.placed = 0
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        return self.edits.calls.get(original_node, updated_node)
+
+    def _rebuild(self, original_body, updated_body) -> list:
+        out = []
+        for original, updated in zip(original_body, updated_body):
+            if original in self.edits.removed:
+                continue
+            moved_before = self.edits.before.get(original, ())
+            moved_after = self.edits.after.get(original, ())
+            self.placed += len(moved_before) + len(moved_after)
+            out.extend(moved_before)
+            if isinstance(updated, cst.If) and moved_after:
+                updated = _without_empty_branches(updated)
+                if updated is None:  # nothing left under the guard: the moved calls take its place
+                    first, *rest = moved_after
+                    out.append(first.with_changes(leading_lines=[*original.leading_lines, *first.leading_lines]))
+                    out.extend(rest)
+                    continue
+            out.append(updated)
+            out.extend(moved_after)
+        return out
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated_node.with_changes(body=self._rebuild(original_node.body, updated_node.body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return updated_node.with_changes(body=self._rebuild(original_node.body, updated_node.body))
+
+
+def _empty(block: cst.BaseSuite) -> bool:
+    return isinstance(block, cst.IndentedBlock) and not block.body
+
+
+def _without_empty_branches(node: cst.If) -> cst.If | None:
+    """The ``if`` after its moved calls left: None if nothing at all is left in it."""
+    orelse = node.orelse
+    if isinstance(orelse, cst.Else) and _empty(orelse.body):
+        orelse = None
+    if _empty(node.body):
+        if orelse is None:
+            return None
+        return node.with_changes(body=node.body.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])]), orelse=orelse)
+    return node.with_changes(orelse=orelse)

@@ -1,0 +1,60 @@
+"""DDP003 pattern: a `sync_dist=True` self.log gated on rank 0 (PL#19783).
+
+Only rank 0 enters the all-reduce, so the ranks' collectives fall out of step: the original hangs
+(or, with the short process-group timeout below, fails with a gloo timeout). The fix keeps the guard
+and swaps `sync_dist=True` for `rank_zero_only=True`.
+"""
+import datetime
+
+import lightning as L
+import torch
+from lightning.pytorch.strategies import DDPStrategy
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(8, 1)
+        self.val_losses = []
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.mse_loss(self.layer(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.val_losses.append(nn.functional.mse_loss(self.layer(x), y).detach())
+
+    def on_validation_epoch_end(self):
+        value = torch.stack(self.val_losses).mean()
+        self.val_losses.clear()
+        if self.trainer.is_global_zero:
+            self.log("val_metric", value, sync_dist=True)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def loader():
+    g = torch.Generator().manual_seed(0)
+    data = TensorDataset(torch.randn(32, 8, generator=g), torch.randn(32, 1, generator=g))
+    return DataLoader(data, batch_size=8)
+
+
+def main():
+    L.seed_everything(7, verbose=False)
+    trainer = L.Trainer(
+        accelerator="cpu", devices=2, strategy=DDPStrategy(timeout=datetime.timedelta(seconds=20)),
+        max_epochs=2, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+        enable_model_summary=False, num_sanity_val_steps=0,
+    )
+    trainer.fit(Model(), train_dataloaders=loader(), val_dataloaders=loader())
+    if trainer.is_global_zero:
+        print(f"RESULT val_metric {trainer.callback_metrics['val_metric'].item():.6f}")
+    print(f"RESULT rank{trainer.global_rank}_finished True")
+
+
+if __name__ == "__main__":
+    main()
