@@ -28,6 +28,14 @@ class Case:
         return path if path.exists() else None
 
     @property
+    def group(self) -> list[Path]:
+        """The files of the run this case belongs to: a case folder (``fixtures/<rule>/<case>/``)
+        is one run, so facts cross its files; a case file is a run of its own."""
+        if self.input.parent.parent == FIXTURES:
+            return [self.input]
+        return sorted(p for p in self.input.parent.glob("*.py") if not p.name.endswith(".expected.py"))
+
+    @property
     def findings(self) -> list[str] | None:
         path = self.input.with_suffix(".findings")
         if not path.exists():

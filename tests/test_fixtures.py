@@ -6,6 +6,7 @@ import pytest
 from fixture_cases import FIXTURES, cases, expected_files
 
 from ddpfix.engine import fix_source
+from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.transforms import all_rules
 
 RULES = all_rules()
@@ -18,7 +19,8 @@ def describe(finding) -> str:
 @pytest.mark.parametrize("case", cases(), ids=lambda c: c.id)
 def test_fixture(case):
     data = case.input.read_bytes()
-    result = fix_source(str(case.input), data, RULES)
+    facts = ProjectFacts.merge(file_facts(str(p), p.read_bytes()) for p in case.group)
+    result = fix_source(str(case.input), data, RULES, facts)
     assert not result.problems, result.problems
     if case.expected is None:
         assert result.fixed is None, "a negative case must come out byte-identical"
@@ -36,7 +38,10 @@ def test_fixture(case):
 @pytest.mark.parametrize("expected", expected_files(), ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_expected_output_is_stable(expected):
     data = expected.read_bytes()
-    result = fix_source(str(expected), data, RULES)
+    inputs = [p for p in expected.parent.glob("*.py") if not p.name.endswith(".expected.py")]
+    group = inputs if expected.parent.parent != FIXTURES else []
+    facts = ProjectFacts.merge(file_facts(str(p), p.read_bytes()) for p in [*group, expected])
+    result = fix_source(str(expected), data, RULES, facts)
     assert result.fixed is None, "running again changed the fixed output (not idempotent)"
     assert not any(f.fixable for f in result.findings)
 
@@ -45,5 +50,10 @@ def test_every_rule_has_fixtures():
     folders = {p.name for p in FIXTURES.iterdir() if p.is_dir()}
     for rule in RULES:
         assert rule.name in folders, f"{rule.code} {rule.name} has no fixtures/{rule.name}/"
-        inputs = [c for c in cases() if c.input.parent.name == rule.name]
-        assert any(c.expected for c in inputs) and any(not c.expected for c in inputs)
+        inputs = [c for c in cases() if rule.name in c.input.relative_to(FIXTURES).parts[:1]]
+        negatives = [c for c in inputs if c.expected is None and c.findings is None]
+        assert negatives, f"{rule.code} has no negative fixture"
+        if rule.fixable:
+            assert any(c.expected for c in inputs), f"{rule.code} has no fixture it rewrites"
+        else:
+            assert any(c.findings for c in inputs), f"{rule.code} has no fixture with findings"

@@ -147,6 +147,7 @@ def fix_source(
 
     if current != data:
         result.fixed = current
+    result.findings.sort(key=lambda f: (f.line, f.column, f.code))
     return result
 
 

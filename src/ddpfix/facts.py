@@ -77,7 +77,7 @@ def file_facts(path: str, data: bytes) -> FileFacts:
                 if part.strip() and b"=" not in part
             )
             facts.classes.append((match.group(1).decode("ascii", "replace"), names))
-    if b"monitor" not in data:
+    if b"monitor" not in data and not any(name.encode() in data for name in MONITORING_CALLBACKS):
         return facts
     try:
         with warnings.catch_warnings():

@@ -65,3 +65,14 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
 
 def keeps_comments(before: cst.CSTNode, after: cst.CSTNode) -> bool:
     return comments(before) == comments(after)
+
+
+class ReplaceCalls(cst.CSTTransformer):
+    """Swaps calls (found in the tree being visited) for their rewritten versions."""
+
+    def __init__(self, replacements: dict[cst.Call, cst.Call]):
+        super().__init__()
+        self.replacements = replacements
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        return self.replacements.get(original_node, updated_node)

@@ -151,3 +151,38 @@ def device_kind(node: cst.BaseExpression, imports: ImportTable) -> str:
         if isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return device_kind(first.value, imports)
     return "unknown"
+
+
+def metric_attributes(cls: cst.ClassDef, imports: ImportTable) -> set[str]:
+    """``self.<name>`` attributes of ``cls`` assigned a torchmetrics object (a Metric, a MetricCollection).
+
+    Such metrics synchronise their own state across ranks; ``compute()`` on one is a collective.
+    """
+    found: set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if not isinstance(value, cst.Call):
+                return
+            qualified = imports.qualify(value.func) or ""
+            if qualified.split(".")[0] != "torchmetrics":
+                return
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                    found.add(t.attr.value)
+
+    cls.visit(Collect())
+    return found
+
+
+def all_functions(module: cst.Module) -> list[cst.FunctionDef]:
+    found: list[cst.FunctionDef] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.append(node)
+
+    module.visit(Collect())
+    return found

@@ -121,6 +121,11 @@ def gated_statements(function: cst.FunctionDef, tests: RankTests) -> Iterator[Ga
     yield from _walk(function.body, tests, guard)
 
 
+def gated_at_module_level(module: cst.Module, tests: RankTests) -> Iterator[Gated]:
+    """Gated statements of a script's top level (functions are walked on their own)."""
+    yield from _walk(module, tests, None)
+
+
 def _walk(block: cst.BaseSuite, tests: RankTests, guard: Guard | None, guarded_block: bool = False) -> Iterator[Gated]:
     if isinstance(block, cst.SimpleStatementSuite):
         if guard is not None:

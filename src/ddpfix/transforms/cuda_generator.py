@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpfix.transforms._args import ReplaceCalls, comments
 from ddpfix.transforms._lightning import device_kind
 from ddpfix.transforms.base import Rule, RuleContext
 
@@ -113,7 +114,7 @@ class CudaGenerator(Rule):
                 to_fix[origin.call] = fixed_call
         if not to_fix:
             return module
-        return module.visit(_Replace(to_fix))
+        return module.visit(ReplaceCalls(to_fix))
 
 
 @dataclass
@@ -359,17 +360,6 @@ def _device_arg(call: cst.Call) -> cst.Arg | None:
     return None
 
 
-def _comments(node: cst.CSTNode) -> list[str]:
-    found: list[str] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Comment(self, comment: cst.Comment) -> None:
-            found.append(comment.value)
-
-    node.visit(Collect())
-    return found
-
-
 def _without_arg(call: cst.Call, drop: cst.Arg) -> cst.Call | None:
     """``call`` without the argument ``drop``; comments around it move to the opening parenthesis.
 
@@ -385,20 +375,11 @@ def _without_arg(call: cst.Call, drop: cst.Arg) -> cst.Call | None:
     else:
         before = call.whitespace_before_args
         comma = drop.comma
-        if not _comments(before) and isinstance(comma, cst.Comma) and _comments(comma.whitespace_after):
+        if not comments(before) and isinstance(comma, cst.Comma) and comments(comma.whitespace_after):
             before = comma.whitespace_after  # ``device="cuda",  # why`` keeps its comment
-        if not _comments(before):
+        if not comments(before):
             before = cst.SimpleWhitespace("")
         elif isinstance(before, cst.ParenthesizedWhitespace):
             before = before.with_changes(last_line=cst.SimpleWhitespace(""))
         new = call.with_changes(args=(), whitespace_before_args=before)
-    return new if sorted(_comments(new)) == sorted(_comments(call)) else None
-
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, replacements: dict[cst.Call, cst.Call]):
-        super().__init__()
-        self.replacements = replacements
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        return self.replacements.get(original_node, updated_node)
+    return new if sorted(comments(new)) == sorted(comments(call)) else None

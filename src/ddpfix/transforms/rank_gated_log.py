@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ddpfix.transforms._args import is_true, keeps_comments, keyword, with_keyword, without_keyword
+from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
 from ddpfix.transforms._names import statement_names
 from ddpfix.transforms._ranks import Gated, RankTests, gated_statements
@@ -223,14 +223,11 @@ class _Edits:
         return result
 
 
-class _Apply(cst.CSTTransformer):
+class _Apply(ReplaceCalls):
     def __init__(self, edits: _Edits):
-        super().__init__()
+        super().__init__(edits.calls)
         self.edits = edits
         self.placed = 0
-
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        return self.edits.calls.get(original_node, updated_node)
 
     def _rebuild(self, original_body, updated_body) -> list:
         out = []

@@ -1,0 +1,136 @@
+"""DDP005 collective-under-rank-guard: a collective that only rank 0 enters stalls every other rank."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._lightning import all_functions, metric_attributes
+from ddpfix.transforms._names import root_name
+from ddpfix.transforms._ranks import Gated, RankTests, gated_at_module_level, gated_statements
+from ddpfix.transforms.base import Rule, RuleContext
+
+TORCH_DISTRIBUTED = frozenset(
+    f"torch.distributed.{name}"
+    for name in (
+        "all_reduce", "all_gather", "all_gather_object", "all_gather_into_tensor", "broadcast",
+        "broadcast_object_list", "barrier", "monitored_barrier", "reduce", "reduce_scatter",
+        "reduce_scatter_tensor", "gather", "gather_object", "scatter", "scatter_object_list", "all_to_all",
+    )
+)
+STRATEGY_COLLECTIVES = frozenset({"barrier", "broadcast", "reduce", "all_gather", "reduce_boolean_decision"})
+FABRIC_COLLECTIVES = frozenset({"barrier", "broadcast", "all_reduce", "all_gather", "save"})
+
+
+class CollectiveUnderRankGuard(Rule):
+    """
+    # DDP005 collective-under-rank-guard
+
+    ## What it does
+    Reports collectives that run under a rank guard (`if self.trainer.is_global_zero:`,
+    `if self.global_rank == 0:`, an early `return` on the other ranks, `@rank_zero_only`...):
+    `self.all_gather`, `trainer.strategy.barrier/broadcast/reduce/all_gather`,
+    `torch.distributed.*` collectives, `compute()` of a torchmetrics attribute,
+    `trainer.save_checkpoint`, and `fabric.barrier/broadcast/all_reduce/all_gather/save`. Each
+    finding names the guard's line.
+
+    ## Why it breaks under DDP
+    A collective completes only when every rank enters it. Under a rank guard only rank 0 does, and
+    it waits forever; the other ranks stall at their next collective. `Metric.compute()` syncs the
+    metric's state across ranks, and `trainer.save_checkpoint` ends in a barrier, so both count. The
+    docs: "The `is_global_zero` guard belongs around `self.log`, not around the computation."
+
+    ## Before
+    ```python
+    if self.trainer.is_global_zero:
+        preds = self.all_gather(self.preds)
+        torch.save(preds, "preds.pt")
+    ```
+
+    ## After (by hand)
+    ```python
+    preds = self.all_gather(self.preds)
+    if self.trainer.is_global_zero:
+        torch.save(preds, "preds.pt")
+    ```
+
+    ## When it does not fix
+    Always: whether the surrounding statements can move with the collective is a judgement this
+    rule leaves to you.
+    """
+
+    code = "DDP005"
+    name = "collective-under-rank-guard"
+    summary = "Collective under a rank guard: only rank 0 enters it, every rank stalls"
+    fixable = False
+    triggers = (
+        ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank"),
+        ("all_gather", "barrier", "broadcast", "reduce", "compute(", "save_checkpoint", "gather", "scatter", ".save("),
+    )
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        tests = RankTests(ctx.imports)
+        metrics: set[str] = set()
+        for node in module.body:
+            if isinstance(node, cst.ClassDef):
+                metrics |= metric_attributes(node, ctx.imports)
+        seen: set[int] = set()
+        regions = [gated_at_module_level(module, tests)] + [gated_statements(f, tests) for f in all_functions(module)]
+        for region in regions:
+            for gated in region:
+                for call, what in _collectives(gated.statement, ctx, metrics):
+                    if id(call) in seen:
+                        continue
+                    seen.add(id(call))
+                    ctx.report(call, _message(what, gated, ctx), fixable=False)
+        return module
+
+
+def _message(what: str, gated: Gated, ctx: RuleContext) -> str:
+    if gated.guard.branch == "decorator":
+        where = "in a @rank_zero_only function"
+    else:
+        where = f"under the rank guard on line {ctx.position(gated.guard.node).start.line}"
+    return (
+        f"{what} is a collective and runs {where}: only rank 0 enters it, so every rank stalls; run it on "
+        "every rank and keep only its side effects (saving, printing) under the guard"
+    )
+
+
+def _collectives(statement: cst.CSTNode, ctx: RuleContext, metrics: set[str]) -> list[tuple[cst.Call, str]]:
+    found: list[tuple[cst.Call, str]] = []
+    code = cst.Module([])
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return False  # defined here, runs elsewhere
+
+        visit_Lambda = visit_FunctionDef
+
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            name = code.code_for_node(func)
+            if ctx.imports.qualify(func) in TORCH_DISTRIBUTED:
+                found.append((call, f"{name}()"))
+                return
+            if not isinstance(func, cst.Attribute):
+                return
+            method, owner = func.attr.value, func.value
+            owner_name = owner.attr.value if isinstance(owner, cst.Attribute) else getattr(owner, "value", None)
+            if method == "all_gather" and isinstance(owner, cst.Name) and owner.value == "self":
+                found.append((call, "self.all_gather()"))
+            elif method in STRATEGY_COLLECTIVES and owner_name == "strategy":
+                found.append((call, f"{name}()"))
+            elif method == "save_checkpoint" and owner_name == "trainer":
+                found.append((call, f"{name}() (it ends in a barrier)"))
+            elif method in FABRIC_COLLECTIVES and owner_name == "fabric":
+                found.append((call, f"{name}()"))
+            elif (
+                method == "compute"
+                and isinstance(owner, cst.Attribute)
+                and root_name(owner) == "self"
+                and owner.attr.value in metrics
+            ):
+                found.append((call, f"{name}() (it syncs the metric's state across ranks)"))
+
+    statement.visit(Collect())
+    return found
