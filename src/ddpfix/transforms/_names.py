@@ -11,8 +11,10 @@ import libcst as cst
 class StatementNames:
     reads: set[str] = field(default_factory=set)
     binds: set[str] = field(default_factory=set)
-    #: binds, plus the objects the statement may mutate: roots of assigned attributes/items
-    #: (``dm.x = 1``), of method-call receivers (``dm.setup()``) and of call arguments (``f(dm)``).
+    #: binds, plus the roots of assigned attributes/items (``dm.x = 1`` assigns ``dm``).
+    assigns: set[str] = field(default_factory=set)
+    #: assigns, plus the objects the statement may mutate: roots of method-call receivers
+    #: (``dm.setup()``) and of call arguments (``f(dm)``).
     writes: set[str] = field(default_factory=set)
 
 
@@ -41,7 +43,7 @@ class _Collect(cst.CSTVisitor):
         else:
             root = root_name(target)
             if root is not None:
-                self.names.writes.add(root)
+                self.names.assigns.add(root)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -126,5 +128,6 @@ def statement_names(statement: cst.CSTNode) -> StatementNames:
     collect = _Collect()
     statement.visit(collect)
     names = collect.names
-    names.writes |= names.binds
+    names.assigns |= names.binds
+    names.writes |= names.assigns
     return names

@@ -176,11 +176,12 @@ def _why_not_movable(call: cst.Call, gated: Gated) -> str | None:
         jumped_before, jumped_after = block[:index], block[index + 1 :]
     jumped_before = [s for s in jumped_before if not _only_logs(s)]
     jumped_after = [s for s in jumped_after if not _only_logs(s)]
-    bound = set().union(*(statement_names(s).writes for s in jumped_before)) if jumped_before else set()
+    # "Computed inside the guard" means assigned there; a print that reads a value does not count.
+    bound = set().union(*(statement_names(s).assigns for s in jumped_before)) if jumped_before else set()
     computed = sorted(reads & bound)
     if computed:
         return f"`{computed[0]}` is computed inside the guard, on rank 0 only; compute it on every rank first"
-    changed = set().union(*(statement_names(s).writes for s in jumped_after)) if jumped_after else set()
+    changed = set().union(*(statement_names(s).assigns for s in jumped_after)) if jumped_after else set()
     if reads & changed:
         return f"the guard changes `{sorted(reads & changed)[0]}` after the call"
     return None
