@@ -166,7 +166,8 @@ def _why_not_movable(call: cst.Call, gated: Gated) -> str | None:
     statement = gated.statement
     if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Expr) or statement.body[0].value is not call:
         return "the call is part of a larger statement"
-    reads = statement_names(statement).reads
+    # What the logged value depends on: the call's arguments (``self.log`` itself reads ``self``).
+    reads = set().union(*(statement_names(arg.value).reads for arg in call.args))
     block = list(gated.block)
     index = block.index(statement)
     if guard.branch == "return":
@@ -180,7 +181,8 @@ def _why_not_movable(call: cst.Call, gated: Gated) -> str | None:
     bound = set().union(*(statement_names(s).assigns for s in jumped_before)) if jumped_before else set()
     computed = sorted(reads & bound)
     if computed:
-        return f"`{computed[0]}` is computed inside the guard, on rank 0 only; compute it on every rank first"
+        name = "self.…" if computed[0] == "self" else computed[0]
+        return f"`{name}` is computed inside the guard, on rank 0 only; compute it on every rank first"
     changed = set().union(*(statement_names(s).assigns for s in jumped_after)) if jumped_after else set()
     if reads & changed:
         return f"the guard changes `{sorted(reads & changed)[0]}` after the call"
