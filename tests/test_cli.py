@@ -305,3 +305,36 @@ def test_deeply_nested_code(tmp_path, run_cli):
     assert re.search(r"^parens\.py:4:\d+: E999 cannot parse: too many nested parentheses", err, re.M)
     for name in ("elif.py", "sum.py"):
         assert b'torch.Generator("cuda")' not in (tmp_path / name).read_bytes()
+
+
+SEED_LOG = (FIXTURES / "rank-gated-log" / "seed_pattern.py").read_bytes()
+MONITORED = (FIXTURES / "rank-gated-log" / "monitored_moved_out.py").read_bytes()
+
+
+def test_log_mode_sync_dist_moves_even_unmonitored_logs_out(run_cli):
+    proc = run_cli("-", "--select", "DDP003", "--log-mode", "sync-dist", input=SEED_LOG)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert '        if self.trainer.is_global_zero:\n            self.log' not in out
+    assert '        self.log("val_mean_loss", mean_loss, sync_dist=True)\n        self.val_outputs.clear()' in out
+
+
+def test_log_mode_rank_zero_only_refuses_a_monitored_metric(run_cli):
+    proc = run_cli("-", "--select", "DDP003", "--log-mode", "rank-zero-only", "--check", input=MONITORED)
+    assert proc.returncode == 1
+    out = proc.stdout.decode()
+    assert "val_loss is monitored by EarlyStopping" in out and "use --log-mode sync-dist" in out
+    assert "test_acc" in out and "[*]" in out  # the unmonitored one is still fixed
+    bad = run_cli("-", "--log-mode", "sometimes", input=MONITORED)
+    assert bad.returncode == 2
+
+
+def test_a_metric_monitored_in_another_file_of_the_run(tmp_path, run_cli):
+    shutil.copytree(FIXTURES / "rank-gated-log" / "two_files", tmp_path / "proj", ignore=shutil.ignore_patterns("*.expected.py"))
+    alone = run_cli("--check", "proj/model.py", cwd=tmp_path)
+    assert "monitored" not in alone.stdout.decode()  # model.py alone: nobody monitors val_xfile_loss
+    together = run_cli("--write", "proj", cwd=tmp_path)
+    assert together.returncode == 0, together.stderr
+    expected = (FIXTURES / "rank-gated-log" / "two_files" / "model.expected.py").read_bytes()
+    assert (tmp_path / "proj" / "model.py").read_bytes() == expected
+    assert "monitored by EarlyStopping (proj/train.py:6)" in together.stdout.decode()
