@@ -186,3 +186,26 @@ def all_functions(module: cst.Module) -> list[cst.FunctionDef]:
 
     module.visit(Collect())
     return found
+
+
+# Methods of a LightningModule that run with the module already on its device.
+_DEVICE_HOOK_PREFIXES = ("on_train_batch", "on_validation_batch", "on_test_batch", "on_predict_batch", "on_before_", "on_after_")
+_DEVICE_HOOKS = frozenset({
+    "forward", "training_step", "validation_step", "test_step", "predict_step",
+    "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
+    "on_test_epoch_start", "on_test_epoch_end", "on_predict_epoch_start", "on_predict_epoch_end",
+    "on_train_start", "on_validation_start", "on_test_start", "on_predict_start",
+})
+# Methods that run before the module is on its device (``self.device`` is still the CPU there).
+BEFORE_PLACEMENT = frozenset({"__init__", "setup", "prepare_data", "configure_model", "train_dataloader",
+                              "val_dataloader", "test_dataloader", "predict_dataloader"})
+
+
+def runs_on_device(method_name: str) -> bool:
+    """A hook that Lightning calls with the module on its device: ``self.device`` is the rank's device there."""
+    return method_name in _DEVICE_HOOKS or method_name.startswith(_DEVICE_HOOK_PREFIXES)
+
+
+TENSOR_FACTORIES = frozenset(
+    f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor")
+)

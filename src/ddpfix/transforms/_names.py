@@ -25,6 +25,29 @@ def root_name(node: cst.BaseExpression) -> str | None:
     return node.value if isinstance(node, cst.Name) else None
 
 
+# Methods that read their receiver without changing it; the receiver of any other method may change.
+READ_ONLY_METHODS = frozenset({
+    "item", "tolist", "numpy", "cpu", "detach", "mean", "sum", "max", "min", "std", "var", "size", "dim",
+    "numel", "float", "double", "half", "long", "int", "bool", "norm", "abs", "any", "all", "argmax", "argmin",
+    "keys", "values", "items", "get", "copy", "clone", "format", "startswith", "endswith", "join", "split",
+    "strip", "lower", "upper", "log", "log_dict", "print",
+})
+# Callables that do not change their arguments.
+PURE_CALLEES = frozenset({
+    "print", "len", "str", "repr", "float", "int", "bool", "round", "abs", "min", "max", "sum", "isinstance",
+    "format", "sorted", "list", "tuple", "set", "dict", "type", "id", "hash", "any", "all", "range", "enumerate",
+    "zip", "getattr", "hasattr",
+})
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
 class _Collect(cst.CSTVisitor):
     def __init__(self):
         super().__init__()
@@ -103,10 +126,13 @@ class _Collect(cst.CSTVisitor):
             self.not_loads.add(id(node.keyword))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute):
+        callee = _callee_name(node.func)
+        if isinstance(node.func, cst.Attribute) and callee not in READ_ONLY_METHODS:
             root = root_name(node.func.value)
             if root is not None:
                 self.names.writes.add(root)
+        if callee in PURE_CALLEES or callee in READ_ONLY_METHODS:
+            return
         for arg in node.args:
             root = root_name(arg.value)
             if root is not None:
@@ -131,3 +157,39 @@ def statement_names(statement: cst.CSTNode) -> StatementNames:
     names.assigns |= names.binds
     names.writes |= names.assigns
     return names
+
+
+class _Exits(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.found: str | None = None
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    def _hit(self, word: str) -> None:
+        self.found = self.found or word
+
+    def visit_Return(self, node) -> None:
+        self._hit("return")
+
+    def visit_Raise(self, node) -> None:
+        self._hit("raise")
+
+    def visit_Break(self, node) -> None:
+        self._hit("break")
+
+    def visit_Continue(self, node) -> None:
+        self._hit("continue")
+
+    def visit_Yield(self, node) -> None:
+        self._hit("yield")
+
+
+def exit_in(statement: cst.CSTNode) -> str | None:
+    """The first return/raise/break/continue/yield in ``statement`` (not in a function defined there)."""
+    exits = _Exits()
+    statement.visit(exits)
+    return exits.found

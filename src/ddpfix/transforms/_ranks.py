@@ -17,9 +17,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddpfix.imports import ImportTable
-from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._lightning import lightning_name, string_value
 
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
+RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
+#: Words that, in an ``if`` test, suggest a rank condition even where the test is not understood.
+RANK_WORDS = ("rank", "is_global_zero", "RANK")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class Guard:
     branch: str  # "body" | "orelse" | "return" | "decorator"
     pure: bool  # the test is only a rank test (no ``and batch_idx == 0``)
     standalone: bool = True  # the ``if`` stands in a block (an ``elif`` does not): code can go next to it
+    nested: bool = False  # inside another rank guard: moving out of this one is not enough
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,21 @@ class RankTests:
             )
         if isinstance(node, cst.Call) and not node.args:
             return self.imports.qualify(node.func) == "torch.distributed.get_rank"
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "int" and len(node.args) == 1:
+            return self._is_rank_variable(node.args[0].value)  # int(os.environ["LOCAL_RANK"])
         return False
+
+    def _is_rank_variable(self, node: cst.BaseExpression) -> bool:
+        """``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK", 0)``, ``os.getenv("LOCAL_RANK")``."""
+        key = None
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            if self.imports.qualify(node.value) == "os.environ":
+                key = node.slice[0].slice.value
+        elif isinstance(node, cst.Call) and node.args:
+            qualified = self.imports.qualify(node.func)
+            if qualified in ("os.environ.get", "os.getenv"):
+                key = node.args[0].value
+        return key is not None and string_value(key) in RANK_VARIABLES
 
     def _comparison(self, node: cst.Comparison) -> str | None:
         """``"zero"`` for rank == 0, ``"nonzero"`` for rank != 0 / rank > 0, else None."""
@@ -62,10 +80,15 @@ class RankTests:
             return None
         left, target = node.left, node.comparisons[0]
         right, op = target.comparator, target.operator
-        zero = lambda n: isinstance(n, cst.Integer) and n.evaluated_value == 0  # noqa: E731
-        if self._is_rank(left) and zero(right):
+        def zero(n):
+            return (isinstance(n, cst.Integer) and n.evaluated_value == 0) or string_value(n) == "0"
+
+        def rank(n):
+            return self._is_rank(n) or self._is_rank_variable(n)
+
+        if rank(left) and zero(right):
             rank_first = True
-        elif zero(left) and self._is_rank(right):
+        elif zero(left) and rank(right):
             rank_first = False
         else:
             return None
@@ -79,6 +102,17 @@ class RankTests:
         """(``"zero"`` | ``"nonzero"``, pure) when ``test`` is true only on rank 0 / only off rank 0."""
         if isinstance(test, cst.Attribute) and test.attr.value == "is_global_zero":
             return "zero", True
+        if self._is_rank(test):
+            return "nonzero", True  # ``if self.global_rank:``
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            # ``is_global_zero == True`` / ``is True`` / ``== False``
+            target = test.comparisons[0]
+            truth = target.comparator.value if isinstance(target.comparator, cst.Name) else None
+            if truth in ("True", "False") and isinstance(target.operator, (cst.Equal, cst.Is, cst.NotEqual, cst.IsNot)):
+                inner = self.classify(test.left)
+                if inner is not None:
+                    negate = (truth == "False") != isinstance(target.operator, (cst.NotEqual, cst.IsNot))
+                    return (("nonzero" if inner[0] == "zero" else "zero") if negate else inner[0]), inner[1]
         if isinstance(test, cst.Comparison):
             kind = self._comparison(test)
             return (kind, True) if kind else None
@@ -129,8 +163,9 @@ def gated_at_module_level(module: cst.Module, tests: RankTests) -> Iterator[Gate
 def _walk(block: cst.BaseSuite, tests: RankTests, guard: Guard | None, guarded_block: bool = False) -> Iterator[Gated]:
     if isinstance(block, cst.SimpleStatementSuite):
         if guard is not None:
+            # A one-line body (``if zero: self.log(...)``): a stand-in line, never a place to move from.
             line = cst.SimpleStatementLine(body=block.body)
-            yield Gated(line, guard, (line,), guarded_block)
+            yield Gated(line, guard, (line,), False)
         return
     statements = tuple(block.body)
     current, direct = guard, guarded_block
@@ -144,7 +179,7 @@ def _walk(block: cst.BaseSuite, tests: RankTests, guard: Guard | None, guarded_b
             kind = tests.classify(statement.test)
             if kind == ("nonzero", True) and statement.orelse is None and _only_returns(statement.body):
                 # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
-                current, direct = Guard(statement, "return", True), True
+                current, direct = Guard(statement, "return", True, nested=current is not None), True
             continue
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             continue  # defined here, run elsewhere
@@ -154,12 +189,14 @@ def _walk(block: cst.BaseSuite, tests: RankTests, guard: Guard | None, guarded_b
 
 def _walk_if(node: cst.If, tests: RankTests, outer: Guard | None, standalone: bool) -> Iterator[Gated]:
     kind = tests.classify(node.test)
-    body_guard = Guard(node, "body", kind[1], standalone) if kind and kind[0] == "zero" else None
-    else_guard = Guard(node, "orelse", kind[1], standalone) if kind and kind[0] == "nonzero" else None
+    nested = outer is not None
+    body_guard = Guard(node, "body", kind[1], standalone, nested) if kind and kind[0] == "zero" else None
+    else_guard = Guard(node, "orelse", kind[1], standalone, nested) if kind and kind[0] == "nonzero" else None
     yield from _walk(node.body, tests, body_guard or outer, body_guard is not None)
     orelse = node.orelse
     if isinstance(orelse, cst.If):
-        yield from _walk_if(orelse, tests, outer, standalone=False)
+        # ``if rank != 0: ... elif c: ...``: every later branch runs on rank 0 only.
+        yield from _walk_if(orelse, tests, else_guard or outer, standalone=False)
     elif orelse is not None:
         yield from _walk(orelse.body, tests, else_guard or outer, else_guard is not None)
 
@@ -176,3 +213,43 @@ def _inner_blocks(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuit
         yield final.body
     for case in getattr(statement, "cases", ()):
         yield case.body
+
+
+def mentions_rank(test: cst.BaseExpression) -> bool:
+    code = cst.Module([]).code_for_node(test)
+    return any(word in code for word in RANK_WORDS)
+
+
+def maybe_rank_gated(function: cst.FunctionDef) -> set[int]:
+    """ids of the calls in ``function`` that may run on some ranks only: under any ``if`` whose test
+    mentions a rank (understood or not, either branch), or after ``if <rank test>: return``.
+
+    Where adding ``sync_dist=True`` would hang if the guess were wrong, a guess is not good enough.
+    """
+    calls: set[int] = set()
+
+    def all_calls(node: cst.CSTNode) -> None:
+        class Collect(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                calls.add(id(call))
+
+        node.visit(Collect())
+
+    class Walk(cst.CSTVisitor):
+        def visit_If(self, node: cst.If) -> bool:
+            if mentions_rank(node.test):
+                all_calls(node)
+                return False
+            return True
+
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+            statements = list(node.body)
+            for index, statement in enumerate(statements):
+                if isinstance(statement, cst.If) and mentions_rank(statement.test) and _only_returns(statement.body):
+                    for later in statements[index + 1 :]:
+                        all_calls(later)
+                    break
+            return True
+
+    function.visit(Walk())
+    return calls

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
-from ddpfix.transforms._ranks import RankTests, gated_statements
+from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated
 from ddpfix.transforms.base import Rule, RuleContext
 
 LOG_METHODS = frozenset({"log", "log_dict"})
@@ -50,8 +50,10 @@ class EpochLogSync(Rule):
 
     ## When it does not fix
     Never touches a call that passes `sync_dist` at all (even `False`: you decided), one with
-    `rank_zero_only=True`, one under a rank guard (DDP003's case), or one that logs a torchmetrics
-    object or `metric.compute()` (torchmetrics syncs its own state; `sync_dist` is ignored there).
+    `rank_zero_only=True` or `*args`/`**kwargs`, one under a rank guard (DDP003's case) or under any
+    `if` whose test mentions a rank (a synced log that only some ranks reach hangs), or one that logs
+    a torchmetrics object or `metric.compute()` (torchmetrics syncs its own state; `sync_dist` is
+    ignored there).
     Step-level logging (`training_step` without `on_epoch=True`) is left alone.
     """
 
@@ -70,9 +72,12 @@ class EpochLogSync(Rule):
             if cls not in metrics_by_class:
                 metrics_by_class[cls] = metric_attributes(cls, ctx.imports)
             gated = {id(c) for g in gated_statements(method, tests) for c in self_method_calls(g.statement, LOG_METHODS)}
+            gated |= maybe_rank_gated(method)
             for call in self_method_calls(method.body, LOG_METHODS):
                 if id(call) in gated or not _logs_per_epoch(call, method.name.value):
                     continue
+                if any(arg.star for arg in call.args):
+                    continue  # **kwargs may carry sync_dist already
                 if keyword(call, "sync_dist") is not None or is_true(keyword(call, "rank_zero_only")):
                     continue
                 if _logs_a_metric_object(call, metrics_by_class[cls]):

@@ -107,6 +107,18 @@ class InitModuleScope(Rule):
 class _Block:
     node: cst.With
     label: str  # how the finding names it, e.g. trainer.init_module()
+    nested: bool = False  # inside, or around, another recognised block
+
+
+def _withs_inside(node: cst.With) -> set[cst.With]:
+    found: set[cst.With] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_With(self, inner: cst.With) -> None:
+            found.add(inner)
+
+    node.body.visit(Collect())
+    return found
 
 
 @dataclass
@@ -136,6 +148,13 @@ class _Knowledge:
             block = knowledge._recognise(node)
             if block is not None:
                 knowledge.blocks.append(block)
+        # Blocks inside blocks: fixing the inner one first would make the outer one fixable on a
+        # second run; a run must be final, so both are only reported.
+        for block in knowledge.blocks:
+            inner = _withs_inside(block.node)
+            for other in knowledge.blocks:
+                if other is not block and (other.node in inner or block.node in _withs_inside(other.node)):
+                    block.nested = True
         if scan.default_device and scan.loading_lines:
             call, line = scan.default_device
             later = [n for n in scan.loading_lines if n > line]
@@ -342,13 +361,15 @@ def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
         return _refuse(plan, "the block is on one line") if _one_line_has_data(body, knowledge) else _Plan(nothing_to_move=True)
     if len(node.items) > 1:
         return _refuse(plan, "several context managers in one `with`")
+    if block.nested:
+        return _refuse(plan, "it is nested with another init_module()/device block")
     exits = _Exits()
     body.visit(exits)
     if exits.found:
         return _refuse(plan, f"`{exits.found}` inside the block")
     if "mixed" in kinds:
         return _refuse(plan, "a compound statement inside mixes model construction and data work")
-    return _order(plan, node, statements, kinds)
+    return _order(plan, node, statements, kinds, knowledge)
 
 
 def _one_line_has_data(body: cst.SimpleStatementSuite, knowledge: _Knowledge) -> bool:
@@ -374,7 +395,9 @@ def _describe(statements, kinds, knowledge) -> tuple[str, str]:
                     "its samplers will draw shuffle indices on the GPU and fail (\"Expected a 'cuda' device type "
                     "for generator but found 'cpu'\")",
                 )
-    first = next((s for s, k in zip(statements, kinds) if k in ("data", "mixed")), None)
+    moved = [s for s, k in zip(statements, kinds) if k in ("data", "mixed")]
+    # Name the data work itself where one statement says so (a DataModule, a DataLoader).
+    first = next((s for s in moved if DATA_WORDS.search(code.code_for_node(s))), moved[0] if moved else None)
     text = code.code_for_node(first).strip().splitlines()[0] if first is not None else "data work"
     return (f"`{text}` runs", "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails")
 
@@ -423,9 +446,15 @@ def _small_kind(small: cst.BaseSmallStatement, knowledge: _Knowledge, model_name
     return "data"
 
 
-def _order(plan: _Plan, node: cst.With, statements: list, kinds: list[str]) -> _Plan:
+def _order(plan: _Plan, node: cst.With, statements: list, kinds: list[str], knowledge: _Knowledge) -> _Plan:
     """Which data statements go before the ``with`` and which after, if that is provably order-safe."""
     names = [statement_names(s) for s in statements]
+    # Global random state is a name too: building a model draws from it, and so do seeding calls
+    # and random data. Such statements must keep their order.
+    for statement, kind, found in zip(statements, kinds, names):
+        if kind == "model" or _touches_global_state(statement, knowledge):
+            found.reads.add(GLOBAL_STATE)
+            found.writes.add(GLOBAL_STATE)
     model_at = [i for i, k in enumerate(kinds) if k == "model"]
     first_model = model_at[0] if model_at else len(statements)
     before = {i for i in range(first_model)}
@@ -442,12 +471,19 @@ def _order(plan: _Plan, node: cst.With, statements: list, kinds: list[str]) -> _
         jumped = [m for m in range(first_model, j) if m not in before]
         conflict = _conflict(names[j], [names[m] for m in jumped])
         if conflict:
-            return _refuse(plan, f"moving line {_line(statements[j])} before the block would change what `{conflict}` is")
+            return _refuse(plan, _conflict_reason(statements[j], "before", conflict))
     for d in after:
         jumped = [m for m in model_at if m > d]
         conflict = _conflict(names[d], [names[m] for m in jumped])
         if conflict:
-            return _refuse(plan, f"moving line {_line(statements[d])} after the block would change what `{conflict}` is")
+            return _refuse(plan, _conflict_reason(statements[d], "after", conflict))
+    alias = node.items[0].asname
+    if alias is not None:
+        bound = statement_names(alias.name).binds if not isinstance(alias.name, cst.Name) else {alias.name.value}
+        if not model_at:
+            return _refuse(plan, "the block would go, and with it its `as` binding")
+        if any(names[i].reads & bound for i in before):
+            return _refuse(plan, "a statement that would move before the block uses its `as` binding")
     moved_before = [statements[i] for i in sorted(before)]
     moved_after = [statements[i] for i in after]
     kept = [statements[i] for i in model_at]
@@ -458,12 +494,50 @@ def _order(plan: _Plan, node: cst.With, statements: list, kinds: list[str]) -> _
     result = [*moved_before, *inside, *moved_after]
     if result[0] is not (inside[0] if inside else None):
         # The lines above the ``with`` (blank lines, a comment) stay above whatever now comes first.
-        result[0] = result[0].with_changes(leading_lines=[*node.leading_lines, *result[0].leading_lines])
+        header = [cst.EmptyLine(comment=node.body.header.comment)] if not inside and node.body.header.comment else []
+        result[0] = result[0].with_changes(leading_lines=[*node.leading_lines, *header, *result[0].leading_lines])
         if inside:
             result[len(moved_before)] = inside[0].with_changes(leading_lines=[])
     plan.replacement = result
     plan.trailing_lines = carry
     return plan
+
+
+GLOBAL_STATE = "<global random state>"
+_GLOBAL_STATE_CALLS = frozenset({
+    "torch.manual_seed", "torch.seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "random.seed",
+    "numpy.random.seed", "torch.set_default_dtype", "torch.set_default_device", "torch.set_default_tensor_type",
+    "torch.use_deterministic_algorithms", "torch.set_rng_state",
+})
+_RANDOM_FACTORIES = frozenset(f"torch.{n}" for n in ("rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like", "randn_like"))
+
+
+def _touches_global_state(statement: cst.CSTNode, knowledge: _Knowledge) -> bool:
+    """Seeding, default dtype/device, or drawing random numbers from the global generator."""
+    found = False
+    imports = knowledge.ctx.imports
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            qualified = imports.qualify(call.func) or ""
+            if (
+                qualified in _GLOBAL_STATE_CALLS
+                or qualified in _RANDOM_FACTORIES
+                or qualified.startswith(("random.", "numpy.random."))
+                or lightning_name(imports, call.func) == "seed_everything"
+            ):
+                found = True
+
+    statement.visit(Collect())
+    return found
+
+
+def _conflict_reason(statement, where: str, name: str) -> str:
+    if name == GLOBAL_STATE:
+        return (f"moving `{_line(statement)}` {where} the block would reorder it with model construction, "
+                "which draws from the global random state")
+    return f"moving `{_line(statement)}` {where} the block would change what `{name}` is"
 
 
 def _line(statement) -> str:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
-from ddpfix.transforms._names import statement_names
+from ddpfix.transforms._names import exit_in, statement_names
 from ddpfix.transforms._ranks import Gated, RankTests, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
 
@@ -106,6 +106,10 @@ class RankGatedLog(Rule):
             ctx.report(call, f"{label} runs {where}, but {names[0]} is monitored by {monitors[0].describe()}: "
                        "rank_zero_only=True would leave the other ranks without it; use --log-mode sync-dist", fixable=False)
             return
+        if any(arg.star for arg in call.args):
+            ctx.report(call, f"{label} runs {where}: other ranks never log it; not rewritten: the call passes *args or "
+                       "**kwargs, so rank_zero_only=True could clash with them", fixable=False)
+            return
         problem = (
             "only rank 0 enters the sync_dist all-reduce, so the other ranks hang"
             if synced
@@ -161,32 +165,50 @@ def _why_not_movable(call: cst.Call, gated: Gated) -> str | None:
         return "the guard also tests something else, so moving the call out would log more often"
     if not guard.standalone:
         return "the guard is an `elif`"
+    if guard.nested:
+        return "it sits under more than one rank guard"
     if not gated.direct:
         return "the call is nested deeper than the guard's own block"
     statement = gated.statement
     if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Expr) or statement.body[0].value is not call:
         return "the call is part of a larger statement"
-    # What the logged value depends on: the call's arguments (``self.log`` itself reads ``self``).
-    reads = set().union(*(statement_names(arg.value).reads for arg in call.args))
+    if any(arg.star for arg in call.args):
+        return "the call passes *args or **kwargs"
+    if guard.branch in ("body", "orelse") and _other_branch_logs(guard):
+        return "the other branch of the guard logs too"
     block = list(gated.block)
     index = block.index(statement)
     if guard.branch == "return":
-        start = block.index(guard.node) + 1
-        jumped_before, jumped_after = block[start:index], []
+        jumped = block[block.index(guard.node) + 1 : index]  # the call moves above these and the guard
     else:
-        jumped_before, jumped_after = block[:index], block[index + 1 :]
-    jumped_before = [s for s in jumped_before if not _only_logs(s)]
-    jumped_after = [s for s in jumped_after if not _only_logs(s)]
-    # "Computed inside the guard" means assigned there; a print that reads a value does not count.
-    bound = set().union(*(statement_names(s).assigns for s in jumped_before)) if jumped_before else set()
-    computed = sorted(reads & bound)
-    if computed:
-        name = "self.…" if computed[0] == "self" else computed[0]
-        return f"`{name}` is computed inside the guard, on rank 0 only; compute it on every rank first"
-    changed = set().union(*(statement_names(s).assigns for s in jumped_after)) if jumped_after else set()
-    if reads & changed:
-        return f"the guard changes `{sorted(reads & changed)[0]}` after the call"
+        jumped = [*block[:index], *block[index + 1 :]]  # the call moves below all of these
+    jumped = [s for s in jumped if not _only_logs(s)]
+    for other in jumped:
+        exit_word = exit_in(other)
+        if exit_word:
+            return f"the guard can `{exit_word}` before the call would run"
+    # What the logged value depends on: the call's arguments (``self.log`` itself reads ``self``).
+    names = [statement_names(arg.value) for arg in call.args]
+    reads = set().union(*(n.reads for n in names))
+    binds = set().union(*(n.binds for n in names))  # a walrus inside the call
+    for other in jumped:
+        other_names = statement_names(other)
+        clash = sorted(reads & other_names.writes)
+        if clash:
+            name = "self.…" if clash[0] == "self" else clash[0]
+            return f"`{name}` is computed or changed inside the guard, on rank 0 only; compute it on every rank first"
+        clash = sorted(binds & (other_names.reads | other_names.writes))
+        if clash:
+            return f"the call binds `{clash[0]}`, which the guard also uses"
     return None
+
+
+def _other_branch_logs(guard) -> bool:
+    node = guard.node
+    other = node.orelse if guard.branch == "body" else node.body
+    if other is None:
+        return False
+    return bool(self_method_calls(other, LOG_METHODS))
 
 
 def _only_logs(statement: cst.CSTNode) -> bool:
@@ -245,7 +267,8 @@ class _Apply(ReplaceCalls):
                 updated = _without_empty_branches(updated)
                 if updated is None:  # nothing left under the guard: the moved calls take its place
                     first, *rest = moved_after
-                    out.append(first.with_changes(leading_lines=[*original.leading_lines, *first.leading_lines]))
+                    kept = [*original.leading_lines, *_comment_lines(original), *first.leading_lines]
+                    out.append(first.with_changes(leading_lines=kept))
                     out.extend(rest)
                     continue
             out.append(updated)
@@ -257,6 +280,17 @@ class _Apply(ReplaceCalls):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         return updated_node.with_changes(body=self._rebuild(original_node.body, updated_node.body))
+
+
+def _comment_lines(node: cst.If) -> list[cst.EmptyLine]:
+    """The comments a removed ``if`` carried on its header line and at the end of its block."""
+    lines = []
+    header = node.body.header if isinstance(node.body, cst.IndentedBlock) else None
+    if header is not None and header.comment is not None:
+        lines.append(cst.EmptyLine(comment=header.comment))
+    if isinstance(node.body, cst.IndentedBlock):
+        lines.extend(line for line in node.body.footer if line.comment is not None)
+    return lines
 
 
 def _empty(block: cst.BaseSuite) -> bool:
