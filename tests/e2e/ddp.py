@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,8 +43,18 @@ def require_lightning() -> None:
     pytest.importorskip("lightning")
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def run_script(path: Path, timeout: float = 90, cwd: Path | None = None) -> Run:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    # A fresh rendezvous port per run: back-to-back runs must not meet each other's sockets.
+    env = dict(
+        os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()),
+    )
     start = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, str(path)], cwd=cwd or path.parent, env=env,
