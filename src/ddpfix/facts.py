@@ -11,6 +11,8 @@ The pass uses ``ast`` (C speed) and only on files that mention the words it look
 from __future__ import annotations
 
 import ast
+import functools
+import os
 import re
 import warnings
 from collections.abc import Iterable
@@ -40,22 +42,44 @@ class FileFacts:
 
     monitors: list[Monitor] = field(default_factory=list)
     classes: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (name, base names)
+    seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
+    sampler_off: bool = False  # a Trainer(use_distributed_sampler=False) in this file
+    pin: tuple[str, Pin | None] | None = None  # (path, the Lightning version it runs with) for finder users
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The Lightning version a file runs with, as the project pins it (or as installed)."""
+
+    spec: str  # "==2.2.0", ">=2.1,<2.4", "2.6.6 (installed)"
+    source: str  # where it was read: a file path, or "installed distribution"
+    verdict: str  # "affected" (every allowed version < 2.4.0), "fixed" (all >= 2.4.0), "mixed"
 
 
 @dataclass(frozen=True)
 class ProjectFacts:
     monitored: dict[str, tuple[Monitor, ...]] = field(default_factory=dict)
     lightning_modules: frozenset[str] = frozenset()
+    seeds: frozenset[int] = frozenset()
+    sampler_off: bool = False
+    pins: dict[str, Pin | None] = field(default_factory=dict)
 
     @classmethod
     def merge(cls, parts: Iterable[FileFacts]) -> ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
         bases: dict[str, set[str]] = {}
+        seeds: set[int] = set()
+        sampler_off = False
+        pins: dict[str, Pin | None] = {}
         for part in parts:
             for monitor in part.monitors:
                 monitored.setdefault(monitor.metric, []).append(monitor)
             for name, names in part.classes:
                 bases.setdefault(name, set()).update(names)
+            seeds.update(part.seeds)
+            sampler_off |= part.sampler_off
+            if part.pin is not None:
+                pins[part.pin[0]] = part.pin[1]
         modules = {name for name, names in bases.items() if names & LIGHTNING_BASES}
         grew = True
         while grew:  # derivation across files, by class name
@@ -64,7 +88,7 @@ class ProjectFacts:
                 if name not in modules and names & modules:
                     modules.add(name)
                     grew = True
-        return cls({k: tuple(v) for k, v in monitored.items()}, frozenset(modules))
+        return cls({k: tuple(v) for k, v in monitored.items()}, frozenset(modules), frozenset(seeds), sampler_off, pins)
 
 
 def file_facts(path: str, data: bytes) -> FileFacts:
@@ -77,7 +101,10 @@ def file_facts(path: str, data: bytes) -> FileFacts:
                 if part.strip() and b"=" not in part
             )
             facts.classes.append((match.group(1).decode("ascii", "replace"), names))
-    if b"monitor" not in data and not any(name.encode() in data for name in MONITORING_CALLBACKS):
+    if any(word in data for word in FINDER_WORDS):
+        facts.pin = (path, lightning_pin(path))
+    wanted = (b"monitor", b"seed_everything", b"use_distributed_sampler", *(n.encode() for n in MONITORING_CALLBACKS))
+    if not any(word in data for word in wanted):
         return facts
     try:
         with warnings.catch_warnings():
@@ -88,6 +115,12 @@ def file_facts(path: str, data: bytes) -> FileFacts:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if callee == "seed_everything" and node.args and isinstance(node.args[0], ast.Constant):
+                if isinstance(node.args[0].value, int) and not isinstance(node.args[0].value, bool):
+                    facts.seeds.append(node.args[0].value)
+            for keyword in node.keywords:
+                if keyword.arg == "use_distributed_sampler" and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
+                    facts.sampler_off = True
             if callee in MONITORING_CALLBACKS:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])
                 if metric is not None:
@@ -110,3 +143,105 @@ def _monitor_argument(call: ast.Call, position: int | None) -> str | None:
     if position is not None and len(call.args) > position:
         return _constant_str(call.args[position])
     return None
+
+
+# --- the Lightning version a file runs with (DDP009) -------------------------------------------
+
+FINDER_WORDS = (b"lr_find", b"LearningRateFinder", b"auto_lr_find")
+FIXED_IN = (2, 4, 0)
+_PACKAGES = ("lightning", "pytorch-lightning", "pytorch_lightning")
+_REQUIREMENT = re.compile(
+    r"""(?:^|[\s"',\[])(?P<name>lightning|pytorch[-_]lightning)(?:\[[^\]]*\])?\s*(?P<spec>[<>=!~][^;"'#\n\]]*)?""",
+    re.I | re.M,
+)
+_CLAUSE = re.compile(r"(===|==|~=|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = re.match(r"\d+", piece)
+        parts.append(int(digits.group()) if digits else 0)
+    return tuple(parts + [0] * (3 - len(parts)))
+
+
+def verdict(spec: str) -> str:
+    """Whether a requirement specifier allows only affected versions (< 2.4.0), only fixed ones, or both."""
+    low, high = (0, 0, 0), (10**6, 0, 0)
+    low_open = high_open = False
+    for op, text in _CLAUSE.findall(spec):
+        version = _version(text.rstrip(".*"))
+        if op in ("==", "===") and "*" not in text:
+            low = high = version
+        elif op in ("==", "===", "~="):  # ``==2.3.*`` or ``~=2.3.1``: a release series
+            parts = text.rstrip(".*").split(".")
+            low = max(low, version)
+            if op == "~=":
+                parts = parts[:-1]  # ~=2.3.1 allows 2.3.x; ~=2.3 allows 2.x
+            bumped = [int(p) if p.isdigit() else 0 for p in parts] or [0]
+            bumped[-1] += 1
+            high, high_open = min(high, _version(".".join(map(str, bumped)))), True
+        elif op == ">=":
+            low = max(low, version)
+        elif op == ">":
+            low, low_open = max(low, version), True
+        elif op == "<=":
+            high = min(high, version)
+        elif op == "<":
+            high, high_open = min(high, version), True
+    if high < FIXED_IN or (high == FIXED_IN and high_open):
+        return "affected"
+    if low >= FIXED_IN:
+        return "fixed"
+    return "mixed"
+
+
+def _pin_in_text(text: str, source: str) -> Pin | None:
+    for match in _REQUIREMENT.finditer(text):
+        spec = (match.group("spec") or "").strip().rstrip(",")
+        if spec:
+            return Pin(spec, source, verdict(spec))
+    return None
+
+
+def _shown(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+@functools.lru_cache(maxsize=None)
+def _pin_in_folder(folder: str) -> Pin | None:
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    candidates = [n for n in names if n in ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")]
+    candidates += [n for n in names if n.startswith("requirements") and n.endswith((".txt", ".in"))]
+    for name in candidates:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+                pin = _pin_in_text(handle.read(), _shown(os.path.join(folder, name)))
+        except OSError:
+            continue
+        if pin is not None:
+            return pin
+    parent = os.path.dirname(folder)
+    if parent == folder or os.path.exists(os.path.join(folder, ".git")):
+        return None
+    return _pin_in_folder(parent)
+
+
+@functools.lru_cache(maxsize=None)
+def _installed() -> Pin | None:
+    from importlib import metadata
+
+    for package in _PACKAGES:
+        try:
+            version = metadata.version(package)  # metadata only: lightning itself is never imported
+        except metadata.PackageNotFoundError:
+            continue
+        return Pin(f"{version} (installed)", "installed distribution", verdict(f"=={version}"))
+    return None
+
+
+def lightning_pin(path: str) -> Pin | None:
+    """The project's own pin, found upward from ``path``; else the installed version; else None."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return _pin_in_folder(folder) or _installed()

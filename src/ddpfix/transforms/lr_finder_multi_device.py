@@ -1,0 +1,125 @@
+"""DDP009 lr-finder-multi-device: the LR finder on several devices crashes Lightning before 2.4.0."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._args import keyword
+from ddpfix.transforms._lightning import lightning_name, string_value
+from ddpfix.transforms.base import Rule, RuleContext
+
+
+class LrFinderMultiDevice(Rule):
+    """
+    # DDP009 lr-finder-multi-device
+
+    ## What it does
+    Reports the learning-rate finder — `Tuner(trainer).lr_find(...)`, the `LearningRateFinder`
+    callback, 1.x `trainer.tuner.lr_find` or `Trainer(auto_lr_find=True)` — used with a Trainer
+    whose `devices` is not 1, when the Lightning version the project runs with is below 2.4.0.
+    The version is read, statically, from the project's own pins (`pyproject.toml`,
+    `requirements*.txt`, `setup.cfg`, `environment.yml`, found upward from the file), else from the
+    installed distribution's metadata (Lightning is never imported). An unknown version is said.
+
+    ## Why it breaks under DDP
+    Metrics cached during the finder's pass are moved to the CPU in teardown and, before 2.4.0,
+    never moved back: on two or more devices the first sync fails with "RuntimeError: No backend
+    type associated with device type cpu" (PL#19813, fixed by PR #19814 in 2.4.0).
+
+    ## Before
+    ```python
+    trainer = L.Trainer(devices=4, strategy="ddp")
+    Tuner(trainer).lr_find(model)
+    trainer.fit(model)
+    ```
+
+    ## After (either way out)
+    ```python
+    # requirements.txt: lightning>=2.4.0
+    # or: find the rate on a throw-away Trainer, then build a fresh one for fit
+    Tuner(L.Trainer(devices=4, strategy="ddp")).lr_find(model)
+    trainer = L.Trainer(devices=4, strategy="ddp")
+    trainer.fit(model)
+    ```
+
+    ## When it does not fix
+    Always: upgrading or restructuring is your call. Not reported with `devices=1`, or when the
+    pinned or installed Lightning is 2.4.0 or newer.
+    """
+
+    code = "DDP009"
+    name = "lr-finder-multi-device"
+    summary = "LR finder on several devices with Lightning < 2.4.0: 'No backend type associated with device type cpu'"
+    fixable = False
+    triggers = (("lr_find", "LearningRateFinder", "auto_lr_find"), "Trainer")
+    uses_facts = True
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        scan = _Scan(ctx)
+        module.visit(scan)
+        if not scan.finders or not scan.multi_device_trainers:
+            return module
+        pin = ctx.facts.pins.get(ctx.path) if ctx.path in ctx.facts.pins else _own_pin(ctx)
+        if pin is not None and pin.verdict == "fixed":
+            return module
+        if pin is None:
+            version = "the Lightning version could not be found (no pin, nothing installed); if it is below 2.4.0"
+        elif pin.verdict == "affected":
+            version = f"Lightning {pin.spec} ({pin.source}) is below 2.4.0, and"
+        else:
+            version = f"Lightning {pin.spec} ({pin.source}) allows versions below 2.4.0; with one of them"
+        devices = scan.multi_device_trainers[0][1]
+        for node, what in scan.finders:
+            ctx.report(
+                node,
+                f"{what} with a Trainer on {devices}: {version} the first sync after the finder fails with "
+                "\"RuntimeError: No backend type associated with device type cpu\" (PL#19813). Upgrade to "
+                "lightning>=2.4.0, or run the finder on a separate throw-away Trainer and build a fresh Trainer for fit",
+                fixable=False,
+            )
+        return module
+
+
+def _own_pin(ctx: RuleContext):
+    from ddpfix.facts import lightning_pin
+
+    return lightning_pin(ctx.path)
+
+
+class _Scan(cst.CSTVisitor):
+    def __init__(self, ctx: RuleContext):
+        super().__init__()
+        self.ctx = ctx
+        self.finders: list[tuple[cst.CSTNode, str]] = []
+        self.multi_device_trainers: list[tuple[cst.Call, str]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        short = lightning_name(self.ctx.imports, func)
+        if short == "LearningRateFinder":
+            self.finders.append((node, "the LearningRateFinder callback"))
+        elif isinstance(func, cst.Attribute) and func.attr.value == "lr_find":
+            self.finders.append((node, f"{cst.Module([]).code_for_node(func)}()"))
+        if short == "Trainer":
+            auto = keyword(node, "auto_lr_find")
+            if auto is not None and not (isinstance(auto.value, cst.Name) and auto.value.value == "False"):
+                self.finders.append((auto, "Trainer(auto_lr_find=...)"))
+            devices = keyword(node, "devices") or keyword(node, "gpus")
+            described = _several(devices.value) if devices is not None else "devices=\"auto\" (all available)"
+            if described:
+                self.multi_device_trainers.append((node, described))
+
+
+def _several(value: cst.BaseExpression) -> str | None:
+    """How the ``devices`` value reads, when it may mean more than one device."""
+    code = cst.Module([]).code_for_node(value)
+    if isinstance(value, cst.Integer):
+        return None if value.evaluated_value == 1 else f"devices={code}"
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
+        return f"devices={code}"  # -1: all of them
+    text = string_value(value)
+    if text is not None:
+        return None if text.strip() in ("1", "0,", "1,") else f"devices={code}"
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return None if len(value.elements) == 1 else f"devices={code}"
+    return f"devices={code}"
