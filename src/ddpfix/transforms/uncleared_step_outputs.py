@@ -1,0 +1,150 @@
+"""DDP010 uncleared-step-outputs: step outputs kept in a list that the epoch-end hook never clears."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._lightning import lightning_methods
+from ddpfix.transforms._names import exit_in
+from ddpfix.transforms.base import Rule, RuleContext
+
+EPOCH_END = {
+    "training_step": "on_train_epoch_end",
+    "validation_step": "on_validation_epoch_end",
+    "test_step": "on_test_epoch_end",
+    "predict_step": "on_predict_epoch_end",
+}
+
+
+SET_UP_ONCE = frozenset({"__init__", "setup", "configure_model"})
+
+
+class UnclearedStepOutputs(Rule):
+    """
+    # DDP010 uncleared-step-outputs
+
+    ## What it does
+    Finds a list attribute that a `*_step` appends to and the matching `on_*_epoch_end` reads, but
+    that nothing ever clears, and appends `self.<name>.clear()` as the last statement of that
+    `on_*_epoch_end`.
+
+    ## Why it breaks under DDP
+    The list grows every epoch on every rank: memory climbs until a rank is killed, and each
+    epoch's metric is computed over every epoch so far. Lightning's docs clear it in the hook
+    (`self.validation_step_outputs.clear()  # free memory`).
+
+    ## Before
+    ```python
+    def validation_step(self, batch, batch_idx):
+        self.outputs.append(self.loss(batch))
+
+    def on_validation_epoch_end(self):
+        self.log("val_loss", torch.stack(self.outputs).mean(), sync_dist=True)
+    ```
+
+    ## After
+    ```python
+    def on_validation_epoch_end(self):
+        self.log("val_loss", torch.stack(self.outputs).mean(), sync_dist=True)
+        self.outputs.clear()
+    ```
+
+    ## When it does not fix
+    When the list is read anywhere else after the epoch end (another hook, or a callback through
+    `pl_module.<name>`), or when the epoch-end hook can `return` early: reported.
+    """
+
+    code = "DDP010"
+    name = "uncleared-step-outputs"
+    summary = "Step outputs appended every step, read at epoch end, never cleared: memory grows on every rank"
+    fixable = True
+    triggers = (".append(", "_epoch_end", "_step")
+    uses_facts = True
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        code = module.code
+        additions: dict[cst.FunctionDef, list[str]] = {}
+        classes = {cls: None for cls, _ in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules)}
+        for cls in classes:
+            methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
+            # Creating the list (in __init__ or setup) happens once, not once per epoch: it neither
+            # clears it between epochs nor reads it.
+            uses = {name: _attribute_uses(method) for name, method in methods.items() if name not in SET_UP_ONCE}
+            for step, end in EPOCH_END.items():
+                if step not in methods or end not in methods:
+                    continue
+                for name in sorted(uses[step]["append"]):
+                    if name not in uses[end]["read"]:
+                        continue
+                    if any(name in u["clear"] for u in uses.values()):
+                        continue
+                    message = (
+                        f"self.{name} gets an item every {step} and is read in {end} but never cleared: it grows "
+                        f"every epoch on every rank and mixes epochs; clear it at the end of {end}"
+                    )
+                    readers = [m for m, u in uses.items() if name in u["read"] and m not in (step, end)]
+                    refusal = None
+                    if readers:
+                        refusal = f"{readers[0]} reads it too"
+                    elif f"pl_module.{name}" in code:
+                        refusal = f"a callback reads pl_module.{name}"
+                    elif exit_in(methods[end].body):
+                        refusal = f"{end} can return early"
+                    if refusal:
+                        ctx.report(methods[end], f"{message} (not rewritten: {refusal})", fixable=False)
+                    elif ctx.report(methods[end], message, fixable=True):
+                        additions.setdefault(methods[end], []).append(name)
+        if not additions:
+            return module
+        return module.visit(_AppendClear(additions))
+
+
+def _attribute_uses(method: cst.FunctionDef) -> dict[str, set[str]]:
+    """self.<name> attributes a method appends to, clears, and reads."""
+    uses = {"append": set(), "clear": set(), "read": set()}
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                uses["read"].add(node.attr.value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Attribute)
+                and isinstance(func.value.value, cst.Name)
+                and func.value.value.value == "self"
+            ):
+                name = func.value.attr.value
+                if func.attr.value in ("append", "extend"):
+                    uses["append"].add(name)
+                elif func.attr.value == "clear":
+                    uses["clear"].add(name)
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                t = target.target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                    uses["clear"].add(t.attr.value)  # re-bound: a fresh list, or something else entirely
+
+        def visit_Del(self, node: cst.Del) -> None:
+            target = node.target
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute):
+                uses["clear"].add(target.value.attr.value)
+
+    method.visit(Collect())
+    return uses
+
+
+class _AppendClear(cst.CSTTransformer):
+    def __init__(self, additions: dict[cst.FunctionDef, list[str]]):
+        super().__init__()
+        self.additions = additions
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        names = self.additions.get(original_node)
+        if not names or not isinstance(updated_node.body, cst.IndentedBlock):
+            return updated_node
+        new = [cst.parse_statement(f"self.{name}.clear()\n") for name in names]
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*updated_node.body.body, *new]))
