@@ -1,0 +1,179 @@
+"""DDP011 spawn-without-main-guard: ``ddp_spawn`` children re-run an unguarded script."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._args import keyword
+from ddpfix.transforms._lightning import lightning_name, string_value
+from ddpfix.transforms._names import statement_names
+from ddpfix.transforms.base import Rule, RuleContext
+
+RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
+
+
+class SpawnWithoutMainGuard(Rule):
+    """
+    # DDP011 spawn-without-main-guard
+
+    ## What it does
+    Finds a script that builds a Trainer with `strategy="ddp_spawn"` (or
+    `DDPStrategy(start_method="spawn")`) and calls `fit`/`validate`/`test`/`predict` at module
+    level, and moves the module-level statements — from the first one that builds the Trainer or
+    its inputs, to the end — into `def main():`, called under `if __name__ == "__main__":`.
+
+    ## Why it breaks under DDP
+    The spawn start method starts fresh interpreters that import the script: without the guard
+    every child builds its own Trainer and calls `fit` again. Python stops that with "An attempt has
+    been made to start a new process before the current process has finished its bootstrapping
+    phase", and Lightning with "Launching multiple processes with the 'spawn' start method requires
+    that your script guards the main function with an `if __name__ == \\"__main__\\"` clause".
+    (`ddp_notebook` forks and needs no guard.)
+
+    ## Before
+    ```python
+    model = Model()
+    trainer = L.Trainer(devices=2, strategy="ddp_spawn")
+    trainer.fit(model)
+    ```
+
+    ## After
+    ```python
+    def main():
+        model = Model()
+        trainer = L.Trainer(devices=2, strategy="ddp_spawn")
+        trainer.fit(model)
+
+
+    if __name__ == "__main__":
+        main()
+    ```
+
+    ## When it does not fix
+    When a function or class is defined after the first moved statement (children import them
+    from the module's top level), when a function above uses a name those statements bind (it
+    would no longer be global), when the script already has a main guard, or when `main` is taken.
+    """
+
+    code = "DDP011"
+    name = "spawn-without-main-guard"
+    summary = "ddp_spawn script without if __name__ == '__main__': every spawned child re-runs it"
+    fixable = True
+    triggers = ("spawn", "Trainer")
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        body = list(module.body)
+        trainer_at, trainer_names = _spawn_trainer(body, ctx)
+        if trainer_at is None:
+            return module
+        run_at = next((i for i, s in enumerate(body) if i > trainer_at and _runs(s, trainer_names)), None)
+        if run_at is None:
+            return module
+        start = next(i for i, s in enumerate(body) if not _preamble(s) or i == trainer_at)
+        message = (
+            "ddp_spawn starts fresh interpreters that import this script: without `if __name__ == \"__main__\":` "
+            "each child builds its own Trainer and runs it again (\"An attempt has been made to start a new process "
+            "before the current process has finished its bootstrapping phase\"); move the script into main()"
+        )
+        refusal = _refusal(body, start, ctx)
+        if refusal:
+            ctx.report(body[trainer_at], f"{message} (not rewritten: {refusal})", fixable=False)
+            return module
+        if not ctx.report(body[trainer_at], message, fixable=True):
+            return module
+        moved = body[start:]
+        first_lines = moved[0].leading_lines
+        moved[0] = moved[0].with_changes(leading_lines=[])
+        main = cst.FunctionDef(
+            name=cst.Name("main"),
+            params=cst.Parameters(),
+            body=cst.IndentedBlock(body=moved),
+            leading_lines=first_lines,
+        )
+        guard = cst.parse_statement('if __name__ == "__main__":\n    main()\n')
+        guard = guard.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        return module.with_changes(body=[*body[:start], main, guard])
+
+
+def _spawn_trainer(body, ctx: RuleContext) -> tuple[int | None, set[str]]:
+    for index, statement in enumerate(body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if isinstance(value, cst.Call) and lightning_name(ctx.imports, value.func) == "Trainer" and _spawns(value, ctx):
+                names = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)} if isinstance(small, cst.Assign) else set()
+                return index, names
+    return None, set()
+
+
+def _spawns(trainer: cst.Call, ctx: RuleContext) -> bool:
+    strategy = keyword(trainer, "strategy")
+    if strategy is None:
+        return False
+    text = string_value(strategy.value)
+    if text is not None:
+        return text.startswith("ddp_spawn")
+    value = strategy.value
+    if isinstance(value, cst.Call) and lightning_name(ctx.imports, value.func) == "DDPStrategy":
+        method = keyword(value, "start_method")
+        return method is not None and string_value(method.value) == "spawn"
+    return False
+
+
+def _runs(statement: cst.CSTNode, trainers: set[str]) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+        func = value.func if isinstance(value, cst.Call) else None
+        if isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS:
+            owner = func.value
+            if (isinstance(owner, cst.Name) and owner.value in trainers) or isinstance(owner, cst.Call):
+                return True
+    return False
+
+
+def _preamble(statement: cst.CSTNode) -> bool:
+    """Imports, definitions, docstrings and literal constants: what may stay at the top level."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return True
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            continue
+        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and _literal(small.value):
+            continue
+        return False
+    return True
+
+
+def _literal(value) -> bool:
+    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)) or (
+        isinstance(value, cst.Name) and value.value in ("True", "False", "None")
+    )
+
+
+def _refusal(body, start: int, ctx: RuleContext) -> str | None:
+    for statement in body:
+        if isinstance(statement, cst.If) and "__name__" in cst.Module([]).code_for_node(statement.test):
+            return "the script already has a main guard"
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "main":
+            return "`main` is already defined"
+    later = next((s for s in body[start:] if isinstance(s, (cst.FunctionDef, cst.ClassDef))), None)
+    if later is not None:
+        return f"`{later.name.value}` is defined after the script starts, and children import it from the top level"
+    bound = set().union(*(statement_names(s).binds for s in body[start:]))
+    if "main" in bound:
+        return "`main` is already bound"
+    for statement in body[:start]:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            used = statement_names(statement.body).reads & bound
+            if used:
+                return f"`{statement.name.value}` uses `{sorted(used)[0]}`, which would stop being global"
+    if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, cst.Global) for x in s.body) for s in body[start:]):
+        return "a `global` statement would change meaning"
+    return None

@@ -1,0 +1,29 @@
+"""DDP011 for real: an unguarded ddp_spawn script fails; after the rewrite it trains."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddpfix.engine import fix_source
+from ddpfix.transforms.spawn_without_main_guard import SpawnWithoutMainGuard
+
+from .ddp import SCRIPTS, require_lightning, run_script
+
+pytestmark = pytest.mark.e2e
+
+
+def test_unguarded_spawn_fails_and_the_rewrite_trains(tmp_path):
+    require_lightning()
+    original = SCRIPTS / "spawn_unguarded.py"
+    result = fix_source(str(original), original.read_bytes(), [SpawnWithoutMainGuard])
+    assert result.changed
+    rewritten = tmp_path / "spawn_guarded.py"
+    rewritten.write_bytes(result.fixed)
+    assert b'if __name__ == "__main__":\n    main()\n' in result.fixed
+
+    before = run_script(original, timeout=90)
+    assert before.hung or before.returncode != 0
+    assert "Launching multiple processes with the 'spawn' start method" in before.stderr, before.stderr[-3000:]
+    after = run_script(rewritten, timeout=90)
+    assert after.returncode == 0, after.stderr[-3000:]
+    assert after.results()["finished"] == "True"
