@@ -51,10 +51,13 @@ def _free_port() -> int:
 
 def run_script(path: Path, timeout: float = 90, cwd: Path | None = None) -> Run:
     # A fresh rendezvous port per run: back-to-back runs must not meet each other's sockets.
+    # stdout stays block-buffered on purpose: every rank writes to the same pipe, and an unbuffered
+    # print() is two writes (text, then newline) that another rank's line can land between.
     env = dict(
-        os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
+        os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
         MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()),
     )
+    env.pop("PYTHONUNBUFFERED", None)
     start = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, str(path)], cwd=cwd or path.parent, env=env,

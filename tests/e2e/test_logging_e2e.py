@@ -42,7 +42,12 @@ def test_gated_monitored_metric_fails_on_rank_1_and_the_rewrite_logs_it_everywhe
     original, rewritten = rewrite("gated_monitored_log", tmp_path)
     before = run_script(original, timeout=60)
     assert before.hung or before.returncode != 0
-    assert "Early stopping conditioned on metric `val_loss` which is not available" in before.stderr, before.stderr[-3000:]
+    # Usually rank 1 raises EarlyStopping's error; when its next collective meets rank 0's pending
+    # log sync first, gloo reports the mismatch instead. Either way the run dies.
+    assert any(
+        sign in before.stderr
+        for sign in ("Early stopping conditioned on metric `val_loss` which is not available", "gloo", "Connection closed by peer")
+    ), before.stderr[-3000:]
     after = run_script(rewritten, timeout=60)
     assert after.returncode == 0, after.stderr[-3000:]
     results = after.results()
