@@ -45,6 +45,7 @@ class FileFacts:
     seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
     sampler_off: bool = False  # a Trainer(use_distributed_sampler=False) in this file
     pin: tuple[str, Pin | None] | None = None  # (path, the Lightning version it runs with) for finder users
+    folder: str = ""  # where the file lives (absolute)
 
 
 @dataclass(frozen=True)
@@ -60,15 +61,26 @@ class Pin:
 class ProjectFacts:
     monitored: dict[str, tuple[Monitor, ...]] = field(default_factory=dict)
     lightning_modules: frozenset[str] = frozenset()
-    seeds: frozenset[int] = frozenset()
+    seeds: dict[str, frozenset[int]] = field(default_factory=dict)  # folder of a seed_everything call -> seeds
     sampler_off: bool = False
     pins: dict[str, Pin | None] = field(default_factory=dict)
+
+    def seeds_for(self, path: str) -> frozenset[int]:
+        """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
+        and the code it drives usually share a project folder, and two projects in one run keep
+        their own seeds."""
+        folder = os.path.dirname(os.path.abspath(path))
+        found: set[int] = set()
+        for where, seeds in self.seeds.items():
+            if folder == where or folder.startswith(where.rstrip(os.sep) + os.sep):
+                found |= seeds
+        return frozenset(found)
 
     @classmethod
     def merge(cls, parts: Iterable[FileFacts]) -> ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
         bases: dict[str, set[str]] = {}
-        seeds: set[int] = set()
+        seeds: dict[str, set[int]] = {}
         sampler_off = False
         pins: dict[str, Pin | None] = {}
         for part in parts:
@@ -76,7 +88,8 @@ class ProjectFacts:
                 monitored.setdefault(monitor.metric, []).append(monitor)
             for name, names in part.classes:
                 bases.setdefault(name, set()).update(names)
-            seeds.update(part.seeds)
+            if part.seeds:
+                seeds.setdefault(part.folder, set()).update(part.seeds)
             sampler_off |= part.sampler_off
             if part.pin is not None:
                 pins[part.pin[0]] = part.pin[1]
@@ -88,11 +101,14 @@ class ProjectFacts:
                 if name not in modules and names & modules:
                     modules.add(name)
                     grew = True
-        return cls({k: tuple(v) for k, v in monitored.items()}, frozenset(modules), frozenset(seeds), sampler_off, pins)
+        return cls(
+            {k: tuple(v) for k, v in monitored.items()}, frozenset(modules),
+            {k: frozenset(v) for k, v in seeds.items()}, sampler_off, pins,
+        )
 
 
 def file_facts(path: str, data: bytes) -> FileFacts:
-    facts = FileFacts()
+    facts = FileFacts(folder=os.path.dirname(os.path.abspath(path)))
     if b"class" in data:
         for match in _CLASS.finditer(data):
             names = tuple(

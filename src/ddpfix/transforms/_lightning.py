@@ -209,3 +209,48 @@ def runs_on_device(method_name: str) -> bool:
 TENSOR_FACTORIES = frozenset(
     f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor")
 )
+
+
+def data_classes(module: cst.Module, imports: ImportTable) -> dict[str, cst.ClassDef]:
+    """Classes of this file that hold data: LightningDataModule or torch Dataset subclasses (also
+    through the file's own hierarchy)."""
+    classes = {node.name.value: node for node in _classes(module)}
+    found: dict[str, cst.ClassDef] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, node in classes.items():
+            if name in found:
+                continue
+            for base in node.bases:
+                qualified = imports.qualify(base.value) or ""
+                if (
+                    lightning_name(imports, base.value) == "LightningDataModule"
+                    or qualified.startswith("torch.utils.data.")
+                    or (isinstance(base.value, cst.Name) and base.value.value in found)
+                ):
+                    found[name] = node
+                    grew = True
+                    break
+    return found
+
+
+def builds_ddp_trainer(module: cst.Module, imports: ImportTable) -> bool:
+    """The file builds a Trainer (or Fabric) with a DDP strategy."""
+    found = False
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if lightning_name(imports, node.func) not in ("Trainer", "Fabric"):
+                return
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "strategy":
+                    text = string_value(arg.value)
+                    if (text or "").startswith("ddp") or (
+                        isinstance(arg.value, cst.Call) and lightning_name(imports, arg.value.func) == "DDPStrategy"
+                    ):
+                        found = True
+
+    module.visit(Collect())
+    return found

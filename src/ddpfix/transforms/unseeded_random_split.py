@@ -1,0 +1,105 @@
+"""DDP012 unseeded-random-split: every rank draws its own split, so validation data leaks into training."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._args import ReplaceCalls, keeps_comments, keyword, with_keyword
+from ddpfix.transforms._edit_imports import ensure_import
+from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
+from ddpfix.transforms.base import Rule, RuleContext
+
+RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
+DEFAULT_SEED = 42
+
+
+class UnseededRandomSplit(Rule):
+    """
+    # DDP012 unseeded-random-split
+
+    ## What it does
+    Adds `generator=torch.Generator().manual_seed(<seed>)` to `random_split(...)` calls without a
+    generator, inside a LightningDataModule (or a Dataset) or in a script that builds a DDP Trainer.
+    The seed is the literal passed to `seed_everything(...)` in the run's files when there is exactly
+    one such seed, else 42; `import torch` is added if the file lacks it.
+
+    ## Why it breaks under DDP
+    Each rank runs `setup` on its own, and `random_split` draws from the global generator, which
+    differs per rank unless seeded identically right before it (PL#7728): each rank gets another
+    split, so samples one rank validates on are trained on by another. A generator of its own makes
+    every rank draw the same split.
+
+    ## Before
+    ```python
+    def setup(self, stage=None):
+        self.train, self.val = random_split(self.full, [0.9, 0.1])
+    ```
+
+    ## After
+    ```python
+    def setup(self, stage=None):
+        self.train, self.val = random_split(self.full, [0.9, 0.1], generator=torch.Generator().manual_seed(42))
+    ```
+
+    ## When it does not fix
+    A call with `*args`/`**kwargs` (the generator may be in there) is reported only; plain scripts
+    without DDP are left alone.
+    """
+
+    code = "DDP012"
+    name = "unseeded-random-split"
+    summary = "random_split without a generator under DDP: ranks draw different splits, validation leaks"
+    fixable = True
+    triggers = ("random_split",)
+    uses_facts = True
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        holders = data_classes(module, ctx.imports)
+        everywhere = builds_ddp_trainer(module, ctx.imports)
+        seeds = ctx.facts.seeds_for(ctx.path)
+        seed = next(iter(seeds)) if len(seeds) == 1 else DEFAULT_SEED
+        torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
+        generator = f"{torch_name or 'torch'}.Generator().manual_seed({seed})"
+        replacements: dict[cst.Call, cst.Call] = {}
+        for call in _splits(module, ctx, holders, everywhere):
+            where = "in a DataModule" if not everywhere else "in a DDP script"
+            message = (
+                f"random_split without a generator {where}: each rank draws its own split, so data one rank "
+                "validates on is trained on by another; give it a seeded generator"
+            )
+            if any(arg.star for arg in call.args):
+                ctx.report(call, message + " (not rewritten: *args/**kwargs may carry one)", fixable=False)
+                continue
+            fixed = with_keyword(call, "generator", generator)
+            if not keeps_comments(call, fixed):
+                ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+            elif ctx.report(call, message, fixable=True):
+                replacements[call] = fixed
+        if not replacements:
+            return module
+        result = module.visit(ReplaceCalls(replacements))
+        return ensure_import(result, "torch") if torch_name is None else result
+
+
+def _splits(module: cst.Module, ctx: RuleContext, holders, everywhere: bool) -> list[cst.Call]:
+    found: list[cst.Call] = []
+    depth = {"data": 0}
+
+    class Collect(cst.CSTVisitor):
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            if node in holders.values():
+                depth["data"] += 1
+
+        def leave_ClassDef(self, node: cst.ClassDef) -> None:
+            if node in holders.values():
+                depth["data"] -= 1
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if ctx.imports.qualify(node.func) not in RANDOM_SPLIT or not (everywhere or depth["data"]):
+                return
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            if keyword(node, "generator") is None and len(positional) < 3:
+                found.append(node)
+
+    module.visit(Collect())
+    return found
