@@ -62,17 +62,20 @@ class ProjectFacts:
     monitored: dict[str, tuple[Monitor, ...]] = field(default_factory=dict)
     lightning_modules: frozenset[str] = frozenset()
     seeds: dict[str, frozenset[int]] = field(default_factory=dict)  # folder of a seed_everything call -> seeds
-    sampler_off: bool = False
+    sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
     pins: dict[str, Pin | None] = field(default_factory=dict)
+
+    def sampler_off_for(self, path: str) -> bool:
+        """A Trainer in ``path``'s folder or above turns Lightning's distributed sampler off."""
+        return any(_within(path, where) for where in self.sampler_off)
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
         and the code it drives usually share a project folder, and two projects in one run keep
         their own seeds."""
-        folder = os.path.dirname(os.path.abspath(path))
         found: set[int] = set()
         for where, seeds in self.seeds.items():
-            if folder == where or folder.startswith(where.rstrip(os.sep) + os.sep):
+            if _within(path, where):
                 found |= seeds
         return frozenset(found)
 
@@ -81,7 +84,7 @@ class ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
         bases: dict[str, set[str]] = {}
         seeds: dict[str, set[int]] = {}
-        sampler_off = False
+        sampler_off: set[str] = set()
         pins: dict[str, Pin | None] = {}
         for part in parts:
             for monitor in part.monitors:
@@ -90,7 +93,8 @@ class ProjectFacts:
                 bases.setdefault(name, set()).update(names)
             if part.seeds:
                 seeds.setdefault(part.folder, set()).update(part.seeds)
-            sampler_off |= part.sampler_off
+            if part.sampler_off:
+                sampler_off.add(part.folder)
             if part.pin is not None:
                 pins[part.pin[0]] = part.pin[1]
         modules = {name for name, names in bases.items() if names & LIGHTNING_BASES}
@@ -103,8 +107,13 @@ class ProjectFacts:
                     grew = True
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, frozenset(modules),
-            {k: frozenset(v) for k, v in seeds.items()}, sampler_off, pins,
+            {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins,
         )
+
+
+def _within(path: str, folder: str) -> bool:
+    here = os.path.dirname(os.path.abspath(path))
+    return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def file_facts(path: str, data: bytes) -> FileFacts:

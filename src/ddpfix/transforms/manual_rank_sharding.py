@@ -1,0 +1,118 @@
+"""DDP013 manual-rank-sharding: data sharded by hand while Lightning shards it too."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._args import keyword
+from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
+from ddpfix.transforms._ranks import RankTests
+from ddpfix.transforms.base import Rule, RuleContext
+
+REMEDIES = (
+    "either let Lightning shard (drop the per-rank selection, keep use_distributed_sampler=True), or shard by hand "
+    "with Trainer(use_distributed_sampler=False) and give every rank the same number of batches"
+)
+
+
+class ManualRankSharding(Rule):
+    """
+    # DDP013 manual-rank-sharding
+
+    ## What it does
+    Reports a LightningDataModule or Dataset that picks its data by rank (`self.trainer.global_rank`,
+    `global_rank`, `local_rank`, `dist.get_rank()`, `LOCAL_RANK`/`RANK` from the environment) while
+    no Trainer of the run turns `use_distributed_sampler` off, and a custom `sampler=` /
+    `batch_sampler=` given to a DataLoader in a script that trains with DDP.
+
+    ## Why it breaks under DDP
+    With `use_distributed_sampler=True` (the default) Lightning wraps every training loader in a
+    `DistributedSampler` that gives each rank `ceil(N / world_size)` samples: data sharded by hand
+    is sharded twice, and each rank sees a quarter of its quarter. Shards of unequal size give ranks
+    different numbers of batches, and the collectives at the end of validation stall (PL#19272,
+    PL#9851). A custom sampler is wrapped in `DistributedSamplerWrapper`, which shards what it
+    yields: a sampler that already yields one rank's indices is sharded twice too.
+
+    ## Before / After
+    ```python
+    # before: shards by hand, and Lightning shards again
+    self.files = all_files[self.trainer.global_rank :: self.trainer.world_size]
+    # after (one way): leave sharding to Lightning
+    self.files = all_files
+    ```
+
+    ## When it does not fix
+    Always: which of the two remedies fits is a design decision.
+    """
+
+    code = "DDP013"
+    name = "manual-rank-sharding"
+    summary = "Data sharded by rank by hand while Lightning's DistributedSampler shards it again"
+    fixable = False
+    triggers = (("rank", "RANK", "sampler="),)
+    uses_facts = True
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        if ctx.facts.sampler_off_for(ctx.path):
+            return module
+        tests = RankTests(ctx.imports)
+        for name, cls in data_classes(module, ctx.imports).items():
+            use = _first_rank_use(cls, tests)
+            if use is not None:
+                ctx.report(
+                    use,
+                    f"{name} selects its data by rank while use_distributed_sampler=True (the default) makes "
+                    f"Lightning shard it again: each rank gets a fraction of its shard, and unequal shards stall "
+                    f"the collectives at the end of validation; {REMEDIES}",
+                    fixable=False,
+                )
+        if builds_ddp_trainer(module, ctx.imports):
+            for call, arg in _custom_samplers(module, ctx):
+                ctx.report(
+                    arg,
+                    f"DataLoader({arg.keyword.value}=...) in a DDP script: Lightning wraps a custom sampler in "
+                    "DistributedSamplerWrapper and shards what it yields; if it already yields one rank's share, "
+                    f"the data is sharded twice and ranks can get different numbers of batches; {REMEDIES}",
+                    fixable=False,
+                )
+        return module
+
+
+def _first_rank_use(cls: cst.ClassDef, tests: RankTests) -> cst.CSTNode | None:
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value in ("global_rank", "local_rank"):
+                found.append(node)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if tests.imports.qualify(node.func) == "torch.distributed.get_rank" or tests._is_rank_variable(node):
+                found.append(node)
+
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            if tests._is_rank_variable(node):
+                found.append(node)
+
+    cls.visit(Collect())
+    return found[0] if found else None
+
+
+def _custom_samplers(module: cst.Module, ctx: RuleContext):
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if (ctx.imports.qualify(node.func) or "").rsplit(".", 1)[-1] != "DataLoader":
+                return
+            for name in ("sampler", "batch_sampler"):
+                arg = keyword(node, name)
+                if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                    continue
+                value = arg.value
+                if isinstance(value, cst.Call) and (ctx.imports.qualify(value.func) or "").endswith("DistributedSampler"):
+                    continue  # Lightning keeps a DistributedSampler as it is
+                found.append((node, arg))
+
+    module.visit(Collect())
+    return found
