@@ -1,0 +1,99 @@
+"""DDP014 ambiguous-batch-size: epoch means weighted by a guessed batch size."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._args import is_true, keyword
+from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
+from ddpfix.transforms.base import Rule, RuleContext
+
+STEPS = frozenset({"training_step", "validation_step", "test_step"})
+EPOCH_BY_DEFAULT = frozenset({"validation_step", "test_step"})
+
+
+class AmbiguousBatchSize(Rule):
+    """
+    # DDP014 ambiguous-batch-size
+
+    ## What it does
+    Reports `self.log` / `self.log_dict` calls that accumulate over the epoch (`on_epoch=True`, or
+    the default in `validation_step`/`test_step`) without `batch_size=`, inside a step whose batch
+    is not a plain tensor or tuple of tensors: `training_step(self, dataloader_iter)`, or a batch
+    indexed by string keys (`batch["input_ids"]`). The message shows the argument to add.
+
+    ## Why it breaks under DDP
+    Epoch values are means weighted by each step's batch size, and Lightning infers it from the
+    batch: for a dict it takes the first tensor it finds and warns "Trying to infer the
+    `batch_size` from an ambiguous collection"; with `dataloader_iter` it cannot infer anything and
+    requires it. A wrong weight skews every rank's mean, and with `sync_dist=True` the mean of
+    means.
+
+    ## Before
+    ```python
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self.loss(batch["input_ids"], batch["labels"]), sync_dist=True)
+    ```
+
+    ## After
+    ```python
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self.loss(batch["input_ids"], batch["labels"]), sync_dist=True,
+                 batch_size=batch["input_ids"].size(0))
+    ```
+
+    ## When it does not fix
+    Always: which entry holds the samples is yours to say.
+    """
+
+    code = "DDP014"
+    name = "ambiguous-batch-size"
+    summary = "Epoch-level self.log without batch_size= on a dict batch or dataloader_iter: a guessed weight"
+    fixable = False
+    triggers = (("self.log(", "self.log_dict("), ("dataloader_iter", '["', "['"))
+    uses_facts = True
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        for _cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
+            hook = method.name.value
+            if hook not in STEPS:
+                continue
+            params = [p.name.value for p in method.params.params if p.name.value != "self"]
+            if not params:
+                continue
+            batch = params[0]
+            if batch == "dataloader_iter":
+                hint = "batch_size=<the number of samples in this step>"
+                why = "with dataloader_iter Lightning cannot infer the batch size and requires it"
+            else:
+                key = _first_string_key(method, batch)
+                if key is None:
+                    continue
+                hint = f'batch_size={batch}["{key}"].size(0)'
+                why = "the batch is a dict, so Lightning guesses the batch size from its first tensor"
+            for call in self_method_calls(method.body, frozenset({"log", "log_dict"})):
+                if keyword(call, "batch_size") is not None or any(a.star for a in call.args):
+                    continue
+                on_epoch = keyword(call, "on_epoch")
+                per_epoch = is_true(on_epoch) if on_epoch is not None else hook in EPOCH_BY_DEFAULT
+                if not per_epoch and batch != "dataloader_iter":
+                    continue
+                ctx.report(call, f"self.{call.func.attr.value}(...) in {hook} accumulates over the epoch without "
+                           f"batch_size: {why}, and the epoch mean is weighted by that guess; add {hint}", fixable=False)
+        return module
+
+
+def _first_string_key(method: cst.FunctionDef, batch: str) -> str | None:
+    keys: list[str] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == batch and len(node.slice) == 1:
+                index = node.slice[0].slice
+                if isinstance(index, cst.Index):
+                    text = string_value(index.value)
+                    if text is not None:
+                        keys.append(text)
+
+    method.body.visit(Collect())
+    return keys[0] if keys else None
