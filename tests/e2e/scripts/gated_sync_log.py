@@ -58,3 +58,7 @@ def main():
 
 if __name__ == "__main__":
     main()
+    # Lightning leaves the process group up; tearing it down here avoids gloo's occasional
+    # "terminate called without an active exception" abort at interpreter exit.
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
