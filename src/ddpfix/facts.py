@@ -46,6 +46,7 @@ class FileFacts:
     sampler_off: bool = False  # a Trainer(use_distributed_sampler=False) in this file
     pin: tuple[str, Pin | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
+    stem: str = ""  # its module name: ``model`` for ``pkg/model.py``
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ class Pin:
 @dataclass(frozen=True)
 class ProjectFacts:
     monitored: dict[str, tuple[Monitor, ...]] = field(default_factory=dict)
-    lightning_modules: frozenset[str] = frozenset()
+    #: LightningModule subclasses anywhere in the run: class name -> the module names (file stems)
+    #: that define one, so ``from timm.layers import Block`` is not taken for the run's own ``Block``.
+    lightning_modules: dict[str, frozenset[str]] = field(default_factory=dict)
     seeds: dict[str, frozenset[int]] = field(default_factory=dict)  # folder of a seed_everything call -> seeds
     sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
     pins: dict[str, Pin | None] = field(default_factory=dict)
@@ -83,6 +86,7 @@ class ProjectFacts:
     def merge(cls, parts: Iterable[FileFacts]) -> ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
         bases: dict[str, set[str]] = {}
+        stems: dict[str, set[str]] = {}
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
         pins: dict[str, Pin | None] = {}
@@ -91,6 +95,7 @@ class ProjectFacts:
                 monitored.setdefault(monitor.metric, []).append(monitor)
             for name, names in part.classes:
                 bases.setdefault(name, set()).update(names)
+                stems.setdefault(name, set()).add(part.stem)
             if part.seeds:
                 seeds.setdefault(part.folder, set()).update(part.seeds)
             if part.sampler_off:
@@ -106,7 +111,7 @@ class ProjectFacts:
                     modules.add(name)
                     grew = True
         return cls(
-            {k: tuple(v) for k, v in monitored.items()}, frozenset(modules),
+            {k: tuple(v) for k, v in monitored.items()}, {m: frozenset(stems.get(m, ())) for m in modules},
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins,
         )
 
@@ -117,7 +122,10 @@ def _within(path: str, folder: str) -> bool:
 
 
 def file_facts(path: str, data: bytes) -> FileFacts:
-    facts = FileFacts(folder=os.path.dirname(os.path.abspath(path)))
+    facts = FileFacts(
+        folder=os.path.dirname(os.path.abspath(path)),
+        stem=os.path.splitext(os.path.basename(path))[0],
+    )
     if b"class" in data:
         for match in _CLASS.finditer(data):
             names = tuple(

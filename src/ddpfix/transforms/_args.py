@@ -68,11 +68,18 @@ def keeps_comments(before: cst.CSTNode, after: cst.CSTNode) -> bool:
 
 
 class ReplaceCalls(cst.CSTTransformer):
-    """Swaps calls (found in the tree being visited) for their rewritten versions."""
+    """Swaps calls (found in the tree being visited) for their rewritten versions.
 
-    def __init__(self, replacements: dict[cst.Call, cst.Call]):
+    A replacement may be a function of the updated call: then a rewrite inside it (a fixed factory
+    inside a fixed ``.cuda()``) is kept rather than rebuilt from the original children.
+    """
+
+    def __init__(self, replacements: dict):
         super().__init__()
         self.replacements = replacements
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
-        return self.replacements.get(original_node, updated_node)
+        replacement = self.replacements.get(original_node)
+        if replacement is None:
+            return updated_node
+        return replacement(updated_node) if callable(replacement) else replacement

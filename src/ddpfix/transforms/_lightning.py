@@ -8,6 +8,7 @@ packages all count, and a user's own class called ``Trainer`` does not.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import libcst as cst
 
@@ -35,7 +36,7 @@ def is_torch_nn_module(imports: ImportTable, node: cst.BaseExpression) -> bool:
     return qualified is not None and qualified.startswith("torch.nn.") and qualified[9:10].isupper()
 
 
-def class_hierarchy(module: cst.Module, imports: ImportTable, lightning_elsewhere: frozenset[str] = frozenset()) -> dict[str, str]:
+def class_hierarchy(module: cst.Module, imports: ImportTable, lightning_elsewhere: Mapping[str, frozenset[str]] = {}) -> dict[str, str]:
     """Classes of this file that are modules: name -> ``"lightning"`` (a LightningModule) or ``"torch"``.
 
     Derivation is followed through the file's own classes (``class Net(Base)`` with
@@ -58,9 +59,7 @@ def class_hierarchy(module: cst.Module, imports: ImportTable, lightning_elsewher
                     kind = "lightning"
                 elif is_torch_nn_module(imports, parent):
                     kind = "torch"
-                elif _last_name(parent) in lightning_elsewhere and (imports.qualify(parent) or "").split(".")[0] not in (
-                    "torch", *LIGHTNING_PACKAGES
-                ):
+                elif _defined_elsewhere(parent, imports, lightning_elsewhere):
                     kind = "lightning"  # a LightningModule subclass defined in another file of the run
                 elif isinstance(parent, cst.Name) and parent.value in kinds:
                     kind = kinds[parent.value]
@@ -71,13 +70,23 @@ def class_hierarchy(module: cst.Module, imports: ImportTable, lightning_elsewher
     return kinds
 
 
+def _defined_elsewhere(parent: cst.BaseExpression, imports: ImportTable, elsewhere: Mapping[str, frozenset[str]]) -> bool:
+    """``parent`` names a LightningModule class of another file of the run: same class name, and
+    when it comes from an import, from a module of that file's name (``from model import Base``)."""
+    qualified = imports.qualify(parent)
+    if qualified is None:
+        return _last_name(parent) in elsewhere  # a relative import, or a name we cannot place
+    module_path, _, name = qualified.rpartition(".")
+    return name in elsewhere and module_path.rsplit(".", 1)[-1] in elsewhere[name]
+
+
 def _last_name(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return node.value if isinstance(node, cst.Name) else None
 
 
-def lightning_methods(module: cst.Module, imports: ImportTable, lightning_elsewhere: frozenset[str] = frozenset()):
+def lightning_methods(module: cst.Module, imports: ImportTable, lightning_elsewhere: Mapping[str, frozenset[str]] = {}):
     """(class, method) for every method of every LightningModule class in the file."""
     kinds = class_hierarchy(module, imports, lightning_elsewhere)
     for node in _classes(module):

@@ -74,7 +74,11 @@ class DeviceMapUnderDdp(Rule):
             if cls is None and not scan.ddp_trainer:
                 continue
             device_map = keyword(call, "device_map")
-            quantised = any(_is_true(keyword(call, k)) for k in QUANTISED) or keyword(call, "quantization_config") is not None
+            flags = [keyword(call, k) for k in QUANTISED]
+            quantised = any(_is_true(f) for f in flags) or keyword(call, "quantization_config") is not None
+            unknown_quantisation = any(
+                f is not None and not (isinstance(f.value, cst.Name) and f.value.value in ("True", "False")) for f in flags
+            ) or any(a.star for a in call.args)
             code = cst.Module([]).code_for_node(device_map.value)
             kind = _map_kind(device_map.value)
             if kind == "per-rank":
@@ -85,6 +89,11 @@ class DeviceMapUnderDdp(Rule):
                 "tensors to be on the same device\")"
             )
             tail = "; Lightning's own 4/8-bit path needs no hooks: Trainer(plugins=BitsandbytesPrecision(...))"
+            if unknown_quantisation and not quantised:
+                ctx.report(call, f"{head}; whether the model is quantised is not a literal here, so it is not "
+                           f"rewritten: drop device_map for a full-precision model, use {PER_RANK_MAP} for a "
+                           f"quantised one{tail}", fixable=False)
+                continue
             if kind == "variable":
                 ctx.report(call, f"{head}; the map is a variable, so it is not rewritten: drop it (or use "
                            f"{PER_RANK_MAP} for a quantised model){tail}", fixable=False)
@@ -186,7 +195,11 @@ def _forward(cls: cst.ClassDef) -> cst.FunctionDef | None:
 
 def _input_moves(forward: cst.FunctionDef) -> list[str]:
     """Tensor parameters of ``forward`` not yet moved at its top: annotated Tensor, or used as one."""
-    params = [p for p in (*forward.params.posonly_params, *forward.params.params, *forward.params.kwonly_params)]
+    # A parameter with a default (``attention_mask=None``) may not be a tensor at all: left alone.
+    params = [
+        p for p in (*forward.params.posonly_params, *forward.params.params, *forward.params.kwonly_params)
+        if p.default is None
+    ]
     names = [p.name.value for p in params if p.name.value != "self"]
     used_as_tensor: set[str] = set()
 

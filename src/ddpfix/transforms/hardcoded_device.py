@@ -79,7 +79,8 @@ class HardcodedDevice(Rule):
                 if not keeps_comments(call, fixed):
                     ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
                 elif ctx.report(call, message, fixable=True):
-                    replacements[call] = fixed
+                    # Rebuilt from the updated call, so a fixed call nested inside this one stays fixed.
+                    replacements[call] = lambda updated, ctx=ctx: _rewrite(updated, ctx, True)[0] or updated
             for assign, text in _device_variables(method, ctx):
                 ctx.report(assign, f"{text} in {method.name.value}: moves to it put every rank's tensors on one GPU; "
                            "use self.device", fixable=False)
@@ -93,21 +94,43 @@ def _why(on_device: bool) -> str:
             "may still be the CPU here; create tensors as buffers (register_buffer) or move them in a *_step hook")
 
 
+# A tensor used this way belongs on the CPU: .numpy(), .tolist()... of a factory's result.
+CPU_CONSUMERS = frozenset({"numpy", "tolist", "item", "cpu"})
+# Factory arguments that tie the result to the CPU.
+CPU_ARGUMENTS = frozenset({"generator", "pin_memory", "out"})
+
+
 def _calls(method: cst.FunctionDef) -> list[cst.Call]:
-    """The calls of a method, except inside ``self.register_buffer(...)``: a buffer follows the module
-    wherever it was made."""
+    """The calls of a method that may be about placement: not inside ``self.register_buffer(...)``
+    (a buffer follows the module), not inside a ``with torch.device(...)`` block (the author chose
+    the device there), not an index into another tensor, and not a tensor made for the CPU."""
     found: list[cst.Call] = []
+    skipped: set[int] = set()
 
     class Collect(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> bool:
             func = node.func
             if isinstance(func, cst.Attribute) and func.attr.value == "register_buffer":
                 return False
-            found.append(node)
+            if isinstance(func, cst.Attribute) and func.attr.value in CPU_CONSUMERS and isinstance(func.value, cst.Call):
+                skipped.add(id(func.value))
+            if any(a.keyword is not None and a.keyword.value in CPU_ARGUMENTS for a in node.args):
+                skipped.add(id(node))
+            if id(node) not in skipped:
+                found.append(node)
             return True
 
+        def visit_With(self, node: cst.With) -> bool:
+            return not any(
+                isinstance(item.item, cst.Call) and cst.Module([]).code_for_node(item.item.func).endswith("device")
+                for item in node.items
+            )
+
+        def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
+            return False  # ``table[torch.arange(3)]``: an index follows the tensor it indexes
+
     method.body.visit(Collect())
-    return found
+    return [call for call in found if id(call) not in skipped]
 
 
 def _rewrite(call: cst.Call, ctx: RuleContext, on_device: bool) -> tuple[cst.Call | None, str | None]:

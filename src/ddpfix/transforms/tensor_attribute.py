@@ -7,8 +7,16 @@ import libcst as cst
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
 from ddpfix.transforms.base import Rule, RuleContext
 
-# Values that may be assigned to a buffer later: tensors (torch calls, tensor methods), None.
-_TENSOR_RESULT_PREFIX = "torch."
+# torch functions known to return a tensor, besides the factories.
+TENSOR_FUNCTIONS = TENSOR_FACTORIES | frozenset(
+    f"torch.{name}" for name in (
+        "cat", "stack", "where", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
+        "from_numpy", "as_tensor", "clone", "tril", "triu", "exp", "log", "sqrt", "matmul", "einsum", "cumsum",
+        "minimum", "maximum", "clamp", "sigmoid", "softmax", "outer", "diag", "flip", "roll",
+    )
+)
+# Tensor methods whose result is not a tensor.
+NON_TENSOR_METHODS = frozenset({"tolist", "item", "numpy", "size", "dim", "numel", "data_ptr", "element_size"})
 
 
 class TensorAttribute(Rule):
@@ -76,8 +84,13 @@ class TensorAttribute(Rule):
                     "register it as a buffer"
                 )
                 refusal = None
-                if "__setattr__" in members:
-                    refusal = "the class defines __setattr__"
+                earlier = [node for value, node in other_assignments.get(name, ()) if node is not statement.body[0]]
+                if "__setattr__" in members or "register_buffer" in members:
+                    refusal = "the class defines __setattr__ or register_buffer"
+                elif name in _class_attributes(cls) or name in _setattr_targets(cls):
+                    refusal = f"{name} is also set on the class or through setattr"
+                elif earlier and _line_of(ctx, earlier[0]) < _line_of(ctx, statement):
+                    refusal = f"self.{name} is set earlier (line {_line_of(ctx, earlier[0])}), so a buffer of that name cannot be registered"
                 elif name in members:
                     refusal = f"{name} is also a method or property of the class"
                 elif not after_super:
@@ -97,6 +110,39 @@ class TensorAttribute(Rule):
         if not replacements:
             return module
         return module.visit(_ReplaceStatements(replacements))
+
+
+def _line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
+    return ctx.position(node).start.line
+
+
+def _class_attributes(cls: cst.ClassDef) -> set[str]:
+    """Names assigned in the class body itself (``mask = None``)."""
+    names = set()
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
+                    [small.target] if isinstance(small, cst.AnnAssign) else []
+                )
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+    return names
+
+
+def _setattr_targets(cls: cst.ClassDef) -> set[str]:
+    """``setattr(self, "name", ...)``: names set in a way the rule cannot follow (any, if not a literal)."""
+    names: set[str] = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) >= 2:
+                target = node.args[1].value
+                if isinstance(target, cst.SimpleString):
+                    names.add(str(target.evaluated_value))
+
+    cls.visit(Collect())
+    return names
 
 
 def _members(cls: cst.ClassDef) -> set[str]:
@@ -135,27 +181,42 @@ def _assignments(cls: cst.ClassDef) -> dict[str, list[tuple[cst.BaseExpression, 
     """Every ``self.<name> = value`` of the class: (value, the Assign node)."""
     found: dict[str, list] = {}
 
+    def add(target, value, node) -> None:
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            found.setdefault(target.attr.value, []).append((value, node))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                add(element.value, None, node)  # unpacked: its value is unknown
+
     class Collect(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                    found.setdefault(t.attr.value, []).append((node.value, node))
+                add(target.target, node.value if len(node.targets) == 1 else None, node)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            add(node.target, node.value, node)
 
     cls.visit(Collect())
     return found
 
 
-def _tensor_like(value: cst.BaseExpression, name: str, ctx: RuleContext) -> bool:
+def _tensor_like(value: cst.BaseExpression | None, name: str, ctx: RuleContext) -> bool:
+    if value is None:
+        return False  # unpacked from a tuple, or annotated without a value: unknown
     if isinstance(value, cst.Name) and value.value == "None":
         return True
     if isinstance(value, cst.Call):
         qualified = ctx.imports.qualify(value.func) or ""
-        if qualified.startswith(_TENSOR_RESULT_PREFIX) or _makes_tensor(value, ctx):
+        if qualified in TENSOR_FUNCTIONS or _makes_tensor(value, ctx):
             return True
         func = value.func
         # ``self.mask.to(...)``, ``self.mask.clone()``: a tensor method on the attribute itself.
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.attr.value == name:
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Attribute)
+            and func.value.attr.value == name
+            and func.attr.value not in NON_TENSOR_METHODS
+        ):
             return True
     if isinstance(value, cst.BinaryOperation):
         return True  # arithmetic on tensors gives tensors; on a buffer that is what it holds

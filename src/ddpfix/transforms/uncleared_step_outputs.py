@@ -86,8 +86,10 @@ class UnclearedStepOutputs(Rule):
                     refusal = None
                     if readers:
                         refusal = f"{readers[0]} reads it too"
-                    elif f"pl_module.{name}" in code:
-                        refusal = f"a callback reads pl_module.{name}"
+                    elif code.count(f".{name}") > _mentions_in(cls, name):
+                        refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
+                    elif _aliased(cls, name):
+                        refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
                     elif exit_in(methods[end].body):
                         refusal = f"{end} can return early"
                     if refusal:
@@ -97,6 +99,31 @@ class UnclearedStepOutputs(Rule):
         if not additions:
             return module
         return module.visit(_AppendClear(additions))
+
+
+def _mentions_in(cls: cst.ClassDef, name: str) -> int:
+    return cst.Module([]).code_for_node(cls).count(f".{name}")
+
+
+def _aliased(cls: cst.ClassDef, name: str) -> bool:
+    """``x = self.<name>``, ``other.append(self.<name>)``, ``self.y = self.<name>``: the list itself kept."""
+    found = False
+
+    def is_it(node) -> bool:
+        return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == name
+
+    class Collect(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            found |= is_it(node.value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert", "add"):
+                found |= any(is_it(arg.value) for arg in node.args)
+
+    cls.visit(Collect())
+    return found
 
 
 def _attribute_uses(method: cst.FunctionDef) -> dict[str, set[str]]:

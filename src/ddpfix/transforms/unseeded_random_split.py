@@ -7,6 +7,7 @@ import libcst as cst
 from ddpfix.transforms._args import ReplaceCalls, keeps_comments, keyword, with_keyword
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
+from ddpfix.transforms._names import statement_names
 from ddpfix.transforms.base import Rule, RuleContext
 
 RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
@@ -60,6 +61,8 @@ class UnseededRandomSplit(Rule):
         seed = next(iter(seeds)) if len(seeds) == 1 else DEFAULT_SEED
         torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
         generator = f"{torch_name or 'torch'}.Generator().manual_seed({seed})"
+        # Without a torch import the fix adds one; if ``torch`` already names something else, it cannot.
+        torch_taken = torch_name is None and "torch" in _names_used(module)
         replacements: dict[cst.Call, cst.Call] = {}
         for call in _splits(module, ctx, holders, everywhere):
             where = "in a DataModule" if not everywhere else "in a DDP script"
@@ -70,6 +73,9 @@ class UnseededRandomSplit(Rule):
             if any(arg.star for arg in call.args):
                 ctx.report(call, message + " (not rewritten: *args/**kwargs may carry one)", fixable=False)
                 continue
+            if torch_taken:
+                ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
+                continue
             fixed = with_keyword(call, "generator", generator)
             if not keeps_comments(call, fixed):
                 ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
@@ -79,6 +85,11 @@ class UnseededRandomSplit(Rule):
             return module
         result = module.visit(ReplaceCalls(replacements))
         return ensure_import(result, "torch") if torch_name is None else result
+
+
+def _names_used(module: cst.Module) -> set[str]:
+    names = statement_names(module)
+    return names.reads | names.binds
 
 
 def _splits(module: cst.Module, ctx: RuleContext, holders, everywhere: bool) -> list[cst.Call]:
