@@ -229,9 +229,25 @@ def verdict(spec: str) -> str:
     return "mixed"
 
 
+_POETRY = re.compile(r"""^\s*(?:lightning|pytorch[-_]lightning)\s*=\s*["']\s*([\^~]?)\s*([0-9][0-9.]*)""", re.I | re.M)
+
+
 def _pin_in_text(text: str, source: str) -> Pin | None:
+    poetry = _POETRY.search(text)  # ``lightning = "^2.4.0"`` in [tool.poetry.dependencies]
+    if poetry:
+        op, version = poetry.groups()
+        major, minor = (_version(version)[0], _version(version)[1])
+        if op == "^":
+            spec = f">={version},<{major + 1}" if major else f">={version},<0.{minor + 1}"
+        elif op == "~":
+            spec = f">={version},<{major}.{minor + 1}"
+        else:
+            spec = f"=={version}"
+        return Pin(f"{op}{version}", source, verdict(spec))
     for match in _REQUIREMENT.finditer(text):
         spec = (match.group("spec") or "").strip().rstrip(",")
+        if re.fullmatch(r"=\s*[0-9][0-9.*]*", spec):  # conda: ``lightning=2.5`` means 2.5.*
+            spec = "=" + spec if spec.count(".") >= 2 and "*" not in spec else "=" + spec.rstrip(".*") + ".*"
         if spec:
             return Pin(spec, source, verdict(spec))
     return None

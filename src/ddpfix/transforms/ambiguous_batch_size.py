@@ -9,6 +9,7 @@ from ddpfix.transforms._lightning import lightning_methods, self_method_calls, s
 from ddpfix.transforms.base import Rule, RuleContext
 
 STEPS = frozenset({"training_step", "validation_step", "test_step"})
+# on_epoch defaults to True in these steps (and to False in training_step).
 EPOCH_BY_DEFAULT = frozenset({"validation_step", "test_step"})
 
 
@@ -69,15 +70,16 @@ class AmbiguousBatchSize(Rule):
                 key = _first_string_key(method, batch)
                 if key is None:
                     continue
-                hint = f'batch_size={batch}["{key}"].size(0)'
-                why = "the batch is a dict, so Lightning guesses the batch size from its first tensor"
+                hint = f'batch_size=len({batch}["{key}"])'
+                why = ("the batch is a dict, so Lightning infers the batch size from the first tensor it finds, "
+                       "which is wrong when its entries differ in their first dimension")
             for call in self_method_calls(method.body, frozenset({"log", "log_dict"})):
                 if keyword(call, "batch_size") is not None or any(a.star for a in call.args):
                     continue
                 on_epoch = keyword(call, "on_epoch")
                 per_epoch = is_true(on_epoch) if on_epoch is not None else hook in EPOCH_BY_DEFAULT
-                if not per_epoch and batch != "dataloader_iter":
-                    continue
+                if not per_epoch:
+                    continue  # step values are not weighted
                 ctx.report(call, f"self.{call.func.attr.value}(...) in {hook} accumulates over the epoch without "
                            f"batch_size: {why}, and the epoch mean is weighted by that guess; add {hint}", fixable=False)
         return module

@@ -57,6 +57,8 @@ class ManualRankSharding(Rule):
             return module
         tests = RankTests(ctx.imports)
         for name, cls in data_classes(module, ctx.imports).items():
+            if _iterable(cls, ctx):
+                continue  # Lightning never adds a sampler to an IterableDataset: sharding it is the author's job
             use = _first_rank_use(cls, tests)
             if use is not None:
                 ctx.report(
@@ -78,21 +80,59 @@ class ManualRankSharding(Rule):
         return module
 
 
+def _iterable(cls: cst.ClassDef, ctx: RuleContext) -> bool:
+    return any((ctx.imports.qualify(base.value) or "").endswith("IterableDataset") for base in cls.bases)
+
+
+QUIET_CALLS = frozenset({"print", "log", "info", "debug", "warning", "rank_zero_info", "rank_zero_warn"})
+
+
 def _first_rank_use(cls: cst.ClassDef, tests: RankTests) -> cst.CSTNode | None:
+    """A rank that decides which data this object holds: in an index or slice, an argument of a
+    call (not a print or a log), or a variable later used in one. A rank in an ``if`` test is not."""
+
+    def is_rank(node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Attribute) and node.attr.value in ("global_rank", "local_rank"):
+            return True
+        if isinstance(node, cst.Call) and tests.imports.qualify(node.func) == "torch.distributed.get_rank":
+            return True
+        return tests._is_rank_variable(node) or (isinstance(node, cst.Call) and tests._is_rank(node))
+
     found: list[cst.CSTNode] = []
+    rank_variables: set[str] = set()
+
+    class Ranks(cst.CSTVisitor):
+        """Every rank expression below a node."""
+
+        def __init__(self):
+            super().__init__()
+            self.hits: list[cst.CSTNode] = []
+
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if is_rank(node) or (isinstance(node, cst.Name) and node.value in rank_variables):
+                self.hits.append(node)
+                return False
+            return True
+
+    def ranks_in(node: cst.CSTNode) -> list[cst.CSTNode]:
+        collector = Ranks()
+        node.visit(collector)
+        return collector.hits
 
     class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value in ("global_rank", "local_rank"):
-                found.append(node)
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if ranks_in(node.value) and all(isinstance(t.target, cst.Name) for t in node.targets):
+                rank_variables.update(t.target.value for t in node.targets)
+
+        def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+            found.extend(ranks_in(node))
 
         def visit_Call(self, node: cst.Call) -> None:
-            if tests.imports.qualify(node.func) == "torch.distributed.get_rank" or tests._is_rank_variable(node):
-                found.append(node)
-
-        def visit_Subscript(self, node: cst.Subscript) -> None:
-            if tests._is_rank_variable(node):
-                found.append(node)
+            callee = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", None)
+            if callee in QUIET_CALLS:
+                return
+            for arg in node.args:
+                found.extend(ranks_in(arg.value))
 
     cls.visit(Collect())
     return found[0] if found else None
@@ -110,8 +150,9 @@ def _custom_samplers(module: cst.Module, ctx: RuleContext):
                 if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
                     continue
                 value = arg.value
-                if isinstance(value, cst.Call) and (ctx.imports.qualify(value.func) or "").endswith("DistributedSampler"):
-                    continue  # Lightning keeps a DistributedSampler as it is
+                kind = (ctx.imports.qualify(value.func) or "").rsplit(".", 1)[-1] if isinstance(value, cst.Call) else ""
+                if kind in ("DistributedSampler", "RandomSampler", "SequentialSampler"):
+                    continue  # kept as it is, or replaced by Lightning's own DistributedSampler
                 found.append((node, arg))
 
     module.visit(Collect())

@@ -10,6 +10,10 @@ from ddpfix.transforms._names import statement_names
 from ddpfix.transforms.base import Rule, RuleContext
 
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
+PROCESS_SETTINGS = (
+    "set_float32_matmul_precision", "set_default_dtype", "use_deterministic_algorithms", "torch.backends.",
+    "set_num_threads", "set_printoptions", "set_grad_enabled", "warnings.filterwarnings", "logging.basicConfig",
+)
 
 
 class SpawnWithoutMainGuard(Rule):
@@ -84,6 +88,9 @@ class SpawnWithoutMainGuard(Rule):
         moved = body[start:]
         first_lines = moved[0].leading_lines
         moved[0] = moved[0].with_changes(leading_lines=[])
+        # Two blank lines before the new top-level def, as PEP 8 has it, whatever was there.
+        blank = [line for line in first_lines if line.comment is None]
+        first_lines = [cst.EmptyLine()] * max(0, 2 - len(blank)) + list(first_lines)
         main = cst.FunctionDef(
             name=cst.Name("main"),
             params=cst.Parameters(),
@@ -134,9 +141,18 @@ def _runs(statement: cst.CSTNode, trainers: set[str]) -> bool:
     return False
 
 
+def _process_setting(statement: cst.CSTNode) -> bool:
+    """``torch.set_float32_matmul_precision(...)`` and kin: process state that spawned children only
+    get by importing the script, so it must stay at the top level."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    code = cst.Module([]).code_for_node(statement)
+    return any(word in code for word in PROCESS_SETTINGS)
+
+
 def _preamble(statement: cst.CSTNode) -> bool:
-    """Imports, definitions, docstrings and literal constants: what may stay at the top level."""
-    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+    """Imports, definitions, docstrings, literal constants and process settings: what stays at the top."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or _process_setting(statement):
         return True
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
@@ -163,6 +179,9 @@ def _refusal(body, start: int, ctx: RuleContext) -> str | None:
             return "the script already has a main guard"
         if isinstance(statement, cst.FunctionDef) and statement.name.value == "main":
             return "`main` is already defined"
+    setting = next((s for s in body[start:] if _process_setting(s)), None)
+    if setting is not None:
+        return "a process-wide setting comes after the script starts; spawned children would lose it inside main()"
     later = next((s for s in body[start:] if isinstance(s, (cst.FunctionDef, cst.ClassDef))), None)
     if later is not None:
         return f"`{later.name.value}` is defined after the script starts, and children import it from the top level"
