@@ -92,3 +92,17 @@ def test_fix_keys_are_stable_across_runs():
     keys = [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator]).findings]
     assert keys == [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator]).findings]
     assert keys[0].line == 4 and keys[1].line == 5
+
+
+def test_match_statements_and_unexpected_errors_never_escape(monkeypatch):
+    source = b"from torch.utils.data import DataLoader\nmatch x:\n    case 1:\n        g = torch.Generator()\n"
+    assert not fix_source("x.py", source, all_rules()).problems
+
+    import ddpfix.engine as engine
+
+    def broken(module):
+        raise KeyError("boom")
+
+    monkeypatch.setattr(engine.ImportTable, "from_module", staticmethod(broken))
+    result = fix_source("x.py", TWO_FIXES, all_rules())
+    assert result.fixed is None and [p.code for p in result.problems] == ["E001"]

@@ -15,7 +15,7 @@ from dataclasses import replace
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from ddpfix.facts import ProjectFacts, file_facts
+from ddpfix.facts import ProjectFacts, file_facts, is_lightning_code
 from ddpfix.findings import FileResult, FixKey, Problem
 from ddpfix.imports import ImportTable
 from ddpfix.transforms.base import Rule, RuleContext
@@ -85,6 +85,23 @@ def fix_source(
     only: Collection[FixKey] | None = None,
     options: Mapping[str, object] | None = None,
 ) -> FileResult:
+    """Run ``rules`` over one file's bytes; see ``_fix_source``. Never raises: a bug of ours outside
+    any rule (reading imports, facts) costs this file, reported, and never the run."""
+    try:
+        return _fix_source(path, data, rules, facts, only, options)
+    except Exception as err:
+        message = f"{INTERNAL_ERROR}: {type(err).__name__}: {err}; file left as it was"
+        return FileResult(path, data, problems=[Problem(path, "E001", message)])
+
+
+def _fix_source(
+    path: str,
+    data: bytes,
+    rules: Sequence[type[Rule]],
+    facts: ProjectFacts | None,
+    only: Collection[FixKey] | None,
+    options: Mapping[str, object] | None,
+) -> FileResult:
     """Run ``rules`` over one file's bytes.
 
     ``only``: apply just the fixes with these keys (None: every fixable finding). Findings of other
@@ -94,6 +111,8 @@ def fix_source(
     """
     result = FileResult(path, data)
     active = [rule for rule in rules if rule.triggered_by(data)]
+    if any(rule.lightning_only for rule in active) and not is_lightning_code(data, facts):
+        active = [rule for rule in active if not rule.lightning_only]
     if not active:
         return result
     parsed = _parse(path, data)

@@ -47,6 +47,7 @@ class FileFacts:
     pin: tuple[str, Pin | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
     stem: str = ""  # its module name: ``model`` for ``pkg/model.py``
+    lightning: bool = False  # the file mentions Lightning
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class ProjectFacts:
     seeds: dict[str, frozenset[int]] = field(default_factory=dict)  # folder of a seed_everything call -> seeds
     sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
     pins: dict[str, Pin | None] = field(default_factory=dict)
+    uses_lightning: bool = False  # some file of the run mentions Lightning
 
     def sampler_off_for(self, path: str) -> bool:
         """A Trainer in ``path``'s folder or above turns Lightning's distributed sampler off."""
@@ -90,7 +92,9 @@ class ProjectFacts:
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
         pins: dict[str, Pin | None] = {}
+        uses_lightning = False
         for part in parts:
+            uses_lightning |= part.lightning
             for monitor in part.monitors:
                 monitored.setdefault(monitor.metric, []).append(monitor)
             for name, names in part.classes:
@@ -112,7 +116,7 @@ class ProjectFacts:
                     grew = True
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, {m: frozenset(stems.get(m, ())) for m in modules},
-            {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins,
+            {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
         )
 
 
@@ -121,19 +125,36 @@ def _within(path: str, folder: str) -> bool:
     return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
+    """(class name, last names of its bases) for each ``class X(...)`` line: a regex, no parse."""
+    found = []
+    for match in _CLASS.finditer(data):
+        names = tuple(
+            part.strip().rsplit(b".", 1)[-1].decode("ascii", "replace")
+            for part in match.group(2).split(b",")
+            if part.strip() and b"=" not in part
+        )
+        found.append((match.group(1).decode("ascii", "replace"), names))
+    return found
+
+
+def is_lightning_code(data: bytes, facts: ProjectFacts | None) -> bool:
+    """The file imports Lightning, or subclasses a LightningModule the run defines elsewhere."""
+    if b"lightning" in data:
+        return True
+    if not facts or not facts.lightning_modules or b"class" not in data:
+        return False
+    return any(set(bases) & facts.lightning_modules.keys() for _, bases in class_bases(data))
+
+
 def file_facts(path: str, data: bytes) -> FileFacts:
     facts = FileFacts(
         folder=os.path.dirname(os.path.abspath(path)),
         stem=os.path.splitext(os.path.basename(path))[0],
+        lightning=b"lightning" in data,
     )
     if b"class" in data:
-        for match in _CLASS.finditer(data):
-            names = tuple(
-                part.strip().rsplit(b".", 1)[-1].decode("ascii", "replace")
-                for part in match.group(2).split(b",")
-                if part.strip() and b"=" not in part
-            )
-            facts.classes.append((match.group(1).decode("ascii", "replace"), names))
+        facts.classes.extend(class_bases(data))
     if any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
     wanted = (b"monitor", b"seed_everything", b"use_distributed_sampler", *(n.encode() for n in MONITORING_CALLBACKS))

@@ -39,7 +39,9 @@ def _statements(block: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def _blocks(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    yield stmt.body
+    body = getattr(stmt, "body", None)  # ``match`` has only its cases
+    if body is not None:
+        yield body
     orelse = getattr(stmt, "orelse", None)
     if isinstance(orelse, cst.If):
         yield from _blocks(orelse)

@@ -172,7 +172,12 @@ def fix_path(path: str, rules: Sequence[type[Rule]], facts: ProjectFacts | None 
 
 def _facts_of_path(path: str) -> FileFacts:
     data = read_source(path)
-    return FileFacts() if isinstance(data, Problem) else file_facts(path, data)
+    if isinstance(data, Problem):
+        return FileFacts()
+    try:
+        return file_facts(path, data)
+    except Exception:  # a file we cannot read facts from contributes none; the fix pass reports it
+        return FileFacts()
 
 
 def _lean(result: FileResult) -> FileResult:

@@ -202,7 +202,9 @@ def _walk_if(node: cst.If, tests: RankTests, outer: Guard | None, standalone: bo
 
 
 def _inner_blocks(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
-    yield statement.body
+    body = getattr(statement, "body", None)  # ``match`` has only its cases
+    if body is not None:
+        yield body
     for handler in getattr(statement, "handlers", ()):
         yield handler.body
     orelse = getattr(statement, "orelse", None)

@@ -52,6 +52,7 @@ class AmbiguousBatchSize(Rule):
     summary = "Epoch-level self.log without batch_size= on a dict batch or dataloader_iter: a guessed weight"
     fixable = False
     triggers = (("self.log(", "self.log_dict("), ("dataloader_iter", '["', "['"))
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

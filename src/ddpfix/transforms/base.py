@@ -101,6 +101,9 @@ class Rule:
     #: Reads ``ctx.facts`` (monitored metrics, LightningModule classes of other files): the runner
     #: then gathers them over the whole run first.
     uses_facts: ClassVar[bool] = False
+    #: Only Lightning code can hold this pitfall: files that neither import Lightning nor subclass a
+    #: LightningModule of the run are skipped before parsing.
+    lightning_only: ClassVar[bool] = False
 
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 

@@ -62,6 +62,7 @@ class DeviceMapUnderDdp(Rule):
     summary = "from_pretrained(device_map=...) under DDP: accelerate pins inputs to one GPU on every rank"
     fixable = True
     triggers = ("device_map", "from_pretrained")
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

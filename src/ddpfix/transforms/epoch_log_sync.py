@@ -62,6 +62,7 @@ class EpochLogSync(Rule):
     summary = "Epoch-level self.log without sync_dist=True: the value is rank 0's shard only"
     fixable = True
     triggers = (("self.log(", "self.log_dict("), ("_step", "epoch", "_start"))
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

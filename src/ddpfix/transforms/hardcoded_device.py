@@ -62,6 +62,7 @@ class HardcodedDevice(Rule):
     summary = "Hard-coded CUDA device or device-less tensor in a LightningModule: wrong device on rank N"
     fixable = True
     triggers = (("cuda", "torch."), "self")
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

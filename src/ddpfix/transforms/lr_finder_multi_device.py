@@ -52,6 +52,7 @@ class LrFinderMultiDevice(Rule):
     summary = "LR finder on several devices with Lightning < 2.4.0: 'No backend type associated with device type cpu'"
     fixable = False
     triggers = (("lr_find", "LearningRateFinder", "auto_lr_find"), "Trainer")
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

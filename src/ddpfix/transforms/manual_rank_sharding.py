@@ -49,11 +49,12 @@ class ManualRankSharding(Rule):
     name = "manual-rank-sharding"
     summary = "Data sharded by rank by hand while Lightning's DistributedSampler shards it again"
     fixable = False
-    triggers = (("rank", "RANK", "sampler="),)
+    triggers = (("rank", "RANK", "sampler="), ("Dataset", "DataModule", "DataLoader"))
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        if ctx.facts.sampler_off_for(ctx.path):
+        # A Dataset often lives in a file of its own; what matters is that the run trains with Lightning.
+        if not ctx.facts.uses_lightning or ctx.facts.sampler_off_for(ctx.path):
             return module
         tests = RankTests(ctx.imports)
         for name, cls in data_classes(module, ctx.imports).items():

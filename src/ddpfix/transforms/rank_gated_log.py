@@ -73,6 +73,7 @@ class RankGatedLog(Rule):
     summary = "self.log under a rank guard: other ranks hang in the sync or lack the monitored key"
     fixable = True
     triggers = (("self.log(", "self.log_dict("), RANK_WORDS)
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

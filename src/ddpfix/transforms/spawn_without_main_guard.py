@@ -64,6 +64,7 @@ class SpawnWithoutMainGuard(Rule):
     summary = "ddp_spawn script without if __name__ == '__main__': every spawned child re-runs it"
     fixable = True
     triggers = ("spawn", "Trainer")
+    lightning_only = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         body = list(module.body)

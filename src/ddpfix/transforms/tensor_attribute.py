@@ -61,6 +61,7 @@ class TensorAttribute(Rule):
     summary = "Plain tensor attribute in __init__: it does not move with the module to the rank's device"
     fixable = True
     triggers = ("__init__", "self.", "torch")
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

@@ -59,6 +59,7 @@ class UnclearedStepOutputs(Rule):
     summary = "Step outputs appended every step, read at epoch end, never cleared: memory grows on every rank"
     fixable = True
     triggers = (".append(", "_epoch_end", "_step")
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

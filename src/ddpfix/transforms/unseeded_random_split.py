@@ -52,6 +52,7 @@ class UnseededRandomSplit(Rule):
     summary = "random_split without a generator under DDP: ranks draw different splits, validation leaks"
     fixable = True
     triggers = ("random_split",)
+    lightning_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
