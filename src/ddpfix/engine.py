@@ -129,7 +129,7 @@ def _fix_source(
     current = data
     original_compiles: bool | None = None
     for rule in active:
-        ctx = RuleContext(path, rule, wrapper, imports, facts, only, options)
+        ctx = RuleContext(path, rule, wrapper, imports, facts, only, options, current)
         try:
             new_module = rule().apply(wrapper.module, ctx)
             new_data = new_module.bytes if ctx.fixes_applied else None

@@ -119,12 +119,40 @@ def self_method_calls(node: cst.CSTNode, names: frozenset[str]) -> list[cst.Call
     return found
 
 
+def statements(node: cst.CSTNode):
+    """Every statement below ``node`` (compound ones and their blocks), without entering expressions:
+    far cheaper than a visitor over every node."""
+    for statement in getattr(node, "body", ()) if not isinstance(node, cst.SimpleStatementSuite) else ():
+        yield statement
+        if isinstance(statement, cst.BaseCompoundStatement):
+            for block in _blocks_of(statement):
+                yield from statements(block)
+
+
+def _blocks_of(statement: cst.BaseCompoundStatement):
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        yield body
+    orelse = getattr(statement, "orelse", None)
+    while isinstance(orelse, cst.If):  # elif chains
+        if isinstance(orelse.body, cst.IndentedBlock):
+            yield orelse.body
+        orelse = orelse.orelse
+    if orelse is not None and isinstance(orelse.body, cst.IndentedBlock):
+        yield orelse.body
+    for handler in getattr(statement, "handlers", ()):
+        if isinstance(handler.body, cst.IndentedBlock):
+            yield handler.body
+    final = getattr(statement, "finalbody", None)
+    if final is not None and isinstance(final.body, cst.IndentedBlock):
+        yield final.body
+    for case in getattr(statement, "cases", ()):
+        if isinstance(case.body, cst.IndentedBlock):
+            yield case.body
+
+
 def _classes(node: cst.CSTNode):
-    for child in node.children:
-        if isinstance(child, cst.ClassDef):
-            yield child
-        if isinstance(child, (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Module, cst.ClassDef)):
-            yield from _classes(child)
+    return [s for s in statements(node) if isinstance(s, cst.ClassDef)]
 
 
 def string_value(node: cst.BaseExpression) -> str | None:
@@ -187,14 +215,7 @@ def metric_attributes(cls: cst.ClassDef, imports: ImportTable) -> set[str]:
 
 
 def all_functions(module: cst.Module) -> list[cst.FunctionDef]:
-    found: list[cst.FunctionDef] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            found.append(node)
-
-    module.visit(Collect())
-    return found
+    return [s for s in statements(module) if isinstance(s, cst.FunctionDef)]
 
 
 # Methods of a LightningModule that run with the module already on its device.
@@ -244,8 +265,10 @@ def data_classes(module: cst.Module, imports: ImportTable) -> dict[str, cst.Clas
     return found
 
 
-def builds_ddp_trainer(module: cst.Module, imports: ImportTable) -> bool:
+def builds_ddp_trainer(module: cst.Module, imports: ImportTable, data: bytes | None = None) -> bool:
     """The file builds a Trainer (or Fabric) with a DDP strategy."""
+    if data is not None and (b"strategy" not in data or b"ddp" not in data.lower()):
+        return False
     found = False
 
     class Collect(cst.CSTVisitor):

@@ -32,6 +32,7 @@ class RuleContext:
         facts: ProjectFacts,
         only: Collection[FixKey] | None,
         options: Mapping[str, object],
+        data: bytes = b"",
     ):
         self.path = path
         self.rule = rule
@@ -39,6 +40,9 @@ class RuleContext:
         self.imports = imports
         self.facts = facts
         self.options = options
+        #: The bytes of the module as this rule sees it: a cheap ``b"word" in ctx.data`` can skip a
+        #: whole-tree walk.
+        self.data = data
         self._only = only
         self.findings: list[Finding] = []
         self._positions = None

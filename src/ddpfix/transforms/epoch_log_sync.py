@@ -71,7 +71,8 @@ class EpochLogSync(Rule):
         replacements: dict[cst.Call, cst.Call] = {}
         for cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
             if cls not in metrics_by_class:
-                metrics_by_class[cls] = metric_attributes(cls, ctx.imports)
+                has_metrics = b"torchmetrics" in ctx.data
+                metrics_by_class[cls] = metric_attributes(cls, ctx.imports) if has_metrics else set()
             gated = {id(c) for g in gated_statements(method, tests) for c in self_method_calls(g.statement, LOG_METHODS)}
             gated |= maybe_rank_gated(method)
             for call in self_method_calls(method.body, LOG_METHODS):

@@ -73,6 +73,13 @@ class InitModuleScope(Rule):
     summary = "Data work or trainer.fit inside init_module(): samplers draw on the GPU and fail"
     fixable = True
     triggers = (("init_module", "device("),)
+    # ``device(`` alone is everywhere in torch code; what matters is ``with ...device(`` or the two
+    # calls by name.
+    _PRECISE = re.compile(rb"init_module|set_default_device|with\s[^\n:]*device\(")
+
+    @classmethod
+    def triggered_by(cls, data: bytes) -> bool:
+        return super().triggered_by(data) and cls._PRECISE.search(data) is not None
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         knowledge = _Knowledge.of(module, ctx)

@@ -69,7 +69,7 @@ class ManualRankSharding(Rule):
                     f"the collectives at the end of validation; {REMEDIES}",
                     fixable=False,
                 )
-        if builds_ddp_trainer(module, ctx.imports):
+        if builds_ddp_trainer(module, ctx.imports, ctx.data):
             for call, arg in _custom_samplers(module, ctx):
                 ctx.report(
                     arg,

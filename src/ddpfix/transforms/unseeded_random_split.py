@@ -57,7 +57,7 @@ class UnseededRandomSplit(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         holders = data_classes(module, ctx.imports)
-        everywhere = builds_ddp_trainer(module, ctx.imports)
+        everywhere = builds_ddp_trainer(module, ctx.imports, ctx.data)
         seeds = ctx.facts.seeds_for(ctx.path)
         seed = next(iter(seeds)) if len(seeds) == 1 else DEFAULT_SEED
         torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
