@@ -15,7 +15,7 @@ from dataclasses import replace
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from ddpfix.facts import ProjectFacts, file_facts, is_lightning_code
+from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import FileResult, FixKey, Problem
 from ddpfix.imports import ImportTable
 from ddpfix.transforms.base import Rule, RuleContext
@@ -113,6 +113,8 @@ def _fix_source(
     active = [rule for rule in rules if rule.triggered_by(data)]
     if any(rule.lightning_only for rule in active) and not is_lightning_code(data, facts):
         active = [rule for rule in active if not rule.lightning_only]
+    if any(rule.module_only for rule in active) and not defines_lightning_module(data, facts):
+        active = [rule for rule in active if not rule.module_only]
     if not active:
         return result
     parsed = _parse(path, data)

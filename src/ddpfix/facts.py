@@ -147,6 +147,14 @@ def is_lightning_code(data: bytes, facts: ProjectFacts | None) -> bool:
     return any(set(bases) & facts.lightning_modules.keys() for _, bases in class_bases(data))
 
 
+def defines_lightning_module(data: bytes, facts: ProjectFacts | None) -> bool:
+    """A class of the file derives from LightningModule (here, or through a class of the run)."""
+    if b"class" not in data:
+        return False
+    known = facts.lightning_modules.keys() if facts else ()
+    return any("LightningModule" in bases or set(bases) & known for _, bases in class_bases(data))
+
+
 def file_facts(path: str, data: bytes) -> FileFacts:
     facts = FileFacts(
         folder=os.path.dirname(os.path.abspath(path)),

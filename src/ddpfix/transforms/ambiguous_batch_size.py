@@ -53,6 +53,7 @@ class AmbiguousBatchSize(Rule):
     fixable = False
     triggers = (("self.log(", "self.log_dict("), ("dataloader_iter", '["', "['"))
     lightning_only = True
+    module_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

@@ -108,6 +108,9 @@ class Rule:
     #: Only Lightning code can hold this pitfall: files that neither import Lightning nor subclass a
     #: LightningModule of the run are skipped before parsing.
     lightning_only: ClassVar[bool] = False
+    #: Only code inside a LightningModule can hold this pitfall: files without a class deriving from
+    #: one (here or through a class of the run) are skipped before parsing.
+    module_only: ClassVar[bool] = False
 
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 

@@ -63,6 +63,7 @@ class EpochLogSync(Rule):
     fixable = True
     triggers = (("self.log(", "self.log_dict("), ("_step", "epoch", "_start"))
     lightning_only = True
+    module_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

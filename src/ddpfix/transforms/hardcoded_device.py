@@ -63,6 +63,7 @@ class HardcodedDevice(Rule):
     fixable = True
     triggers = (("cuda", "torch."), "self")
     lightning_only = True
+    module_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name
+from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms.base import Rule, RuleContext
 
@@ -142,7 +142,13 @@ class _Knowledge:
     def of(cls, module: cst.Module, ctx: RuleContext) -> _Knowledge:
         classes = class_hierarchy(module, ctx.imports)
         scan = _Scan(ctx)
-        module.visit(scan)
+        if b"set_default_device" in ctx.data:
+            module.visit(scan)  # the data loading it affects can be any call, anywhere
+        else:
+            # Everything else stands at statement level: a walk over statements is many times
+            # cheaper than visiting every node of a big file.
+            for statement in statements(module):
+                scan.visit_statement(statement)
         knowledge = cls(ctx, classes, scan.data_classes, scan.trainers, set())
         for receiver, method, call in scan.calls:
             if receiver not in knowledge.trainers and receiver != "self.trainer":
@@ -162,9 +168,11 @@ class _Knowledge:
             for other in knowledge.blocks:
                 if other is not block and (other.node in inner or block.node in _withs_inside(other.node)):
                     block.nested = True
-        if scan.default_device and scan.loading_lines:
-            call, line = scan.default_device
-            later = [n for n in scan.loading_lines if n > line]
+        if scan.default_device and scan.loading_calls:
+            call = scan.default_device
+            line = ctx.position(call).start.line
+            # Positions cost a pass over the whole file: only asked for when there is something to say.
+            later = [n for n in (ctx.position(c).start.line for c in scan.loading_calls) if n > line]
             if later:
                 knowledge.default_device_calls.append((call, later[0]))
         return knowledge
@@ -220,9 +228,27 @@ class _Scan(cst.CSTVisitor):
         self.data_classes: set[str] = set()
         self.calls: list[tuple[str, str, cst.Call]] = []
         self.withs: list[cst.With] = []
-        self.default_device: tuple[cst.Call, int] | None = None
-        self.loading_lines: list[int] = []
+        self.default_device: cst.Call | None = None
+        self.loading_calls: list[cst.Call] = []
         self.depth = 0  # function nesting: set_default_device counts at module level only
+
+    def visit_statement(self, statement: cst.CSTNode) -> None:
+        """The visit of one statement without its sub-statements (``statements()`` yields those)."""
+        if isinstance(statement, cst.ClassDef):
+            self.visit_ClassDef(statement)
+        elif isinstance(statement, cst.FunctionDef):
+            self.visit_FunctionDef(statement)
+        elif isinstance(statement, cst.With):
+            self.visit_With(statement)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    self.visit_Assign(small)
+                elif isinstance(small, cst.AnnAssign):
+                    self.visit_AnnAssign(small)
+                value = getattr(small, "value", None)
+                if isinstance(value, cst.Call):
+                    self.visit_Call(value)
 
     def _is_trainer(self, value: cst.BaseExpression | None) -> bool:
         return isinstance(value, cst.Call) and lightning_name(self.ctx.imports, value.func) in TRAINERS
@@ -269,12 +295,12 @@ class _Scan(cst.CSTVisitor):
         qualified = self.ctx.imports.qualify(func) or ""
         if qualified == "torch.set_default_device" and self.depth == 0 and node.args:
             if device_kind(node.args[0].value, self.ctx.imports) == "cuda" and self.default_device is None:
-                self.default_device = (node, self.ctx.position(node).start.line)
+                self.default_device = node
         elif qualified.startswith("torch.utils.data.") or (
             isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS and isinstance(func.value, (cst.Name, cst.Attribute))
             and (_dotted(func.value) in self.trainers)
         ):
-            self.loading_lines.append(self.ctx.position(node).start.line)
+            self.loading_calls.append(node)
 
 
 def _dotted(node: cst.BaseExpression) -> str | None:

@@ -74,6 +74,7 @@ class RankGatedLog(Rule):
     fixable = True
     triggers = (("self.log(", "self.log_dict("), RANK_WORDS)
     lightning_only = True
+    module_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

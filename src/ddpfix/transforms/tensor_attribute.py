@@ -62,6 +62,7 @@ class TensorAttribute(Rule):
     fixable = True
     triggers = ("__init__", "self.", "torch")
     lightning_only = True
+    module_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

@@ -60,6 +60,7 @@ class UnclearedStepOutputs(Rule):
     fixable = True
     triggers = (".append(", "_epoch_end", "_step")
     lightning_only = True
+    module_only = True
     uses_facts = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
