@@ -8,6 +8,7 @@ that could not be checked.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,8 @@ from dataclasses import replace
 import click
 
 from ddpfix import __version__, report
+from ddpfix.config import ConfigError, find_pyproject
+from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.runner import WorkerCrashed, discover, fix_files, gather_facts
@@ -24,7 +27,7 @@ from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-LOG_MODES = ("auto", "rank-zero-only", "sync-dist")
+LOG_MODES = ("auto", "rank-zero-only", "sync-dist")  # also in config.py, where the file is checked
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -96,10 +99,14 @@ class Output:
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style pattern (repeatable).")
 @click.option("--respect-gitignore/--no-respect-gitignore", default=True, show_default=True, help="Skip files ignored by .gitignore.")
 @click.option(
-    "--log-mode", type=click.Choice(LOG_MODES), default="auto", show_default=True,
-    help="How DDP003 fixes a rank-gated self.log: auto (rank_zero_only=True, or sync_dist=True out of the "
-    "guard when a callback monitors the metric), or always one of the two.",
+    "--log-mode", type=click.Choice(LOG_MODES), default=None,
+    help="How DDP003 fixes a rank-gated self.log: auto (the default: rank_zero_only=True, or sync_dist=True "
+    "out of the guard when a callback monitors the metric), or always one of the two.",
 )
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Read [tool.ddpfix] from this pyproject.toml (default: the nearest one above the first PATH).")
+@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
+              help="How findings are printed: text lines, one JSON array (with each fix's edits), or GitHub Actions annotations.")
 @click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-').")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per CPU; 1 runs in-process).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and diffs, but no summary.")
@@ -108,7 +115,7 @@ class Output:
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, select, ignore, exclude, respect_gitignore,
-            log_mode, stdin_filename, jobs, quiet, color, list_rules, explain):
+            log_mode, config_path, output_format, stdin_filename, jobs, quiet, color, list_rules, explain):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
 
     By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
@@ -129,8 +136,20 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
         raise click.UsageError("choose one of --diff, --write, --check and --interactive")
     if not paths:
         raise click.UsageError("no PATH given: name files or folders to check, e.g. 'ddpfix .'")
-    rules = select_rules(select, ignore)
-    options = {"log_mode": log_mode}
+    start = stdin_filename if "-" in paths and stdin_filename else (paths[0] if paths and paths[0] != "-" else ".")
+    try:
+        config = load_config(config_path if config_path else find_pyproject(start))
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from err
+    try:
+        select_rules(config.select, config.ignore)  # an unknown code in the file is the file's error
+    except click.BadParameter as err:
+        raise click.ClickException(f"{config.path}: [tool.ddpfix] {err.message}") from err
+    # A --select on the command line replaces the file's selection; ignores add up otherwise.
+    rules = select_rules(select, ignore) if select else select_rules(config.select, [*config.ignore, *ignore])
+    options = {"log_mode": log_mode or config.log_mode or "auto"}
+    exclude = [*(exclude or config.exclude), *config.extend_exclude]
+    jobs = jobs or config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
 
     if "-" in paths:
@@ -156,15 +175,22 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     def done(applied: bool) -> int:
         return finish(results, problems, output, applied=applied, checked=len(files))
 
-    def write() -> None:
+    def write_all() -> None:
         nonlocal results
         results, failed = write_results(results)
         output.problems(failed)
         problems.extend(failed)
 
+    if output_format != "text":
+        if interactive or diff_only:
+            raise click.UsageError(f"--output-format {output_format} goes with --check or --write")
+        if write:
+            write_all()
+        print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write)
+        return done(applied=write)
     if mode == "interactive":
         results = review_interactively(results, rules, facts, problems, output, options)
-        write()
+        write_all()
         return done(applied=True)
     changed = [result for result in results if result.changed]
     if mode == "diff":
@@ -176,7 +202,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
             output.diff(report.unified_diff(result.path, result.original, result.fixed))
         return done(applied=False)
     if mode == "write":
-        write()
+        write_all()
     for result in results:
         for finding in result.findings:
             output.out(report.finding_line(finding, written=mode == "write"))
@@ -190,9 +216,31 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     if changed and _is_tty():
         question = f"Apply {report.plural(fixes, 'fix', 'fixes')} to {report.plural(len(changed), 'file')}?"
         if click.confirm(question, default=False):
-            write()
+            write_all()
             return done(applied=True)
     return done(applied=False)
+
+
+def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool) -> None:
+    """Findings (and the files' problems) as one JSON array, or as GitHub annotations, on stdout."""
+    if output_format == "github":
+        for problem in problems:
+            output.out(report.github_line(problem=problem))
+        for result in results:
+            for finding in result.findings:
+                output.out(report.github_line(finding))
+        return
+    records = [report.problem_record(p) for p in problems]
+    for result in results:
+        for finding in result.findings:
+            edits = []
+            if finding.fixable and result.original:
+                # Each fix on its own, from the file as it was read: what an editor would apply.
+                single = fix_source(result.path, result.original, rules, facts, only={finding.key}, options=options)
+                edit = report.text_edit(result.original.decode("utf-8", "replace"), single.output.decode("utf-8", "replace"))
+                edits = [edit] if edit else []
+            records.append(report.finding_record(replace(finding, fixed=finding.fixed and written), edits))
+    output.out(json.dumps(records, indent=2, ensure_ascii=False))
 
 
 def _is_tty() -> bool:

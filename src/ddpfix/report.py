@@ -99,3 +99,80 @@ def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int,
     if not parts:
         parts.append(f"No DDP issues found in {plural(checked, 'file')}.")
     return " ".join(parts)
+
+
+# --- machine-readable formats ------------------------------------------------------------------
+
+
+def text_edit(before: str, after: str) -> dict | None:
+    """The one edit that turns ``before`` into ``after``: the changed span (1-based lines and
+    columns, end exclusive) and its replacement text."""
+    if before == after:
+        return None
+    start = 0
+    limit = min(len(before), len(after))
+    while start < limit and before[start] == after[start]:
+        start += 1
+    end_before, end_after = len(before), len(after)
+    while end_before > start and end_after > start and before[end_before - 1] == after[end_after - 1]:
+        end_before -= 1
+        end_after -= 1
+
+    def place(offset: int) -> tuple[int, int]:
+        line = before.count("\n", 0, offset) + 1
+        column = offset - (before.rfind("\n", 0, offset) + 1) + 1
+        return line, column
+
+    (line, column), (end_line, end_column) = place(start), place(end_before)
+    return {"line": line, "column": column, "end_line": end_line, "end_column": end_column, "content": after[start:end_after]}
+
+
+def finding_record(finding: Finding, edits: list[dict]) -> dict:
+    return {
+        "path": display_path(finding.path),
+        "line": finding.line,
+        "column": finding.column,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column,
+        "code": finding.code,
+        "name": finding.name,
+        "message": finding.message,
+        "fixable": finding.fixable,
+        "fixed": finding.fixed,
+        "fix": edits,
+    }
+
+
+def problem_record(problem: Problem) -> dict:
+    return {
+        "path": display_path(problem.path),
+        "line": problem.line,
+        "column": problem.column,
+        "end_line": problem.line,
+        "end_column": problem.column,
+        "code": problem.code,
+        "name": "error",
+        "message": problem.message,
+        "fixable": False,
+        "fixed": False,
+        "fix": [],
+    }
+
+
+def _github_escape(text: str, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def github_line(finding: Finding | None = None, problem: Problem | None = None) -> str:
+    """A GitHub Actions workflow command, which the Actions UI shows as an annotation."""
+    if finding is not None:
+        level, path, line, column = "warning", finding.path, finding.line, finding.column
+        title, message = finding.code, finding.message
+    else:
+        level, path, line, column = "error", problem.path, problem.line or 1, problem.column or 1
+        title, message = problem.code, problem.message
+    file = _github_escape(display_path(path), True)
+    return f"::{level} file={file},line={line},col={column},title={_github_escape(title, True)}::{_github_escape(message)}"

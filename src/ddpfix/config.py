@@ -1,0 +1,88 @@
+"""Settings from ``[tool.ddpfix]`` in the nearest ``pyproject.toml``; command-line flags win.
+
+Keys: ``select``, ``ignore``, ``exclude``, ``extend-exclude`` (lists of strings), ``log-mode``
+(``auto`` | ``rank-zero-only`` | ``sync-dist``) and ``jobs`` (a positive integer). An unknown key or
+rule, or a value of the wrong type, is an error that names the key and the file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+LOG_MODES = ("auto", "rank-zero-only", "sync-dist")
+LIST_KEYS = ("select", "ignore", "exclude", "extend-exclude")
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass
+class Config:
+    path: str | None = None
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    extend_exclude: list[str] = field(default_factory=list)
+    log_mode: str | None = None
+    jobs: int | None = None
+
+
+def find_pyproject(start: str) -> str | None:
+    """The nearest pyproject.toml at or above ``start`` (a file or a folder) with a [tool.ddpfix]
+    table, as Ruff and Black look for theirs."""
+    folder = os.path.abspath(start)
+    if not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        try:
+            with open(candidate, "rb") as handle:
+                if b"[tool.ddpfix" in handle.read():
+                    return candidate
+        except OSError:
+            pass
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def load(path: str | None) -> Config:
+    if path is None:
+        return Config()
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read: {err}") from err
+    section = document.get("tool", {}).get("ddpfix", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.ddpfix] must be a table")
+    config = Config(path=path)
+    for key, value in section.items():
+        if key in LIST_KEYS:
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{path}: [tool.ddpfix] {key} must be a list of strings")
+            setattr(config, key.replace("-", "_"), list(value))
+        elif key == "log-mode":
+            if value not in LOG_MODES:
+                raise ConfigError(f"{path}: [tool.ddpfix] log-mode must be one of {', '.join(LOG_MODES)}, not {value!r}")
+            config.log_mode = value
+        elif key == "jobs":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{path}: [tool.ddpfix] jobs must be a positive integer")
+            config.jobs = value
+        else:
+            known = ", ".join((*LIST_KEYS, "log-mode", "jobs"))
+            raise ConfigError(f"{path}: unknown key {key!r} in [tool.ddpfix] (known: {known})")
+    return config
