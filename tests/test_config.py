@@ -53,3 +53,30 @@ def test_explicit_config_file(tmp_path, run_cli):
     project(tmp_path, "")
     (tmp_path / "other.toml").write_text('[tool.ddpfix]\nignore = ["DDP002"]\n')
     assert run_cli("--check", "--config", "other.toml", "pkg", cwd=tmp_path).returncode == 0
+
+
+SUPPRESSED = b'''import torch
+from torch.utils.data import DataLoader
+
+a = DataLoader(  # noqa: DDP002
+    range(3),
+    generator=torch.Generator("cuda"),
+)
+b = DataLoader(range(3), generator=torch.Generator("cuda"))  # ddpfix: ignore
+c = DataLoader(range(3), generator=torch.Generator("cuda"))  # noqa: DDP001, DDP003
+d = DataLoader(range(3), generator=torch.Generator("cuda"))  # noqa
+s = "# noqa"; e = DataLoader(range(3), generator=torch.Generator("cuda"))
+'''
+
+
+def test_suppressions_and_show_suppressed(tmp_path, run_cli):
+    (tmp_path / "train.py").write_bytes(SUPPRESSED)
+    proc = run_cli("--check", "train.py", cwd=tmp_path)
+    lines = proc.stdout.decode().splitlines()
+    # Only c (other codes silenced) and e (the "noqa" is in a string) are reported.
+    assert [line.split(":")[1] for line in lines] == ["9", "11"]
+    shown = run_cli("--check", "--show-suppressed", "train.py", cwd=tmp_path).stdout.decode()
+    assert shown.count("[suppressed]") == 3
+    assert run_cli("--write", "train.py", cwd=tmp_path).returncode == 0
+    fixed = (tmp_path / "train.py").read_bytes()
+    assert fixed.count(b'torch.Generator("cuda")') == 3  # the suppressed ones are untouched

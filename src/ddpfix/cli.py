@@ -105,6 +105,7 @@ class Output:
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read [tool.ddpfix] from this pyproject.toml (default: the nearest one above the first PATH).")
+@click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by # noqa / # ddpfix: ignore.")
 @click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
               help="How findings are printed: text lines, one JSON array (with each fix's edits), or GitHub Actions annotations.")
 @click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-').")
@@ -115,7 +116,7 @@ class Output:
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, select, ignore, exclude, respect_gitignore,
-            log_mode, config_path, output_format, stdin_filename, jobs, quiet, color, list_rules, explain):
+            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
 
     By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
@@ -147,7 +148,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
         raise click.ClickException(f"{config.path}: [tool.ddpfix] {err.message}") from err
     # A --select on the command line replaces the file's selection; ignores add up otherwise.
     rules = select_rules(select, ignore) if select else select_rules(config.select, [*config.ignore, *ignore])
-    options = {"log_mode": log_mode or config.log_mode or "auto"}
+    options = {"log_mode": log_mode or config.log_mode or "auto", "show_suppressed": show_suppressed}
     exclude = [*(exclude or config.exclude), *config.extend_exclude]
     jobs = jobs or config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
@@ -268,7 +269,7 @@ def _not_written(finding: Finding) -> Finding:
 
 def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int) -> int:
     changed = [r for r in results if r.changed]
-    findings = [f for r in results for f in r.findings]
+    findings = [f for r in results for f in r.findings if not f.suppressed]
     fixes = sum(f.fixed for r in changed for f in r.findings)
     pending = sum(f.fixable and not f.fixed for f in findings)
     manual = sum(not f.fixable for f in findings)

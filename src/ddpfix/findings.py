@@ -28,6 +28,7 @@ class Finding:
     message: str
     fixable: bool
     fixed: bool = False
+    suppressed: bool = False  # silenced by ``# noqa``; reported only with --show-suppressed
 
     @property
     def key(self) -> FixKey:

@@ -24,7 +24,7 @@ def display_path(path: str) -> str:
 
 def finding_line(finding: Finding, written: bool = False) -> str:
     """``path:line:col: CODE [*] message``; ``[*]`` marks a fix available, ``[fixed]`` one written."""
-    mark = "[fixed] " if written and finding.fixed else "[*] " if finding.fixable else ""
+    mark = "[suppressed] " if finding.suppressed else "[fixed] " if written and finding.fixed else "[*] " if finding.fixable else ""
     location = click.style(f"{display_path(finding.path)}:{finding.line}:{finding.column}:", bold=True)
     return f"{location} {click.style(finding.code, fg='red', bold=True)} {mark}{finding.message}"
 
@@ -139,6 +139,7 @@ def finding_record(finding: Finding, edits: list[dict]) -> dict:
         "message": finding.message,
         "fixable": finding.fixable,
         "fixed": finding.fixed,
+        "suppressed": finding.suppressed,
         "fix": edits,
     }
 
@@ -155,6 +156,7 @@ def problem_record(problem: Problem) -> dict:
         "message": problem.message,
         "fixable": False,
         "fixed": False,
+        "suppressed": False,
         "fix": [],
     }
 

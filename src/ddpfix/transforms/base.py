@@ -47,6 +47,7 @@ class RuleContext:
         self.findings: list[Finding] = []
         self._positions = None
         self._suppressions = None
+        self._starts: dict[int, int] | None = None
 
     def position(self, node: cst.CSTNode):
         """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns)."""
@@ -57,13 +58,20 @@ class RuleContext:
     def report(self, node: cst.CSTNode, message: str, *, fixable: bool) -> bool:
         """Record a finding at ``node``; True when the rule should apply its fix now.
 
-        A finding silenced by ``# noqa`` / ``# ddpfix: ignore`` on its line is dropped, fix included.
+        A finding silenced by ``# noqa`` / ``# ddpfix: ignore`` on its line, or on the first line of
+        the statement it is in, is dropped, fix included (kept, marked, with ``show_suppressed``).
         """
         where = self.position(node)
         line, column = where.start.line, where.start.column + 1
         if self._suppressions is None:
             self._suppressions = suppressions(self.wrapper.module.code)
-        if is_suppressed(self._suppressions, line, self.rule.code):
+        if self._suppressions and (
+            is_suppressed(self._suppressions, line, self.rule.code)
+            or is_suppressed(self._suppressions, self._statement_start(line), self.rule.code)
+        ):
+            if self.options.get("show_suppressed"):
+                self.findings.append(Finding(self.path, line, column, where.end.line, where.end.column + 1,
+                                             self.rule.code, self.rule.name, message, False, False, True))
             return False
         apply = fixable and (self._only is None or FixKey(self.rule.code, line, column) in self._only)
         self.findings.append(
@@ -81,6 +89,18 @@ class RuleContext:
             )
         )
         return apply
+
+    def _statement_start(self, line: int) -> int:
+        """The first line of the simple statement that spans ``line`` (a call over several lines)."""
+        if self._starts is None:
+            self._starts = {}
+            positions = self.wrapper.resolve(PositionProvider)
+            for node in positions:
+                if isinstance(node, cst.SimpleStatementLine):
+                    span = positions[node]
+                    for covered in range(span.start.line + 1, span.end.line + 1):
+                        self._starts.setdefault(covered, span.start.line)
+        return self._starts.get(line, line)
 
     @property
     def fixes_applied(self) -> int:
