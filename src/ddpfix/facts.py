@@ -230,7 +230,7 @@ def _version(text: str) -> tuple[int, ...]:
 def verdict(spec: str) -> str:
     """Whether a requirement specifier allows only affected versions (< 2.4.0), only fixed ones, or both."""
     low, high = (0, 0, 0), (10**6, 0, 0)
-    low_open = high_open = False
+    high_open = False
     for op, text in _CLAUSE.findall(spec):
         version = _version(text.rstrip(".*"))
         if op in ("==", "===") and "*" not in text:
@@ -246,7 +246,7 @@ def verdict(spec: str) -> str:
         elif op == ">=":
             low = max(low, version)
         elif op == ">":
-            low, low_open = max(low, version), True
+            low = max(low, version)
         elif op == "<=":
             high = min(high, version)
         elif op == "<":

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 
-def _dotted(node: cst.BaseExpression) -> str | None:
+def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain; None for anything else."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
+        base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None
 
@@ -87,7 +87,7 @@ class ImportTable:
                 local_defs.update(t.value for t in targets if isinstance(t, cst.Name))
             if isinstance(stmt, cst.Import):
                 for alias in stmt.names:
-                    full = _dotted(alias.name)
+                    full = dotted_name(alias.name)
                     if full is None:
                         continue
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -97,7 +97,7 @@ class ImportTable:
                         top = full.split(".", 1)[0]
                         names[top].add(top)
             elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None:
-                module_name = _dotted(stmt.module)
+                module_name = dotted_name(stmt.module)
                 if module_name is None or isinstance(stmt.names, cst.ImportStar):
                     continue
                 for alias in stmt.names:
@@ -115,7 +115,7 @@ class ImportTable:
 
     def qualify_all(self, node: cst.BaseExpression) -> set[str]:
         """Every dotted name ``node`` may stand for through the imports (empty: none)."""
-        dotted = _dotted(node)
+        dotted = dotted_name(node)
         if dotted is None:
             return set()
         head, _, rest = dotted.partition(".")

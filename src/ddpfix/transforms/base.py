@@ -13,6 +13,7 @@ from ddpfix.facts import ProjectFacts
 from ddpfix.findings import Finding, FixKey
 from ddpfix.imports import ImportTable
 from ddpfix.suppressions import is_suppressed, suppressions
+from ddpfix.transforms._args import keeps_comments
 
 
 class RuleContext:
@@ -89,6 +90,14 @@ class RuleContext:
             )
         )
         return apply
+
+    def report_fix(self, node: cst.CSTNode, message: str, before: cst.CSTNode, after: cst.CSTNode) -> bool:
+        """Report a finding whose fix turns ``before`` into ``after``; the fix is offered only if it
+        keeps every comment (else the finding says why it was not rewritten)."""
+        if not keeps_comments(before, after):
+            self.report(node, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+            return False
+        return self.report(node, message, fixable=True)
 
     def _statement_start(self, line: int) -> int:
         """The first line of the simple statement that spans ``line`` (a call over several lines)."""

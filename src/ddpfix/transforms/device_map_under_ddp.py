@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpfix.transforms._args import ReplaceCalls, keeps_comments, keyword, with_keyword, without_keyword
+from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword, without_keyword
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import class_hierarchy, lightning_name, string_value
 from ddpfix.transforms.base import Rule, RuleContext
@@ -111,9 +111,7 @@ class DeviceMapUnderDdp(Rule):
                 advice += (" (whether the model fits one GPU cannot be decided statically; if it does not, "
                            "device_map=\"auto\" is model parallelism, not DDP)")
             message = f"{head}; {advice}{tail}"
-            if not keeps_comments(call, fixed):
-                ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
-            elif ctx.report(call, message, fixable=True):
+            if ctx.report_fix(call, message, call, fixed):
                 replacements[call] = fixed
                 needs_os |= quantised
         forward_moves = {}

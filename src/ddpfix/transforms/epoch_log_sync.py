@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword
+from ddpfix.transforms._args import ReplaceCalls, is_true, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
 from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated
 from ddpfix.transforms.base import Rule, RuleContext
@@ -92,9 +92,7 @@ class EpochLogSync(Rule):
                     "the value logged (and seen by checkpoints and early stopping) is rank 0's shard only; "
                     "add sync_dist=True"
                 )
-                if not keeps_comments(call, fixed):
-                    ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
-                elif ctx.report(call, message, fixable=True):
+                if ctx.report_fix(call, message, call, fixed):
                     replacements[call] = fixed
         if not replacements:
             return module

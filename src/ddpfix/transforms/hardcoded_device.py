@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpfix.transforms._args import ReplaceCalls, keeps_comments, keyword, with_keyword
+from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._lightning import (
     TENSOR_FACTORIES,
     device_kind,
@@ -78,9 +78,7 @@ class HardcodedDevice(Rule):
                     ctx.report(call, f"{what} in {method.name.value}: {_why(on_device)}", fixable=False)
                     continue
                 message = f"{what} in {method.name.value}: on rank N the tensor must be on cuda:N; use self.device"
-                if not keeps_comments(call, fixed):
-                    ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
-                elif ctx.report(call, message, fixable=True):
+                if ctx.report_fix(call, message, call, fixed):
                     # Rebuilt from the updated call, so a fixed call nested inside this one stays fixed.
                     replacements[call] = lambda updated, ctx=ctx: _rewrite(updated, ctx, True)[0] or updated
             for assign, text in _device_variables(method, ctx):

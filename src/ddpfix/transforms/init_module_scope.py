@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpfix.imports import dotted_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms.base import Rule, RuleContext
@@ -189,7 +190,7 @@ class _Knowledge:
             return None
         func = expression.func
         if isinstance(func, cst.Attribute) and func.attr.value == "init_module":
-            receiver = _dotted(func.value)
+            receiver = dotted_name(func.value)
             if receiver is not None and (receiver in self.trainers or receiver == "self.trainer"):
                 return f"{receiver}.init_module()"
             return None
@@ -201,7 +202,7 @@ class _Knowledge:
     def is_model_call(self, call: cst.Call) -> bool:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in MODEL_LOADERS:
-            owner = _dotted(func.value) or ""
+            owner = dotted_name(func.value) or ""
             return owner.split(".")[-1] not in self.data_classes and not DATA_WORDS.search(owner)
         if isinstance(func, cst.Name) and func.value in self.module_classes:
             return True
@@ -209,7 +210,7 @@ class _Knowledge:
             return True
         if self.ctx.imports.qualify(func) == "torch.compile":
             return True
-        name = _dotted(func)
+        name = dotted_name(func)
         qualified = self.ctx.imports.qualify(func)
         if name is None or (qualified is not None and qualified.split(".")[0] in LIBRARIES):
             return False  # a library callable we know, and not a module class
@@ -273,13 +274,13 @@ class _Scan(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._is_trainer(node.value):
             for target in node.targets:
-                name = _dotted(target.target)
+                name = dotted_name(target.target)
                 if name is not None:
                     self.trainers.add(name)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         annotated = lightning_name(self.ctx.imports, node.annotation.annotation) in TRAINERS
-        name = _dotted(node.target)
+        name = dotted_name(node.target)
         if name is not None and (annotated or self._is_trainer(node.value)):
             self.trainers.add(name)
 
@@ -289,7 +290,7 @@ class _Scan(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute):
-            receiver = _dotted(func.value)
+            receiver = dotted_name(func.value)
             if receiver is not None:
                 self.calls.append((receiver, func.attr.value, node))
         qualified = self.ctx.imports.qualify(func) or ""
@@ -298,24 +299,15 @@ class _Scan(cst.CSTVisitor):
                 self.default_device = node
         elif qualified.startswith("torch.utils.data.") or (
             isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS and isinstance(func.value, (cst.Name, cst.Attribute))
-            and (_dotted(func.value) in self.trainers)
+            and (dotted_name(func.value) in self.trainers)
         ):
             self.loading_calls.append(node)
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    return None
 
 
 def _model_argument(call: cst.Call) -> str | None:
     for index, arg in enumerate(call.args):
         if arg.keyword is not None and arg.keyword.value == "model" or (index == 0 and arg.keyword is None and not arg.star):
-            return _dotted(arg.value)
+            return dotted_name(arg.value)
     return None
 
 
@@ -462,7 +454,7 @@ def _child_statements(statement: cst.CSTNode):
 def _small_kind(small: cst.BaseSmallStatement, knowledge: _Knowledge, model_names: set[str]) -> str:
     if isinstance(small, (cst.Assign, cst.AnnAssign)):
         targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-        names = {_dotted(t) for t in targets}
+        names = {dotted_name(t) for t in targets}
         roots = {root_name(t) for t in targets}
         if names & model_names:
             return "model"  # creates (or re-creates) the object later trained as the model

@@ -119,9 +119,7 @@ class RankGatedLog(Rule):
         )
         fixed = with_keyword(without_keyword(call, "sync_dist"), "rank_zero_only", "True")
         message = f"{label} runs {where}: {problem}; mark it rank_zero_only=True"
-        if not keeps_comments(call, fixed):
-            ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
-        elif ctx.report(call, message, fixable=True):
+        if ctx.report_fix(call, message, call, fixed):
             edits.calls[call] = fixed
 
     def _move_out(self, call, gated: Gated, ctx: RuleContext, edits: _Edits, what: str, monitors) -> None:

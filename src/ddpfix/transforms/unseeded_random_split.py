@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpfix.transforms._args import ReplaceCalls, keeps_comments, keyword, with_keyword
+from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
 from ddpfix.transforms._names import statement_names
@@ -78,9 +78,7 @@ class UnseededRandomSplit(Rule):
                 ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
                 continue
             fixed = with_keyword(call, "generator", generator)
-            if not keeps_comments(call, fixed):
-                ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
-            elif ctx.report(call, message, fixable=True):
+            if ctx.report_fix(call, message, call, fixed):
                 replacements[call] = fixed
         if not replacements:
             return module
