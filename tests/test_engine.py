@@ -106,3 +106,16 @@ def test_match_statements_and_unexpected_errors_never_escape(monkeypatch):
     monkeypatch.setattr(engine.ImportTable, "from_module", staticmethod(broken))
     result = fix_source("x.py", TWO_FIXES, all_rules())
     assert result.fixed is None and [p.code for p in result.problems] == ["E001"]
+
+
+def test_without_facts_a_file_is_its_own_run():
+    source = b'''import lightning as L
+
+
+class Model(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self.loss(batch))
+'''
+    result = fix_source("m.py", source, all_rules())  # no facts: as the stdin mode and editors call it
+    assert not result.problems
+    assert b'self.log("val_loss", self.loss(batch), sync_dist=True)' in result.fixed

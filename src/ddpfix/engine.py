@@ -29,13 +29,14 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def _parse(path: str, data: bytes) -> cst.Module | Problem:
-    # CPython's own parser goes first: its positions are exact, and it rejects the pathological
-    # nesting that would crash LibCST's native parser (a segfault, not an exception).
+def _check_syntax(path: str, data: bytes) -> ast.Module | Problem:
+    # CPython's own parser goes first: its positions are exact, it rejects the pathological nesting
+    # that would crash LibCST's native parser (a segfault, not an exception), and its tree lets rules
+    # rule themselves out at C speed before the (much slower) LibCST parse.
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not ours to print
-            ast.parse(data, path)
+            return ast.parse(data, path)
     except SyntaxError as err:
         message = err.msg or str(err)
         if "codec" in message or "encoding" in message:
@@ -45,6 +46,9 @@ def _parse(path: str, data: bytes) -> cst.Module | Problem:
         return Problem(path, READ_ERROR, f"cannot decode: {err}")
     except (MemoryError, RecursionError):
         return Problem(path, PARSE_ERROR, "cannot parse: too deeply nested")
+
+
+def _parse(path: str, data: bytes) -> cst.Module | Problem:
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as err:
@@ -115,6 +119,13 @@ def _fix_source(
         active = [rule for rule in active if not rule.lightning_only]
     if any(rule.module_only for rule in active) and not defines_lightning_module(data, facts):
         active = [rule for rule in active if not rule.module_only]
+    if not active:
+        return result
+    tree = _check_syntax(path, data)
+    if isinstance(tree, Problem):
+        result.problems.append(tree)
+        return result
+    active = [rule for rule in active if rule.may_apply(tree)]
     if not active:
         return result
     parsed = _parse(path, data)

@@ -151,8 +151,8 @@ def defines_lightning_module(data: bytes, facts: ProjectFacts | None) -> bool:
     """A class of the file derives from LightningModule (here, or through a class of the run)."""
     if b"class" not in data:
         return False
-    known = facts.lightning_modules.keys() if facts else ()
-    return any("LightningModule" in bases or set(bases) & known for _, bases in class_bases(data))
+    known = set(facts.lightning_modules) if facts else set()
+    return any("LightningModule" in bases or known.intersection(bases) for _, bases in class_bases(data))
 
 
 def file_facts(path: str, data: bytes) -> FileFacts:

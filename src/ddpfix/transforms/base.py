@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 from collections.abc import Collection, Mapping
 from typing import ClassVar
@@ -152,6 +153,12 @@ class Rule:
     @classmethod
     def triggered_by(cls, data: bytes) -> bool:
         return all(any(s in data for s in group) for group in cls._compiled)
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """A cheap look at CPython's tree (built anyway) that may rule the file out before the LibCST
+        parse. Only ever False when the rule can have nothing to say; the rule's logic stays in apply()."""
+        return True
 
     @classmethod
     def page(cls) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._lightning import all_functions, metric_attributes
@@ -19,6 +21,22 @@ TORCH_DISTRIBUTED = frozenset(
 )
 STRATEGY_COLLECTIVES = frozenset({"barrier", "broadcast", "reduce", "all_gather", "reduce_boolean_decision"})
 FABRIC_COLLECTIVES = frozenset({"barrier", "broadcast", "all_reduce", "all_gather", "save"})
+
+
+COLLECTIVE_NAMES = (
+    {name.rsplit(".", 1)[1] for name in TORCH_DISTRIBUTED} | STRATEGY_COLLECTIVES | FABRIC_COLLECTIVES
+    | {"all_gather", "save_checkpoint", "compute"}
+)
+
+
+def _rankish(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute):
+        return "rank" in node.attr or node.attr == "is_global_zero"
+    if isinstance(node, ast.Name):
+        return "rank" in node.id.lower()
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return "RANK" in node.value
+    return False
 
 
 class CollectiveUnderRankGuard(Rule):
@@ -66,6 +84,22 @@ class CollectiveUnderRankGuard(Rule):
         ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank"),
         ("all_gather", "barrier", "broadcast", "reduce", "compute(", "save_checkpoint", "gather", "scatter", ".save("),
     )
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """Some ``if`` (or decorator) mentions a rank, and some call has a collective's name."""
+        rank_test = collective = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and not rank_test:
+                rank_test = any(_rankish(n) for n in ast.walk(node.test))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not rank_test:
+                rank_test = any("rank_zero_only" in ast.dump(d) for d in node.decorator_list)
+            elif isinstance(node, ast.Call) and not collective:
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                collective = name in COLLECTIVE_NAMES
+            if rank_test and collective:
+                return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         tests = RankTests(ctx.imports)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -81,6 +82,22 @@ class InitModuleScope(Rule):
     @classmethod
     def triggered_by(cls, data: bytes) -> bool:
         return super().triggered_by(data) and cls._PRECISE.search(data) is not None
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """A ``with`` over ``.init_module(...)`` or ``device("cuda...")``, or a set_default_device call."""
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    call = item.context_expr
+                    if not isinstance(call, ast.Call):
+                        continue
+                    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+                    if name == "init_module" or (name == "device" and "cuda" in ast.dump(call)):
+                        return True
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_default_device":
+                return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         knowledge = _Knowledge.of(module, ctx)
