@@ -43,31 +43,38 @@ def class_hierarchy(module: cst.Module, imports: ImportTable, lightning_elsewher
     ``class Base(L.LightningModule)``), whatever their order, and through ``lightning_elsewhere``:
     names of LightningModule classes that the facts pass found in other files of the run.
     """
-    bases: dict[str, list[cst.BaseExpression]] = {}
-    for node in _classes(module):
-        bases[node.name.value] = [arg.value for arg in node.bases if arg.keyword is None]
-    kinds: dict[str, str] = {}
-    changed = True
-    while changed:
-        changed = False
-        for name, parents in bases.items():
-            if name in kinds:
+    def kind_of(parent: cst.BaseExpression) -> str | None:
+        if lightning_name(imports, parent) == "LightningModule":
+            return "lightning"
+        if is_torch_nn_module(imports, parent):
+            return "torch"
+        if _defined_elsewhere(parent, imports, lightning_elsewhere):
+            return "lightning"  # a LightningModule subclass defined in another file of the run
+        return None
+
+    return {name: kind for name, (kind, _node) in _derived(module, kind_of).items()}
+
+
+def _derived(module: cst.Module, kind_of) -> dict[str, tuple[str, cst.ClassDef]]:
+    """The file's classes whose base ``kind_of`` recognises, directly or through the file's own
+    classes (in any order): name -> (kind, class)."""
+    classes = {node.name.value: node for node in _classes(module)}
+    found: dict[str, tuple[str, cst.ClassDef]] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, node in classes.items():
+            if name in found:
                 continue
-            for parent in parents:
-                kind = None
-                if lightning_name(imports, parent) == "LightningModule":
-                    kind = "lightning"
-                elif is_torch_nn_module(imports, parent):
-                    kind = "torch"
-                elif _defined_elsewhere(parent, imports, lightning_elsewhere):
-                    kind = "lightning"  # a LightningModule subclass defined in another file of the run
-                elif isinstance(parent, cst.Name) and parent.value in kinds:
-                    kind = kinds[parent.value]
+            for base in (arg.value for arg in node.bases if arg.keyword is None):
+                kind = kind_of(base)
+                if kind is None and isinstance(base, cst.Name) and base.value in found:
+                    kind = found[base.value][0]
                 if kind is not None:
-                    kinds[name] = kind
-                    changed = True
+                    found[name] = (kind, node)
+                    grew = True
                     break
-    return kinds
+    return found
 
 
 def _defined_elsewhere(parent: cst.BaseExpression, imports: ImportTable, elsewhere: Mapping[str, frozenset[str]]) -> bool:
@@ -244,25 +251,13 @@ TENSOR_FACTORIES = frozenset(
 def data_classes(module: cst.Module, imports: ImportTable) -> dict[str, cst.ClassDef]:
     """Classes of this file that hold data: LightningDataModule or torch Dataset subclasses (also
     through the file's own hierarchy)."""
-    classes = {node.name.value: node for node in _classes(module)}
-    found: dict[str, cst.ClassDef] = {}
-    grew = True
-    while grew:
-        grew = False
-        for name, node in classes.items():
-            if name in found:
-                continue
-            for base in node.bases:
-                qualified = imports.qualify(base.value) or ""
-                if (
-                    lightning_name(imports, base.value) == "LightningDataModule"
-                    or qualified.startswith("torch.utils.data.")
-                    or (isinstance(base.value, cst.Name) and base.value.value in found)
-                ):
-                    found[name] = node
-                    grew = True
-                    break
-    return found
+
+    def kind_of(base: cst.BaseExpression) -> str | None:
+        if lightning_name(imports, base) == "LightningDataModule":
+            return "datamodule"
+        return "dataset" if (imports.qualify(base) or "").startswith("torch.utils.data.") else None
+
+    return {name: node for name, (_kind, node) in _derived(module, kind_of).items()}
 
 
 def builds_ddp_trainer(module: cst.Module, imports: ImportTable, data: bytes | None = None) -> bool:
