@@ -153,6 +153,8 @@ def _map_kind(value: cst.BaseExpression) -> str:
             if (isinstance(inner, cst.Integer) and inner.evaluated_value == 0) or string_value(inner) in ("cuda", "cuda:0"):
                 return "single"
         return "per-rank"
+    if isinstance(value, cst.Name) and value.value == "None":
+        return "per-rank"  # no device map at all: nothing to fight Lightning
     if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
         return "variable"
     return "per-rank"
