@@ -77,3 +77,16 @@ def test_preview_asks_before_writing(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert b"cuda" not in (tmp_path / "train.py").read_bytes()
+
+
+def test_progress_bar_only_for_long_runs_on_a_terminal(tmp_path, run_cli):
+    for i in range(210):
+        (tmp_path / f"m{i:03d}.py").write_text("x = 1\n")
+    child = spawn(tmp_path, "--check", "--jobs", "1", ".")
+    child.expect("Checking")
+    child.expect("No DDP issues found in 210 files.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    piped = run_cli("--check", ".", cwd=tmp_path)  # not a terminal: no bar
+    assert b"Checking" not in piped.stderr and piped.returncode == 0

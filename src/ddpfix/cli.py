@@ -28,6 +28,7 @@ from ddpfix.writer import StaleFileError, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 LOG_MODES = ("auto", "rank-zero-only", "sync-dist")  # also in config.py, where the file is checked
+PROGRESS_THRESHOLD = 200  # files
 
 
 def _split(values: Sequence[str]) -> list[str]:
@@ -169,7 +170,15 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
         output.err(f"warning: {report.display_path(folder)}: no Python files found")
     jobs = jobs or os.cpu_count() or 1
     facts = gather_facts(files, rules, jobs)
-    results = fix_files(files, rules, facts, jobs, options)
+    # A progress bar for long runs, on a terminal only, and never where stdout is machine-readable.
+    show_progress = (
+        len(files) > PROGRESS_THRESHOLD and not quiet and output_format == "text" and sys.stderr.isatty()
+    )
+    if show_progress:
+        with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
+            results = fix_files(files, rules, facts, jobs, options, progress=bar.update)
+    else:
+        results = fix_files(files, rules, facts, jobs, options)
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 

@@ -198,21 +198,32 @@ def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
-              options: Mapping[str, object] | None = None) -> list[FileResult]:
-    """``fix_path`` over every path; with ``jobs`` > 1 in worker processes. Results in the order of ``paths``."""
+              options: Mapping[str, object] | None = None, progress=None) -> list[FileResult]:
+    """``fix_path`` over every path; with ``jobs`` > 1 in worker processes. Results in the order of
+    ``paths``. ``progress(n)`` is called as results come in."""
     codes = tuple(rule.code for rule in rules)
-    return _map(_fix_in_worker, paths, jobs, initializer=_init_worker, initargs=(codes, facts, dict(options or {})))
+    return _map(_fix_in_worker, paths, jobs, initializer=_init_worker, initargs=(codes, facts, dict(options or {})),
+                progress=progress)
 
 
-def _map(function, paths: Sequence[str], jobs: int, initializer=None, initargs=()) -> list:
+def _map(function, paths: Sequence[str], jobs: int, initializer=None, initargs=(), progress=None) -> list:
+    results = []
     if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
         if initializer is not None:
             initializer(*initargs)
-        return [function(path) for path in paths]
+        for path in paths:
+            results.append(function(path))
+            if progress:
+                progress(1)
+        return results
     chunk = max(1, min(64, len(paths) // (jobs * 8)))
     try:
         with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
-            return list(pool.map(function, paths, chunksize=chunk))
+            for result in pool.map(function, paths, chunksize=chunk):
+                results.append(result)
+                if progress:
+                    progress(1)
+            return results
     except BrokenProcessPool as err:
         raise WorkerCrashed(
             "a worker process died (out of memory, or a crash in the parser); nothing was written. "
