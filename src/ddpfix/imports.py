@@ -34,25 +34,27 @@ def _statements(block: cst.CSTNode) -> Iterator[cst.CSTNode]:
             continue
         yield stmt
         if isinstance(stmt, cst.BaseCompoundStatement):
-            for inner in _blocks(stmt):
+            for inner in child_blocks(stmt):
                 yield from _statements(inner)
 
 
-def _blocks(stmt: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    body = getattr(stmt, "body", None)  # ``match`` has only its cases
-    if body is not None:
+def child_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    """The blocks of a compound statement: its body, every ``elif``/``else``, ``except`` and
+    ``finally`` block, and ``match`` cases (an IndentedBlock, or a one-line SimpleStatementSuite)."""
+    body = getattr(statement, "body", None)  # ``match`` has only its cases
+    if isinstance(body, cst.BaseSuite):
         yield body
-    orelse = getattr(stmt, "orelse", None)
+    orelse = getattr(statement, "orelse", None)
     if isinstance(orelse, cst.If):
-        yield from _blocks(orelse)
+        yield from child_blocks(orelse)
     elif orelse is not None:
         yield orelse.body
-    finalbody = getattr(stmt, "finalbody", None)
+    for handler in getattr(statement, "handlers", ()):
+        yield handler.body
+    finalbody = getattr(statement, "finalbody", None)
     if finalbody is not None:
         yield finalbody.body
-    for handler in getattr(stmt, "handlers", ()):
-        yield handler.body
-    for case in getattr(stmt, "cases", ()):
+    for case in getattr(statement, "cases", ()):
         yield case.body
 
 

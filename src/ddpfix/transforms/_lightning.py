@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import libcst as cst
 
-from ddpfix.imports import ImportTable
+from ddpfix.imports import ImportTable, child_blocks
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
 CUDA_STRING = re.compile(r"cuda(:\d+)?")
@@ -132,30 +132,8 @@ def statements(node: cst.CSTNode):
     for statement in getattr(node, "body", ()) if not isinstance(node, cst.SimpleStatementSuite) else ():
         yield statement
         if isinstance(statement, cst.BaseCompoundStatement):
-            for block in _blocks_of(statement):
+            for block in child_blocks(statement):
                 yield from statements(block)
-
-
-def _blocks_of(statement: cst.BaseCompoundStatement):
-    body = getattr(statement, "body", None)
-    if isinstance(body, cst.IndentedBlock):
-        yield body
-    orelse = getattr(statement, "orelse", None)
-    while isinstance(orelse, cst.If):  # elif chains
-        if isinstance(orelse.body, cst.IndentedBlock):
-            yield orelse.body
-        orelse = orelse.orelse
-    if orelse is not None and isinstance(orelse.body, cst.IndentedBlock):
-        yield orelse.body
-    for handler in getattr(statement, "handlers", ()):
-        if isinstance(handler.body, cst.IndentedBlock):
-            yield handler.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None and isinstance(final.body, cst.IndentedBlock):
-        yield final.body
-    for case in getattr(statement, "cases", ()):
-        if isinstance(case.body, cst.IndentedBlock):
-            yield case.body
 
 
 def _classes(node: cst.CSTNode):

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ddpfix.imports import ImportTable
+from ddpfix.imports import ImportTable, child_blocks
 from ddpfix.transforms._lightning import lightning_name, string_value
 
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
+#: Prefilter words of the rules about rank guards: a file without any of them has no rank guard.
+RANK_TRIGGERS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank")
 #: Words that, in an ``if`` test, suggest a rank condition even where the test is not understood.
 RANK_WORDS = ("rank", "is_global_zero", "RANK")
 
@@ -183,7 +185,7 @@ def _walk(block: cst.BaseSuite, tests: RankTests, guard: Guard | None, guarded_b
             continue
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             continue  # defined here, run elsewhere
-        for inner in _inner_blocks(statement):
+        for inner in child_blocks(statement):
             yield from _walk(inner, tests, current)
 
 
@@ -199,22 +201,6 @@ def _walk_if(node: cst.If, tests: RankTests, outer: Guard | None, standalone: bo
         yield from _walk_if(orelse, tests, else_guard or outer, standalone=False)
     elif orelse is not None:
         yield from _walk(orelse.body, tests, else_guard or outer, else_guard is not None)
-
-
-def _inner_blocks(statement: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
-    body = getattr(statement, "body", None)  # ``match`` has only its cases
-    if body is not None:
-        yield body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    orelse = getattr(statement, "orelse", None)
-    if orelse is not None:
-        yield orelse.body
-    final = getattr(statement, "finalbody", None)
-    if final is not None:
-        yield final.body
-    for case in getattr(statement, "cases", ()):
-        yield case.body
 
 
 def mentions_rank(test: cst.BaseExpression) -> bool:

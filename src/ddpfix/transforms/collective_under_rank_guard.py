@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddpfix.transforms._lightning import all_functions, metric_attributes
 from ddpfix.transforms._names import root_name
-from ddpfix.transforms._ranks import Gated, RankTests, gated_at_module_level, gated_statements
+from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, RankTests, gated_at_module_level, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
 
 TORCH_DISTRIBUTED = frozenset(
@@ -81,7 +81,7 @@ class CollectiveUnderRankGuard(Rule):
     summary = "Collective under a rank guard: only rank 0 enters it, every rank stalls"
     fixable = False
     triggers = (
-        ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank"),
+        RANK_TRIGGERS,
         ("all_gather", "barrier", "broadcast", "reduce", "compute(", "save_checkpoint", "gather", "scatter", ".save("),
     )
 

@@ -255,7 +255,7 @@ class _Scan(cst.CSTVisitor):
         if isinstance(statement, cst.ClassDef):
             self.visit_ClassDef(statement)
         elif isinstance(statement, cst.FunctionDef):
-            self.visit_FunctionDef(statement)
+            self._trainer_parameters(statement)  # no depth here: the walk has no leave to undo it
         elif isinstance(statement, cst.With):
             self.visit_With(statement)
         elif isinstance(statement, cst.SimpleStatementLine):
@@ -280,6 +280,9 @@ class _Scan(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.depth += 1
+        self._trainer_parameters(node)
+
+    def _trainer_parameters(self, node: cst.FunctionDef) -> None:
         for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
             annotation = param.annotation.annotation if param.annotation else None
             if annotation is not None and lightning_name(self.ctx.imports, annotation) in TRAINERS:

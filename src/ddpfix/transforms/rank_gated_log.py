@@ -9,11 +9,10 @@ import libcst as cst
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
 from ddpfix.transforms._names import exit_in, statement_names
-from ddpfix.transforms._ranks import Gated, RankTests, gated_statements
+from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, RankTests, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
 
 LOG_METHODS = frozenset({"log", "log_dict"})
-RANK_WORDS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank")
 
 
 class RankGatedLog(Rule):
@@ -72,7 +71,7 @@ class RankGatedLog(Rule):
     name = "rank-gated-log"
     summary = "self.log under a rank guard: other ranks hang in the sync or lack the monitored key"
     fixable = True
-    triggers = (("self.log(", "self.log_dict("), RANK_WORDS)
+    triggers = (("self.log(", "self.log_dict("), RANK_TRIGGERS)
     lightning_only = True
     module_only = True
     uses_facts = True
