@@ -16,6 +16,10 @@ from ddpfix.imports import ImportTable
 from ddpfix.suppressions import is_suppressed, suppressions
 from ddpfix.transforms._args import keeps_comments
 
+#: Where each rule's page lives online: ``docs/rules/<CODE>.md`` in the repository, generated from
+#: the rule's docstring (``python -m ddpfix.docs``; a test keeps them in step).
+DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
+
 
 class RuleContext:
     """Handed to a rule for one file: where to report, and whether a fix may be applied.
@@ -163,6 +167,11 @@ class Rule:
     @classmethod
     def page(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or cls.summary)
+
+    @classmethod
+    def url(cls) -> str:
+        """The rule's page online, for editors and SARIF viewers to link to."""
+        return DOCS_URL.format(code=cls.code)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         """Report findings on ``module`` (the previous rule's output) and return it, fixed where allowed."""
