@@ -1,7 +1,7 @@
 """The fixture folder as test cases (design.md, "Fixtures").
 
-``<case>.py`` is an input; ``<case>.expected.py`` beside it is the exact output; an input without
-one must come out byte-identical. ``<case>.findings`` (optional) lists the exact findings, one per
+``<case>.py`` (or ``<case>.ipynb``) is an input; ``<case>.expected.py`` (``.expected.ipynb``) beside
+it is the exact output; an input without one must come out byte-identical. ``<case>.findings`` (optional) lists the exact findings, one per
 line as ``LINE:COL CODE fixable|manual``. Without it, a case with an expected file must have at
 least one fixable finding and a case without one must have none.
 """
@@ -24,7 +24,7 @@ class Case:
 
     @property
     def expected(self) -> Path | None:
-        path = self.input.with_name(self.input.stem + ".expected.py")
+        path = self.input.with_name(self.input.stem + ".expected" + self.input.suffix)
         return path if path.exists() else None
 
     @property
@@ -33,7 +33,7 @@ class Case:
         is one run, so facts cross its files; a case file is a run of its own."""
         if self.input.parent.parent == FIXTURES:
             return [self.input]
-        return sorted(p for p in self.input.parent.glob("*.py") if not p.name.endswith(".expected.py"))
+        return sorted(p for p in self.input.parent.iterdir() if is_input(p))
 
     @property
     def findings(self) -> list[str] | None:
@@ -43,9 +43,16 @@ class Case:
         return sorted(line.strip() for line in path.read_text().splitlines() if line.strip())
 
 
+SUFFIXES = (".py", ".ipynb")
+
+
+def is_input(path: Path) -> bool:
+    return path.suffix in SUFFIXES and not path.stem.endswith(".expected")
+
+
 def cases() -> list[Case]:
-    return [Case(p) for p in sorted(FIXTURES.rglob("*.py")) if not p.name.endswith(".expected.py")]
+    return [Case(p) for p in sorted(FIXTURES.rglob("*")) if is_input(p)]
 
 
 def expected_files() -> list[Path]:
-    return sorted(FIXTURES.rglob("*.expected.py"))
+    return sorted(p for p in FIXTURES.rglob("*") if p.suffix in SUFFIXES and p.stem.endswith(".expected"))

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 from conftest import FIXTURES, ROOT
+from fixture_cases import is_input
 
 from ddpfix.transforms import all_rules
 
@@ -36,10 +37,10 @@ def snapshot(folder):
 
 
 def inputs_and_expected(folder):
-    for path in sorted(folder.rglob("*.py")):
-        if path.name.endswith(".expected.py"):
+    for path in sorted(folder.rglob("*")):
+        if not is_input(path):
             continue
-        expected = path.with_name(path.stem + ".expected.py")
+        expected = path.with_name(path.stem + ".expected" + path.suffix)
         yield path, expected.read_bytes() if expected.exists() else path.read_bytes()
 
 
@@ -232,7 +233,7 @@ def test_bad_paths_get_one_clear_line(tmp_path, run_cli):
     assert "Traceback" not in err
     empty = run_cli("empty", cwd=tmp_path)
     assert empty.returncode == 0
-    assert "empty: no Python files found" in empty.stderr.decode()
+    assert "empty: no Python files or notebooks found" in empty.stderr.decode()
 
 
 def test_usage_errors_exit_2(tmp_path, run_cli):

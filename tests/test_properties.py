@@ -14,7 +14,7 @@ from ddpfix.engine import fix_source
 from ddpfix.transforms import all_rules
 
 RULES = all_rules()
-FIXTURE_SOURCES = [c.input.read_bytes() for c in cases()]
+FIXTURE_SOURCES = [c.input.read_bytes() for c in cases() if c.input.suffix == ".py"]
 SNIPPETS = [
     b'g = torch.Generator(device="cuda")\n',
     b"loader = DataLoader(ds, generator=g)\n",

@@ -167,7 +167,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
 
     files, problems, empty = discover(paths, exclude, respect_gitignore)
     for folder in empty:
-        output.err(f"warning: {report.display_path(folder)}: no Python files found")
+        output.err(f"warning: {report.display_path(folder)}: no Python files or notebooks found")
     jobs = jobs or os.cpu_count() or 1
     facts = gather_facts(files, rules, jobs)
     # A progress bar for long runs, on a terminal only, and never where stdout is machine-readable.
@@ -278,6 +278,7 @@ def _not_written(finding: Finding) -> Finding:
 
 def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int) -> int:
     changed = [r for r in results if r.changed]
+    problems = [p for p in problems if p.level == "error"]  # notes are said, not failed on
     findings = [f for r in results for f in r.findings if not f.suppressed]
     fixes = sum(f.fixed for r in changed for f in r.findings)
     pending = sum(f.fixable and not f.fixed for f in findings)
@@ -361,7 +362,7 @@ def review_interactively(results, rules, facts, problems, output, options):
                     declined.append(_not_written(finding))
             if accepted:
                 applied = fix_source(result.path, current, [rule], facts, only={f.key for f in accepted}, options=options)
-                if applied.problems:
+                if any(p.level == "error" for p in applied.problems):
                     output.problems(applied.problems)
                     problems.extend(applied.problems)
                     break

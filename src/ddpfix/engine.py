@@ -89,13 +89,37 @@ def fix_source(
     only: Collection[FixKey] | None = None,
     options: Mapping[str, object] | None = None,
 ) -> FileResult:
-    """Run ``rules`` over one file's bytes; see ``_fix_source``. Never raises: a bug of ours outside
-    any rule (reading imports, facts) costs this file, reported, and never the run."""
+    """Run ``rules`` over one file's bytes (a notebook's code cells for ``*.ipynb``); see ``_fix_source``.
+    Never raises: a bug of ours outside any rule (reading imports, facts) costs this file, reported,
+    and never the run."""
+    if path.endswith(".ipynb"):
+        from ddpfix.notebook import fix_notebook  # the notebook front-end calls back into fix_python
+
+        try:
+            return fix_notebook(path, data, rules, facts, only, options)
+        except Exception as err:
+            return _internal_error(path, data, err)
+    return fix_python(path, data, rules, facts, only, options)
+
+
+def fix_python(
+    path: str,
+    data: bytes,
+    rules: Sequence[type[Rule]],
+    facts: ProjectFacts | None = None,
+    only: Collection[FixKey] | None = None,
+    options: Mapping[str, object] | None = None,
+) -> FileResult:
+    """``fix_source`` for Python source, whatever the file's name."""
     try:
         return _fix_source(path, data, rules, facts, only, options)
     except Exception as err:
-        message = f"{INTERNAL_ERROR}: {type(err).__name__}: {err}; file left as it was"
-        return FileResult(path, data, problems=[Problem(path, "E001", message)])
+        return _internal_error(path, data, err)
+
+
+def _internal_error(path: str, data: bytes, err: Exception) -> FileResult:
+    message = f"{INTERNAL_ERROR}: {type(err).__name__}: {err}; file left as it was"
+    return FileResult(path, data, problems=[Problem(path, "E001", message)])
 
 
 def _fix_source(

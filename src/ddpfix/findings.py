@@ -12,6 +12,7 @@ class FixKey(NamedTuple):
     code: str
     line: int
     column: int
+    cell: int | None = None  # in a notebook: the cell the line counts in
 
 
 @dataclass(frozen=True)
@@ -29,10 +30,11 @@ class Finding:
     fixable: bool
     fixed: bool = False
     suppressed: bool = False  # silenced by ``# noqa``; reported only with --show-suppressed
+    cell: int | None = None  # in a notebook: ``line`` counts in this cell (1-based, as Jupyter numbers cells)
 
     @property
     def key(self) -> FixKey:
-        return FixKey(self.code, self.line, self.column)
+        return FixKey(self.code, self.line, self.column, self.cell)
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,9 @@ class Problem:
     message: str
     line: int | None = None
     column: int | None = None
+    cell: int | None = None
+    #: "error" stops a clean exit; a "note" (a notebook cell left out) is only said.
+    level: str = "error"
 
 
 @dataclass

@@ -25,14 +25,21 @@ def display_path(path: str) -> str:
 def finding_line(finding: Finding, written: bool = False) -> str:
     """``path:line:col: CODE [*] message``; ``[*]`` marks a fix available, ``[fixed]`` one written."""
     mark = "[suppressed] " if finding.suppressed else "[fixed] " if written and finding.fixed else "[*] " if finding.fixable else ""
-    location = click.style(f"{display_path(finding.path)}:{finding.line}:{finding.column}:", bold=True)
+    location = click.style(f"{place(finding.path, finding.cell)}:{finding.line}:{finding.column}:", bold=True)
     return f"{location} {click.style(finding.code, fg='red', bold=True)} {mark}{finding.message}"
 
 
+def place(path: str, cell: int | None) -> str:
+    """The path as shown, with ``:cell N`` for a place in a notebook (as Ruff writes it)."""
+    return display_path(path) + (f":cell {cell}" if cell is not None else "")
+
+
 def problem_line(problem: Problem) -> str:
-    where = display_path(problem.path)
+    where = place(problem.path, problem.cell)
     if problem.line is not None:
         where += f":{problem.line}:{problem.column or 1}"
+    if problem.level != "error":
+        return f"{click.style(where + ':', bold=True)} {problem.level}: {problem.message}"
     return f"{click.style(where + ':', bold=True)} {click.style(problem.code, fg='red', bold=True)} {problem.message}"
 
 
@@ -140,6 +147,7 @@ def finding_record(finding: Finding, edits: list[dict]) -> dict:
         "fixable": finding.fixable,
         "fixed": finding.fixed,
         "suppressed": finding.suppressed,
+        "cell": finding.cell,
         "fix": edits,
     }
 
@@ -152,11 +160,12 @@ def problem_record(problem: Problem) -> dict:
         "end_line": problem.line,
         "end_column": problem.column,
         "code": problem.code,
-        "name": "error",
+        "name": problem.level,
         "message": problem.message,
         "fixable": False,
         "fixed": False,
         "suppressed": False,
+        "cell": problem.cell,
         "fix": [],
     }
 
@@ -172,9 +181,12 @@ def github_line(finding: Finding | None = None, problem: Problem | None = None) 
     """A GitHub Actions workflow command, which the Actions UI shows as an annotation."""
     if finding is not None:
         level, path, line, column = "warning", finding.path, finding.line, finding.column
-        title, message = finding.code, finding.message
+        title, message, cell = finding.code, finding.message, finding.cell
     else:
-        level, path, line, column = "error", problem.path, problem.line or 1, problem.column or 1
-        title, message = problem.code, problem.message
+        level = "error" if problem.level == "error" else "notice"
+        path, line, column = problem.path, problem.line or 1, problem.column or 1
+        title, message, cell = problem.code, problem.message, problem.cell
+    if cell is not None:  # Actions cannot point into a notebook's cell: the title says which
+        title = f"{title} (cell {cell})"
     file = _github_escape(display_path(path), True)
     return f"::{level} file={file},line={line},col={column},title={_github_escape(title, True)}::{_github_escape(message)}"

@@ -13,6 +13,7 @@ import pathspec
 from ddpfix.engine import READ_ERROR, allow_deep_trees, fix_source
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Problem
+from ddpfix.notebook import is_notebook, python_source
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
 
@@ -23,7 +24,7 @@ DEFAULT_EXCLUDES = frozenset(
         ".ruff_cache", ".ipynb_checkpoints",
     }
 )
-SOURCE_SUFFIXES = (".py",)
+SOURCE_SUFFIXES = (".py", ".ipynb")
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 16
 
@@ -174,6 +175,10 @@ def _facts_of_path(path: str) -> FileFacts:
     data = read_source(path)
     if isinstance(data, Problem):
         return FileFacts()
+    if is_notebook(path):
+        data = python_source(data)
+        if data is None:
+            return FileFacts()
     try:
         return file_facts(path, data)
     except Exception:  # a file we cannot read facts from contributes none; the fix pass reports it

@@ -49,7 +49,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_script(path: Path, timeout: float = 90, cwd: Path | None = None) -> Run:
+def run_script(path: Path, timeout: float = 90, cwd: Path | None = None, interactive: bool = False) -> Run:
+    """Run ``path``; ``interactive`` runs it as ``python -i`` with an empty stdin, which Lightning
+    takes for a notebook kernel (its ``_IS_INTERACTIVE`` check), as Jupyter would be."""
     # A fresh rendezvous port per run: back-to-back runs must not meet each other's sockets.
     # stdout stays block-buffered on purpose: every rank writes to the same pipe, and an unbuffered
     # print() is two writes (text, then newline) that another rank's line can land between.
@@ -60,7 +62,8 @@ def run_script(path: Path, timeout: float = 90, cwd: Path | None = None) -> Run:
     env.pop("PYTHONUNBUFFERED", None)
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, str(path)], cwd=cwd or path.parent, env=env,
+        [sys.executable, *(["-i"] if interactive else []), str(path)], cwd=cwd or path.parent, env=env,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     try:

@@ -1,0 +1,123 @@
+"""DDP015 notebook-strategy: in a notebook, DDP must fork; ``ddp``/``ddp_spawn`` are refused there."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
+from ddpfix.transforms._lightning import lightning_name, string_value
+from ddpfix.transforms.base import Rule, RuleContext
+
+NOTEBOOK_SUFFIX = ".ipynb"
+# The launcher-only twins of each DDP strategy name: same DDP, started by fork. The Trainer registers
+# every one of these; Fabric only the plain ``ddp_notebook``.
+TRAINER_NOTEBOOK_STRATEGY = {
+    "ddp": "ddp_notebook",
+    "ddp_spawn": "ddp_notebook",
+    "ddp_find_unused_parameters_false": "ddp_notebook_find_unused_parameters_false",
+    "ddp_find_unused_parameters_true": "ddp_notebook_find_unused_parameters_true",
+    "ddp_spawn_find_unused_parameters_false": "ddp_notebook_find_unused_parameters_false",
+    "ddp_spawn_find_unused_parameters_true": "ddp_notebook_find_unused_parameters_true",
+}
+FABRIC_NOTEBOOK_STRATEGY = {"ddp": "ddp_notebook", "ddp_spawn": "ddp_notebook"}
+FORKING = frozenset({"fork"})
+
+
+class NotebookStrategy(Rule):
+    """
+    # DDP015 notebook-strategy
+
+    ## What it does
+    In a Jupyter notebook (`*.ipynb`), rewrites `Trainer(strategy="ddp")` and
+    `Trainer(strategy="ddp_spawn")` (and their `_find_unused_parameters_*` variants) to the notebook
+    twin, `"ddp_notebook"`; the same for `Fabric(strategy=...)`. A `DDPStrategy(...)` /
+    `DDPStrategy(start_method="spawn")` passed as the strategy gets `start_method="fork"`.
+
+    ## Why it breaks under DDP
+    `"ddp"` starts one new Python process per device by re-running the script, and `"ddp_spawn"`
+    pickles the objects into spawned processes; a notebook has no script to re-run and its classes
+    cannot be pickled by reference. Lightning checks this up front and stops with
+    "`Trainer(strategy='ddp')` is not compatible with an interactive environment. Run your code as a
+    script, or choose a notebook-compatible strategy: `Trainer(strategy='ddp_notebook')`".
+    `"ddp_notebook"` is the same DDP, started by forking the kernel.
+
+    ## Before
+    ```python
+    trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp")
+    ```
+
+    ## After
+    ```python
+    trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp_notebook")
+    ```
+
+    ## When it does not fix
+    Only notebooks are touched: the same line in a `.py` script is right as it is. A strategy held
+    in a variable or built elsewhere is not followed. `Fabric(strategy="ddp_find_unused_parameters_true")`
+    is reported without a fix: Fabric has no notebook twin of it.
+    """
+
+    code = "DDP015"
+    name = "notebook-strategy"
+    summary = "strategy='ddp'/'ddp_spawn' in a notebook: Lightning refuses it; use 'ddp_notebook'"
+    fixable = True
+    triggers = ("ddp", ("Trainer", "Fabric", "DDPStrategy"))
+    lightning_only = True
+
+    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        if not ctx.path.endswith(NOTEBOOK_SUFFIX):
+            return module
+        finder = _StrategyCalls(ctx)
+        module.visit(finder)
+        replacements: dict[cst.Call, cst.Call] = {}
+        for call, arg, owner in finder.string_strategies:
+            name = string_value(arg.value)
+            twins = TRAINER_NOTEBOOK_STRATEGY if owner == "Trainer" else FABRIC_NOTEBOOK_STRATEGY
+            message = (f"{owner}(strategy={name!r}) in a notebook: Lightning refuses it in an interactive "
+                       "environment ('not compatible with an interactive environment')")
+            twin = twins.get(name)
+            if twin is None:
+                ctx.report(arg, f"{message}; {owner} has no notebook twin of it: use 'ddp_notebook'", fixable=False)
+                continue
+            fixed = call.with_changes(args=[a.with_changes(value=_same_quotes(a.value, twin)) if a is arg else a for a in call.args])
+            if ctx.report_fix(arg, f"{message}; use {twin!r}", call, fixed):
+                replacements[call] = fixed
+        for call in finder.ddp_strategies:
+            start = keyword(call, "start_method")
+            if start is not None and string_value(start.value) in FORKING:
+                continue
+            message = "DDPStrategy in a notebook must fork: 'popen' and 'spawn' are refused in an interactive environment"
+            if start is not None and string_value(start.value) is None or any(a.star for a in call.args):
+                ctx.report(call, message + "; pass start_method=\"fork\"", fixable=False)
+                continue
+            fixed = with_keyword(call, "start_method", '"fork"')
+            if ctx.report_fix(call, message + "; start_method=\"fork\" added", call, fixed):
+                replacements[call] = fixed
+        return module.visit(ReplaceCalls(replacements)) if replacements else module
+
+
+def _same_quotes(value: cst.BaseExpression, text: str) -> cst.SimpleString:
+    quote = value.quote if isinstance(value, cst.SimpleString) else '"'
+    prefix = value.prefix.replace("f", "").replace("F", "") if isinstance(value, cst.SimpleString) else ""
+    return cst.SimpleString(f"{prefix}{quote}{text}{quote}")
+
+
+class _StrategyCalls(cst.CSTVisitor):
+    def __init__(self, ctx: RuleContext):
+        super().__init__()
+        self.ctx = ctx
+        self.string_strategies: list[tuple[cst.Call, cst.Arg, str]] = []
+        self.ddp_strategies: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        owner = lightning_name(self.ctx.imports, node.func)
+        if owner not in ("Trainer", "Fabric"):
+            return
+        strategy = keyword(node, "strategy")
+        if strategy is None:
+            return
+        if string_value(strategy.value) is not None:
+            if string_value(strategy.value) in TRAINER_NOTEBOOK_STRATEGY:
+                self.string_strategies.append((node, strategy, owner))
+        elif isinstance(strategy.value, cst.Call) and lightning_name(self.ctx.imports, strategy.value.func) == "DDPStrategy":
+            self.ddp_strategies.append(strategy.value)
