@@ -119,8 +119,9 @@ class Notebook:
             if cell is None or cell.skipped is not None or position not in bodies:
                 continue
             text = _unmask(bodies[position], cell)
-            if not cell.source.endswith("\n") and text.endswith("\n"):
-                text = text[:-1]
+            # The newlines that end a cell are the cell's own: the joined module adds one, and a
+            # rule's blank lines before the next cell's first statement land here.
+            text = text.rstrip("\n") + cell.source[len(cell.source.rstrip("\n")):]
             if text != cell.source:
                 raw["source"] = text.splitlines(keepends=True) if cell.as_list else text
         return self.serialise()

@@ -57,6 +57,8 @@ class SpawnWithoutMainGuard(Rule):
     When a function or class is defined after the first moved statement (children import them
     from the module's top level), when a function above uses a name those statements bind (it
     would no longer be global), when the script already has a main guard, or when `main` is taken.
+    Notebooks are left to DDP015 `notebook-strategy`: a kernel cannot spawn at all, so the fix
+    there is `strategy="ddp_notebook"`, not a guard.
     """
 
     code = "DDP011"
@@ -67,6 +69,8 @@ class SpawnWithoutMainGuard(Rule):
     lightning_only = True
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+        if ctx.path.endswith(".ipynb"):
+            return module
         body = list(module.body)
         trainer_at, trainer_names = _spawn_trainer(body, ctx)
         if trainer_at is None:
