@@ -43,8 +43,10 @@ class LrFinderMultiDevice(Rule):
     ```
 
     ## When it does not fix
-    Always: upgrading or restructuring is your call. Not reported with `devices=1`, or when the
-    pinned or installed Lightning is 2.4.0 or newer.
+    Always: upgrading or restructuring is your call. Not reported with `devices=1`, when the
+    pinned or installed Lightning is 2.4.0 or newer, or when the finder runs on a Trainer that never
+    fits (`Tuner(L.Trainer(...)).lr_find(...)`, or a trainer variable with no `.fit`/`.validate`/
+    `.test`/`.predict` call): that is the way out above.
     """
 
     code = "DDP009"
@@ -93,6 +95,35 @@ class _Scan(cst.CSTVisitor):
         self.ctx = ctx
         self.finders: list[tuple[cst.CSTNode, str]] = []
         self.multi_device_trainers: list[tuple[cst.Call, str]] = []
+        self.lr_finds: list[cst.Call] = []
+        self.tuners: dict[str, cst.BaseExpression] = {}  # tuner variable -> the trainer it tunes
+        self.fitted: set[str] = set()  # trainer variables that run fit/validate/test/predict
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        trainer = self._tuned_trainer(node.value)
+        if trainer is not None:
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.tuners[target.target.value] = trainer
+
+    def _tuned_trainer(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The trainer of ``Tuner(trainer)``."""
+        if isinstance(node, cst.Call) and lightning_name(self.ctx.imports, node.func) == "Tuner":
+            arg = keyword(node, "trainer") or next((a for a in node.args if a.keyword is None and not a.star), None)
+            return arg.value if arg is not None else None
+        return None
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        for call in self.lr_finds:
+            owner = call.func.value
+            trainer = self.tuners.get(owner.value) if isinstance(owner, cst.Name) else self._tuned_trainer(owner)
+            if trainer is not None and self._throw_away(trainer):
+                continue  # the documented way out: the finder's Trainer is not the one that fits
+            self.finders.append((call, f"{cst.Module([]).code_for_node(call.func)}()"))
+    def _throw_away(self, trainer: cst.BaseExpression) -> bool:
+        if isinstance(trainer, cst.Call):
+            return lightning_name(self.ctx.imports, trainer.func) == "Trainer"
+        return isinstance(trainer, cst.Name) and trainer.value not in self.fitted
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -100,7 +131,9 @@ class _Scan(cst.CSTVisitor):
         if short == "LearningRateFinder":
             self.finders.append((node, "the LearningRateFinder callback"))
         elif isinstance(func, cst.Attribute) and func.attr.value == "lr_find":
-            self.finders.append((node, f"{cst.Module([]).code_for_node(func)}()"))
+            self.lr_finds.append(node)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in FITTING:
+            self.fitted.add(func.value.value)
         if short == "Trainer":
             auto = keyword(node, "auto_lr_find")
             if auto is not None and not (isinstance(auto.value, cst.Name) and auto.value.value == "False"):
@@ -109,6 +142,9 @@ class _Scan(cst.CSTVisitor):
             described = _several(devices.value) if devices is not None else "devices=\"auto\" (all available)"
             if described:
                 self.multi_device_trainers.append((node, described))
+
+
+FITTING = frozenset({"fit", "validate", "test", "predict"})
 
 
 def _several(value: cst.BaseExpression) -> str | None:
