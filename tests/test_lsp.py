@@ -444,3 +444,46 @@ def test_readme_editor_settings_start_this_server():
     assert settings["glspc.server.languageId"] == ["python"]
     assert "source.fixAll.ddpfix" in settings["[python]"]["editor.codeActionsOnSave"]
     assert 'cmd = { "ddpfix", "lsp" }' in section and "vim.lsp.start" in section and "pyproject.toml" in section
+
+
+# --- the arithmetic, in-process ----------------------------------------------------------------------
+
+
+def snapshot_of(text: str, result=None, encoding: str = "utf-16"):
+    from ddpfix.findings import FileResult
+    from ddpfix.lsp_document import Settings, Snapshot
+
+    units = utf16 if encoding == "utf-16" else (lambda chunk: len(chunk.encode(encoding)))
+    data = text.encode("utf-8")
+    return Snapshot("file:///t.py", 1, text, data, "utf-8", Settings(), result or FileResult("t.py", data), units)
+
+
+FIXTURE_PAIRS = sorted(FIXTURES.rglob("*.expected.py"))
+
+
+@needs_pygls
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+def test_edits_turn_every_fixture_into_its_expected_output(newline, encoding):
+    for expected_path in FIXTURE_PAIRS:
+        before = expected_path.with_name(expected_path.name.replace(".expected.py", ".py")).read_text(encoding="utf-8")
+        after = expected_path.read_text(encoding="utf-8")
+        # Non-ASCII at the start of every line moves every column the edits name.
+        before, after = (("# é🎉\n" + t).replace("\n", newline) for t in (before, after))
+        snapshot = snapshot_of(before, encoding=encoding)
+        edits = [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
+                            "end": {"line": e.range.end.line, "character": e.range.end.character}}, "newText": e.new_text}
+                 for e in snapshot.edits_to(after.encode("utf-8"))]
+        assert apply_edits(before, edits, encoding) == after, expected_path
+
+
+@needs_pygls
+def test_problems_without_a_place_are_marked_on_the_first_line():
+    from ddpfix.findings import FileResult, Problem
+
+    text = "x = 1  # é\ny = 2\n"
+    result = FileResult("t.py", text.encode(), problems=[Problem("t.py", "DDP003", "internal error: boom"),
+                                                          Problem("t.py", "E999", "cannot parse", 2, 3)])
+    first, second = snapshot_of(text, result).diagnostics()
+    assert (first.code, first.severity, first.range.start.line, first.range.end.character) == ("DDP003", 1, 0, 10)
+    assert (second.code, second.range.start.line, second.range.start.character, second.range.end.character) == ("E999", 1, 2, 5)

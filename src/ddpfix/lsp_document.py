@@ -27,7 +27,7 @@ from ddpfix.cli import select_rules
 from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import fix_source
-from ddpfix.findings import FileResult, Finding, Problem
+from ddpfix.findings import FileResult, Finding, FixKey, Problem
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
 
@@ -96,6 +96,7 @@ class Snapshot:
     result: FileResult
     units: Units
     _starts: list[int] = field(default_factory=list)
+    _single_fixes: dict[FixKey, list[types.TextEdit]] = field(default_factory=dict)
 
     def __post_init__(self):
         self._starts = [0] + [match.end() for match in _LINE_END.finditer(self.text)]
@@ -160,11 +161,13 @@ class Snapshot:
         return [finding for finding in self.result.findings if finding.fixable and not finding.suppressed]
 
     def single_fix(self, finding: Finding) -> list[types.TextEdit]:
-        """The edits of one finding's fix on its own, from the engine re-run with just that fix allowed."""
-        single = fix_source(self.result.path, self.data, self.settings.rules, only={finding.key}, options=self.settings.options)
-        if single.problems or not single.changed:
-            return []
-        return self.edits_to(single.fixed)
+        """The edits of one finding's fix on its own, from the engine re-run with just that fix allowed
+        (kept: editors ask again each time the cursor moves within the finding)."""
+        if finding.key not in self._single_fixes:
+            single = fix_source(self.result.path, self.data, self.settings.rules, only={finding.key}, options=self.settings.options)
+            changed = single.changed and not single.problems
+            self._single_fixes[finding.key] = self.edits_to(single.fixed) if changed else []
+        return self._single_fixes[finding.key]
 
     def fix_all(self) -> list[types.TextEdit]:
         return self.edits_to(self.result.fixed) if self.result.changed and not self.result.problems else []
