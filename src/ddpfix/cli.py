@@ -389,8 +389,24 @@ def _ask() -> str:
         click.echo("Please answer y, n, a or q.")
 
 
+def run_language_server(args: list[str]) -> int:
+    """``ddpfix lsp``: pygls is an optional extra, so say how to get it rather than fail on import."""
+    try:
+        from ddpfix import lsp
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        click.echo("error: the language server needs pygls: pip install 'ddpfix[lsp]'", err=True)
+        return EXIT_ERROR
+    return lsp.main(args)
+
+
 def main() -> None:
     allow_deep_trees()
+    # Exactly ``lsp`` as the first argument starts the language server; a folder named lsp is
+    # checked as ``ddpfix ./lsp``.
+    if sys.argv[1:2] == ["lsp"]:
+        sys.exit(run_language_server(sys.argv[2:]))
     try:
         code = command.main(standalone_mode=False)
     except click.exceptions.Exit as exit_:
