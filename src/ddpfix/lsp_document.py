@@ -143,7 +143,7 @@ class Snapshot:
             code=finding.code,
             code_description=types.CodeDescription(rule.url()) if rule else None,
             source=SOURCE,
-            data={"fix": list(finding.key) if finding.fixable else None},
+            data={"fix": [finding.code, finding.line, finding.column] if finding.fixable else None},
         )
 
     def _problem_diagnostic(self, problem: Problem) -> types.Diagnostic:
