@@ -37,6 +37,25 @@ def test_json_is_one_valid_array_whose_edits_reproduce_the_fix(tmp_path, run_cli
     assert manual and not manual[0]["fixable"] and manual[0]["fix"] == []
 
 
+def test_json_edits_count_code_points_of_the_source_as_python_reads_it(tmp_path, run_cli):
+    # A BOM and "é" before the fix on line 1: a plain UTF-8 decode would place the edit one column
+    # late; the Latin-1 file's "é" is one byte, which UTF-8 would turn into a replacement character.
+    source = (
+        'import torch; gé = torch.Generator(device="cuda")\n'
+        "from torch.utils.data import DataLoader\n"
+        "loader = DataLoader(range(8), shuffle=True, generator=gé)\n"
+    )
+    expected = source.replace('torch.Generator(device="cuda")', "torch.Generator()")
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + source.encode())
+    latin = "# -*- coding: latin-1 -*-\n" + source.replace("gé", "g").replace("(8)", '(8), name="café"', 1)
+    (tmp_path / "latin.py").write_bytes(latin.encode("latin-1"))
+    records = json.loads(run_cli("--output-format", "json", "bom.py", "latin.py", cwd=tmp_path).stdout)
+    by_path = {r["path"]: r for r in records}
+    assert apply_edits(source, by_path["bom.py"]["fix"]) == expected
+    latin_expected = latin.replace('torch.Generator(device="cuda")', "torch.Generator()")
+    assert apply_edits(latin, by_path["latin.py"]["fix"]) == latin_expected
+
+
 def test_json_for_no_files_and_for_errors(tmp_path, run_cli):
     (tmp_path / "ok.py").write_text("x = 1\n")
     assert json.loads(run_cli("--output-format", "json", "ok.py", cwd=tmp_path).stdout) == []

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import click
 
-from ddpfix import __version__, report
+from ddpfix import __version__, report, sarif
 from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees, fix_source
@@ -107,8 +107,9 @@ class Output:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read [tool.ddpfix] from this pyproject.toml (default: the nearest one above the first PATH).")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by # noqa / # ddpfix: ignore.")
-@click.option("--output-format", type=click.Choice(["text", "json", "github"]), default="text", show_default=True,
-              help="How findings are printed: text lines, one JSON array (with each fix's edits), or GitHub Actions annotations.")
+@click.option("--output-format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True,
+              help="How findings are printed: text lines, one JSON array (with each fix's edits), a SARIF 2.1.0 log "
+              "(for GitHub code scanning and SARIF viewers), or GitHub Actions annotations.")
 @click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-').")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per CPU; 1 runs in-process).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and diffs, but no summary.")
@@ -232,7 +233,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
 
 
 def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool) -> None:
-    """Findings (and the files' problems) as one JSON array, or as GitHub annotations, on stdout."""
+    """Findings (and the files' problems) as one JSON array, a SARIF log, or GitHub annotations, on stdout."""
     if output_format == "github":
         for problem in problems:
             output.out(report.github_line(problem=problem))
@@ -240,17 +241,37 @@ def print_machine_readable(output_format, results, problems, rules, facts, optio
             for finding in result.findings:
                 output.out(report.github_line(finding))
         return
+    edits = single_fix_edits(results, rules, facts, options)
+    if output_format == "sarif":
+        log = sarif.sarif_log(results, problems, rules, edits, written=written)
+        output.out(json.dumps(log, indent=2, ensure_ascii=False))
+        return
     records = [report.problem_record(p) for p in problems]
     for result in results:
         for finding in result.findings:
-            edits = []
-            if finding.fixable and result.original:
-                # Each fix on its own, from the file as it was read: what an editor would apply.
-                single = fix_source(result.path, result.original, rules, facts, only={finding.key}, options=options)
-                edit = report.text_edit(result.original.decode("utf-8", "replace"), single.output.decode("utf-8", "replace"))
-                edits = [edit] if edit else []
-            records.append(report.finding_record(replace(finding, fixed=finding.fixed and written), edits))
+            edit = edits.get(finding)
+            records.append(report.finding_record(replace(finding, fixed=finding.fixed and written), [edit] if edit else []))
     output.out(json.dumps(records, indent=2, ensure_ascii=False))
+
+
+def single_fix_edits(results, rules, facts, options) -> dict[Finding, dict]:
+    """Each fixable finding's fix on its own, as one edit of the file as it was read (see
+    ``report.text_edit``): what an editor or a SARIF viewer would apply. Findings without a fix,
+    or whose fix changes nothing by itself, have no entry."""
+    edits: dict[Finding, dict] = {}
+    for result in results:
+        if not result.original:
+            continue
+        before = None
+        for finding in result.findings:
+            if not finding.fixable:
+                continue
+            single = fix_source(result.path, result.original, rules, facts, only={finding.key}, options=options)
+            before = before if before is not None else report.source_text(result.original)
+            edit = report.text_edit(before, report.source_text(single.output))
+            if edit:
+                edits[finding] = edit
+    return edits
 
 
 def _is_tty() -> bool:

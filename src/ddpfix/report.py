@@ -7,12 +7,15 @@ the CLI strips when the output is not a terminal (click does that for us).
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import re
+import tokenize
 
 import click
 
 from ddpfix.findings import Finding, Problem
+
 
 def display_path(path: str) -> str:
     """``path`` relative to the current directory when it lies below it, else as given."""
@@ -109,6 +112,19 @@ def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int,
 
 
 # --- machine-readable formats ------------------------------------------------------------------
+
+
+def source_text(data: bytes) -> str:
+    """A file's bytes as Python reads them: in the encoding its coding cookie names, BOM dropped.
+
+    Edits are placed by counting code points in this text, as LibCST counts the findings'
+    columns; a plain UTF-8 decode would shift line 1 of a BOM file and garble Latin-1 sources.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding, "replace")
+    except (SyntaxError, LookupError):
+        return data.decode("utf-8", "replace")
 
 
 def text_edit(before: str, after: str) -> dict | None:
