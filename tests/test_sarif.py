@@ -56,7 +56,7 @@ def region(result: dict) -> dict:
 
 def apply_replacements(text: str, replacements: list[dict]) -> str:
     """Apply SARIF replacements (regions in code points, end column exclusive), last first."""
-    lines = text.splitlines(keepends=True)
+    lines = re.findall(r"[^\n]*\n|[^\n]+\Z", text)  # lines end at "\n" only, as for SARIF and git
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))
@@ -229,6 +229,31 @@ def test_columns_count_code_points_and_uris_are_escaped(tmp_path, run_cli, valid
     [text_line] = run_cli("--check", "my train.py", cwd=tmp_path).stdout.decode().splitlines()
     assert text_line.startswith("my train.py:1:20: DDP002")
     assert fixed_text(BOM_LINE_ONE, result) == BOM_LINE_ONE.replace('torch.Generator(device="cuda")', "torch.Generator()")
+
+
+def test_a_notebook_finding_names_its_cell_and_its_fix_edits_the_notebook_file(tmp_path, run_cli, validator):
+    folder = FIXTURES / "notebook-strategy"
+    shutil.copy(folder / "magics_and_other_rules.ipynb", tmp_path / "nb.ipynb")
+    proc = run_cli("--output-format", "sarif", "nb.ipynb", cwd=tmp_path)
+    run = valid_log(proc, validator)["runs"][0]
+    text = run_cli("--check", "nb.ipynb", cwd=tmp_path).stdout.decode().splitlines()
+    places = [line.split(": ")[0] for line in text]
+    assert len(run["results"]) == len(places) >= 3
+    replacements = []
+    for result, place in zip(run["results"], places):
+        location = result["locations"][0]
+        assert "region" not in location["physicalLocation"]  # a cell's line is no line of the .ipynb file
+        props = location["properties"]
+        assert place == f"nb.ipynb:cell {props['cell']}:{props['startLine']}:{props['startColumn']}"
+        replacements += result["fixes"][0]["artifactChanges"][0]["replacements"]
+    # The cells that could not be read are notes: said, but the run still succeeded.
+    [invocation] = run["invocations"]
+    assert invocation["executionSuccessful"] is True
+    assert {n["level"] for n in invocation["toolExecutionNotifications"]} == {"note"}
+    # Each fix is an edit of the notebook's own text; together they make the fixed notebook.
+    source = (tmp_path / "nb.ipynb").read_text(encoding="utf-8")
+    expected = (folder / "magics_and_other_rules.expected.ipynb").read_text(encoding="utf-8")
+    assert apply_replacements(source, replacements) == expected
 
 
 def test_a_path_outside_the_current_directory_is_an_absolute_file_uri(tmp_path, run_cli, validator):

@@ -9,10 +9,14 @@ Only the log's dict is built here; the CLI prints it. The shape, and why:
   matches them to the repository; a path outside it becomes an absolute ``file://`` URI;
 - columns count code points (``columnKind: unicodeCodePoints``), as LibCST does;
 - a fixable finding carries its fix on its own (the edit of the file as it was read), exactly the
-  edit of the json format; with ``--write`` a written fix is marked ``properties.fixed: true`` and
-  its ``fixes`` are left out, since the file no longer holds the text they would replace;
-- files ddpfix could not check are tool execution notifications, not results, and make
-  ``executionSuccessful`` false (the exit code says the same: 2).
+  edit of the json format; with ``--write`` a written fix is marked ``properties.fixed: true``, and
+  no finding of a rewritten file offers ``fixes``: the file no longer holds the text they replace;
+- a finding in a notebook is placed in a cell (``cell 3``, line 2 of that cell), which is no
+  region of the ``.ipynb`` file: its location has no region, and says the cell, line and column in
+  its ``message`` and ``properties``; its fix is still an edit of the ``.ipynb`` file's text;
+- files ddpfix could not check are tool execution notifications (level ``error``), not results,
+  and make ``executionSuccessful`` false (the exit code says the same: 2); notes (a notebook cell
+  left out) are notifications of level ``note`` and fail nothing.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ def sarif_log(
                 },
                 "invocations": [
                     {
-                        "executionSuccessful": not problems,
+                        "executionSuccessful": not any(problem.level == "error" for problem in problems),
                         "toolExecutionNotifications": [_notification(problem) for problem in problems],
                     }
                 ],
@@ -114,14 +118,7 @@ def _result(finding: Finding, rule_index: int, edit: dict | None, fixed: bool) -
         "ruleIndex": rule_index,
         "level": "warning",
         "message": {"text": finding.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": where,
-                    "region": _region(finding.line, finding.column, finding.end_line, finding.end_column),
-                }
-            }
-        ],
+        "locations": [_finding_location(finding, where)],
     }
     if edit is not None:
         result["fixes"] = [
@@ -146,15 +143,31 @@ def _result(finding: Finding, rule_index: int, edit: dict | None, fixed: bool) -
     return result
 
 
-def _notification(problem: Problem) -> dict:
-    location: dict = {"artifactLocation": _artifact(problem.path)}
-    if problem.line is not None:
-        location["region"] = {"startLine": problem.line, "startColumn": problem.column or 1}
+def _finding_location(finding: Finding, where: dict) -> dict:
+    span = _region(finding.line, finding.column, finding.end_line, finding.end_column)
+    if finding.cell is None:
+        return {"physicalLocation": {"artifactLocation": where, "region": span}}
     return {
-        "level": "error",
-        "message": {"text": f"{problem.code} {problem.message}"},
+        "physicalLocation": {"artifactLocation": where},
+        "message": {"text": f"cell {finding.cell}, line {finding.line}, column {finding.column}"},
+        "properties": {"cell": finding.cell, **span},
+    }
+
+
+def _notification(problem: Problem) -> dict:
+    location: dict = {"physicalLocation": {"artifactLocation": _artifact(problem.path)}}
+    if problem.line is not None and problem.cell is None:
+        location["physicalLocation"]["region"] = {"startLine": problem.line, "startColumn": problem.column or 1}
+    elif problem.cell is not None:
+        location["message"] = {"text": f"cell {problem.cell}" + (f", line {problem.line}" if problem.line else "")}
+        place = {"cell": problem.cell, "startLine": problem.line, "startColumn": problem.column}
+        location["properties"] = {key: value for key, value in place.items() if value is not None}
+    error = problem.level == "error"
+    return {
+        "level": "error" if error else "note",
+        "message": {"text": f"{problem.code} {problem.message}" if error else problem.message},
         "descriptor": {"id": problem.code},
-        "locations": [{"physicalLocation": location}],
+        "locations": [location],
     }
 
 
