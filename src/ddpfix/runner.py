@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pathspec
 
-from ddpfix.engine import READ_ERROR, allow_deep_trees, fix_source
+from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, fix_source
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Problem
 from ddpfix.transforms import all_rules
@@ -86,7 +87,7 @@ def discover(
             files.setdefault(os.path.realpath(given), os.path.normpath(given))
             continue
         if not os.path.isdir(given):
-            message = "no such file or directory" if not os.path.lexists(given) else "not a file or directory"
+            message = "no such file or directory" if not os.path.lexists(given) else _not_a_file(given)
             problems.append(Problem(given, READ_ERROR, message))
             continue
         root_specs = _ancestor_ignores(given) if respect_gitignore else []
@@ -98,6 +99,19 @@ def discover(
             # a second write would find the file already changed.
             files.setdefault(os.path.realpath(path), path)
     return sorted(set(files.values())), problems, empty
+
+
+def _not_a_file(path: str) -> str:
+    """Why a path that exists is neither a file nor a folder: a broken or looping symlink, or a special file."""
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "cannot read: a symbolic link loop (too many levels of symbolic links)"
+        if os.path.islink(path):
+            return f"cannot read: a broken symbolic link ({err.strerror})"
+        return f"cannot read: {err.strerror or err}"
+    return "not a file or directory"
 
 
 def _walk(root, excluded, root_specs, respect_gitignore):
@@ -172,7 +186,7 @@ def fix_path(path: str, rules: Sequence[type[Rule]], facts: ProjectFacts | None 
 
 def _facts_of_path(path: str) -> FileFacts:
     data = read_source(path)
-    if isinstance(data, Problem):
+    if isinstance(data, Problem) or len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
         return FileFacts()
     try:
         return file_facts(path, data)
