@@ -7,6 +7,7 @@ and the notebook front-end) all call it, so there is exactly one pipeline.
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import sys
 import tokenize
@@ -43,7 +44,12 @@ def _decode_problem(path: str, data: bytes) -> Problem | None:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as err:
-        return Problem(path, READ_ERROR, f"cannot decode: {err.msg or err}")
+        if "invalid or missing encoding declaration" not in str(err):
+            message = err.msg or str(err)
+            if data.startswith(codecs.BOM_UTF8) and message.startswith("encoding problem"):
+                message = "the file starts with a UTF-8 BOM but its coding cookie names another encoding"
+            return Problem(path, READ_ERROR, f"cannot decode: {message}")
+        encoding = "utf-8"  # no cookie and a first line that is not UTF-8: say where, below
     try:
         data.decode(encoding)
     except UnicodeDecodeError as err:

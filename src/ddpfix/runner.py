@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -167,7 +168,12 @@ def _init_worker(codes: tuple[str, ...], facts: ProjectFacts | None, options: Ma
 
 def read_source(path: str) -> bytes | Problem:
     try:
-        with open(path, "rb") as handle:
+        # Non-blocking, and checked to be a regular file once open: a FIFO named ``.py`` (or a file
+        # swapped for one after discovery) would otherwise block the run forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return Problem(path, READ_ERROR, "cannot read: not a regular file")
             data = handle.read()
     except OSError as err:
         return Problem(path, READ_ERROR, f"cannot read: {err.strerror or err}")
