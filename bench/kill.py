@@ -49,9 +49,8 @@ def fixable_cases() -> list[tuple[bytes, bytes]]:
     return cases
 
 
-def make_tree(root: Path, files: int, per_folder: int = 25) -> dict[Path, tuple[bytes, bytes]]:
-    """``files`` copies of fixable fixture inputs under ``root``, ``per_folder`` to a subfolder."""
-    cases = fixable_cases()
+def make_tree(root: Path, files: int, cases: list[tuple[bytes, bytes]], per_folder: int = 25) -> dict[Path, tuple[bytes, bytes]]:
+    """``files`` copies of the fixable ``cases`` under ``root``, ``per_folder`` to a subfolder."""
     tree = {}
     for number in range(files):
         source, expected = cases[number % len(cases)]
@@ -71,12 +70,12 @@ def temp_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.name.endswith(TEMP_SUFFIX))
 
 
-def reference(files: int, jobs: int, workdir: Path) -> tuple[dict[str, bytes], float, float, int, int]:
+def reference(files: int, cases: list[tuple[bytes, bytes]], jobs: int, workdir: Path) -> tuple[dict[str, bytes], float, float, int, int]:
     """What an uninterrupted run writes: relative path -> fixed bytes; its duration, how long its writes
     took, and its exit code; and
     how many files it fixed otherwise than their fixture's expected output."""
     root = workdir / "reference"
-    tree = make_tree(root, files)
+    tree = make_tree(root, files, cases)
     first, last = min(tree), max(tree)
     began = time.perf_counter()
     process = subprocess.Popen([*ddpfix_command(), "--write", "--quiet", "--jobs", str(jobs), str(root)],
@@ -107,10 +106,10 @@ def wait_for_writes(first: Path, original: bytes, process: subprocess.Popen, lim
         time.sleep(0.005)
 
 
-def trial(number: int, rng: random.Random, files: int, jobs: int, fixed: dict[str, bytes], duration: float,
+def trial(number: int, rng: random.Random, files: int, cases: list[tuple[bytes, bytes]], jobs: int, fixed: dict[str, bytes], duration: float,
           writes: float, exit_code: int, workdir: Path) -> dict:
     root = workdir / f"trial{number:02d}"
-    tree = make_tree(root, files)
+    tree = make_tree(root, files, cases)
     first = min(tree)  # ddpfix writes in path order
     during_writes = number % 2 == 1
     process = subprocess.Popen([*ddpfix_command(), "--write", "--quiet", "--jobs", str(jobs), str(root)],
@@ -171,12 +170,13 @@ def main(argv=None) -> int:
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="ddpfix-kill-") as folder:
         workdir = Path(folder)
-        fixed, duration, writes, exit_code, off_expected = reference(args.files, args.jobs, workdir)
+        cases = fixable_cases()  # read once: the trees of all trials are the same
+        fixed, duration, writes, exit_code, off_expected = reference(args.files, cases, args.jobs, workdir)
         print(f"reference run: {args.files} files in {duration:.1f}s (writes {writes:.2f}s), exit {exit_code}; "
               f"{off_expected} files differ from their fixture's expected output")
         results = []
         for number in range(args.trials):
-            outcome = trial(number, rng, args.files, args.jobs, fixed, duration, writes, exit_code, workdir)
+            outcome = trial(number, rng, args.files, cases, args.jobs, fixed, duration, writes, exit_code, workdir)
             results.append(outcome)
             print(f"trial {number:2d} ({outcome['mode']:<13}) killed at {outcome['killed_after_s']:6.2f}s: "
                   f"{outcome['files_written_before_kill']:4d} written, {len(outcome['torn'])} torn, "

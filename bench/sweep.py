@@ -117,6 +117,7 @@ def main(argv=None) -> int:
 
         diff, diff_s = ddpfix("--diff", cwd=corpus, jobs=args.jobs)
         stderr = diff.stderr.decode("utf-8", "replace")
+        print(f"--diff summary: {stderr.strip().splitlines()[-1] if stderr.strip() else '(none)'}")
         problems = Counter(m["code"] for line in stderr.splitlines() if (m := PROBLEM.match(line)) and m["code"].startswith("E"))
         internal = [line for line in stderr.splitlines() if "internal error" in line or "Traceback" in line or "worker process died" in line]
         print(f"--diff: exit {diff.returncode} in {diff_s:.0f}s; problems by code: {dict(problems) or 'none'}")
@@ -129,8 +130,10 @@ def main(argv=None) -> int:
 
         write, write_s = ddpfix("--write", cwd=written, jobs=args.jobs)
         fired: Counter = Counter()
+        finding_lines = []
         for line in write.stdout.decode("utf-8", "replace").splitlines():
             if m := FINDING.match(line):
+                finding_lines.append(line)
                 fired[(m["code"], "fixed" if m["tag"] == "[fixed]" else "fixable, not fixed" if m["tag"] else "reported (no fix)")] += 1
         really_changed = sorted(
             str(p.relative_to(written)) for p in written.rglob("*.py")
@@ -152,6 +155,9 @@ def main(argv=None) -> int:
         print("\nfindings by rule (from --write):")
         for (code, how), count in sorted(fired.items()):
             print(f"  {code}  {how:<20} {count}")
+        print(f"\nfindings ({len(finding_lines)}, at most 100 shown):")
+        for line in finding_lines[:100]:
+            print(f"  {line}")
         print(f"\nchanged files ({len(changed)}):")
         for path in changed:
             print(f"  {path}")

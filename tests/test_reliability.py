@@ -202,9 +202,33 @@ def test_sigkill_during_write_never_tears_a_file(tmp_path):
     """bench/kill.py with 200 files and 3 trials: after each kill every file is its original or its
     fixed bytes; a second run completes the fixes and leaves no temp file."""
     kill = load_bench("kill")
-    fixed, duration, writes, exit_code, off_expected = kill.reference(200, 2, tmp_path)
+    cases = kill.fixable_cases()
+    fixed, duration, writes, exit_code, off_expected = kill.reference(200, cases, 2, tmp_path)
     assert off_expected == 0
     rng = random.Random(1)
     for number in (0, 1, 3):  # odd numbers kill once writing has begun
-        outcome = kill.trial(number, rng, 200, 2, fixed, duration, writes, exit_code, tmp_path)
+        outcome = kill.trial(number, rng, 200, cases, 2, fixed, duration, writes, exit_code, tmp_path)
         assert outcome["ok"], outcome
+
+
+# --- the fuzz properties, a few examples in CI (bench/fuzz.py runs 100,000) ----------------------
+
+try:
+    import hypothesmith
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover - the test extra has them
+    hypothesmith = None
+
+if hypothesmith is not None:
+    fuzz = load_bench("fuzz")
+    FIXTURE_INPUTS = [p.read_bytes() for p in fuzz.FIXTURE_INPUTS]
+
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(program=hypothesmith.from_grammar(), number=st.integers(0, 2**32), kind=st.sampled_from(fuzz.KINDS))
+    def test_fuzz_properties(program, number, kind):
+        """Generated Lightning programs, hypothesmith programs spliced with pitfall pieces, mutated
+        fixtures: no exception, output compiles, fix(fix(x)) == fix(x), no change without triggers."""
+        data = fuzz.make_program(random.Random(number), kind, [program], FIXTURE_INPUTS)
+        failed, detail = fuzz.check(data, timeout=60)
+        assert failed is None, f"{failed}: {detail}\n--- input ---\n{data.decode('utf-8', 'replace')}"
