@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -24,9 +25,10 @@ from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.runner import WorkerCrashed, discover, fix_files, gather_facts
 from ddpfix.transforms import all_rules, resolve
 from ddpfix.transforms.base import Rule
-from ddpfix.writer import StaleFileError, write_atomic
+from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+RUN_STARTED = time.time()  # temp files older than this run are a killed earlier run's (writer.remove_stale_temps)
 LOG_MODES = ("auto", "rank-zero-only", "sync-dist")  # also in config.py, where the file is checked
 PROGRESS_THRESHOLD = 200  # files
 
@@ -279,10 +281,18 @@ def _is_tty() -> bool:
 
 
 def write_results(results: list[FileResult]) -> tuple[list[FileResult], list[Problem]]:
-    """Write every changed file. A file that cannot be written is a problem, and its fixes count as not applied."""
+    """Write every changed file. A file that cannot be written is a problem, and its fixes count as not applied.
+
+    Each folder written to is first rid of the temp files a killed earlier run left there.
+    """
     kept, failed = [], []
+    cleaned: set[str] = set()
     for result in results:
         if result.changed:
+            folder = os.path.dirname(os.path.realpath(result.path))
+            if folder not in cleaned:
+                cleaned.add(folder)
+                remove_stale_temps(folder, RUN_STARTED)
             try:
                 write_atomic(result.path, result.fixed, expected=result.original)
             except (OSError, StaleFileError) as err:

@@ -7,7 +7,10 @@ and the notebook front-end) all call it, so there is exactly one pipeline.
 from __future__ import annotations
 
 import ast
+import codecs
+import io
 import sys
+import tokenize
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
@@ -27,6 +30,36 @@ INTERNAL_ERROR = "internal error"
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _decode_problem(path: str, data: bytes) -> Problem | None:
+    """Whether the bytes are text in the encoding they declare (a coding cookie, a BOM, else UTF-8).
+
+    Checked for every file, before the prefilter, because it costs next to nothing (C-speed decode):
+    a binary file named ``.py``, a file that is not valid UTF-8 or one whose cookie names a wrong or
+    unknown codec is reported even when no rule's trigger words occur in it.
+    """
+    if b"\x00" in data:
+        return Problem(path, READ_ERROR, "cannot read: binary content, not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as err:
+        if "invalid or missing encoding declaration" not in str(err):
+            message = err.msg or str(err)
+            if data.startswith(codecs.BOM_UTF8) and message.startswith("encoding problem"):
+                message = "the file starts with a UTF-8 BOM but its coding cookie names another encoding"
+            return Problem(path, READ_ERROR, f"cannot decode: {message}")
+        encoding = "utf-8"  # no cookie and a first line that is not UTF-8: say where, below
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        bad = data[err.start:err.end].hex(" ")
+        return Problem(path, READ_ERROR, f"cannot decode: byte(s) {bad} are not valid {encoding}", line, column)
+    except LookupError as err:  # detect_encoding checks the codec exists; this is belt and braces
+        return Problem(path, READ_ERROR, f"cannot decode: {err}")
+    return None
 
 
 def _check_syntax(path: str, data: bytes) -> ast.Module | Problem:
@@ -74,6 +107,12 @@ def _compile_error(path: str, data: bytes) -> SyntaxError | ValueError | None:
 # LibCST walks trees recursively; long ``elif`` chains or long sums are valid code that needs more
 # than Python's default 1000 frames. Python-to-Python calls do not grow the C stack, so this is safe.
 RECURSION_LIMIT = 20_000
+
+
+# LibCST holds several hundred bytes of tree per byte of source: a 50 MB generated file took 23 GB
+# and more than five minutes. A file this large that holds trigger words is reported, not parsed;
+# the largest file in torch, lightning and transformers is 1.4 MB.
+MAX_PARSE_BYTES = 4 * 1024 * 1024
 
 
 def allow_deep_trees() -> None:
@@ -138,12 +177,20 @@ def _fix_source(
     the original or a version that parsed and compiled after every rule that changed it.
     """
     result = FileResult(path, data)
+    problem = _decode_problem(path, data)
+    if problem is not None:
+        result.problems.append(problem)
+        return result
     active = [rule for rule in rules if rule.triggered_by(data)]
     if any(rule.lightning_only for rule in active) and not is_lightning_code(data, facts):
         active = [rule for rule in active if not rule.lightning_only]
     if any(rule.module_only for rule in active) and not defines_lightning_module(data, facts):
         active = [rule for rule in active if not rule.module_only]
     if not active:
+        return result
+    if len(data) > MAX_PARSE_BYTES:
+        size, limit = len(data) / 2**20, MAX_PARSE_BYTES / 2**20
+        result.problems.append(Problem(path, READ_ERROR, f"not analysed: {size:.1f} MiB is over the {limit:g} MiB limit for parsing"))
         return result
     tree = _check_syntax(path, data)
     if isinstance(tree, Problem):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pathspec
 
-from ddpfix.engine import READ_ERROR, allow_deep_trees, fix_source
+from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, fix_source
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Problem
 from ddpfix.notebook import is_notebook, python_source
@@ -87,7 +89,7 @@ def discover(
             files.setdefault(os.path.realpath(given), os.path.normpath(given))
             continue
         if not os.path.isdir(given):
-            message = "no such file or directory" if not os.path.lexists(given) else "not a file or directory"
+            message = "no such file or directory" if not os.path.lexists(given) else _not_a_file(given)
             problems.append(Problem(given, READ_ERROR, message))
             continue
         root_specs = _ancestor_ignores(given) if respect_gitignore else []
@@ -99,6 +101,19 @@ def discover(
             # a second write would find the file already changed.
             files.setdefault(os.path.realpath(path), path)
     return sorted(set(files.values())), problems, empty
+
+
+def _not_a_file(path: str) -> str:
+    """Why a path that exists is neither a file nor a folder: a broken or looping symlink, or a special file."""
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "cannot read: a symbolic link loop (too many levels of symbolic links)"
+        if os.path.islink(path):
+            return f"cannot read: a broken symbolic link ({err.strerror})"
+        return f"cannot read: {err.strerror or err}"
+    return "not a file or directory"
 
 
 def _walk(root, excluded, root_specs, respect_gitignore):
@@ -154,7 +169,12 @@ def _init_worker(codes: tuple[str, ...], facts: ProjectFacts | None, options: Ma
 
 def read_source(path: str) -> bytes | Problem:
     try:
-        with open(path, "rb") as handle:
+        # Non-blocking, and checked to be a regular file once open: a FIFO named ``.py`` (or a file
+        # swapped for one after discovery) would otherwise block the run forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return Problem(path, READ_ERROR, "cannot read: not a regular file")
             data = handle.read()
     except OSError as err:
         return Problem(path, READ_ERROR, f"cannot read: {err.strerror or err}")
@@ -173,7 +193,7 @@ def fix_path(path: str, rules: Sequence[type[Rule]], facts: ProjectFacts | None 
 
 def _facts_of_path(path: str) -> FileFacts:
     data = read_source(path)
-    if isinstance(data, Problem):
+    if isinstance(data, Problem) or len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
         return FileFacts()
     if is_notebook(path):
         data = python_source(data)

@@ -8,11 +8,16 @@ symlinks to their target.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import stat
 import tempfile
 
 TEMP_SUFFIX = ".ddpfix.tmp"
+# ``.{name}.{8 random characters}.ddpfix.tmp``: what ``tempfile.mkstemp`` makes from the prefix and
+# suffix below. Only names of this shape, beside the file they were for, are ever cleaned up.
+_TEMP_NAME = re.compile(r"\.(?P<base>.+)\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + r"\Z")
 
 
 class StaleFileError(Exception):
@@ -27,6 +32,10 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
     """
     target = os.path.realpath(path)
     info = os.stat(target)
+    # The write goes through a new file renamed over the old one, which a folder's permissions allow
+    # even for a file marked read-only: honour the mark (for root too, who passes any access check).
+    if not os.access(target, os.W_OK) or not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise PermissionError(errno.EACCES, "the file is read-only", path)
     if expected is not None:
         with open(target, "rb") as current:
             if current.read() != expected:
@@ -46,3 +55,31 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def remove_stale_temps(folder: str, before: float) -> list[str]:
+    """Delete the temp files an earlier, killed ddpfix left in ``folder``; return their paths.
+
+    A SIGKILL between creating the temp file and renaming it leaves ``.{name}.XXXXXXXX.ddpfix.tmp``
+    behind (nothing can clean up after SIGKILL). The next run that writes to the folder removes them,
+    and only them: regular files (not links) named exactly so, whose file ``name`` is beside them,
+    last modified before ``before`` (this run's start, so a concurrent run's temp file is left alone).
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    names = {entry.name for entry in entries}
+    for entry in entries:
+        match = _TEMP_NAME.match(entry.name)
+        if not match or match["base"] not in names:
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_mtime >= before:
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(entry.path)
+    return removed

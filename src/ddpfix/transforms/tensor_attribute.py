@@ -73,13 +73,22 @@ class TensorAttribute(Rule):
             members = _members(cls)
             other_assignments = _assignments(cls)
             after_super = False
+            # Names that are buffers by now: a later ``self.name = tensor`` just sets the buffer's value
+            # (so it needs no fix, and the fixed code stays a fixed point).
+            buffers: set[str] = set()
             for statement in method.body.body if isinstance(method.body, cst.IndentedBlock) else ():
                 if _is_super_init(statement):
                     after_super = True
+                registered = _registered_buffer(statement)
+                if registered is not None:
+                    buffers.add(registered)
+                    continue
                 target = _tensor_attribute(statement, ctx)
                 if target is None:
                     continue
                 name, value = target
+                if name in buffers:
+                    continue
                 message = (
                     f"self.{name} is a plain tensor: Lightning moves parameters and buffers to each rank's device, "
                     "not plain attributes, so it stays behind (\"Expected all tensors to be on the same device\"); "
@@ -109,6 +118,7 @@ class TensorAttribute(Rule):
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
                 elif ctx.report(statement, message, fixable=True):
                     replacements[statement] = _register(statement, name, value)
+                    buffers.add(name)
         if not replacements:
             return module
         return module.visit(_ReplaceStatements(replacements))
@@ -157,6 +167,20 @@ def _is_super_init(statement: cst.CSTNode) -> bool:
         return False
     code = cst.Module([]).code_for_node(statement)
     return "super(" in code and "__init__(" in code
+
+
+def _registered_buffer(statement: cst.CSTNode) -> str | None:
+    """"name" for a statement ``self.register_buffer("name", ...)``."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    call = statement.body[0].value if isinstance(statement.body[0], cst.Expr) else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "register_buffer"):
+        return None
+    owner = call.func.value
+    if not (isinstance(owner, cst.Name) and owner.value == "self") or not call.args:
+        return None
+    first = call.args[0].value
+    return str(first.evaluated_value) if isinstance(first, cst.SimpleString) else None
 
 
 def _tensor_attribute(statement: cst.CSTNode, ctx: RuleContext) -> tuple[str, cst.BaseExpression] | None:
