@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
 #: ``monitor`` when given positionally.
 MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": None, "StochasticWeightAveraging": None}
-_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
+# ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
+_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
+# What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
+# comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
+# key), ``seed_everything``, ``use_distributed_sampler``.
+_FACT_WORDS = re.compile(
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*)*\(|monitor[\"']|seed_everything|use_distributed_sampler"
+)
 LIGHTNING_BASES = frozenset({"LightningModule"})
 
 
@@ -128,14 +135,23 @@ def _within(path: str, folder: str) -> bool:
 def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
     """(class name, last names of its bases) for each ``class X(...)`` line: a regex, no parse."""
     found = []
-    for match in _CLASS.finditer(data):
+    position = 0
+    while True:
+        match = _CLASS.search(data, position)
+        if match is None:
+            return found
+        start = match.start()
+        line_start = data.rfind(b"\n", 0, start) + 1
+        if data[line_start:start].strip(b" \t"):
+            position = start + 1  # ``subclass X(`` in a comment: not a class statement
+            continue
         names = tuple(
             part.strip().rsplit(b".", 1)[-1].decode("ascii", "replace")
             for part in match.group(2).split(b",")
             if part.strip() and b"=" not in part
         )
         found.append((match.group(1).decode("ascii", "replace"), names))
-    return found
+        position = match.end()
 
 
 def is_lightning_code(data: bytes, facts: ProjectFacts | None) -> bool:
@@ -165,8 +181,7 @@ def file_facts(path: str, data: bytes) -> FileFacts:
         facts.classes.extend(class_bases(data))
     if any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
-    wanted = (b"monitor", b"seed_everything", b"use_distributed_sampler", *(n.encode() for n in MONITORING_CALLBACKS))
-    if not any(word in data for word in wanted):
+    if _FACT_WORDS.search(data) is None:
         return facts
     try:
         with warnings.catch_warnings():

@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddpfix.transforms._lightning import all_functions, metric_attributes
 from ddpfix.transforms._names import root_name
-from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, RankTests, gated_at_module_level, gated_statements
+from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Gated, RankTests, gated_at_module_level, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
 
 TORCH_DISTRIBUTED = frozenset(
@@ -29,14 +29,21 @@ COLLECTIVE_NAMES = (
 )
 
 
-def _rankish(node: ast.AST) -> bool:
+def _rankish(node: ast.AST, get_rank: set[str]) -> bool:
+    """Whether ``node`` may be a rank expression that ``RankTests`` understands (a superset of it:
+    ``self.global_rank``, ``trainer.is_global_zero``, ``rank_zero_only.rank``, ``dist.get_rank()``,
+    the ``RANK`` variables of the environment). A plain variable called ``rank`` is none of these."""
     if isinstance(node, ast.Attribute):
-        return "rank" in node.attr or node.attr == "is_global_zero"
-    if isinstance(node, ast.Name):
-        return "rank" in node.id.lower()
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return "RANK" in node.value
-    return False
+        if node.attr in RANK_ATTRIBUTES or node.attr == "is_global_zero":
+            return True
+        if node.attr == "rank":
+            owner = node.value
+            return (owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)) == "rank_zero_only"
+        return False
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in get_rank
+    return isinstance(node, ast.Constant) and node.value in RANK_VARIABLES
 
 
 class CollectiveUnderRankGuard(Rule):
@@ -82,23 +89,54 @@ class CollectiveUnderRankGuard(Rule):
     fixable = False
     triggers = (
         RANK_TRIGGERS,
-        ("all_gather", "barrier", "broadcast", "reduce", "compute(", "save_checkpoint", "gather", "scatter", ".save("),
+        ("all_gather", "barrier", "broadcast", "reduce", "compute(", "save_checkpoint", "gather", "scatter", ".save(",
+         "all_to_all"),
     )
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
-        """Some ``if`` (or decorator) mentions a rank, and some call has a collective's name."""
-        rank_test = collective = False
+        """A call with a collective's name stands where a rank guard could gate it: in a block at or
+        after an ``if`` whose test mentions a rank (its body, its ``else``, or the rest of the block
+        after an early return), or in a function with a ``rank_zero_only`` decorator. A superset of
+        what ``apply`` reports (gated statements are always there), checked in one walk of ``ast``."""
+        collectives = set(COLLECTIVE_NAMES)
+        zero_only = {"rank_zero_only"}
+        get_rank = {"get_rank"}
         for node in ast.walk(tree):
-            if isinstance(node, ast.If) and not rank_test:
-                rank_test = any(_rankish(n) for n in ast.walk(node.test))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not rank_test:
-                rank_test = any("rank_zero_only" in ast.dump(d) for d in node.decorator_list)
-            elif isinstance(node, ast.Call) and not collective:
-                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-                collective = name in COLLECTIVE_NAMES
-            if rank_test and collective:
-                return True
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (node.module or "").startswith("torch.distributed"):
+                        collectives.add(alias.asname or alias.name)
+                    if alias.name == "rank_zero_only":
+                        zero_only.add(alias.asname or alias.name)
+                    if alias.name == "get_rank":
+                        get_rank.add(alias.asname or alias.name)
+
+        def has_collective(node: ast.AST) -> bool:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call):
+                    func = inner.func
+                    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                    if name in collectives:
+                        return True
+            return False
+
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) in zero_only
+                for d in node.decorator_list for n in ast.walk(d)
+            ):
+                if has_collective(node):
+                    return True
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list):
+                    continue
+                for index, statement in enumerate(block):
+                    if isinstance(statement, ast.If) and any(_rankish(n, get_rank) for n in ast.walk(statement.test)):
+                        if any(has_collective(later) for later in block[index:]):
+                            return True
+                        break
         return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

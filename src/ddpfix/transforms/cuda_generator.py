@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -71,6 +72,21 @@ class CudaGenerator(Rule):
     fixable = True
     # No "cuda" here: a generator whose device is a variable is reported too.
     triggers = ("Generator", ("DataLoader", "Sampler", "random_split"))
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """Some generator is made with a device argument (positional, ``device=``, or ``*args`` /
+        ``**kwargs``): a generator made without one is a CPU generator and never reported."""
+        names = {"Generator"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names.update(alias.asname for alias in node.names if alias.name == "Generator" and alias.asname)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (node.args or any(k.arg in ("device", None) for k in node.keywords)):
+                func = node.func
+                if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in names:
+                    return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx)

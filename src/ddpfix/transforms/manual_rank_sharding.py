@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._args import keyword
-from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
+from ddpfix.transforms._lightning import LIGHTNING_PACKAGES, builds_ddp_trainer, data_classes
 from ddpfix.transforms._ranks import RankTests
 from ddpfix.transforms.base import Rule, RuleContext
 
@@ -52,6 +54,68 @@ class ManualRankSharding(Rule):
     triggers = (("rank", "RANK", "sampler="), ("Dataset", "DataModule", "DataLoader"))
     uses_facts = True
 
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """A superset of ``apply``'s two cases, from CPython's tree: (1) a class deriving, through the
+        file's imports or its own classes, from something of ``torch.utils.data`` or of a Lightning
+        package, with a rank word inside it; (2) a call with a ``sampler=`` / ``batch_sampler=`` and
+        a call with ``strategy=`` (a Trainer built for DDP)."""
+        imported: dict[str, set[str]] = {}
+        rank_aliases: set[str] = set()  # ``from torch.distributed import get_rank as where``
+        classes: list[ast.ClassDef] = []
+        sampler = strategy = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    local = a.asname or a.name.split(".", 1)[0]
+                    imported.setdefault(local, set()).add(a.name if a.asname else local)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                for a in node.names:
+                    imported.setdefault(a.asname or a.name, set()).add(f"{node.module}.{a.name}")
+                    if a.asname and "rank" in a.name.lower():
+                        rank_aliases.add(a.asname)
+            elif isinstance(node, ast.ClassDef):
+                classes.append(node)
+            elif isinstance(node, ast.Call):
+                for k in node.keywords:
+                    if k.arg in ("sampler", "batch_sampler") and not (isinstance(k.value, ast.Constant) and k.value.value is None):
+                        sampler = True
+                    elif k.arg == "strategy":
+                        strategy = True
+        if sampler and strategy:
+            return True
+
+        def data_base(base: ast.expr) -> bool:
+            dotted = _dotted(base)
+            if dotted is None:
+                return False
+            head, _, rest = dotted.partition(".")
+            for target in imported.get(head, ()):
+                full = f"{target}.{rest}" if rest else target
+                if full.startswith(_DATA_PREFIX) or full.split(".", 1)[0] in LIGHTNING_PACKAGES:
+                    return True
+            return False
+
+        data: set[str] = set()
+        grew = True
+        while grew:  # the file's own hierarchy, in any order
+            grew = False
+            for node in classes:
+                if node.name not in data and any(
+                    data_base(b) or (isinstance(b, ast.Name) and b.id in data) for b in node.bases
+                ):
+                    data.add(node.name)
+                    grew = True
+        for node in classes:
+            if node.name not in data:
+                continue
+            for inner in ast.walk(node):
+                word = (inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name)
+                        else inner.value if isinstance(inner, ast.Constant) and isinstance(inner.value, str) else "")
+                if "rank" in word.lower() or word in rank_aliases:
+                    return True
+        return False
+
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         # A Dataset often lives in a file of its own; what matters is that the run trains with Lightning.
         if not ctx.facts.uses_lightning or ctx.facts.sampler_off_for(ctx.path):
@@ -79,6 +143,18 @@ class ManualRankSharding(Rule):
                     fixable=False,
                 )
         return module
+
+
+_DATA_PREFIX = "torch.utils.data."
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
 
 
 def _iterable(cls: cst.ClassDef, ctx: RuleContext) -> bool:
