@@ -181,7 +181,7 @@ def _fix_source(
     if problem is not None:
         result.problems.append(problem)
         return result
-    active = [rule for rule in rules if rule.triggered_by(data)]
+    active = [rule for rule in rules if rule.applies_to(path) and rule.triggered_by(data)]
     if any(rule.lightning_only for rule in active) and not is_lightning_code(data, facts):
         active = [rule for rule in active if not rule.lightning_only]
     if any(rule.module_only for rule in active) and not defines_lightning_module(data, facts):

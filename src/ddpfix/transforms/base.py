@@ -155,6 +155,12 @@ class Rule:
         )
 
     @classmethod
+    def applies_to(cls, path: str) -> bool:
+        """Whether files of this name can hold the pitfall at all (a notebook-only rule says no to
+        ``.py`` files, which then are not parsed for it)."""
+        return True
+
+    @classmethod
     def triggered_by(cls, data: bytes) -> bool:
         return all(any(s in data for s in group) for group in cls._compiled)
 

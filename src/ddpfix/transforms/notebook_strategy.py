@@ -64,9 +64,11 @@ class NotebookStrategy(Rule):
     triggers = ("ddp", ("Trainer", "Fabric", "DDPStrategy"))
     lightning_only = True
 
+    @classmethod
+    def applies_to(cls, path: str) -> bool:
+        return path.endswith(NOTEBOOK_SUFFIX)
+
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        if not ctx.path.endswith(NOTEBOOK_SUFFIX):
-            return module
         finder = _StrategyCalls(ctx)
         module.visit(finder)
         replacements: dict[cst.Call, cst.Call] = {}

@@ -68,9 +68,11 @@ class SpawnWithoutMainGuard(Rule):
     triggers = ("spawn", "Trainer")
     lightning_only = True
 
+    @classmethod
+    def applies_to(cls, path: str) -> bool:
+        return not path.endswith(".ipynb")
+
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        if ctx.path.endswith(".ipynb"):
-            return module
         body = list(module.body)
         trainer_at, trainer_names = _spawn_trainer(body, ctx)
         if trainer_at is None:
