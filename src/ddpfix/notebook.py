@@ -60,13 +60,13 @@ class Notebook:
     nonce: str
     language: str
 
-    def marker(self, cell: _Cell) -> str:
-        return f"# ddpfix-cell {cell.index} {self.nonce}"
+    def marker(self, index: int) -> str:
+        return f"# ddpfix-cell {index} {self.nonce}"
 
     def module(self) -> str:
         parts = []
         for cell in self.cells:
-            parts.append(self.marker(cell) + "\n")
+            parts.append(self.marker(cell.index) + "\n")
             if cell.skipped is None and cell.body:
                 parts.append(cell.body if cell.body.endswith("\n") else cell.body + "\n")
         return "".join(parts)
@@ -77,7 +77,7 @@ class Notebook:
         where = {line.rstrip("\r\n"): number for number, line in enumerate(lines)}
         positions = []
         for cell in self.cells:
-            number = where.get(self.marker(cell))
+            number = where.get(self.marker(cell.index))
             if number is None or (positions and number <= positions[-1]):
                 return None
             positions.append(number)
@@ -105,7 +105,7 @@ class Notebook:
     def joined_line(self, module: str, cell_index: int, line: int) -> int:
         """The inverse of :meth:`locate`."""
         for number, text in enumerate(module.splitlines(), start=1):
-            if text == self.marker(_Cell(cell_index, "", False)):
+            if text == self.marker(cell_index):
                 return number + line
         return line
 
