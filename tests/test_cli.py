@@ -339,3 +339,25 @@ def test_a_metric_monitored_in_another_file_of_the_run(tmp_path, run_cli):
     expected = (FIXTURES / "rank-gated-log" / "two_files" / "model.expected.py").read_bytes()
     assert (tmp_path / "proj" / "model.py").read_bytes() == expected
     assert "monitored by EarlyStopping (proj/train.py:6)" in together.stdout.decode()
+
+
+def test_check_reports_positions_of_the_file_as_it_is(run_cli, tmp_path):
+    """--check applies no fix, so a finding that a fix by an earlier rule would move (here DDP001
+    removes the ``with`` line above DDP002's generator) is reported where it stands in the file."""
+    (tmp_path / "t.py").write_bytes(b'''import torch
+import lightning as L
+from torch.utils.data import DataLoader
+
+trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp")
+with trainer.init_module():
+    loader = DataLoader(range(10), batch_size=2)
+    dm = DataLoader(range(10), generator=torch.Generator(device="cuda"))
+trainer.fit(model, loader)
+''')
+    proc = run_cli("--check", "t.py", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.decode().splitlines()
+    assert [line.split(" ")[0] + " " + line.split(" ")[1] for line in lines] == ["t.py:6:1: DDP001", "t.py:8:42: DDP002"]
+    assert "Would fix 2 issues in 1 file." in proc.stderr.decode()
+    write = run_cli("--write", "t.py", cwd=tmp_path)
+    assert write.returncode == 0 and "Fixed 2 issues in 1 file." in write.stderr.decode()

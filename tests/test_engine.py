@@ -98,12 +98,12 @@ def test_match_statements_and_unexpected_errors_never_escape(monkeypatch):
     source = b"from torch.utils.data import DataLoader\nmatch x:\n    case 1:\n        g = torch.Generator()\n"
     assert not fix_source("x.py", source, all_rules()).problems
 
-    import ddpfix.engine as engine
+    from ddpfix.imports import ImportTable
 
     def broken(module):
         raise KeyError("boom")
 
-    monkeypatch.setattr(engine.ImportTable, "from_module", staticmethod(broken))
+    monkeypatch.setattr(ImportTable, "from_module", staticmethod(broken))
     result = fix_source("x.py", TWO_FIXES, all_rules())
     assert result.fixed is None and [p.code for p in result.problems] == ["E001"]
 

@@ -179,14 +179,14 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     )
     if show_progress:
         with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
-            results = fix_files(files, rules, facts, jobs, options, progress=bar.update)
+            results = fix_files(files, rules, facts, jobs, options, progress=bar.update, fix=mode != "check")
     else:
-        results = fix_files(files, rules, facts, jobs, options)
+        results = fix_files(files, rules, facts, jobs, options, fix=mode != "check")
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 
     def done(applied: bool) -> int:
-        return finish(results, problems, output, applied=applied, checked=len(files))
+        return finish(results, problems, output, applied=applied, checked=len(files), report_only=mode == "check")
 
     def write_all() -> None:
         nonlocal results
@@ -307,12 +307,19 @@ def _not_written(finding: Finding) -> Finding:
     return replace(finding, fixed=False)
 
 
-def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int) -> int:
+def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int,
+           report_only: bool = False) -> int:
+    """The summary line and the exit status. ``report_only``: the results hold findings but no fixes
+    (``--check`` applies none): what would be fixed is what is fixable."""
     changed = [r for r in results if r.changed]
     problems = [p for p in problems if p.level == "error"]  # notes are said, not failed on
     findings = [f for r in results for f in r.findings if not f.suppressed]
-    fixes = sum(f.fixed for r in changed for f in r.findings)
-    pending = sum(f.fixable and not f.fixed for f in findings)
+    if report_only:
+        changed = [r for r in results if any(f.fixable and not f.suppressed for f in r.findings)]
+        fixes, pending = sum(f.fixable for f in findings), 0
+    else:
+        fixes = sum(f.fixed for r in changed for f in r.findings)
+        pending = sum(f.fixable and not f.fixed for f in findings)
     manual = sum(not f.fixable for f in findings)
     output.info(report.summary(fixes=fixes, files=len(changed), applied=applied, pending=pending, manual=manual,
                                errors=len({p.path for p in problems}), checked=checked))
@@ -326,7 +333,7 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
 def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict) -> int:
     """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
     data = sys.stdin.buffer.read()
-    result = fix_source(name, data, rules, options=options)
+    result = fix_source(name, data, rules, options=options, fix=mode != "check")
     output.problems(result.problems)
     findings_to = output.out if mode == "check" else output.err
     for finding in result.findings:
@@ -339,7 +346,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
         sys.stdout.buffer.write(result.output)
         sys.stdout.buffer.flush()
     applied = mode in ("write", "preview")
-    return finish([result], result.problems, output, applied=applied, checked=1)
+    return finish([result], result.problems, output, applied=applied, checked=1, report_only=mode == "check")
 
 
 def review_interactively(results, rules, facts, problems, output, options):

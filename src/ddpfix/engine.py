@@ -16,12 +16,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import FileResult, FixKey, Problem
-from ddpfix.imports import ImportTable
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms.base import ModuleView, Rule, RuleContext
 
 PARSE_ERROR = "E999"
 READ_ERROR = "E902"
@@ -127,10 +125,17 @@ def fix_source(
     facts: ProjectFacts | None = None,
     only: Collection[FixKey] | None = None,
     options: Mapping[str, object] | None = None,
+    fix: bool = True,
 ) -> FileResult:
     """Run ``rules`` over one file's bytes (a notebook's code cells for ``*.ipynb``); see ``_fix_source``.
     Never raises: a bug of ours outside any rule (reading imports, facts) costs this file, reported,
-    and never the run."""
+    and never the run.
+
+    ``fix=False`` is the report-only speed (``--check``, editor diagnostics): no fix is applied, so
+    every rule reads the file as it is — one tree, one set of positions — and each finding stands
+    where it is in the file, with ``fixable`` saying whether a fix exists."""
+    if not fix:
+        only = frozenset()
     if path.endswith(".ipynb"):
         from ddpfix.notebook import fix_notebook  # the notebook front-end calls back into fix_python
 
@@ -207,15 +212,13 @@ def _fix_source(
     if facts is None:
         facts = ProjectFacts.merge([file_facts(path, data)]) if any(r.uses_facts for r in active) else ProjectFacts()
     options = options or {}
-    module = parsed
-    imports = ImportTable.from_module(module)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    view = ModuleView(parsed, data)
     current = data
     original_compiles: bool | None = None
     for rule in active:
-        ctx = RuleContext(path, rule, wrapper, imports, facts, only, options, current)
+        ctx = RuleContext(path, rule, view, facts, only, options)
         try:
-            new_module = rule().apply(wrapper.module, ctx)
+            new_module = rule().apply(view.module, ctx)
             new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
@@ -244,9 +247,7 @@ def _fix_source(
             return result
         result.findings.extend(ctx.findings)
         current = new_data
-        module = new_module
-        imports = ImportTable.from_module(module)
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        view = ModuleView(new_module, new_data)
 
     if current != data:
         result.fixed = current

@@ -97,6 +97,7 @@ class Snapshot:
     units: Units
     _starts: list[int] = field(default_factory=list)
     _single_fixes: dict[FixKey, list[types.TextEdit]] = field(default_factory=dict)
+    _all_fixes: list[types.TextEdit] | None = None
 
     def __post_init__(self):
         self._starts = [0] + [match.end() for match in _LINE_END.finditer(self.text)]
@@ -170,7 +171,15 @@ class Snapshot:
         return self._single_fixes[finding.key]
 
     def fix_all(self) -> list[types.TextEdit]:
-        return self.edits_to(self.result.fixed) if self.result.changed and not self.result.problems else []
+        """The edits of every fix, the rules each on the previous one's output as ``--write`` runs
+        them (the diagnostics come from the report-only speed, which applies none)."""
+        if self._all_fixes is None:
+            self._all_fixes = []
+            if self.fixable_findings():
+                fixed = fix_source(self.result.path, self.data, self.settings.rules, options=self.settings.options)
+                if fixed.changed and not fixed.problems:
+                    self._all_fixes = self.edits_to(fixed.fixed)
+        return self._all_fixes
 
     def edits_to(self, fixed: bytes) -> list[types.TextEdit]:
         """Edits that turn this document into ``fixed``: one per changed run of lines, each narrowed
@@ -211,7 +220,8 @@ def analyse(uri: str, version: int | None, text: str, path: str | None, units: U
     if settings.error:
         result = FileResult(name, data)
     else:
-        result = fix_source(name, data, settings.rules, facts=None, options=settings.options)
+        # Report-only: findings where they stand in the buffer; fixes are computed when asked for.
+        result = fix_source(name, data, settings.rules, facts=None, options=settings.options, fix=False)
     return Snapshot(uri, version, text, data, encoding, settings, result, units)
 
 

@@ -156,15 +156,18 @@ def _display(path: str) -> str:
 _worker_rules: tuple[type[Rule], ...] = ()
 _worker_facts: ProjectFacts | None = None
 _worker_options: Mapping[str, object] = {}
+_worker_fix = True
 
 
-def _init_worker(codes: tuple[str, ...], facts: ProjectFacts | None, options: Mapping[str, object]) -> None:
-    global _worker_rules, _worker_facts, _worker_options
+def _init_worker(codes: tuple[str, ...], facts: ProjectFacts | None, options: Mapping[str, object],
+                 fix: bool = True) -> None:
+    global _worker_rules, _worker_facts, _worker_options, _worker_fix
     allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _worker_rules = tuple(by_code[code] for code in codes)
     _worker_facts = facts
     _worker_options = options
+    _worker_fix = fix
 
 
 def read_source(path: str) -> bytes | Problem:
@@ -184,11 +187,11 @@ def read_source(path: str) -> bytes | Problem:
 
 
 def fix_path(path: str, rules: Sequence[type[Rule]], facts: ProjectFacts | None = None,
-             options: Mapping[str, object] | None = None) -> FileResult:
+             options: Mapping[str, object] | None = None, fix: bool = True) -> FileResult:
     data = read_source(path)
     if isinstance(data, Problem):
         return FileResult(path, b"", problems=[data])
-    return fix_source(path, data, rules, facts, options=options)
+    return fix_source(path, data, rules, facts, options=options, fix=fix)
 
 
 def _facts_of_path(path: str) -> FileFacts:
@@ -212,7 +215,7 @@ def _lean(result: FileResult) -> FileResult:
 
 
 def _fix_in_worker(path: str) -> FileResult:
-    return _lean(fix_path(path, _worker_rules, _worker_facts, _worker_options))
+    return _lean(fix_path(path, _worker_rules, _worker_facts, _worker_options, _worker_fix))
 
 
 def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> ProjectFacts:
@@ -223,12 +226,12 @@ def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
-              options: Mapping[str, object] | None = None, progress=None) -> list[FileResult]:
+              options: Mapping[str, object] | None = None, progress=None, fix: bool = True) -> list[FileResult]:
     """``fix_path`` over every path; with ``jobs`` > 1 in worker processes. Results in the order of
-    ``paths``. ``progress(n)`` is called as results come in."""
+    ``paths``. ``progress(n)`` is called as results come in. ``fix=False``: findings only (``--check``)."""
     codes = tuple(rule.code for rule in rules)
-    return _map(_fix_in_worker, paths, jobs, initializer=_init_worker, initargs=(codes, facts, dict(options or {})),
-                progress=progress)
+    return _map(_fix_in_worker, paths, jobs, initializer=_init_worker,
+                initargs=(codes, facts, dict(options or {}), fix), progress=progress)
 
 
 def _map(function, paths: Sequence[str], jobs: int, initializer=None, initargs=(), progress=None) -> list:

@@ -8,17 +8,56 @@ from collections.abc import Collection, Mapping
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import Finding, FixKey
 from ddpfix.imports import ImportTable
+from ddpfix.positions import Positions
 from ddpfix.suppressions import is_suppressed, suppressions
 from ddpfix.transforms._args import keeps_comments
 
 #: Where each rule's page lives online: ``docs/rules/<CODE>.md`` in the repository, generated from
 #: the rule's docstring (``python -m ddpfix.docs``; a test keeps them in step).
 DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
+
+
+class ModuleView:
+    """One version of the file, shared by every rule that reads it: the tree, its bytes, its import
+    table, and (computed on first use, once) node positions, suppression comments and statement starts.
+    A rule that rewrites the file starts a new view; the rules that only report share one."""
+
+    def __init__(self, module: cst.Module, data: bytes, imports: ImportTable | None = None):
+        self.module = module
+        self.data = data
+        self.imports = imports if imports is not None else ImportTable.from_module(module)
+        self._positions: Positions | None = None
+        self._suppressions: dict | None = None
+        self._starts: dict[int, int] | None = None
+
+    @property
+    def positions(self) -> Positions:
+        if self._positions is None:
+            self._positions = Positions(self.module)
+        return self._positions
+
+    @property
+    def suppressions(self) -> dict:
+        if self._suppressions is None:
+            wanted = b"noqa" in self.data or b"ddpfix" in self.data  # the bytes the tree was parsed from
+            self._suppressions = suppressions(self.module.code) if wanted else {}
+        return self._suppressions
+
+    def statement_start(self, line: int) -> int:
+        """The first line of the simple statement that spans ``line`` (a call over several lines)."""
+        if self._starts is None:
+            self._starts = {}
+            positions = self.positions
+            for node in positions:
+                if isinstance(node, cst.SimpleStatementLine):
+                    first, last = positions.lines(node)
+                    for covered in range(first + 1, last + 1):
+                        self._starts.setdefault(covered, first)
+        return self._starts.get(line, line)
 
 
 class RuleContext:
@@ -33,33 +72,26 @@ class RuleContext:
         self,
         path: str,
         rule: Rule,
-        wrapper: MetadataWrapper,
-        imports: ImportTable,
+        view: ModuleView,
         facts: ProjectFacts,
         only: Collection[FixKey] | None,
         options: Mapping[str, object],
-        data: bytes = b"",
     ):
         self.path = path
         self.rule = rule
-        self.wrapper = wrapper
-        self.imports = imports
+        self.view = view
+        self.imports = view.imports
         self.facts = facts
         self.options = options
         #: The bytes of the module as this rule sees it: a cheap ``b"word" in ctx.data`` can skip a
         #: whole-tree walk.
-        self.data = data
+        self.data = view.data
         self._only = only
         self.findings: list[Finding] = []
-        self._positions = None
-        self._suppressions = None
-        self._starts: dict[int, int] | None = None
 
     def position(self, node: cst.CSTNode):
         """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns)."""
-        if self._positions is None:
-            self._positions = self.wrapper.resolve(PositionProvider)
-        return self._positions[node]
+        return self.view.positions[node]
 
     def report(self, node: cst.CSTNode, message: str, *, fixable: bool) -> bool:
         """Record a finding at ``node``; True when the rule should apply its fix now.
@@ -69,11 +101,10 @@ class RuleContext:
         """
         where = self.position(node)
         line, column = where.start.line, where.start.column + 1
-        if self._suppressions is None:
-            self._suppressions = suppressions(self.wrapper.module.code)
-        if self._suppressions and (
-            is_suppressed(self._suppressions, line, self.rule.code)
-            or is_suppressed(self._suppressions, self._statement_start(line), self.rule.code)
+        marks = self.view.suppressions
+        if marks and (
+            is_suppressed(marks, line, self.rule.code)
+            or is_suppressed(marks, self.view.statement_start(line), self.rule.code)
         ):
             if self.options.get("show_suppressed"):
                 self.findings.append(Finding(self.path, line, column, where.end.line, where.end.column + 1,
@@ -103,18 +134,6 @@ class RuleContext:
             self.report(node, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
             return False
         return self.report(node, message, fixable=True)
-
-    def _statement_start(self, line: int) -> int:
-        """The first line of the simple statement that spans ``line`` (a call over several lines)."""
-        if self._starts is None:
-            self._starts = {}
-            positions = self.wrapper.resolve(PositionProvider)
-            for node in positions:
-                if isinstance(node, cst.SimpleStatementLine):
-                    span = positions[node]
-                    for covered in range(span.start.line + 1, span.end.line + 1):
-                        self._starts.setdefault(covered, span.start.line)
-        return self._starts.get(line, line)
 
     @property
     def fixes_applied(self) -> int:

@@ -1,0 +1,65 @@
+"""ddpfix's own position pass gives the ranges LibCST's PositionProvider gives, node for node."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from conftest import FIXTURES
+from hypothesis import HealthCheck, given, settings
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ddpfix.positions import Positions
+
+try:
+    import hypothesmith
+except ImportError:  # pragma: no cover - in the test extra
+    hypothesmith = None
+
+TRICKY = [
+    "x = 1",  # no trailing newline
+    "",
+    "\n\n",
+    "a = 1\r\nb = (2,\r\n     3)\r\n",
+    "a = 1\rb = 2\r",
+    "def f(\n    a,  # c\n    b,\n):\n    '''doc\n    more'''\n    return a\n",
+    "@dec\n# comment\nclass A(B, metaclass=M):\n    x: int = 1\n\n    async def g(self):\n        async with a as b:\n            await c\n",
+    "if a:\n    pass\nelif b:\n    pass\nelse:\n    x = [i for i in y if i]\n",
+    "s = f'{a!r:>{width}}' 'b' \\\n    'c'\n",
+    "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw}:\n        pass\n",
+    "lambda: (yield)\nx = a if b else c\ndel a[1:2, ::3]\n",
+    "\ttabbed = 1\n" if False else "if x:\n\tdone = 1\n",
+]
+
+
+def assert_same_positions(source: str) -> None:
+    module = cst.parse_module(source)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    ours = Positions(module)
+    assert set(ours) == set(expected)
+    for node in expected:
+        assert ours[node] == expected[node], (type(node).__name__, source)
+        first, last = ours.lines(node)
+        assert (first, last) == (expected[node].start.line, expected[node].end.line)
+
+
+@pytest.mark.parametrize("source", TRICKY)
+def test_tricky_sources(source):
+    assert_same_positions(source)
+
+
+def test_every_fixture():
+    paths = sorted(FIXTURES.rglob("*.py"))
+    assert len(paths) > 100
+    for path in paths:
+        assert_same_positions(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.skipif(hypothesmith is None, reason="hypothesmith not installed")
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(source=hypothesmith.from_grammar() if hypothesmith else None)
+def test_generated_programs(source):
+    try:
+        cst.parse_module(source)
+    except Exception:
+        return  # hypothesmith's grammar admits a little that LibCST does not parse
+    assert_same_positions(source)
