@@ -186,9 +186,13 @@ def _fix_source(
     if problem is not None:
         result.problems.append(problem)
         return result
-    active = [rule for rule in rules if rule.applies_to(path) and rule.triggered_by(data)]
-    if any(rule.lightning_only for rule in active) and not is_lightning_code(data, facts):
-        active = [rule for rule in active if not rule.lightning_only]
+    # The cheapest question first: most files of a big tree are not Lightning code, and then the
+    # Lightning rules' trigger words are never searched for.
+    lightning = any(rule.lightning_only for rule in rules) and is_lightning_code(data, facts)
+    active = [
+        rule for rule in rules
+        if (lightning or not rule.lightning_only) and rule.applies_to(path) and rule.triggered_by(data)
+    ]
     if any(rule.module_only for rule in active) and not defines_lightning_module(data, facts):
         active = [rule for rule in active if not rule.module_only]
     if not active:

@@ -29,6 +29,10 @@ _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 _FACT_WORDS = re.compile(
     rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*)*\(|monitor[\"']|seed_everything|use_distributed_sampler"
 )
+# Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
+# alternation, scans a file ten times slower and most files hold none of them.
+_FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
+                  b"seed_everything", b"use_distributed_sampler")
 LIGHTNING_BASES = frozenset({"LightningModule"})
 
 
@@ -181,7 +185,7 @@ def file_facts(path: str, data: bytes) -> FileFacts:
         facts.classes.extend(class_bases(data))
     if any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
-    if _FACT_WORDS.search(data) is None:
+    if not any(word in data for word in _FACT_LITERALS) or _FACT_WORDS.search(data) is None:
         return facts
     try:
         with warnings.catch_warnings():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 
 import libcst as cst
 
@@ -98,12 +99,24 @@ class CollectiveUnderRankGuard(Rule):
         """A call with a collective's name stands where a rank guard could gate it: in a block at or
         after an ``if`` whose test mentions a rank (its body, its ``else``, or the rest of the block
         after an early return), or in a function with a ``rank_zero_only`` decorator. A superset of
-        what ``apply`` reports (gated statements are always there), checked in one walk of ``ast``."""
+        what ``apply`` reports (gated statements are always there).
+
+        One walk of ``ast`` (torch's own distributed code passes the trigger words, and a walk per
+        candidate block cost seconds there): the gated regions become line ranges — from a rank
+        ``if`` to the end of its block, a decorated function's lines — and the calls with a
+        collective's name become line numbers; the file is a candidate when one falls in a range.
+        """
         collectives = set(COLLECTIVE_NAMES)
         zero_only = {"rank_zero_only"}
         get_rank = {"get_rank"}
+        calls: list[tuple[str, int]] = []
+        regions: list[tuple[int, int]] = []  # first and last line of what a rank guard may gate
+        decorated: list[ast.AST] = []
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
+            if isinstance(node, ast.Call):
+                func = node.func
+                calls.append((func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", ""), node.lineno))
+            elif isinstance(node, ast.ImportFrom):
                 for alias in node.names:
                     if (node.module or "").startswith("torch.distributed"):
                         collectives.add(alias.asname or alias.name)
@@ -111,15 +124,23 @@ class CollectiveUnderRankGuard(Rule):
                         zero_only.add(alias.asname or alias.name)
                     if alias.name == "get_rank":
                         get_rank.add(alias.asname or alias.name)
-
-        def has_collective(node: ast.AST) -> bool:
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Call):
-                    func = inner.func
-                    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                    if name in collectives:
-                        return True
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+                decorated.append(node)
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(node, field, None)
+                if not isinstance(block, list) or not block:
+                    continue
+                for statement in block:  # from the block's first rank ``if`` to the block's end
+                    if isinstance(statement, ast.If) and any(_rankish(n, get_rank) for n in ast.walk(statement.test)):
+                        regions.append((statement.lineno, block[-1].end_lineno or statement.lineno))
+                        break
+        regions += [(node.lineno, node.end_lineno or node.lineno) for node in decorated if any(
+            isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) in zero_only
+            for d in node.decorator_list for n in ast.walk(d))]
+        if not regions:
             return False
+        lines = sorted(line for name, line in calls if name in collectives)
+        return any(lines[bisect_left(lines, first):bisect_left(lines, last + 1)] for first, last in regions)
 
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
