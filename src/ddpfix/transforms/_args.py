@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpfix.transforms._walk import walk
+
 
 def comments(node: cst.CSTNode) -> list[str]:
     found: list[str] = []
@@ -12,7 +14,7 @@ def comments(node: cst.CSTNode) -> list[str]:
         def visit_Comment(self, comment: cst.Comment) -> None:
             found.append(comment.value)
 
-    node.visit(Collect())
+    walk(node, Collect())
     return sorted(found)
 
 

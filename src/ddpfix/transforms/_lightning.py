@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import libcst as cst
 
 from ddpfix.imports import ImportTable, child_blocks
+from ddpfix.transforms._walk import walk
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
 CUDA_STRING = re.compile(r"cuda(:\d+)?")
@@ -122,7 +123,7 @@ def self_method_calls(node: cst.CSTNode, names: frozenset[str]) -> list[cst.Call
         def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
             return False  # a nested function runs when it is called, not here
 
-    node.visit(Collect())
+    walk(node, Collect())
     return found
 
 
@@ -195,7 +196,7 @@ def metric_attributes(cls: cst.ClassDef, imports: ImportTable) -> set[str]:
                 if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
                     found.add(t.attr.value)
 
-    cls.visit(Collect())
+    walk(cls, Collect())
     return found
 
 
@@ -257,5 +258,5 @@ def builds_ddp_trainer(module: cst.Module, imports: ImportTable, data: bytes | N
                     ):
                         found = True
 
-    module.visit(Collect())
+    walk(module, Collect())
     return found

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpfix.transforms._walk import walk
+
 
 @dataclass
 class StatementNames:
@@ -152,7 +154,7 @@ def _all_names(node: cst.CSTNode):
 
 def statement_names(statement: cst.CSTNode) -> StatementNames:
     collect = _Collect()
-    statement.visit(collect)
+    walk(statement, collect)
     names = collect.names
     names.assigns |= names.binds
     names.writes |= names.assigns
@@ -191,5 +193,5 @@ class _Exits(cst.CSTVisitor):
 def exit_in(statement: cst.CSTNode) -> str | None:
     """The first return/raise/break/continue/yield in ``statement`` (not in a function defined there)."""
     exits = _Exits()
-    statement.visit(exits)
+    walk(statement, exits)
     return exits.found

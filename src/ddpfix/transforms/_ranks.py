@@ -18,6 +18,7 @@ import libcst as cst
 
 from ddpfix.imports import ImportTable, child_blocks
 from ddpfix.transforms._lightning import lightning_name, string_value
+from ddpfix.transforms._walk import walk
 
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
@@ -221,7 +222,7 @@ def maybe_rank_gated(function: cst.FunctionDef) -> set[int]:
             def visit_Call(self, call: cst.Call) -> None:
                 calls.add(id(call))
 
-        node.visit(Collect())
+        walk(node, Collect())
 
     class Walk(cst.CSTVisitor):
         def visit_If(self, node: cst.If) -> bool:
@@ -239,5 +240,5 @@ def maybe_rank_gated(function: cst.FunctionDef) -> set[int]:
                     break
             return True
 
-    function.visit(Walk())
+    walk(function, Walk())
     return calls

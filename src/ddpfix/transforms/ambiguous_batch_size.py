@@ -7,6 +7,7 @@ import libcst as cst
 from ddpfix.transforms._args import is_true, keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 STEPS = frozenset({"training_step", "validation_step", "test_step"})
 # on_epoch defaults to True in these steps (and to False in training_step).
@@ -99,5 +100,5 @@ def _first_string_key(method: cst.FunctionDef, batch: str) -> str | None:
                     if text is not None:
                         keys.append(text)
 
-    method.body.visit(Collect())
+    walk(method.body, Collect())
     return keys[0] if keys else None

@@ -11,6 +11,7 @@ from ddpfix.transforms._lightning import all_functions, metric_attributes
 from ddpfix.transforms._names import root_name
 from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Gated, RankTests, gated_at_module_level, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 TORCH_DISTRIBUTED = frozenset(
     f"torch.distributed.{name}"
@@ -142,24 +143,6 @@ class CollectiveUnderRankGuard(Rule):
         lines = sorted(line for name, line in calls if name in collectives)
         return any(lines[bisect_left(lines, first):bisect_left(lines, last + 1)] for first, last in regions)
 
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) in zero_only
-                for d in node.decorator_list for n in ast.walk(d)
-            ):
-                if has_collective(node):
-                    return True
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(node, field, None)
-                if not isinstance(block, list):
-                    continue
-                for index, statement in enumerate(block):
-                    if isinstance(statement, ast.If) and any(_rankish(n, get_rank) for n in ast.walk(statement.test)):
-                        if any(has_collective(later) for later in block[index:]):
-                            return True
-                        break
-        return False
-
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         tests = RankTests(ctx.imports)
         metrics: set[str] = set()
@@ -226,5 +209,5 @@ def _collectives(statement: cst.CSTNode, ctx: RuleContext, metrics: set[str]) ->
             ):
                 found.append((call, f"{name}() (it syncs the metric's state across ranks)"))
 
-    statement.visit(Collect())
+    walk(statement, Collect())
     return found

@@ -10,6 +10,7 @@ import libcst as cst
 from ddpfix.transforms._args import ReplaceCalls, comments
 from ddpfix.transforms._lightning import device_kind
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
 DATA_PACKAGE = "torch.utils.data."
@@ -90,7 +91,7 @@ class CudaGenerator(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx)
-        module.visit(scan)
+        walk(module, scan)
         to_fix: dict[cst.Call, cst.Call] = {}
         for origin in scan.origins():
             device_arg = _device_arg(origin.call)

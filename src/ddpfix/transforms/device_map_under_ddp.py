@@ -8,6 +8,7 @@ from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword, without
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import class_hierarchy, lightning_name, string_value
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 PER_RANK_MAP = '{"": int(os.environ.get("LOCAL_RANK", 0))}'
 SINGLE_DEVICE_STRINGS = frozenset({"auto", "cuda", "cuda:0", "balanced", "balanced_low_0", "sequential"})
@@ -67,7 +68,7 @@ class DeviceMapUnderDdp(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx, class_hierarchy(module, ctx.imports, ctx.facts.lightning_modules))
-        module.visit(scan)
+        walk(module, scan)
         replacements: dict[cst.Call, cst.Call] = {}
         needs_os = False
         wrapped_classes: dict[cst.ClassDef, cst.Call] = {}
@@ -209,7 +210,7 @@ def _input_moves(forward: cst.FunctionDef) -> list[str]:
             if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_METHODS:
                 used_as_tensor.add(node.value.value)
 
-    forward.body.visit(Collect())
+    walk(forward.body, Collect())
     annotated = {
         p.name.value for p in params
         if p.annotation is not None and cst.Module([]).code_for_node(p.annotation.annotation).split(".")[-1] == "Tensor"

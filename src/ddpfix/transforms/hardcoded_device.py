@@ -12,6 +12,7 @@ from ddpfix.transforms._lightning import (
     runs_on_device,
 )
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 SELF_DEVICE = "self.device"
 
@@ -129,7 +130,7 @@ def _calls(method: cst.FunctionDef) -> list[cst.Call]:
         def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
             return False  # ``table[torch.arange(3)]``: an index follows the tensor it indexes
 
-    method.body.visit(Collect())
+    walk(method.body, Collect())
     return [call for call in found if id(call) not in skipped]
 
 
@@ -191,5 +192,5 @@ def _device_variables(method: cst.FunctionDef, ctx: RuleContext):
             if isinstance(value, cst.Call) and ctx.imports.qualify(value.func) == "torch.device" and device_kind(value, ctx.imports) == "cuda":
                 found.append((node, f"{cst.Module([]).code_for_node(node.targets[0].target)} = torch.device(...) names a fixed CUDA device"))
 
-    method.body.visit(Collect())
+    walk(method.body, Collect())
     return found

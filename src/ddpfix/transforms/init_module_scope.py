@@ -12,6 +12,7 @@ from ddpfix.imports import dotted_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 TRAINERS = frozenset({"Trainer", "Fabric"})
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -142,7 +143,7 @@ def _withs_inside(node: cst.With) -> set[cst.With]:
         def visit_With(self, inner: cst.With) -> None:
             found.add(inner)
 
-    node.body.visit(Collect())
+    walk(node.body, Collect())
     return found
 
 
@@ -161,7 +162,7 @@ class _Knowledge:
         classes = class_hierarchy(module, ctx.imports)
         scan = _Scan(ctx)
         if b"set_default_device" in ctx.data:
-            module.visit(scan)  # the data loading it affects can be any call, anywhere
+            walk(module, scan)  # the data loading it affects can be any call, anywhere
         else:
             # Everything else stands at statement level: a walk over statements is many times
             # cheaper than visiting every node of a big file.
@@ -374,10 +375,10 @@ class _Exits(cst.CSTVisitor):
 
     def _loop(self, node) -> bool:
         self.loops += 1
-        node.body.visit(self)
+        walk(node.body, self)
         self.loops -= 1
         if node.orelse is not None:  # a loop's ``else`` breaks out of the loop around it
-            node.orelse.visit(self)
+            walk(node.orelse, self)
         return False
 
     visit_For = visit_While = _loop
@@ -409,7 +410,7 @@ def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
     if block.nested:
         return _refuse(plan, "it is nested with another init_module()/device block")
     exits = _Exits()
-    body.visit(exits)
+    walk(body, exits)
     if exits.found:
         return _refuse(plan, f"`{exits.found}` inside the block")
     if "mixed" in kinds:
@@ -574,7 +575,7 @@ def _touches_global_state(statement: cst.CSTNode, knowledge: _Knowledge) -> bool
             ):
                 found = True
 
-    statement.visit(Collect())
+    walk(statement, Collect())
     return found
 
 

@@ -7,6 +7,7 @@ import libcst as cst
 from ddpfix.transforms._args import keyword
 from ddpfix.transforms._lightning import lightning_name, string_value
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 
 class LrFinderMultiDevice(Rule):
@@ -59,7 +60,7 @@ class LrFinderMultiDevice(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx)
-        module.visit(scan)
+        walk(module, scan)
         if not scan.finders or not scan.multi_device_trainers:
             return module
         pin = ctx.facts.pins.get(ctx.path) if ctx.path in ctx.facts.pins else _own_pin(ctx)

@@ -10,6 +10,7 @@ from ddpfix.transforms._args import keyword
 from ddpfix.transforms._lightning import LIGHTNING_PACKAGES, builds_ddp_trainer, data_classes
 from ddpfix.transforms._ranks import RankTests
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 REMEDIES = (
     "either let Lightning shard (drop the per-rank selection, keep use_distributed_sampler=True), or shard by hand "
@@ -193,7 +194,7 @@ def _first_rank_use(cls: cst.ClassDef, tests: RankTests) -> cst.CSTNode | None:
 
     def ranks_in(node: cst.CSTNode) -> list[cst.CSTNode]:
         collector = Ranks()
-        node.visit(collector)
+        walk(node, collector)
         return collector.hits
 
     class Collect(cst.CSTVisitor):
@@ -211,7 +212,7 @@ def _first_rank_use(cls: cst.ClassDef, tests: RankTests) -> cst.CSTNode | None:
             for arg in node.args:
                 found.extend(ranks_in(arg.value))
 
-    cls.visit(Collect())
+    walk(cls, Collect())
     return found[0] if found else None
 
 
@@ -232,5 +233,5 @@ def _custom_samplers(module: cst.Module, ctx: RuleContext):
                     continue  # kept as it is, or replaced by Lightning's own DistributedSampler
                 found.append((node, arg))
 
-    module.visit(Collect())
+    walk(module, Collect())
     return found

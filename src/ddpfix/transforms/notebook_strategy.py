@@ -7,6 +7,7 @@ import libcst as cst
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_name, string_value
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # The launcher-only twins of each DDP strategy name: same DDP, started by fork. The Trainer registers
@@ -70,7 +71,7 @@ class NotebookStrategy(Rule):
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         finder = _StrategyCalls(ctx)
-        module.visit(finder)
+        walk(module, finder)
         replacements: dict[cst.Call, cst.Call] = {}
         for call, arg, owner in finder.string_strategies:
             name = string_value(arg.value)

@@ -6,6 +6,7 @@ import libcst as cst
 
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 # torch functions known to return a tensor, besides the factories.
 TENSOR_FUNCTIONS = TENSOR_FACTORIES | frozenset(
@@ -153,7 +154,7 @@ def _setattr_targets(cls: cst.ClassDef) -> set[str]:
                 if isinstance(target, cst.SimpleString):
                     names.add(str(target.evaluated_value))
 
-    cls.visit(Collect())
+    walk(cls, Collect())
     return names
 
 
@@ -222,7 +223,7 @@ def _assignments(cls: cst.ClassDef) -> dict[str, list[tuple[cst.BaseExpression, 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             add(node.target, node.value, node)
 
-    cls.visit(Collect())
+    walk(cls, Collect())
     return found
 
 

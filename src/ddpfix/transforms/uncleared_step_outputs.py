@@ -7,6 +7,7 @@ import libcst as cst
 from ddpfix.transforms._lightning import lightning_methods
 from ddpfix.transforms._names import exit_in
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 EPOCH_END = {
     "training_step": "on_train_epoch_end",
@@ -124,7 +125,7 @@ def _aliased(cls: cst.ClassDef, name: str) -> bool:
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert", "add"):
                 found |= any(is_it(arg.value) for arg in node.args)
 
-    cls.visit(Collect())
+    walk(cls, Collect())
     return found
 
 
@@ -162,7 +163,7 @@ def _attribute_uses(method: cst.FunctionDef) -> dict[str, set[str]]:
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute):
                 uses["clear"].add(target.value.attr.value)
 
-    method.visit(Collect())
+    walk(method, Collect())
     return uses
 
 

@@ -9,6 +9,7 @@ from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
 from ddpfix.transforms._names import statement_names
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._walk import walk
 
 RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 DEFAULT_SEED = 42
@@ -111,5 +112,5 @@ def _splits(module: cst.Module, ctx: RuleContext, holders, everywhere: bool) -> 
             if keyword(node, "generator") is None and len(positional) < 3:
                 found.append(node)
 
-    module.visit(Collect())
+    walk(module, Collect())
     return found
