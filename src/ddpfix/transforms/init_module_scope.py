@@ -27,6 +27,18 @@ LIBRARIES = frozenset({
 })
 
 
+
+def _may_be_cuda_device(call: ast.Call) -> bool:
+    """``torch.device("cuda")``, ``th.device(0)``, ``device(f"cuda:{i}")`` — not ``torch.cuda.device(i)``
+    (a device index context of its own, all over torch's tests), which ``apply`` does not take for
+    ``torch.device``."""
+    if isinstance(call.func, ast.Attribute) and not isinstance(call.func.value, ast.Name):
+        return False
+    first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "type"), None)
+    if isinstance(first, ast.Constant) and isinstance(first.value, int) and not isinstance(first.value, bool):
+        return True  # an ordinal is a CUDA device
+    return "cuda" in ast.dump(call)
+
 class InitModuleScope(Rule):
     """
     # DDP001 init-module-scope
@@ -94,7 +106,7 @@ class InitModuleScope(Rule):
                     if not isinstance(call, ast.Call):
                         continue
                     name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-                    if name == "init_module" or (name == "device" and "cuda" in ast.dump(call)):
+                    if name == "init_module" or (name == "device" and _may_be_cuda_device(call)):
                         return True
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_default_device":
                 return True
