@@ -28,6 +28,7 @@ class _OffsetState(CodegenState):
     """Code generation that records each node's (start, end) character offsets."""
 
     spans: dict = field(default_factory=dict)
+    outer: dict = field(default_factory=dict)
     offset: int = 0
     indent_width: int = 0
     popped: str = ""
@@ -58,9 +59,10 @@ class _OffsetState(CodegenState):
         self._stack.append(self.offset)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack.pop()
+        span = (self._stack.pop(), self.offset)
+        self.outer[node] = span
         if node not in self.spans:  # a syntactic span recorded inside the node wins
-            self.spans[node] = (start, self.offset)
+            self.spans[node] = span
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
@@ -92,6 +94,7 @@ class Positions:
         state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
         module._codegen(state)
         self._spans: dict[cst.CSTNode, tuple[int, int]] = state.spans
+        self._outer: dict[cst.CSTNode, tuple[int, int]] = state.outer
         text = "".join(state.tokens) + state.popped
         self._line_starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
 
@@ -111,6 +114,11 @@ class Positions:
 
     def __len__(self) -> int:
         return len(self._spans)
+
+    def outer(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """Character offsets of everything ``node`` generates (decorators, leading comments and
+        whitespace included): a node's descendants all lie within. None for a node not in the tree."""
+        return self._outer.get(node)
 
     def lines(self, node: cst.CSTNode) -> tuple[int, int]:
         """First and last line of ``node``, without building positions."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import libcst as cst
 
+from ddpfix.positions import Positions
 from ddpfix.transforms._walk import walk
 
 
@@ -69,15 +72,40 @@ def keeps_comments(before: cst.CSTNode, after: cst.CSTNode) -> bool:
     return comments(before) == comments(after)
 
 
-class ReplaceCalls(cst.CSTTransformer):
+class TargetedTransformer(cst.CSTTransformer):
+    """A transformer that rewrites a few known nodes (``targets``) of the tree it visits.
+
+    Given the tree's positions, it visits only the nodes around the targets: LibCST rebuilds every
+    node it visits, and a fix touches a few lines of a file. Without positions (or with a target
+    the positions do not know) it visits everything, as any transformer does.
+    """
+
+    def __init__(self, targets: Iterable[cst.CSTNode], positions: Positions | None = None):
+        super().__init__()
+        self._outer = positions.outer if positions is not None else None
+        self._targets: list[tuple[int, int]] | None = None
+        if positions is not None:
+            spans = [positions.outer(node) for node in targets]
+            self._targets = None if None in spans else spans
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._targets is not None:
+            span = self._outer(node)
+            if span is not None and not any(span[0] <= start and end <= span[1] for start, end in self._targets):
+                return False  # nothing to rewrite below: LibCST keeps the node as it is
+        return super().on_visit(node)
+
+
+class ReplaceCalls(TargetedTransformer):
     """Swaps calls (found in the tree being visited) for their rewritten versions.
 
     A replacement may be a function of the updated call: then a rewrite inside it (a fixed factory
-    inside a fixed ``.cuda()``) is kept rather than rebuilt from the original children.
+    inside a fixed ``.cuda()``) is kept rather than rebuilt from the original children. ``also``:
+    other nodes a subclass rewrites.
     """
 
-    def __init__(self, replacements: dict):
-        super().__init__()
+    def __init__(self, replacements: dict, positions: Positions | None = None, also: Iterable[cst.CSTNode] = ()):
+        super().__init__([*replacements, *also], positions)
         self.replacements = replacements
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:

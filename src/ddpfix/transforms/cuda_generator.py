@@ -131,7 +131,7 @@ class CudaGenerator(Rule):
                 to_fix[origin.call] = fixed_call
         if not to_fix:
             return module
-        return module.visit(ReplaceCalls(to_fix))
+        return module.visit(ReplaceCalls(to_fix, ctx.view.positions))
 
 
 @dataclass

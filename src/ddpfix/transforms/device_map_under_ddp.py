@@ -130,7 +130,7 @@ class DeviceMapUnderDdp(Rule):
                 forward_moves[forward] = moves
         if not (replacements or forward_moves):
             return module
-        result = module.visit(_Apply(replacements, forward_moves))
+        result = module.visit(_Apply(replacements, forward_moves, ctx.view.positions))
         return ensure_import(result, "os") if needs_os else result
 
 
@@ -231,8 +231,8 @@ def _already_moved(forward: cst.FunctionDef) -> set[str]:
 
 
 class _Apply(ReplaceCalls):
-    def __init__(self, replacements, forward_moves):
-        super().__init__(replacements)
+    def __init__(self, replacements, forward_moves, positions=None):
+        super().__init__(replacements, positions, also=forward_moves)
         self.forward_moves = forward_moves
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:

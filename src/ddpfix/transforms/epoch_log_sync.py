@@ -96,7 +96,7 @@ class EpochLogSync(Rule):
                     replacements[call] = fixed
         if not replacements:
             return module
-        return module.visit(ReplaceCalls(replacements))
+        return module.visit(ReplaceCalls(replacements, ctx.view.positions))
 
 
 def _logs_per_epoch(call: cst.Call, hook: str) -> bool:

@@ -85,7 +85,7 @@ class HardcodedDevice(Rule):
             for assign, text in _device_variables(method, ctx):
                 ctx.report(assign, f"{text} in {method.name.value}: moves to it put every rank's tensors on one GPU; "
                            "use self.device", fixable=False)
-        return module.visit(ReplaceCalls(replacements)) if replacements else module
+        return module.visit(ReplaceCalls(replacements, ctx.view.positions)) if replacements else module
 
 
 def _why(on_device: bool) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpfix.imports import dotted_name
+from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms.base import Rule, RuleContext
@@ -135,7 +136,7 @@ class InitModuleScope(Rule):
             )
         if not plans:
             return module
-        return module.visit(_Splice(plans))
+        return module.visit(_Splice(plans, ctx.view.positions))
 
 
 # --- what the file tells us ------------------------------------------------------------------
@@ -611,11 +612,11 @@ def _conflict(moved, jumped) -> str | None:
     return None
 
 
-class _Splice(cst.CSTTransformer):
+class _Splice(TargetedTransformer):
     """Replaces each planned ``with`` by its statements, in whatever block holds it."""
 
-    def __init__(self, plans: dict[cst.With, _Plan]):
-        super().__init__()
+    def __init__(self, plans: dict[cst.With, _Plan], positions=None):
+        super().__init__(plans, positions)
         self.plans = plans
 
     def _splice(self, original_body, updated_body) -> tuple[list, list[cst.EmptyLine]]:

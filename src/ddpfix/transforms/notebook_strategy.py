@@ -96,7 +96,7 @@ class NotebookStrategy(Rule):
             fixed = with_keyword(call, "start_method", '"fork"')
             if ctx.report_fix(call, message + "; start_method=\"fork\" added", call, fixed):
                 replacements[call] = fixed
-        return module.visit(ReplaceCalls(replacements)) if replacements else module
+        return module.visit(ReplaceCalls(replacements, ctx.view.positions)) if replacements else module
 
 
 def _same_quotes(value: cst.BaseExpression, text: str) -> cst.SimpleString:

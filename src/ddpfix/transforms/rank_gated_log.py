@@ -86,7 +86,7 @@ class RankGatedLog(Rule):
                     if is_true(keyword(call, "rank_zero_only")):
                         continue  # already says what it means
                     self._handle(call, gated, mode, ctx, edits)
-        return edits.apply(module)
+        return edits.apply(module, ctx.view.positions)
 
     def _handle(self, call: cst.Call, gated: Gated, mode: str, ctx: RuleContext, edits: _Edits) -> None:
         guard_line = ctx.position(gated.guard.node).start.line
@@ -236,10 +236,10 @@ class _Edits:
         else:
             self.after.setdefault(gated.guard.node, []).append(moved)
 
-    def apply(self, module: cst.Module) -> cst.Module:
+    def apply(self, module: cst.Module, positions=None) -> cst.Module:
         if not (self.calls or self.removed):
             return module
-        applier = _Apply(self)
+        applier = _Apply(self, positions)
         result = module.visit(applier)
         if applier.placed != len(self.removed):
             # Never drop code: the engine turns this into an internal error and keeps the file.
@@ -248,8 +248,9 @@ class _Edits:
 
 
 class _Apply(ReplaceCalls):
-    def __init__(self, edits: _Edits):
-        super().__init__(edits.calls)
+    def __init__(self, edits: _Edits, positions=None):
+        # The guards that lose or gain statements are rebuilt from their blocks: visit around them too.
+        super().__init__(edits.calls, positions, also=[*edits.removed, *edits.before, *edits.after])
         self.edits = edits
         self.placed = 0
 

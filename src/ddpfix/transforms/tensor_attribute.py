@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
@@ -122,7 +123,7 @@ class TensorAttribute(Rule):
                     buffers.add(name)
         if not replacements:
             return module
-        return module.visit(_ReplaceStatements(replacements))
+        return module.visit(_ReplaceStatements(replacements, ctx.view.positions))
 
 
 def _line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
@@ -256,9 +257,9 @@ def _register(statement: cst.SimpleStatementLine, name: str, value: cst.BaseExpr
     return statement.with_changes(body=[cst.Expr(call)])
 
 
-class _ReplaceStatements(cst.CSTTransformer):
-    def __init__(self, replacements):
-        super().__init__()
+class _ReplaceStatements(TargetedTransformer):
+    def __init__(self, replacements, positions=None):
+        super().__init__(replacements, positions)
         self.replacements = replacements
 
     def leave_SimpleStatementLine(self, original_node, updated_node):

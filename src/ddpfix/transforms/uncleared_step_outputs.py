@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._lightning import lightning_methods
 from ddpfix.transforms._names import exit_in
 from ddpfix.transforms.base import Rule, RuleContext
@@ -101,7 +102,7 @@ class UnclearedStepOutputs(Rule):
                         additions.setdefault(methods[end], []).append(name)
         if not additions:
             return module
-        return module.visit(_AppendClear(additions))
+        return module.visit(_AppendClear(additions, ctx.view.positions))
 
 
 def _mentions_in(cls: cst.ClassDef, name: str) -> int:
@@ -167,9 +168,9 @@ def _attribute_uses(method: cst.FunctionDef) -> dict[str, set[str]]:
     return uses
 
 
-class _AppendClear(cst.CSTTransformer):
-    def __init__(self, additions: dict[cst.FunctionDef, list[str]]):
-        super().__init__()
+class _AppendClear(TargetedTransformer):
+    def __init__(self, additions: dict[cst.FunctionDef, list[str]], positions=None):
+        super().__init__(additions, positions)
         self.additions = additions
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:

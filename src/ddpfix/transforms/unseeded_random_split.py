@@ -83,7 +83,7 @@ class UnseededRandomSplit(Rule):
                 replacements[call] = fixed
         if not replacements:
             return module
-        result = module.visit(ReplaceCalls(replacements))
+        result = module.visit(ReplaceCalls(replacements, ctx.view.positions))
         return ensure_import(result, "torch") if torch_name is None else result
 
 
