@@ -54,7 +54,7 @@ def timed(label: str, owner, attribute: str) -> None:
 
 
 def instrument(rules) -> None:
-    timed("decode check", engine, "_decode_problem")
+    timed("decode check", engine, "decode_problem")
     timed("lightning checks", engine, "is_lightning_code")
     timed("ast.parse", engine, "_check_syntax")
     timed("LibCST parse", engine, "_parse")

@@ -22,7 +22,7 @@ from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import WorkerCrashed, discover, fix_files, gather_facts
+from ddpfix.runner import WorkerCrashed, discover, fix_files, scan
 from ddpfix.transforms import all_rules, resolve
 from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
@@ -172,16 +172,17 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     for folder in empty:
         output.err(f"warning: {report.display_path(folder)}: no Python files or notebooks found")
     jobs = jobs or os.cpu_count() or 1
-    facts = gather_facts(files, rules, jobs)
+    facts, to_fix = scan(files, rules, jobs)
     # A progress bar for long runs, on a terminal only, and never where stdout is machine-readable.
     show_progress = (
         len(files) > PROGRESS_THRESHOLD and not quiet and output_format == "text" and sys.stderr.isatty()
     )
     if show_progress:
         with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
-            results = fix_files(files, rules, facts, jobs, options, progress=bar.update, fix=mode != "check")
+            bar.update(len(files) - len(to_fix))  # what the scan ruled out is checked already
+            results = fix_files(to_fix, rules, facts, jobs, options, progress=bar.update, fix=mode != "check")
     else:
-        results = fix_files(files, rules, facts, jobs, options, fix=mode != "check")
+        results = fix_files(to_fix, rules, facts, jobs, options, fix=mode != "check")
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 

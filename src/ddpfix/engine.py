@@ -30,7 +30,7 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def _decode_problem(path: str, data: bytes) -> Problem | None:
+def decode_problem(path: str, data: bytes) -> Problem | None:
     """Whether the bytes are text in the encoding they declare (a coding cookie, a BOM, else UTF-8).
 
     Checked for every file, before the prefilter, because it costs next to nothing (C-speed decode):
@@ -182,7 +182,7 @@ def _fix_source(
     the original or a version that parsed and compiled after every rule that changed it.
     """
     result = FileResult(path, data)
-    problem = _decode_problem(path, data)
+    problem = decode_problem(path, data)
     if problem is not None:
         result.problems.append(problem)
         return result

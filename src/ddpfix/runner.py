@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pathspec
 
-from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, fix_source
+from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem, fix_source
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Problem
 from ddpfix.notebook import is_notebook, python_source
@@ -96,10 +96,20 @@ def discover(
         found = list(_walk(given, excluded, root_specs, respect_gitignore))
         if not found:
             empty.append(given)
+        real_folders: dict[str, str] = {}
         for path in found:
             # The same file twice (a symlink, or a file inside a folder also given) is checked once:
-            # a second write would find the file already changed.
-            files.setdefault(os.path.realpath(path), path)
+            # a second write would find the file already changed. The walk does not enter linked
+            # folders, so a file that is no link itself is its folder's real path plus its name (one
+            # lstat; ``realpath`` per file took a second over 10,000 files).
+            folder, name = os.path.split(path)
+            if os.path.islink(path):
+                real = os.path.realpath(path)
+            else:
+                if folder not in real_folders:
+                    real_folders[folder] = os.path.realpath(folder)
+                real = os.path.join(real_folders[folder], name)
+            files.setdefault(real, path)
     return sorted(set(files.values())), problems, empty
 
 
@@ -195,17 +205,24 @@ def fix_path(path: str, rules: Sequence[type[Rule]], facts: ProjectFacts | None 
 
 
 def _facts_of_path(path: str) -> FileFacts:
-    data = read_source(path)
+    return _facts_of_data(path, read_source(path))
+
+
+def _facts_of_data(path: str, data: bytes | Problem) -> FileFacts:
+    try:
+        return _facts_or_raise(path, data)
+    except Exception:  # a file we cannot read facts from contributes none; the fix pass reports it
+        return FileFacts()
+
+
+def _facts_or_raise(path: str, data: bytes | Problem) -> FileFacts:
     if isinstance(data, Problem) or len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
         return FileFacts()
     if is_notebook(path):
         data = python_source(data)
         if data is None:
             return FileFacts()
-    try:
-        return file_facts(path, data)
-    except Exception:  # a file we cannot read facts from contributes none; the fix pass reports it
-        return FileFacts()
+    return file_facts(path, data)
 
 
 def _lean(result: FileResult) -> FileResult:
@@ -223,6 +240,64 @@ def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 
     if not any(rule.uses_facts for rule in rules):
         return ProjectFacts()
     return ProjectFacts.merge(_map(_facts_of_path, paths, jobs))
+
+
+# What the scan says of a file: the fix pass must see it, may skip it, or must see it if a class
+# of the file derives from a LightningModule of the run (known only once every file is scanned).
+FIX, SKIP, IF_LIGHTNING = "fix", "skip", "if-lightning"
+
+_scan_rules: tuple[type[Rule], ...] = ()
+
+
+def _init_scan(codes: tuple[str, ...]) -> None:
+    global _scan_rules
+    by_code = {rule.code: rule for rule in all_rules()}
+    _scan_rules = tuple(by_code[code] for code in codes)
+
+
+def _scan_path(path: str) -> tuple[FileFacts, str]:
+    data = read_source(path)
+    try:
+        facts = _facts_or_raise(path, data)
+    except Exception:  # no facts, so no class list to decide IF_LIGHTNING by: the fix pass decides
+        return FileFacts(), FIX
+    return facts, _verdict(path, data, _scan_rules)
+
+
+def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]]) -> str:
+    """``engine._fix_source``'s first questions, asked while the facts pass has the bytes anyway:
+    a file that cannot be read or decoded, or that some rule's trigger words may concern, goes to
+    the fix pass. Only ever SKIP where ``fix_source`` would return nothing to say."""
+    if isinstance(data, Problem) or is_notebook(path) or len(data) > MAX_PARSE_BYTES:
+        return FIX
+    if decode_problem(path, data) is not None:
+        return FIX
+    if any(not rule.lightning_only and rule.applies_to(path) and rule.triggered_by(data) for rule in rules):
+        return FIX
+    lightning_rules = [rule for rule in rules if rule.lightning_only and rule.applies_to(path)]
+    if not lightning_rules or b"class" not in data and b"lightning" not in data:
+        return SKIP  # ``is_lightning_code`` is False without either word
+    if b"lightning" in data:
+        return FIX if any(rule.triggered_by(data) for rule in lightning_rules) else SKIP
+    return IF_LIGHTNING
+
+
+def scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> tuple[ProjectFacts, list[str]]:
+    """The facts pass, which also decides from the bytes it reads which files the fix pass must see:
+    in a big tree with little Lightning most files hold no rule's trigger words, and reading them
+    a second time, then sending back an empty result each, cost the fix pass a quarter of its time.
+    Returns the facts and those files, in the order of ``paths``."""
+    if not any(rule.uses_facts for rule in rules):
+        return ProjectFacts(), list(paths)
+    codes = tuple(rule.code for rule in rules)
+    scanned = _map(_scan_path, paths, jobs, initializer=_init_scan, initargs=(codes,))
+    facts = ProjectFacts.merge(file for file, _ in scanned)
+    lightning_modules = facts.lightning_modules.keys()
+    to_fix = [
+        path for path, (file, verdict) in zip(paths, scanned)
+        if verdict == FIX or verdict == IF_LIGHTNING and any(lightning_modules & set(bases) for _, bases in file.classes)
+    ]
+    return facts, to_fix
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
@@ -244,11 +319,15 @@ def _map(function, paths: Sequence[str], jobs: int, initializer=None, initargs=(
             if progress:
                 progress(1)
         return results
-    chunk = max(1, min(64, len(paths) // (jobs * 8)))
+    # Largest files first, in small chunks: one big file handed out last (torch's 460 kB
+    # distributed_test.py parses for two seconds) would leave the other workers idle at the end.
+    order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
+    chunk = max(1, min(8, len(paths) // (jobs * 16)))
+    results = [None] * len(paths)
     try:
         with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
-            for result in pool.map(function, paths, chunksize=chunk):
-                results.append(result)
+            for index, result in zip(order, pool.map(function, [paths[i] for i in order], chunksize=chunk)):
+                results[index] = result
                 if progress:
                     progress(1)
             return results
@@ -257,6 +336,13 @@ def _map(function, paths: Sequence[str], jobs: int, initializer=None, initargs=(
             "a worker process died (out of memory, or a crash in the parser); nothing was written. "
             "Run again with --jobs 1 to see which file causes it."
         ) from err
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # gone or unreadable: the worker reports it
 
 
 class WorkerCrashed(RuntimeError):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import is_true, keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
 from ddpfix.transforms.base import Rule, RuleContext
@@ -56,6 +59,10 @@ class AmbiguousBatchSize(Rule):
     lightning_only = True
     module_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        return a_method_calls_self_log(tree)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         for _cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):

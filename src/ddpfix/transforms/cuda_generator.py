@@ -79,15 +79,14 @@ class CudaGenerator(Rule):
         """Some generator is made with a device argument (positional, ``device=``, or ``*args`` /
         ``**kwargs``): a generator made without one is a CPU generator and never reported."""
         names = {"Generator"}
+        called: set[str | None] = set()  # names of the calls with a possible device argument
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
                 names.update(alias.asname for alias in node.names if alias.name == "Generator" and alias.asname)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and (node.args or any(k.arg in ("device", None) for k in node.keywords)):
+            elif isinstance(node, ast.Call) and (node.args or any(k.arg in ("device", None) for k in node.keywords)):
                 func = node.func
-                if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in names:
-                    return True
-        return False
+                called.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None))
+        return not names.isdisjoint(called)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
 from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated
@@ -65,6 +68,10 @@ class EpochLogSync(Rule):
     lightning_only = True
     module_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        return a_method_calls_self_log(tree)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         tests = RankTests(ctx.imports)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
+from ddpfix.transforms._ast_shapes import import_targets, may_be, methods
 from ddpfix.transforms._lightning import (
     TENSOR_FACTORIES,
     device_kind,
@@ -66,6 +69,40 @@ class HardcodedDevice(Rule):
     lightning_only = True
     module_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """A method of some class calls ``.cuda(...)``, ``.to(<a literal or a call>)``, a torch
+        factory with ``device=`` (or without one, in a hook that runs on the device), or assigns a
+        ``torch.device(...)``: ``apply``'s cases, without asking which classes are LightningModules
+        or what the device is. Lightning's own modules pass the trigger words and have none."""
+        imported: dict[str, set[str]] | None = None
+        for _cls, method in methods(tree):
+            on_device = runs_on_device(method.name)
+            for node in ast.walk(method):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                    func = node.value.func
+                    if isinstance(func, (ast.Attribute, ast.Name)) and (getattr(func, "attr", None) or getattr(func, "id", None)) == "device":
+                        return True
+                    imported = imported if imported is not None else import_targets(ast.walk(tree))
+                    if may_be(func, {"torch.device"}, imported):
+                        return True
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr == "cuda":
+                    return True
+                if isinstance(func, ast.Attribute) and func.attr == "to":
+                    device = next((k.value for k in node.keywords if k.arg == "device"), None)
+                    if device is None and node.args and not isinstance(node.args[0], ast.Starred):
+                        device = node.args[0]
+                    if isinstance(device, (ast.Constant, ast.JoinedStr, ast.Call)):
+                        return True
+                    continue
+                imported = imported if imported is not None else import_targets(ast.walk(tree))
+                if may_be(func, TENSOR_FACTORIES, imported) and (on_device or any(k.arg == "device" for k in node.keywords)):
+                    return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         replacements: dict[cst.Call, cst.Call] = {}

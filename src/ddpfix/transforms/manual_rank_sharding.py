@@ -58,8 +58,8 @@ class ManualRankSharding(Rule):
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
         """A superset of ``apply``'s two cases, from CPython's tree: (1) a class deriving, through the
-        file's imports or its own classes, from something of ``torch.utils.data`` or of a Lightning
-        package, with a rank word inside it; (2) a call with a ``sampler=`` / ``batch_sampler=`` and
+        file's imports or its own classes, from something of ``torch.utils.data`` or from a
+        Lightning package's ``LightningDataModule``, with a rank word inside it; (2) a call with a ``sampler=`` / ``batch_sampler=`` and
         a call with ``strategy=`` (a Trainer built for DDP)."""
         imported: dict[str, set[str]] = {}
         rank_aliases: set[str] = set()  # ``from torch.distributed import get_rank as where``
@@ -93,7 +93,9 @@ class ManualRankSharding(Rule):
             head, _, rest = dotted.partition(".")
             for target in imported.get(head, ()):
                 full = f"{target}.{rest}" if rest else target
-                if full.startswith(_DATA_PREFIX) or full.split(".", 1)[0] in LIGHTNING_PACKAGES:
+                if full.startswith(_DATA_PREFIX) or (
+                    full.split(".", 1)[0] in LIGHTNING_PACKAGES and full.rsplit(".", 1)[-1] == "LightningDataModule"
+                ):
                     return True
             return False
 

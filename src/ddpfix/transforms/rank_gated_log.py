@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
 from ddpfix.transforms._names import exit_in, statement_names
@@ -75,6 +78,10 @@ class RankGatedLog(Rule):
     lightning_only = True
     module_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        return a_method_calls_self_log(tree)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         edits = _Edits()

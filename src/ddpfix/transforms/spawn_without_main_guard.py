@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._args import keyword
@@ -71,6 +73,17 @@ class SpawnWithoutMainGuard(Rule):
     @classmethod
     def applies_to(cls, path: str) -> bool:
         return not path.endswith(".ipynb")
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """A statement of the module's top level assigns or evaluates a call with ``strategy=``:
+        ``apply`` looks for the Trainer there and nowhere else (Lightning's own modules name
+        ``ddp_spawn`` and ``Trainer`` everywhere, inside functions)."""
+        return any(
+            isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Call)
+            and any(k.arg == "strategy" for k in node.value.keywords)
+            for node in tree.body
+        )
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         body = list(module.body)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._args import TargetedTransformer
+from ddpfix.transforms._ast_shapes import import_targets, may_be, methods
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
@@ -66,6 +69,28 @@ class TensorAttribute(Rule):
     lightning_only = True
     module_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """Some class's ``__init__`` has a statement ``self.<name> = <a torch factory call, maybe
+        followed by tensor methods>`` (``_tensor_attribute``, whatever the class)."""
+        imported: dict[str, set[str]] | None = None
+        for _cls, method in methods(tree):
+            if method.name != "__init__":
+                continue
+            for statement in method.body:
+                if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+                    continue
+                target = statement.targets[0]
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+                    continue
+                imported = imported if imported is not None else import_targets(ast.walk(tree))
+                value = statement.value
+                while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not may_be(value.func, TENSOR_FACTORIES, imported):
+                    value = value.func.value
+                if isinstance(value, ast.Call) and may_be(value.func, TENSOR_FACTORIES, imported):
+                    return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         replacements: dict[cst.SimpleStatementLine, cst.SimpleStatementLine] = {}

@@ -1,0 +1,80 @@
+"""Shapes on CPython's ``ast`` tree, for the rules' ``may_apply``: each as loose as, or looser than,
+the LibCST test it stands in for in ``apply`` (a ``may_apply`` may only rule out files)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def root(node: ast.expr) -> str | None:
+    """``dm`` for ``dm``, ``dm.x.y``, ``dm[0]``, ``dm.f().x`` (``_names.root_name`` on ``ast``)."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def last_name(node: ast.expr) -> str | None:
+    """``zeros`` for ``torch.zeros`` or ``zeros``."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+
+
+def import_targets(nodes: Iterable[ast.AST]) -> dict[str, set[str]]:
+    """Local name -> every dotted name an absolute import among ``nodes`` (``ast.walk(tree)``, or
+    the imports a caller's own walk kept) binds it to: ``imports.ImportTable`` without its
+    ambiguity checks, a superset."""
+    imported: dict[str, set[str]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".", 1)[0]
+                imported.setdefault(local, set()).add(alias.name if alias.asname else local)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    return imported
+
+
+def may_be(func: ast.expr, qualified: frozenset[str] | set[str], imported: dict[str, set[str]]) -> bool:
+    """Whether ``func`` may stand for one of ``qualified`` through any of the file's imports."""
+    name = dotted(func)
+    if name is None:
+        return False
+    head, _, rest = name.partition(".")
+    return any((f"{target}.{rest}" if rest else target) in qualified for target in imported.get(head, ()))
+
+
+def methods(tree: ast.AST):
+    """(class, method) for every function defined directly in a class body, any class (a superset
+    of ``_lightning.lightning_methods``: which classes are LightningModules is ``apply``'s question)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield node, statement
+
+
+def a_method_calls_self_log(tree: ast.AST) -> bool:
+    """A method of some class calls ``self.log(...)`` or ``self.log_dict(...)``: what every rule about
+    ``self.log`` starts from (``lightning_methods`` + ``self_method_calls``). A mention in a
+    docstring is not a call: Lightning's loggers document ``self.log`` and never call it."""
+    for _cls, method in methods(tree):
+        for node in ast.walk(method):
+            if (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("log", "log_dict")
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+            ):
+                return True
+    return False

@@ -1,0 +1,78 @@
+"""runner.scan: the facts pass decides which files the fix pass must see, and never drops one that
+``fix_source`` has something to say about (a finding, a fix, a problem)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import FIXTURES
+
+from ddpfix.engine import fix_source
+from ddpfix.runner import discover, gather_facts, read_source, scan
+from ddpfix.transforms import all_rules
+
+RULES = all_rules()
+
+
+def said_something(path: str, facts) -> bool:
+    data = read_source(path)
+    if not isinstance(data, bytes):
+        return True
+    result = fix_source(path, data, RULES, facts)
+    return bool(result.findings or result.problems or result.fixed is not None)
+
+
+def check_scan(paths: list[str]) -> tuple[list[str], list[str]]:
+    files, _, _ = discover(paths, respect_gitignore=False)
+    facts, to_fix = scan(files, RULES, jobs=1)
+    skipped = [path for path in files if path not in to_fix]
+    assert to_fix == [path for path in files if path in to_fix], "to_fix keeps the order of the files"
+    assert not [path for path in skipped if said_something(path, facts)]
+    return to_fix, skipped
+
+
+def test_the_scan_drops_nothing_from_the_fixtures():
+    to_fix, skipped = check_scan([str(FIXTURES)])
+    assert to_fix and skipped  # both kinds occur there: negatives without trigger words are skipped
+
+
+def test_the_scan_keeps_bad_files_lightning_subclasses_elsewhere_and_notebooks(tmp_path):
+    (tmp_path / "plain.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01\x02 binary")
+    (tmp_path / "latin.py").write_bytes(b"name = '\xe9t\xe9'\n")
+    (tmp_path / "cookie.py").write_bytes(b"# -*- coding: klingon -*-\nx = 1\n")
+    (tmp_path / "base.py").write_text("import lightning as L\n\n\nclass Base(L.LightningModule):\n    pass\n")
+    # No word "lightning" here: a Lightning file only through the class defined in base.py.
+    (tmp_path / "model.py").write_text(
+        "import torch\nfrom base import Base\n\n\nclass Model(Base):\n"
+        "    def training_step(self, batch, batch_idx):\n        return batch.cuda()\n"
+    )
+    (tmp_path / "notebook.ipynb").write_text(json.dumps({
+        "cells": [{"cell_type": "code", "metadata": {}, "source": ["x = 1\n"], "outputs": [], "execution_count": None}],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+    }))
+    to_fix, skipped = check_scan([str(tmp_path)])
+    names = {path.rsplit("/", 1)[-1] for path in to_fix}
+    assert {"binary.py", "latin.py", "cookie.py", "model.py", "notebook.ipynb"} <= names
+    assert "plain.py" in {path.rsplit("/", 1)[-1] for path in skipped}
+
+
+def test_the_cli_reports_every_finding_of_a_folder_with_skippable_files(tmp_path, run_cli):
+    """Through the real entry point: a rule's fixtures (negatives without trigger words among them,
+    which the scan skips) and a bad file: the findings the engine gives over every file, and the problem."""
+    import shutil
+
+    shutil.copytree(FIXTURES / "hardcoded-device", tmp_path / "fixtures")
+    (tmp_path / "binary.py").write_bytes(b"\x00\x01")
+    files, _, _ = discover([str(tmp_path)], respect_gitignore=False)
+    facts = gather_facts(files, RULES)
+    # Without the scan: the engine over every file.
+    expected = sum(
+        len(fix_source(path, data, RULES, facts, fix=False).findings)
+        for path in files if isinstance(data := read_source(path), bytes)
+    )
+    out = run_cli("--check", "--no-respect-gitignore", "--jobs", "2", str(tmp_path))
+    text = out.stdout.decode() + out.stderr.decode()
+    assert out.returncode == 2
+    assert "binary.py: E902 cannot read: binary content" in text
+    assert len([line for line in out.stdout.decode().splitlines() if ": DDP0" in line]) == expected > 0
