@@ -12,6 +12,25 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
+def fixture_sources() -> list[str]:
+    """The text of every Python fixture (inputs and expected outputs): real-looking code for the
+    checks that must hold on any source."""
+    paths = sorted(FIXTURES.rglob("*.py"))
+    assert len(paths) > 100
+    return [path.read_text(encoding="utf-8") for path in paths]
+
+
+def libcst_parses(source: str) -> bool:
+    """hypothesmith's grammar admits a little that LibCST does not parse: such programs are skipped."""
+    import libcst
+
+    try:
+        libcst.parse_module(source)
+    except Exception:
+        return False
+    return True
+
+
 def ddpfix_executable() -> str:
     """The installed console script (next to this interpreter), so CLI tests go through the real entry point."""
     beside = Path(sys.executable).parent / "ddpfix"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
-from conftest import FIXTURES
+from conftest import fixture_sources, libcst_parses
 from hypothesis import HealthCheck, given, settings
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -48,18 +48,13 @@ def test_tricky_sources(source):
 
 
 def test_every_fixture():
-    paths = sorted(FIXTURES.rglob("*.py"))
-    assert len(paths) > 100
-    for path in paths:
-        assert_same_positions(path.read_text(encoding="utf-8"))
+    for source in fixture_sources():
+        assert_same_positions(source)
 
 
 @pytest.mark.skipif(hypothesmith is None, reason="hypothesmith not installed")
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(source=hypothesmith.from_grammar() if hypothesmith else None)
 def test_generated_programs(source):
-    try:
-        cst.parse_module(source)
-    except Exception:
-        return  # hypothesmith's grammar admits a little that LibCST does not parse
-    assert_same_positions(source)
+    if libcst_parses(source):
+        assert_same_positions(source)
