@@ -56,10 +56,27 @@ def may_be(func: ast.expr, qualified: frozenset[str] | set[str], imported: dict[
     return any((f"{target}.{rest}" if rest else target) in qualified for target in imported.get(head, ()))
 
 
-def methods(tree: ast.AST):
+def statements(tree: ast.Module):
+    """Every statement of the file, nested ones included, without entering expressions (classes
+    and functions only ever stand as statements; walking every expression costs several times more)."""
+    pending = [tree.body]
+    while pending:
+        for statement in pending.pop():
+            yield statement
+            pending.extend(child_blocks(statement))
+
+
+def child_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested in ``statement``: bodies, ``else``, ``finally``, handlers, cases."""
+    blocks = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
+    blocks += [h.body for h in getattr(statement, "handlers", ())] + [c.body for c in getattr(statement, "cases", ())]
+    return [b for b in blocks if isinstance(b, list) and b]
+
+
+def methods(tree: ast.Module):
     """(class, method) for every function defined directly in a class body, any class (a superset
     of ``_lightning.lightning_methods``: which classes are LightningModules is ``apply``'s question)."""
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -69,12 +86,13 @@ def methods(tree: ast.AST):
 def a_method_calls_self_log(tree: ast.AST) -> bool:
     """A method of some class calls ``self.log(...)`` or ``self.log_dict(...)``: what every rule about
     ``self.log`` starts from (``lightning_methods`` + ``self_method_calls``). A mention in a
-    docstring is not a call: Lightning's loggers document ``self.log`` and never call it."""
-    for _cls, method in methods(tree):
-        for node in ast.walk(method):
-            if (
-                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("log", "log_dict")
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
-            ):
-                return True
-    return False
+    docstring is not a call: Lightning's loggers document ``self.log`` and never call it. Three
+    rules ask it of the same tree, so the answer is kept on the tree."""
+    known = getattr(tree, "_ddpfix_calls_self_log", None)
+    if known is None:
+        known = tree._ddpfix_calls_self_log = any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("log", "log_dict")
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+            for _cls, method in methods(tree) for node in ast.walk(method)
+        )
+    return known

@@ -6,7 +6,7 @@ import ast
 
 import libcst as cst
 
-from ddpfix.transforms._ast_shapes import import_targets, may_be, root
+from ddpfix.transforms._ast_shapes import child_blocks, import_targets, may_be, root
 from ddpfix.transforms._lightning import all_functions, metric_attributes
 from ddpfix.transforms._names import root_name
 from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Gated, RankTests, gated_at_module_level, gated_statements
@@ -59,13 +59,6 @@ def _collective_shaped(func: ast.expr, imported: dict[str, set[str]]) -> bool:
         ):
             return True
     return may_be(func, TORCH_DISTRIBUTED, imported)
-
-
-def _child_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists nested in ``statement``: bodies, ``else``, ``finally``, handlers, cases."""
-    blocks = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
-    blocks += [h.body for h in getattr(statement, "handlers", ())] + [c.body for c in getattr(statement, "cases", ())]
-    return [b for b in blocks if isinstance(b, list) and b]
 
 
 def _early_return(node: ast.If) -> bool:
@@ -149,7 +142,7 @@ class CollectiveUnderRankGuard(Rule):
                     imports.append(statement)
                 elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.decorator_list:
                     functions.append(statement)
-                pending.extend(_child_blocks(statement))
+                pending.extend(child_blocks(statement))
         zero_only, get_rank = {"rank_zero_only"}, {"get_rank"}
         for statement in imports:
             for alias in statement.names if isinstance(statement, ast.ImportFrom) else ():
