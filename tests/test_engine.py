@@ -119,3 +119,49 @@ class Model(L.LightningModule):
     result = fix_source("m.py", source, all_rules())  # no facts: as the stdin mode and editors call it
     assert not result.problems
     assert b'self.log("val_loss", self.loss(batch), sync_dist=True)' in result.fixed
+
+
+# ``os`` is used but not imported: DDP003 cannot tell what ``os.environ["RANK"]`` is until DDP008's
+# fix (which runs after it) imports os. Found by bench/fuzz.py.
+IMPORT_ADDED_BY_A_LATER_RULE = b'''import lightning as L
+from transformers import AutoModelForCausalLM
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.model = AutoModelForCausalLM.from_pretrained("gpt2", load_in_8bit=True, device_map="auto")
+
+    def training_step(self, batch, batch_idx):
+        print("rank", self.global_rank)
+        if int(os.environ["RANK"]) == 0:
+            self.log("train_loss", batch)
+'''
+
+
+def test_a_fix_that_changes_what_an_earlier_rule_sees_is_followed_in_the_same_run():
+    first = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules())
+    assert b"import os\n" in first.output
+    assert b'self.log("train_loss", batch, rank_zero_only=True)' in first.output
+    assert {f.code for f in first.findings if f.fixed} == {"DDP003", "DDP008"}
+    second = fix_source("x.py", first.output, all_rules())
+    assert second.fixed is None and not [f for f in second.findings if f.fixable]
+
+
+def test_only_applies_the_picked_fixes_in_one_round():
+    first = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules())
+    picked = {f.key for f in first.findings if f.code == "DDP008"}
+    one = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules(), only=picked)
+    assert b"import os\n" in one.output and b"rank_zero_only" not in one.output
+
+
+def test_a_file_that_parses_but_does_not_compile_is_reported_and_left_alone():
+    # CPython's parser accepts a repeated keyword; its compiler does not. Found by bench/fuzz.py:
+    # the fix removed one ``device=`` and left the other for a second run.
+    source = b'import torch\nfrom torch.utils.data import DataLoader\n\nDataLoader(range(4), generator=torch.Generator(device="cuda", device="cuda"))\n'
+    result = fix_source("x.py", source, all_rules())
+    assert result.fixed is None
+    assert [(p.code, p.message, p.line) for p in result.problems] == [
+        ("E999", "cannot compile: keyword argument repeated: device", 4)
+    ]
+    assert all(not f.fixed for f in result.findings)

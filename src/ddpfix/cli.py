@@ -172,6 +172,9 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     for folder in empty:
         output.err(f"warning: {report.display_path(folder)}: no Python files or notebooks found")
     jobs = jobs or os.cpu_count() or 1
+    # Findings of the files as they are unless fixes are shown or written: --check, and json/sarif/
+    # github output without --write (their regions and edits refer to the file on disk).
+    report_only = mode == "check" or (output_format != "text" and mode != "write")
     facts, to_fix = scan(files, rules, jobs)
     # A progress bar for long runs, on a terminal only, and never where stdout is machine-readable.
     show_progress = (
@@ -180,14 +183,14 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     if show_progress:
         with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
             bar.update(len(files) - len(to_fix))  # what the scan ruled out is checked already
-            results = fix_files(to_fix, rules, facts, jobs, options, progress=bar.update, fix=mode != "check")
+            results = fix_files(to_fix, rules, facts, jobs, options, progress=bar.update, fix=not report_only)
     else:
-        results = fix_files(to_fix, rules, facts, jobs, options, fix=mode != "check")
+        results = fix_files(to_fix, rules, facts, jobs, options, fix=not report_only)
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 
     def done(applied: bool) -> int:
-        return finish(results, problems, output, applied=applied, checked=len(files), report_only=mode == "check")
+        return finish(results, problems, output, applied=applied, checked=len(files), report_only=report_only)
 
     def write_all() -> None:
         nonlocal results

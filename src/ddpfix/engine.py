@@ -112,6 +112,10 @@ RECURSION_LIMIT = 20_000
 # the largest file in torch, lightning and transformers is 1.4 MB.
 MAX_PARSE_BYTES = 4 * 1024 * 1024
 
+# Rounds of the rules over a file in fix mode, at most: each round after the first only runs while
+# some rule's fix changed what another rule sees (one extra round in practice).
+MAX_ROUNDS = 3
+
 
 def allow_deep_trees() -> None:
     if sys.getrecursionlimit() < RECURSION_LIMIT:
@@ -219,44 +223,64 @@ def _fix_source(
     view = ModuleView(parsed, data)
     current = data
     original_compiles: bool | None = None
-    for rule in active:
+    # A later rule's fix can change what an earlier rule sees (DDP008 adds ``import os``, and
+    # DDP003 then understands ``os.environ["RANK"]``). So that a second run has nothing left to
+    # do, the rules go round until each has run on the final code; with ``only`` (fixes picked by
+    # hand) one round applies exactly what was picked. Each rule's fixed findings are kept from
+    # the run that fixed them, its other findings from its last run.
+    fixed: list = []
+    last_run: dict[str, list] = {}
+    unchanged_in_a_row, runs = 0, 0
+    budget = len(active) * (MAX_ROUNDS if only is None else 1)
+    while unchanged_in_a_row < len(active) and runs < budget:
+        rule = active[runs % len(active)]
+        runs += 1
         ctx = RuleContext(path, rule, view, facts, only, options)
         try:
             new_module = rule().apply(view.module, ctx)
             new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
-            result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
+            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
             if isinstance(err, RecursionError):
                 message = f"{INTERNAL_ERROR}: the code is nested too deeply to analyse; file left as it was"
             else:
                 message = f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
             result.problems.append(Problem(path, rule.code, message))
             return result
-        if new_data is None:
-            result.findings.extend(ctx.findings)
+        fixed += [f for f in ctx.findings if f.fixed]
+        last_run[rule.code] = [f for f in ctx.findings if not f.fixed]
+        if new_data is None or new_data == current:
+            unchanged_in_a_row += 1
             continue
+        if original_compiles is None:
+            original = _compile_error(path, data)
+            original_compiles = original is None
+            if not original_compiles:
+                # CPython's parser accepts a little that its compiler refuses (a repeated keyword
+                # argument): what we would write could not be compared with a working original.
+                result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
+                line = getattr(original, "lineno", None)
+                result.problems.append(Problem(path, PARSE_ERROR, f"cannot compile: {getattr(original, 'msg', original)}", line, getattr(original, "offset", None)))
+                return result
         error = _compile_error(path, new_data)
         if error is not None:
-            if original_compiles is None:
-                original_compiles = _compile_error(path, data) is None
-            result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
-            if original_compiles:
-                message = f"{INTERNAL_ERROR}: the fix produced code that does not compile ({error}); file left as it was"
-                result.problems.append(Problem(path, rule.code, message))
-            else:
-                # LibCST accepts a little more than CPython (e.g. ``return`` at module level): the
-                # file never compiled, so nothing written could be verified.
-                line = getattr(error, "lineno", None)
-                result.problems.append(Problem(path, PARSE_ERROR, f"cannot compile: {getattr(error, 'msg', error)}", line, getattr(error, "offset", None)))
+            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
+            message = f"{INTERNAL_ERROR}: the fix produced code that does not compile ({error}); file left as it was"
+            result.problems.append(Problem(path, rule.code, message))
             return result
-        result.findings.extend(ctx.findings)
         current = new_data
         view = ModuleView(new_module, new_data)
+        unchanged_in_a_row = 1  # this rule has seen its own output
+    result.findings = _gathered(fixed, last_run)
 
     if current != data:
         result.fixed = current
     result.findings.sort(key=lambda f: (f.line, f.column, f.code))
     return result
+
+
+def _gathered(fixed: list, last_run: dict[str, list]) -> list:
+    return fixed + [f for findings in last_run.values() for f in findings]
 
 
 def _unfixed(finding):
