@@ -485,6 +485,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--programs", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--start", type=int, default=0,
+                        help="number of the first program (to finish a run that --max-seconds cut short)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--chunk", type=int, default=500, help="programs per worker task")
     parser.add_argument("--fresh-ratio", type=float, default=0.1,
@@ -496,11 +498,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     tasks = []
-    for start in range(0, args.programs, args.chunk):
-        tasks.append((args.seed, start, min(args.chunk, args.programs - start), args.fresh_ratio, args.failures,
+    end = args.start + args.programs
+    for start in range(args.start, end, args.chunk):
+        tasks.append((args.seed, start, min(args.chunk, end - start), args.fresh_ratio, args.failures,
                       args.timeout))
     total: Counter = Counter()
     saved: list[str] = []
+    time_is_up = False
     began = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         futures = [pool.submit(run_chunk, task) for task in tasks]
@@ -514,10 +518,14 @@ def main(argv=None) -> int:
             fails = sum(v for k, v in total.items() if k.startswith("FAIL:"))
             print(f"[{elapsed:7.0f}s] {total['programs']:>7} programs, {fails} failures, "
                   f"{total['programs'] / elapsed:.1f}/s", flush=True)
-            if args.max_seconds is not None and elapsed > args.max_seconds:
-                cancelled = sum(f.cancel() for f in futures)
-                if cancelled:
-                    print(f"time is up: {cancelled} chunks not started", flush=True)
+            if args.max_seconds is not None and elapsed > args.max_seconds and not time_is_up:
+                time_is_up = True
+                skipped = [task for task, f in zip(tasks, futures) if f.cancel()]
+                if skipped:
+                    # Chunks start in order, so the ones left are the run's last programs.
+                    first = min(task[1] for task in skipped)
+                    print(f"time is up: {len(skipped)} chunks not started; to finish the run: "
+                          f"--seed {args.seed} --start {first} --programs {end - first}", flush=True)
     elapsed = time.perf_counter() - began
     print("\nsummary")
     for key in sorted(total):
