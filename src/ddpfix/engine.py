@@ -222,7 +222,7 @@ def _fix_source(
     options = options or {}
     view = ModuleView(parsed, data)
     current = data
-    original_compiles: bool | None = None
+    original_checked = False  # whether the original compiles, asked once a fix would replace it
     # A later rule's fix can change what an earlier rule sees (DDP008 adds ``import os``, and
     # DDP003 then understands ``os.environ["RANK"]``). So that a second run has nothing left to
     # do, the rules go round until each has run on the final code; with ``only`` (fixes picked by
@@ -252,10 +252,10 @@ def _fix_source(
         if new_data is None or new_data == current:
             unchanged_in_a_row += 1
             continue
-        if original_compiles is None:
+        if not original_checked:
+            original_checked = True
             original = _compile_error(path, data)
-            original_compiles = original is None
-            if not original_compiles:
+            if original is not None:
                 # CPython's parser accepts a little that its compiler refuses (a repeated keyword
                 # argument): what we would write could not be compared with a working original.
                 result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]

@@ -47,23 +47,45 @@ def import_targets(nodes: Iterable[ast.AST]) -> dict[str, set[str]]:
     return imported
 
 
-def may_be(func: ast.expr, qualified: frozenset[str] | set[str], imported: dict[str, set[str]]) -> bool:
-    """Whether ``func`` may stand for one of ``qualified`` through any of the file's imports."""
+def imports_of(tree: ast.Module) -> dict[str, set[str]]:
+    """``import_targets`` of every import in the file, computed once per tree: several rules'
+    ``may_apply`` ask it of the same tree."""
+    known = getattr(tree, "_ddpfix_imports", None)
+    if known is None:
+        known = tree._ddpfix_imports = import_targets(ast.walk(tree))
+    return known
+
+
+def resolved(func: ast.expr, imported: dict[str, set[str]]) -> list[str]:
+    """Every dotted name ``func`` (``dist.all_reduce``, ``Loader``) may stand for through the file's
+    imports: ``[torch.distributed.all_reduce]``; empty when no import binds its first name."""
     name = dotted(func)
     if name is None:
-        return False
+        return []
     head, _, rest = name.partition(".")
-    return any((f"{target}.{rest}" if rest else target) in qualified for target in imported.get(head, ()))
+    return [f"{target}.{rest}" if rest else target for target in imported.get(head, ())]
+
+
+def may_be(func: ast.expr, qualified: frozenset[str] | set[str], imported: dict[str, set[str]]) -> bool:
+    """Whether ``func`` may stand for one of ``qualified`` through any of the file's imports."""
+    return any(name in qualified for name in resolved(func, imported))
+
+
+def blocks(tree: ast.Module):
+    """Every statement list of the file: the module's body, then the blocks nested in it."""
+    pending = [tree.body]
+    while pending:
+        block = pending.pop()
+        yield block
+        for statement in block:
+            pending.extend(child_blocks(statement))
 
 
 def statements(tree: ast.Module):
     """Every statement of the file, nested ones included, without entering expressions (classes
     and functions only ever stand as statements; walking every expression costs several times more)."""
-    pending = [tree.body]
-    while pending:
-        for statement in pending.pop():
-            yield statement
-            pending.extend(child_blocks(statement))
+    for block in blocks(tree):
+        yield from block
 
 
 def child_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:

@@ -6,7 +6,7 @@ import ast
 
 import libcst as cst
 
-from ddpfix.transforms._ast_shapes import child_blocks, import_targets, may_be, root
+from ddpfix.transforms._ast_shapes import blocks, import_targets, last_name, may_be, root
 from ddpfix.transforms._lightning import all_functions, metric_attributes
 from ddpfix.transforms._names import root_name
 from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Gated, RankTests, gated_at_module_level, gated_statements
@@ -34,12 +34,10 @@ def _rankish(node: ast.AST, get_rank: set[str]) -> bool:
         if node.attr in RANK_ATTRIBUTES or node.attr == "is_global_zero":
             return True
         if node.attr == "rank":
-            owner = node.value
-            return (owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)) == "rank_zero_only"
+            return last_name(node.value) == "rank_zero_only"
         return False
     if isinstance(node, ast.Call):
-        func = node.func
-        return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in get_rank
+        return last_name(node.func) in get_rank
     return isinstance(node, ast.Constant) and node.value in RANK_VARIABLES
 
 
@@ -49,7 +47,7 @@ def _collective_shaped(func: ast.expr, imported: dict[str, set[str]]) -> bool:
     ``torch.distributed`` collective."""
     if isinstance(func, ast.Attribute):
         method, owner = func.attr, func.value
-        owner_name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
+        owner_name = last_name(owner)
         if (
             (method == "all_gather" and owner_name == "self" and isinstance(owner, ast.Name))
             or (method in STRATEGY_COLLECTIVES and owner_name == "strategy")
@@ -130,26 +128,19 @@ class CollectiveUnderRankGuard(Rule):
         ``gather`` and ``save`` of every kind under rank tests, and a name alone made 40 files of
         corpus A candidates where one had a finding (their LibCST parse: 4 s).
         """
-        blocks: list[list[ast.stmt]] = []
-        imports: list[ast.stmt] = []
-        functions: list[ast.stmt] = []
-        pending = [tree.body]
-        while pending:
-            block = pending.pop()
-            blocks.append(block)
-            for statement in block:
-                if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                    imports.append(statement)
-                elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.decorator_list:
-                    functions.append(statement)
-                pending.extend(child_blocks(statement))
+        file_blocks = list(blocks(tree))
+        imports = [s for block in file_blocks for s in block if isinstance(s, (ast.Import, ast.ImportFrom))]
+        functions = [
+            s for block in file_blocks for s in block
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.decorator_list
+        ]
         zero_only, get_rank = {"rank_zero_only"}, {"get_rank"}
         for statement in imports:
             for alias in statement.names if isinstance(statement, ast.ImportFrom) else ():
                 if alias.name in ("rank_zero_only", "get_rank"):
                     (zero_only if alias.name == "rank_zero_only" else get_rank).add(alias.asname or alias.name)
         gated: list[ast.AST] = []  # the roots of what a rank guard may gate
-        for block in blocks:
+        for block in file_blocks:
             for index, statement in enumerate(block):
                 if isinstance(statement, ast.If) and any(_rankish(n, get_rank) for n in ast.walk(statement.test)):
                     gated.append(statement)
@@ -157,14 +148,14 @@ class CollectiveUnderRankGuard(Rule):
                         gated.extend(block[index + 1:])
                         break
         gated += [f for f in functions if any(
-            isinstance(n, (ast.Name, ast.Attribute)) and (getattr(n, "id", None) or getattr(n, "attr", None)) in zero_only
+            isinstance(n, (ast.Name, ast.Attribute)) and last_name(n) in zero_only
             for d in f.decorator_list for n in ast.walk(d))]
         if not gated:
             return False
         imported = import_targets(imports)
         return any(
             isinstance(node, ast.Call) and _collective_shaped(node.func, imported)
-            for root in gated for node in ast.walk(root)
+            for region in gated for node in ast.walk(region)
         )
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

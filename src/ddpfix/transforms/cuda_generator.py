@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, comments
+from ddpfix.transforms._ast_shapes import last_name
 from ddpfix.transforms._lightning import device_kind
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
@@ -84,8 +85,7 @@ class CudaGenerator(Rule):
             if isinstance(node, ast.ImportFrom):
                 names.update(alias.asname for alias in node.names if alias.name == "Generator" and alias.asname)
             elif isinstance(node, ast.Call) and (node.args or any(k.arg in ("device", None) for k in node.keywords)):
-                func = node.func
-                called.add(func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None))
+                called.add(last_name(node.func))
         return not names.isdisjoint(called)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

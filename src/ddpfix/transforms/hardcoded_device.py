@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
-from ddpfix.transforms._ast_shapes import import_targets, may_be, methods
+from ddpfix.transforms._ast_shapes import imports_of, last_name, may_be, methods
 from ddpfix.transforms._lightning import (
     TENSOR_FACTORIES,
     device_kind,
@@ -76,16 +76,12 @@ class HardcodedDevice(Rule):
         factory with ``device=`` (or without one, in a hook that runs on the device), or assigns a
         ``torch.device(...)``: ``apply``'s cases, without asking which classes are LightningModules
         or what the device is. Lightning's own modules pass the trigger words and have none."""
-        imported: dict[str, set[str]] | None = None
         for _cls, method in methods(tree):
             on_device = runs_on_device(method.name)
             for node in ast.walk(method):
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     func = node.value.func
-                    if isinstance(func, (ast.Attribute, ast.Name)) and (getattr(func, "attr", None) or getattr(func, "id", None)) == "device":
-                        return True
-                    imported = imported if imported is not None else import_targets(ast.walk(tree))
-                    if may_be(func, {"torch.device"}, imported):
+                    if last_name(func) == "device" or may_be(func, {"torch.device"}, imports_of(tree)):
                         return True
                 if not isinstance(node, ast.Call):
                     continue
@@ -99,8 +95,7 @@ class HardcodedDevice(Rule):
                     if isinstance(device, (ast.Constant, ast.JoinedStr, ast.Call)):
                         return True
                     continue
-                imported = imported if imported is not None else import_targets(ast.walk(tree))
-                if may_be(func, TENSOR_FACTORIES, imported) and (on_device or any(k.arg == "device" for k in node.keywords)):
+                if may_be(func, TENSOR_FACTORIES, imports_of(tree)) and (on_device or any(k.arg == "device" for k in node.keywords)):
                     return True
         return False
 

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ddpfix.imports import dotted_name
 from ddpfix.transforms._args import TargetedTransformer
+from ddpfix.transforms._ast_shapes import last_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms.base import Rule, RuleContext
@@ -106,7 +107,7 @@ class InitModuleScope(Rule):
                     call = item.context_expr
                     if not isinstance(call, ast.Call):
                         continue
-                    name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+                    name = last_name(call.func)
                     if name == "init_module" or (name == "device" and _may_be_cuda_device(call)):
                         return True
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_default_device":

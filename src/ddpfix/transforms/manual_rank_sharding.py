@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from ddpfix.transforms._args import keyword
+from ddpfix.transforms._ast_shapes import import_targets, resolved
 from ddpfix.transforms._lightning import LIGHTNING_PACKAGES, builds_ddp_trainer, data_classes
 from ddpfix.transforms._ranks import RankTests
 from ddpfix.transforms.base import Rule, RuleContext
@@ -61,20 +62,15 @@ class ManualRankSharding(Rule):
         file's imports or its own classes, from something of ``torch.utils.data`` or from a
         Lightning package's ``LightningDataModule``, with a rank word inside it; (2) a call with a ``sampler=`` / ``batch_sampler=`` and
         a call with ``strategy=`` (a Trainer built for DDP)."""
-        imported: dict[str, set[str]] = {}
+        imports: list[ast.stmt] = []
         rank_aliases: set[str] = set()  # ``from torch.distributed import get_rank as where``
         classes: list[ast.ClassDef] = []
         sampler = strategy = False
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    local = a.asname or a.name.split(".", 1)[0]
-                    imported.setdefault(local, set()).add(a.name if a.asname else local)
-            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                for a in node.names:
-                    imported.setdefault(a.asname or a.name, set()).add(f"{node.module}.{a.name}")
-                    if a.asname and "rank" in a.name.lower():
-                        rank_aliases.add(a.asname)
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                imports.append(node)
+                if isinstance(node, ast.ImportFrom):
+                    rank_aliases.update(a.asname for a in node.names if a.asname and "rank" in a.name.lower())
             elif isinstance(node, ast.ClassDef):
                 classes.append(node)
             elif isinstance(node, ast.Call):
@@ -86,18 +82,14 @@ class ManualRankSharding(Rule):
         if sampler and strategy:
             return True
 
+        imported = import_targets(imports)
+
         def data_base(base: ast.expr) -> bool:
-            dotted = _dotted(base)
-            if dotted is None:
-                return False
-            head, _, rest = dotted.partition(".")
-            for target in imported.get(head, ()):
-                full = f"{target}.{rest}" if rest else target
-                if full.startswith(_DATA_PREFIX) or (
-                    full.split(".", 1)[0] in LIGHTNING_PACKAGES and full.rsplit(".", 1)[-1] == "LightningDataModule"
-                ):
-                    return True
-            return False
+            return any(
+                full.startswith(_DATA_PREFIX)
+                or (full.split(".", 1)[0] in LIGHTNING_PACKAGES and full.rsplit(".", 1)[-1] == "LightningDataModule")
+                for full in resolved(base, imported)
+            )
 
         data: set[str] = set()
         grew = True
@@ -149,15 +141,6 @@ class ManualRankSharding(Rule):
 
 
 _DATA_PREFIX = "torch.utils.data."
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
 
 
 def _iterable(cls: cst.ClassDef, ctx: RuleContext) -> bool:

@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from ddpfix.transforms._args import TargetedTransformer
-from ddpfix.transforms._ast_shapes import import_targets, may_be, methods
+from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
@@ -74,7 +74,6 @@ class TensorAttribute(Rule):
     def may_apply(cls, tree: ast.Module) -> bool:
         """Some class's ``__init__`` has a statement ``self.<name> = <a torch factory call, maybe
         followed by tensor methods>`` (``_tensor_attribute``, whatever the class)."""
-        imported: dict[str, set[str]] | None = None
         for _cls, method in methods(tree):
             if method.name != "__init__":
                 continue
@@ -84,7 +83,7 @@ class TensorAttribute(Rule):
                 target = statement.targets[0]
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
                     continue
-                imported = imported if imported is not None else import_targets(ast.walk(tree))
+                imported = imports_of(tree)
                 value = statement.value
                 while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not may_be(value.func, TENSOR_FACTORIES, imported):
                     value = value.func.value
