@@ -165,3 +165,48 @@ def test_a_file_that_parses_but_does_not_compile_is_reported_and_left_alone():
         ("E999", "cannot compile: keyword argument repeated: device", 4)
     ]
     assert all(not f.fixed for f in result.findings)
+
+
+class _Flip(Rule):
+    """Rewrites the module's first statement ``x = <before>`` into ``x = <after>``."""
+
+    fixable, triggers = True, ("x =",)
+    before, after = "", ""
+
+    def apply(self, module, ctx):
+        first = module.body[0]
+        if cst.Module([first]).code.strip() == f"x = {self.before}" and ctx.report(first, "flip", fixable=True):
+            return module.with_changes(body=[cst.parse_statement(f"x = {self.after}\n"), *module.body[1:]])
+        return module
+
+
+class FlipOneToTwo(_Flip):
+    code, name, summary, before, after = "DDP902", "one-to-two", "test rule", "1", "2"
+
+
+class FlipTwoToOne(_Flip):
+    code, name, summary, before, after = "DDP903", "two-to-one", "test rule", "2", "1"
+
+
+class FlipTwoToThree(_Flip):
+    code, name, summary, before, after = "DDP904", "two-to-three", "test rule", "2", "3"
+
+
+def test_fixes_that_undo_each_other_are_reported_and_the_file_left_alone():
+    # Without a bound on the rounds fix mode would never return; at the bound, writing the last
+    # round's code would leave a file that the next run changes again.
+    result = fix_source("x.py", b"x = 1\n", [FlipOneToTwo, FlipTwoToOne])
+    assert result.fixed is None
+    assert [(p.code, p.message) for p in result.problems] == [(
+        "DDP902",
+        "internal error: the fixes did not settle after 3 rounds (DDP902, DDP903 kept changing the file); "
+        "file left as it was",
+    )]
+    assert result.findings and not [f for f in result.findings if f.fixed]
+
+
+def test_fixes_that_build_on_each_other_settle():
+    # The contrast: a chain of fixes reaches a fixed point, is written, and a second run has nothing to do.
+    result = fix_source("x.py", b"x = 1\n", [FlipTwoToThree, FlipOneToTwo])
+    assert result.fixed == b"x = 3\n" and not result.problems
+    assert fix_source("x.py", result.fixed, [FlipTwoToThree, FlipOneToTwo]).fixed is None

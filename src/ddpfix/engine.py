@@ -231,6 +231,7 @@ def _fix_source(
     fixed: list = []
     last_run: dict[str, list] = {}
     unchanged_in_a_row, runs = 0, 0
+    last_change: dict[str, int] = {}  # rule code -> the run in which it last changed the file
     budget = len(active) * (MAX_ROUNDS if only is None else 1)
     while unchanged_in_a_row < len(active) and runs < budget:
         rule = active[runs % len(active)]
@@ -271,6 +272,16 @@ def _fix_source(
         current = new_data
         view = ModuleView(new_module, new_data)
         unchanged_in_a_row = 1  # this rule has seen its own output
+        last_change[rule.code] = runs
+    if only is None and unchanged_in_a_row < len(active):
+        # The rounds ran out with rules still changing the file (fixes that undo each other): what
+        # we would write is not a fixed point, so a second run would change it again.
+        result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
+        changing = sorted(code for code, run in last_change.items() if run > runs - len(active))
+        message = (f"{INTERNAL_ERROR}: the fixes did not settle after {MAX_ROUNDS} rounds "
+                   f"({', '.join(changing)} kept changing the file); file left as it was")
+        result.problems.append(Problem(path, changing[0], message))
+        return result
     result.findings = _gathered(fixed, last_run)
 
     if current != data:
