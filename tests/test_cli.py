@@ -299,7 +299,7 @@ def test_deeply_nested_code(tmp_path, run_cli):
     elifs = b"x = 1\nif x == 0:\n    pass\n" + b"".join(b"elif x == %d:\n    pass\n" % i for i in range(1, 800))
     (tmp_path / "elif.py").write_bytes(header + elifs + loader)
     (tmp_path / "sum.py").write_bytes(header + b"x = " + b"+".join([b"1"] * 2000) + b"\n" + loader)
-    (tmp_path / "parens.py").write_bytes(header + b"# Generator\nx = " + b"(" * 2000 + b"1" + b")" * 2000 + b"\n")
+    (tmp_path / "parens.py").write_bytes(header + b"# torch.Generator(device)\nx = " + b"(" * 2000 + b"1" + b")" * 2000 + b"\n")
     proc = run_cli("--write", ".", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 2 and "Traceback" not in err

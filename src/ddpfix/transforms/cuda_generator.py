@@ -11,6 +11,7 @@ from ddpfix.transforms._args import ReplaceCalls, comments
 from ddpfix.transforms._ast_shapes import last_name
 from ddpfix.transforms._lightning import device_kind
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._text import GAP, pattern, word_match
 from ddpfix.transforms._walk import walk
 
 GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
@@ -28,6 +29,9 @@ GENERATOR_POSITION = {
 # (``manual_seed`` also returns the generator, so it counts only as a statement of its own).
 READ_ONLY_METHODS = frozenset({"seed", "initial_seed"})
 
+
+_GENERATOR_WITH_ARGUMENTS = pattern("Generator", GAP + rb"\((?!" + GAP + rb"\))")
+_GENERATOR_ALIAS = pattern("Generator", rb"(?:\s|\\)+as\b")
 
 class CudaGenerator(Rule):
     """
@@ -74,6 +78,14 @@ class CudaGenerator(Rule):
     fixable = True
     # No "cuda" here: a generator whose device is a variable is reported too.
     triggers = ("Generator", ("DataLoader", "Sampler", "random_split"))
+
+    @classmethod
+    def triggered_by(cls, data: bytes) -> bool:
+        """The words, then a ``Generator(...)`` call with something in its parentheses (or an alias
+        of ``Generator``, which may be called anywhere): ``torch.Generator()`` is a CPU generator."""
+        return super().triggered_by(data) and (
+            word_match(_GENERATOR_WITH_ARGUMENTS, data) or _GENERATOR_ALIAS.search(data) is not None
+        )
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:

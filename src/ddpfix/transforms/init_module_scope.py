@@ -13,6 +13,7 @@ from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import last_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
+from ddpfix.transforms._text import call_text, calls, headers, starts_a_word
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
@@ -28,6 +29,13 @@ LIBRARIES = frozenset({
     "os", "sys", "pathlib", "json", "random", "math", "logging", "datasets", "wandb",
 })
 
+_DIGIT = re.compile(rb"\d")
+
+
+def _after_def(data: bytes, pos: int) -> bool:
+    """``def init_module(`` is a definition, not a call."""
+    before = data[max(0, pos - 64):pos].rstrip()
+    return before.endswith(b"def") and starts_a_word(before, len(before) - 3)
 
 
 def _may_be_cuda_device(call: ast.Call) -> bool:
@@ -89,14 +97,28 @@ class InitModuleScope(Rule):
     name = "init-module-scope"
     summary = "Data work or trainer.fit inside init_module(): samplers draw on the GPU and fail"
     fixable = True
-    triggers = (("init_module", "device("),)
-    # ``device(`` alone is everywhere in torch code; what matters is ``with ...device(`` or the two
-    # calls by name.
-    _PRECISE = re.compile(rb"init_module|set_default_device|with\s[^\n:]*device\(")
+    triggers = (("init_module", "device"),)
+    # ``device(`` alone is everywhere in torch code: ``torch.cuda.device(i)``, ``torch.device("meta")``,
+    # ``x.get_device()``. What ``may_apply`` looks for is a call of ``init_module`` (not its ``def``),
+    # an attribute call of ``set_default_device``, or a ``device(...)`` in a ``with`` statement
+    # whose owner is a plain name and whose arguments mention ``cuda`` or hold a digit (an ordinal).
 
     @classmethod
     def triggered_by(cls, data: bytes) -> bool:
-        return super().triggered_by(data) and cls._PRECISE.search(data) is not None
+        if not super().triggered_by(data):
+            return False
+        if any(not _after_def(data, call.start) for call in calls(data, ("init_module",))):
+            return True
+        if any(call.after_a_dot for call in calls(data, ("set_default_device",))):
+            return True
+        for start, end in headers(data, "with", (b"", b"async")):
+            for call in calls(data, ("device",), start, end):
+                if call.owner_is_attribute:
+                    continue  # ``torch.cuda.device(...)``: ``may_apply`` wants ``name.device``
+                arguments = call_text(data, call.open_paren)
+                if b"cuda" in arguments or _DIGIT.search(arguments):
+                    return True
+        return False
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._args import keyword
+from ddpfix.transforms._ast_shapes import imports_of, last_name, resolved
 from ddpfix.transforms._lightning import lightning_name, string_value
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
@@ -57,6 +60,29 @@ class LrFinderMultiDevice(Rule):
     triggers = (("lr_find", "LearningRateFinder", "auto_lr_find"), "Trainer")
     lightning_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """A call of something that may be a Trainer, and a finder: ``<x>.lr_find(...)``, something
+        that may be ``LearningRateFinder(...)``, or a Trainer with ``auto_lr_find=``. Lightning's
+        own tuner modules name both and call neither."""
+        imported = imports_of(tree)
+
+        def may_name(func: ast.expr, short: str) -> bool:
+            return last_name(func) == short or any(full.rsplit(".", 1)[-1] == short for full in resolved(func, imported))
+
+        trainer = finder = False
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            if may_name(node.func, "Trainer"):
+                trainer = True
+                finder |= any(k.arg == "auto_lr_find" for k in node.keywords)
+            elif (isinstance(node.func, ast.Attribute) and node.func.attr == "lr_find") or may_name(node.func, "LearningRateFinder"):
+                finder = True
+            if trainer and finder:
+                return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         scan = _Scan(ctx)

@@ -11,6 +11,7 @@ from ddpfix.transforms._ast_shapes import import_targets, resolved
 from ddpfix.transforms._lightning import LIGHTNING_PACKAGES, builds_ddp_trainer, data_classes
 from ddpfix.transforms._ranks import RankTests
 from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._text import GAP, keyword_argument, pattern, word_match
 from ddpfix.transforms._walk import walk
 
 REMEDIES = (
@@ -53,8 +54,23 @@ class ManualRankSharding(Rule):
     name = "manual-rank-sharding"
     summary = "Data sharded by rank by hand while Lightning's DistributedSampler shards it again"
     fixable = False
-    triggers = (("rank", "RANK", "sampler="), ("Dataset", "DataModule", "DataLoader"))
+    # "Data" is implied by the last group and one scan of the file rules most files out.
+    triggers = ("Data", ("rank", "RANK", "sampler"), ("Dataset", "DataModule", "DataLoader"))
     uses_facts = True
+
+    @classmethod
+    def triggered_by(cls, data: bytes) -> bool:
+        """The words, then what ``may_apply``'s two cases need in the bytes: a base class that may
+        resolve into ``torch.utils.data`` or be a ``LightningDataModule``, or both a sampler and a
+        strategy keyword. "rank" and "Dataset" are words of every other file of torch and
+        transformers."""
+        if not super().triggered_by(data):
+            return False
+        if b"LightningDataModule" in data or _TORCH_UTILS.search(data):
+            return True
+        return _FROM_TORCH_IMPORT.search(data) is not None and b"utils" in data or (
+            _SAMPLER_KEYWORD.search(data) is not None and word_match(_STRATEGY_KEYWORD, data)
+        )
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
@@ -141,6 +157,12 @@ class ManualRankSharding(Rule):
 
 
 _DATA_PREFIX = "torch.utils.data."
+# The ways an import may bind a name under ``torch.utils.data``: ``torch.utils`` spelt out, or
+# ``from torch import utils``.
+_TORCH_UTILS = pattern("torch", GAP + rb"\." + GAP + rb"utils\b")
+_FROM_TORCH_IMPORT = pattern("from", GAP + rb"torch" + GAP + rb"import\b")
+_SAMPLER_KEYWORD = keyword_argument("sampler")  # ``batch_sampler=`` too: no word start asked
+_STRATEGY_KEYWORD = keyword_argument("strategy")
 
 
 def _iterable(cls: cst.ClassDef, ctx: RuleContext) -> bool:

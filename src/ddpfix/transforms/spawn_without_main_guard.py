@@ -9,6 +9,7 @@ import libcst as cst
 from ddpfix.transforms._args import keyword
 from ddpfix.transforms._lightning import lightning_name, string_value
 from ddpfix.transforms._names import statement_names
+from ddpfix.transforms._text import keyword_argument, word_match
 from ddpfix.transforms.base import Rule, RuleContext
 
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -17,6 +18,8 @@ PROCESS_SETTINGS = (
     "set_num_threads", "set_printoptions", "set_grad_enabled", "warnings.filterwarnings", "logging.basicConfig",
 )
 
+
+_STRATEGY_KEYWORD = keyword_argument("strategy")  # what may_apply looks for, in the bytes
 
 class SpawnWithoutMainGuard(Rule):
     """
@@ -73,6 +76,10 @@ class SpawnWithoutMainGuard(Rule):
     @classmethod
     def applies_to(cls, path: str) -> bool:
         return not path.endswith(".ipynb")
+
+    @classmethod
+    def triggered_by(cls, data: bytes) -> bool:
+        return super().triggered_by(data) and word_match(_STRATEGY_KEYWORD, data)
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._args import TargetedTransformer
+from ddpfix.transforms._ast_shapes import methods
 from ddpfix.transforms._lightning import lightning_methods
 from ddpfix.transforms._names import exit_in
 from ddpfix.transforms.base import Rule, RuleContext
@@ -64,6 +67,26 @@ class UnclearedStepOutputs(Rule):
     lightning_only = True
     module_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """Some class (which ones are LightningModules is ``apply``'s question) defines a step of
+        ``EPOCH_END`` and its epoch-end hook, and the step calls ``self.<x>.append``/``extend``.
+        Lightning's own hook and callback modules show the pattern only in docstrings."""
+        for owner, method in methods(tree):
+            end = EPOCH_END.get(method.name)
+            if end is None or not any(
+                isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == end for s in owner.body
+            ):
+                continue
+            if any(
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend")
+                and isinstance(node.func.value, ast.Attribute) and isinstance(node.func.value.value, ast.Name)
+                and node.func.value.value.id == "self"
+                for node in ast.walk(method)
+            ):
+                return True
+        return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         code = module.code

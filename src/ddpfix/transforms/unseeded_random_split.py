@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
+from ddpfix.transforms._ast_shapes import imports_of, may_be
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
 from ddpfix.transforms._names import statement_names
@@ -55,6 +58,13 @@ class UnseededRandomSplit(Rule):
     triggers = ("random_split",)
     lightning_only = True
     uses_facts = True
+
+    @classmethod
+    def may_apply(cls, tree: ast.Module) -> bool:
+        """A call that may be ``torch.utils.data.random_split`` through the file's imports (a word
+        in a docstring is not one)."""
+        imported = imports_of(tree)
+        return any(isinstance(node, ast.Call) and may_be(node.func, RANDOM_SPLIT, imported) for node in ast.walk(tree))
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         holders = data_classes(module, ctx.imports)
