@@ -58,3 +58,28 @@ def test_every_fixture():
 def test_generated_programs(source):
     if libcst_parses(source):
         assert_same_positions(source)
+
+
+@pytest.mark.parametrize("source", TRICKY)
+def test_a_pass_that_stops_at_a_node_gives_the_full_ranges_of_what_it_reached(source):
+    module = cst.parse_module(source)
+    full = Positions(module)
+    for node in full:
+        partial = Positions(module, until=node)
+        assert node in partial
+        assert all(partial[seen] == full[seen] for seen in partial), type(node).__name__
+        assert partial.complete == (node is module)
+
+
+def test_the_view_answers_the_first_node_from_a_partial_pass_and_later_ones_from_the_full_one():
+    from ddpfix.transforms.base import ModuleView
+
+    source = "import torch\n\n\ndef f():\n    return 1\n\n\nx = [f() for _ in range(3)]\n"
+    module = cst.parse_module(source)
+    full = Positions(module)
+    first, last = module.body[0], module.body[-1]
+    view = ModuleView(module, source.encode())
+    assert view.position(first) == full[first]
+    assert view._positions is None, "the first question must not generate the whole file"
+    assert view.position(last) == full[last]
+    assert view._positions is not None

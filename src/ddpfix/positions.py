@@ -6,6 +6,9 @@ the parse, and it was re-run after every rule that rewrote the file. Here the sa
 only counts characters: a node's span is a pair of offsets into the generated code, turned into a
 line and a column (by bisection over the line starts) only for the few nodes a rule asks about.
 The answers are the same ranges (a test compares the two over the fixtures and generated programs).
+
+A pass can stop at a node (``until``): a rule that reports one node near the top of a big file
+does not pay for generating the rest of it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class _OffsetState(CodegenState):
     indent_width: int = 0
     popped: str = ""
     _stack: list = field(default_factory=list)
+    until: cst.CSTNode | None = None  # a partial pass stops once this node is generated
 
     def increase_indent(self, value: str) -> None:
         self.indent_tokens.append(value)
@@ -63,9 +67,15 @@ class _OffsetState(CodegenState):
         self.outer[node] = span
         if node not in self.spans:  # a syntactic span recorded inside the node wins
             self.spans[node] = span
+        if node is self.until:
+            raise _Reached
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
+
+
+class _Reached(Exception):
+    """The node a partial pass was asked for is done: every span recorded so far is final."""
 
 
 class _Syntactic:
@@ -79,7 +89,9 @@ class _Syntactic:
     def __enter__(self) -> None:
         self.start = self.state.offset
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, *exc) -> None:
+        if kind is not None:
+            return  # a partial pass stopping inside the node: its span is never asked for
         spans = self.state.spans
         start = spans[self.start_node][0] if self.start_node is not None else self.start
         end = spans[self.end_node][1] if self.end_node is not None else self.state.offset
@@ -90,9 +102,15 @@ class Positions:
     """``positions[node]``: the node's ``CodeRange`` (1-based lines, 0-based columns), as
     ``MetadataWrapper(module).resolve(PositionProvider)[node]`` gives it."""
 
-    def __init__(self, module: cst.Module):
-        state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
-        module._codegen(state)
+    def __init__(self, module: cst.Module, until: cst.CSTNode | None = None):
+        """``until``: stop once that node is generated (the spans of the nodes before it and of the
+        node itself are then known); ``complete`` says whether the pass went to the end."""
+        state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline, until=until)
+        self.complete = True
+        try:
+            module._codegen(state)
+        except _Reached:
+            self.complete = until is module  # the module is the last node generated
         self._spans: dict[cst.CSTNode, tuple[int, int]] = state.spans
         self._outer: dict[cst.CSTNode, tuple[int, int]] = state.outer
         text = "".join(state.tokens) + state.popped
