@@ -71,10 +71,12 @@ def test_a_pass_that_stops_at_a_node_gives_the_full_ranges_of_what_it_reached(so
         assert partial.complete == (node is module)
 
 
-def test_the_view_answers_the_first_node_from_a_partial_pass_and_later_ones_from_the_full_one():
+def test_in_a_big_file_the_view_answers_the_first_node_from_a_partial_pass_and_later_ones_from_the_full_one():
     from ddpfix.transforms.base import ModuleView
 
-    source = "import torch\n\n\ndef f():\n    return 1\n\n\nx = [f() for _ in range(3)]\n"
+    from ddpfix.transforms.base import PARTIAL_POSITIONS_BYTES
+
+    source = "import torch\n\n\ndef f():\n    return 1\n\n\n" + "x = 1\n" * (PARTIAL_POSITIONS_BYTES // 6) + "y = f()\n"
     module = cst.parse_module(source)
     full = Positions(module)
     first, last = module.body[0], module.body[-1]
@@ -82,4 +84,14 @@ def test_the_view_answers_the_first_node_from_a_partial_pass_and_later_ones_from
     assert view.position(first) == full[first]
     assert view._positions is None, "the first question must not generate the whole file"
     assert view.position(last) == full[last]
+    assert view._positions is not None
+
+
+def test_in_a_small_file_the_view_makes_the_full_pass_at_once():
+    from ddpfix.transforms.base import ModuleView
+
+    source = "import torch\nx = torch.zeros(1)\n"
+    module = cst.parse_module(source)
+    view = ModuleView(module, source.encode())
+    assert view.position(module.body[0]) == Positions(module)[module.body[0]]
     assert view._positions is not None

@@ -76,3 +76,16 @@ def test_the_cli_reports_every_finding_of_a_folder_with_skippable_files(tmp_path
     assert out.returncode == 2
     assert "binary.py: E902 cannot read: binary content" in text
     assert len([line for line in out.stdout.decode().splitlines() if ": DDP0" in line]) == expected > 0
+
+
+def test_hook_words_in_a_lightning_file_without_a_lightning_module_cost_no_fix_pass(tmp_path):
+    """Lightning's own modules name ``self.log`` and ``training_step`` everywhere and define no
+    LightningModule subclass: rules about code inside one have nothing to say there. A file of the
+    run that subclasses one defined elsewhere (without saying "LightningModule") still goes."""
+    hooks = "    def training_step(self, batch, batch_idx):\n        self.log('loss', batch.cuda().sum())\n"
+    (tmp_path / "callbacks.py").write_text(f"import lightning as L\n\n\nclass Printer(L.Callback):\n{hooks}")
+    (tmp_path / "base.py").write_text(f"import lightning as L\n\n\nclass Base(L.LightningModule):\n{hooks}")
+    (tmp_path / "model.py").write_text(f"import lightning as L\nfrom base import Base\n\n\nclass Model(Base):\n{hooks}")
+    to_fix, skipped = check_scan([str(tmp_path)])
+    assert sorted(path.rsplit("/", 1)[-1] for path in to_fix) == ["base.py", "model.py"]
+    assert [path.rsplit("/", 1)[-1] for path in skipped] == ["callbacks.py"]

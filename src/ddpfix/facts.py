@@ -183,7 +183,8 @@ def file_facts(path: str, data: bytes) -> FileFacts:
     )
     if b"class" in data:
         facts.classes.extend(class_bases(data))
-    if any(word in data for word in FINDER_WORDS):
+    # DDP009's trigger words include "Trainer": one scan rules most files out, not three.
+    if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
     if not any(word in data for word in _FACT_LITERALS) or _FACT_WORDS.search(data) is None:
         return facts

@@ -261,10 +261,11 @@ def _scan_path(path: str) -> tuple[FileFacts, str]:
         facts = _facts_or_raise(path, data)
     except Exception:  # no facts, so no class list to decide IF_LIGHTNING by: the fix pass decides
         return FileFacts(), FIX
-    return facts, _verdict(path, data, _scan_rules)
+    return facts, _verdict(path, data, _scan_rules, facts.classes)
 
 
-def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]]) -> str:
+def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]],
+             classes: Sequence[tuple[str, tuple[str, ...]]] = ()) -> str:
     """``engine._fix_source``'s first questions, asked while the facts pass has the bytes anyway:
     a file that cannot be read or decoded, or that some rule's trigger words may concern, goes to
     the fix pass. Only ever SKIP where ``fix_source`` would return nothing to say."""
@@ -277,9 +278,19 @@ def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]]) -> s
     lightning_rules = [rule for rule in rules if rule.lightning_only and rule.applies_to(path)]
     if not lightning_rules or b"class" not in data and b"lightning" not in data:
         return SKIP  # ``is_lightning_code`` is False without either word
-    if b"lightning" in data:
-        return FIX if any(rule.triggered_by(data) for rule in lightning_rules) else SKIP
-    return IF_LIGHTNING
+    if b"lightning" not in data:
+        return IF_LIGHTNING
+    module_rules = False
+    for rule in lightning_rules:
+        if rule.triggered_by(data):
+            if not rule.module_only:
+                return FIX
+            module_rules = True
+    if not module_rules:
+        return SKIP
+    # Only rules about code inside a LightningModule: the engine drops them unless a class of the
+    # file derives from one (Lightning's own modules, which name every hook, mostly define none).
+    return FIX if any("LightningModule" in bases for _, bases in classes) else IF_LIGHTNING
 
 
 def scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> tuple[ProjectFacts, list[str]]:

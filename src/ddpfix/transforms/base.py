@@ -21,6 +21,10 @@ from ddpfix.transforms._args import keeps_comments
 DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
 
 
+#: From this size on, a file's first position question is answered by a pass that stops at the node.
+PARTIAL_POSITIONS_BYTES = 64 * 1024
+
+
 class ModuleView:
     """One version of the file, shared by every rule that reads it: the tree, its bytes, its import
     table, and (computed on first use, once) node positions, suppression comments and statement starts.
@@ -42,11 +46,12 @@ class ModuleView:
         return self._positions
 
     def position(self, node: cst.CSTNode) -> CodeRange:
-        """``positions[node]``, where possible without generating the whole file: the first node
-        asked about is found by a pass that stops there (with every node before it); a node past
-        it makes the full pass. In torch's 460 kB distributed_test.py, one finding near the top
-        cost a full pass of 0.9 s, a third of the file's time."""
-        if self._positions is None:
+        """``positions[node]``, where possible without generating the whole file: in a big file the
+        first node asked about is found by a pass that stops there (with every node before it); a
+        node past it makes the full pass. In torch's 460 kB distributed_test.py, one finding near
+        the top cost a full pass of 0.9 s, a third of the file's time. In a small file, where
+        findings are usually several, the stopped pass would mostly be paid twice."""
+        if self._positions is None and len(self.data) >= PARTIAL_POSITIONS_BYTES:
             if self._first_positions is None:
                 self._first_positions = Positions(self.module, until=node)
                 if self._first_positions.complete:
