@@ -7,7 +7,10 @@ Four properties, per program (README, "Reliability"):
 1. ``fix_source`` never lets an exception escape (and never takes longer than ``--timeout`` seconds);
 2. when the input compiles, the output compiles;
 3. idempotency: ``fix(fix(x)) == fix(x)`` (the second run changes nothing and reports no problem);
-4. a program in which no rule's trigger words occur comes out unchanged, with no findings.
+4. a program in which no rule's trigger words occur comes out unchanged, with no findings;
+5. the prefilters hide nothing: report-only, every rule gives the same findings as shipped and with
+   its trigger words, text prefilter and ``may_apply`` switched off (``--no-prefilter-check`` skips
+   this, which costs a second report-only run of every rule on every program).
 
 The programs come from three generators, all seeded (``--seed`` and the program's number decide
 everything, so a run is reproducible and a failure can be replayed):
@@ -45,6 +48,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from ddpfix.engine import allow_deep_trees, fix_source  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
+from ddpfix.transforms.base import Rule  # noqa: E402
 
 RULES = all_rules()
 FIXTURE_INPUTS = sorted(
@@ -340,6 +344,38 @@ def _alarm(signum, frame):
     raise Timeout()
 
 
+PREFILTER_CHECK = True
+
+
+def words_pass(rule, data: bytes) -> bool:
+    """The rule's trigger words alone, without its text prefilter."""
+    return Rule.triggered_by.__func__(rule, data)
+
+
+def _unfiltered(rule):
+    return type(rule.__name__, (rule,), {
+        "triggered_by": classmethod(lambda cls, data: True),
+        "may_apply": classmethod(lambda cls, tree: True),
+    })
+
+
+UNFILTERED = []
+
+
+def hidden_findings(data: bytes) -> str:
+    """What the prefilters hid, report-only: empty when the findings are the same without them."""
+    if not UNFILTERED:
+        UNFILTERED.extend(_unfiltered(rule) for rule in RULES)
+    shipped = fix_source("fuzz.py", data, RULES, fix=False)
+    everything = fix_source("fuzz.py", data, UNFILTERED, fix=False)
+    if shipped.findings == everything.findings:
+        return ""
+    return "\n".join(
+        ["as shipped:"] + [f"  {f.line}:{f.column} {f.code} {f.message}" for f in shipped.findings]
+        + ["without prefilters:"] + [f"  {f.line}:{f.column} {f.code} {f.message}" for f in everything.findings]
+    )
+
+
 def check(data: bytes, timeout: int) -> tuple[str | None, str]:
     """(failed property or None, detail). The outcome tag in the detail is used for the counts."""
     signal.signal(signal.SIGALRM, _alarm)
@@ -352,12 +388,16 @@ def check(data: bytes, timeout: int) -> tuple[str | None, str]:
         except BaseException:  # noqa: BLE001 - this is what we look for
             return "exception", traceback.format_exc()
         problems = [p for p in result.problems if p.code not in ("E999", "E902")]
-        triggered = any(rule.triggered_by(data) for rule in RULES)
+        triggered = any(words_pass(rule, data) for rule in RULES)
         if not triggered and (result.fixed is not None or result.findings):
             return "untriggered-change", "a file without trigger words was changed or got findings"
         if problems:
             # An internal error is reported and the file is kept, so no property broke, but it is a bug.
             return "internal-error", "\n".join(f"{p.code} {p.message}" for p in problems)
+        if PREFILTER_CHECK and triggered:
+            hidden = hidden_findings(data)
+            if hidden:
+                return "prefilter-hid-a-finding", hidden
         if result.fixed is None:
             return None, "changed=0" if triggered else "untriggered"
         if compiles(data) and not compiles(result.fixed):
@@ -448,7 +488,8 @@ def make_program(rng: random.Random, kind: str, pool: list[str], fixtures: list[
 
 
 def run_chunk(args) -> tuple[Counter, list[str], float]:
-    seed_value, start, count, fresh_ratio, failures, timeout = args
+    global PREFILTER_CHECK
+    seed_value, start, count, fresh_ratio, failures, timeout, PREFILTER_CHECK = args
     allow_deep_trees()
     warnings.simplefilter("ignore")
     pool = hypothesmith_programs(max(1, int(count * fresh_ratio)), seed_value * 1_000_003 + start)
@@ -495,13 +536,15 @@ def main(argv=None) -> int:
     parser.add_argument("--failures", default="fuzz-failures", help="folder for failing inputs")
     parser.add_argument("--max-seconds", type=float, default=None,
                         help="stop starting new chunks after this long, and report what ran")
+    parser.add_argument("--no-prefilter-check", action="store_true",
+                        help="skip property 5 (the report-only comparison without prefilters)")
     args = parser.parse_args(argv)
 
     tasks = []
     end = args.start + args.programs
     for start in range(args.start, end, args.chunk):
         tasks.append((args.seed, start, min(args.chunk, end - start), args.fresh_ratio, args.failures,
-                      args.timeout))
+                      args.timeout, not args.no_prefilter_check))
     total: Counter = Counter()
     saved: list[str] = []
     time_is_up = False

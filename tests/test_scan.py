@@ -89,3 +89,34 @@ def test_hook_words_in_a_lightning_file_without_a_lightning_module_cost_no_fix_p
     to_fix, skipped = check_scan([str(tmp_path)])
     assert sorted(path.rsplit("/", 1)[-1] for path in to_fix) == ["base.py", "model.py"]
     assert [path.rsplit("/", 1)[-1] for path in skipped] == ["callbacks.py"]
+
+
+def test_files_the_scan_fixes_on_their_own_get_the_results_of_the_fix_pass(tmp_path):
+    """``check_files`` lets the scan fix a file whose rules need no facts (here DDP005 in a file
+    that is no Lightning code by its words); a file that the facts make Lightning code (a subclass
+    of a LightningModule defined elsewhere) goes to the fix pass after all, with every rule."""
+    from ddpfix.runner import _scan, check_files
+
+    collective = (
+        "import torch.distributed as dist\n\n\ndef sync(rank):\n"
+        "    if dist.get_rank() == 0:\n        dist.barrier()\n"
+    )
+    (tmp_path / "base.py").write_text("import lightning as L\n\n\nclass Base(L.LightningModule):\n    pass\n")
+    (tmp_path / "torchy.py").write_text(collective)
+    (tmp_path / "model.py").write_text(
+        collective + "\n\nfrom base import Base\n\n\nclass Model(Base):\n"
+        "    def training_step(self, batch, batch_idx):\n        return batch.cuda()\n"
+    )
+    files, _, _ = discover([str(tmp_path)], respect_gitignore=False)
+    for fix in (False, True):
+        _, to_fix, done = _scan(files, RULES, 1, fix=fix)
+        assert [p.rsplit("/", 1)[-1] for p in done] == ["torchy.py"]
+        assert "model.py" in [p.rsplit("/", 1)[-1] for p in to_fix]
+        facts, results = check_files(files, RULES, jobs=1, fix=fix)
+        expected = [fix_source(p, read_source(p), RULES, facts, fix=fix) for p in files]
+        expected = [r for r in expected if r.findings or r.problems or r.fixed is not None]
+        assert [(r.path, r.findings, r.fixed) for r in results if r.findings or r.fixed is not None] == [
+            (r.path, r.findings, r.fixed) for r in expected
+        ]
+        codes = {r.path.rsplit("/", 1)[-1]: sorted(f.code for f in r.findings) for r in results}
+        assert codes["torchy.py"] == ["DDP005"] and codes["model.py"] == ["DDP005", "DDP006"]

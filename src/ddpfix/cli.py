@@ -22,7 +22,7 @@ from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import WorkerCrashed, discover, fix_files, scan
+from ddpfix.runner import WorkerCrashed, check_files, discover
 from ddpfix.transforms import all_rules, resolve
 from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
@@ -175,17 +175,15 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     # Findings of the files as they are unless fixes are shown or written: --check, and json/sarif/
     # github output without --write (their regions and edits refer to the file on disk).
     report_only = mode == "check" or (output_format != "text" and mode != "write")
-    facts, to_fix = scan(files, rules, jobs)
     # A progress bar for long runs, on a terminal only, and never where stdout is machine-readable.
     show_progress = (
         len(files) > PROGRESS_THRESHOLD and not quiet and output_format == "text" and sys.stderr.isatty()
     )
     if show_progress:
         with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
-            bar.update(len(files) - len(to_fix))  # what the scan ruled out is checked already
-            results = fix_files(to_fix, rules, facts, jobs, options, progress=bar.update, fix=not report_only)
+            facts, results = check_files(files, rules, jobs, options, progress=bar.update, fix=not report_only)
     else:
-        results = fix_files(to_fix, rules, facts, jobs, options, fix=not report_only)
+        facts, results = check_files(files, rules, jobs, options, fix=not report_only)
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +30,8 @@ DEFAULT_EXCLUDES = frozenset(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 16
+# The largest files of a parallel run, this many per worker, are handed out one at a time.
+SINGLE_FILES_PER_JOB = 8
 
 
 def _gitignore(folder: str) -> pathspec.PathSpec | None:
@@ -243,25 +246,49 @@ def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 
 
 
 # What the scan says of a file: the fix pass must see it, may skip it, or must see it if a class
-# of the file derives from a LightningModule of the run (known only once every file is scanned).
-FIX, SKIP, IF_LIGHTNING = "fix", "skip", "if-lightning"
+# of the file derives from a LightningModule of the run (known only once every file is scanned);
+# or the scan fixed it already (DONE).
+FIX, SKIP, IF_LIGHTNING, DONE = "fix", "skip", "if-lightning", "done"
 
 _scan_rules: tuple[type[Rule], ...] = ()
+_scan_options: Mapping[str, object] = {}
+_scan_fix: bool | None = None  # None: the scan fixes nothing itself
 
 
-def _init_scan(codes: tuple[str, ...]) -> None:
-    global _scan_rules
+def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = None, fix: bool | None = None) -> None:
+    global _scan_rules, _scan_options, _scan_fix
+    allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _scan_rules = tuple(by_code[code] for code in codes)
+    _scan_options = options or {}
+    _scan_fix = fix
 
 
-def _scan_path(path: str) -> tuple[FileFacts, str]:
+def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
     data = read_source(path)
     try:
         facts = _facts_or_raise(path, data)
     except Exception:  # no facts, so no class list to decide IF_LIGHTNING by: the fix pass decides
-        return FileFacts(), FIX
-    return facts, _verdict(path, data, _scan_rules, facts.classes)
+        return FileFacts(), FIX, None
+    verdict = _verdict(path, data, _scan_rules, facts.classes)
+    if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, _scan_rules):
+        return facts, DONE, _lean(fix_source(path, data, _scan_rules, None, options=_scan_options, fix=_scan_fix))
+    return facts, verdict, None
+
+
+def _on_its_own(path: str, data: bytes, rules: Sequence[type[Rule]]) -> bool:
+    """Whether ``fix_source`` gives this file the same result without the run's facts: the file is
+    not Lightning code by its own words, and no other rule that reads the facts passes its
+    prefilter. (The facts could still make it Lightning code, through a class deriving from a
+    LightningModule of the run: ``_scan`` sends such a file to the fix pass after all.) Such files,
+    in torch those with rank words and collectives for DDP005, are fixed by the scan that read them,
+    not read and checked a second time after it."""
+    if is_notebook(path) or b"lightning" in data:
+        return False
+    return not any(
+        rule.uses_facts and not rule.lightning_only and rule.applies_to(path) and rule.triggered_by(data)
+        for rule in rules
+    )
 
 
 def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]],
@@ -298,19 +325,45 @@ def scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> tu
     in a big tree with little Lightning most files hold no rule's trigger words, and reading them
     a second time, then sending back an empty result each, cost the fix pass a quarter of its time.
     Returns the facts and those files, in the order of ``paths``."""
+    facts, to_fix, _ = _scan(paths, rules, jobs)
+    return facts, to_fix
+
+
+def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options: Mapping[str, object] | None = None,
+          fix: bool | None = None) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
+    """``scan``; with ``fix`` (True or False, as ``fix_files`` takes it) the scan also fixes the
+    files it can on their own, and returns their results."""
     if not any(rule.uses_facts for rule in rules):
-        return ProjectFacts(), list(paths)
+        return ProjectFacts(), list(paths), {}
     codes = tuple(rule.code for rule in rules)
     # Reading a file's facts costs a fraction of a millisecond: bigger chunks than the fix pass's,
     # or the round trips between the processes cost more than the work (0.4 s of 2.4 on corpus A).
-    scanned = _map(_scan_path, paths, jobs, initializer=_init_scan, initargs=(codes,), max_chunk=32)
-    facts = ProjectFacts.merge(file for file, _ in scanned)
+    scanned = _map(_scan_path, paths, jobs, initializer=_init_scan, initargs=(codes, dict(options or {}), fix),
+                   max_chunk=32)
+    facts = ProjectFacts.merge(file for file, _, _ in scanned)
     lightning_modules = facts.lightning_modules.keys()
-    to_fix = [
-        path for path, (file, verdict) in zip(paths, scanned)
-        if verdict == FIX or verdict == IF_LIGHTNING and any(lightning_modules & set(bases) for _, bases in file.classes)
-    ]
-    return facts, to_fix
+    to_fix, done = [], {}
+    for path, (file, verdict, result) in zip(paths, scanned):
+        subclass = verdict in (IF_LIGHTNING, DONE) and any(lightning_modules & set(bases) for _, bases in file.classes)
+        if verdict == DONE and not subclass:
+            done[path] = result
+        elif verdict in (FIX, DONE) or subclass:
+            to_fix.append(path)  # a DONE file that is Lightning code after all: its Lightning rules did not run
+    return facts, to_fix, done
+
+
+def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1,
+                options: Mapping[str, object] | None = None, progress=None, fix: bool = True,
+                ) -> tuple[ProjectFacts, list[FileResult]]:
+    """The whole run over ``paths``: the scan (which fixes the files it can on their own), then
+    the fix pass over the files that need the run's facts. Results of the files with something to
+    say or that were looked at, in the order of ``paths``. ``progress(n)`` as in ``fix_files``."""
+    facts, to_fix, done = _scan(paths, rules, jobs, options, fix)
+    if progress:
+        progress(len(paths) - len(to_fix))
+    results = dict(done)
+    results.update(zip(to_fix, fix_files(to_fix, rules, facts, jobs, options, progress, fix)))
+    return facts, [results[path] for path in paths if path in results]
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
@@ -333,14 +386,18 @@ def _map(function, paths: Sequence[str], jobs: int, initializer=None, initargs=(
             if progress:
                 progress(1)
         return results
-    # Largest files first, in small chunks: one big file handed out last (torch's 460 kB
-    # distributed_test.py parses for two seconds) would leave the other workers idle at the end.
+    # Largest files first, the largest one by one: one big file handed out last (torch's 460 kB
+    # distributed_test.py parses for two seconds) would leave the other workers idle at the end,
+    # and one in a chunk with other big ones would make that chunk the end of the run.
     order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
     chunk = max(1, min(max_chunk, len(paths) // (jobs * 16)))
+    singles = jobs * SINGLE_FILES_PER_JOB if chunk > 1 else 0
     results = [None] * len(paths)
     try:
         with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
-            for index, result in zip(order, pool.map(function, [paths[i] for i in order], chunksize=chunk)):
+            largest = pool.map(function, [paths[i] for i in order[:singles]])
+            rest = pool.map(function, [paths[i] for i in order[singles:]], chunksize=chunk)
+            for index, result in zip(order, itertools.chain(largest, rest)):
                 results[index] = result
                 if progress:
                     progress(1)
