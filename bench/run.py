@@ -154,7 +154,7 @@ def bench_corpus(name: str, paths: list[str], tools: Tools, runs: int, slow_runs
             result = measure(command, tools.env)
             samples[label].append(result)
             log(f"corpus {name} run {run + 1}/{runs}: {label}: {result['wall_s']:.2f} s, {result['maxrss_mb']:.0f} MB, rc {result['rc']}")
-    rows = {label: summarise(s) for label, s in samples.items()}
+    rows = {label: summarise(s) for label, s in samples.items() if s}  # --slow-runs 0 skips the slow ones
     files = counts["ddpfix"]
     for row in rows.values():
         row["per_file_ms"] = row["median_s"] / files * 1000
