@@ -48,7 +48,6 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from ddpfix.engine import allow_deep_trees, fix_source  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
-from ddpfix.transforms.base import Rule  # noqa: E402
 
 RULES = all_rules()
 FIXTURE_INPUTS = sorted(
@@ -347,25 +346,13 @@ def _alarm(signum, frame):
 PREFILTER_CHECK = True
 
 
-def words_pass(rule, data: bytes) -> bool:
-    """The rule's trigger words alone, without its text prefilter."""
-    return Rule.triggered_by.__func__(rule, data)
-
-
-def _unfiltered(rule):
-    return type(rule.__name__, (rule,), {
-        "triggered_by": classmethod(lambda cls, data: True),
-        "may_apply": classmethod(lambda cls, tree: True),
-    })
-
-
 UNFILTERED = []
 
 
 def hidden_findings(data: bytes) -> str:
     """What the prefilters hid, report-only: empty when the findings are the same without them."""
     if not UNFILTERED:
-        UNFILTERED.extend(_unfiltered(rule) for rule in RULES)
+        UNFILTERED.extend(rule.without_prefilters() for rule in RULES)
     shipped = fix_source("fuzz.py", data, RULES, fix=False)
     everything = fix_source("fuzz.py", data, UNFILTERED, fix=False)
     if shipped.findings == everything.findings:
@@ -388,7 +375,7 @@ def check(data: bytes, timeout: int) -> tuple[str | None, str]:
         except BaseException:  # noqa: BLE001 - this is what we look for
             return "exception", traceback.format_exc()
         problems = [p for p in result.problems if p.code not in ("E999", "E902")]
-        triggered = any(words_pass(rule, data) for rule in RULES)
+        triggered = any(rule.has_trigger_words(data) for rule in RULES)
         if not triggered and (result.fixed is not None or result.findings):
             return "untriggered-change", "a file without trigger words was changed or got findings"
         if problems:

@@ -24,14 +24,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ddpfix.engine import allow_deep_trees, fix_source  # noqa: E402
 from ddpfix.runner import discover, gather_facts, read_source  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
-from ddpfix.transforms.base import Rule  # noqa: E402
-
-
-def unfiltered(rule: type[Rule]) -> type[Rule]:
-    return type(rule.__name__, (rule,), {
-        "triggered_by": classmethod(lambda cls, data: True),
-        "may_apply": classmethod(lambda cls, tree: True),
-    })
 
 
 def compare_findings(files: list[str]) -> list[tuple[str, str]]:
@@ -45,7 +37,7 @@ def compare_findings(files: list[str]) -> list[tuple[str, str]]:
             continue
         for rule in rules:
             shipped = fix_source(path, data, [rule], facts, fix=False).findings
-            everything = fix_source(path, data, [unfiltered(rule)], facts, fix=False).findings
+            everything = fix_source(path, data, [rule.without_prefilters()], facts, fix=False).findings
             if shipped != everything:
                 differ.append((path, rule.code))
     return differ
@@ -55,7 +47,7 @@ def main(argv: list[str]) -> int:
     allow_deep_trees()
     findings = "--findings" in argv
     paths = [arg for arg in argv if arg != "--findings"]
-    rules = [rule for rule in all_rules() if rule.triggered_by.__func__ is not Rule.triggered_by.__func__]
+    rules = [rule for rule in all_rules() if rule.has_text_prefilter()]
     files, _, _ = discover(paths, [], False)
     counts = {rule.code: [0, 0, 0] for rule in rules}  # words, text, may_apply
     misses = []
@@ -65,7 +57,7 @@ def main(argv: list[str]) -> int:
         data = read_source(path)
         if not isinstance(data, bytes):
             continue
-        worded = [rule for rule in rules if Rule.triggered_by.__func__(rule, data)]
+        worded = [rule for rule in rules if rule.has_trigger_words(data)]
         if not worded:
             continue
         try:

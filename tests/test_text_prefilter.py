@@ -15,7 +15,6 @@ import textwrap
 import pytest
 
 from ddpfix.transforms import all_rules
-from ddpfix.transforms.base import Rule
 
 RULES = {rule.code: rule for rule in all_rules()}
 
@@ -95,10 +94,6 @@ RULED_OUT = {
 }
 
 
-def words_pass(rule: type[Rule], data: bytes) -> bool:
-    return Rule.triggered_by.__func__(rule, data)
-
-
 def cases(table):
     return [(code, source) for code, sources in table.items() for source in sources]
 
@@ -106,7 +101,7 @@ def cases(table):
 @pytest.mark.parametrize(("code", "source"), cases(KEPT))
 def test_every_spelling_may_apply_takes_passes_the_text_prefilter(code, source):
     rule, data = RULES[code], source.encode()
-    assert words_pass(rule, data), "the case must pass the trigger words"
+    assert rule.has_trigger_words(data), "the case must pass the trigger words"
     assert rule.may_apply(ast.parse(data)), "the case must be one may_apply takes"
     assert rule.triggered_by(data)
 
@@ -114,15 +109,15 @@ def test_every_spelling_may_apply_takes_passes_the_text_prefilter(code, source):
 @pytest.mark.parametrize(("code", "source"), cases(RULED_OUT))
 def test_look_alikes_are_ruled_out_before_parsing(code, source):
     rule, data = RULES[code], source.encode()
-    assert words_pass(rule, data), "the case must pass the trigger words"
+    assert rule.has_trigger_words(data), "the case must pass the trigger words"
     assert not rule.may_apply(ast.parse(data)), "the case must be one may_apply rules out too"
     assert not rule.triggered_by(data)
 
 
 def test_every_rule_with_a_text_prefilter_is_covered():
-    """A rule that adds a text test to its words gets cases here."""
-    refined = {code for code, rule in RULES.items() if rule.triggered_by.__func__ is not Rule.triggered_by.__func__}
-    assert refined <= KEPT.keys()
+    """A rule that adds a text test to its words gets cases of both kinds here."""
+    refined = {code for code, rule in RULES.items() if rule.has_text_prefilter()}
+    assert refined and refined <= KEPT.keys() and refined <= RULED_OUT.keys()
 
 
 def test_a_with_header_over_many_lines_is_followed():

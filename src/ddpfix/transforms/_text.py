@@ -32,7 +32,7 @@ _TRAILING_WORD = re.compile(rb"\w+\Z")
 
 # How far a statement header (an ``if`` test, a ``with`` line, a decorator) that spans lines is
 # followed: one of more lines than this is not code anyone writes.
-LOOKBACK_LINES = 50
+HEADER_LINES = 50
 
 
 def _word_char(byte: int) -> bool:
@@ -53,6 +53,20 @@ def word_match(found: re.Pattern[bytes], data: bytes, start: int = 0, end: int |
     """Some match of ``found`` (made by ``pattern``) starts a word."""
     end = len(data) if end is None else end
     return any(starts_a_word(data, m.start()) for m in found.finditer(data, start, end))
+
+
+def alias_of(name: str) -> re.Pattern[bytes]:
+    """``name as``: an import that binds ``name`` to another name, which may then be called anywhere."""
+    return pattern(name, rb"(?:\s|\\)+as\b")
+
+
+def bound_by_as(name: str) -> re.Pattern[bytes]:
+    """``as name``: an import alias binding ``name`` (``import torch.distributed as dist``); for ``word_match``."""
+    return pattern("as", rb"(?:\s|\\)+" + re.escape(name.encode()) + rb"\b")
+
+
+def line_start(data: bytes, pos: int) -> int:
+    return data.rfind(b"\n", 0, pos) + 1
 
 
 def keyword_argument(name: str) -> re.Pattern[bytes]:
@@ -92,8 +106,7 @@ def calls(data: bytes, names: Iterable[str], start: int = 0, end: int | None = N
 def _in_doctest(data: bytes, pos: int) -> bool:
     """On a ``>>>`` line: an example in a docstring. No line of code starts so (``>>`` then ``>``
     is a syntax error, inside brackets too)."""
-    first = data.rfind(b"\n", 0, pos) + 1
-    return data[first:pos].lstrip().startswith(b">>>")
+    return data[line_start(data, pos):pos].lstrip().startswith(b">>>")
 
 
 _CALL_PATTERNS: dict[str, re.Pattern[bytes]] = {}
@@ -144,17 +157,16 @@ def ends_logical_line(line: bytes) -> bool:
 def headers(data: bytes, keyword: str, prefixes: tuple[bytes, ...] = (b"",)) -> Iterator[tuple[int, int]]:
     """(start, end) of every statement header that starts a line with ``keyword`` (``if``, ``with``,
     ``@``), after one of ``prefixes`` (``el`` for ``elif``, ``async``): the keyword's line, and where
-    that line may not end the statement, the ``LOOKBACK_LINES`` lines after it too (a superset)."""
+    that line may not end the statement, the ``HEADER_LINES`` lines after it too (a superset)."""
     found = pattern(keyword, rb"\b" if keyword[-1:].isalnum() else b"")
     for match in found.finditer(data):
         at = match.start()
-        first = data.rfind(b"\n", 0, at) + 1
-        if data[first:at].strip() not in prefixes:
+        if data[line_start(data, at):at].strip() not in prefixes:
             continue  # not at a line start: ``x if y else z``, ``modified``
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end
         if not ends_logical_line(data[at:end]):
-            for _ in range(LOOKBACK_LINES):
+            for _ in range(HEADER_LINES):
                 following = data.find(b"\n", end + 1)
                 if following < 0:
                     end = len(data)

@@ -200,8 +200,28 @@ class Rule:
         return True
 
     @classmethod
-    def triggered_by(cls, data: bytes) -> bool:
+    def has_trigger_words(cls, data: bytes) -> bool:
+        """The first prefilter: every group of ``triggers`` has a word in the file's bytes."""
         return all(any(s in data for s in group) for group in cls._compiled)
+
+    @classmethod
+    def triggered_by(cls, data: bytes) -> bool:
+        """Whether the file may concern the rule, before any parse: the trigger words, and in rules
+        that override this, a text test on top (``transforms/_text.py``), a superset of ``may_apply``."""
+        return cls.has_trigger_words(data)
+
+    @classmethod
+    def has_text_prefilter(cls) -> bool:
+        return cls.triggered_by.__func__ is not Rule.triggered_by.__func__
+
+    @classmethod
+    def without_prefilters(cls) -> type[Rule]:
+        """The rule with its trigger words, text test and ``may_apply`` switched off: what the
+        checks that prefilters hide nothing compare against."""
+        return type(cls.__name__, (cls,), {
+            "triggered_by": classmethod(lambda _, data: True),
+            "may_apply": classmethod(lambda _, tree: True),
+        })
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:

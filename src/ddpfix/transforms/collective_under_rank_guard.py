@@ -12,7 +12,7 @@ from ddpfix.transforms._lightning import all_functions, metric_attributes
 from ddpfix.transforms._names import root_name
 from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Gated, RankTests, gated_at_module_level, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
-from ddpfix.transforms._text import calls, headers, pattern, word_match
+from ddpfix.transforms._text import alias_of, bound_by_as, calls, headers, word_match
 from ddpfix.transforms._walk import walk
 
 TORCH_DISTRIBUTED = frozenset(
@@ -27,14 +27,13 @@ STRATEGY_COLLECTIVES = frozenset({"barrier", "broadcast", "reduce", "all_gather"
 FABRIC_COLLECTIVES = frozenset({"barrier", "broadcast", "all_reduce", "all_gather", "save"})
 
 
-
 # --- the text prefilter (supersets of may_apply's shapes, see _text) ---------------------------
 
 # What ``_rankish`` takes, as words (searched within ``if`` headers only, a few lines each).
-_RANK_TOKEN = re.compile(rb"global_rank|local_rank|is_global_zero|rank_zero_only|get_rank|RANK|SLURM_PROCID")
-_RANK_ALIAS = (pattern("get_rank", rb"(?:\s|\\)+as\b"), pattern("rank_zero_only", rb"(?:\s|\\)+as\b"))
+_RANK_TOKEN = re.compile(b"|".join(re.escape(word.encode()) for word in sorted({*RANK_TRIGGERS, *RANK_VARIABLES})))
+_RANK_ALIAS = (alias_of("get_rank"), alias_of("rank_zero_only"))
 _TAILS = frozenset(name.rsplit(".", 1)[1] for name in TORCH_DISTRIBUTED)
-_TAIL_ALIASES = tuple(pattern(name, rb"(?:\s|\\)+as\b") for name in sorted(_TAILS))
+_TAIL_ALIASES = tuple(alias_of(name) for name in sorted(_TAILS))
 _LIGHTNING_OWNERS = {"strategy": STRATEGY_COLLECTIVES, "fabric": FABRIC_COLLECTIVES,
                      "trainer": frozenset({"save_checkpoint"}), "self": frozenset({"all_gather"})}
 _CALLED = sorted(_TAILS.union(*_LIGHTNING_OWNERS.values(), {"compute"}))
@@ -72,7 +71,7 @@ def _collective_call_text(data: bytes) -> bool:
             return True
         elif not call.owner_is_attribute:
             if call.owner not in aliased:
-                aliased[call.owner] = word_match(pattern("as", rb"(?:\s|\\)+" + call.owner.encode() + rb"\b"), data)
+                aliased[call.owner] = word_match(bound_by_as(call.owner), data)
             if aliased[call.owner]:
                 return True
     return False
@@ -172,7 +171,7 @@ class CollectiveUnderRankGuard(Rule):
         ``if`` test (or ``rank_zero_only`` in a decorator) and a call shaped like a collective.
         torch's distributed code names ranks and collectives everywhere, in assignments and
         tensor methods (``logits.gather``), and parsing it for nothing cost a second on corpus A."""
-        return super().triggered_by(data) and _rank_guard_text(data) and _collective_call_text(data)
+        return cls.has_trigger_words(data) and _rank_guard_text(data) and _collective_call_text(data)
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:

@@ -49,6 +49,7 @@ def _may_be_cuda_device(call: ast.Call) -> bool:
         return True  # an ordinal is a CUDA device
     return "cuda" in ast.dump(call)
 
+
 class InitModuleScope(Rule):
     """
     # DDP001 init-module-scope
@@ -105,7 +106,7 @@ class InitModuleScope(Rule):
 
     @classmethod
     def triggered_by(cls, data: bytes) -> bool:
-        if not super().triggered_by(data):
+        if not cls.has_trigger_words(data):
             return False
         if any(not _after_def(data, call.start) for call in calls(data, ("init_module",))):
             return True

@@ -64,7 +64,7 @@ class ManualRankSharding(Rule):
         resolve into ``torch.utils.data`` or be a ``LightningDataModule``, or both a sampler and a
         strategy keyword. "rank" and "Dataset" are words of every other file of torch and
         transformers."""
-        if not super().triggered_by(data):
+        if not cls.has_trigger_words(data):
             return False
         if b"LightningDataModule" in data or _TORCH_UTILS.search(data):
             return True

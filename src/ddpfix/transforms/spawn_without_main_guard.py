@@ -21,6 +21,7 @@ PROCESS_SETTINGS = (
 
 _STRATEGY_KEYWORD = keyword_argument("strategy")  # what may_apply looks for, in the bytes
 
+
 class SpawnWithoutMainGuard(Rule):
     """
     # DDP011 spawn-without-main-guard
@@ -79,7 +80,7 @@ class SpawnWithoutMainGuard(Rule):
 
     @classmethod
     def triggered_by(cls, data: bytes) -> bool:
-        return super().triggered_by(data) and word_match(_STRATEGY_KEYWORD, data)
+        return cls.has_trigger_words(data) and word_match(_STRATEGY_KEYWORD, data)
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
