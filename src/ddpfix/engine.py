@@ -19,7 +19,7 @@ import libcst as cst
 
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import FileResult, FixKey, Problem
-from ddpfix.transforms.base import ModuleView, Rule, RuleContext
+from ddpfix.transforms.base import ModuleView, Rule, RuleContext, TreeView
 
 PARSE_ERROR = "E999"
 READ_ERROR = "E902"
@@ -212,14 +212,63 @@ def _fix_source(
     active = [rule for rule in active if rule.may_apply(tree)]
     if not active:
         return result
-    parsed = _parse(path, data)
-    if isinstance(parsed, Problem):
-        result.problems.append(parsed)
-        return result
-
     if facts is None:
         facts = ProjectFacts.merge([file_facts(path, data)]) if any(r.uses_facts for r in active) else ProjectFacts()
     options = options or {}
+    current: bytes | None = data
+    editors = [rule for rule in active if not rule.reads_tree]
+    if editors:
+        current = _edit(path, data, editors, facts, only, options, result)
+    readers = [rule for rule in active if rule.reads_tree]
+    if readers:
+        # On the code that would be written, or on the original when the rewrite failed.
+        if current is not None and current != data:
+            tree = _check_syntax(path, current)  # the fixed code compiled, so it parses
+            if isinstance(tree, Problem):
+                result.findings = [_unfixed(f) for f in result.findings]
+                result.problems.append(Problem(path, "E001", f"{INTERNAL_ERROR}: the fixed code does not parse again ({tree.message}); file left as it was"))
+                return result
+        if not _read_tree(path, tree, current or data, readers, facts, options, result):
+            return result
+    if current is not None and current != data:
+        result.fixed = current
+    result.findings.sort(key=lambda f: (f.line, f.column, f.code))
+    return result
+
+
+def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Rule]], facts: ProjectFacts,
+               options: Mapping[str, object], result: FileResult) -> bool:
+    """The rules that report from CPython's tree, after the rules that may have rewritten the file
+    (their findings then stand in the code that would be written). False when one failed: the
+    file keeps its original bytes and the failure is in ``result``."""
+    view = TreeView(tree, data)
+    for rule in rules:
+        ctx = RuleContext(path, rule, view, facts, frozenset(), options)
+        try:
+            rule().check(tree, ctx)
+        except Exception as err:  # a rule's bug must cost one file's fixes, never the run
+            result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
+            result.problems.append(Problem(path, rule.code, _failure(err)))
+            return False
+        result.findings += ctx.findings
+    return True
+
+
+def _failure(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return f"{INTERNAL_ERROR}: the code is nested too deeply to analyse; file left as it was"
+    return f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
+
+
+def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
+          only: Collection[FixKey] | None, options: Mapping[str, object], result: FileResult) -> bytes | None:
+    """The rules that read (and may rewrite) LibCST's tree, in rounds: the bytes they leave, their
+    findings in ``result``; None when the file must keep its original bytes (the reason is in
+    ``result.problems``)."""
+    parsed = _parse(path, data)
+    if isinstance(parsed, Problem):
+        result.problems.append(parsed)
+        return None
     view = ModuleView(parsed, data)
     current = data
     original_checked = False  # whether the original compiles, asked once a fix would replace it
@@ -242,12 +291,8 @@ def _fix_source(
             new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
-            if isinstance(err, RecursionError):
-                message = f"{INTERNAL_ERROR}: the code is nested too deeply to analyse; file left as it was"
-            else:
-                message = f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
-            result.problems.append(Problem(path, rule.code, message))
-            return result
+            result.problems.append(Problem(path, rule.code, _failure(err)))
+            return None
         fixed += [f for f in ctx.findings if f.fixed]
         last_run[rule.code] = [f for f in ctx.findings if not f.fixed]
         if new_data is None or new_data == current:
@@ -262,13 +307,13 @@ def _fix_source(
                 result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
                 line = getattr(original, "lineno", None)
                 result.problems.append(Problem(path, PARSE_ERROR, f"cannot compile: {getattr(original, 'msg', original)}", line, getattr(original, "offset", None)))
-                return result
+                return None
         error = _compile_error(path, new_data)
         if error is not None:
             result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
             message = f"{INTERNAL_ERROR}: the fix produced code that does not compile ({error}); file left as it was"
             result.problems.append(Problem(path, rule.code, message))
-            return result
+            return None
         current = new_data
         view = ModuleView(new_module, new_data)
         unchanged_in_a_row = 1  # this rule has seen its own output
@@ -281,13 +326,11 @@ def _fix_source(
         message = (f"{INTERNAL_ERROR}: the fixes did not settle after {MAX_ROUNDS} rounds "
                    f"({', '.join(changing)} kept changing the file); file left as it was")
         result.problems.append(Problem(path, changing[0], message))
-        return result
+        return None
     result.findings = _gathered(fixed, last_run)
+    return current
 
-    if current != data:
-        result.fixed = current
-    result.findings.sort(key=lambda f: (f.line, f.column, f.code))
-    return result
+
 
 
 def _gathered(fixed: list, last_run: dict[str, list]) -> list:

@@ -8,18 +8,24 @@ module's import statements answers it for the spellings real scripts use, in one
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 import libcst as cst
 
 
-def dotted_name(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain; None for anything else."""
+def dotted_name(node: cst.BaseExpression | ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, of LibCST's tree or CPython's; None for anything else."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr}"
     return None
 
 
@@ -56,6 +62,23 @@ def child_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
         yield finalbody.body
     for case in getattr(statement, "cases", ()):
         yield case.body
+
+
+def tree_blocks(tree: ast.Module) -> Iterator[list[ast.stmt]]:
+    """Every statement list of CPython's tree: the module's body, then the blocks nested in it."""
+    pending = [tree.body]
+    while pending:
+        block = pending.pop()
+        yield block
+        for statement in block:
+            pending.extend(tree_child_blocks(statement))
+
+
+def tree_child_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists nested in ``statement``: bodies, ``else``, ``finally``, handlers, cases."""
+    blocks = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
+    blocks += [h.body for h in getattr(statement, "handlers", ())] + [c.body for c in getattr(statement, "cases", ())]
+    return [b for b in blocks if isinstance(b, list) and b]
 
 
 class _SetDict(dict):
@@ -109,13 +132,42 @@ class ImportTable:
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         local = alias.asname.name.value
                     names[local].add(f"{module_name}.{alias.name.value}")
+        return cls._without(names, local_defs)
+
+    @classmethod
+    def from_tree(cls, tree: ast.Module) -> ImportTable:
+        """``from_module`` on CPython's tree (for the rules that read it): the same table."""
+        names: dict[str, set[str]] = _SetDict()
+        local_defs: set[str] = set()
+        for block in tree_blocks(tree):
+            for stmt in block:
+                if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    local_defs.add(stmt.name)
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    local_defs.update(t.id for t in targets if isinstance(t, ast.Name))
+                elif isinstance(stmt, ast.Import):
+                    for alias in stmt.names:
+                        if alias.asname is not None:
+                            names[alias.asname].add(alias.name)
+                        else:
+                            top = alias.name.split(".", 1)[0]
+                            names[top].add(top)
+                elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module is not None:
+                    for alias in stmt.names:
+                        if alias.name != "*":
+                            names[alias.asname or alias.name].add(f"{stmt.module}.{alias.name}")
+        return cls._without(names, local_defs)
+
+    @classmethod
+    def _without(cls, names: dict[str, set[str]], local_defs: set[str]) -> ImportTable:
         # A class, function or assignment of the file's own with an imported name makes the name
         # ambiguous: which one a call means depends on order, so the name is not recognised at all.
         for name in local_defs:
             names.pop(name, None)
         return cls(dict(names))
 
-    def qualify_all(self, node: cst.BaseExpression) -> set[str]:
+    def qualify_all(self, node: cst.BaseExpression | ast.expr) -> set[str]:
         """Every dotted name ``node`` may stand for through the imports (empty: none)."""
         dotted = dotted_name(node)
         if dotted is None:
@@ -123,7 +175,7 @@ class ImportTable:
         head, _, rest = dotted.partition(".")
         return {f"{target}.{rest}" if rest else target for target in self.targets.get(head, ())}
 
-    def qualify(self, node: cst.BaseExpression) -> str | None:
+    def qualify(self, node: cst.BaseExpression | ast.expr) -> str | None:
         """The dotted name an expression like ``th.Generator`` stands for, if the imports say so unambiguously."""
         found = self.qualify_all(node)
         return next(iter(found)) if len(found) == 1 else None

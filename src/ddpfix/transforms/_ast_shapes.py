@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from ddpfix.imports import tree_blocks as blocks, tree_child_blocks as child_blocks  # noqa: F401 - the rules' names for them
+
 
 def dotted(node: ast.expr) -> str | None:
     """``a.b.c`` for a Name/Attribute chain; None for anything else."""
@@ -71,28 +73,11 @@ def may_be(func: ast.expr, qualified: frozenset[str] | set[str], imported: dict[
     return any(name in qualified for name in resolved(func, imported))
 
 
-def blocks(tree: ast.Module):
-    """Every statement list of the file: the module's body, then the blocks nested in it."""
-    pending = [tree.body]
-    while pending:
-        block = pending.pop()
-        yield block
-        for statement in block:
-            pending.extend(child_blocks(statement))
-
-
 def statements(tree: ast.Module):
     """Every statement of the file, nested ones included, without entering expressions (classes
     and functions only ever stand as statements; walking every expression costs several times more)."""
     for block in blocks(tree):
         yield from block
-
-
-def child_blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists nested in ``statement``: bodies, ``else``, ``finally``, handlers, cases."""
-    blocks = [getattr(statement, field, None) for field in ("body", "orelse", "finalbody")]
-    blocks += [h.body for h in getattr(statement, "handlers", ())] + [c.body for c in getattr(statement, "cases", ())]
-    return [b for b in blocks if isinstance(b, list) and b]
 
 
 def methods(tree: ast.Module):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import inspect
+import io
+import tokenize
 from collections.abc import Collection, Mapping
 from typing import ClassVar
 
@@ -11,8 +13,8 @@ import libcst as cst
 
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import Finding, FixKey
-from ddpfix.imports import ImportTable
-from ddpfix.positions import CodeRange, Positions
+from ddpfix.imports import ImportTable, tree_blocks
+from ddpfix.positions import CodeRange, Positions, TreePositions
 from ddpfix.suppressions import is_suppressed, suppressions
 from ddpfix.transforms._args import keeps_comments
 
@@ -80,6 +82,82 @@ class ModuleView:
         return self._starts.get(line, line)
 
 
+class TreeView:
+    """``ModuleView`` for the rules that read CPython's tree (``Rule.check``): the same questions,
+    answered from ``ast``, so that a file whose only active rules read it is never parsed by LibCST
+    (torch's 460 kB distributed_test.py: a LibCST parse of two seconds for one report-only rule)."""
+
+    def __init__(self, tree: ast.Module, data: bytes):
+        self.tree = tree
+        self.data = data
+        self.imports = ImportTable.from_tree(tree)
+        self._text: str | None = None
+        self._positions: TreePositions | None = None
+        self._suppressions: dict | None = None
+        self._starts: dict[int, int] | None = None
+
+    @property
+    def text(self) -> str:
+        """The source as LibCST decodes it (its coding cookie or BOM, else UTF-8; a BOM dropped)."""
+        if self._text is None:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(self.data).readline)
+            self._text = self.data.decode(encoding)
+        return self._text
+
+    @property
+    def positions(self) -> TreePositions:
+        if self._positions is None:
+            self._positions = TreePositions(self.text)
+        return self._positions
+
+    def position(self, node: ast.AST) -> CodeRange:
+        return self.positions[node]
+
+    @property
+    def suppressions(self) -> dict:
+        if self._suppressions is None:
+            wanted = b"noqa" in self.data or b"ddpfix" in self.data
+            self._suppressions = suppressions(self.text) if wanted else {}
+        return self._suppressions
+
+    def statement_start(self, line: int) -> int:
+        """``ModuleView.statement_start``: the first line of the simple statement line (LibCST's
+        ``SimpleStatementLine``: statements joined by ``;`` are one) that spans ``line``."""
+        if self._starts is None:
+            self._starts = {}
+            for block in tree_blocks(self.tree):
+                if self._one_line_body(block):
+                    continue  # ``if x: y = f(...)``: a SimpleStatementSuite, which LibCST's view skips too
+                first = last = previous = None
+                for statement in [*block, None]:
+                    simple = statement is not None and not isinstance(statement, _COMPOUND)
+                    if simple and previous is not None and self._joined(previous, statement):
+                        last = statement.end_lineno
+                    else:
+                        if first is not None:
+                            for covered in range(first + 1, last + 1):
+                                self._starts.setdefault(covered, first)
+                        first, last = (statement.lineno, statement.end_lineno) if simple else (None, None)
+                    previous = statement if simple else None
+        return self._starts.get(line, line)
+
+    def _one_line_body(self, block: list[ast.stmt]) -> bool:
+        first, positions = block[0], self.positions
+        return bool(self.text[positions.line_start(first.lineno):positions.offset(first.lineno, first.col_offset)].strip())
+
+    def _joined(self, previous: ast.stmt, statement: ast.stmt) -> bool:
+        """``a; b``: only whitespace, continuations, a ``;`` (and no comment, which would end the
+        line) stand between two statements of one line."""
+        positions = self.positions
+        between = self.text[positions.offset(previous.end_lineno, previous.end_col_offset):
+                            positions.offset(statement.lineno, statement.col_offset)]
+        return any(";" in part.split("#", 1)[0] for part in between.splitlines())
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
 class RuleContext:
     """Handed to a rule for one file: where to report, and whether a fix may be applied.
 
@@ -92,7 +170,7 @@ class RuleContext:
         self,
         path: str,
         rule: Rule,
-        view: ModuleView,
+        view: ModuleView | TreeView,
         facts: ProjectFacts,
         only: Collection[FixKey] | None,
         options: Mapping[str, object],
@@ -109,11 +187,12 @@ class RuleContext:
         self._only = only
         self.findings: list[Finding] = []
 
-    def position(self, node: cst.CSTNode):
-        """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns)."""
+    def position(self, node: cst.CSTNode | ast.AST):
+        """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns), also for a node of
+        CPython's tree in a rule that reads it."""
         return self.view.position(node)
 
-    def report(self, node: cst.CSTNode, message: str, *, fixable: bool) -> bool:
+    def report(self, node: cst.CSTNode | ast.AST, message: str, *, fixable: bool) -> bool:
         """Record a finding at ``node``; True when the rule should apply its fix now.
 
         A finding silenced by ``# noqa`` / ``# ddpfix: ignore`` on its line, or on the first line of
@@ -185,10 +264,17 @@ class Rule:
     #: one (here or through a class of the run) are skipped before parsing.
     module_only: ClassVar[bool] = False
 
+    #: Set by the class itself: the rule reports from CPython's tree (it implements ``check``,
+    #: not ``apply``).
+    reads_tree: ClassVar[bool] = False
+
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        cls.reads_tree = cls.check is not Rule.check
+        if cls.reads_tree and cls.fixable:
+            raise TypeError(f"{cls.__name__} reads CPython's tree, which cannot be rewritten: it must not be fixable")
         cls._compiled = tuple(
             tuple(s.encode() for s in ((t,) if isinstance(t, str) else t)) for t in cls.triggers
         )
@@ -240,4 +326,11 @@ class Rule:
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         """Report findings on ``module`` (the previous rule's output) and return it, fixed where allowed."""
+        raise NotImplementedError
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """What a report-only rule may implement instead of ``apply``: report findings on CPython's
+        tree of the file (the fixed file, in a run that fixes), ``ctx.view`` being a ``TreeView``.
+        A file whose active rules all read this tree is never parsed by LibCST, which costs ten
+        times more; ``Positions`` and ``TreePositions`` put findings at the same places."""
         raise NotImplementedError

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
-import libcst as cst
-
+from ddpfix.imports import ImportTable
 from ddpfix.transforms._ast_shapes import blocks, import_targets, last_name, may_be, root
-from ddpfix.transforms._lightning import all_functions, metric_attributes
-from ddpfix.transforms._names import root_name
-from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Gated, RankTests, gated_at_module_level, gated_statements
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Guard
 from ddpfix.transforms._text import alias_of, bound_by_as, calls, headers, word_match
-from ddpfix.transforms._walk import walk
+from ddpfix.transforms._tree_ranks import TreeRankTests, functions, gated_at_module_level, gated_statements
+from ddpfix.transforms.base import Rule, RuleContext
 
 TORCH_DISTRIBUTED = frozenset(
     f"torch.distributed.{name}"
@@ -219,71 +217,77 @@ class CollectiveUnderRankGuard(Rule):
             for region in gated for node in ast.walk(region)
         )
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        tests = RankTests(ctx.imports)
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        tests = TreeRankTests(ctx.imports)
         metrics: set[str] = set()
         if b"compute(" in ctx.data and b"torchmetrics" in ctx.data:
-            for node in module.body:
-                if isinstance(node, cst.ClassDef):
-                    metrics |= metric_attributes(node, ctx.imports)
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef):
+                    metrics |= _metric_attributes(node, ctx.imports)
         seen: set[int] = set()
-        regions = [gated_at_module_level(module, tests)] + [gated_statements(f, tests) for f in all_functions(module)]
+        regions = [gated_at_module_level(tree, tests)] + [gated_statements(f, tests) for f in functions(tree)]
         for region in regions:
-            for gated in region:
-                for call, what in _collectives(gated.statement, ctx, metrics):
+            for statement, guard in region:
+                for call, what in _collectives(statement, ctx, metrics):
                     if id(call) in seen:
                         continue
                     seen.add(id(call))
-                    ctx.report(call, _message(what, gated, ctx), fixable=False)
-        return module
+                    ctx.report(call, _message(what, guard, ctx), fixable=False)
 
 
-def _message(what: str, gated: Gated, ctx: RuleContext) -> str:
-    if gated.guard.branch == "decorator":
+def _message(what: str, guard: Guard, ctx: RuleContext) -> str:
+    if guard.branch == "decorator":
         where = "in a @rank_zero_only function"
     else:
-        where = f"under the rank guard on line {ctx.position(gated.guard.node).start.line}"
+        where = f"under the rank guard on line {ctx.position(guard.node).start.line}"
     return (
         f"{what} is a collective and runs {where}: only rank 0 enters it, so every rank stalls; run it on "
         "every rank and keep only its side effects (saving, printing) under the guard"
     )
 
 
-def _collectives(statement: cst.CSTNode, ctx: RuleContext, metrics: set[str]) -> list[tuple[cst.Call, str]]:
-    found: list[tuple[cst.Call, str]] = []
-    code = cst.Module([])
+def _metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
+    """``self.<name>`` attributes of ``cls`` assigned a torchmetrics object (``_lightning.metric_attributes``)."""
+    return {
+        target.attr
+        for node in ast.walk(cls)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+        and (imports.qualify(node.value.func) or "").split(".")[0] == "torchmetrics"
+        for target in node.targets
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+    }
 
-    class Collect(cst.CSTVisitor):
-        def visit_FunctionDef(self, node) -> bool:
-            return False  # defined here, runs elsewhere
 
-        visit_Lambda = visit_FunctionDef
+def _calls(statement: ast.stmt) -> Iterator[ast.Call]:
+    """The calls of a statement, in source order, not those inside a ``lambda`` (defined here, run elsewhere)."""
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        pending.extend(reversed(list(ast.iter_child_nodes(node))))
 
-        def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            name = code.code_for_node(func)
-            if ctx.imports.qualify(func) in TORCH_DISTRIBUTED:
-                found.append((call, f"{name}()"))
-                return
-            if not isinstance(func, cst.Attribute):
-                return
-            method, owner = func.attr.value, func.value
-            owner_name = owner.attr.value if isinstance(owner, cst.Attribute) else getattr(owner, "value", None)
-            if method == "all_gather" and isinstance(owner, cst.Name) and owner.value == "self":
-                found.append((call, "self.all_gather()"))
-            elif method in STRATEGY_COLLECTIVES and owner_name == "strategy":
-                found.append((call, f"{name}()"))
-            elif method == "save_checkpoint" and owner_name == "trainer":
-                found.append((call, f"{name}() (it ends in a barrier)"))
-            elif method in FABRIC_COLLECTIVES and owner_name == "fabric":
-                found.append((call, f"{name}()"))
-            elif (
-                method == "compute"
-                and isinstance(owner, cst.Attribute)
-                and root_name(owner) == "self"
-                and owner.attr.value in metrics
-            ):
-                found.append((call, f"{name}() (it syncs the metric's state across ranks)"))
 
-    walk(statement, Collect())
-    return found
+def _collectives(statement: ast.stmt, ctx: RuleContext, metrics: set[str]) -> Iterator[tuple[ast.Call, str]]:
+    for call in _calls(statement):
+        func = call.func
+        name = ctx.view.positions.segment(func)
+        if ctx.imports.qualify(func) in TORCH_DISTRIBUTED:
+            yield call, f"{name}()"
+            continue
+        if not isinstance(func, ast.Attribute):
+            continue
+        method, owner = func.attr, func.value
+        owner_name = last_name(owner)
+        if method == "all_gather" and isinstance(owner, ast.Name) and owner.id == "self":
+            yield call, "self.all_gather()"
+        elif method in STRATEGY_COLLECTIVES and owner_name == "strategy":
+            yield call, f"{name}()"
+        elif method == "save_checkpoint" and owner_name == "trainer":
+            yield call, f"{name}() (it ends in a barrier)"
+        elif method in FABRIC_COLLECTIVES and owner_name == "fabric":
+            yield call, f"{name}()"
+        elif method == "compute" and isinstance(owner, ast.Attribute) and root(owner) == "self" and owner.attr in metrics:
+            yield call, f"{name}() (it syncs the metric's state across ranks)"

@@ -1,0 +1,177 @@
+"""Rank guards on CPython's tree: ``_ranks`` for the rules that read it (``Rule.check``).
+
+The same guards and the same answers as ``_ranks.RankTests`` / ``gated_statements`` give on LibCST's
+tree: ``tests/test_tree_ranks.py`` compares the statements both find gated, guard by guard, over
+every fixture and a set of spellings. Where the trees differ, the difference is spelled out below.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ddpfix.imports import ImportTable
+from ddpfix.transforms._ast_shapes import child_blocks, last_name, statements
+from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_VARIABLES, Guard
+
+_FLIPPED = {"zero": "nonzero", "nonzero": "zero"}
+
+
+def string_value(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def arguments(call: ast.Call) -> list[ast.expr]:
+    """The values of a call's arguments in source order, keywords and ``*``/``**`` ones included
+    (LibCST keeps them in one list; ``ast`` in two)."""
+    found = [(a.lineno, a.col_offset, a.value if isinstance(a, ast.Starred) else a) for a in call.args]
+    found += [(k.lineno, k.col_offset, k.value) for k in call.keywords]
+    return [value for *_, value in sorted(found, key=lambda item: item[:2])]
+
+
+def _zero(node: ast.expr) -> bool:
+    # ``True == 0`` in Python, and ``True`` is a Constant here (a Name in LibCST): ints only.
+    return (isinstance(node, ast.Constant) and type(node.value) is int and node.value == 0) or string_value(node) == "0"
+
+
+class TreeRankTests:
+    """``_ranks.RankTests`` on CPython's tree."""
+
+    def __init__(self, imports: ImportTable):
+        self.imports = imports
+
+    def _is_rank(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Attribute):
+            if node.attr in RANK_ATTRIBUTES:
+                return True
+            return node.attr == "rank" and isinstance(node.value, (ast.Name, ast.Attribute)) and (
+                last_name(node.value) == "rank_zero_only")
+        if isinstance(node, ast.Call):
+            given = arguments(node)
+            if not given:
+                return self.imports.qualify(node.func) == "torch.distributed.get_rank"
+            if isinstance(node.func, ast.Name) and node.func.id == "int" and len(given) == 1:
+                return self._is_rank_variable(given[0])  # int(os.environ["LOCAL_RANK"])
+        return False
+
+    def _is_rank_variable(self, node: ast.expr) -> bool:
+        """``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK", 0)``, ``os.getenv("LOCAL_RANK")``.
+        (LibCST also takes ``os.environ["RANK",]``, a tuple key that fails at run time; this does not.)"""
+        key = None
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, (ast.Slice, ast.Tuple)):
+            if self.imports.qualify(node.value) == "os.environ":
+                key = node.slice
+        elif isinstance(node, ast.Call):
+            given = arguments(node)
+            if given and self.imports.qualify(node.func) in ("os.environ.get", "os.getenv"):
+                key = given[0]
+        return key is not None and string_value(key) in RANK_VARIABLES
+
+    def _rank(self, node: ast.expr) -> bool:
+        return self._is_rank(node) or self._is_rank_variable(node)
+
+    def _comparison(self, node: ast.Compare) -> str | None:
+        """``"zero"`` for rank == 0, ``"nonzero"`` for rank != 0 / rank > 0, else None."""
+        if len(node.ops) != 1:
+            return None
+        left, right, op = node.left, node.comparators[0], node.ops[0]
+        if self._rank(left) and _zero(right):
+            rank_first = True
+        elif _zero(left) and self._rank(right):
+            rank_first = False
+        else:
+            return None
+        if isinstance(op, ast.Eq):
+            return "zero"
+        if isinstance(op, ast.NotEq) or isinstance(op, ast.Gt if rank_first else ast.Lt):
+            return "nonzero"
+        return None
+
+    def classify(self, test: ast.expr) -> tuple[str, bool] | None:
+        """(``"zero"`` | ``"nonzero"``, pure) when ``test`` is true only on rank 0 / only off rank 0."""
+        if isinstance(test, ast.Attribute) and test.attr == "is_global_zero":
+            return "zero", True
+        if self._is_rank(test):
+            return "nonzero", True  # ``if self.global_rank:``
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            # ``is_global_zero == True`` / ``is True`` / ``== False``
+            op, comparator = test.ops[0], test.comparators[0]
+            truth = comparator.value if isinstance(comparator, ast.Constant) and isinstance(comparator.value, bool) else None
+            if truth is not None and isinstance(op, (ast.Eq, ast.Is, ast.NotEq, ast.IsNot)):
+                inner = self.classify(test.left)
+                if inner is not None:
+                    negate = (truth is False) != isinstance(op, (ast.NotEq, ast.IsNot))
+                    return (_FLIPPED[inner[0]] if negate else inner[0]), inner[1]
+            kind = self._comparison(test)
+            return (kind, True) if kind else None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.classify(test.operand)
+            return (_FLIPPED[inner[0]], True) if inner is not None and inner[1] else None
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            # LibCST nests ``a and b and c`` two by two; any side that is a rank-0 test counts there too.
+            if any((self.classify(value) or ("",))[0] == "zero" for value in test.values):
+                return "zero", False
+        return None
+
+    def is_rank_zero_only_decorator(self, expression: ast.expr) -> bool:
+        if lightning_name(self.imports, expression) == "rank_zero_only":
+            return True
+        return (self.imports.qualify(expression) or "").endswith(".rank_zero_only")
+
+
+def _only_returns(block: list[ast.stmt]) -> bool:
+    """The block is ``return`` (maybe beside ``pass``) and nothing else."""
+    return any(isinstance(s, ast.Return) for s in block) and all(isinstance(s, (ast.Return, ast.Pass)) for s in block)
+
+
+def functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function of the file, methods and nested ones included (``_lightning.all_functions``)."""
+    return [s for s in statements(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def gated_statements(function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> Iterator[tuple[ast.stmt, Guard]]:
+    """Every simple statement of ``function`` that runs on rank 0 only, with its innermost guard."""
+    guard = None
+    if any(tests.is_rank_zero_only_decorator(d) for d in function.decorator_list):
+        guard = Guard(function, "decorator", True)
+    yield from _walk(function.body, tests, guard)
+
+
+def gated_at_module_level(tree: ast.Module, tests: TreeRankTests) -> Iterator[tuple[ast.stmt, Guard]]:
+    """Gated statements of a script's top level (functions are walked on their own)."""
+    yield from _walk(tree.body, tests, None)
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+             *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _walk(block: list[ast.stmt], tests: TreeRankTests, guard: Guard | None) -> Iterator[tuple[ast.stmt, Guard]]:
+    current = guard
+    for statement in block:
+        if isinstance(statement, _DEFINITIONS):
+            continue  # defined here, run elsewhere
+        if isinstance(statement, ast.If):
+            yield from _walk_if(statement, tests, current)
+            kind = tests.classify(statement.test)
+            if kind == ("nonzero", True) and not statement.orelse and _only_returns(statement.body):
+                # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
+                current = Guard(statement, "return", True, nested=current is not None)
+            continue
+        if isinstance(statement, _COMPOUND):
+            for inner in child_blocks(statement):
+                yield from _walk(inner, tests, current)
+        elif current is not None:
+            yield statement, current
+
+
+def _walk_if(node: ast.If, tests: TreeRankTests, outer: Guard | None) -> Iterator[tuple[ast.stmt, Guard]]:
+    # ``elif`` and ``else: if`` are the same tree here and may be told apart in LibCST's; the
+    # statements gated and their guards are the same either way (``_ranks._walk_if``).
+    kind = tests.classify(node.test)
+    body_guard = Guard(node, "body", kind[1]) if kind and kind[0] == "zero" else None
+    else_guard = Guard(node, "orelse", kind[1]) if kind and kind[0] == "nonzero" else None
+    yield from _walk(node.body, tests, body_guard or outer)
+    yield from _walk(node.orelse, tests, else_guard or outer)
