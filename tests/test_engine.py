@@ -210,3 +210,91 @@ def test_fixes_that_build_on_each_other_settle():
     result = fix_source("x.py", b"x = 1\n", [FlipTwoToThree, FlipOneToTwo])
     assert result.fixed == b"x = 3\n" and not result.problems
     assert fix_source("x.py", result.fixed, [FlipTwoToThree, FlipOneToTwo]).fixed is None
+
+
+# --- rules that read CPython's tree (Rule.check) ----------------------------------------------------
+
+GATED_BARRIER = b'''import torch
+import torch.distributed as dist
+import lightning as L
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.outputs = []
+
+    def validation_step(self, batch, batch_idx):
+        self.outputs.append(batch)
+
+    def on_validation_epoch_end(self):
+        self.log("val_mean", torch.stack(self.outputs).mean(), sync_dist=True)
+
+    def on_fit_end(self):
+        if self.trainer.is_global_zero:
+            dist.barrier()
+'''
+
+
+def _ddp005():
+    return next(rule for rule in all_rules() if rule.code == "DDP005")
+
+
+def test_a_file_whose_rules_all_read_cpythons_tree_is_not_parsed_by_libcst(monkeypatch):
+    import ddpfix.engine as engine
+
+    def no_libcst(path, data):
+        raise AssertionError("parsed by LibCST")
+
+    monkeypatch.setattr(engine, "_parse", no_libcst)
+    source = b"import torch.distributed as dist\n\ndef f():\n    if dist.get_rank() == 0:\n        dist.barrier()\n"
+    [finding] = fix_source("x.py", source, all_rules()).findings
+    assert (finding.code, finding.line, finding.column, finding.end_column) == ("DDP005", 5, 9, 23)
+    assert "under the rank guard on line 4" in finding.message
+
+
+def test_tree_rule_findings_stand_in_the_code_that_would_be_written():
+    # DDP010 adds ``self.outputs.clear()`` to the epoch-end hook: the barrier moves down a line.
+    result = fix_source("m.py", GATED_BARRIER, all_rules())
+    assert result.fixed is not None
+    [collective] = [f for f in result.findings if f.code == "DDP005"]
+    lines = result.fixed.decode().splitlines()
+    assert lines[collective.line - 1].strip() == "dist.barrier()" and collective.line == 20
+    assert f"on line {collective.line - 1}" in collective.message
+    report_only = fix_source("m.py", GATED_BARRIER, all_rules(), fix=False)
+    assert [f.line for f in report_only.findings if f.code == "DDP005"] == [19]
+
+
+class ExplodingReader(Rule):
+    code, name, summary, fixable, triggers = "DDP902", "exploding-reader", "test rule that raises", False, ("barrier",)
+
+    def check(self, tree, ctx):
+        raise ValueError("boom")
+
+
+def test_a_crashing_tree_rule_leaves_the_file_untouched_and_keeps_the_other_findings():
+    result = fix_source("m.py", GATED_BARRIER, [*all_rules(), ExplodingReader])
+    assert result.fixed is None
+    [problem] = result.problems
+    assert problem.code == "DDP902" and "ValueError: boom" in problem.message
+    assert {"DDP005", "DDP010"} <= {f.code for f in result.findings} and not any(f.fixed for f in result.findings)
+    [collective] = [f for f in result.findings if f.code == "DDP005"]
+    assert collective.line == 19  # in the bytes the file keeps
+
+
+def test_a_rule_that_reads_cpythons_tree_cannot_be_fixable():
+    import pytest
+
+    with pytest.raises(TypeError, match="must not be fixable"):
+        class Fixing(Rule):  # noqa: F841 - defining it is the test
+            code, name, summary, fixable, triggers = "DDP903", "fixing-reader", "test", True, ()
+
+            def check(self, tree, ctx):
+                pass
+
+
+def test_tree_rule_findings_honour_noqa_on_the_first_line_of_their_statement():
+    source = (b"import torch.distributed as dist\n\ndef f():\n    if dist.get_rank() == 0:\n"
+              b"        x = dist.all_gather(  # noqa: DDP005\n            y)\n        z = dist.broadcast(\n            w)\n")
+    findings = fix_source("x.py", source, [_ddp005()]).findings
+    assert [(f.line, f.code) for f in findings] == [(7, "DDP005")]

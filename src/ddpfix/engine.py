@@ -215,21 +215,29 @@ def _fix_source(
     if facts is None:
         facts = ProjectFacts.merge([file_facts(path, data)]) if any(r.uses_facts for r in active) else ProjectFacts()
     options = options or {}
-    current: bytes | None = data
+    current: bytes | None = data  # None: the file keeps its original bytes
     editors = [rule for rule in active if not rule.reads_tree]
     if editors:
         current = _edit(path, data, editors, facts, only, options, result)
     readers = [rule for rule in active if rule.reads_tree]
     if readers:
-        # On the code that would be written, or on the original when the rewrite failed.
-        if current is not None and current != data:
-            tree = _check_syntax(path, current)  # the fixed code compiled, so it parses
-            if isinstance(tree, Problem):
-                result.findings = [_unfixed(f) for f in result.findings]
-                result.problems.append(Problem(path, "E001", f"{INTERNAL_ERROR}: the fixed code does not parse again ({tree.message}); file left as it was"))
-                return result
-        if not _read_tree(path, tree, current or data, readers, facts, options, result):
-            return result
+        # Their findings stand in the bytes the result holds: the fixed code, or the original
+        # when nothing changed or something failed (then the file keeps its original bytes).
+        found, failed = _read_tree(path, tree, data, readers, facts, options, result)
+        if not failed and current is not None and current != data:
+            fixed_tree = _check_syntax(path, current)  # the fixed code compiled, so it parses
+            if isinstance(fixed_tree, Problem):
+                message = f"{INTERNAL_ERROR}: the fixed code does not parse again ({fixed_tree.message}); file left as it was"
+                result.problems.append(Problem(path, "E001", message))
+                failed = True
+            else:
+                found_in_fixed, failed = _read_tree(path, fixed_tree, current, readers, facts, options, result)
+                if not failed:
+                    found = found_in_fixed
+        if failed:
+            current = None
+            result.findings = [_unfixed(f) for f in result.findings]
+        result.findings += found
     if current is not None and current != data:
         result.fixed = current
     result.findings.sort(key=lambda f: (f.line, f.column, f.code))
@@ -237,21 +245,20 @@ def _fix_source(
 
 
 def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Rule]], facts: ProjectFacts,
-               options: Mapping[str, object], result: FileResult) -> bool:
-    """The rules that report from CPython's tree, after the rules that may have rewritten the file
-    (their findings then stand in the code that would be written). False when one failed: the
-    file keeps its original bytes and the failure is in ``result``."""
+               options: Mapping[str, object], result: FileResult) -> tuple[list, bool]:
+    """The findings of the rules that report from CPython's tree of ``data``, and whether one of
+    them failed (the failure is added to ``result``; the file must then keep its original bytes)."""
     view = TreeView(tree, data)
+    found = []
     for rule in rules:
         ctx = RuleContext(path, rule, view, facts, frozenset(), options)
         try:
             rule().check(tree, ctx)
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
-            result.findings = [_unfixed(f) for f in result.findings + ctx.findings]
             result.problems.append(Problem(path, rule.code, _failure(err)))
-            return False
-        result.findings += ctx.findings
-    return True
+            return found, True
+        found += ctx.findings
+    return found, False
 
 
 def _failure(err: Exception) -> str:
