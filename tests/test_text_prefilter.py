@@ -31,6 +31,8 @@ KEPT = {
         'with open("log") as log, torch.device(\n        "cuda"):\n    model = Net()\n',
         'torch.set_default_device("cuda")\n',
         'torch.\\\n    set_default_device("cuda")\n',
+        'from torch import set_default_device\nset_default_device(device="cuda:1")\n',
+        'from torch import set_default_device as use\nuse(torch.device(0))\n',
     ],
     "DDP002": [
         'g = torch.Generator(device="cuda")\nloader = DataLoader(ds, generator=g)\n',
@@ -118,6 +120,12 @@ def test_every_rule_with_a_text_prefilter_is_covered():
     """A rule that adds a text test to its words gets cases of both kinds here."""
     refined = {code for code, rule in RULES.items() if rule.has_text_prefilter()}
     assert refined and refined <= KEPT.keys() and refined <= RULED_OUT.keys()
+
+
+def test_set_default_device_with_a_variable_is_ruled_out_by_may_apply():
+    """``apply`` reports only a literal CUDA device there; torch's tests pass variables."""
+    for source in ("torch.set_default_device(device)\n", "torch.set_default_device('cpu')\n", "set_default_device()\n"):
+        assert not RULES["DDP001"].may_apply(ast.parse(source)), source
 
 
 def test_a_with_header_over_many_lines_is_followed():

@@ -33,6 +33,14 @@ def last_name(node: ast.expr) -> str | None:
     return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
 
 
+def arguments(call: ast.Call) -> list[ast.expr]:
+    """The values of a call's arguments in source order, keywords and ``*``/``**`` ones included
+    (LibCST keeps them in one list; ``ast`` in two)."""
+    found = [(a.lineno, a.col_offset, a.value if isinstance(a, ast.Starred) else a) for a in call.args]
+    found += [(k.lineno, k.col_offset, k.value) for k in call.keywords]
+    return [value for *_, value in sorted(found, key=lambda item: item[:2])]
+
+
 def import_targets(nodes: Iterable[ast.AST]) -> dict[str, set[str]]:
     """Local name -> every dotted name an absolute import among ``nodes`` (``ast.walk(tree)``, or
     the imports a caller's own walk kept) binds it to: ``imports.ImportTable`` without its

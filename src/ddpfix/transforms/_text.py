@@ -55,9 +55,17 @@ def word_match(found: re.Pattern[bytes], data: bytes, start: int = 0, end: int |
     return any(starts_a_word(data, m.start()) for m in found.finditer(data, start, end))
 
 
-def alias_of(name: str) -> re.Pattern[bytes]:
-    """``name as``: an import that binds ``name`` to another name, which may then be called anywhere."""
-    return pattern(name, rb"(?:\s|\\)+as\b")
+_ALIAS_PATTERNS: dict[str, re.Pattern[bytes]] = {}
+
+
+def aliased(name: str, data: bytes) -> bool:
+    """``name as`` in ``data``: an import that binds ``name`` to another name, which may then be
+    called anywhere. (``bytes.find`` first: it rules a name out several times faster than ``re``.)"""
+    if name.encode() not in data:
+        return False
+    if name not in _ALIAS_PATTERNS:
+        _ALIAS_PATTERNS[name] = pattern(name, rb"(?:\s|\\)+as\b")
+    return _ALIAS_PATTERNS[name].search(data) is not None
 
 
 def bound_by_as(name: str) -> re.Pattern[bytes]:
@@ -87,6 +95,8 @@ def calls(data: bytes, names: Iterable[str], start: int = 0, end: int | None = N
     """Every ``name(`` of ``names`` in ``data[start:end]`` that starts a word, with its owner."""
     end = len(data) if end is None else end
     for name in names:
+        if data.find(name.encode(), start, end) < 0:
+            continue  # ``bytes.find`` rules a name out several times faster than the regex's own search
         for found in _call_pattern(name).finditer(data, start, end):
             at = found.start()
             if not starts_a_word(data, at) or _in_doctest(data, at):

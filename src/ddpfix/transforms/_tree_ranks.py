@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 
 from ddpfix.imports import ImportTable
-from ddpfix.transforms._ast_shapes import child_blocks, last_name, statements
+from ddpfix.transforms._ast_shapes import arguments, child_blocks, last_name, statements
 from ddpfix.transforms._lightning import lightning_name
 from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_VARIABLES, Guard
 
@@ -20,14 +20,6 @@ _FLIPPED = {"zero": "nonzero", "nonzero": "zero"}
 
 def string_value(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def arguments(call: ast.Call) -> list[ast.expr]:
-    """The values of a call's arguments in source order, keywords and ``*``/``**`` ones included
-    (LibCST keeps them in one list; ``ast`` in two)."""
-    found = [(a.lineno, a.col_offset, a.value if isinstance(a, ast.Starred) else a) for a in call.args]
-    found += [(k.lineno, k.col_offset, k.value) for k in call.keywords]
-    return [value for *_, value in sorted(found, key=lambda item: item[:2])]
 
 
 def _zero(node: ast.expr) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._ast_shapes import blocks, import_targets, last_name, may_be, root
 from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Guard
-from ddpfix.transforms._text import alias_of, bound_by_as, calls, headers, word_match
+from ddpfix.transforms._text import aliased, bound_by_as, calls, headers, word_match
 from ddpfix.transforms._tree_ranks import TreeRankTests, functions, gated_at_module_level, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
 
@@ -29,9 +29,7 @@ FABRIC_COLLECTIVES = frozenset({"barrier", "broadcast", "all_reduce", "all_gathe
 
 # What ``_rankish`` takes, as words (searched within ``if`` headers only, a few lines each).
 _RANK_TOKEN = re.compile(b"|".join(re.escape(word.encode()) for word in sorted({*RANK_TRIGGERS, *RANK_VARIABLES})))
-_RANK_ALIAS = (alias_of("get_rank"), alias_of("rank_zero_only"))
 _TAILS = frozenset(name.rsplit(".", 1)[1] for name in TORCH_DISTRIBUTED)
-_TAIL_ALIASES = tuple(alias_of(name) for name in sorted(_TAILS))
 _LIGHTNING_OWNERS = {"strategy": STRATEGY_COLLECTIVES, "fabric": FABRIC_COLLECTIVES,
                      "trainer": frozenset({"save_checkpoint"}), "self": frozenset({"all_gather"})}
 _CALLED = sorted(_TAILS.union(*_LIGHTNING_OWNERS.values(), {"compute"}))
@@ -39,7 +37,7 @@ _CALLED = sorted(_TAILS.union(*_LIGHTNING_OWNERS.values(), {"compute"}))
 
 def _rank_guard_text(data: bytes) -> bool:
     """A rank word may stand in an ``if`` test, or ``rank_zero_only`` in a decorator."""
-    if any(alias.search(data) for alias in _RANK_ALIAS):
+    if aliased("get_rank", data) or aliased("rank_zero_only", data):
         return True  # an alias may stand anywhere
     if any(_RANK_TOKEN.search(data, start, end) for start, end in headers(data, "if", (b"", b"el"))):
         return True
@@ -54,9 +52,9 @@ def _collective_call_text(data: bytes) -> bool:
     ``distributed.``, behind a name bound by ``as`` (``import torch.distributed as dist``), or
     bare where the file names ``distributed`` (``from torch.distributed import barrier``)."""
     mentions_distributed = b"distributed" in data
-    if mentions_distributed and any(alias.search(data) for alias in _TAIL_ALIASES):
+    if mentions_distributed and any(aliased(name, data) for name in sorted(_TAILS)):
         return True  # ``from torch.distributed import barrier as sync``: called by any name
-    aliased: dict[str, bool] = {}
+    bound: dict[str, bool] = {}  # owner -> whether an ``as`` binds it
     for call in calls(data, _CALLED):
         if call.name == "compute" or call.name in _LIGHTNING_OWNERS.get(call.owner or "", ()):
             return True
@@ -68,9 +66,9 @@ def _collective_call_text(data: bytes) -> bool:
         elif call.owner == "distributed":
             return True
         elif not call.owner_is_attribute:
-            if call.owner not in aliased:
-                aliased[call.owner] = word_match(bound_by_as(call.owner), data)
-            if aliased[call.owner]:
+            if call.owner not in bound:
+                bound[call.owner] = word_match(bound_by_as(call.owner), data)
+            if bound[call.owner]:
                 return True
     return False
 

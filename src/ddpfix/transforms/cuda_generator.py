@@ -11,7 +11,7 @@ from ddpfix.transforms._args import ReplaceCalls, comments
 from ddpfix.transforms._ast_shapes import last_name
 from ddpfix.transforms._lightning import device_kind
 from ddpfix.transforms.base import Rule, RuleContext
-from ddpfix.transforms._text import GAP, alias_of, pattern, word_match
+from ddpfix.transforms._text import GAP, aliased, pattern, word_match
 from ddpfix.transforms._walk import walk
 
 GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
@@ -29,7 +29,6 @@ GENERATOR_POSITION = {
 # (``manual_seed`` also returns the generator, so it counts only as a statement of its own).
 READ_ONLY_METHODS = frozenset({"seed", "initial_seed"})
 _GENERATOR_WITH_ARGUMENTS = pattern("Generator", GAP + rb"\((?!" + GAP + rb"\))")
-_GENERATOR_ALIAS = alias_of("Generator")
 
 
 class CudaGenerator(Rule):
@@ -83,7 +82,7 @@ class CudaGenerator(Rule):
         """The words, then a ``Generator(...)`` call with something in its parentheses (or an alias
         of ``Generator``, which may be called anywhere): ``torch.Generator()`` is a CPU generator."""
         return cls.has_trigger_words(data) and (
-            word_match(_GENERATOR_WITH_ARGUMENTS, data) or _GENERATOR_ALIAS.search(data) is not None
+            word_match(_GENERATOR_WITH_ARGUMENTS, data) or aliased("Generator", data)
         )
 
     @classmethod

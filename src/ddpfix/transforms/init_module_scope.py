@@ -10,10 +10,10 @@ import libcst as cst
 
 from ddpfix.imports import dotted_name
 from ddpfix.transforms._args import TargetedTransformer
-from ddpfix.transforms._ast_shapes import last_name
+from ddpfix.transforms._ast_shapes import arguments, last_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
-from ddpfix.transforms._text import call_text, calls, headers, starts_a_word
+from ddpfix.transforms._text import aliased, call_text, calls, headers, starts_a_word
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
@@ -48,6 +48,14 @@ def _may_be_cuda_device(call: ast.Call) -> bool:
     if isinstance(first, ast.Constant) and isinstance(first.value, int) and not isinstance(first.value, bool):
         return True  # an ordinal is a CUDA device
     return "cuda" in ast.dump(call)
+
+
+def _may_be_cuda_value(node: ast.expr) -> bool:
+    """What ``_lightning.device_kind`` may call ``"cuda"``: a string or f-string naming it, an
+    ordinal, ``torch.device(...)`` of one."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return True
+    return (isinstance(node, ast.Call) and _may_be_cuda_device(node)) or "cuda" in ast.dump(node)
 
 
 class InitModuleScope(Rule):
@@ -110,20 +118,30 @@ class InitModuleScope(Rule):
             return False
         if any(not _after_def(data, call.start) for call in calls(data, ("init_module",))):
             return True
-        if any(call.after_a_dot for call in calls(data, ("set_default_device",))):
+        if any(not _after_def(data, call.start) for call in calls(data, ("set_default_device",))):
             return True
-        for start, end in headers(data, "with", (b"", b"async")):
-            for call in calls(data, ("device",), start, end):
-                if call.owner_is_attribute:
-                    continue  # ``torch.cuda.device(...)``: ``may_apply`` wants ``name.device``
-                arguments = call_text(data, call.open_paren)
-                if b"cuda" in arguments or _DIGIT.search(arguments):
-                    return True
-        return False
+        if aliased("set_default_device", data):
+            return True
+        # The device calls first, their ``with`` headers after: ``with`` starts lines everywhere in
+        # torch (``with torch.no_grad():``), CUDA-looking ``device(`` calls do not.
+        starts = []
+        for call in calls(data, ("device",)):
+            if call.owner_is_attribute:
+                continue  # ``torch.cuda.device(...)``: ``may_apply`` wants ``name.device``
+            arguments = call_text(data, call.open_paren)
+            if b"cuda" in arguments or _DIGIT.search(arguments):
+                starts.append(call.start)
+        return bool(starts) and any(
+            start <= at < end for start, end in headers(data, "with", (b"", b"async")) for at in starts)
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
-        """A ``with`` over ``.init_module(...)`` or ``device("cuda...")``, or a set_default_device call."""
+        """A ``with`` over ``.init_module(...)`` or ``device("cuda...")``, or a call of
+        ``set_default_device`` (by any name an import gives it) whose first argument may name a CUDA
+        device (``apply`` reports only ``"cuda"``, ``"cuda:N"``, an ordinal or such a ``torch.device``:
+        torch's own tests call it with a variable, and parsing them cost a quarter of a second)."""
+        names = {"set_default_device"}
+        calls: list[ast.Call] = []
         for node in ast.walk(tree):
             if isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
@@ -133,9 +151,11 @@ class InitModuleScope(Rule):
                     name = last_name(call.func)
                     if name == "init_module" or (name == "device" and _may_be_cuda_device(call)):
                         return True
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "set_default_device":
-                return True
-        return False
+            elif isinstance(node, ast.Call) and (node.args or node.keywords):
+                calls.append(node)
+            elif isinstance(node, ast.ImportFrom):
+                names.update(a.asname for a in node.names if a.name == "set_default_device" and a.asname)
+        return any(last_name(call.func) in names and _may_be_cuda_value(arguments(call)[0]) for call in calls)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         knowledge = _Knowledge.of(module, ctx)
