@@ -298,3 +298,13 @@ def test_tree_rule_findings_honour_noqa_on_the_first_line_of_their_statement():
               b"        x = dist.all_gather(  # noqa: DDP005\n            y)\n        z = dist.broadcast(\n            w)\n")
     findings = fix_source("x.py", source, [_ddp005()]).findings
     assert [(f.line, f.code) for f in findings] == [(7, "DDP005")]
+
+
+def test_a_file_libcst_cannot_reproduce_is_reported_not_rewritten():
+    # LibCST drops a form feed that stands before code on its line; a fix elsewhere would lose it.
+    data = TWO_FIXES.replace(b"\na = DataLoader", b"\n\x0ca = DataLoader")
+    result = fix_source("x.py", data, all_rules())
+    assert result.fixed is None
+    assert result.findings and not any(f.fixed for f in result.findings)
+    [problem] = result.problems
+    assert problem.level == "note" and "byte for byte" in problem.message

@@ -37,6 +37,10 @@ class Finding:
         return FixKey(self.code, self.line, self.column, self.cell)
 
 
+#: The code and level of a Problem that is only said: it does not stop a clean exit.
+NOTE = "note"
+
+
 @dataclass(frozen=True)
 class Problem:
     """Something that kept ddpfix from handling a file (unreadable, unparsable, a rule crashed).

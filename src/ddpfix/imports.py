@@ -64,6 +64,11 @@ def child_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
         yield case.body
 
 
+#: The statements of CPython's tree that hold blocks (LibCST's ``BaseCompoundStatement``s).
+TREE_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+                 ast.AsyncFunctionDef, ast.ClassDef, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
 def tree_blocks(tree: ast.Module) -> Iterator[list[ast.stmt]]:
     """Every statement list of CPython's tree: the module's body, then the blocks nested in it."""
     pending = [tree.body]

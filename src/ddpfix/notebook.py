@@ -24,10 +24,9 @@ from dataclasses import dataclass, field, replace
 
 from ddpfix import engine
 from ddpfix.facts import ProjectFacts, file_facts
-from ddpfix.findings import FileResult, Finding, FixKey, Problem
+from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
 
 SUFFIX = ".ipynb"
-NOTE = "note"
 # A line an IPython kernel reads as a magic or a shell escape, not as Python.
 _MAGIC_LINE = re.compile(r"^(%|!)")
 _CELL_MAGIC = re.compile(r"^\s*%%")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ddpfix.imports import ImportTable
+from ddpfix.imports import TREE_COMPOUND, ImportTable
 from ddpfix.transforms._ast_shapes import arguments, child_blocks, last_name, statements
 from ddpfix.transforms._lightning import lightning_name
 from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_VARIABLES, Guard
@@ -135,8 +135,6 @@ def gated_at_module_level(tree: ast.Module, tests: TreeRankTests) -> Iterator[tu
     yield from _walk(tree.body, tests, None)
 
 
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
-             *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -152,7 +150,7 @@ def _walk(block: list[ast.stmt], tests: TreeRankTests, guard: Guard | None) -> I
                 # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
                 current = Guard(statement, "return", True, nested=current is not None)
             continue
-        if isinstance(statement, _COMPOUND):
+        if isinstance(statement, TREE_COMPOUND):
             for inner in child_blocks(statement):
                 yield from _walk(inner, tests, current)
         elif current is not None:

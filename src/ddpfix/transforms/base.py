@@ -13,7 +13,7 @@ import libcst as cst
 
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import Finding, FixKey
-from ddpfix.imports import ImportTable, tree_blocks
+from ddpfix.imports import TREE_COMPOUND, ImportTable, tree_blocks
 from ddpfix.positions import CodeRange, Positions, TreePositions
 from ddpfix.suppressions import is_suppressed, suppressions
 from ddpfix.transforms._args import keeps_comments
@@ -130,7 +130,7 @@ class TreeView:
                     continue  # ``if x: y = f(...)``: a SimpleStatementSuite, which LibCST's view skips too
                 first = last = previous = None
                 for statement in [*block, None]:
-                    simple = statement is not None and not isinstance(statement, _COMPOUND)
+                    simple = statement is not None and not isinstance(statement, TREE_COMPOUND)
                     if simple and previous is not None and self._joined(previous, statement):
                         last = statement.end_lineno
                     else:
@@ -152,10 +152,6 @@ class TreeView:
         between = self.text[positions.offset(previous.end_lineno, previous.end_col_offset):
                             positions.offset(statement.lineno, statement.col_offset)]
         return any(";" in part.split("#", 1)[0] for part in between.splitlines())
-
-
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
-             ast.AsyncFunctionDef, ast.ClassDef, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
 class RuleContext:
