@@ -30,14 +30,15 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def decode_problem(path: str, data: bytes) -> Problem | None:
+def decode_problem(path: str, data: bytes, nul_checked: bool = False) -> Problem | None:
     """Whether the bytes are text in the encoding they declare (a coding cookie, a BOM, else UTF-8).
 
     Checked for every file, before the prefilter, because it costs next to nothing (C-speed decode):
     a binary file named ``.py``, a file that is not valid UTF-8 or one whose cookie names a wrong or
-    unknown codec is reported even when no rule's trigger words occur in it.
+    unknown codec is reported even when no rule's trigger words occur in it. ``nul_checked``: the
+    caller read the bytes with ``runner.read_source``, which rejects NUL bytes already.
     """
-    if b"\x00" in data:
+    if not nul_checked and b"\x00" in data:
         return Problem(path, READ_ERROR, "cannot read: binary content, not Python source")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)

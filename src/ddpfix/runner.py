@@ -270,20 +270,22 @@ def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
         facts = _facts_or_raise(path, data)
     except Exception:  # no facts, so no class list to decide IF_LIGHTNING by: the fix pass decides
         return FileFacts(), FIX, None
-    verdict = _verdict(path, data, _scan_rules, facts.classes)
-    if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, _scan_rules):
+    # ``facts.lightning`` is ``b"lightning" in data`` wherever the verdict asks it: a full scan of
+    # the file, which most files fail, is not repeated.
+    verdict = _verdict(path, data, _scan_rules, facts.classes, facts.lightning)
+    if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, _scan_rules, facts.lightning):
         return facts, DONE, _lean(fix_source(path, data, _scan_rules, None, options=_scan_options, fix=_scan_fix))
     return facts, verdict, None
 
 
-def _on_its_own(path: str, data: bytes, rules: Sequence[type[Rule]]) -> bool:
+def _on_its_own(path: str, data: bytes, rules: Sequence[type[Rule]], lightning: bool) -> bool:
     """Whether ``fix_source`` gives this file the same result without the run's facts: the file is
     not Lightning code by its own words, and no other rule that reads the facts passes its
     prefilter. (The facts could still make it Lightning code, through a class deriving from a
     LightningModule of the run: ``_scan`` sends such a file to the fix pass after all.) Such files,
     in torch those with rank words and collectives for DDP005, are fixed by the scan that read them,
     not read and checked a second time after it."""
-    if is_notebook(path) or b"lightning" in data:
+    if is_notebook(path) or lightning:
         return False
     return not any(
         rule.uses_facts and not rule.lightning_only and rule.applies_to(path) and rule.triggered_by(data)
@@ -292,20 +294,20 @@ def _on_its_own(path: str, data: bytes, rules: Sequence[type[Rule]]) -> bool:
 
 
 def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]],
-             classes: Sequence[tuple[str, tuple[str, ...]]] = ()) -> str:
+             classes: Sequence[tuple[str, tuple[str, ...]]], lightning: bool) -> str:
     """``engine._fix_source``'s first questions, asked while the facts pass has the bytes anyway:
     a file that cannot be read or decoded, or that some rule's trigger words may concern, goes to
     the fix pass. Only ever SKIP where ``fix_source`` would return nothing to say."""
     if isinstance(data, Problem) or is_notebook(path) or len(data) > MAX_PARSE_BYTES:
         return FIX
-    if decode_problem(path, data) is not None:
+    if decode_problem(path, data, nul_checked=True) is not None:  # ``read_source`` checked for NUL bytes
         return FIX
     if any(not rule.lightning_only and rule.applies_to(path) and rule.triggered_by(data) for rule in rules):
         return FIX
     lightning_rules = [rule for rule in rules if rule.lightning_only and rule.applies_to(path)]
-    if not lightning_rules or b"class" not in data and b"lightning" not in data:
+    if not lightning_rules or b"class" not in data and not lightning:
         return SKIP  # ``is_lightning_code`` is False without either word
-    if b"lightning" not in data:
+    if not lightning:
         return IF_LIGHTNING
     module_rules = False
     for rule in lightning_rules:
