@@ -22,7 +22,7 @@ from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import WorkerCrashed, check_files, discover
+from ddpfix.runner import WorkerCrashed, check_files, discover, single_fixes
 from ddpfix.transforms import all_rules, resolve
 from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
@@ -201,7 +201,7 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
             raise click.UsageError(f"--output-format {output_format} goes with --check or --write")
         if write:
             write_all()
-        print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write)
+        print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write, jobs=jobs)
         return done(applied=write)
     if mode == "interactive":
         results = review_interactively(results, rules, facts, problems, output, options)
@@ -236,7 +236,8 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     return done(applied=False)
 
 
-def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool) -> None:
+def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool,
+                           jobs: int = 1) -> None:
     """Findings (and the files' problems) as one JSON array, a SARIF log, or GitHub annotations, on stdout."""
     if output_format == "github":
         for problem in problems:
@@ -245,7 +246,7 @@ def print_machine_readable(output_format, results, problems, rules, facts, optio
             for finding in result.findings:
                 output.out(report.github_line(finding))
         return
-    edits = single_fix_edits(results, rules, facts, options)
+    edits = single_fix_edits(results, rules, facts, options, jobs)
     if output_format == "sarif":
         log = sarif.sarif_log(results, problems, rules, edits, written=written)
         output.out(json.dumps(log, indent=2, ensure_ascii=False))
@@ -258,23 +259,20 @@ def print_machine_readable(output_format, results, problems, rules, facts, optio
     output.out(json.dumps(records, indent=2, ensure_ascii=False))
 
 
-def single_fix_edits(results, rules, facts, options) -> dict[Finding, dict]:
+def single_fix_edits(results, rules, facts, options, jobs: int = 1) -> dict[Finding, dict]:
     """Each fixable finding's fix on its own, as one edit of the file as it was read (see
     ``report.text_edit``): what an editor or a SARIF viewer would apply. Findings without a fix,
     or whose fix changes nothing by itself, have no entry."""
+    outputs = single_fixes(results, rules, facts, options, jobs)
     edits: dict[Finding, dict] = {}
     for result in results:
-        if not result.original:
-            continue
         before = None
         for finding in result.findings:
-            if not finding.fixable:
-                continue
-            single = fix_source(result.path, result.original, rules, facts, only={finding.key}, options=options)
-            before = before if before is not None else report.source_text(result.original)
-            edit = report.text_edit(before, report.source_text(single.output))
-            if edit:
-                edits[finding] = edit
+            if finding in outputs:
+                before = before if before is not None else report.source_text(result.original)
+                edit = report.text_edit(before, report.source_text(outputs[finding]))
+                if edit:
+                    edits[finding] = edit
     return edits
 
 
