@@ -347,8 +347,6 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
     return current
 
 
-
-
 def _gathered(fixed: list, last_run: dict[str, list]) -> list:
     return fixed + [f for findings in last_run.values() for f in findings]
 
