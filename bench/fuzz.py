@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from ddpfix.engine import allow_deep_trees, fix_source  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
+from ddpfix.findings import NOTE  # noqa: E402
 
 RULES = all_rules()
 FIXTURE_INPUTS = sorted(
@@ -374,7 +375,8 @@ def check(data: bytes, timeout: int) -> tuple[str | None, str]:
             return "timeout", f"fix_source took more than {timeout}s"
         except BaseException:  # noqa: BLE001 - this is what we look for
             return "exception", traceback.format_exc()
-        problems = [p for p in result.problems if p.code not in ("E999", "E902")]
+        problems = [p for p in result.problems if p.code not in ("E999", "E902") and p.level != NOTE]
+        refused = any(p.level == NOTE for p in result.problems)  # LibCST would not reproduce the file
         triggered = any(rule.has_trigger_words(data) for rule in RULES)
         if not triggered and (result.fixed is not None or result.findings):
             return "untriggered-change", "a file without trigger words was changed or got findings"
@@ -386,7 +388,7 @@ def check(data: bytes, timeout: int) -> tuple[str | None, str]:
             if hidden:
                 return "prefilter-hid-a-finding", hidden
         if result.fixed is None:
-            return None, "changed=0" if triggered else "untriggered"
+            return None, "refused-round-trip" if refused else "changed=0" if triggered else "untriggered"
         if compiles(data) and not compiles(result.fixed):
             return "does-not-compile", result.fixed.decode("utf-8", "replace")
         try:

@@ -308,3 +308,15 @@ def test_a_file_libcst_cannot_reproduce_is_reported_not_rewritten():
     assert result.findings and not any(f.fixed for f in result.findings)
     [problem] = result.problems
     assert problem.level == "note" and "byte for byte" in problem.message
+
+
+def test_a_file_libcst_loses_text_of_is_reported_not_rewritten():
+    """Found by the fuzz: LibCST gives back this file without a comment line (blank lines with mixed
+    newlines before it); the fixes it has would have been written with the comment gone."""
+    from pathlib import Path
+
+    data = (Path(__file__).parent / "data" / "libcst_round_trip_loss.py.bin").read_bytes()
+    assert cst.parse_module(data.replace(b"\x0c", b" ")).bytes != data.replace(b"\x0c", b" ")
+    result = fix_source("x.py", data, all_rules())
+    assert result.fixed is None and any(f.fixable for f in result.findings)
+    assert [p.level for p in result.problems] == ["note"]
