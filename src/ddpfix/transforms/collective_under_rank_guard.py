@@ -270,22 +270,27 @@ def _calls(statement: ast.stmt) -> Iterator[ast.Call]:
 
 def _collectives(statement: ast.stmt, ctx: RuleContext, metrics: set[str]) -> Iterator[tuple[ast.Call, str]]:
     for call in _calls(statement):
-        func = call.func
-        name = ctx.view.positions.segment(func)
-        if ctx.imports.qualify(func) in TORCH_DISTRIBUTED:
-            yield call, f"{name}()"
-            continue
-        if not isinstance(func, ast.Attribute):
-            continue
-        method, owner = func.attr, func.value
-        owner_name = last_name(owner)
-        if method == "all_gather" and isinstance(owner, ast.Name) and owner.id == "self":
-            yield call, "self.all_gather()"
-        elif method in STRATEGY_COLLECTIVES and owner_name == "strategy":
-            yield call, f"{name}()"
-        elif method == "save_checkpoint" and owner_name == "trainer":
-            yield call, f"{name}() (it ends in a barrier)"
-        elif method in FABRIC_COLLECTIVES and owner_name == "fabric":
-            yield call, f"{name}()"
-        elif method == "compute" and isinstance(owner, ast.Attribute) and root(owner) == "self" and owner.attr in metrics:
-            yield call, f"{name}() (it syncs the metric's state across ranks)"
+        why = _collective(call.func, ctx, metrics)
+        if why is not None:
+            # The call's text only for a finding: it needs the file's line table.
+            yield call, "self.all_gather()" if why == "self" else f"{ctx.view.positions.segment(call.func)}(){why}"
+
+
+def _collective(func: ast.expr, ctx: RuleContext, metrics: set[str]) -> str | None:
+    """What to add to the call's name in the message when ``func`` is a collective (``"self"`` for
+    ``self.all_gather``), else None."""
+    if ctx.imports.qualify(func) in TORCH_DISTRIBUTED:
+        return ""
+    if not isinstance(func, ast.Attribute):
+        return None
+    method, owner = func.attr, func.value
+    owner_name = last_name(owner)
+    if method == "all_gather" and isinstance(owner, ast.Name) and owner.id == "self":
+        return "self"
+    if (method in STRATEGY_COLLECTIVES and owner_name == "strategy") or (method in FABRIC_COLLECTIVES and owner_name == "fabric"):
+        return ""
+    if method == "save_checkpoint" and owner_name == "trainer":
+        return " (it ends in a barrier)"
+    if method == "compute" and isinstance(owner, ast.Attribute) and root(owner) == "self" and owner.attr in metrics:
+        return " (it syncs the metric's state across ranks)"
+    return None
