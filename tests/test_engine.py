@@ -282,10 +282,10 @@ def test_a_crashing_tree_rule_leaves_the_file_untouched_and_keeps_the_other_find
     assert collective.line == 19  # in the bytes the file keeps
 
 
-def test_a_rule_that_reads_cpythons_tree_cannot_be_fixable():
+def test_a_fixable_rule_must_implement_apply():
     import pytest
 
-    with pytest.raises(TypeError, match="must not be fixable"):
+    with pytest.raises(TypeError, match="must implement apply"):
         class Fixing(Rule):  # noqa: F841 - defining it is the test
             code, name, summary, fixable, triggers = "DDP903", "fixing-reader", "test", True, ()
 
@@ -320,3 +320,86 @@ def test_a_file_libcst_loses_text_of_is_reported_not_rewritten():
     result = fix_source("x.py", data, all_rules())
     assert result.fixed is None and any(f.fixable for f in result.findings)
     assert [p.level for p in result.problems] == ["note"]
+
+
+class TwoPaths(Rule):
+    """Reports every ``Generator`` call: from CPython's tree where no comment is in the file, else
+    it says the tree cannot tell; ``apply`` reports (and fixes, by renaming) the same calls."""
+
+    code, name, summary, fixable, triggers = "DDP904", "two-paths", "test rule with both paths", True, ("Generator",)
+    checked = 0
+
+    def check(self, tree, ctx):
+        import ast
+
+        from ddpfix.transforms.base import NeedsLibCST
+
+        if b"#" in ctx.data:
+            raise NeedsLibCST
+        type(self).checked += 1
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Generator":
+                ctx.report(node, "generator", fixable=True)
+
+    def apply(self, module, ctx):
+        from ddpfix.transforms._walk import walk
+
+        calls = []
+
+        class Collect(cst.CSTVisitor):
+            def visit_Call(self, node):
+                if isinstance(node.func, cst.Attribute) and node.func.attr.value == "Generator":
+                    calls.append(node)
+
+        walk(module, Collect())
+        fixed = {call for call in calls if ctx.report(call, "generator", fixable=True)}
+        if not fixed:
+            return module
+
+        class Rename(cst.CSTTransformer):
+            def leave_Call(self, original, updated):
+                return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("Gen"))) if original in fixed else updated
+
+        return module.visit(Rename())
+
+
+def test_a_fixable_rule_with_a_tree_check_reports_from_it_without_libcst(monkeypatch):
+    import ddpfix.engine as engine
+
+    parse = engine._parse
+    monkeypatch.setattr(engine, "_parse", lambda path, data: (_ for _ in ()).throw(AssertionError("parsed by LibCST")))
+    TwoPaths.checked = 0
+    report = fix_source("x.py", TWO_FIXES, [TwoPaths], fix=False)
+    assert TwoPaths.checked == 1 and report.fixed is None
+    assert [(f.line, f.column, f.fixable, f.fixed) for f in report.findings] == [(4, 50, True, False), (5, 46, True, False)]
+    monkeypatch.setattr(engine, "_parse", parse)
+    fixed = fix_source("x.py", TWO_FIXES, [TwoPaths])  # a run that fixes asks apply
+    assert fixed.fixed.count(b".Gen(") == 2 and all(f.fixed for f in fixed.findings)
+    assert [(f.line, f.column, f.end_column) for f in fixed.findings] == [(f.line, f.column, f.end_column) for f in report.findings]
+
+
+def test_a_tree_check_that_cannot_tell_hands_the_file_to_apply(monkeypatch):
+    import ddpfix.engine as engine
+
+    parsed = []
+    parse = engine._parse
+    monkeypatch.setattr(engine, "_parse", lambda path, data: parsed.append(path) or parse(path, data))
+    TwoPaths.checked = 0
+    source = TWO_FIXES + b"# a comment the tree does not hold\n"
+    report = fix_source("x.py", source, [TwoPaths], fix=False)
+    assert parsed == ["x.py"] and TwoPaths.checked == 0
+    assert [(f.line, f.fixable, f.fixed) for f in report.findings] == [(4, True, False), (5, True, False)]
+    assert not report.problems
+
+
+def test_needs_libcst_from_a_rule_without_apply_is_an_internal_error():
+    from ddpfix.transforms.base import NeedsLibCST
+
+    class Unsure(Rule):
+        code, name, summary, fixable, triggers = "DDP905", "unsure", "test", False, ("Generator",)
+
+        def check(self, tree, ctx):
+            raise NeedsLibCST("no way to tell")
+
+    [problem] = fix_source("x.py", TWO_FIXES, [Unsure], fix=False).problems
+    assert problem.code == "DDP905" and "internal error" in problem.message

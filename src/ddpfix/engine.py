@@ -19,7 +19,7 @@ import libcst as cst
 
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
-from ddpfix.transforms.base import ModuleView, Rule, RuleContext, TreeView
+from ddpfix.transforms.base import ModuleView, NeedsLibCST, Rule, RuleContext, TreeView
 
 PARSE_ERROR = "E999"
 READ_ERROR = "E902"
@@ -216,11 +216,14 @@ def _fix_source(
     if facts is None:
         facts = ProjectFacts.merge([file_facts(path, data)]) if any(r.uses_facts for r in active) else ProjectFacts()
     options = options or {}
+    if only is not None and not only:
+        _report(path, tree, data, active, facts, options, result)
+        return result
     current: bytes | None = data  # None: the file keeps its original bytes
-    editors = [rule for rule in active if not rule.reads_tree]
+    editors = [rule for rule in active if rule.edits]
     if editors:
         current = _edit(path, data, editors, facts, only, options, result)
-    readers = [rule for rule in active if rule.reads_tree]
+    readers = [rule for rule in active if not rule.edits]
     if readers:
         # Their findings stand in the bytes the result holds: the fixed code, or the original
         # when nothing changed or something failed (then the file keeps its original bytes).
@@ -245,16 +248,40 @@ def _fix_source(
     return result
 
 
+def _report(path: str, tree: ast.Module, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
+            options: Mapping[str, object], result: FileResult) -> None:
+    """Report-only (nothing is rewritten, so every rule reads the file as it is): each rule that
+    reads CPython's tree reports from it; only the others, and those that cannot tell on that tree
+    (``NeedsLibCST``), make the LibCST parse."""
+    readers = [rule for rule in active if rule.reads_tree]
+    deferred: list[type[Rule]] = []
+    found, failed = _read_tree(path, tree, data, readers, facts, options, result, deferred)
+    editors = [rule for rule in active if rule.edits and (not rule.reads_tree or rule in deferred)]
+    if editors and not failed:
+        _edit(path, data, editors, facts, frozenset(), options, result)
+    result.findings += found
+    result.findings.sort(key=lambda f: (f.line, f.column, f.code))
+
+
 def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Rule]], facts: ProjectFacts,
-               options: Mapping[str, object], result: FileResult) -> tuple[list, bool]:
+               options: Mapping[str, object], result: FileResult,
+               deferred: list[type[Rule]] | None = None) -> tuple[list, bool]:
     """The findings of the rules that report from CPython's tree of ``data``, and whether one of
-    them failed (the failure is added to ``result``; the file must then keep its original bytes)."""
+    them failed (the failure is added to ``result``; the file must then keep its original bytes).
+    A rule that raises ``NeedsLibCST`` (allowed where it implements ``apply`` too and ``deferred``
+    is given) reports nothing here and is added to ``deferred``."""
     view = TreeView(tree, data)
     found = []
     for rule in rules:
         ctx = RuleContext(path, rule, view, facts, frozenset(), options)
         try:
             rule().check(tree, ctx)
+        except NeedsLibCST as err:
+            if deferred is None or not rule.edits:
+                result.problems.append(Problem(path, rule.code, _failure(err)))
+                return found, True
+            deferred.append(rule)
+            continue
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             result.problems.append(Problem(path, rule.code, _failure(err)))
             return found, True

@@ -126,7 +126,7 @@ class TreeView:
         if self._starts is None:
             self._starts = {}
             for block in tree_blocks(self.tree):
-                if self._one_line_body(block):
+                if self.one_line_body(block):
                     continue  # ``if x: y = f(...)``: a SimpleStatementSuite, which LibCST's view skips too
                 first = last = previous = None
                 for statement in [*block, None]:
@@ -141,7 +141,9 @@ class TreeView:
                     previous = statement if simple else None
         return self._starts.get(line, line)
 
-    def _one_line_body(self, block: list[ast.stmt]) -> bool:
+    def one_line_body(self, block: list[ast.stmt]) -> bool:
+        """``if x: y()``: the block stands on its compound statement's line (LibCST's
+        ``SimpleStatementSuite``, whose statements LibCST's statement walks do not list)."""
         first, positions = block[0], self.positions
         return bool(self.text[positions.line_start(first.lineno):positions.offset(first.lineno, first.col_offset)].strip())
 
@@ -260,17 +262,19 @@ class Rule:
     #: one (here or through a class of the run) are skipped before parsing.
     module_only: ClassVar[bool] = False
 
-    #: Set by the class itself: the rule reports from CPython's tree (it implements ``check``,
-    #: not ``apply``).
+    #: Set by the class itself: the rule reports from CPython's tree (it implements ``check``).
     reads_tree: ClassVar[bool] = False
+    #: Set by the class itself: the rule reads (and may rewrite) LibCST's tree (it implements ``apply``).
+    edits: ClassVar[bool] = False
 
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.reads_tree = cls.check is not Rule.check
-        if cls.reads_tree and cls.fixable:
-            raise TypeError(f"{cls.__name__} reads CPython's tree, which cannot be rewritten: it must not be fixable")
+        cls.edits = cls.apply is not Rule.apply
+        if cls.fixable and not cls.edits:
+            raise TypeError(f"{cls.__name__} is fixable, so it must implement apply: CPython's tree cannot be rewritten")
         cls._compiled = tuple(
             tuple(s.encode() for s in ((t,) if isinstance(t, str) else t)) for t in cls.triggers
         )
@@ -306,6 +310,11 @@ class Rule:
         })
 
     @classmethod
+    def without_tree_check(cls) -> type[Rule]:
+        """The rule as ``apply`` alone reports: what its ``check`` is compared against."""
+        return type(cls.__name__, (cls,), {"check": Rule.check})
+
+    @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
         """A cheap look at CPython's tree (built anyway) that may rule the file out before the LibCST
         parse. Only ever False when the rule can have nothing to say; the rule's logic stays in apply()."""
@@ -325,8 +334,19 @@ class Rule:
         raise NotImplementedError
 
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """What a report-only rule may implement instead of ``apply``: report findings on CPython's
-        tree of the file (the fixed file, in a run that fixes), ``ctx.view`` being a ``TreeView``.
-        A file whose active rules all read this tree is never parsed by LibCST, which costs ten
-        times more; ``Positions`` and ``TreePositions`` put findings at the same places."""
+        """Report findings on CPython's tree of the file, ``ctx.view`` being a ``TreeView``. A file
+        whose active rules all read this tree is never parsed by LibCST, which costs ten times more;
+        ``Positions`` and ``TreePositions`` put findings at the same places.
+
+        A report-only rule implements this instead of ``apply`` (it then runs on the fixed file, in
+        a run that fixes). A fixable rule may implement it beside ``apply``, for the runs that only
+        report (``--check``, editor diagnostics): it must report exactly what ``apply`` reports
+        with no fix applied, ``fixable`` included (``tests/test_tree_checks.py`` compares the two),
+        and raises ``NeedsLibCST`` where the tree cannot tell (a comment a fix could lose): the
+        engine then asks ``apply``."""
         raise NotImplementedError
+
+
+class NeedsLibCST(Exception):
+    """Raised by ``Rule.check`` of a rule that also implements ``apply``: this file's findings
+    depend on what only LibCST's tree holds (comments, exact layout), so ``apply`` must report them."""

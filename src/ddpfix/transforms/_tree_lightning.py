@@ -1,0 +1,303 @@
+"""``_lightning`` and ``_args`` for CPython's tree: the same questions, asked of ``ast`` nodes, for
+the rules' ``check`` (report-only runs that never parse the file with LibCST).
+
+Each function answers exactly what its LibCST namesake answers for the same code (the rules'
+``check`` and ``apply`` are compared over every fixture by ``tests/test_tree_checks.py``). Where
+the two trees differ, the difference is spelled out where it is handled: ``async def`` is its own
+node here, ``True`` is a constant, and ``"a" f"b"`` is one ``JoinedStr`` (LibCST keeps the pieces).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Iterator, Mapping
+
+from ddpfix.imports import ImportTable
+from ddpfix.transforms._lightning import CUDA_STRING, is_torch_nn_module, lightning_name
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+
+def keyword(call: ast.Call, name: str) -> ast.keyword | None:
+    return next((k for k in call.keywords if k.arg == name), None)
+
+
+def is_true(arg: ast.keyword | None) -> bool:
+    """``name=True`` (LibCST: the ``Name`` ``True``; here a constant)."""
+    return arg is not None and isinstance(arg.value, ast.Constant) and arg.value.value is True
+
+
+def has_star(call: ast.Call) -> bool:
+    """``*args`` or ``**kwargs`` among the arguments (LibCST: an ``Arg`` with ``star``)."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+
+
+def arguments_in_order(call: ast.Call) -> list[ast.expr | ast.keyword]:
+    """Positional arguments and keywords in source order, as LibCST's ``call.args`` lists them
+    (``ast`` keeps them apart: ``f(a=1, *b)`` has ``*b`` first in ``args``)."""
+    return sorted([*call.args, *call.keywords], key=lambda a: (a.lineno, a.col_offset))
+
+
+# --- strings and devices ---------------------------------------------------------------------
+
+
+def string_value(node: ast.expr, text: str | None = None) -> str | None:
+    """A string literal's value (LibCST: ``SimpleString`` / ``ConcatenatedString`` of plain strings).
+    ``"a" f"b"`` is a ``JoinedStr`` here and a ``ConcatenatedString`` there, which LibCST cannot
+    evaluate either: None in both."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def device_kind(node: ast.expr, imports: ImportTable, segment) -> str:
+    """``_lightning.device_kind`` on CPython's tree: ``"cuda"``, ``"cpu"`` or ``"unknown"``.
+
+    ``segment(node)`` gives a node's source text: an f-string that is implicitly concatenated with
+    other strings (``f"cu" "da"``) is one ``JoinedStr`` here but a ``ConcatenatedString`` to LibCST,
+    which calls it ``"unknown"``; only the text tells them apart.
+    """
+    text = string_value(node)
+    if text is not None:
+        return "cuda" if CUDA_STRING.fullmatch(text) else "cpu"
+    if isinstance(node, ast.JoinedStr):
+        if _concatenated(segment(node)):
+            return "unknown"
+        if all(isinstance(part, ast.Constant) for part in node.values):
+            joined = "".join(part.value for part in node.values)
+            return "cuda" if CUDA_STRING.fullmatch(joined) else "cpu"
+        first = node.values[0] if node.values else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("cuda"):
+            return "cuda"
+        return "unknown"
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return "cuda"  # an ordinal names a CUDA device
+    if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and (node.args or node.keywords):
+        first = next((a for a in arguments_in_order(node)
+                      if not isinstance(a, ast.keyword) or a.arg in (None, "type")), None)
+        if first is None or isinstance(first, ast.Starred) or (isinstance(first, ast.keyword) and first.arg is None):
+            return "unknown"
+        value = first.value if isinstance(first, ast.keyword) else first
+        if isinstance(value, ast.JoinedStr) or (isinstance(value, ast.Constant) and isinstance(value.value, (str, bytes))):
+            return device_kind(value, imports, segment)
+    return "unknown"
+
+
+def _concatenated(source: str) -> bool:
+    """Whether an f-string's source is more than one string token (``f"a" "b"``)."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER)]
+    except (tokenize.TokenError, SyntaxError):
+        return True
+    starts = [t for t in tokens if t.type in (tokenize.STRING, getattr(tokenize, "FSTRING_START", -1))]
+    return len(starts) != 1
+
+
+# --- statements, classes, methods ------------------------------------------------------------
+
+
+def child_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
+    """The blocks of a compound statement in the order of ``imports.child_blocks``: body,
+    ``elif``/``else`` (a ``try``'s ``else`` too), handlers, ``finally``, cases. An ``elif`` is an
+    ``If`` alone in ``orelse`` here; LibCST yields its blocks without the ``If`` itself."""
+    if isinstance(statement, ast.Match):
+        for case in statement.cases:
+            yield case.body
+        return
+    body = getattr(statement, "body", None)
+    if isinstance(body, list):
+        yield body
+    orelse = getattr(statement, "orelse", None)
+    if orelse:
+        if isinstance(statement, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If) and _is_elif(statement, orelse[0]):
+            yield from child_blocks(orelse[0])
+        else:
+            yield orelse
+    yield from (h.body for h in getattr(statement, "handlers", ()))
+    finalbody = getattr(statement, "finalbody", None)
+    if finalbody:
+        yield finalbody
+
+
+def _is_elif(parent: ast.If, inner: ast.If) -> bool:
+    # ``else:\n    if x:`` is an else block holding an ``if`` (a statement of its own to LibCST);
+    # ``elif x:`` starts on the keyword's column. Only the column of the inner ``if`` tells.
+    return inner.col_offset == parent.col_offset
+
+
+def statements(node) -> Iterator[ast.stmt]:
+    """Every statement below ``node`` (a module, a compound statement or a list of statements), in
+    source order, depth first: ``_lightning.statements``. A one-line body (``if x: f()``) is
+    LibCST's ``SimpleStatementSuite``, whose statements ``_lightning.statements`` does not list,
+    and a line of statements joined by ``;`` is one ``SimpleStatementLine`` there: callers that
+    care ask ``TreeView.one_line_body`` and ``TreeView.statement_start``."""
+    body = node if isinstance(node, list) else getattr(node, "body", ())
+    for statement in body:
+        yield statement
+        if isinstance(statement, _COMPOUND):
+            for block in child_blocks(statement):
+                yield from statements(block)
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, *FUNCTIONS, ast.ClassDef,
+             ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+
+
+def classes(node) -> list[ast.ClassDef]:
+    return [s for s in statements(node) if isinstance(s, ast.ClassDef)]
+
+
+def all_functions(node) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [s for s in statements(node) if isinstance(s, FUNCTIONS)]
+
+
+def _last_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _defined_elsewhere(parent: ast.expr, imports: ImportTable, elsewhere: Mapping[str, frozenset[str]]) -> bool:
+    """``_lightning._defined_elsewhere`` on CPython's tree."""
+    from ddpfix.transforms._lightning import _defined_elsewhere as on_libcst
+
+    return on_libcst(parent, imports, elsewhere)  # it reads only dotted names, which both trees share
+
+
+def derived(node, kind_of) -> dict[str, tuple[str, ast.ClassDef]]:
+    """``_lightning._derived``: the file's classes whose base ``kind_of`` recognises, directly or
+    through the file's own classes: name -> (kind, class); the last class of a name wins."""
+    by_name = {c.name: c for c in classes(node)}
+    found: dict[str, tuple[str, ast.ClassDef]] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, cls in by_name.items():
+            if name in found:
+                continue
+            for base in cls.bases:
+                if isinstance(base, ast.Starred):
+                    continue  # LibCST: an ``Arg`` with a star, which has no keyword either: kind_of(None-like)
+                kind = kind_of(base)
+                if kind is None and isinstance(base, ast.Name) and base.id in found:
+                    kind = found[base.id][0]
+                if kind is not None:
+                    found[name] = (kind, cls)
+                    grew = True
+                    break
+    return found
+
+
+def class_hierarchy(node, imports: ImportTable, lightning_elsewhere: Mapping[str, frozenset[str]] = {}) -> dict[str, str]:
+    """``_lightning.class_hierarchy``: name -> ``"lightning"`` or ``"torch"``."""
+    def kind_of(parent: ast.expr) -> str | None:
+        if lightning_name(imports, parent) == "LightningModule":
+            return "lightning"
+        if is_torch_nn_module(imports, parent):
+            return "torch"
+        if _defined_elsewhere(parent, imports, lightning_elsewhere):
+            return "lightning"
+        return None
+
+    return {name: kind for name, (kind, _cls) in derived(node, kind_of).items()}
+
+
+def lightning_methods(tree: ast.Module, imports: ImportTable, lightning_elsewhere: Mapping[str, frozenset[str]] = {}):
+    """(class, method) for every method (``def`` or ``async def``) of every LightningModule class."""
+    kinds = class_hierarchy(tree, imports, lightning_elsewhere)
+    for cls in classes(tree):
+        if kinds.get(cls.name) != "lightning":
+            continue
+        for statement in cls.body:
+            if isinstance(statement, FUNCTIONS):
+                yield cls, statement
+
+
+def data_classes(tree: ast.Module, imports: ImportTable) -> dict[str, ast.ClassDef]:
+    """``_lightning.data_classes``: LightningDataModule or torch Dataset subclasses of the file."""
+    def kind_of(base: ast.expr) -> str | None:
+        if lightning_name(imports, base) == "LightningDataModule":
+            return "datamodule"
+        return "dataset" if (imports.qualify(base) or "").startswith("torch.utils.data.") else None
+
+    return {name: cls for name, (_kind, cls) in derived(tree, kind_of).items()}
+
+
+# --- expressions -----------------------------------------------------------------------------
+
+
+def nodes_outside_functions(node) -> Iterator[ast.AST]:
+    """Every node below ``node`` (a node or a list of statements), pre-order, without entering a
+    nested ``def`` (which runs when it is called, not here); ``node`` itself is entered."""
+    pending = list(reversed(node)) if isinstance(node, list) else [node]
+    first = None if isinstance(node, list) else node
+    while pending:
+        current = pending.pop()
+        if current is not first and isinstance(current, FUNCTIONS):
+            continue
+        yield current
+        pending.extend(reversed(list(ast.iter_child_nodes(current))))
+
+
+def self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
+    """``_lightning.self_method_calls``: calls ``self.<name>(...)`` inside ``node``, nested
+    functions left out."""
+    return [
+        n for n in nodes_outside_functions(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in names
+        and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+    ]
+
+
+def metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
+    """``_lightning.metric_attributes``: ``self.<name>`` attributes assigned a torchmetrics object."""
+    found: set[str] = set()
+    for node in ast.walk(cls):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            continue
+        if (imports.qualify(node.value.func) or "").split(".")[0] != "torchmetrics":
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                found.add(target.attr)
+    return found
+
+
+def builds_ddp_trainer(tree: ast.Module, imports: ImportTable, data: bytes | None = None) -> bool:
+    """``_lightning.builds_ddp_trainer``: the file builds a Trainer (or Fabric) with a DDP strategy."""
+    if data is not None and (b"strategy" not in data or b"ddp" not in data.lower()):
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or lightning_name(imports, node.func) not in ("Trainer", "Fabric"):
+            continue
+        for arg in node.keywords:
+            if arg.arg != "strategy":
+                continue
+            text = string_value(arg.value)
+            if (text or "").startswith("ddp") or (
+                isinstance(arg.value, ast.Call) and lightning_name(imports, arg.value.func) == "DDPStrategy"
+            ):
+                return True
+    return False
+
+
+# --- comments --------------------------------------------------------------------------------
+
+
+def has_comment(node: ast.AST, view) -> bool:
+    """Whether a comment stands inside ``node``'s source (``view`` a ``TreeView``). A fix that edits
+    a call's arguments can lose or repeat such a comment, which only LibCST's tree shows: a rule's
+    ``check`` raises ``NeedsLibCST`` for it rather than guess."""
+    text = view.positions.segment(node)
+    if "#" not in text:
+        return False
+    try:
+        return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return True  # a fragment the tokenizer cannot follow: assume the worst
