@@ -301,3 +301,23 @@ def has_comment(node: ast.AST, view) -> bool:
         return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return True  # a fragment the tokenizer cannot follow: assume the worst
+
+
+def comment_before_colon(header: str) -> bool:
+    """Whether a compound statement's header (its text up to its body) holds a comment before the
+    colon that ends it: inside brackets, where LibCST counts it as part of the expression."""
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(header).readline):
+            if token.type == tokenize.COMMENT:
+                return True
+            if token.type == tokenize.OP:
+                if token.string in "([{":
+                    depth += 1
+                elif token.string in ")]}":
+                    depth -= 1
+                elif token.string == ":" and depth == 0:
+                    return False
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return True
+    return True

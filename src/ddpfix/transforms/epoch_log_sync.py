@@ -9,8 +9,12 @@ import libcst as cst
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
-from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms._ranks import RANK_WORDS, RankTests, gated_statements, maybe_rank_gated
+from ddpfix.transforms._tree_ranks import TreeRankTests
+from ddpfix.transforms._tree_ranks import _only_returns as tree_only_returns
+from ddpfix.transforms._tree_ranks import gated_statements as tree_gated_statements
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 
 LOG_METHODS = frozenset({"log", "log_dict"})
 # Hooks whose self.log defaults to on_epoch=True (Lightning's logger connector).
@@ -93,17 +97,46 @@ class EpochLogSync(Rule):
                 if _logs_a_metric_object(call, metrics_by_class[cls]):
                     continue
                 fixed = with_keyword(call, "sync_dist", "True")
-                hook = method.name.value
-                message = (
-                    f"self.{call.func.attr.value}(...) in {hook} logs per epoch without sync_dist: under DDP "
-                    "the value logged (and seen by checkpoints and early stopping) is rank 0's shard only; "
-                    "add sync_dist=True"
-                )
+                message = _message(call.func.attr.value, method.name.value)
                 if ctx.report_fix(call, message, call, fixed):
                     replacements[call] = fixed
         if not replacements:
             return module
         return module.visit(ReplaceCalls(replacements, ctx.view.positions))
+
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply``'s findings, from CPython's tree (report-only runs). A call with a comment inside
+        raises ``NeedsLibCST``: whether adding the keyword keeps it is LibCST's to say."""
+        tests = TreeRankTests(ctx.imports)
+        metrics_by_class: dict[ast.ClassDef, set[str]] = {}
+        for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+            if cls not in metrics_by_class:
+                has_metrics = b"torchmetrics" in ctx.data
+                metrics_by_class[cls] = tree_lightning.metric_attributes(cls, ctx.imports) if has_metrics else set()
+            gated = {id(c) for statement, _guard in tree_gated_statements(method, tests)
+                     for c in tree_lightning.self_method_calls(statement, LOG_METHODS)}
+            gated |= _tree_maybe_rank_gated(method, ctx.view)
+            for call in tree_lightning.self_method_calls(method.body, LOG_METHODS):
+                if id(call) in gated or not _tree_logs_per_epoch(call, method.name):
+                    continue
+                if tree_lightning.has_star(call):
+                    continue
+                if tree_lightning.keyword(call, "sync_dist") is not None or tree_lightning.is_true(tree_lightning.keyword(call, "rank_zero_only")):
+                    continue
+                if _tree_logs_a_metric_object(call, metrics_by_class[cls]):
+                    continue
+                if tree_lightning.has_comment(call, ctx.view):
+                    raise NeedsLibCST("a comment inside a self.log call")
+                ctx.report(call, _message(call.func.attr, method.name), fixable=True)
+
+
+def _message(method: str, hook: str) -> str:
+    return (
+        f"self.{method}(...) in {hook} logs per epoch without sync_dist: under DDP "
+        "the value logged (and seen by checkpoints and early stopping) is rank 0's shard only; "
+        "add sync_dist=True"
+    )
 
 
 def _logs_per_epoch(call: cst.Call, hook: str) -> bool:
@@ -133,3 +166,72 @@ def _logs_a_metric_object(call: cst.Call, metrics: set[str]) -> bool:
         values = [e.value for e in dictionary.value.elements if isinstance(e, cst.DictElement)]
         return bool(values) and all(_is_metric_object(v, metrics) for v in values)
     return _is_metric_object(dictionary.value, metrics)
+
+
+# --- the same questions on CPython's tree (``check``) ------------------------------------------
+
+
+def _tree_logs_per_epoch(call: ast.Call, hook: str) -> bool:
+    on_epoch = tree_lightning.keyword(call, "on_epoch")
+    if on_epoch is not None:
+        return tree_lightning.is_true(on_epoch)
+    return hook in EPOCH_HOOKS
+
+
+def _tree_is_metric_object(value: ast.expr, metrics: set[str]) -> bool:
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+        return value.attr in metrics
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "compute"
+
+
+def _tree_logs_a_metric_object(call: ast.Call, metrics: set[str]) -> bool:
+    if call.func.attr == "log":
+        named = tree_lightning.keyword(call, "value")
+        value = named.value if named is not None else (call.args[1] if len(call.args) > 1 else None)
+        return value is not None and _tree_is_metric_object(value, metrics)
+    named = tree_lightning.keyword(call, "dictionary")
+    dictionary = named.value if named is not None else (call.args[0] if call.args else None)
+    if dictionary is None:
+        return False
+    if isinstance(dictionary, ast.Dict):
+        values = [v for k, v in zip(dictionary.keys, dictionary.values) if k is not None]  # ``**more`` has no key
+        return bool(values) and all(_tree_is_metric_object(v, metrics) for v in values)
+    return _tree_is_metric_object(dictionary, metrics)
+
+
+def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, view) -> set[int]:
+    """``_ranks.maybe_rank_gated`` on CPython's tree: ids of the calls under an ``if`` whose test
+    mentions a rank, or after ``if <rank words>: return`` in the same block."""
+    calls: set[int] = set()
+
+    def all_calls(node: ast.AST) -> None:
+        calls.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _tree_mentions_rank(node, view):
+            all_calls(node)
+            return
+        for _field, value in ast.iter_fields(node):
+            # An ``if`` is never in a one-line body, so every block that holds one is indented.
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                for index, statement in enumerate(value):
+                    if isinstance(statement, ast.If) and _tree_mentions_rank(statement, view) and tree_only_returns(statement.body):
+                        for later in value[index + 1:]:
+                            all_calls(later)
+                        break
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(function)
+    return calls
+
+
+def _tree_mentions_rank(node: ast.If, view) -> bool:
+    """``_ranks.mentions_rank(node.test)``. LibCST's test carries the parentheses around it and the
+    comments inside them; where the header holds a comment, only LibCST can say."""
+    if any(word in view.positions.segment(node.test) for word in RANK_WORDS):
+        return True
+    header = view.text[view.positions.offset(node.lineno, node.col_offset):view.positions.offset(node.body[0].lineno, node.body[0].col_offset)]
+    if "#" in header and tree_lightning.comment_before_colon(header):
+        raise NeedsLibCST("a comment inside the parentheses of an if test")
+    return False
