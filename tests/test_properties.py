@@ -1,5 +1,6 @@
 """Properties over generated and mutated programs: fix_source never raises and never returns code that
-does not compile, and what it returns is a fixed point (running again changes nothing)."""
+does not compile, what it returns is a fixed point (running again changes nothing), and a report-only
+run gives the same findings whether the fixable rules read CPython's tree or only LibCST's."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from ddpfix.engine import fix_source
 from ddpfix.transforms import all_rules
 
 RULES = all_rules()
+LIBCST_ONLY = [rule.without_tree_check() if rule.reads_tree and rule.edits else rule for rule in RULES]
 FIXTURE_SOURCES = [c.input.read_bytes() for c in cases() if c.input.suffix == ".py"]
 SNIPPETS = [
     b'g = torch.Generator(device="cuda")\n',
@@ -44,6 +46,8 @@ def compiles(data: bytes) -> bool:
 
 
 def check(data: bytes) -> None:
+    report, reference = fix_source("t.py", data, RULES, fix=False), fix_source("t.py", data, LIBCST_ONLY, fix=False)
+    assert (report.findings, report.problems) == (reference.findings, reference.problems)
     result = fix_source("t.py", data, RULES)  # must not raise
     if result.fixed is not None:
         assert compiles(result.fixed), result.fixed.decode(errors="replace")
