@@ -64,7 +64,12 @@ def instrument(rules) -> None:
     for rule in rules:
         timed("prefilter (trigger words)", rule, "triggered_by")
         timed("may_apply (ast)", rule, "may_apply")
-        timed(f"apply {rule.code} {rule.name}", rule, "apply")
+        if rule.edits:
+            timed(f"apply {rule.code} {rule.name}", rule, "apply")
+        if rule.reads_tree:
+            timed(f"check {rule.code} {rule.name}", rule, "check")
+    timed("tree positions", positions.TreePositions, "__init__")
+    timed("import table (ast)", ImportTable, "from_tree")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import io
+import re
 import tokenize
 from collections.abc import Collection, Mapping
 from typing import ClassVar
@@ -22,6 +23,8 @@ from ddpfix.transforms._args import keeps_comments
 #: the rule's docstring (``python -m ddpfix.docs``; a test keeps them in step).
 DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
 
+
+_CONTINUATION = re.compile(r"\\(?:\r\n|\r|\n)")
 
 #: From this size on, a file's first position question is answered by a pass that stops at the node.
 PARTIAL_POSITIONS_BYTES = 64 * 1024
@@ -148,12 +151,14 @@ class TreeView:
         return bool(self.text[positions.line_start(first.lineno):positions.offset(first.lineno, first.col_offset)].strip())
 
     def _joined(self, previous: ast.stmt, statement: ast.stmt) -> bool:
-        """``a; b``: only whitespace, continuations, a ``;`` (and no comment, which would end the
-        line) stand between two statements of one line."""
+        """``a; b``: only whitespace, backslash continuations and a ``;`` stand between two
+        statements of one line. A newline left once the continuations are gone ends the line
+        (``a = 1;`` alone on its line is a line of its own, as is a line ending in a comment)."""
         positions = self.positions
         between = self.text[positions.offset(previous.end_lineno, previous.end_col_offset):
                             positions.offset(statement.lineno, statement.col_offset)]
-        return any(";" in part.split("#", 1)[0] for part in between.splitlines())
+        between = _CONTINUATION.sub("", between)
+        return ";" in between and "\n" not in between and "\r" not in between
 
 
 class RuleContext:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_name, string_value
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -97,6 +100,59 @@ class NotebookStrategy(Rule):
             if ctx.report_fix(call, message + "; start_method=\"fork\" added", call, fixed):
                 replacements[call] = fixed
         return module.visit(ReplaceCalls(replacements, ctx.view.positions)) if replacements else module
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, report-only. Raises ``NeedsLibCST`` where a fix would be
+        offered with a comment in the text it rewrites (the strategy argument, or the
+        ``DDPStrategy(...)`` call): whether the fix keeps it (``report_fix``) depends on the layout
+        only LibCST's tree holds."""
+        string_strategies, ddp_strategies = _tree_strategy_calls(tree, ctx)
+        for arg, owner in string_strategies:
+            name = tree_lightning.string_value(arg.value)
+            twins = TRAINER_NOTEBOOK_STRATEGY if owner == "Trainer" else FABRIC_NOTEBOOK_STRATEGY
+            message = (f"{owner}(strategy={name!r}) in a notebook: Lightning refuses it in an interactive "
+                       "environment ('not compatible with an interactive environment')")
+            twin = twins.get(name)
+            if twin is None:
+                ctx.report(arg, f"{message}; {owner} has no notebook twin of it: use 'ddp_notebook'", fixable=False)
+                continue
+            if tree_lightning.has_comment(arg, ctx.view):
+                raise NeedsLibCST("a comment inside the strategy argument: whether the fix keeps it")
+            ctx.report(arg, f"{message}; use {twin!r}", fixable=True)
+        for call in ddp_strategies:
+            start = tree_lightning.keyword(call, "start_method")
+            if start is not None and tree_lightning.string_value(start.value) in FORKING:
+                continue
+            message = "DDPStrategy in a notebook must fork: 'popen' and 'spawn' are refused in an interactive environment"
+            if start is not None and tree_lightning.string_value(start.value) is None or tree_lightning.has_star(call):
+                ctx.report(call, message + "; pass start_method=\"fork\"", fixable=False)
+                continue
+            if tree_lightning.has_comment(call, ctx.view):
+                raise NeedsLibCST("a comment inside DDPStrategy(...): whether the fix keeps it")
+            ctx.report(call, message + "; start_method=\"fork\" added", fixable=True)
+
+
+def _tree_strategy_calls(tree: ast.Module, ctx: RuleContext) -> tuple[list[tuple[ast.keyword, str]], list[ast.Call]]:
+    """``_StrategyCalls`` on CPython's tree: the ``strategy=`` keywords naming a DDP strategy that
+    has notebook twins (with ``Trainer``/``Fabric``), and the ``DDPStrategy(...)`` calls passed as one."""
+    string_strategies: list[tuple[ast.keyword, str]] = []
+    ddp_strategies: list[ast.Call] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        owner = lightning_name(ctx.imports, node.func)
+        if owner not in ("Trainer", "Fabric"):
+            continue
+        strategy = tree_lightning.keyword(node, "strategy")
+        if strategy is None:
+            continue
+        name = tree_lightning.string_value(strategy.value)
+        if name is not None:
+            if name in TRAINER_NOTEBOOK_STRATEGY:
+                string_strategies.append((strategy, owner))
+        elif isinstance(strategy.value, ast.Call) and lightning_name(ctx.imports, strategy.value.func) == "DDPStrategy":
+            ddp_strategies.append(strategy.value)
+    return string_strategies, ddp_strategies
 
 
 def _same_quotes(value: cst.BaseExpression, text: str) -> cst.SimpleString:

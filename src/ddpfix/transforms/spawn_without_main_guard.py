@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
+from ddpfix.imports import TREE_COMPOUND
+from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._args import keyword
 from ddpfix.transforms._lightning import lightning_name, string_value
 from ddpfix.transforms._names import statement_names
 from ddpfix.transforms._text import keyword_argument, word_match
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
 PROCESS_SETTINGS = (
@@ -128,6 +131,239 @@ class SpawnWithoutMainGuard(Rule):
         guard = cst.parse_statement('if __name__ == "__main__":\n    main()\n')
         guard = guard.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         return module.with_changes(body=[*body[:start], main, guard])
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, report-only. The module's statements are grouped into
+        LibCST's statement lines first (``a; b`` is one). Raises ``NeedsLibCST`` where LibCST's
+        layout decides: a process-setting word only in the comments above a statement (which
+        LibCST may give to the statement or to the block before it), ``__name__`` only in an
+        ``if`` header outside its test, an f-string whose literal kind is unclear."""
+        body = _tree_lines(tree.body, ctx.view)
+        trainer_at, trainer_names = _tree_spawn_trainer(body, ctx)
+        if trainer_at is None:
+            return
+        if not any(i > trainer_at and _tree_runs(line, trainer_names) for i, line in enumerate(body)):
+            return
+        start = next(i for i, line in enumerate(body) if not _tree_preamble(body, i, ctx.view) or i == trainer_at)
+        message = (
+            "ddp_spawn starts fresh interpreters that import this script: without `if __name__ == \"__main__\":` "
+            "each child builds its own Trainer and runs it again (\"An attempt has been made to start a new process "
+            "before the current process has finished its bootstrapping phase\"); move the script into main()"
+        )
+        refusal = _tree_refusal(body, start, ctx.view)
+        where = _line_span(body[trainer_at])
+        if refusal:
+            ctx.report(where, f"{message} (not rewritten: {refusal})", fixable=False)
+        else:
+            ctx.report(where, message, fixable=True)
+
+
+# --- CPython's tree (``check``) ---------------------------------------------------------------
+# A "line" is what LibCST's ``module.body`` holds: a compound statement alone, or the simple
+# statements of one ``SimpleStatementLine`` (joined by ``;``).
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_CONTINUATION = re.compile(r"\\\r?\n|\\\r")
+_REST_OF_LINE = re.compile(r"[^\r\n]*")
+
+
+def _tree_lines(statements: list[ast.stmt], view: TreeView) -> list[list[ast.stmt]]:
+    """The block's statements grouped as LibCST's statement lines: two simple statements are one
+    line when only ``;``, blanks and backslash continuations stand between them (``a = 1;`` with
+    a newline after it ends its line)."""
+    lines: list[list[ast.stmt]] = []
+    for statement in statements:
+        previous = lines[-1][-1] if lines else None
+        if (previous is not None and not isinstance(previous, TREE_COMPOUND) and not isinstance(statement, TREE_COMPOUND)
+                and _same_logical_line(previous, statement, view)):
+            lines[-1].append(statement)
+        else:
+            lines.append([statement])
+    return lines
+
+
+def _same_logical_line(previous: ast.stmt, statement: ast.stmt, view: TreeView) -> bool:
+    positions = view.positions
+    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
+                        positions.offset(statement.lineno, statement.col_offset)]
+    between = _CONTINUATION.sub("", between)
+    return "\n" not in between and "\r" not in between
+
+
+def _simple(line: list[ast.stmt]) -> bool:
+    return not isinstance(line[0], TREE_COMPOUND)
+
+
+def _line_span(line: list[ast.stmt]) -> ast.AST:
+    """A node spanning the statement line, as LibCST's ``SimpleStatementLine`` range does: from
+    its first statement to the end of its last (a trailing ``;`` left out)."""
+    first, last = line[0], line[-1]
+    return ast.Pass(lineno=first.lineno, col_offset=first.col_offset,
+                    end_lineno=last.end_lineno, end_col_offset=last.end_col_offset)
+
+
+def _tree_spawn_trainer(body: list[list[ast.stmt]], ctx: RuleContext) -> tuple[int | None, set[str]]:
+    for index, line in enumerate(body):
+        if not _simple(line):
+            continue
+        for small in line:
+            value = small.value if isinstance(small, (ast.Assign, ast.Expr)) else None
+            if isinstance(value, ast.Call) and lightning_name(ctx.imports, value.func) == "Trainer" and _tree_spawns(value, ctx):
+                names = {t.id for t in small.targets if isinstance(t, ast.Name)} if isinstance(small, ast.Assign) else set()
+                return index, names
+    return None, set()
+
+
+def _tree_spawns(trainer: ast.Call, ctx: RuleContext) -> bool:
+    strategy = tree_lightning.keyword(trainer, "strategy")
+    if strategy is None:
+        return False
+    text = tree_lightning.string_value(strategy.value)
+    if text is not None:
+        return text.startswith("ddp_spawn")
+    value = strategy.value
+    if isinstance(value, ast.Call) and lightning_name(ctx.imports, value.func) == "DDPStrategy":
+        method = tree_lightning.keyword(value, "start_method")
+        return method is not None and tree_lightning.string_value(method.value) == "spawn"
+    return False
+
+
+def _tree_runs(line: list[ast.stmt], trainers: set[str]) -> bool:
+    if not _simple(line):
+        return False
+    for small in line:
+        value = small.value if isinstance(small, (ast.Assign, ast.Expr)) else None
+        func = value.func if isinstance(value, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.attr in RUN_METHODS:
+            owner = func.value
+            if (isinstance(owner, ast.Name) and owner.id in trainers) or isinstance(owner, ast.Call):
+                return True
+    return False
+
+
+def _tree_process_setting(body: list[list[ast.stmt]], index: int, view: TreeView) -> bool:
+    """``_process_setting``, which reads the statement line's code: its own lines (trailing comment
+    included) and the comment lines above it that LibCST gives it: all of them after a statement
+    line; after a block or at the top of the file (the module's header) that depends on LibCST's
+    parse, so a word only there defers."""
+    line = body[index]
+    if not _simple(line):
+        return False
+    positions, text = view.positions, view.text
+    own_start = positions.line_start(line[0].lineno)
+    own_end = _REST_OF_LINE.match(text, positions.offset(line[-1].end_lineno, line[-1].end_col_offset)).end()
+    if any(word in text[own_start:own_end] for word in PROCESS_SETTINGS):
+        return True
+    above_start = positions.line_start(body[index - 1][-1].end_lineno + 1) if index else 0
+    if not any(word in text[above_start:own_start] for word in PROCESS_SETTINGS):
+        return False
+    if index and _simple(body[index - 1]):
+        return True  # after a statement line, the comment lines above are this line's leading lines
+    raise NeedsLibCST("a process-setting word in the comments above a statement")
+
+
+def _tree_preamble(body: list[list[ast.stmt]], index: int, view: TreeView) -> bool:
+    """``_preamble`` on CPython's tree."""
+    line = body[index]
+    if isinstance(line[0], _DEFINITIONS) or _tree_process_setting(body, index, view):
+        return True
+    if not _simple(line):
+        return False
+    for small in line:
+        if isinstance(small, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(small, ast.Expr) and _tree_string(small.value, view):
+            continue
+        if isinstance(small, (ast.Assign, ast.AnnAssign)) and small.value is not None and _tree_literal(small.value, view):
+            continue
+        return False
+    return True
+
+
+def _tree_string(value: ast.expr, view: TreeView) -> bool:
+    """LibCST's ``SimpleString`` or ``ConcatenatedString``: a str or bytes literal, or an f-string
+    concatenated with other strings (``"a" f"{b}"``; a lone f-string is a ``FormattedString``)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (str, bytes))
+    return isinstance(value, ast.JoinedStr) and tree_lightning._concatenated(view.positions.segment(value))
+
+
+def _tree_literal(value: ast.expr, view: TreeView) -> bool:
+    """``_literal``: a number (not imaginary), a string, ``True``/``False``/``None``."""
+    if isinstance(value, ast.Constant) and not isinstance(value.value, (complex, str, bytes)):
+        return value.value is not Ellipsis
+    return _tree_string(value, view)
+
+
+def _tree_refusal(body: list[list[ast.stmt]], start: int, view: TreeView) -> str | None:
+    """``_refusal`` on CPython's tree, its reasons in the same order."""
+    for line in body:
+        statement = line[0]
+        if isinstance(statement, ast.If) and _mentions_name_dunder(statement, view):
+            return "the script already has a main guard"
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "main":
+            return "`main` is already defined"
+    if any(_tree_process_setting(body, i, view) for i in range(start, len(body))):
+        return "a process-wide setting comes after the script starts; spawned children would lose it inside main()"
+    later = next((line[0] for line in body[start:] if isinstance(line[0], _DEFINITIONS)), None)
+    if later is not None:
+        return f"`{later.name}` is defined after the script starts, and children import it from the top level"
+    bound = _tree_names([s for line in body[start:] for s in line])[1]
+    if "main" in bound:
+        return "`main` is already bound"
+    for line in body[:start]:
+        if isinstance(line[0], _DEFINITIONS):
+            used = _tree_names(line[0].body)[0] & bound
+            if used:
+                return f"`{line[0].name}` uses `{sorted(used)[0]}`, which would stop being global"
+    if any(_simple(line) and any(isinstance(s, ast.Global) for s in line) for line in body[start:]):
+        return "a `global` statement would change meaning"
+    return None
+
+
+def _mentions_name_dunder(statement: ast.If, view: TreeView) -> bool:
+    """``__name__`` in the ``if``'s test (LibCST's test: its parentheses and the comments in them
+    included). Found only elsewhere in the header (a comment after the colon, or one inside the
+    test's outer parentheses, which ``ast`` leaves out of the test) defers."""
+    positions = view.positions
+    if "__name__" in positions.segment(statement.test):
+        return True
+    first = statement.body[0]
+    header = view.text[positions.offset(statement.lineno, statement.col_offset):positions.offset(first.lineno, first.col_offset)]
+    if "__name__" in header:
+        raise NeedsLibCST("`__name__` in an if header outside its test")
+    return False
+
+
+def _tree_names(statements: list[ast.stmt]) -> tuple[set[str], set[str]]:
+    """``statement_names``'s ``reads`` and ``binds`` of these statements, on CPython's tree, where
+    many names are plain strings: parameters, attribute and keyword names and the dotted paths of
+    imports are neither; ``global``/``nonlocal`` names and the names of ``match`` patterns are
+    reads (LibCST visits them as plain ``Name`` nodes); ``x += 1`` reads ``x`` too."""
+    reads: set[str] = set()
+    binds: set[str] = set()
+    for node in (n for statement in statements for n in ast.walk(statement)):
+        if isinstance(node, ast.Name):
+            (reads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            reads.add(node.target.id)
+        elif isinstance(node, _DEFINITIONS):
+            binds.add(node.name)
+        elif isinstance(node, ast.Import):
+            binds.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            binds.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            binds.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            reads.update(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            reads.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            reads.add(node.rest)
+        elif isinstance(node, ast.MatchClass):
+            reads.update(node.kwd_attrs)
+    return reads, binds
 
 
 def _spawn_trainer(body, ctx: RuleContext) -> tuple[int | None, set[str]]:

@@ -6,12 +6,13 @@ import ast
 
 import libcst as cst
 
+from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._ast_shapes import imports_of, may_be
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
 from ddpfix.transforms._names import statement_names
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
 RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
@@ -96,10 +97,74 @@ class UnseededRandomSplit(Rule):
         result = module.visit(ReplaceCalls(replacements, ctx.view.positions))
         return ensure_import(result, "torch") if torch_name is None else result
 
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, report-only. Raises ``NeedsLibCST`` where a fix would be
+        offered for a call with a comment inside: whether adding the keyword keeps every comment
+        (``report_fix``) depends on the layout only LibCST's tree holds."""
+        holders = {id(cls) for cls in tree_lightning.data_classes(tree, ctx.imports).values()}
+        everywhere = tree_lightning.builds_ddp_trainer(tree, ctx.imports, ctx.data)
+        torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
+        torch_taken = torch_name is None and "torch" in _tree_names_used(tree)
+        for call in _tree_splits(tree, ctx, holders, everywhere):
+            where = "in a DataModule" if not everywhere else "in a DDP script"
+            message = (
+                f"random_split without a generator {where}: each rank draws its own split, so data one rank "
+                "validates on is trained on by another; give it a seeded generator"
+            )
+            if tree_lightning.has_star(call):
+                ctx.report(call, message + " (not rewritten: *args/**kwargs may carry one)", fixable=False)
+            elif torch_taken:
+                ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
+            elif tree_lightning.has_comment(call, ctx.view):
+                raise NeedsLibCST("a comment inside random_split(...): whether the fix keeps it")
+            else:
+                ctx.report(call, message, fixable=True)
+
 
 def _names_used(module: cst.Module) -> set[str]:
     names = statement_names(module)
     return names.reads | names.binds
+
+
+def _tree_names_used(tree: ast.Module) -> set[str]:
+    """``_names_used`` on CPython's tree: the names ``statement_names`` lists as read or bound, i.e.
+    every identifier but parameters, attribute and keyword names and the dotted paths of imports
+    (``import a.b`` binds ``a``). ``ast`` keeps many of them as plain strings."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Import):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.MatchClass):
+            names.update(node.kwd_attrs)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
+
+
+def _tree_splits(tree: ast.Module, ctx: RuleContext, holders: set[int], everywhere: bool) -> list[ast.Call]:
+    """``_splits`` on CPython's tree: unseeded ``random_split`` calls, inside a data class (any node
+    of it: decorators and bases too, as LibCST's visitor counts them) unless ``everywhere``."""
+    found: list[ast.Call] = []
+    pending: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while pending:
+        node, inside = pending.pop()
+        inside = inside or id(node) in holders
+        if isinstance(node, ast.Call) and (everywhere or inside) and ctx.imports.qualify(node.func) in RANDOM_SPLIT:
+            positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+            if tree_lightning.keyword(node, "generator") is None and len(positional) < 3:
+                found.append(node)
+        pending.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return found
 
 
 def _splits(module: cst.Module, ctx: RuleContext, holders, everywhere: bool) -> list[cst.Call]:
