@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, comments
 from ddpfix.transforms._ast_shapes import last_name
+from ddpfix.transforms import _tree_lightning
 from ddpfix.transforms._lightning import device_kind
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 from ddpfix.transforms._text import GAP, aliased, pattern, word_match
 from ddpfix.transforms._walk import walk
 
@@ -141,6 +144,52 @@ class CudaGenerator(Rule):
         if not to_fix:
             return module
         return module.visit(ReplaceCalls(to_fix, ctx.view.positions))
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, reporting only. Raises ``NeedsLibCST`` where the fix would be
+        offered but a comment stands inside the generator call (whether ``_without_arg`` keeps it
+        depends on LibCST's whitespace nodes), where a data-loading call stands inside an f-string,
+        and where a name that may be another use of the generator has no sure line in ``ast`` (one
+        kept as a string in a statement or pattern over several lines, one in a multi-line f-string)."""
+        scan = _TreeScan(ctx)
+        scan.scan(tree)
+        for origin in scan.origins():
+            device_arg = _tree_device_arg(origin.call)
+            if device_arg is _UNKNOWABLE:
+                kind = "unknown"
+            elif device_arg is None:
+                kind = "cpu"
+            else:
+                kind = _tree_lightning.device_kind(device_arg, ctx.imports, ctx.view.positions.segment)
+            if kind == "cpu":
+                continue
+            sites = ", ".join(f"{name} (line {line})" for name, line in origin.sites)
+            if kind == "unknown":
+                ctx.report(
+                    origin.call,
+                    f"generator with a non-literal device reaches {sites}: if it is a CUDA device, data "
+                    "loading fails (\"Expected a 'cpu' device type for generator\"); data loading needs a "
+                    "CPU generator, torch.Generator()",
+                    fixable=False,
+                )
+                continue
+            other_use = scan.other_use(origin)
+            if other_use is not None:
+                ctx.report(
+                    origin.call,
+                    f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
+                    "draws indices on the CPU and fails; give the loader its own CPU generator",
+                    fixable=False,
+                )
+                continue
+            if _tree_lightning.has_comment(origin.call, ctx.view):
+                raise NeedsLibCST("a comment inside the generator call: whether the fix keeps it is LibCST's to tell")
+            ctx.report(
+                origin.call,
+                f"CUDA generator reaches {sites}: indices are drawn with it on the CPU, which fails with "
+                "\"Expected a 'cpu' device type for generator but found 'cuda'\"; use a CPU generator",
+                fixable=True,
+            )
 
 
 @dataclass
@@ -409,3 +458,285 @@ def _without_arg(call: cst.Call, drop: cst.Arg) -> cst.Call | None:
             before = before.with_changes(last_line=cst.SimpleWhitespace(""))
         new = call.with_changes(args=(), whitespace_before_args=before)
     return new if sorted(comments(new)) == sorted(comments(call)) else None
+
+
+# --- the same scan on CPython's tree (``check``) ---------------------------------------------------
+
+
+def _unknown_line() -> int:
+    raise NeedsLibCST("a name that may use the generator has no line of its own in CPython's tree")
+
+
+class _TreeScan:
+    """``_Scan`` on CPython's tree: the same scopes, bindings, data-loading calls and name uses.
+
+    LibCST's visitor enters a function's (or class's) scope before visiting its children, so a
+    ``def``'s decorators, defaults and annotations (a class's bases) count as inside it: kept here.
+    Names that LibCST holds as ``Name`` nodes and ``ast`` as plain strings (parameters, imports,
+    ``global``, ``except ... as``, a class's name, match captures) are uses too, found with their line.
+    The walk order does not matter: data-loading calls are sorted into LibCST's (pre-order, source)
+    order, and the first other use of a variable is the one on the lowest line.
+    """
+
+    def __init__(self, ctx: RuleContext):
+        self.ctx = ctx
+        self.loader_args: list[tuple[str, ast.Call, ast.expr, _Scope]] = []
+        self.names: list[tuple[ast.Name, _Scope, Callable[[], int]]] = []
+        self.identifiers: list[tuple[str, _Scope, Callable[[], int]]] = []  # the names ``ast`` keeps as strings
+        self.harmless: set[int] = set()  # ids of Name nodes that are not uses of a variable
+        self._text = ctx.view.text
+        self._positions = ctx.view.positions
+
+    def scan(self, tree: ast.Module) -> None:
+        # (node, scope, f-string): 0 outside one, 1 in a one-line f-string, 2 in a longer one,
+        # where Python 3.11 may misplace the lines of the expressions inside.
+        pending: list[tuple[ast.AST, _Scope, int]] = [(tree, _Scope("module", None), 0)]
+        while pending:
+            node, scope, fstring = pending.pop()
+            kind = type(node)
+            if kind is ast.Name:
+                line = _unknown_line if fstring == 2 else (lambda n=node: n.lineno)
+                self.names.append((node, scope, line))
+                continue
+            if kind is ast.JoinedStr:
+                fstring = max(fstring, 1 if node.lineno == node.end_lineno else 2)
+            visit = _TREE_VISITS.get(kind)
+            if visit is not None:
+                scope = visit(self, node, scope, fstring) or scope
+            pending.extend((child, scope, fstring) for child in ast.iter_child_nodes(node))
+
+    # scopes (the returned scope is the one the node's children live in)
+    def _function(self, node, scope: _Scope, fstring: int) -> _Scope:
+        return _Scope("function", scope)
+
+    def _class(self, node: ast.ClassDef, scope: _Scope, fstring: int) -> _Scope:
+        inner = _Scope("class", scope)
+        # LibCST visits the class's name inside its scope, and nothing marks it harmless.
+        self._identifier(node.name, inner, self._line_after(node, rf"class[ \t]+{re.escape(node.name)}\b"))
+        return inner
+
+    # bindings
+    def _bind(self, scope: _Scope, target: ast.AST, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            scope.assignments.setdefault(target.id, []).append(value)
+            if value is not None:
+                self.harmless.add(id(target))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind(scope, element.value if isinstance(element, ast.Starred) else element, None)
+        elif isinstance(target, ast.Starred):
+            self._bind(scope, target.value, None)
+
+    def _identifier(self, name: str, scope: _Scope, line: Callable[[], int], bind: bool = False) -> None:
+        """A name LibCST holds as a ``Name`` node (a use) and ``ast`` as a string; ``bind``: also a
+        binding without a plain value, as LibCST's parameters, ``as`` names and ``global`` are."""
+        if bind:
+            scope.assignments.setdefault(name, []).append(None)
+        self.identifiers.append((name, scope, line))
+
+    def _assign(self, node: ast.Assign, scope: _Scope, fstring: int) -> None:
+        single = len(node.targets) == 1  # ``g = h = Generator(...)``: neither name is a plain binding
+        for target in node.targets:
+            self._bind(scope, target, node.value if single else None)
+
+    def _ann_assign(self, node: ast.AnnAssign, scope: _Scope, fstring: int) -> None:
+        self._bind(scope, node.target, node.value)
+
+    def _rebind(self, node, scope: _Scope, fstring: int) -> None:
+        self._bind(scope, node.target, None)
+
+    def _delete(self, node: ast.Delete, scope: _Scope, fstring: int) -> None:
+        for target in node.targets:
+            self._bind(scope, target, None)
+
+    def _with_item(self, node: ast.withitem, scope: _Scope, fstring: int) -> None:
+        if node.optional_vars is not None:
+            self._bind(scope, node.optional_vars, None)
+
+    def _parameter(self, node: ast.arg, scope: _Scope, fstring: int) -> None:
+        line = _unknown_line if fstring == 2 else (lambda: node.lineno)  # a lambda's, in an f-string
+        self._identifier(node.arg, scope, line, bind=True)
+
+    def _alias(self, node: ast.alias, scope: _Scope, fstring: int) -> None:
+        if node.name == "*":
+            return
+        root = node.name.split(".", 1)[0]
+        # LibCST binds ``import a`` and ``from m import a``, not ``import a.b`` (an Attribute there).
+        self._identifier(root, scope, lambda: node.lineno, bind=node.asname is None and root == node.name)
+        if node.asname is not None:
+            self._identifier(node.asname, scope, lambda: node.end_lineno, bind=True)
+
+    def _import_from(self, node: ast.ImportFrom, scope: _Scope, fstring: int) -> None:
+        if node.module:
+            root = node.module.split(".", 1)[0]
+            self._identifier(root, scope, self._line_after(node, rf"from[ \t.]*{re.escape(root)}\b"))
+
+    def _handler(self, node: ast.ExceptHandler, scope: _Scope, fstring: int) -> None:
+        if node.name is None or node.type is None:
+            return
+        start = self._positions.offset(node.type.end_lineno, node.type.end_col_offset)
+        pattern = re.compile(rf"[ \t)]*as[ \t]+{re.escape(node.name)}\b")
+        line = (lambda: node.type.end_lineno) if pattern.match(self._text, start) else _unknown_line
+        self._identifier(node.name, scope, line, bind=True)
+
+    def _global(self, node, scope: _Scope, fstring: int) -> None:
+        line = self._one_line(node)
+        for name in node.names:
+            self._identifier(name, scope, line, bind=True)
+
+    def _match_name(self, node, scope: _Scope, fstring: int) -> None:
+        """``case g``, ``case [*g]``, ``case {**g}``, ``case C(g=...)``: uses, not bindings, to LibCST."""
+        names = [getattr(node, "name", None), getattr(node, "rest", None), *getattr(node, "kwd_attrs", ())]
+        for name in names:
+            if name is not None:
+                self._identifier(name, scope, self._one_line(node))
+
+    # references
+    def _expression_statement(self, node: ast.Expr, scope: _Scope, fstring: int) -> None:
+        # ``g.manual_seed(0)`` as a statement: its result (g itself) goes nowhere.
+        call = node.value
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.attr == "manual_seed"):
+            self.harmless.add(id(call.func.value))
+
+    def _call(self, node: ast.Call, scope: _Scope, fstring: int) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in READ_ONLY_METHODS and isinstance(func.value, ast.Name):
+            self.harmless.add(id(func.value))
+        qualified = self.ctx.imports.qualify(func)
+        if not qualified or not qualified.startswith(DATA_PACKAGE):
+            return
+        short = qualified.rsplit(".", 1)[1]
+        if short not in GENERATOR_POSITION:
+            return
+        value = _tree_generator_arg(node, GENERATOR_POSITION[short])
+        if value is not None:
+            if fstring:
+                raise NeedsLibCST("a data-loading call inside an f-string, whose positions Python 3.11 may misplace")
+            self.loader_args.append((short, node, value, scope))
+            seeded = _tree_strip_seeding(value)
+            if isinstance(seeded, ast.Name):
+                self.harmless.add(id(seeded))
+
+    # lines of the names ``ast`` keeps as strings
+    def _line_after(self, node: ast.stmt, pattern: str) -> Callable[[], int]:
+        """The statement's first line when ``pattern`` matches at its start (the name on the keyword's line)."""
+        start = self._positions.offset(node.lineno, node.col_offset)
+        return (lambda: node.lineno) if re.compile(pattern).match(self._text, start) else _unknown_line
+
+    @staticmethod
+    def _one_line(node: ast.AST) -> Callable[[], int]:
+        return (lambda: node.lineno) if node.lineno == node.end_lineno else _unknown_line
+
+    # results
+    def origins(self) -> list[_Origin]:
+        found: dict[int, _Origin] = {}
+        # LibCST's walk meets calls in source order, an outer call before the calls inside it.
+        ordered = sorted(self.loader_args, key=lambda item: (item[1].lineno, item[1].col_offset,
+                                                             -item[1].end_lineno, -item[1].end_col_offset))
+        for short, call, value, scope in ordered:
+            origin = self._resolve(value, scope)
+            if origin is None:
+                continue
+            origin = found.setdefault(id(origin.call), origin)
+            origin.sites.append((short, call.lineno))
+        return list(found.values())
+
+    def _is_generator(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Call) and self.ctx.imports.qualify(node.func) in GENERATOR
+
+    def _resolve(self, value: ast.expr, scope: _Scope) -> _Origin | None:
+        value = _tree_strip_seeding(value)
+        if self._is_generator(value):
+            return _Origin(value, None)
+        if not isinstance(value, ast.Name):
+            return None
+        for candidate in scope.chain():
+            assigned = candidate.assignments.get(value.id)
+            if assigned is None:
+                continue
+            if len(assigned) != 1 or assigned[0] is None:
+                return None  # rebound, or bound without a plain value
+            bound = _tree_strip_seeding(assigned[0])
+            return _Origin(bound, (value.id, candidate)) if self._is_generator(bound) else None
+        return None
+
+    def other_use(self, origin: _Origin) -> int | None:
+        """The line of the first use of the generator's variable other than seeding or data loading."""
+        if origin.variable is None:
+            return None
+        name, home = origin.variable
+        lines = [line() for node, scope, line in self.names
+                 if node.id == name and id(node) not in self.harmless and _inside(scope, home)]
+        lines += [line() for identifier, scope, line in self.identifiers if identifier == name and _inside(scope, home)]
+        return min(lines, default=None)
+
+
+_TREE_VISITS = {
+    ast.FunctionDef: _TreeScan._function,
+    ast.AsyncFunctionDef: _TreeScan._function,
+    ast.Lambda: _TreeScan._function,
+    # Comprehensions are function scopes: from a class body they see module names.
+    ast.ListComp: _TreeScan._function,
+    ast.SetComp: _TreeScan._function,
+    ast.DictComp: _TreeScan._function,
+    ast.GeneratorExp: _TreeScan._function,
+    ast.ClassDef: _TreeScan._class,
+    ast.Assign: _TreeScan._assign,
+    ast.AnnAssign: _TreeScan._ann_assign,
+    ast.AugAssign: _TreeScan._rebind,
+    ast.For: _TreeScan._rebind,
+    ast.AsyncFor: _TreeScan._rebind,
+    ast.comprehension: _TreeScan._rebind,
+    ast.NamedExpr: _TreeScan._rebind,
+    ast.Delete: _TreeScan._delete,
+    ast.withitem: _TreeScan._with_item,
+    ast.arg: _TreeScan._parameter,
+    ast.alias: _TreeScan._alias,
+    ast.ImportFrom: _TreeScan._import_from,
+    ast.ExceptHandler: _TreeScan._handler,
+    ast.Global: _TreeScan._global,
+    ast.Nonlocal: _TreeScan._global,
+    ast.MatchAs: _TreeScan._match_name,
+    ast.MatchStar: _TreeScan._match_name,
+    ast.MatchMapping: _TreeScan._match_name,
+    ast.MatchClass: _TreeScan._match_name,
+    ast.Expr: _TreeScan._expression_statement,
+    ast.Call: _TreeScan._call,
+}
+
+
+def _tree_strip_seeding(value: ast.expr) -> ast.expr:
+    """``_strip_seeding`` on CPython's tree."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "manual_seed":
+        value = value.func.value
+    return value
+
+
+def _tree_generator_arg(call: ast.Call, position: int) -> ast.expr | None:
+    """``_generator_arg`` on CPython's tree (arguments in source order, as LibCST lists them)."""
+    positional: int | None = 0
+    for arg in _tree_lightning.arguments_in_order(call):
+        if isinstance(arg, ast.keyword) and arg.arg is not None:
+            if arg.arg == "generator":
+                return arg.value
+        elif isinstance(arg, (ast.Starred, ast.keyword)):
+            positional = None  # positions after *args are unknowable; keywords still count
+        elif positional is not None:
+            if positional == position:
+                return arg
+            positional += 1
+    return None
+
+
+def _tree_device_arg(call: ast.Call):
+    """``_device_arg`` on CPython's tree: the device expression, None, or ``_UNKNOWABLE``."""
+    for index, arg in enumerate(_tree_lightning.arguments_in_order(call)):
+        if isinstance(arg, ast.Starred) or (isinstance(arg, ast.keyword) and arg.arg is None):
+            return _UNKNOWABLE
+        if isinstance(arg, ast.keyword):
+            if arg.arg == "device":
+                return arg.value
+        elif index == 0:
+            return arg
+    return None
