@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 
 import libcst as cst
 
 from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
+from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order
+from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 from ddpfix.transforms._walk import walk
 
 # torch functions known to return a tensor, besides the factories.
@@ -148,6 +154,60 @@ class TensorAttribute(Rule):
         if not replacements:
             return module
         return module.visit(_ReplaceStatements(replacements, ctx.view.positions))
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, for the runs that only report. Raises ``NeedsLibCST`` when a
+        comment line just above a statement could decide whether it counts as ``super().__init__()``
+        and a finding depends on that: LibCST's statement line owns the comments above it, and
+        ``apply`` reads its whole text."""
+        view = ctx.view
+        for cls, method in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+            if method.name != "__init__" or view.one_line_body(method.body):
+                continue  # ``def __init__(self): ...`` on one line: apply reads no statements there
+            members = {s.name for s in cls.body if isinstance(s, FUNCTIONS)}
+            other_assignments = _tree_assignments(cls)
+            after_super: bool | None = False  # None: only LibCST's tree can tell
+            buffers: set[str] = set()  # as in apply: a later ``self.name = tensor`` just sets the buffer
+            for line in _statement_lines(method.body, view):
+                says_super_init = _tree_is_super_init(line, view)
+                if says_super_init or (says_super_init is None and not after_super):
+                    after_super = says_super_init
+                registered = _tree_registered_buffer(line, view)
+                if registered is not None:
+                    buffers.add(registered)
+                    continue
+                name = _tree_tensor_attribute(line, ctx)
+                if name is None or name in buffers:
+                    continue
+                statement = line[0]
+                # The message and refusals are apply's, word for word (the two paths are compared).
+                message = (
+                    f"self.{name} is a plain tensor: Lightning moves parameters and buffers to each rank's device, "
+                    "not plain attributes, so it stays behind (\"Expected all tensors to be on the same device\"); "
+                    "register it as a buffer"
+                )
+                refusal = None
+                others = [(value, node) for value, node in other_assignments.get(name, ()) if node is not statement]
+                if "__setattr__" in members or "register_buffer" in members:
+                    refusal = "the class defines __setattr__ or register_buffer"
+                elif name in _tree_class_attributes(cls) or name in _tree_setattr_targets(cls, view):
+                    refusal = f"{name} is also set on the class or through setattr"
+                elif others and others[0][1].lineno < statement.lineno:
+                    refusal = f"self.{name} is set earlier (line {others[0][1].lineno}), so a buffer of that name cannot be registered"
+                elif name in members:
+                    refusal = f"{name} is also a method or property of the class"
+                elif not after_super:
+                    if after_super is None:
+                        raise NeedsLibCST("a comment line above a statement of __init__ mentions super().__init__()")
+                    refusal = "it is set before super().__init__(), where no buffer can be registered"
+                else:
+                    bad = next((node for value, node in others if not _tree_tensor_like(value, name, ctx)), None)
+                    if bad is not None:
+                        refusal = f"self.{name} is assigned a non-tensor on line {bad.lineno}"
+                if refusal:
+                    ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
+                else:
+                    ctx.report(statement, message, fixable=True)  # never fixed here: nothing to remember
 
 
 def _line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
@@ -288,3 +348,180 @@ class _ReplaceStatements(TargetedTransformer):
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         return self.replacements.get(original_node, updated_node)
+
+
+# --- the same questions on CPython's tree (``check``) ------------------------------------------
+
+
+def _statement_lines(block: list[ast.stmt], view: TreeView) -> list[list[ast.stmt]]:
+    """``block`` as LibCST lists it: a compound statement alone, and simple statements joined by
+    ``;`` together (one ``SimpleStatementLine``)."""
+    lines: list[list[ast.stmt]] = []
+    previous = None
+    for statement in block:
+        simple = not isinstance(statement, TREE_COMPOUND)
+        if simple and previous is not None and _joined(previous, statement, view):
+            lines[-1].append(statement)
+        else:
+            lines.append([statement])
+        previous = statement if simple else None
+    return lines
+
+
+def _joined(previous: ast.stmt, statement: ast.stmt, view: TreeView) -> bool:
+    """``a; b``: a ``;`` and nothing but spaces and line continuations between the two. (``a;`` at
+    the end of a line ends that line: ``b`` on the next is a statement line of its own.)"""
+    positions = view.positions
+    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
+                        positions.offset(statement.lineno, statement.col_offset)]
+    between = re.sub(r"\\(\r\n?|\n)", "", between)
+    return ";" in between and not any(c in between for c in "\r\n#")
+
+
+def _line_end(view: TreeView, line: int) -> int:
+    """The offset just past ``line`` (its newline included)."""
+    try:
+        return view.positions.line_start(line + 1)
+    except IndexError:
+        return len(view.text)
+
+
+def _tree_is_super_init(line: list[ast.stmt], view: TreeView) -> bool | None:
+    """``_is_super_init``, which reads the code of LibCST's whole statement line: the statements,
+    the comment after them, and the comment lines above them that LibCST gives the line. Which of
+    those lines are its own only LibCST's tree says: None where that decides."""
+    if isinstance(line[0], TREE_COMPOUND):
+        return False
+    first, last = line[0], line[-1]
+    text = view.text
+    own = text[view.positions.offset(first.lineno, first.col_offset):_line_end(view, last.end_lineno)]
+    above = first.lineno
+    while above > 1 and text[view.positions.line_start(above - 1):view.positions.line_start(above)].strip()[:1] in ("", "#"):
+        above -= 1
+    widest = text[view.positions.line_start(above):_line_end(view, last.end_lineno)]
+
+    def says_super_init(code: str) -> bool:
+        return "super(" in code and "__init__(" in code
+
+    if says_super_init(own) != says_super_init(widest):
+        return None
+    return says_super_init(own)
+
+
+def _single_string(node: ast.expr, view: TreeView) -> str | None:
+    """``str(evaluated_value)`` of what LibCST calls a ``SimpleString`` (one literal, ``b"..."``
+    included); None for strings concatenated in the source (LibCST: ``ConcatenatedString``)."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
+        return None
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(view.positions.segment(node)).readline)
+                  if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError):
+        raise NeedsLibCST("a string literal the tokenizer cannot follow") from None
+    return str(node.value) if len(tokens) == 1 else None
+
+
+def _argument_value(argument: ast.expr | ast.keyword) -> ast.expr:
+    """The value LibCST's ``Arg`` holds: a keyword's value, a starred argument's operand."""
+    if isinstance(argument, (ast.keyword, ast.Starred)):
+        return argument.value
+    return argument
+
+
+def _tree_registered_buffer(line: list[ast.stmt], view: TreeView) -> str | None:
+    """``_registered_buffer``: "name" for a statement line ``self.register_buffer("name", ...)``."""
+    if len(line) != 1 or not isinstance(line[0], ast.Expr):
+        return None
+    call = line[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "register_buffer"):
+        return None
+    owner = call.func.value
+    arguments = arguments_in_order(call)
+    if not (isinstance(owner, ast.Name) and owner.id == "self") or not arguments:
+        return None
+    return _single_string(_argument_value(arguments[0]), view)
+
+
+def _tree_tensor_attribute(line: list[ast.stmt], ctx: RuleContext) -> str | None:
+    """``_tensor_attribute``: "mask" for a line ``self.mask = torch.ones(...)[.tril()...]`` alone."""
+    if len(line) != 1 or not isinstance(line[0], ast.Assign) or len(line[0].targets) != 1:
+        return None
+    target = line[0].targets[0]
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return None
+    return target.attr if _tree_makes_tensor(line[0].value, ctx) else None
+
+
+def _tree_makes_tensor(value: ast.expr, ctx: RuleContext) -> bool:
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and ctx.imports.qualify(value.func) is None:
+        value = value.func.value
+    return isinstance(value, ast.Call) and ctx.imports.qualify(value.func) in TENSOR_FACTORIES
+
+
+def _tree_class_attributes(cls: ast.ClassDef) -> set[str]:
+    """``_class_attributes``: names assigned in the class body itself."""
+    names = set()
+    for statement in cls.body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else (
+            [statement.target] if isinstance(statement, ast.AnnAssign) else []
+        )
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def _tree_setattr_targets(cls: ast.ClassDef, view: TreeView) -> set[str]:
+    """``_setattr_targets``: literal names of ``setattr(self, "name", ...)`` anywhere in the class."""
+    names = set()
+    for node in ast.walk(cls):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"):
+            continue
+        arguments = arguments_in_order(node)
+        if len(arguments) >= 2:
+            name = _single_string(_argument_value(arguments[1]), view)
+            if name is not None:
+                names.add(name)
+    return names
+
+
+def _tree_assignments(cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, ast.stmt]]]:
+    """``_assignments``: every ``self.<name> = value`` of the class, in source order (LibCST's walk;
+    assignments never nest, so their starts give it)."""
+    found: dict[str, list] = {}
+
+    def add(target, value, node) -> None:
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            found.setdefault(target.attr, []).append((value, node))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                add(element, None, node)  # unpacked: its value is unknown
+
+    nodes = sorted((n for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))),
+                   key=lambda n: (n.lineno, n.col_offset))
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                add(target, node.value if len(node.targets) == 1 else None, node)
+        else:
+            add(node.target, node.value, node)
+    return found
+
+
+def _tree_tensor_like(value: ast.expr | None, name: str, ctx: RuleContext) -> bool:
+    """``_tensor_like``."""
+    if value is None:
+        return False
+    if isinstance(value, ast.Constant) and value.value is None:
+        return True
+    if isinstance(value, ast.Call):
+        qualified = ctx.imports.qualify(value.func) or ""
+        if qualified in TENSOR_FUNCTIONS or _tree_makes_tensor(value, ctx):
+            return True
+        func = value.func
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Attribute)
+            and func.value.attr == name
+            and func.attr not in NON_TENSOR_METHODS
+        ):
+            return True
+    return isinstance(value, ast.BinOp)

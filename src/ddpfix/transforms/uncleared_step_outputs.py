@@ -10,7 +10,9 @@ from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import methods
 from ddpfix.transforms._lightning import lightning_methods
 from ddpfix.transforms._names import exit_in
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._tree_lightning import FUNCTIONS
+from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 from ddpfix.transforms._walk import walk
 
 EPOCH_END = {
@@ -127,6 +129,43 @@ class UnclearedStepOutputs(Rule):
             return module
         return module.visit(_AppendClear(additions, ctx.view.positions))
 
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, for the runs that only report. Raises ``NeedsLibCST`` when
+        comment lines just above or below a class could decide whether code outside the class uses
+        the list: ``apply`` counts ``.<name>`` in the class's LibCST code, which owns some of them."""
+        view = ctx.view
+        classes = {cls: None for cls, _ in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules)}
+        for cls in classes:
+            methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
+            uses = {name: _tree_attribute_uses(method, view) for name, method in methods.items() if name not in SET_UP_ONCE}
+            for step, end in EPOCH_END.items():
+                if step not in methods or end not in methods:
+                    continue
+                for name in sorted(uses[step]["append"]):
+                    if name not in uses[end]["read"]:
+                        continue
+                    if any(name in u["clear"] for u in uses.values()):
+                        continue
+                    # The message and refusals are apply's, word for word (the two paths are compared).
+                    message = (
+                        f"self.{name} gets an item every {step} and is read in {end} but never cleared: it grows "
+                        f"every epoch on every rank and mixes epochs; clear it at the end of {end}"
+                    )
+                    readers = [m for m, u in uses.items() if name in u["read"] and m not in (step, end)]
+                    refusal = None
+                    if readers:
+                        refusal = f"{readers[0]} reads it too"
+                    elif _used_outside(cls, name, view):
+                        refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
+                    elif _tree_aliased(cls, name):
+                        refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
+                    elif _tree_exit_in(methods[end].body):
+                        refusal = f"{end} can return early"
+                    if refusal:
+                        ctx.report(methods[end], f"{message} (not rewritten: {refusal})", fixable=False)
+                    else:
+                        ctx.report(methods[end], message, fixable=True)
+
 
 def _mentions_in(cls: cst.ClassDef, name: str) -> int:
     return cst.Module([]).code_for_node(cls).count(f".{name}")
@@ -202,3 +241,113 @@ class _AppendClear(TargetedTransformer):
             return updated_node
         new = [cst.parse_statement(f"self.{name}.clear()\n") for name in names]
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[*updated_node.body.body, *new]))
+
+
+# --- the same questions on CPython's tree (``check``) ------------------------------------------
+
+
+def _line_end(view: TreeView, line: int) -> int:
+    """The offset just past ``line`` (its newline included)."""
+    try:
+        return view.positions.line_start(line + 1)
+    except IndexError:
+        return len(view.text)
+
+
+def _blank_or_comment(view: TreeView, line: int) -> bool:
+    text = view.text[view.positions.line_start(line):_line_end(view, line)]
+    return text.strip()[:1] in ("", "#")
+
+
+def _used_outside(cls: ast.ClassDef, name: str, view: TreeView) -> bool:
+    """Whether the file mentions ``.<name>`` more often than the class's LibCST code does
+    (``_mentions_in``). That code runs from the class's first decorator to the end of its last line,
+    plus some of the comment lines around it (the class's leading lines, its block's footer): which,
+    only LibCST's tree says, so where those lines decide, ``NeedsLibCST``."""
+    first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
+    last = cls.end_lineno
+    text, word = view.text, f".{name}"
+    total = text.count(word)
+    own = text[view.positions.line_start(first):_line_end(view, last)].count(word)
+    if total == own:
+        return False
+    above, below = first, last
+    while above > 1 and _blank_or_comment(view, above - 1):
+        above -= 1
+    while _line_end(view, below) < len(text) and _blank_or_comment(view, below + 1):
+        below += 1
+    widest = text[view.positions.line_start(above):_line_end(view, below)].count(word)
+    if total == widest:
+        raise NeedsLibCST(f"a comment line next to class {cls.name} mentions .{name}")
+    return True
+
+
+def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:
+    """``self.<name>`` (any name when ``name`` is None)."""
+    return (
+        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+        and (name is None or node.attr == name)
+    )
+
+
+def _tree_attribute_uses(method: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView) -> dict[str, set[str]]:
+    """``_attribute_uses``: self.<name> attributes a method appends to, clears, and reads."""
+    uses: dict[str, set[str]] = {"append": set(), "clear": set(), "read": set()}
+    for node in ast.walk(method):
+        if _is_self_attribute(node):
+            uses["read"].add(node.attr)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            # LibCST spells a dotted module name with Attribute nodes: ``import self.x`` reads ``.x``.
+            dotted = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            uses["read"].update(parts[1] for parts in (d.split(".") for d in dotted) if len(parts) > 1 and parts[0] == "self")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_self_attribute(node.func.value):
+            if node.func.attr in ("append", "extend"):
+                uses["append"].add(node.func.value.attr)
+            elif node.func.attr == "clear":
+                uses["clear"].add(node.func.value.attr)
+        elif isinstance(node, ast.Assign):
+            # re-bound: a fresh list, or something else entirely
+            uses["clear"].update(t.attr for t in node.targets if _is_self_attribute(t))
+        elif isinstance(node, ast.Delete) and _deletes_one(node, view):
+            target = node.targets[0]
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Attribute):
+                uses["clear"].add(target.value.attr)
+    return uses
+
+
+def _deletes_one(node: ast.Delete, view: TreeView) -> bool:
+    """``del x[:]`` (LibCST: the target itself), not ``del a, b`` or ``del x[:],`` (a ``Tuple``)."""
+    if len(node.targets) != 1:
+        return False
+    positions, target = view.positions, node.targets[0]
+    after = view.text[positions.offset(target.end_lineno, target.end_col_offset):
+                      positions.offset(node.end_lineno, node.end_col_offset)]
+    return "," not in after
+
+
+def _tree_aliased(cls: ast.ClassDef, name: str) -> bool:
+    """``_aliased``: ``x = self.<name>``, ``other.append(self.<name>)``: the list itself kept."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and _is_self_attribute(node.value, name):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert", "add"):
+            values = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+            if any(_is_self_attribute(value, name) for value in values):
+                return True
+    return False
+
+
+_EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)
+
+
+def _tree_exit_in(body: list[ast.stmt]) -> bool:
+    """``_names.exit_in``: a return/raise/break/continue/yield in ``body``, not in a function,
+    lambda or class defined there."""
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _EXITS):
+            return True
+        if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return False
