@@ -8,12 +8,21 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
-from ddpfix.transforms._names import exit_in, statement_names
-from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, RankTests, gated_statements
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._names import PURE_CALLEES, READ_ONLY_METHODS, StatementNames, exit_in, statement_names
+from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, Guard, RankTests, gated_statements
+from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, has_comment, has_star
+from ddpfix.transforms._tree_lightning import child_blocks as tree_child_blocks
+from ddpfix.transforms._tree_lightning import is_true as tree_is_true
+from ddpfix.transforms._tree_lightning import keyword as tree_keyword
+from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
+from ddpfix.transforms._tree_lightning import self_method_calls as tree_self_method_calls
+from ddpfix.transforms._tree_lightning import string_value as tree_string_value
+from ddpfix.transforms._tree_ranks import TreeRankTests
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 
 LOG_METHODS = frozenset({"log", "log_dict"})
 
@@ -148,6 +157,71 @@ class RankGatedLog(Rule):
         if ctx.report(call, message, fixable=True):
             edits.move(gated, moved)
 
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, nothing fixed: the same findings, messages and ``fixable``.
+        Raises ``NeedsLibCST`` where a fix would be offered for a call with a comment inside:
+        whether the rewrite keeps it (``keeps_comments``) only LibCST's tree can tell."""
+        tests = TreeRankTests(ctx.imports)
+        mode = str(ctx.options.get("log_mode", "auto"))
+        for _cls, method in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+            for gated in _tree_gated_lines(method, tests, ctx.view):
+                for call in tree_self_method_calls(list(gated.line), LOG_METHODS):
+                    if tree_is_true(tree_keyword(call, "rank_zero_only")):
+                        continue  # already says what it means
+                    self._check_call(call, gated, mode, ctx)
+
+    def _check_call(self, call: ast.Call, gated: _TreeGated, mode: str, ctx: RuleContext) -> None:
+        """``_handle`` without the edits."""
+        def report(message: str, fixable: bool = False) -> None:
+            _tree_report(ctx, call, gated, message, fixable=fixable)
+
+        names = _tree_logged_names(call)
+        label = f"self.{call.func.attr}({', '.join(repr(n) for n in names) if names else '...'})"
+        if gated.guard.branch == "decorator":
+            where = "in a @rank_zero_only method"
+        else:
+            where = f"under the rank guard on line {ctx.position(gated.guard.node).start.line}"
+        monitors = [m for n in names or () for m in ctx.facts.monitored.get(n, ())]
+        synced = tree_is_true(tree_keyword(call, "sync_dist"))
+        if mode == "sync-dist" or (mode == "auto" and monitors):
+            self._check_move_out(call, ctx, f"{label} runs {where}", monitors, report, gated)
+            return
+        if names is None and ctx.facts.monitored and mode == "auto":
+            watched = ", ".join(sorted(ctx.facts.monitored))
+            report(f"{label} runs {where}: its name is not a literal, and {watched} is monitored; if this "
+                   "is a monitored metric, log it on every rank with sync_dist=True")
+            return
+        if monitors:
+            report(f"{label} runs {where}, but {names[0]} is monitored by {monitors[0].describe()}: "
+                   "rank_zero_only=True would leave the other ranks without it; use --log-mode sync-dist")
+            return
+        if has_star(call):
+            report(f"{label} runs {where}: other ranks never log it; not rewritten: the call passes *args or "
+                   "**kwargs, so rank_zero_only=True could clash with them")
+            return
+        problem = (
+            "only rank 0 enters the sync_dist all-reduce, so the other ranks hang"
+            if synced
+            else "the other ranks never log the key, so their logging falls out of step"
+        )
+        _defer_if_commented(call, ctx)  # ``report_fix``: the keywords' rewrite may drop or repeat it
+        report(f"{label} runs {where}: {problem}; mark it rank_zero_only=True", fixable=True)
+
+    def _check_move_out(self, call: ast.Call, ctx: RuleContext, what: str, monitors, report, gated: _TreeGated) -> None:
+        """``_move_out`` without the edits."""
+        reason = (
+            f"{monitors[0].metric} is monitored by {monitors[0].describe()}: the other ranks crash or hang without it"
+            if monitors
+            else "it must be logged on every rank"
+        )
+        message = f"{what}, but {reason}; log it on every rank, after the guard, with sync_dist=True"
+        refusal = _tree_why_not_movable(call, gated)
+        if refusal is not None:
+            report(f"{message} (not rewritten: {refusal})")
+            return
+        _defer_if_commented(call, ctx)  # adding ``sync_dist=True`` may repeat a comment between arguments
+        report(message, fixable=True)
 
 def logged_names(call: cst.Call) -> list[str] | None:
     """The metric names a ``self.log``/``self.log_dict`` call logs, when they are literals."""
@@ -314,3 +388,339 @@ def _without_empty_branches(node: cst.If) -> cst.If | None:
             return None
         return node.with_changes(body=node.body.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])]), orelse=orelse)
     return node.with_changes(orelse=orelse)
+
+
+# --- report-only runs: the same questions on CPython's tree (``Rule.check``) ---------------------
+#
+# ``_ranks.gated_statements`` on LibCST's tree yields statement *lines*, with the block they stand in
+# and whether they stand directly in the guarded block; a fix moves such a line, so that is what
+# ``_why_not_movable`` judges. ``_tree_ranks.gated_statements`` yields ``ast``'s small statements
+# and neither the block nor ``direct`` nor the guard's ``standalone``/``nested``: the walk below is
+# ``_ranks._walk`` again, on ``ast``, with LibCST's lines rebuilt (``a; b`` is one line there, and a
+# one-line body ``if zero: self.log(...)`` is a ``SimpleStatementSuite``).
+
+
+@dataclass(frozen=True)
+class _TreeGated:
+    """``_ranks.Gated`` on CPython's tree: ``line`` holds the small statements of LibCST's line."""
+
+    line: tuple[ast.stmt, ...]
+    guard: Guard
+    block: tuple  # the block's units: lines (tuples) and compound statements
+    direct: bool
+    suite: bool = False  # a one-line body (``if zero: self.log(...)``), LibCST's SimpleStatementSuite
+
+
+def _tree_gated_lines(function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests, view: TreeView):
+    """``_ranks.gated_statements``: every statement line of ``function`` that runs on rank 0 only."""
+    guard = None
+    if any(tests.is_rank_zero_only_decorator(d) for d in function.decorator_list):
+        guard = Guard(function, "decorator", True)
+    yield from _tree_walk(function.body, tests, view, guard)
+
+
+def _tree_walk(block: list[ast.stmt], tests: TreeRankTests, view: TreeView, guard: Guard | None,
+               guarded_block: bool = False):
+    if view.one_line_body(block):
+        if guard is not None:
+            line = tuple(block)  # LibCST's stand-in line for a SimpleStatementSuite: never moved from
+            yield _TreeGated(line, guard, (line,), False, suite=True)
+        return
+    units = _tree_lines(block, view)
+    current, direct = guard, guarded_block
+    for unit in units:
+        if isinstance(unit, tuple):
+            if current is not None:
+                yield _TreeGated(unit, current, units, direct)
+            continue
+        if isinstance(unit, ast.If):
+            yield from _tree_walk_if(unit, tests, view, current, standalone=True)
+            if tests.classify(unit.test) == ("nonzero", True) and not unit.orelse and _tree_only_returns(unit.body):
+                # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
+                current, direct = Guard(unit, "return", True, nested=current is not None), True
+            continue
+        if isinstance(unit, (*FUNCTIONS, ast.ClassDef)):
+            continue  # defined here, run elsewhere
+        for inner in tree_child_blocks(unit):
+            yield from _tree_walk(inner, tests, view, current)
+
+
+def _tree_walk_if(node: ast.If, tests: TreeRankTests, view: TreeView, outer: Guard | None, standalone: bool):
+    kind = tests.classify(node.test)
+    nested = outer is not None
+    body_guard = Guard(node, "body", kind[1], standalone, nested) if kind and kind[0] == "zero" else None
+    else_guard = Guard(node, "orelse", kind[1], standalone, nested) if kind and kind[0] == "nonzero" else None
+    yield from _tree_walk(node.body, tests, view, body_guard or outer, body_guard is not None)
+    if not node.orelse:
+        return
+    if _tree_is_elif(node):
+        # ``if rank != 0: ... elif c: ...``: every later branch runs on rank 0 only.
+        yield from _tree_walk_if(node.orelse[0], tests, view, else_guard or outer, standalone=False)
+    else:
+        yield from _tree_walk(node.orelse, tests, view, else_guard or outer, else_guard is not None)
+
+
+def _tree_is_elif(node: ast.If) -> bool:
+    """``elif`` (LibCST: an ``If`` as ``orelse``), not ``else:`` holding an ``if`` (a statement of the
+    else block there): both are one ``If`` alone in ``orelse`` here; an ``elif`` starts on the column
+    of the ``if`` it continues, a nested ``if`` further right."""
+    inner = node.orelse[0] if len(node.orelse) == 1 else None
+    return isinstance(inner, ast.If) and inner.col_offset == node.col_offset
+
+
+def _tree_only_returns(block: list[ast.stmt]) -> bool:
+    """The block is ``return`` (maybe beside ``pass``) and nothing else (``_tree_ranks._only_returns``)."""
+    return any(isinstance(s, ast.Return) for s in block) and all(isinstance(s, (ast.Return, ast.Pass)) for s in block)
+
+
+def _tree_lines(block: list[ast.stmt], view: TreeView) -> tuple:
+    """The block as LibCST holds it: compound statements, and tuples of the small statements that
+    share a line (``a; b``)."""
+    units: list = []
+    line: list[ast.stmt] = []
+    for statement in block:
+        if isinstance(statement, TREE_COMPOUND):
+            if line:
+                units.append(tuple(line))
+                line = []
+            units.append(statement)
+        elif line and _tree_same_line(line[-1], statement, view):
+            line.append(statement)
+        else:
+            if line:
+                units.append(tuple(line))
+            line = [statement]
+    if line:
+        units.append(tuple(line))
+    return tuple(units)
+
+
+def _tree_same_line(previous: ast.stmt, statement: ast.stmt, view: TreeView) -> bool:
+    """Whether a ``;`` joins two statements into one line: only a ``;`` and whitespace (or escaped
+    newlines) stand between them. ``a;`` at the end of a line ends that line (LibCST: a line of its own)."""
+    positions = view.positions
+    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
+                        positions.offset(statement.lineno, statement.col_offset)]
+    if "#" in between:
+        return False  # a comment ends the line (only whitespace, ``;`` and comments stand between statements)
+    _, semicolon, after = between.partition(";")
+    return bool(semicolon) and not any(c in after.replace("\\\r\n", "").replace("\\\n", "") for c in "\r\n")
+
+
+def _tree_logged_names(call: ast.Call) -> list[str] | None:
+    """``logged_names`` on CPython's tree."""
+    first = next((a for a in arguments_in_order(call)
+                  if not isinstance(a, ast.keyword) or a.arg in (None, "name", "dictionary")), None)
+    if first is None or isinstance(first, ast.Starred) or (isinstance(first, ast.keyword) and first.arg is None):
+        return None
+    value = first.value if isinstance(first, ast.keyword) else first
+    if call.func.attr == "log":
+        name = tree_string_value(value)
+        return [name] if name is not None else None
+    if isinstance(value, ast.Dict):
+        keys = [tree_string_value(k) if k is not None else None for k in value.keys]  # None: ``**d``
+        return keys if keys and all(k is not None for k in keys) else None
+    return None
+
+
+def _tree_report(ctx: RuleContext, call: ast.Call, gated: _TreeGated, message: str, *, fixable: bool) -> None:
+    """``ctx.report``, where its ``# noqa`` test reads the right statement. ``TreeView.statement_start``
+    joins ``a;`` at a line's end with the next line's statement (LibCST: two lines), so a ``# noqa``
+    after ``a;`` would silence the call below it on this tree only: let LibCST answer then."""
+    if ctx.view.suppressions:
+        first = gated.line[0].lineno
+        libcst_start = first if not gated.suite and first < call.lineno else call.lineno
+        if ctx.view.statement_start(call.lineno) != libcst_start:
+            raise NeedsLibCST("the statement that a suppression comment applies to")
+    ctx.report(call, message, fixable=fixable)
+
+
+def _defer_if_commented(call: ast.Call, ctx: RuleContext) -> None:
+    """A fix rewrites the call's keywords; with a comment among its arguments, whether the rewrite
+    keeps it (else the finding is not fixable) is LibCST's to say."""
+    if has_comment(call, ctx.view):
+        raise NeedsLibCST("a comment inside the call: whether the fix keeps it")
+
+
+def _tree_why_not_movable(call: ast.Call, gated: _TreeGated) -> str | None:
+    """``_why_not_movable`` on CPython's tree."""
+    guard = gated.guard
+    if guard.branch == "decorator":
+        return "the whole method is @rank_zero_only"
+    if not guard.pure:
+        return "the guard also tests something else, so moving the call out would log more often"
+    if not guard.standalone:
+        return "the guard is an `elif`"
+    if guard.nested:
+        return "it sits under more than one rank guard"
+    if not gated.direct:
+        return "the call is nested deeper than the guard's own block"
+    line = gated.line
+    if len(line) != 1 or not isinstance(line[0], ast.Expr) or line[0].value is not call:
+        return "the call is part of a larger statement"
+    if has_star(call):
+        return "the call passes *args or **kwargs"
+    if guard.branch in ("body", "orelse"):
+        other = guard.node.orelse if guard.branch == "body" else guard.node.body
+        if tree_self_method_calls(other, LOG_METHODS):
+            return "the other branch of the guard logs too"
+    block = list(gated.block)
+    index = next(i for i, unit in enumerate(block) if unit is line)
+    if guard.branch == "return":
+        start = next(i for i, unit in enumerate(block) if unit is guard.node)
+        jumped = block[start + 1 : index]  # the call moves above these and the guard
+    else:
+        jumped = [*block[:index], *block[index + 1 :]]  # the call moves below all of these
+    jumped = [unit for unit in jumped if not _tree_only_logs(unit)]
+    for other in jumped:
+        exit_word = _tree_exit_in(other)
+        if exit_word:
+            return f"the guard can `{exit_word}` before the call would run"
+    names = [_tree_statement_names(arg.value if isinstance(arg, ast.keyword) else arg)
+             for arg in arguments_in_order(call)]
+    reads = set().union(*(n.reads for n in names))
+    binds = set().union(*(n.binds for n in names))
+    for other in jumped:
+        other_names = _tree_statement_names(other)
+        clash = sorted(reads & other_names.writes)
+        if clash:
+            name = "self.…" if clash[0] == "self" else clash[0]
+            return f"`{name}` is computed or changed inside the guard, on rank 0 only; compute it on every rank first"
+        clash = sorted(binds & (other_names.reads | other_names.writes))
+        if clash:
+            return f"the call binds `{clash[0]}`, which the guard also uses"
+    return None
+
+
+def _tree_only_logs(unit) -> bool:
+    """``_only_logs``: a line that is just ``self.log(...)`` calls."""
+    return isinstance(unit, tuple) and all(isinstance(s, ast.Expr) and _is_self_log(s.value) for s in unit)
+
+
+def _is_self_log(node: ast.expr) -> bool:
+    """``self.log(...)`` / ``self.log_dict(...)`` itself (what ``tree_self_method_calls`` finds)."""
+    func = node.func if isinstance(node, ast.Call) else None
+    return (isinstance(func, ast.Attribute) and func.attr in LOG_METHODS
+            and isinstance(func.value, ast.Name) and func.value.id == "self")
+
+
+_EXIT_WORDS = {ast.Return: "return", ast.Raise: "raise", ast.Break: "break", ast.Continue: "continue",
+               ast.Yield: "yield", ast.YieldFrom: "yield"}  # LibCST: ``yield from`` is a ``Yield``
+
+
+def _tree_exit_in(unit) -> str | None:
+    """``_names.exit_in`` on CPython's tree (``unit`` a statement or a line of them): the first
+    return/raise/break/continue/yield, in source order, not in a function, lambda or class defined there."""
+    pending = list(reversed(unit)) if isinstance(unit, tuple) else [unit]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            continue
+        word = _EXIT_WORDS.get(type(node))
+        if word:
+            return word
+        pending.extend(reversed(list(ast.iter_child_nodes(node))))
+    return None
+
+
+def _tree_name(node: ast.AST) -> str | None:
+    """A name as LibCST spells it: ``True``, ``False`` and ``None`` are ``Name`` nodes there."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
+        return str(node.value)
+    return None
+
+
+def _tree_root_name(node: ast.expr) -> str | None:
+    """``_names.root_name`` on CPython's tree."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return _tree_name(node)
+
+
+def _tree_statement_names(node) -> StatementNames:
+    """``_names.statement_names`` on CPython's tree (``node`` a node or a line of statements): the
+    same names. LibCST visits every ``Name`` node (in a nested function too) and counts it read
+    unless it stands where a name is bound; the names that are plain strings here (``global x``,
+    ``match`` captures) are ``Name`` nodes there, read."""
+    names = StatementNames()
+    bound: set[int] = set()  # the ``Name`` nodes a statement binds: not reads
+
+    def bind(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            names.binds.add(target.id)
+            bound.add(id(target))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                bind(element)
+        elif isinstance(target, ast.Starred):
+            bind(target.value)
+        else:
+            root = _tree_root_name(target)
+            if root is not None:
+                names.assigns.add(root)
+
+    roots = list(node) if isinstance(node, tuple) else [node]
+    for root_node in roots:
+        for n in ast.walk(root_node):  # parents before children: a target is bound before it is seen
+            if isinstance(n, (ast.Assign, ast.Delete)):
+                for target in n.targets:
+                    bind(target)
+            elif isinstance(n, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+                bind(n.target)
+            elif isinstance(n, ast.AugAssign):
+                bind(n.target)
+                root = _tree_root_name(n.target)
+                if root is not None:
+                    names.reads.add(root)
+            elif isinstance(n, ast.withitem):
+                if isinstance(n.optional_vars, (ast.Name, ast.Tuple, ast.List)):
+                    bind(n.optional_vars)
+            elif isinstance(n, ast.Import):
+                names.binds.update(a.asname or a.name.split(".", 1)[0] for a in n.names)
+            elif isinstance(n, ast.ImportFrom):
+                names.binds.update(a.asname or a.name for a in n.names if a.name != "*")
+            elif isinstance(n, (*FUNCTIONS, ast.ClassDef)):
+                names.binds.add(n.name)
+            elif isinstance(n, ast.ExceptHandler):
+                if n.name is not None:
+                    names.binds.add(n.name)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                names.reads.update(n.names)
+            elif isinstance(n, (ast.MatchAs, ast.MatchStar)):
+                if n.name is not None:
+                    names.reads.add(n.name)
+            elif isinstance(n, ast.MatchMapping):
+                if n.rest is not None:
+                    names.reads.add(n.rest)
+            elif isinstance(n, ast.MatchClass):
+                names.reads.update(n.kwd_attrs)
+            elif isinstance(n, ast.MatchSingleton):
+                names.reads.add(str(n.value))
+            elif isinstance(n, ast.Call):
+                _tree_call_writes(n, names)
+            elif isinstance(n, (ast.Name, ast.Constant)) and id(n) not in bound:
+                name = _tree_name(n)
+                if name is not None:
+                    names.reads.add(name)
+    names.assigns |= names.binds
+    names.writes |= names.assigns
+    return names
+
+
+def _tree_call_writes(call: ast.Call, names: StatementNames) -> None:
+    """``_names._Collect.visit_Call``: the receiver of a method that may change it, and the
+    arguments of a callee that may change them."""
+    func = call.func
+    callee = func.attr if isinstance(func, ast.Attribute) else _tree_name(func)
+    if isinstance(func, ast.Attribute) and callee not in READ_ONLY_METHODS:
+        root = _tree_root_name(func.value)
+        if root is not None:
+            names.writes.add(root)
+    if callee in PURE_CALLEES or callee in READ_ONLY_METHODS:
+        return
+    for arg in [*call.args, *call.keywords]:
+        root = _tree_root_name(arg.value if isinstance(arg, (ast.Starred, ast.keyword)) else arg)
+        if root is not None:
+            names.writes.add(root)
