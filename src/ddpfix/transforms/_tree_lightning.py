@@ -183,7 +183,7 @@ def derived(node, kind_of) -> dict[str, tuple[str, ast.ClassDef]]:
                 continue
             for base in cls.bases:
                 if isinstance(base, ast.Starred):
-                    continue  # LibCST: an ``Arg`` with a star, which has no keyword either: kind_of(None-like)
+                    base = base.value  # LibCST: an ``Arg`` with a star and no keyword, read like any base
                 kind = kind_of(base)
                 if kind is None and isinstance(base, ast.Name) and base.id in found:
                     kind = found[base.id][0]

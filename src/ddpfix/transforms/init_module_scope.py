@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ddpfix.imports import dotted_name
+from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import arguments, last_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
-from ddpfix.transforms._names import root_name, statement_names
+from ddpfix.transforms._names import PURE_CALLEES, READ_ONLY_METHODS, StatementNames, root_name, statement_names
 from ddpfix.transforms._text import aliased, call_text, calls, headers, starts_a_word
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.transforms._tree_lightning import arguments_in_order as tree_arguments_in_order
+from ddpfix.transforms._tree_lightning import child_blocks as tree_child_blocks
+from ddpfix.transforms._tree_lightning import class_hierarchy as tree_class_hierarchy
+from ddpfix.transforms._tree_lightning import device_kind as tree_device_kind
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
 TRAINERS = frozenset({"Trainer", "Fabric"})
@@ -181,6 +187,25 @@ class InitModuleScope(Rule):
         if not plans:
             return module
         return module.visit(_Splice(plans, ctx.view.positions))
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply`` on CPython's tree, report-only: the same blocks, plans and messages. Raises
+        ``NeedsLibCST`` where a finding depends on what only LibCST's tree holds: a comment inside a
+        block to move (the messages quote statements with their comments), a ``match`` or a decorated
+        definition among its statements, parentheses around a context manager or a call reported (LibCST
+        counts them in)."""
+        knowledge = _TreeKnowledge.of(tree, ctx)
+        for block in knowledge.blocks:
+            plan = _tree_plan(block, knowledge)
+            if plan.nothing_to_move:
+                continue
+            message = f"{plan.cause} inside `{block.label}`: {plan.consequence}; only model construction belongs inside"
+            if plan.refusal:
+                ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
+            else:
+                ctx.report(block.node, message, fixable=True)
+        for call, loader_line in knowledge.default_device_calls:
+            ctx.report(call, _default_device_message(loader_line), fixable=False)
 
 
 # --- what the file tells us ------------------------------------------------------------------
@@ -685,3 +710,629 @@ class _Splice(TargetedTransformer):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         body, carried = self._splice(original_node.body, updated_node.body)
         return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
+
+
+# --- the same on CPython's tree (``check``) -------------------------------------------------------
+# ``apply``'s reading of the file, step for step, on ``ast`` nodes. The helpers named ``_tree_*``
+# that mirror ``_names`` (``_tree_root_name``, ``_tree_statement_names``) could move to a shared
+# module when another rule needs them.
+
+_RUN_CONSEQUENCE = (
+    "its samplers will draw shuffle indices on the GPU and fail (\"Expected a 'cuda' device type "
+    "for generator but found 'cpu'\")"
+)
+_DATA_CONSEQUENCE = "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails"
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_WITHS = (ast.With, ast.AsyncWith)
+_PLAIN_HEADER = re.compile(r"(async\s+)?with\s+")
+
+
+def _default_device_message(loader_line: int) -> str:
+    return (
+        f"torch.set_default_device(\"cuda\") also puts the data loading on line {loader_line} on the GPU: "
+        "samplers fail with \"Expected a 'cuda' device type for generator but found 'cpu'\"; set it "
+        "after the data is built, or use `with torch.device(\"cuda\"):` around model construction only"
+    )
+
+
+@dataclass
+class _TreeBlock:
+    node: ast.With | ast.AsyncWith
+    label: str
+    nested: bool = False
+
+
+def _tree_root_name(node: ast.AST) -> str | None:
+    """``_names.root_name``: ``dm`` for ``dm``, ``dm.x.y``, ``dm[0]``, ``dm.f().x``."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _tree_statement_names(nodes) -> StatementNames:
+    """``_names.statement_names`` over ``nodes`` (statements, or an expression in a list). Binding is
+    read from the binding statements, as LibCST's visitor does, not from ``ast``'s store contexts:
+    a ``with ... as (a, b)`` target handed alone binds nothing there."""
+    names = StatementNames()
+
+    def bind(target: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            names.binds.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                bind(element)
+        elif isinstance(target, ast.Starred):
+            bind(target.value)
+        else:
+            root = _tree_root_name(target)
+            if root is not None:
+                names.assigns.add(root)
+
+    for top in nodes:
+        for node in ast.walk(top):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    names.reads.add(node.id)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    bind(target)
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
+                bind(node.target)
+            elif isinstance(node, ast.AugAssign):
+                bind(node.target)
+                root = _tree_root_name(node.target)
+                if root is not None:
+                    names.reads.add(root)  # ``x += 1`` reads ``x`` (a store context here)
+            elif isinstance(node, ast.withitem):
+                if isinstance(node.optional_vars, (ast.Name, ast.Tuple, ast.List)):
+                    bind(node.optional_vars)
+            elif isinstance(node, ast.Delete):
+                for target in node.targets:
+                    bind(target)
+            elif isinstance(node, ast.ExceptHandler):
+                if node.name:
+                    names.binds.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.asname:
+                        names.binds.add(alias.asname)
+                    elif alias.name != "*":
+                        names.binds.add(alias.name.split(".")[0])
+            elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+                names.binds.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.reads.update(node.names)  # LibCST's ``NameItem`` holds a ``Name``, which is read
+            elif isinstance(node, ast.Call):
+                _tree_call_writes(node, names)
+    names.assigns |= names.binds
+    names.writes |= names.assigns
+    return names
+
+
+def _tree_call_writes(call: ast.Call, names: StatementNames) -> None:
+    func = call.func
+    callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if isinstance(func, ast.Attribute) and callee not in READ_ONLY_METHODS:
+        root = _tree_root_name(func.value)
+        if root is not None:
+            names.writes.add(root)
+    if callee in PURE_CALLEES or callee in READ_ONLY_METHODS:
+        return
+    for value in [*(a.value if isinstance(a, ast.Starred) else a for a in call.args), *(k.value for k in call.keywords)]:
+        root = _tree_root_name(value)
+        if root is not None:
+            names.writes.add(root)
+
+
+def _event_key(node: ast.AST) -> tuple:
+    """Where LibCST's depth-first walk meets ``node``: source order, a node before those it holds
+    (a decorated ``def`` starts at its first decorator there)."""
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        first = decorators[0]
+        return (first.lineno, first.col_offset - 1, -node.end_lineno, -node.end_col_offset)
+    return (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)
+
+
+class _TreeScan:
+    """``_Scan`` on CPython's tree."""
+
+    def __init__(self, ctx: RuleContext):
+        self.ctx = ctx
+        self.imports = ctx.imports
+        self.trainers: set[str] = set()
+        self.data_classes: set[str] = set()
+        self.calls: list[tuple[str, str, ast.Call]] = []
+        self.withs: list[ast.With | ast.AsyncWith] = []
+        self.default_device: ast.Call | None = None
+        self.loading_calls: list[ast.Call] = []
+
+    def statements(self, block: list[ast.stmt]) -> None:
+        """``visit_statement`` over ``_lightning.statements``: the order of ``child_blocks``, and no
+        statement of a one-line body (LibCST's ``SimpleStatementSuite``, which it does not enter)."""
+        view = self.ctx.view
+        if not block or view.one_line_body(block):
+            return
+        for statement in block:
+            if isinstance(statement, ast.ClassDef):
+                self.class_def(statement)
+            elif isinstance(statement, _FUNCTIONS):
+                self.trainer_parameters(statement)
+            elif isinstance(statement, _WITHS):
+                self.withs.append(statement)
+            elif not isinstance(statement, TREE_COMPOUND):
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                    self.assign(statement)
+                value = getattr(statement, "value", None)
+                if isinstance(value, ast.Call):
+                    self.call(value, 0)
+            if isinstance(statement, TREE_COMPOUND):
+                for inner in tree_child_blocks(statement):
+                    self.statements(inner)
+
+    def everything(self, tree: ast.Module) -> None:
+        """The whole-tree walk, in LibCST's order (the trainers known when a call is met count)."""
+        events: list[tuple[tuple, ast.AST, int]] = []
+        pending: list[tuple[ast.AST, int]] = [(tree, 0)]
+        while pending:
+            node, depth = pending.pop()
+            if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Assign, ast.AnnAssign, *_WITHS, ast.Call)):
+                events.append((_event_key(node), node, depth))
+            inner = depth + 1 if isinstance(node, _FUNCTIONS) else depth  # decorators and defaults too
+            pending.extend((child, inner) for child in ast.iter_child_nodes(node))
+        events.sort(key=lambda event: event[0])
+        for _key, node, depth in events:
+            if isinstance(node, ast.ClassDef):
+                self.class_def(node)
+            elif isinstance(node, _FUNCTIONS):
+                self.trainer_parameters(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                self.assign(node)
+            elif isinstance(node, _WITHS):
+                self.withs.append(node)
+            else:
+                self.call(node, depth)
+
+    def is_trainer(self, value: ast.expr | None) -> bool:
+        return isinstance(value, ast.Call) and lightning_name(self.imports, value.func) in TRAINERS
+
+    def class_def(self, node: ast.ClassDef) -> None:
+        for base in node.bases:
+            base = base.value if isinstance(base, ast.Starred) else base  # LibCST: the ``Arg``'s value
+            short = lightning_name(self.imports, base)
+            qualified = self.imports.qualify(base) or ""
+            if short == "LightningDataModule" or qualified.startswith("torch.utils.data."):
+                self.data_classes.add(node.name)
+
+    def trainer_parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for param in (*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs):
+            if param.annotation is not None and lightning_name(self.imports, param.annotation) in TRAINERS:
+                self.trainers.add(param.arg)
+
+    def assign(self, node: ast.Assign | ast.AnnAssign) -> None:
+        if isinstance(node, ast.Assign):
+            if self.is_trainer(node.value):
+                self.trainers.update(n for n in map(dotted_name, node.targets) if n is not None)
+            return
+        annotated = lightning_name(self.imports, node.annotation) in TRAINERS
+        name = dotted_name(node.target)
+        if name is not None and (annotated or self.is_trainer(node.value)):
+            self.trainers.add(name)
+
+    def call(self, node: ast.Call, depth: int) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                self.calls.append((receiver, func.attr, node))
+        qualified = self.imports.qualify(func) or ""
+        arguments = tree_arguments_in_order(node)
+        if qualified == "torch.set_default_device" and depth == 0 and arguments:
+            first = arguments[0]
+            value = first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
+            if tree_device_kind(value, self.imports, self.ctx.view.positions.segment) == "cuda" and self.default_device is None:
+                self.default_device = node
+        elif qualified.startswith("torch.utils.data.") or (
+            isinstance(func, ast.Attribute) and func.attr in RUN_METHODS and isinstance(func.value, (ast.Name, ast.Attribute))
+            and dotted_name(func.value) in self.trainers
+        ):
+            self.loading_calls.append(node)
+
+
+def _tree_model_argument(call: ast.Call) -> str | None:
+    for index, argument in enumerate(tree_arguments_in_order(call)):
+        if isinstance(argument, ast.keyword):
+            if argument.arg == "model":
+                return dotted_name(argument.value)
+        elif index == 0 and not isinstance(argument, ast.Starred):
+            return dotted_name(argument)
+    return None
+
+
+class _TreeKnowledge:
+    """``_Knowledge`` on CPython's tree."""
+
+    def __init__(self, ctx: RuleContext, module_classes: dict[str, str], scan: _TreeScan):
+        self.ctx = ctx
+        self.imports = ctx.imports
+        self.module_classes = module_classes
+        self.data_classes = scan.data_classes
+        self.trainers = scan.trainers
+        self.model_names: set[str] = set()
+        self.blocks: list[_TreeBlock] = []
+        self.default_device_calls: list[tuple[ast.Call, int]] = []
+
+    @classmethod
+    def of(cls, tree: ast.Module, ctx: RuleContext) -> _TreeKnowledge:
+        scan = _TreeScan(ctx)
+        if b"set_default_device" in ctx.data:
+            scan.everything(tree)
+        else:
+            scan.statements(tree.body)
+        knowledge = cls(ctx, tree_class_hierarchy(tree, ctx.imports), scan)
+        for receiver, method, call in scan.calls:
+            if (receiver in knowledge.trainers or receiver == "self.trainer") and method in RUN_METHODS | SETUP_METHODS:
+                model = _tree_model_argument(call)
+                if model is not None:
+                    knowledge.model_names.add(model)
+        for node in scan.withs:
+            block = knowledge._recognise(node)
+            if block is not None:
+                knowledge.blocks.append(block)
+        inside = {id(b.node): {id(n) for s in b.node.body for n in ast.walk(s) if isinstance(n, _WITHS)} for b in knowledge.blocks}
+        for block in knowledge.blocks:
+            for other in knowledge.blocks:
+                if other is not block and (id(other.node) in inside[id(block.node)] or id(block.node) in inside[id(other.node)]):
+                    block.nested = True
+        if scan.default_device and scan.loading_calls:
+            call = scan.default_device
+            later = [c.lineno for c in scan.loading_calls if c.lineno > call.lineno]
+            if later:
+                # LibCST counts parentheses around a call into its range: only plain calls are placed here.
+                if any(_may_be_parenthesised(c, ctx.view) for c in [call, *scan.loading_calls] if c.lineno >= call.lineno):
+                    raise NeedsLibCST
+                knowledge.default_device_calls.append((call, later[0]))
+        return knowledge
+
+    def _recognise(self, node: ast.With | ast.AsyncWith) -> _TreeBlock | None:
+        labels = [self._context_label(item.context_expr) for item in node.items]
+        recognised = [label for label in labels if label is not None]
+        if not recognised:
+            return None
+        if not _plain_items(node, labels.index(recognised[0]), self.ctx.view):
+            raise NeedsLibCST  # ``with (a, b):`` / ``with (torch.device("cuda")):``: LibCST's items may differ
+        return _TreeBlock(node, recognised[0])
+
+    def _context_label(self, expression: ast.expr) -> str | None:
+        if not isinstance(expression, ast.Call):
+            return None
+        func = expression.func
+        if isinstance(func, ast.Attribute) and func.attr == "init_module":
+            receiver = dotted_name(func.value)
+            if receiver is not None and (receiver in self.trainers or receiver == "self.trainer"):
+                return f"{receiver}.init_module()"
+            return None
+        segment = self.ctx.view.positions.segment
+        if self.imports.qualify(func) == "torch.device" and tree_device_kind(expression, self.imports, segment) == "cuda":
+            return f"with {segment(expression)}"
+        return None
+
+    def is_model_call(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in MODEL_LOADERS:
+            owner = dotted_name(func.value) or ""
+            return owner.split(".")[-1] not in self.data_classes and not DATA_WORDS.search(owner)
+        if isinstance(func, ast.Name) and func.id in self.module_classes:
+            return True
+        if lightning_name(self.imports, func) == "LightningModule" or is_torch_nn_module(self.imports, func):
+            return True
+        if self.imports.qualify(func) == "torch.compile":
+            return True
+        name = dotted_name(func)
+        qualified = self.imports.qualify(func)
+        if name is None or (qualified is not None and qualified.split(".")[0] in LIBRARIES):
+            return False
+        last = name.split(".")[-1]
+        return last[:1].isupper() and last not in self.data_classes and not DATA_WORDS.search(last)
+
+
+def _plain_items(node: ast.With | ast.AsyncWith, upto: int, view) -> bool:
+    """``with a, b:`` written without parentheses, up to item ``upto``."""
+    positions, text = view.positions, view.text
+    end = positions.offset(node.lineno, node.col_offset)
+    for index, item in enumerate(node.items[:upto + 1]):
+        start = positions.offset(item.context_expr.lineno, item.context_expr.col_offset)
+        between = text[end:start]
+        if not (_PLAIN_HEADER.fullmatch(between) if index == 0 else re.fullmatch(r"[ \t]*,[ \t]*", between)):
+            return False
+        last = item.optional_vars if item.optional_vars is not None else item.context_expr
+        end = positions.offset(last.end_lineno, last.end_col_offset)
+    return True
+
+
+def _may_be_parenthesised(node: ast.expr, view) -> bool:
+    """Whether an opening parenthesis may stand right before ``node`` (one LibCST may count in its
+    range). Conservative: a line whose comment cannot be told from a string says yes."""
+    positions, text = view.positions, view.text
+    line = node.lineno
+    before = text[positions.line_start(line):positions.offset(line, node.col_offset)]
+    while not before.strip():
+        line -= 1
+        if line < 1:
+            return False
+        before = text[positions.line_start(line):_line_end(positions, text, line)].rstrip("\r\n")
+        if before.lstrip().startswith("#"):
+            before = ""  # a comment line: look above it
+            continue
+        if "#" in before:
+            if any(quote in before for quote in "'\""):
+                return True
+            before = before.split("#", 1)[0]
+        before = before.rstrip()
+        if before.endswith("\\"):
+            before = before[:-1]
+    return before.rstrip().endswith("(")
+
+
+def _tree_plan(block: _TreeBlock, knowledge: _TreeKnowledge) -> _Plan:
+    node, view = block.node, knowledge.ctx.view
+    if view.one_line_body(node.body):
+        if not any(_tree_small_kind(s, knowledge, set(knowledge.model_names)) == "data" for s in node.body):
+            return _Plan(nothing_to_move=True)
+        return _refuse(_Plan(cause="`data work` runs", consequence=_DATA_CONSEQUENCE), "the block is on one line")
+    lines = _tree_lines(node.body, view)
+    kinds = []
+    model_names = set(knowledge.model_names)
+    for line in lines:
+        kind = _tree_kind(line, knowledge, model_names)
+        if kind == "model":
+            model_names |= _tree_statement_names(line).binds
+        kinds.append(kind)
+    if "data" not in kinds and "mixed" not in kinds:
+        return _Plan(nothing_to_move=True)
+    _defer_for_layout(node, lines, view)
+    plan = _Plan()
+    plan.cause, plan.consequence = _tree_describe(lines, kinds, view)
+    if len(node.items) > 1:
+        return _refuse(plan, "several context managers in one `with`")
+    if block.nested:
+        return _refuse(plan, "it is nested with another init_module()/device block")
+    exit_word = next((word for s in node.body for word in _tree_exits(s, 0)), None)
+    if exit_word:
+        return _refuse(plan, f"`{exit_word}` inside the block")
+    if "mixed" in kinds:
+        return _refuse(plan, "a compound statement inside mixes model construction and data work")
+    return _tree_order(plan, node, lines, kinds, knowledge)
+
+
+def _tree_lines(body: list[ast.stmt], view) -> list[list[ast.stmt]]:
+    """The block's statements as LibCST's statement lines: ``a; b`` is one."""
+    lines: list[list[ast.stmt]] = []
+    for statement in body:
+        simple = not isinstance(statement, TREE_COMPOUND)
+        if simple and lines and not isinstance(lines[-1][-1], TREE_COMPOUND) and _semicolon_joined(lines[-1][-1], statement, view):
+            lines[-1].append(statement)
+        else:
+            lines.append([statement])
+    return lines
+
+
+def _semicolon_joined(previous: ast.stmt, statement: ast.stmt, view) -> bool:
+    positions = view.positions
+    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
+                        positions.offset(statement.lineno, statement.col_offset)]
+    if ";" not in between:
+        return False
+    after = re.sub(r"\\\r?\n", "", between.split(";", 1)[1])
+    return "\n" not in after and "\r" not in after  # ``a = 1;`` then a new line: two lines
+
+
+def _defer_for_layout(node: ast.With | ast.AsyncWith, lines: list[list[ast.stmt]], view) -> None:
+    """The messages quote the block's statements as LibCST prints them, comments and decorators
+    included; ``match`` patterns bind names that ``ast`` keeps as plain strings."""
+    if any(getattr(line[0], "decorator_list", None) for line in lines):
+        raise NeedsLibCST
+    if any(isinstance(n, ast.Match) for s in node.body for n in ast.walk(s)):
+        raise NeedsLibCST
+    if _comment_in_body(node, view):
+        raise NeedsLibCST
+
+
+def _comment_in_body(node: ast.With | ast.AsyncWith, view) -> bool:
+    """A comment below the ``with`` line (in the block, or trailing it indented into the block,
+    where LibCST may keep it in a block's footer); one on the ``with`` line is the header's."""
+    positions, text = view.positions, view.text
+    last_line = node.end_lineno
+    end = _line_end(positions, text, last_line)
+    region = text[positions.offset(node.lineno, node.col_offset):end]
+    if "#" in region:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(region).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return True
+        header_end = next((i for i, t in enumerate(tokens) if t.type == tokenize.NEWLINE), len(tokens))
+        if any(t.type == tokenize.COMMENT for t in tokens[header_end:]):
+            return True
+    # Comment lines after the block, indented deeper than the ``with``, may belong to it.
+    column = positions[node].start.column
+    line = last_line + 1
+    while (start := _line_start_or_none(positions, line)) is not None:
+        content = text[start:_line_end(positions, text, line)]
+        stripped = content.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        if stripped and len(content) - len(content.lstrip()) > column:
+            return True
+        line += 1
+    return False
+
+
+def _line_start_or_none(positions, line: int) -> int | None:
+    try:
+        return positions.line_start(line)
+    except IndexError:
+        return None
+
+
+def _line_end(positions, text: str, line: int) -> int:
+    """Where line ``line`` ends, its line break included."""
+    following = _line_start_or_none(positions, line + 1)
+    return len(text) if following is None else following
+
+
+def _tree_kind(line: list[ast.stmt], knowledge: _TreeKnowledge, model_names: set[str]) -> str:
+    """``_kind``: a compound statement's kind is that of every statement in its blocks."""
+    if not isinstance(line[0], TREE_COMPOUND):
+        kinds = {_tree_small_kind(small, knowledge, model_names) for small in line}
+        return kinds.pop() if len(kinds) == 1 else "mixed"
+    inner = {_tree_kind([child], knowledge, model_names)
+             for block in _tree_all_blocks(line[0]) for child in block}
+    if not inner:
+        return "data"
+    return inner.pop() if len(inner) == 1 else "mixed"
+
+
+def _tree_all_blocks(statement: ast.stmt):
+    """Every block of a compound statement; an ``elif`` is an ``If`` statement in ``orelse`` here,
+    as LibCST's ``If.orelse`` is a statement of its own there."""
+    if isinstance(statement, ast.Match):
+        yield from (case.body for case in statement.cases)
+        return
+    yield statement.body
+    orelse = getattr(statement, "orelse", None)
+    if orelse:
+        yield orelse
+    yield from (h.body for h in getattr(statement, "handlers", ()))
+    finalbody = getattr(statement, "finalbody", None)
+    if finalbody:
+        yield finalbody
+
+
+def _tree_small_kind(small: ast.stmt, knowledge: _TreeKnowledge, model_names: set[str]) -> str:
+    if isinstance(small, (ast.Assign, ast.AnnAssign)):
+        targets = small.targets if isinstance(small, ast.Assign) else [small.target]
+        names = {dotted_name(t) for t in targets}
+        roots = {_tree_root_name(t) for t in targets}
+        if names & model_names:
+            return "model"
+        if roots & model_names and not (names & roots):
+            return "model"
+        if isinstance(small.value, ast.Call) and knowledge.is_model_call(small.value):
+            return "model"
+        return "data"
+    if isinstance(small, ast.Expr) and isinstance(small.value, ast.Call):
+        func = small.value.func
+        if isinstance(func, ast.Attribute) and _tree_root_name(func) in model_names:
+            return "model"
+    return "data"
+
+
+def _tree_exits(node: ast.AST, loops: int):
+    """``_Exits`` in LibCST's order: return/yield/break/continue that would leave the block."""
+    if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+        return
+    if isinstance(node, ast.Return):
+        yield "return"
+    elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+        yield "yield"
+    elif isinstance(node, ast.Break) and not loops:
+        yield "break"
+    elif isinstance(node, ast.Continue) and not loops:
+        yield "continue"
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+        # As ``_Exits._loop``: the header is not visited, the ``else`` is outside the loop.
+        for statement in node.body:
+            yield from _tree_exits(statement, loops + 1)
+        for statement in node.orelse:
+            yield from _tree_exits(statement, loops)
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _tree_exits(child, loops)
+
+
+def _line_text(line: list[ast.stmt], view) -> str:
+    """The source of a statement line, to the end of its last line (LibCST's code of it, but for the
+    indentation of inner lines; comments were ruled out before)."""
+    positions, text = view.positions, view.text
+    start = positions.offset(line[0].lineno, line[0].col_offset)
+    return text[start:_line_end(positions, text, line[-1].end_lineno)]
+
+
+def _first_line(line: list[ast.stmt], view) -> str:
+    return _line_text(line, view).strip().splitlines()[0]
+
+
+def _tree_describe(lines, kinds, view) -> tuple[str, str]:
+    for line, kind in zip(lines, kinds):
+        if kind != "data" or isinstance(line[0], TREE_COMPOUND):
+            continue
+        for small in line:
+            call = small.value if isinstance(small, (ast.Expr, ast.Assign)) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in RUN_METHODS:
+                if (call.lineno, call.col_offset) != (call.func.lineno, call.func.col_offset):
+                    raise NeedsLibCST  # ``(trainer.fit)(...)``: LibCST prints the parentheses
+                return f"`{view.positions.segment(call.func)}` runs", _RUN_CONSEQUENCE
+    moved = [line for line, kind in zip(lines, kinds) if kind in ("data", "mixed")]
+    first = next((line for line in moved if DATA_WORDS.search(_line_text(line, view))), moved[0] if moved else None)
+    text = _first_line(first, view) if first is not None else "data work"
+    return f"`{text}` runs", _DATA_CONSEQUENCE
+
+
+def _tree_touches_global_state(line: list[ast.stmt], imports) -> bool:
+    for statement in line:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                qualified = imports.qualify(node.func) or ""
+                if (
+                    qualified in _GLOBAL_STATE_CALLS
+                    or qualified in _RANDOM_FACTORIES
+                    or qualified.startswith(("random.", "numpy.random."))
+                    or lightning_name(imports, node.func) == "seed_everything"
+                ):
+                    return True
+    return False
+
+
+def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _Plan:
+    """``_order``'s refusals (the rewrite itself is ``apply``'s)."""
+    view = knowledge.ctx.view
+    names = [_tree_statement_names(line) for line in lines]
+    for line, kind, found in zip(lines, kinds, names):
+        if kind == "model" or _tree_touches_global_state(line, knowledge.imports):
+            found.reads.add(GLOBAL_STATE)
+            found.writes.add(GLOBAL_STATE)
+    model_at = [i for i, k in enumerate(kinds) if k == "model"]
+    first_model = model_at[0] if model_at else len(lines)
+    before = set(range(first_model))
+    pending = list(model_at)
+    while pending:
+        i = pending.pop()
+        for j in range(i - 1, -1, -1):
+            if kinds[j] == "data" and j not in before and names[j].binds & names[i].reads:
+                before.add(j)
+                pending.append(j)
+    after = [i for i, k in enumerate(kinds) if k == "data" and i not in before]
+    for j in sorted(before):
+        conflict = _conflict(names[j], [names[m] for m in range(first_model, j) if m not in before])
+        if conflict:
+            return _refuse(plan, _tree_conflict_reason(lines[j], "before", conflict, view))
+    for d in after:
+        conflict = _conflict(names[d], [names[m] for m in model_at if m > d])
+        if conflict:
+            return _refuse(plan, _tree_conflict_reason(lines[d], "after", conflict, view))
+    alias = node.items[0].optional_vars
+    if alias is not None:
+        bound = {alias.id} if isinstance(alias, ast.Name) else _tree_statement_names([alias]).binds
+        if not model_at:
+            return _refuse(plan, "the block would go, and with it its `as` binding")
+        if any(names[i].reads & bound for i in before):
+            return _refuse(plan, "a statement that would move before the block uses its `as` binding")
+    return plan
+
+
+def _tree_conflict_reason(line, where: str, name: str, view) -> str:
+    text = _first_line(line, view)
+    if name == GLOBAL_STATE:
+        return (f"moving `{text}` {where} the block would reorder it with model construction, "
+                "which draws from the global random state")
+    return f"moving `{text}` {where} the block would change what `{name}` is"
