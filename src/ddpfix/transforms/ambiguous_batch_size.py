@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
-from ddpfix.transforms._args import is_true, keyword
-from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
+from ddpfix.transforms._tree_lightning import has_star, is_true, keyword, lightning_methods, self_method_calls, string_value
 from ddpfix.transforms.base import Rule, RuleContext
-from ddpfix.transforms._walk import walk
 
 STEPS = frozenset({"training_step", "validation_step", "test_step"})
 # on_epoch defaults to True in these steps (and to False in training_step).
@@ -64,48 +60,53 @@ class AmbiguousBatchSize(Rule):
     def may_apply(cls, tree: ast.Module) -> bool:
         return a_method_calls_self_log(tree)
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        for _cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
-            hook = method.name.value
-            if hook not in STEPS:
-                continue
-            params = [p.name.value for p in method.params.params if p.name.value != "self"]
-            if not params:
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """Reports on CPython's tree exactly what the rule's LibCST version did (``bench/parity.py``
+        compared them); every finding is a call, so it never needs LibCST."""
+        for _cls, method in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+            hook = method.name
+            params = [p.arg for p in method.args.args if p.arg != "self"]  # positional-only ones never counted
+            if hook not in STEPS or not params:
                 continue
             batch = params[0]
             if batch == "dataloader_iter":
                 hint = "batch_size=<the number of samples in this step>"
                 why = "with dataloader_iter Lightning cannot infer the batch size and requires it"
             else:
-                key = _first_string_key(method, batch)
+                key = _first_string_key(method, batch, ctx)
                 if key is None:
                     continue
                 hint = f'batch_size=len({batch}["{key}"])'
                 why = ("the batch is a dict, so Lightning infers the batch size from the first tensor it finds, "
                        "which is wrong when its entries differ in their first dimension")
             for call in self_method_calls(method.body, frozenset({"log", "log_dict"})):
-                if keyword(call, "batch_size") is not None or any(a.star for a in call.args):
+                if keyword(call, "batch_size") is not None or has_star(call):
                     continue
                 on_epoch = keyword(call, "on_epoch")
                 per_epoch = is_true(on_epoch) if on_epoch is not None else hook in EPOCH_BY_DEFAULT
                 if not per_epoch:
                     continue  # step values are not weighted
-                ctx.report(call, f"self.{call.func.attr.value}(...) in {hook} accumulates over the epoch without "
+                ctx.report(call, f"self.{call.func.attr}(...) in {hook} accumulates over the epoch without "
                            f"batch_size: {why}, and the epoch mean is weighted by that guess; add {hint}", fixable=False)
-        return module
 
 
-def _first_string_key(method: cst.FunctionDef, batch: str) -> str | None:
-    keys: list[str] = []
+def _first_string_key(method: ast.FunctionDef | ast.AsyncFunctionDef, batch: str, ctx: RuleContext) -> str | None:
+    """The first string key ``batch["..."]`` in the method's body. Such subscripts cannot nest in
+    one another, so the first in the source is the first LibCST's walk visits."""
+    keys = []
+    for statement in method.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
+                text = string_value(_single_index(node.slice, ctx))
+                if text is not None:
+                    keys.append((node.lineno, node.col_offset, text))
+    return min(keys)[2] if keys else None
 
-    class Collect(cst.CSTVisitor):
-        def visit_Subscript(self, node: cst.Subscript) -> None:
-            if isinstance(node.value, cst.Name) and node.value.value == batch and len(node.slice) == 1:
-                index = node.slice[0].slice
-                if isinstance(index, cst.Index):
-                    text = string_value(index.value)
-                    if text is not None:
-                        keys.append(text)
 
-    walk(method.body, Collect())
-    return keys[0] if keys else None
+def _single_index(index: ast.expr, ctx: RuleContext) -> ast.expr:
+    """What LibCST sees as a subscript's one index: ``batch["k",]`` is one element (with a comma)
+    there and a tuple here; ``batch[("k",)]`` and ``batch["a", "b"]`` hold no string key in either."""
+    if isinstance(index, ast.Tuple) and len(index.elts) == 1 and ctx.view.positions.segment(index).endswith(","):
+        return index.elts[0]
+    return index
+

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 
-import libcst as cst
-
-from ddpfix.transforms._args import keyword
 from ddpfix.transforms._ast_shapes import imports_of, last_name, resolved
-from ddpfix.transforms._lightning import lightning_name, string_value
+from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_lightning import keyword, string_value
 from ddpfix.transforms.base import Rule, RuleContext
-from ddpfix.transforms._walk import walk
 
 
 class LrFinderMultiDevice(Rule):
@@ -84,30 +82,34 @@ class LrFinderMultiDevice(Rule):
                 return True
         return False
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        scan = _Scan(ctx)
-        walk(module, scan)
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """Reports on CPython's tree exactly what the rule's LibCST version did (``bench/parity.py``
+        compared them); every finding is a call or a keyword, and the code a message quotes is read
+        from the source, so it never needs LibCST."""
+        scan = _Scan(tree, ctx)
         if not scan.finders or not scan.multi_device_trainers:
-            return module
+            return
         pin = ctx.facts.pins.get(ctx.path) if ctx.path in ctx.facts.pins else _own_pin(ctx)
         if pin is not None and pin.verdict == "fixed":
-            return module
-        if pin is None:
-            version = "the Lightning version could not be found (no pin, nothing installed); if it is below 2.4.0"
-        elif pin.verdict == "affected":
-            version = f"Lightning {pin.spec} ({pin.source}) is below 2.4.0, and"
-        else:
-            version = f"Lightning {pin.spec} ({pin.source}) allows versions below 2.4.0; with one of them"
-        devices = scan.multi_device_trainers[0][1]
+            return
+        message = _message(pin, scan.multi_device_trainers[0][1])
         for node, what in scan.finders:
-            ctx.report(
-                node,
-                f"{what} with a Trainer on {devices}: {version} the first sync after the finder fails with "
-                "\"RuntimeError: No backend type associated with device type cpu\" (PL#19813). Upgrade to "
-                "lightning>=2.4.0, or run the finder on a separate throw-away Trainer and build a fresh Trainer for fit",
-                fixable=False,
-            )
-        return module
+            ctx.report(node, f"{what} with a Trainer on {message}", fixable=False)
+
+
+def _message(pin, devices: str) -> str:
+    """The message after ``<finder> with a Trainer on ``."""
+    if pin is None:
+        version = "the Lightning version could not be found (no pin, nothing installed); if it is below 2.4.0"
+    elif pin.verdict == "affected":
+        version = f"Lightning {pin.spec} ({pin.source}) is below 2.4.0, and"
+    else:
+        version = f"Lightning {pin.spec} ({pin.source}) allows versions below 2.4.0; with one of them"
+    return (
+        f"{devices}: {version} the first sync after the finder fails with "
+        "\"RuntimeError: No backend type associated with device type cpu\" (PL#19813). Upgrade to "
+        "lightning>=2.4.0, or run the finder on a separate throw-away Trainer and build a fresh Trainer for fit"
+    )
 
 
 def _own_pin(ctx: RuleContext):
@@ -116,74 +118,134 @@ def _own_pin(ctx: RuleContext):
     return lightning_pin(ctx.path)
 
 
-class _Scan(cst.CSTVisitor):
-    def __init__(self, ctx: RuleContext):
-        super().__init__()
+FITTING = frozenset({"fit", "validate", "test", "predict"})
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+class _Scan:
+    """The finders and the Trainers on several devices of a file. Order matters twice: the first
+    such Trainer names the devices in every message, and a name assigned ``Tuner(...)`` twice
+    tunes the last one's trainer. Both are the source order, which ``ast.walk`` does not keep."""
+
+    def __init__(self, tree: ast.Module, ctx: RuleContext):
         self.ctx = ctx
-        self.finders: list[tuple[cst.CSTNode, str]] = []
-        self.multi_device_trainers: list[tuple[cst.Call, str]] = []
-        self.lr_finds: list[cst.Call] = []
-        self.tuners: dict[str, cst.BaseExpression] = {}  # tuner variable -> the trainer it tunes
-        self.fitted: set[str] = set()  # trainer variables that run fit/validate/test/predict
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        trainer = self._tuned_trainer(node.value)
-        if trainer is not None:
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    self.tuners[target.target.value] = trainer
-
-    def _tuned_trainer(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
-        """The trainer of ``Tuner(trainer)``."""
-        if isinstance(node, cst.Call) and lightning_name(self.ctx.imports, node.func) == "Tuner":
-            arg = keyword(node, "trainer") or next((a for a in node.args if a.keyword is None and not a.star), None)
-            return arg.value if arg is not None else None
-        return None
-
-    def leave_Module(self, original_node: cst.Module) -> None:
-        for call in self.lr_finds:
+        self.finders: list[tuple[ast.AST, str]] = []
+        self.multi_device_trainers: list[tuple[ast.Call, str]] = []
+        tuners: dict[str, ast.expr] = {}  # tuner variable -> the trainer it tunes
+        fitted: set[str] = set()  # trainer variables that run fit/validate/test/predict
+        lr_finds: list[ast.Call] = []
+        nodes = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Call))), key=_start)
+        for node in nodes:
+            if isinstance(node, ast.Assign):
+                trainer = self._tuned_trainer(node.value)
+                if trainer is not None:
+                    tuners.update((target.id, trainer) for target in node.targets if isinstance(target, ast.Name))
+            else:
+                self._call(node, lr_finds, fitted)
+        for call in lr_finds:
             owner = call.func.value
-            trainer = self.tuners.get(owner.value) if isinstance(owner, cst.Name) else self._tuned_trainer(owner)
-            if trainer is not None and self._throw_away(trainer):
+            trainer = tuners.get(owner.id) if isinstance(owner, ast.Name) else self._tuned_trainer(owner)
+            if trainer is not None and self._throw_away(trainer, fitted):
                 continue  # the documented way out: the finder's Trainer is not the one that fits
-            self.finders.append((call, f"{cst.Module([]).code_for_node(call.func)}()"))
-    def _throw_away(self, trainer: cst.BaseExpression) -> bool:
-        if isinstance(trainer, cst.Call):
-            return lightning_name(self.ctx.imports, trainer.func) == "Trainer"
-        return isinstance(trainer, cst.Name) and trainer.value not in self.fitted
+            self.finders.append((call, f"{_own_code(call.func, call, ctx)}()"))
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _call(self, node: ast.Call, lr_finds: list[ast.Call], fitted: set[str]) -> None:
         func = node.func
         short = lightning_name(self.ctx.imports, func)
         if short == "LearningRateFinder":
             self.finders.append((node, "the LearningRateFinder callback"))
-        elif isinstance(func, cst.Attribute) and func.attr.value == "lr_find":
-            self.lr_finds.append(node)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value in FITTING:
-            self.fitted.add(func.value.value)
+        elif isinstance(func, ast.Attribute) and func.attr == "lr_find":
+            lr_finds.append(node)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in FITTING:
+            fitted.add(func.value.id)
         if short == "Trainer":
             auto = keyword(node, "auto_lr_find")
-            if auto is not None and not (isinstance(auto.value, cst.Name) and auto.value.value == "False"):
+            if auto is not None and not (isinstance(auto.value, ast.Constant) and auto.value.value is False):
                 self.finders.append((auto, "Trainer(auto_lr_find=...)"))
             devices = keyword(node, "devices") or keyword(node, "gpus")
-            described = _several(devices.value) if devices is not None else "devices=\"auto\" (all available)"
+            described = _several(devices, self.ctx) if devices is not None else "devices=\"auto\" (all available)"
             if described:
                 self.multi_device_trainers.append((node, described))
 
+    def _tuned_trainer(self, node: ast.expr) -> ast.expr | None:
+        """The trainer of ``Tuner(trainer)``."""
+        if isinstance(node, ast.Call) and lightning_name(self.ctx.imports, node.func) == "Tuner":
+            arg = keyword(node, "trainer")
+            if arg is not None:
+                return arg.value
+            return next((a for a in node.args if not isinstance(a, ast.Starred)), None)
+        return None
 
-FITTING = frozenset({"fit", "validate", "test", "predict"})
+    def _throw_away(self, trainer: ast.expr, fitted: set[str]) -> bool:
+        if isinstance(trainer, ast.Call):
+            return lightning_name(self.ctx.imports, trainer.func) == "Trainer"
+        return isinstance(trainer, ast.Name) and trainer.id not in fitted
 
 
-def _several(value: cst.BaseExpression) -> str | None:
+def _several(devices: ast.keyword, ctx: RuleContext) -> str | None:
     """How the ``devices`` value reads, when it may mean more than one device."""
-    code = cst.Module([]).code_for_node(value)
-    if isinstance(value, cst.Integer):
-        return None if value.evaluated_value == 1 else f"devices={code}"
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
-        return f"devices={code}"  # -1: all of them
+    value = devices.value
+    code = f"devices={_keyword_value_code(devices, ctx)}"
+    if isinstance(value, ast.Constant) and type(value.value) is int:  # not a bool: LibCST's ``Integer``
+        return None if value.value == 1 else code
     text = string_value(value)
     if text is not None:
-        return None if text.strip() in ("1", "0,", "1,") else f"devices={code}"
-    if isinstance(value, (cst.List, cst.Tuple)):
-        return None if len(value.elements) == 1 else f"devices={code}"
-    return f"devices={code}"
+        return None if text.strip() in ("1", "0,", "1,") else code
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return None if len(value.elts) == 1 else code
+    return code
+
+
+def _keyword_value_code(keyword: ast.keyword, ctx: RuleContext) -> str:
+    """LibCST's code of a keyword's value: with the parentheses around it, which ``ast`` leaves out
+    of the value's range (not of the keyword's)."""
+    positions, text = ctx.view.positions, ctx.view.text
+    start = positions.offset(keyword.lineno, keyword.col_offset)
+    value_start = positions.offset(keyword.value.lineno, keyword.value.col_offset)
+    end = positions.offset(keyword.end_lineno, keyword.end_col_offset)
+    equal = text.index("=", start)
+    opening = _first_paren(text, equal + 1, value_start)
+    return text[opening if opening is not None else value_start:end]
+
+
+def _own_code(func: ast.expr, call: ast.Call, ctx: RuleContext) -> str:
+    """LibCST's code of a call's callee: ``(tuner.lr_find)`` keeps the parentheses, which open
+    where the call starts and which ``ast`` leaves out of the callee's range."""
+    positions, text = ctx.view.positions, ctx.view.text
+    call_start = positions.offset(call.lineno, call.col_offset)
+    func_start = positions.offset(func.lineno, func.col_offset)
+    end = positions.offset(func.end_lineno, func.end_col_offset)
+    opened = sum(line.split("#", 1)[0].count("(") for line in text[call_start:func_start].splitlines())
+    while opened:  # as many closing as opening ones, around the callee
+        end = _after_blanks(text, end)
+        if text[end:end + 1] != ")":
+            break
+        opened -= 1
+        end += 1
+    return text[call_start:end]
+
+
+def _first_paren(text: str, start: int, stop: int) -> int | None:
+    """Where the first ``(`` between ``start`` and ``stop`` stands, comments left out."""
+    position = _after_blanks(text, start)
+    return position if position < stop and text[position] == "(" else None
+
+
+_LINE_END = re.compile(r"[\r\n]")
+
+
+def _after_blanks(text: str, position: int) -> int:
+    """The first place from ``position`` on that is not whitespace, a line continuation or a comment."""
+    while position < len(text):
+        char = text[position]
+        if char == "#":
+            end_of_line = _LINE_END.search(text, position)
+            position = end_of_line.start() if end_of_line else len(text)
+        elif char.isspace() or char == "\\":
+            position += 1
+        else:
+            break
+    return position

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
-from ddpfix.transforms._args import keyword
-from ddpfix.transforms._ast_shapes import import_targets, resolved
-from ddpfix.transforms._lightning import LIGHTNING_PACKAGES, builds_ddp_trainer, data_classes
-from ddpfix.transforms._ranks import RankTests
+from ddpfix.imports import ImportTable
+from ddpfix.transforms._ast_shapes import arguments, import_targets, resolved
+from ddpfix.transforms._lightning import LIGHTNING_PACKAGES
+from ddpfix.transforms._ranks import RANK_VARIABLES
+from ddpfix.transforms._tree_lightning import (
+    FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, string_value,
+)
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._text import GAP, keyword_argument, pattern, word_match
-from ddpfix.transforms._walk import walk
 
 REMEDIES = (
     "either let Lightning shard (drop the per-rank selection, keep use_distributed_sampler=True), or shard by hand "
@@ -127,33 +127,37 @@ class ManualRankSharding(Rule):
                     return True
         return False
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """Reports on CPython's tree exactly what the rule's LibCST version did (``bench/parity.py``
+        compared them); every finding is an expression or a keyword, so it never needs LibCST."""
         # A Dataset often lives in a file of its own; what matters is that the run trains with Lightning.
         if not ctx.facts.uses_lightning or ctx.facts.sampler_off_for(ctx.path):
-            return module
-        tests = RankTests(ctx.imports)
-        for name, cls in data_classes(module, ctx.imports).items():
-            if _iterable(cls, ctx):
+            return
+        for name, cls in data_classes(tree, ctx.imports).items():
+            if _iterable(cls, ctx.imports):
                 continue  # Lightning never adds a sampler to an IterableDataset: sharding it is the author's job
-            use = _first_rank_use(cls, tests)
+            use = _RankUses(ctx).first_in(cls)
             if use is not None:
-                ctx.report(
-                    use,
-                    f"{name} selects its data by rank while use_distributed_sampler=True (the default) makes "
-                    f"Lightning shard it again: each rank gets a fraction of its shard, and unequal shards stall "
-                    f"the collectives at the end of validation; {REMEDIES}",
-                    fixable=False,
-                )
-        if builds_ddp_trainer(module, ctx.imports, ctx.data):
-            for call, arg in _custom_samplers(module, ctx):
-                ctx.report(
-                    arg,
-                    f"DataLoader({arg.keyword.value}=...) in a DDP script: Lightning wraps a custom sampler in "
-                    "DistributedSamplerWrapper and shards what it yields; if it already yields one rank's share, "
-                    f"the data is sharded twice and ranks can get different numbers of batches; {REMEDIES}",
-                    fixable=False,
-                )
-        return module
+                ctx.report(use, _sharded_message(name), fixable=False)
+        if builds_ddp_trainer(tree, ctx.imports, ctx.data):
+            for arg in _custom_samplers(tree, ctx.imports):
+                ctx.report(arg, _sampler_message(arg.arg), fixable=False)
+
+
+def _sharded_message(name: str) -> str:
+    return (
+        f"{name} selects its data by rank while use_distributed_sampler=True (the default) makes "
+        f"Lightning shard it again: each rank gets a fraction of its shard, and unequal shards stall "
+        f"the collectives at the end of validation; {REMEDIES}"
+    )
+
+
+def _sampler_message(keyword_name: str) -> str:
+    return (
+        f"DataLoader({keyword_name}=...) in a DDP script: Lightning wraps a custom sampler in "
+        "DistributedSamplerWrapper and shards what it yields; if it already yields one rank's share, "
+        f"the data is sharded twice and ranks can get different numbers of batches; {REMEDIES}"
+    )
 
 
 _DATA_PREFIX = "torch.utils.data."
@@ -165,80 +169,173 @@ _SAMPLER_KEYWORD = keyword_argument("sampler")  # ``batch_sampler=`` too: no wor
 _STRATEGY_KEYWORD = keyword_argument("strategy")
 
 
-def _iterable(cls: cst.ClassDef, ctx: RuleContext) -> bool:
-    return any((ctx.imports.qualify(base.value) or "").endswith("IterableDataset") for base in cls.bases)
-
-
 QUIET_CALLS = frozenset({"print", "log", "info", "debug", "warning", "rank_zero_info", "rank_zero_warn"})
 
 
-def _first_rank_use(cls: cst.ClassDef, tests: RankTests) -> cst.CSTNode | None:
-    """A rank that decides which data this object holds: in an index or slice, an argument of a
-    call (not a print or a log), or a variable later used in one. A rank in an ``if`` test is not."""
-
-    def is_rank(node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Attribute) and node.attr.value in ("global_rank", "local_rank"):
-            return True
-        if isinstance(node, cst.Call) and tests.imports.qualify(node.func) == "torch.distributed.get_rank":
-            return True
-        return tests._is_rank_variable(node) or (isinstance(node, cst.Call) and tests._is_rank(node))
-
-    found: list[cst.CSTNode] = []
-    rank_variables: set[str] = set()
-
-    class Ranks(cst.CSTVisitor):
-        """Every rank expression below a node."""
-
-        def __init__(self):
-            super().__init__()
-            self.hits: list[cst.CSTNode] = []
-
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if is_rank(node) or (isinstance(node, cst.Name) and node.value in rank_variables):
-                self.hits.append(node)
-                return False
-            return True
-
-    def ranks_in(node: cst.CSTNode) -> list[cst.CSTNode]:
-        collector = Ranks()
-        walk(node, collector)
-        return collector.hits
-
-    class Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if ranks_in(node.value) and all(isinstance(t.target, cst.Name) for t in node.targets):
-                rank_variables.update(t.target.value for t in node.targets)
-
-        def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
-            found.extend(ranks_in(node))
-
-        def visit_Call(self, node: cst.Call) -> None:
-            callee = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", None)
-            if callee in QUIET_CALLS:
-                return
-            for arg in node.args:
-                found.extend(ranks_in(arg.value))
-
-    walk(cls, Collect())
-    return found[0] if found else None
+_KEPT_SAMPLERS = ("DistributedSampler", "RandomSampler", "SequentialSampler")
 
 
-def _custom_samplers(module: cst.Module, ctx: RuleContext):
+def _iterable(cls: ast.ClassDef, imports: ImportTable) -> bool:
+    # LibCST's ``base.value`` of ``*bases`` is what follows the star.
+    bases = (b.value if isinstance(b, ast.Starred) else b for b in cls.bases)
+    return any((imports.qualify(base) or "").endswith("IterableDataset") for base in bases)
+
+
+def _custom_samplers(tree: ast.Module, imports: ImportTable) -> list[ast.keyword]:
+    """``sampler=`` / ``batch_sampler=`` keywords of ``DataLoader(...)`` calls that Lightning wraps."""
     found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or (imports.qualify(node.func) or "").rsplit(".", 1)[-1] != "DataLoader":
+            continue
+        for name in ("sampler", "batch_sampler"):
+            arg = keyword(node, name)
+            if arg is None or (isinstance(arg.value, ast.Constant) and arg.value.value is None):
+                continue
+            value = arg.value
+            kind = (imports.qualify(value.func) or "").rsplit(".", 1)[-1] if isinstance(value, ast.Call) else ""
+            if kind not in _KEPT_SAMPLERS:  # those are kept as they are, or replaced by Lightning's own
+                found.append(arg)
+    return found
 
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if (ctx.imports.qualify(node.func) or "").rsplit(".", 1)[-1] != "DataLoader":
-                return
-            for name in ("sampler", "batch_sampler"):
-                arg = keyword(node, name)
-                if arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-                    continue
-                value = arg.value
-                kind = (ctx.imports.qualify(value.func) or "").rsplit(".", 1)[-1] if isinstance(value, cst.Call) else ""
-                if kind in ("DistributedSampler", "RandomSampler", "SequentialSampler"):
-                    continue  # kept as it is, or replaced by Lightning's own DistributedSampler
-                found.append((node, arg))
 
-    walk(module, Collect())
+class _RankUses:
+    """A rank that decides which data a class holds: in an index or slice, an argument of a call
+    (not a print or a log), or a variable later used in one. A rank in an ``if`` test is not.
+
+    The use reported is the one the rule's LibCST version found: the first in LibCST's visiting
+    order (the source's). LibCST's tree has ``Name`` nodes where ``ast`` has strings (an
+    attribute's name, a keyword's name, a lambda's parameter): a rank variable's name there was a
+    use, so here it becomes a ``Name`` placed where that text stands."""
+
+    def __init__(self, ctx: RuleContext):
+        self.imports = ctx.imports
+        self.segment = ctx.view.positions.segment
+        self.variables: set[str] = set()  # names assigned a rank, in the order of the walk
+
+    def first_in(self, cls: ast.ClassDef) -> ast.AST | None:
+        """The first rank use in ``cls``: at the first call or subscript, in LibCST's visiting
+        order, whose arguments or index hold one (a variable counts from its assignment on)."""
+        pending: list[tuple[ast.AST, bool]] = [(cls, False)]
+        while pending:
+            node, is_index = pending.pop()
+            if is_index:  # LibCST visits a SubscriptElement before what it holds
+                use = self._first_rank(node)
+                if use is not None:
+                    return use
+            if isinstance(node, ast.Assign):
+                if self._first_rank(node.value) is not None and all(isinstance(t, ast.Name) for t in node.targets):
+                    self.variables.update(t.id for t in node.targets)
+            elif isinstance(node, ast.Call) and _callee(node.func) not in QUIET_CALLS:
+                for value in arguments(node):
+                    use = self._first_rank(value)
+                    if use is not None:
+                        return use
+            children = _source_children(node)
+            pending.extend((child, isinstance(node, ast.Subscript) and child is node.slice) for child in reversed(children))
+        return None
+
+    def _first_rank(self, node: ast.AST) -> ast.AST | None:
+        """The first rank expression below ``node`` in source order (one is not entered)."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if self._is_use(current):
+                return current
+            children = _source_children(current)
+            if isinstance(current, ast.Attribute) and current.attr in self.variables:
+                children.append(_attribute_name(current))  # after the value: ``x.rank``
+            elif isinstance(current, ast.keyword) and current.arg in self.variables:
+                children.insert(0, _keyword_name(current))  # before the value: ``f(rank=...)``
+            pending.extend(reversed(children))
+        return None
+
+    def _is_use(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in self.variables  # the placed names are made only for a variable
+        if isinstance(node, ast.arg):
+            return node.arg in self.variables  # a lambda's parameter (the only ``arg`` an expression holds)
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("global_rank", "local_rank")
+        if isinstance(node, ast.Call):
+            if self.imports.qualify(node.func) == "torch.distributed.get_rank":
+                return True
+            given = arguments(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "int" and len(given) == 1:
+                return self._is_rank_variable(given[0])  # int(os.environ["LOCAL_RANK"])
+        return self._is_rank_variable(node)
+
+    def _is_rank_variable(self, node: ast.AST) -> bool:
+        """``_ranks.RankTests._is_rank_variable``: ``os.environ["LOCAL_RANK"]``, ``os.environ.get("RANK")``,
+        ``os.getenv("RANK")``."""
+        key = None
+        if isinstance(node, ast.Subscript) and self.imports.qualify(node.value) == "os.environ":
+            key = self._single_index(node.slice)
+        elif isinstance(node, ast.Call):
+            given = arguments(node)
+            if given and self.imports.qualify(node.func) in ("os.environ.get", "os.getenv"):
+                key = given[0]
+        return key is not None and string_value(key) in RANK_VARIABLES
+
+    def _single_index(self, index: ast.expr) -> ast.expr | None:
+        """What LibCST sees as the one index of a subscript, if it sees one: ``os.environ["RANK",]``
+        is one element (with a comma) there and a tuple here; ``[("RANK",)]`` is a tuple in both."""
+        if isinstance(index, ast.Slice):
+            return None
+        if isinstance(index, ast.Tuple):
+            if len(index.elts) != 1 or not self.segment(index).endswith(","):
+                return None  # several elements, or a parenthesised tuple
+            return index.elts[0]
+        return index
+
+
+def _callee(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _attribute_name(node: ast.Attribute) -> ast.Name:
+    """The ``Name`` LibCST has for an attribute's name: the last token of the attribute."""
+    width = len(node.attr.encode("utf-8"))  # ``ast`` counts columns in UTF-8 bytes
+    return ast.Name(id=node.attr, lineno=node.end_lineno, col_offset=node.end_col_offset - width,
+                    end_lineno=node.end_lineno, end_col_offset=node.end_col_offset)
+
+
+def _keyword_name(node: ast.keyword) -> ast.Name:
+    """The ``Name`` LibCST has for a keyword's name: the first token of the keyword."""
+    width = len(node.arg.encode("utf-8"))
+    return ast.Name(id=node.arg, lineno=node.lineno, col_offset=node.col_offset,
+                    end_lineno=node.lineno, end_col_offset=node.col_offset + width)
+
+
+def _source_children(node: ast.AST) -> list[ast.AST]:
+    """``node``'s children in source order, which is LibCST's visiting order. ``ast``'s field order
+    is that too, except in calls (keywords apart), conditional expressions (test first), dicts (keys
+    apart), parameters (defaults apart) and definitions (decorators last)."""
+    if isinstance(node, ast.Call):
+        return [node.func, *arguments_in_order(node)]
+    if isinstance(node, ast.IfExp):
+        return [node.body, node.test, node.orelse]
+    if isinstance(node, ast.Dict):
+        return [child for pair in zip(node.keys, node.values) for child in pair if child is not None]
+    if isinstance(node, FUNCTIONS):
+        return [*node.decorator_list, *_parameters(node.args), *([node.returns] if node.returns else []), *node.body]
+    if isinstance(node, ast.Lambda):
+        return [*_parameters(node.args), node.body]
+    if isinstance(node, ast.ClassDef):
+        header = sorted([*node.bases, *node.keywords], key=lambda n: (n.lineno, n.col_offset))
+        return [*node.decorator_list, *header, *node.body]
+    return list(ast.iter_child_nodes(node))
+
+
+def _parameters(args: ast.arguments) -> list[ast.AST]:
+    """Parameters and their defaults in source order."""
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    found: list[ast.AST] = []
+    for parameters in (zip(positional, defaults), [(args.vararg, None)],
+                       zip(args.kwonlyargs, args.kw_defaults), [(args.kwarg, None)]):
+        for parameter, default in parameters:
+            if parameter is not None:
+                found.append(parameter)
+                if default is not None:
+                    found.append(default)
     return found
