@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+import io
+import re
+import tokenize
+import unicodedata
+
 import libcst as cst
 
+from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword, without_keyword
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import class_hierarchy, lightning_name, string_value
-from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 
 PER_RANK_MAP = '{"": int(os.environ.get("LOCAL_RANK", 0))}'
 SINGLE_DEVICE_STRINGS = frozenset({"auto", "cuda", "cuda:0", "balanced", "balanced_low_0", "sequential"})
@@ -133,6 +140,69 @@ class DeviceMapUnderDdp(Rule):
         result = module.visit(_Apply(replacements, forward_moves, ctx.view.positions))
         return ensure_import(result, "os") if needs_os else result
 
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply``'s findings, from CPython's tree (report-only runs). Whether a fix keeps the
+        call's comments (``report_fix``) is read from where they stand. Raises ``NeedsLibCST`` where
+        the text cannot say what LibCST's tree would: a map or an argument in parentheses of its own
+        (LibCST's code of it has them), a load inside an f-string, a string or line continuation
+        over several lines quoted in a message, a comment line above ``x = x.to(self.device)`` in
+        ``forward`` (whose statement it may belong to), and identifiers that Python renames (NFKC)."""
+        _tree_identifiers_as_written(ctx)
+        kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
+        loads, ddp_trainer = _tree_scan(tree, ctx, kinds)
+        wrapped_classes: dict[ast.ClassDef, ast.Call] = {}
+        for call, cls, in_fstring, statement in loads:
+            if cls is None and not ddp_trainer:
+                continue
+            device_map = tree_lightning.keyword(call, "device_map")
+            flags = [tree_lightning.keyword(call, k) for k in QUANTISED]
+            quantised = any(tree_lightning.is_true(f) for f in flags) or tree_lightning.keyword(call, "quantization_config") is not None
+            unknown_quantisation = any(
+                f is not None and not _tree_is_bool(f.value) for f in flags
+            ) or tree_lightning.has_star(call)
+            kind = _tree_map_kind(device_map.value)
+            if kind == "per-rank":
+                continue
+            if in_fstring:
+                raise NeedsLibCST("a load inside an f-string")
+            head = _tree_head(_tree_quoted(_tree_keyword_value(device_map, ctx), statement, ctx))
+            if unknown_quantisation and not quantised:
+                ctx.report(call, f"{head}; whether the model is quantised is not a literal here, so it is not "
+                           f"rewritten: drop device_map for a full-precision model, use {PER_RANK_MAP} for a "
+                           f"quantised one{TREE_TAIL}", fixable=False)
+                continue
+            if kind == "variable":
+                ctx.report(call, f"{head}; the map is a variable, so it is not rewritten: drop it (or use "
+                           f"{PER_RANK_MAP} for a quantised model){TREE_TAIL}", fixable=False)
+                if cls is not None:
+                    wrapped_classes.setdefault(cls, call)
+                continue
+            if quantised:
+                loses_comment = tree_lightning.has_comment(device_map.value, ctx.view)  # the value is replaced
+                advice = "a quantised model stays where it is loaded, so load each rank's copy on its own GPU"
+            else:
+                loses_comment = _tree_removal_loses_comment(call, device_map, ctx)
+                advice = "let Lightning place the module: drop device_map"
+            if kind == "auto":
+                advice += (" (whether the model fits one GPU cannot be decided statically; if it does not, "
+                           "device_map=\"auto\" is model parallelism, not DDP)")
+            message = f"{head}; {advice}{TREE_TAIL}"
+            if loses_comment:
+                ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+            else:
+                ctx.report(call, message, fixable=True)
+        for cls, load in wrapped_classes.items():
+            forward = next((s for s in cls.body if isinstance(s, tree_lightning.FUNCTIONS) and s.name == "forward"), None)
+            if forward is None:
+                continue
+            moves = _tree_input_moves(forward, ctx)
+            if not moves:
+                continue
+            line = ctx.position(load).start.line
+            names = ", ".join(moves)
+            ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
+                       f"{line} keeps a device_map; removing the device map is the real fix", fixable=True)
+
 
 def _is_true(arg: cst.Arg | None) -> bool:
     return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
@@ -251,3 +321,239 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+# --- the same, on CPython's tree (``check``) ---------------------------------------------------
+
+TREE_TAIL = "; Lightning's own 4/8-bit path needs no hooks: Trainer(plugins=BitsandbytesPrecision(...))"
+
+
+def _tree_head(code: str) -> str:
+    """The start of every load's message in ``apply``."""
+    return (
+        f"from_pretrained(device_map={code}) under DDP: accelerate's hooks send every rank's inputs to the "
+        "device fixed at load time while Lightning moves rank N's module to cuda:N (\"Expected all "
+        "tensors to be on the same device\")"
+    )
+
+
+def _tree_is_bool(value: ast.expr) -> bool:
+    """``True`` or ``False`` (LibCST: those ``Name``s; here constants, and ``1 == True``)."""
+    return isinstance(value, ast.Constant) and (value.value is True or value.value is False)
+
+
+def _tree_map_kind(value: ast.expr) -> str:
+    """``_map_kind`` on CPython's tree. ``True``/``False`` are ``Name``s to LibCST, hence variables."""
+    text = tree_lightning.string_value(value)
+    if text is not None:
+        if text == "auto":
+            return "auto"
+        return "single" if text in SINGLE_DEVICE_STRINGS else "per-rank"
+    if isinstance(value, ast.Constant):
+        if type(value.value) is int:
+            return "single" if value.value == 0 else "per-rank"
+        return "variable" if _tree_is_bool(value) else "per-rank"  # None, ..., bytes, numbers
+    if isinstance(value, ast.Dict):
+        if len(value.keys) == 1 and value.keys[0] is not None and tree_lightning.string_value(value.keys[0]) == "":
+            inner = value.values[0]
+            if (isinstance(inner, ast.Constant) and type(inner.value) is int and inner.value == 0) or \
+                    tree_lightning.string_value(inner) in ("cuda", "cuda:0"):
+                return "single"
+        return "per-rank"
+    if isinstance(value, (ast.Name, ast.Attribute, ast.Subscript)):
+        return "variable"
+    return "per-rank"
+
+
+def _tree_scan(tree: ast.Module, ctx: RuleContext, kinds: dict[str, str]):
+    """``_Scan`` on CPython's tree: ([(load, its LightningModule class or None, whether it is inside
+    an f-string, the statement it is in)] in LibCST's order, whether the file builds a DDP Trainer).
+    A class's decorators and bases belong to it, as LibCST visits them after entering the class."""
+    loads = []
+    ddp_trainer = False
+    pending: list[tuple[ast.AST, ast.ClassDef | None, bool, ast.AST]] = [(tree, None, False, tree)]
+    while pending:
+        node, cls, in_fstring, statement = pending.pop()
+        if isinstance(node, ast.ClassDef) and kinds.get(node.name) == "lightning":
+            cls = node
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and tree_lightning.keyword(node, "device_map"):
+                loads.append((node, cls, in_fstring, statement))
+            if not ddp_trainer and lightning_name(ctx.imports, func) == "Trainer":
+                ddp_trainer = _tree_ddp_strategy(node, ctx)
+        in_fstring = in_fstring or isinstance(node, ast.JoinedStr)
+        pending.extend((child, cls, in_fstring, child if isinstance(child, ast.stmt) else statement)
+                       for child in ast.iter_child_nodes(node))
+    # LibCST's walk is pre-order in source order: the first variable load of a class is quoted.
+    loads.sort(key=lambda load: (load[0].lineno, load[0].col_offset, -load[0].end_lineno, -load[0].end_col_offset))
+    return loads, ddp_trainer
+
+
+def _tree_ddp_strategy(trainer: ast.Call, ctx: RuleContext) -> bool:
+    strategy = tree_lightning.keyword(trainer, "strategy")
+    if strategy is None:
+        return False
+    text = tree_lightning.string_value(strategy.value)
+    return (text or "").startswith("ddp") or (
+        isinstance(strategy.value, ast.Call) and lightning_name(ctx.imports, strategy.value.func) == "DDPStrategy"
+    )
+
+
+def _tree_start(node: ast.AST, ctx: RuleContext) -> int:
+    return ctx.view.positions.offset(node.lineno, node.col_offset)
+
+
+def _tree_end(node: ast.AST, ctx: RuleContext) -> int:
+    return ctx.view.positions.offset(node.end_lineno, node.end_col_offset)
+
+
+def _tree_squeezed(ctx: RuleContext, start: int, stop: int) -> str:
+    """The source between two offsets (between arguments, or around a value), whitespace, line
+    continuations and comments left out: what stands there besides layout. Text with a quote is
+    returned as it is (a ``#`` there may be in a string), which no caller takes for plain layout."""
+    text = ctx.view.text[start:stop]
+    if "'" in text or '"' in text:
+        return text
+    lines = (line.split("#", 1)[0] for line in _LINE_BREAK.split(text))
+    return "".join("".join(line.rstrip("\\").split()) for line in lines)
+
+
+def _tree_quoted(node: ast.AST, statement: ast.stmt, ctx: RuleContext) -> str:
+    """LibCST's code of ``node`` (quoted in a message), in ``statement``: its source text, where each
+    further line of it loses the indentation of the statement's block (LibCST keeps that
+    indentation apart). Lines inside a string, or after a line continuation, keep theirs: there
+    ``NeedsLibCST``, which is rare."""
+    text = ctx.view.positions.segment(node)
+    lines = _LINE.findall(text)
+    if len(lines) == 1:
+        return text
+    if "\"\"\"" in text or "'''" in text or any(line.rstrip("\r\n").endswith("\\") for line in lines[:-1]):
+        raise NeedsLibCST("a string or a line continuation over several lines quoted in a message")
+    first_line = _LINE.match(ctx.view.text, ctx.view.positions.line_start(statement.lineno)).group()
+    indent = first_line[:len(first_line) - len(first_line.lstrip(" \t\f"))]
+    return lines[0] + "".join(line.removeprefix(indent) for line in lines[1:])
+
+
+def _tree_keyword_value(keyword: ast.keyword, ctx: RuleContext) -> ast.expr:
+    """A keyword argument's value, where ``ast``'s range of it is LibCST's: not in parentheses of its
+    own (``device_map=("auto")``: LibCST's code has them), else ``NeedsLibCST``."""
+    if _tree_squeezed(ctx, _tree_start(keyword, ctx) + len(keyword.arg), _tree_start(keyword.value, ctx)) != "=":
+        raise NeedsLibCST("a keyword's value in its own parentheses")
+    return keyword.value
+
+
+def _tree_comment_in(ctx: RuleContext, start: int, stop: int) -> bool:
+    text = ctx.view.text[start:stop]
+    if "#" not in text:
+        return False
+    try:
+        return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return True  # a fragment the tokenizer cannot follow: assume the worst
+
+
+def _tree_removal_loses_comment(call: ast.Call, device_map: ast.keyword, ctx: RuleContext) -> bool:
+    """Whether ``without_keyword(call, "device_map")`` drops a comment. LibCST's ``Arg`` owns its
+    comma and the whitespace after it, so removing the argument drops the comments up to the next
+    argument; removing the last one, the next-to-last takes over its comma and what follows, and
+    loses its own comma and what came before ``device_map``'s value; removing the only one, the
+    comments after it go too."""
+    arguments = tree_lightning.arguments_in_order(call)
+    index = arguments.index(device_map)
+    start, value_end = _tree_start(device_map, ctx), _tree_end(device_map.value, ctx)
+    if index + 1 < len(arguments):
+        nxt = arguments[index + 1]
+        if _tree_squeezed(ctx, value_end, _tree_start(nxt, ctx)) != ",":
+            raise NeedsLibCST("something besides a comma between device_map and the next argument")
+        return _tree_comment_in(ctx, start, _tree_start(nxt, ctx))
+    if index == 0:
+        return _tree_comment_in(ctx, start, _tree_end(call, ctx))
+    previous_end = _tree_end(arguments[index - 1], ctx)
+    if _tree_squeezed(ctx, previous_end, start) != ",":
+        raise NeedsLibCST("the argument before device_map ends in a parenthesis ast leaves out")
+    return _tree_comment_in(ctx, previous_end, value_end)
+
+
+def _tree_input_moves(forward: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext) -> list[str]:
+    """``_input_moves`` on CPython's tree."""
+    arguments = forward.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    without_default = positional[:len(positional) - len(arguments.defaults)]
+    without_default += [p for p, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None]
+    # ``without_default`` lists posonly, then the others, then keyword-only: LibCST's order.
+    names = [p.arg for p in without_default if p.arg != "self"]
+    used_as_tensor: set[str] = set()
+    for statement in forward.body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in TENSOR_METHODS:
+                used_as_tensor.add(node.value.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                used_as_tensor |= _tree_import_owners(node)
+    annotated = {p.arg for p in without_default if p.annotation is not None and _tree_annotation_code(p, ctx).split(".")[-1] == "Tensor"}
+    already = _tree_already_moved(forward, ctx)
+    return [n for n in names if (n in annotated or n in used_as_tensor) and n not in already]
+
+
+def _tree_import_owners(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """LibCST spells a dotted module name (``import x.view``) as ``Attribute`` nodes, which
+    ``_input_moves`` takes for a tensor's method like any other: ``x`` then counts as a tensor."""
+    dotted = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    return {parts[0] for parts in (name.split(".") for name in dotted) if len(parts) > 1 and parts[1] in TENSOR_METHODS}
+
+
+def _tree_annotation_code(param: ast.arg, ctx: RuleContext) -> str:
+    """LibCST's code of a parameter's annotation: its source text (with its own parentheses there)."""
+    after_name = _tree_start(param, ctx) + len(param.arg)
+    if _tree_squeezed(ctx, after_name, _tree_start(param.annotation, ctx)) != ":":
+        raise NeedsLibCST("an annotation in its own parentheses (or a comment before it)")
+    return ctx.view.positions.segment(param.annotation)
+
+
+def _tree_already_moved(forward: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext) -> set[str]:
+    """``_already_moved``: statements of ``forward``'s block whose code (LibCST's statement line:
+    its whole lines, the comment lines above it included) is ``x = x.to(self.device)``."""
+    view = ctx.view
+    if view.one_line_body(forward.body):
+        return set()  # ``def forward(self, x): ...``: no block of statements to LibCST
+    moved = set()
+    for statement in forward.body:
+        if not isinstance(statement, ast.Assign):
+            continue
+        code = _tree_lines(ctx, statement.lineno, statement.end_lineno).strip()
+        name, _, rest = code.partition(" = ")
+        if rest != f"{name}.to(self.device)":
+            continue
+        above = statement.lineno - 1
+        while above >= 1 and (not _tree_lines(ctx, above, above).strip() or _tree_lines(ctx, above, above).lstrip().startswith("#")):
+            if _tree_lines(ctx, above, above).strip():
+                raise NeedsLibCST("a comment line above a move in forward")  # LibCST's leading lines, or not
+            above -= 1
+        moved.add(name)
+    return moved
+
+
+def _tree_lines(ctx: RuleContext, first: int, last: int) -> str:
+    """Lines ``first`` to ``last`` of the source (as LibCST and ``ast`` count lines), without the
+    last one's line break."""
+    text, positions = ctx.view.text, ctx.view.positions
+    start = positions.line_start(first)
+    end = _LINE_BREAK.search(text, positions.line_start(last))
+    return text[start:end.start() if end else len(text)]
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def _tree_identifiers_as_written(ctx: RuleContext) -> None:
+    """Raise ``NeedsLibCST`` if Python would rename an identifier of the file: ``ast`` holds names
+    NFKC-normalised (``ｃuda`` is ``cuda`` there), LibCST as written."""
+    text = ctx.view.text
+    if text.isascii():
+        return
+    if any(not unicodedata.is_normalized("NFKC", word) for word in _WORD.findall(text) if not word.isascii()):
+        raise NeedsLibCST("an identifier that Python normalises (NFKC)")
+
+
+_WORD = re.compile(r"\w+")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
+import unicodedata
 
 import libcst as cst
 
+from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._ast_shapes import imports_of, last_name, may_be, methods
 from ddpfix.transforms._lightning import (
@@ -14,8 +19,8 @@ from ddpfix.transforms._lightning import (
     lightning_methods,
     runs_on_device,
 )
-from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._walk import walk
+from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 
 SELF_DEVICE = "self.device"
 
@@ -118,6 +123,34 @@ class HardcodedDevice(Rule):
                 ctx.report(assign, f"{text} in {method.name.value}: moves to it put every rank's tensors on one GPU; "
                            "use self.device", fixable=False)
         return module.visit(ReplaceCalls(replacements, ctx.view.positions)) if replacements else module
+
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """``apply``'s findings, from CPython's tree (report-only runs). Whether a fix keeps the
+        call's comments (``report_fix``) is read from where they stand. Raises ``NeedsLibCST`` where
+        the text cannot say what LibCST's tree would: an argument or a target in parentheses of its
+        own (LibCST's code of it has them), a comment both lost and repeated by a fix, a finding
+        inside an f-string, a string or line continuation over several lines quoted in a message,
+        and identifiers that Python renames (NFKC)."""
+        _tree_identifiers_as_written(ctx)
+        for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+            on_device = runs_on_device(method.name)
+            for call, statement, in_fstring in _tree_calls(method, ctx):
+                what, edited = _tree_placement(call, statement, ctx, on_device)
+                if what is None:
+                    continue
+                if in_fstring:
+                    raise NeedsLibCST("a finding inside an f-string")
+                if edited is None:
+                    ctx.report(call, f"{what} in {method.name}: {_why(on_device)}", fixable=False)
+                    continue
+                message = f"{what} in {method.name}: on rank N the tensor must be on cuda:N; use self.device"
+                if _tree_fix_loses_comment(call, edited, ctx):
+                    ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+                else:
+                    ctx.report(call, message, fixable=True)
+            for assign, text in _tree_device_variables(method, ctx):
+                ctx.report(assign, f"{text} in {method.name}: moves to it put every rank's tensors on one GPU; "
+                           "use self.device", fixable=False)
 
 
 def _why(on_device: bool) -> str:
@@ -226,3 +259,266 @@ def _device_variables(method: cst.FunctionDef, ctx: RuleContext):
 
     walk(method.body, Collect())
     return found
+
+
+# --- the same, on CPython's tree (``check``) ---------------------------------------------------
+
+# What a fix of ``_rewrite`` edits: ``.cuda(...)`` rebuilt as ``.to(self.device, ...)``, a
+# ``device=self.device`` appended, or one argument's value (an ``ast`` node, replaced by ``self.device``).
+REBUILT = "rebuilt"
+APPENDED = "appended"
+
+
+def _tree_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
+    """``_calls`` on CPython's tree: (call, the statement it is in, whether it is inside an
+    f-string) for the same calls, in LibCST's order (pre-order, source order)."""
+    found: list[tuple[ast.Call, ast.stmt, bool]] = []
+    skipped: set[int] = set()
+    pending: list[tuple[ast.AST, ast.stmt, bool]] = [(s, s, False) for s in reversed(method.body)]
+    while pending:
+        node, statement, in_fstring = pending.pop()
+        children = list(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "register_buffer":
+                continue
+            if isinstance(func, ast.Attribute) and func.attr in CPU_CONSUMERS and isinstance(func.value, ast.Call):
+                skipped.add(id(func.value))
+            if any(k.arg in CPU_ARGUMENTS for k in node.keywords):
+                skipped.add(id(node))
+            found.append((node, statement, in_fstring))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            if any(isinstance(item.context_expr, ast.Call) and _tree_names_a_device(item.context_expr, ctx)
+                   for item in node.items):
+                continue
+        elif isinstance(node, ast.Subscript):
+            children = [node.value]  # ``table[torch.arange(3)]``: an index follows the tensor it indexes
+        in_fstring = in_fstring or isinstance(node, ast.JoinedStr)
+        pending.extend((child, child if isinstance(child, ast.stmt) else statement, in_fstring)
+                       for child in reversed(children))
+    calls = [entry for entry in found if id(entry[0]) not in skipped]
+    # LibCST visits in source order; ``ast`` keeps positional and keyword arguments apart.
+    return sorted(calls, key=lambda e: (e[0].lineno, e[0].col_offset, -e[0].end_lineno, -e[0].end_col_offset))
+
+
+def _tree_names_a_device(call: ast.Call, ctx: RuleContext) -> bool:
+    """``with torch.device(...)``: ``_calls``'s test that the code of the called expression ends
+    with ``device``. LibCST's code of a parenthesised ``(torch.device)`` ends with ``)``."""
+    if not ctx.view.positions.segment(call.func).endswith("device"):
+        return False
+    after = ctx.view.text[_tree_end(call.func, ctx):_tree_end(call, ctx)].lstrip()
+    if after.startswith("("):
+        return True
+    if after.startswith(")"):
+        return False
+    raise NeedsLibCST("a comment or a continuation after the called expression of a with item")
+
+
+def _tree_start(node: ast.AST, ctx: RuleContext) -> int:
+    return ctx.view.positions.offset(node.lineno, node.col_offset)
+
+
+def _tree_end(node: ast.AST, ctx: RuleContext) -> int:
+    return ctx.view.positions.offset(node.end_lineno, node.end_col_offset)
+
+
+def _tree_squeezed(ctx: RuleContext, start: int, stop: int) -> str:
+    """The source between two offsets (between arguments, or around a value), whitespace, line
+    continuations and comments left out: what stands there besides layout. Text with a quote is
+    returned as it is (a ``#`` there may be in a string), which no caller takes for plain layout."""
+    text = ctx.view.text[start:stop]
+    if "'" in text or '"' in text:
+        return text
+    lines = (line.split("#", 1)[0] for line in _LINE_BREAK.split(text))
+    return "".join("".join(line.rstrip("\\").split()) for line in lines)
+
+
+def _tree_quoted(node: ast.AST, statement: ast.stmt, ctx: RuleContext) -> str:
+    """LibCST's code of ``node`` (quoted in a message), in ``statement``: its source text, where each
+    further line of it loses the indentation of the statement's block (LibCST keeps that
+    indentation apart). Lines inside a string, or after a line continuation, keep theirs: there
+    ``NeedsLibCST``, which is rare."""
+    text = ctx.view.positions.segment(node)
+    lines = _LINE.findall(text)
+    if len(lines) == 1:
+        return text
+    if "\"\"\"" in text or "'''" in text or any(line.rstrip("\r\n").endswith("\\") for line in lines[:-1]):
+        raise NeedsLibCST("a string or a line continuation over several lines quoted in a message")
+    first_line = _LINE.match(ctx.view.text, ctx.view.positions.line_start(statement.lineno)).group()
+    indent = first_line[:len(first_line) - len(first_line.lstrip(" \t\f"))]
+    return lines[0] + "".join(line.removeprefix(indent) for line in lines[1:])
+
+
+def _tree_keyword_value(keyword: ast.keyword, ctx: RuleContext) -> ast.expr:
+    """A keyword argument's value, where ``ast``'s range of it is LibCST's: not in parentheses of its
+    own (``device=("cuda")``: LibCST's code has them), else ``NeedsLibCST``."""
+    if _tree_squeezed(ctx, _tree_start(keyword, ctx) + len(keyword.arg), _tree_start(keyword.value, ctx)) != "=":
+        raise NeedsLibCST("a keyword's value in its own parentheses")
+    return keyword.value
+
+
+def _tree_placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device: bool) -> tuple[str | None, object]:
+    """``_rewrite`` on CPython's tree: (the description, what its fix edits: ``REBUILT``, ``APPENDED``, the
+    value node it replaces, or None where there is no fix); (None, None) if there is no finding."""
+    func, imports = call.func, ctx.imports
+    segment = ctx.view.positions.segment
+    if isinstance(func, ast.Attribute) and func.attr == "cuda" and imports.qualify(func) is None:
+        if tree_lightning.has_star(call):
+            return None, None
+        if any(k.arg not in ("non_blocking", "device") for k in call.keywords):
+            return None, None  # an argument we do not know: not the Tensor/Module.cuda we mean
+        return ".cuda()", (REBUILT if on_device else None)
+    if isinstance(func, ast.Attribute) and func.attr == "to" and imports.qualify(func) is None:
+        device = tree_lightning.keyword(call, "device")
+        if device is None and call.args and not isinstance(call.args[0], ast.Starred):
+            value = call.args[0]
+        elif device is not None:
+            value = device.value
+        else:
+            return None, None
+        if tree_lightning.device_kind(value, imports, segment) != "cuda":
+            return None, None
+        if device is not None:
+            _tree_keyword_value(device, ctx)
+        elif _tree_squeezed(ctx, _tree_end(func, ctx), _tree_start(value, ctx)) != "(":
+            raise NeedsLibCST("a first argument in its own parentheses")
+        return f".to({_tree_quoted(value, statement, ctx)})", (value if on_device else None)
+    qualified = imports.qualify(func)
+    if qualified in TENSOR_FACTORIES:
+        device = tree_lightning.keyword(call, "device")
+        name = qualified.split(".", 1)[1]
+        if device is None:
+            # Device-less tensors are only wrong where the module computes on its device.
+            if not on_device or tree_lightning.has_star(call) or tree_lightning.keyword(call, "out") is not None:
+                return None, None
+            return f"torch.{name}() without a device", APPENDED
+        if tree_lightning.device_kind(device.value, imports, segment) != "cuda":
+            return None, None
+        code = _tree_quoted(_tree_keyword_value(device, ctx), statement, ctx)
+        return f"torch.{name}(device={code})", (device.value if on_device else None)
+    return None, None
+
+
+def _tree_fix_loses_comment(call: ast.Call, edited: object, ctx: RuleContext) -> bool:
+    """Whether ``report_fix`` would find the comments of the fixed call changed (lost or repeated)."""
+    if edited is REBUILT:
+        lost, repeated = _tree_rebuild_comments(call, ctx)
+        if lost and repeated:
+            raise NeedsLibCST("a comment lost and one repeated: whether the two cancel is LibCST's to say")
+        return lost or repeated
+    if edited is APPENDED:
+        return _tree_append_repeats_comment(call, ctx)
+    return tree_lightning.has_comment(edited, ctx.view)  # a replaced value takes its comments along
+
+
+def _tree_rebuild_comments(call: ast.Call, ctx: RuleContext) -> tuple[bool, bool]:
+    """(a comment lost, a comment repeated) when ``_rewrite`` rebuilds ``x.cuda(...)``: every
+    argument goes, with its commas and the whitespace up to ``)``; a ``non_blocking`` value comes
+    back from its code, and ``with_keyword`` separates it with a copy of the whitespace after ``(``."""
+    arguments = tree_lightning.arguments_in_order(call)
+    if not arguments:
+        return False, False
+    opened = _tree_open_paren(call, ctx)
+    first, closing = _tree_start(arguments[0], ctx), _tree_end(call, ctx) - 1
+    if _tree_squeezed(ctx, opened, first):
+        raise NeedsLibCST("a first argument in its own parentheses")
+    non_blocking = tree_lightning.keyword(call, "non_blocking")
+    if non_blocking is None:
+        return _tree_comment_in(ctx, first, closing), False
+    value = _tree_keyword_value(non_blocking, ctx)  # the code LibCST re-parses, comments and all
+    lost = _tree_comment_in(ctx, first, _tree_start(value, ctx)) or _tree_comment_in(ctx, _tree_end(value, ctx), closing)
+    return lost, _tree_comment_in(ctx, opened, first)
+
+
+def _tree_append_repeats_comment(call: ast.Call, ctx: RuleContext) -> bool:
+    """Whether ``with_keyword`` repeats a comment when it appends ``device=``: it separates the new
+    argument with a copy of the whitespace before the last one (after the previous comma, or after
+    ``(``), and after a trailing comma it repeats what stood between the last value and that comma."""
+    arguments = tree_lightning.arguments_in_order(call)
+    if not arguments:
+        return False
+    last = arguments[-1]
+    if len(arguments) > 1:
+        separator = _tree_comma(ctx, _tree_end(arguments[-2], ctx), _tree_start(last, ctx)) + 1
+    else:
+        separator = _tree_open_paren(call, ctx)
+    if _tree_squeezed(ctx, separator, _tree_start(last, ctx)):
+        raise NeedsLibCST("a last argument in its own parentheses")
+    if _tree_comment_in(ctx, separator, _tree_start(last, ctx)):
+        return True
+    after, closing = _tree_end(last, ctx), _tree_end(call, ctx) - 1
+    trailing = _tree_squeezed(ctx, after, closing)
+    if trailing == "":
+        return False
+    if trailing != ",":
+        raise NeedsLibCST("a last argument in its own parentheses")
+    return _tree_comment_in(ctx, after, _tree_comma(ctx, after, closing))
+
+
+def _tree_open_paren(call: ast.Call, ctx: RuleContext) -> int:
+    """The offset just after the ``(`` that opens the call's arguments."""
+    end = _tree_end(call.func, ctx)
+    rest = ctx.view.text[end:_tree_end(call, ctx)]
+    if not rest.lstrip().startswith("("):
+        raise NeedsLibCST("a comment, a continuation or a parenthesis after the called expression")
+    return end + len(rest) - len(rest.lstrip()) + 1
+
+
+def _tree_comma(ctx: RuleContext, start: int, stop: int) -> int:
+    """The offset of the one comma between two arguments (or after the last), comments aside."""
+    if _tree_squeezed(ctx, start, stop) != ",":
+        raise NeedsLibCST("parentheses around an argument")
+    offset = start
+    for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", ctx.view.text[start:stop]):
+        code = line.split("#", 1)[0]
+        if "," in code:
+            return offset + code.index(",")
+        offset += len(line)
+    raise NeedsLibCST("no comma found")  # not reached: the squeezed text had one
+
+
+def _tree_comment_in(ctx: RuleContext, start: int, stop: int) -> bool:
+    """A comment in the source between two offsets."""
+    text = ctx.view.text[start:stop]
+    if "#" not in text:
+        return False
+    try:
+        return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return True  # a fragment the tokenizer cannot follow: assume the worst
+
+
+def _tree_device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
+    """``_device_variables`` on CPython's tree: ``device = torch.device("cuda")`` in the method."""
+    found = []
+    segment = ctx.view.positions.segment
+    for statement in method.body:
+        for node in ast.walk(statement):
+            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+                continue
+            value = node.value
+            if ctx.imports.qualify(value.func) != "torch.device" or tree_lightning.device_kind(value, ctx.imports, segment) != "cuda":
+                continue
+            target = node.targets[0]
+            if (target.lineno, target.col_offset) != (node.lineno, node.col_offset):
+                raise NeedsLibCST("an assignment target in its own parentheses")  # LibCST's code has them
+            found.append((node, f"{_tree_quoted(target, node, ctx)} = torch.device(...) names a fixed CUDA device"))
+    # LibCST's walk is in source order; ``ast.walk`` is breadth first.
+    return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+
+
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+def _tree_identifiers_as_written(ctx: RuleContext) -> None:
+    """Raise ``NeedsLibCST`` if Python would rename an identifier of the file: ``ast`` holds names
+    NFKC-normalised (``ｃuda`` is ``cuda`` there), LibCST as written."""
+    text = ctx.view.text
+    if text.isascii():
+        return
+    if any(not unicodedata.is_normalized("NFKC", word) for word in _WORD.findall(text) if not word.isascii()):
+        raise NeedsLibCST("an identifier that Python normalises (NFKC)")
+
+
+_WORD = re.compile(r"\w+")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
