@@ -403,3 +403,18 @@ def test_needs_libcst_from_a_rule_without_apply_is_an_internal_error():
 
     [problem] = fix_source("x.py", TWO_FIXES, [Unsure], fix=False).problems
     assert problem.code == "DDP905" and "internal error" in problem.message
+
+
+def test_a_file_whose_identifiers_cpython_renames_is_left_to_apply(monkeypatch):
+    import ddpfix.engine as engine
+
+    parsed = []
+    parse = engine._parse
+    monkeypatch.setattr(engine, "_parse", lambda path, data: parsed.append(path) or parse(path, data))
+    TwoPaths.checked = 0
+    source = TWO_FIXES + "ｃuda = 1\n".encode()  # ``cuda`` to ast (NFKC), ``ｃuda`` to LibCST
+    report = fix_source("x.py", source, [TwoPaths], fix=False)
+    assert parsed == ["x.py"] and TwoPaths.checked == 0 and len(report.findings) == 2
+    parsed.clear()
+    fix_source("x.py", TWO_FIXES + "é = 1\n".encode(), [TwoPaths], fix=False)  # normalised already
+    assert parsed == [] and TwoPaths.checked == 1

@@ -275,6 +275,8 @@ def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Ru
     for rule in rules:
         ctx = RuleContext(path, rule, view, facts, frozenset(), options)
         try:
+            if rule.edits and deferred is not None and view.renames_identifiers:
+                raise NeedsLibCST("an identifier that CPython renames (NFKC)")
             rule().check(tree, ctx)
         except NeedsLibCST as err:
             if deferred is None or not rule.edits:

@@ -7,6 +7,7 @@ import inspect
 import io
 import re
 import tokenize
+import unicodedata
 from collections.abc import Collection, Mapping
 from typing import ClassVar
 
@@ -25,6 +26,7 @@ DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
 
 
 _CONTINUATION = re.compile(r"\\(?:\r\n|\r|\n)")
+_WORD = re.compile(r"\w+")
 
 #: From this size on, a file's first position question is answered by a pass that stops at the node.
 PARTIAL_POSITIONS_BYTES = 64 * 1024
@@ -112,6 +114,15 @@ class TreeView:
         if self._positions is None:
             self._positions = TreePositions(self.text)
         return self._positions
+
+    @property
+    def renames_identifiers(self) -> bool:
+        """Whether CPython would rename an identifier of the file: ``ast`` holds names NFKC-normalised
+        (``ｃuda`` is ``cuda`` there), LibCST as written, so rules that must answer as their ``apply``
+        does cannot read this tree (words in strings and comments count too: a cheap superset)."""
+        text = self.text
+        return not text.isascii() and any(
+            not unicodedata.is_normalized("NFKC", word) for word in _WORD.findall(text) if not word.isascii())
 
     def position(self, node: ast.AST) -> CodeRange:
         return self.positions[node]

@@ -6,7 +6,6 @@ import ast
 import io
 import re
 import tokenize
-import unicodedata
 
 import libcst as cst
 
@@ -147,7 +146,6 @@ class DeviceMapUnderDdp(Rule):
         (LibCST's code of it has them), a load inside an f-string, a string or line continuation
         over several lines quoted in a message, a comment line above ``x = x.to(self.device)`` in
         ``forward`` (whose statement it may belong to), and identifiers that Python renames (NFKC)."""
-        _tree_identifiers_as_written(ctx)
         kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
         loads, ddp_trainer = _tree_scan(tree, ctx, kinds)
         wrapped_classes: dict[ast.ClassDef, ast.Call] = {}
@@ -545,15 +543,5 @@ def _tree_lines(ctx: RuleContext, first: int, last: int) -> str:
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
-def _tree_identifiers_as_written(ctx: RuleContext) -> None:
-    """Raise ``NeedsLibCST`` if Python would rename an identifier of the file: ``ast`` holds names
-    NFKC-normalised (``ｃuda`` is ``cuda`` there), LibCST as written."""
-    text = ctx.view.text
-    if text.isascii():
-        return
-    if any(not unicodedata.is_normalized("NFKC", word) for word in _WORD.findall(text) if not word.isascii()):
-        raise NeedsLibCST("an identifier that Python normalises (NFKC)")
 
-
-_WORD = re.compile(r"\w+")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")

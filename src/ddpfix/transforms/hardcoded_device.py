@@ -6,7 +6,6 @@ import ast
 import io
 import re
 import tokenize
-import unicodedata
 
 import libcst as cst
 
@@ -131,7 +130,6 @@ class HardcodedDevice(Rule):
         own (LibCST's code of it has them), a comment both lost and repeated by a fix, a finding
         inside an f-string, a string or line continuation over several lines quoted in a message,
         and identifiers that Python renames (NFKC)."""
-        _tree_identifiers_as_written(ctx)
         for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             on_device = runs_on_device(method.name)
             for call, statement, in_fstring in _tree_calls(method, ctx):
@@ -510,15 +508,5 @@ def _tree_device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: 
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
-def _tree_identifiers_as_written(ctx: RuleContext) -> None:
-    """Raise ``NeedsLibCST`` if Python would rename an identifier of the file: ``ast`` holds names
-    NFKC-normalised (``ｃuda`` is ``cuda`` there), LibCST as written."""
-    text = ctx.view.text
-    if text.isascii():
-        return
-    if any(not unicodedata.is_normalized("NFKC", word) for word in _WORD.findall(text) if not word.isascii()):
-        raise NeedsLibCST("an identifier that Python normalises (NFKC)")
 
-
-_WORD = re.compile(r"\w+")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
