@@ -145,7 +145,7 @@ class TreeView:
                 first = last = previous = None
                 for statement in [*block, None]:
                     simple = statement is not None and not isinstance(statement, TREE_COMPOUND)
-                    if simple and previous is not None and self._joined(previous, statement):
+                    if simple and previous is not None and self.joined(previous, statement):
                         last = statement.end_lineno
                     else:
                         if first is not None:
@@ -155,13 +155,27 @@ class TreeView:
                     previous = statement if simple else None
         return self._starts.get(line, line)
 
+    def statement_lines(self, block: list[ast.stmt]) -> list[list[ast.stmt]]:
+        """``block`` as LibCST lists it: a compound statement alone, simple statements joined by
+        ``;`` together (one ``SimpleStatementLine``)."""
+        lines: list[list[ast.stmt]] = []
+        previous = None
+        for statement in block:
+            simple = not isinstance(statement, TREE_COMPOUND)
+            if simple and previous is not None and self.joined(previous, statement):
+                lines[-1].append(statement)
+            else:
+                lines.append([statement])
+            previous = statement if simple else None
+        return lines
+
     def one_line_body(self, block: list[ast.stmt]) -> bool:
         """``if x: y()``: the block stands on its compound statement's line (LibCST's
         ``SimpleStatementSuite``, whose statements LibCST's statement walks do not list)."""
         first, positions = block[0], self.positions
         return bool(self.text[positions.line_start(first.lineno):positions.offset(first.lineno, first.col_offset)].strip())
 
-    def _joined(self, previous: ast.stmt, statement: ast.stmt) -> bool:
+    def joined(self, previous: ast.stmt, statement: ast.stmt) -> bool:
         """``a; b``: only whitespace, backslash continuations and a ``;`` stand between two
         statements of one line. A newline left once the continuations are gone ends the line
         (``a = 1;`` alone on its line is a line of its own, as is a line ending in a comment)."""
