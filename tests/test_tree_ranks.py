@@ -229,7 +229,7 @@ def test_tree_positions_are_libcsts_positions_in_characters():
 
 def test_statement_starts_agree():
     source = (b"a = 1; b = f(\n  2)\nif x: c = g(\n  3)\nd = (\n 4); e = 5\n"
-              b"h = 1  # ;\ni = (\n 1)\nj = 1; \\\n k = 2\nl = 1;\nm = f(\n 1)\nn = 1; \\\r\no = f(\n 2)\n")
+              b"h = 1  # ;\ni = (\n 1)\nj = 1; \\\n k = 2\nl = 1;\nm = f(\n 1)\nn = 1; \\\r\no = f(\n 2)\np = 1; # c \\\nq = f(\n 3)\n")
     cst_view = ModuleView(cst.parse_module(source), source)
     tree_view = TreeView(ast.parse(source), source)
     lines = range(1, source.count(b"\n") + 2)

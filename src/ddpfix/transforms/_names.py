@@ -155,9 +155,20 @@ def _all_names(node: cst.CSTNode):
 def statement_names(statement: cst.CSTNode) -> StatementNames:
     collect = _Collect()
     walk(statement, collect)
-    names = collect.names
+    return settled(collect.names)
+
+
+#: ``Name`` nodes in LibCST's tree, constants to Python: nothing can bind or change them, so a
+#: statement that passes ``None`` to a call does not conflict with one that reads it.
+CONSTANTS = frozenset({"True", "False", "None"})
+
+
+def settled(names: StatementNames) -> StatementNames:
+    """Each set with what it implies (binds are assigns, assigns are writes), constants left out."""
     names.assigns |= names.binds
     names.writes |= names.assigns
+    for found in (names.reads, names.binds, names.assigns, names.writes):
+        found -= CONSTANTS
     return names
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._lightning import CUDA_STRING, is_torch_nn_module, lightning_name
+from ddpfix.transforms._tree_text import comment_in, end, start
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -66,7 +67,7 @@ def device_kind(node: ast.expr, imports: ImportTable, segment) -> str:
     if text is not None:
         return "cuda" if CUDA_STRING.fullmatch(text) else "cpu"
     if isinstance(node, ast.JoinedStr):
-        if _concatenated(segment(node)):
+        if concatenated(segment(node)):
             return "unknown"
         if all(isinstance(part, ast.Constant) for part in node.values):
             joined = "".join(part.value for part in node.values)
@@ -88,8 +89,9 @@ def device_kind(node: ast.expr, imports: ImportTable, segment) -> str:
     return "unknown"
 
 
-def _concatenated(source: str) -> bool:
-    """Whether an f-string's source is more than one string token (``f"a" "b"``)."""
+def concatenated(source: str) -> bool:
+    """Whether an f-string's source is more than one string token (``f"a" "b"``): LibCST's
+    ``ConcatenatedString``, where ``ast`` has one ``JoinedStr``."""
     try:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
                   if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.ENDMARKER)]
@@ -97,6 +99,23 @@ def _concatenated(source: str) -> bool:
         return True
     starts = [t for t in tokens if t.type in (tokenize.STRING, getattr(tokenize, "FSTRING_START", -1))]
     return len(starts) != 1
+
+
+_concatenated = concatenated  # the old private name: the committed spawn_without_main_guard imports it
+
+
+def single_index(index: ast.expr, segment) -> ast.expr | None:
+    """What LibCST sees as the one index of a subscript (its only ``SubscriptElement``), if it sees
+    one; ``segment(node)`` gives a node's source text. ``x["k",]`` is one element (with a comma)
+    there and a tuple here; ``x[("k",)]`` is a tuple in both, and ``x["a", "b"]`` or a slice is
+    no single index: None."""
+    if isinstance(index, ast.Slice):
+        return None
+    if isinstance(index, ast.Tuple):
+        if len(index.elts) != 1 or not segment(index).endswith(","):
+            return None  # several elements, or a parenthesised tuple
+        return index.elts[0]
+    return index
 
 
 # --- statements, classes, methods ------------------------------------------------------------
@@ -276,15 +295,18 @@ def builds_ddp_trainer(tree: ast.Module, imports: ImportTable, data: bytes | Non
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call) or lightning_name(imports, node.func) not in ("Trainer", "Fabric"):
             continue
-        for arg in node.keywords:
-            if arg.arg != "strategy":
-                continue
-            text = string_value(arg.value)
-            if (text or "").startswith("ddp") or (
-                isinstance(arg.value, ast.Call) and lightning_name(imports, arg.value.func) == "DDPStrategy"
-            ):
-                return True
+        if any(arg.arg == "strategy" and is_ddp_strategy(arg.value, imports) for arg in node.keywords):
+            return True
     return False
+
+
+def is_ddp_strategy(value: ast.expr, imports: ImportTable) -> bool:
+    """A ``strategy=`` value that names DDP: a string starting with ``ddp`` or a ``DDPStrategy(...)``
+    call (the test ``_lightning.builds_ddp_trainer`` makes of a LibCST ``Arg``'s value)."""
+    text = string_value(value)
+    return (text or "").startswith("ddp") or (
+        isinstance(value, ast.Call) and lightning_name(imports, value.func) == "DDPStrategy"
+    )
 
 
 # --- comments --------------------------------------------------------------------------------
@@ -294,13 +316,7 @@ def has_comment(node: ast.AST, view) -> bool:
     """Whether a comment stands inside ``node``'s source (``view`` a ``TreeView``). A fix that edits
     a call's arguments can lose or repeat such a comment, which only LibCST's tree shows: a rule's
     ``check`` raises ``NeedsLibCST`` for it rather than guess."""
-    text = view.positions.segment(node)
-    if "#" not in text:
-        return False
-    try:
-        return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return True  # a fragment the tokenizer cannot follow: assume the worst
+    return comment_in(view, start(node, view), end(node, view))
 
 
 def comment_before_colon(header: str) -> bool:

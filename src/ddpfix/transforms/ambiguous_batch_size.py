@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
-from ddpfix.transforms._tree_lightning import has_star, is_true, keyword, lightning_methods, self_method_calls, string_value
+from ddpfix.transforms._tree_lightning import (
+    has_star, is_true, keyword, lightning_methods, self_method_calls, single_index, string_value,
+)
 from ddpfix.transforms.base import Rule, RuleContext
 
 STEPS = frozenset({"training_step", "validation_step", "test_step"})
@@ -97,16 +99,9 @@ def _first_string_key(method: ast.FunctionDef | ast.AsyncFunctionDef, batch: str
     for statement in method.body:
         for node in ast.walk(statement):
             if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
-                text = string_value(_single_index(node.slice, ctx))
+                index = single_index(node.slice, ctx.view.positions.segment)
+                text = string_value(index) if index is not None else None
                 if text is not None:
                     keys.append((node.lineno, node.col_offset, text))
     return min(keys)[2] if keys else None
-
-
-def _single_index(index: ast.expr, ctx: RuleContext) -> ast.expr:
-    """What LibCST sees as a subscript's one index: ``batch["k",]`` is one element (with a comma)
-    there and a tuple here; ``batch[("k",)]`` and ``batch["a", "b"]`` hold no string key in either."""
-    if isinstance(index, ast.Tuple) and len(index.elts) == 1 and ctx.view.positions.segment(index).endswith(","):
-        return index.elts[0]
-    return index
 

@@ -182,6 +182,8 @@ class TreeView:
         positions = self.positions
         between = self.text[positions.offset(previous.end_lineno, previous.end_col_offset):
                             positions.offset(statement.lineno, statement.col_offset)]
+        if "#" in between:
+            return False  # a comment ends the line, even one that ends in a backslash
         between = _CONTINUATION.sub("", between)
         return ";" in between and "\n" not in between and "\r" not in between
 

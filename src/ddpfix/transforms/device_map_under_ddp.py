@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import ast
-import io
-import re
-import tokenize
 
 import libcst as cst
 
 from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword, without_keyword
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import class_hierarchy, lightning_name, string_value
@@ -163,7 +161,7 @@ class DeviceMapUnderDdp(Rule):
                 continue
             if in_fstring:
                 raise NeedsLibCST("a load inside an f-string")
-            head = _tree_head(_tree_quoted(_tree_keyword_value(device_map, ctx), statement, ctx))
+            head = _tree_head(tree_text.quoted(tree_text.keyword_value(device_map, ctx.view), statement, ctx.view))
             if unknown_quantisation and not quantised:
                 ctx.report(call, f"{head}; whether the model is quantised is not a literal here, so it is not "
                            f"rewritten: drop device_map for a full-precision model, use {PER_RANK_MAP} for a "
@@ -392,63 +390,7 @@ def _tree_ddp_strategy(trainer: ast.Call, ctx: RuleContext) -> bool:
     strategy = tree_lightning.keyword(trainer, "strategy")
     if strategy is None:
         return False
-    text = tree_lightning.string_value(strategy.value)
-    return (text or "").startswith("ddp") or (
-        isinstance(strategy.value, ast.Call) and lightning_name(ctx.imports, strategy.value.func) == "DDPStrategy"
-    )
-
-
-def _tree_start(node: ast.AST, ctx: RuleContext) -> int:
-    return ctx.view.positions.offset(node.lineno, node.col_offset)
-
-
-def _tree_end(node: ast.AST, ctx: RuleContext) -> int:
-    return ctx.view.positions.offset(node.end_lineno, node.end_col_offset)
-
-
-def _tree_squeezed(ctx: RuleContext, start: int, stop: int) -> str:
-    """The source between two offsets (between arguments, or around a value), whitespace, line
-    continuations and comments left out: what stands there besides layout. Text with a quote is
-    returned as it is (a ``#`` there may be in a string), which no caller takes for plain layout."""
-    text = ctx.view.text[start:stop]
-    if "'" in text or '"' in text:
-        return text
-    lines = (line.split("#", 1)[0] for line in _LINE_BREAK.split(text))
-    return "".join("".join(line.rstrip("\\").split()) for line in lines)
-
-
-def _tree_quoted(node: ast.AST, statement: ast.stmt, ctx: RuleContext) -> str:
-    """LibCST's code of ``node`` (quoted in a message), in ``statement``: its source text, where each
-    further line of it loses the indentation of the statement's block (LibCST keeps that
-    indentation apart). Lines inside a string, or after a line continuation, keep theirs: there
-    ``NeedsLibCST``, which is rare."""
-    text = ctx.view.positions.segment(node)
-    lines = _LINE.findall(text)
-    if len(lines) == 1:
-        return text
-    if "\"\"\"" in text or "'''" in text or any(line.rstrip("\r\n").endswith("\\") for line in lines[:-1]):
-        raise NeedsLibCST("a string or a line continuation over several lines quoted in a message")
-    first_line = _LINE.match(ctx.view.text, ctx.view.positions.line_start(statement.lineno)).group()
-    indent = first_line[:len(first_line) - len(first_line.lstrip(" \t\f"))]
-    return lines[0] + "".join(line.removeprefix(indent) for line in lines[1:])
-
-
-def _tree_keyword_value(keyword: ast.keyword, ctx: RuleContext) -> ast.expr:
-    """A keyword argument's value, where ``ast``'s range of it is LibCST's: not in parentheses of its
-    own (``device_map=("auto")``: LibCST's code has them), else ``NeedsLibCST``."""
-    if _tree_squeezed(ctx, _tree_start(keyword, ctx) + len(keyword.arg), _tree_start(keyword.value, ctx)) != "=":
-        raise NeedsLibCST("a keyword's value in its own parentheses")
-    return keyword.value
-
-
-def _tree_comment_in(ctx: RuleContext, start: int, stop: int) -> bool:
-    text = ctx.view.text[start:stop]
-    if "#" not in text:
-        return False
-    try:
-        return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return True  # a fragment the tokenizer cannot follow: assume the worst
+    return tree_lightning.is_ddp_strategy(strategy.value, ctx.imports)
 
 
 def _tree_removal_loses_comment(call: ast.Call, device_map: ast.keyword, ctx: RuleContext) -> bool:
@@ -459,18 +401,18 @@ def _tree_removal_loses_comment(call: ast.Call, device_map: ast.keyword, ctx: Ru
     comments after it go too."""
     arguments = tree_lightning.arguments_in_order(call)
     index = arguments.index(device_map)
-    start, value_end = _tree_start(device_map, ctx), _tree_end(device_map.value, ctx)
+    start, value_end = tree_text.start(device_map, ctx.view), tree_text.end(device_map.value, ctx.view)
     if index + 1 < len(arguments):
         nxt = arguments[index + 1]
-        if _tree_squeezed(ctx, value_end, _tree_start(nxt, ctx)) != ",":
+        if tree_text.squeezed(ctx.view, value_end, tree_text.start(nxt, ctx.view)) != ",":
             raise NeedsLibCST("something besides a comma between device_map and the next argument")
-        return _tree_comment_in(ctx, start, _tree_start(nxt, ctx))
+        return tree_text.comment_in(ctx.view, start, tree_text.start(nxt, ctx.view))
     if index == 0:
-        return _tree_comment_in(ctx, start, _tree_end(call, ctx))
-    previous_end = _tree_end(arguments[index - 1], ctx)
-    if _tree_squeezed(ctx, previous_end, start) != ",":
+        return tree_text.comment_in(ctx.view, start, tree_text.end(call, ctx.view))
+    previous_end = tree_text.end(arguments[index - 1], ctx.view)
+    if tree_text.squeezed(ctx.view, previous_end, start) != ",":
         raise NeedsLibCST("the argument before device_map ends in a parenthesis ast leaves out")
-    return _tree_comment_in(ctx, previous_end, value_end)
+    return tree_text.comment_in(ctx.view, previous_end, value_end)
 
 
 def _tree_input_moves(forward: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext) -> list[str]:
@@ -502,8 +444,8 @@ def _tree_import_owners(node: ast.Import | ast.ImportFrom) -> set[str]:
 
 def _tree_annotation_code(param: ast.arg, ctx: RuleContext) -> str:
     """LibCST's code of a parameter's annotation: its source text (with its own parentheses there)."""
-    after_name = _tree_start(param, ctx) + len(param.arg)
-    if _tree_squeezed(ctx, after_name, _tree_start(param.annotation, ctx)) != ":":
+    after_name = tree_text.start(param, ctx.view) + len(param.arg)
+    if tree_text.squeezed(ctx.view, after_name, tree_text.start(param.annotation, ctx.view)) != ":":
         raise NeedsLibCST("an annotation in its own parentheses (or a comment before it)")
     return ctx.view.positions.segment(param.annotation)
 
@@ -536,12 +478,6 @@ def _tree_lines(ctx: RuleContext, first: int, last: int) -> str:
     last one's line break."""
     text, positions = ctx.view.text, ctx.view.positions
     start = positions.line_start(first)
-    end = _LINE_BREAK.search(text, positions.line_start(last))
+    end = tree_text.LINE_BREAK.search(text, positions.line_start(last))
     return text[start:end.start() if end else len(text)]
 
-
-_LINE_BREAK = re.compile(r"\r\n?|\n")
-
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import ast
-import io
 import re
-import tokenize
 
 import libcst as cst
 
 from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._ast_shapes import imports_of, last_name, may_be, methods
 from ddpfix.transforms._lightning import (
@@ -304,55 +303,12 @@ def _tree_names_a_device(call: ast.Call, ctx: RuleContext) -> bool:
     with ``device``. LibCST's code of a parenthesised ``(torch.device)`` ends with ``)``."""
     if not ctx.view.positions.segment(call.func).endswith("device"):
         return False
-    after = ctx.view.text[_tree_end(call.func, ctx):_tree_end(call, ctx)].lstrip()
+    after = ctx.view.text[tree_text.end(call.func, ctx.view):tree_text.end(call, ctx.view)].lstrip()
     if after.startswith("("):
         return True
     if after.startswith(")"):
         return False
     raise NeedsLibCST("a comment or a continuation after the called expression of a with item")
-
-
-def _tree_start(node: ast.AST, ctx: RuleContext) -> int:
-    return ctx.view.positions.offset(node.lineno, node.col_offset)
-
-
-def _tree_end(node: ast.AST, ctx: RuleContext) -> int:
-    return ctx.view.positions.offset(node.end_lineno, node.end_col_offset)
-
-
-def _tree_squeezed(ctx: RuleContext, start: int, stop: int) -> str:
-    """The source between two offsets (between arguments, or around a value), whitespace, line
-    continuations and comments left out: what stands there besides layout. Text with a quote is
-    returned as it is (a ``#`` there may be in a string), which no caller takes for plain layout."""
-    text = ctx.view.text[start:stop]
-    if "'" in text or '"' in text:
-        return text
-    lines = (line.split("#", 1)[0] for line in _LINE_BREAK.split(text))
-    return "".join("".join(line.rstrip("\\").split()) for line in lines)
-
-
-def _tree_quoted(node: ast.AST, statement: ast.stmt, ctx: RuleContext) -> str:
-    """LibCST's code of ``node`` (quoted in a message), in ``statement``: its source text, where each
-    further line of it loses the indentation of the statement's block (LibCST keeps that
-    indentation apart). Lines inside a string, or after a line continuation, keep theirs: there
-    ``NeedsLibCST``, which is rare."""
-    text = ctx.view.positions.segment(node)
-    lines = _LINE.findall(text)
-    if len(lines) == 1:
-        return text
-    if "\"\"\"" in text or "'''" in text or any(line.rstrip("\r\n").endswith("\\") for line in lines[:-1]):
-        raise NeedsLibCST("a string or a line continuation over several lines quoted in a message")
-    first_line = _LINE.match(ctx.view.text, ctx.view.positions.line_start(statement.lineno)).group()
-    indent = first_line[:len(first_line) - len(first_line.lstrip(" \t\f"))]
-    return lines[0] + "".join(line.removeprefix(indent) for line in lines[1:])
-
-
-def _tree_keyword_value(keyword: ast.keyword, ctx: RuleContext) -> ast.expr:
-    """A keyword argument's value, where ``ast``'s range of it is LibCST's: not in parentheses of its
-    own (``device=("cuda")``: LibCST's code has them), else ``NeedsLibCST``."""
-    if _tree_squeezed(ctx, _tree_start(keyword, ctx) + len(keyword.arg), _tree_start(keyword.value, ctx)) != "=":
-        raise NeedsLibCST("a keyword's value in its own parentheses")
-    return keyword.value
 
 
 def _tree_placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device: bool) -> tuple[str | None, object]:
@@ -377,10 +333,10 @@ def _tree_placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_de
         if tree_lightning.device_kind(value, imports, segment) != "cuda":
             return None, None
         if device is not None:
-            _tree_keyword_value(device, ctx)
-        elif _tree_squeezed(ctx, _tree_end(func, ctx), _tree_start(value, ctx)) != "(":
+            tree_text.keyword_value(device, ctx.view)
+        elif tree_text.squeezed(ctx.view, tree_text.end(func, ctx.view), tree_text.start(value, ctx.view)) != "(":
             raise NeedsLibCST("a first argument in its own parentheses")
-        return f".to({_tree_quoted(value, statement, ctx)})", (value if on_device else None)
+        return f".to({tree_text.quoted(value, statement, ctx.view)})", (value if on_device else None)
     qualified = imports.qualify(func)
     if qualified in TENSOR_FACTORIES:
         device = tree_lightning.keyword(call, "device")
@@ -392,7 +348,7 @@ def _tree_placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_de
             return f"torch.{name}() without a device", APPENDED
         if tree_lightning.device_kind(device.value, imports, segment) != "cuda":
             return None, None
-        code = _tree_quoted(_tree_keyword_value(device, ctx), statement, ctx)
+        code = tree_text.quoted(tree_text.keyword_value(device, ctx.view), statement, ctx.view)
         return f"torch.{name}(device={code})", (device.value if on_device else None)
     return None, None
 
@@ -417,15 +373,16 @@ def _tree_rebuild_comments(call: ast.Call, ctx: RuleContext) -> tuple[bool, bool
     if not arguments:
         return False, False
     opened = _tree_open_paren(call, ctx)
-    first, closing = _tree_start(arguments[0], ctx), _tree_end(call, ctx) - 1
-    if _tree_squeezed(ctx, opened, first):
+    first, closing = tree_text.start(arguments[0], ctx.view), tree_text.end(call, ctx.view) - 1
+    if tree_text.squeezed(ctx.view, opened, first):
         raise NeedsLibCST("a first argument in its own parentheses")
     non_blocking = tree_lightning.keyword(call, "non_blocking")
     if non_blocking is None:
-        return _tree_comment_in(ctx, first, closing), False
-    value = _tree_keyword_value(non_blocking, ctx)  # the code LibCST re-parses, comments and all
-    lost = _tree_comment_in(ctx, first, _tree_start(value, ctx)) or _tree_comment_in(ctx, _tree_end(value, ctx), closing)
-    return lost, _tree_comment_in(ctx, opened, first)
+        return tree_text.comment_in(ctx.view, first, closing), False
+    value = tree_text.keyword_value(non_blocking, ctx.view)  # the code LibCST re-parses, comments and all
+    lost = (tree_text.comment_in(ctx.view, first, tree_text.start(value, ctx.view))
+            or tree_text.comment_in(ctx.view, tree_text.end(value, ctx.view), closing))
+    return lost, tree_text.comment_in(ctx.view, opened, first)
 
 
 def _tree_append_repeats_comment(call: ast.Call, ctx: RuleContext) -> bool:
@@ -437,26 +394,26 @@ def _tree_append_repeats_comment(call: ast.Call, ctx: RuleContext) -> bool:
         return False
     last = arguments[-1]
     if len(arguments) > 1:
-        separator = _tree_comma(ctx, _tree_end(arguments[-2], ctx), _tree_start(last, ctx)) + 1
+        separator = _tree_comma(ctx, tree_text.end(arguments[-2], ctx.view), tree_text.start(last, ctx.view)) + 1
     else:
         separator = _tree_open_paren(call, ctx)
-    if _tree_squeezed(ctx, separator, _tree_start(last, ctx)):
+    if tree_text.squeezed(ctx.view, separator, tree_text.start(last, ctx.view)):
         raise NeedsLibCST("a last argument in its own parentheses")
-    if _tree_comment_in(ctx, separator, _tree_start(last, ctx)):
+    if tree_text.comment_in(ctx.view, separator, tree_text.start(last, ctx.view)):
         return True
-    after, closing = _tree_end(last, ctx), _tree_end(call, ctx) - 1
-    trailing = _tree_squeezed(ctx, after, closing)
+    after, closing = tree_text.end(last, ctx.view), tree_text.end(call, ctx.view) - 1
+    trailing = tree_text.squeezed(ctx.view, after, closing)
     if trailing == "":
         return False
     if trailing != ",":
         raise NeedsLibCST("a last argument in its own parentheses")
-    return _tree_comment_in(ctx, after, _tree_comma(ctx, after, closing))
+    return tree_text.comment_in(ctx.view, after, _tree_comma(ctx, after, closing))
 
 
 def _tree_open_paren(call: ast.Call, ctx: RuleContext) -> int:
     """The offset just after the ``(`` that opens the call's arguments."""
-    end = _tree_end(call.func, ctx)
-    rest = ctx.view.text[end:_tree_end(call, ctx)]
+    end = tree_text.end(call.func, ctx.view)
+    rest = ctx.view.text[end:tree_text.end(call, ctx.view)]
     if not rest.lstrip().startswith("("):
         raise NeedsLibCST("a comment, a continuation or a parenthesis after the called expression")
     return end + len(rest) - len(rest.lstrip()) + 1
@@ -464,7 +421,7 @@ def _tree_open_paren(call: ast.Call, ctx: RuleContext) -> int:
 
 def _tree_comma(ctx: RuleContext, start: int, stop: int) -> int:
     """The offset of the one comma between two arguments (or after the last), comments aside."""
-    if _tree_squeezed(ctx, start, stop) != ",":
+    if tree_text.squeezed(ctx.view, start, stop) != ",":
         raise NeedsLibCST("parentheses around an argument")
     offset = start
     for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", ctx.view.text[start:stop]):
@@ -473,17 +430,6 @@ def _tree_comma(ctx: RuleContext, start: int, stop: int) -> int:
             return offset + code.index(",")
         offset += len(line)
     raise NeedsLibCST("no comma found")  # not reached: the squeezed text had one
-
-
-def _tree_comment_in(ctx: RuleContext, start: int, stop: int) -> bool:
-    """A comment in the source between two offsets."""
-    text = ctx.view.text[start:stop]
-    if "#" not in text:
-        return False
-    try:
-        return any(t.type == tokenize.COMMENT for t in tokenize.generate_tokens(io.StringIO(text).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return True  # a fragment the tokenizer cannot follow: assume the worst
 
 
 def _tree_device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
@@ -500,13 +446,7 @@ def _tree_device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: 
             target = node.targets[0]
             if (target.lineno, target.col_offset) != (node.lineno, node.col_offset):
                 raise NeedsLibCST("an assignment target in its own parentheses")  # LibCST's code has them
-            found.append((node, f"{_tree_quoted(target, node, ctx)} = torch.device(...) names a fixed CUDA device"))
+            found.append((node, f"{tree_text.quoted(target, node, ctx.view)} = torch.device(...) names a fixed CUDA device"))
     # LibCST's walk is in source order; ``ast.walk`` is breadth first.
     return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
 
-
-_LINE_BREAK = re.compile(r"\r\n?|\n")
-
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")

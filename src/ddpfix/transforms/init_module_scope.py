@@ -14,12 +14,14 @@ from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import arguments, last_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
-from ddpfix.transforms._names import PURE_CALLEES, READ_ONLY_METHODS, StatementNames, root_name, statement_names
+from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms._text import aliased, call_text, calls, headers, starts_a_word
 from ddpfix.transforms._tree_lightning import arguments_in_order as tree_arguments_in_order
 from ddpfix.transforms._tree_lightning import child_blocks as tree_child_blocks
 from ddpfix.transforms._tree_lightning import class_hierarchy as tree_class_hierarchy
 from ddpfix.transforms._tree_lightning import device_kind as tree_device_kind
+from ddpfix.transforms._tree_names import root_name as tree_root_name
+from ddpfix.transforms._tree_names import statement_names as tree_statement_names
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
@@ -713,9 +715,10 @@ class _Splice(TargetedTransformer):
 
 
 # --- the same on CPython's tree (``check``) -------------------------------------------------------
-# ``apply``'s reading of the file, step for step, on ``ast`` nodes. The helpers named ``_tree_*``
-# that mirror ``_names`` (``_tree_root_name``, ``_tree_statement_names``) could move to a shared
-# module when another rule needs them.
+# ``apply``'s reading of the file, step for step, on ``ast`` nodes; ``_names`` on this tree is
+# ``_tree_names`` (imported as ``tree_root_name``, ``tree_statement_names``). ``_tree_exits`` stays
+# here: it mirrors this module's own ``_Exits`` (loops own their break/continue; no ``raise``),
+# not ``_names.exit_in``.
 
 _RUN_CONSEQUENCE = (
     "its samplers will draw shuffle indices on the GPU and fail (\"Expected a 'cuda' device type "
@@ -740,88 +743,6 @@ class _TreeBlock:
     node: ast.With | ast.AsyncWith
     label: str
     nested: bool = False
-
-
-def _tree_root_name(node: ast.AST) -> str | None:
-    """``_names.root_name``: ``dm`` for ``dm``, ``dm.x.y``, ``dm[0]``, ``dm.f().x``."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-def _tree_statement_names(nodes) -> StatementNames:
-    """``_names.statement_names`` over ``nodes`` (statements, or an expression in a list). Binding is
-    read from the binding statements, as LibCST's visitor does, not from ``ast``'s store contexts:
-    a ``with ... as (a, b)`` target handed alone binds nothing there."""
-    names = StatementNames()
-
-    def bind(target: ast.AST) -> None:
-        if isinstance(target, ast.Name):
-            names.binds.add(target.id)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                bind(element)
-        elif isinstance(target, ast.Starred):
-            bind(target.value)
-        else:
-            root = _tree_root_name(target)
-            if root is not None:
-                names.assigns.add(root)
-
-    for top in nodes:
-        for node in ast.walk(top):
-            if isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Load):
-                    names.reads.add(node.id)
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    bind(target)
-            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
-                bind(node.target)
-            elif isinstance(node, ast.AugAssign):
-                bind(node.target)
-                root = _tree_root_name(node.target)
-                if root is not None:
-                    names.reads.add(root)  # ``x += 1`` reads ``x`` (a store context here)
-            elif isinstance(node, ast.withitem):
-                if isinstance(node.optional_vars, (ast.Name, ast.Tuple, ast.List)):
-                    bind(node.optional_vars)
-            elif isinstance(node, ast.Delete):
-                for target in node.targets:
-                    bind(target)
-            elif isinstance(node, ast.ExceptHandler):
-                if node.name:
-                    names.binds.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    if alias.asname:
-                        names.binds.add(alias.asname)
-                    elif alias.name != "*":
-                        names.binds.add(alias.name.split(".")[0])
-            elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-                names.binds.add(node.name)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                names.reads.update(node.names)  # LibCST's ``NameItem`` holds a ``Name``, which is read
-            elif isinstance(node, ast.Call):
-                _tree_call_writes(node, names)
-    names.assigns |= names.binds
-    names.writes |= names.assigns
-    return names
-
-
-def _tree_call_writes(call: ast.Call, names: StatementNames) -> None:
-    func = call.func
-    callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-    if isinstance(func, ast.Attribute) and callee not in READ_ONLY_METHODS:
-        root = _tree_root_name(func.value)
-        if root is not None:
-            names.writes.add(root)
-    if callee in PURE_CALLEES or callee in READ_ONLY_METHODS:
-        return
-    for value in [*(a.value if isinstance(a, ast.Starred) else a for a in call.args), *(k.value for k in call.keywords)]:
-        root = _tree_root_name(value)
-        if root is not None:
-            names.writes.add(root)
 
 
 def _event_key(node: ast.AST) -> tuple:
@@ -1080,13 +1001,13 @@ def _tree_plan(block: _TreeBlock, knowledge: _TreeKnowledge) -> _Plan:
         if not any(_tree_small_kind(s, knowledge, set(knowledge.model_names)) == "data" for s in node.body):
             return _Plan(nothing_to_move=True)
         return _refuse(_Plan(cause="`data work` runs", consequence=_DATA_CONSEQUENCE), "the block is on one line")
-    lines = _tree_lines(node.body, view)
+    lines = view.statement_lines(node.body)
     kinds = []
     model_names = set(knowledge.model_names)
     for line in lines:
         kind = _tree_kind(line, knowledge, model_names)
         if kind == "model":
-            model_names |= _tree_statement_names(line).binds
+            model_names |= tree_statement_names(line).binds
         kinds.append(kind)
     if "data" not in kinds and "mixed" not in kinds:
         return _Plan(nothing_to_move=True)
@@ -1103,28 +1024,6 @@ def _tree_plan(block: _TreeBlock, knowledge: _TreeKnowledge) -> _Plan:
     if "mixed" in kinds:
         return _refuse(plan, "a compound statement inside mixes model construction and data work")
     return _tree_order(plan, node, lines, kinds, knowledge)
-
-
-def _tree_lines(body: list[ast.stmt], view) -> list[list[ast.stmt]]:
-    """The block's statements as LibCST's statement lines: ``a; b`` is one."""
-    lines: list[list[ast.stmt]] = []
-    for statement in body:
-        simple = not isinstance(statement, TREE_COMPOUND)
-        if simple and lines and not isinstance(lines[-1][-1], TREE_COMPOUND) and _semicolon_joined(lines[-1][-1], statement, view):
-            lines[-1].append(statement)
-        else:
-            lines.append([statement])
-    return lines
-
-
-def _semicolon_joined(previous: ast.stmt, statement: ast.stmt, view) -> bool:
-    positions = view.positions
-    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
-                        positions.offset(statement.lineno, statement.col_offset)]
-    if ";" not in between:
-        return False
-    after = re.sub(r"\\\r?\n", "", between.split(";", 1)[1])
-    return "\n" not in after and "\r" not in after  # ``a = 1;`` then a new line: two lines
 
 
 def _defer_for_layout(node: ast.With | ast.AsyncWith, lines: list[list[ast.stmt]], view) -> None:
@@ -1212,7 +1111,7 @@ def _tree_small_kind(small: ast.stmt, knowledge: _TreeKnowledge, model_names: se
     if isinstance(small, (ast.Assign, ast.AnnAssign)):
         targets = small.targets if isinstance(small, ast.Assign) else [small.target]
         names = {dotted_name(t) for t in targets}
-        roots = {_tree_root_name(t) for t in targets}
+        roots = {tree_root_name(t) for t in targets}
         if names & model_names:
             return "model"
         if roots & model_names and not (names & roots):
@@ -1222,7 +1121,7 @@ def _tree_small_kind(small: ast.stmt, knowledge: _TreeKnowledge, model_names: se
         return "data"
     if isinstance(small, ast.Expr) and isinstance(small.value, ast.Call):
         func = small.value.func
-        if isinstance(func, ast.Attribute) and _tree_root_name(func) in model_names:
+        if isinstance(func, ast.Attribute) and tree_root_name(func) in model_names:
             return "model"
     return "data"
 
@@ -1296,7 +1195,7 @@ def _tree_touches_global_state(line: list[ast.stmt], imports) -> bool:
 def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _Plan:
     """``_order``'s refusals (the rewrite itself is ``apply``'s)."""
     view = knowledge.ctx.view
-    names = [_tree_statement_names(line) for line in lines]
+    names = [tree_statement_names(line) for line in lines]
     for line, kind, found in zip(lines, kinds, names):
         if kind == "model" or _tree_touches_global_state(line, knowledge.imports):
             found.reads.add(GLOBAL_STATE)
@@ -1322,7 +1221,7 @@ def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _
             return _refuse(plan, _tree_conflict_reason(lines[d], "after", conflict, view))
     alias = node.items[0].optional_vars
     if alias is not None:
-        bound = {alias.id} if isinstance(alias, ast.Name) else _tree_statement_names([alias]).binds
+        bound = {alias.id} if isinstance(alias, ast.Name) else tree_statement_names([alias]).binds
         if not model_at:
             return _refuse(plan, "the block would go, and with it its `as` binding")
         if any(names[i].reads & bound for i in before):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._ast_shapes import imports_of, last_name, resolved
 from ddpfix.transforms._lightning import lightning_name
 from ddpfix.transforms._tree_lightning import keyword, string_value
@@ -202,10 +203,8 @@ def _several(devices: ast.keyword, ctx: RuleContext) -> str | None:
 def _keyword_value_code(keyword: ast.keyword, ctx: RuleContext) -> str:
     """LibCST's code of a keyword's value: with the parentheses around it, which ``ast`` leaves out
     of the value's range (not of the keyword's)."""
-    positions, text = ctx.view.positions, ctx.view.text
-    start = positions.offset(keyword.lineno, keyword.col_offset)
-    value_start = positions.offset(keyword.value.lineno, keyword.value.col_offset)
-    end = positions.offset(keyword.end_lineno, keyword.end_col_offset)
+    view, text = ctx.view, ctx.view.text
+    start, value_start, end = tree_text.start(keyword, view), tree_text.start(keyword.value, view), tree_text.end(keyword, view)
     equal = text.index("=", start)
     opening = _first_paren(text, equal + 1, value_start)
     return text[opening if opening is not None else value_start:end]
@@ -214,10 +213,8 @@ def _keyword_value_code(keyword: ast.keyword, ctx: RuleContext) -> str:
 def _own_code(func: ast.expr, call: ast.Call, ctx: RuleContext) -> str:
     """LibCST's code of a call's callee: ``(tuner.lr_find)`` keeps the parentheses, which open
     where the call starts and which ``ast`` leaves out of the callee's range."""
-    positions, text = ctx.view.positions, ctx.view.text
-    call_start = positions.offset(call.lineno, call.col_offset)
-    func_start = positions.offset(func.lineno, func.col_offset)
-    end = positions.offset(func.end_lineno, func.end_col_offset)
+    view, text = ctx.view, ctx.view.text
+    call_start, func_start, end = tree_text.start(call, view), tree_text.start(func, view), tree_text.end(func, view)
     opened = sum(line.split("#", 1)[0].count("(") for line in text[call_start:func_start].splitlines())
     while opened:  # as many closing as opening ones, around the callee
         end = _after_blanks(text, end)

@@ -9,7 +9,7 @@ from ddpfix.transforms._ast_shapes import arguments, import_targets, resolved
 from ddpfix.transforms._lightning import LIGHTNING_PACKAGES
 from ddpfix.transforms._ranks import RANK_VARIABLES
 from ddpfix.transforms._tree_lightning import (
-    FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, string_value,
+    FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
 )
 from ddpfix.transforms.base import Rule, RuleContext
 from ddpfix.transforms._text import GAP, keyword_argument, pattern, word_match
@@ -269,23 +269,12 @@ class _RankUses:
         ``os.getenv("RANK")``."""
         key = None
         if isinstance(node, ast.Subscript) and self.imports.qualify(node.value) == "os.environ":
-            key = self._single_index(node.slice)
+            key = single_index(node.slice, self.segment)
         elif isinstance(node, ast.Call):
             given = arguments(node)
             if given and self.imports.qualify(node.func) in ("os.environ.get", "os.getenv"):
                 key = given[0]
         return key is not None and string_value(key) in RANK_VARIABLES
-
-    def _single_index(self, index: ast.expr) -> ast.expr | None:
-        """What LibCST sees as the one index of a subscript, if it sees one: ``os.environ["RANK",]``
-        is one element (with a comma) there and a tuple here; ``[("RANK",)]`` is a tuple in both."""
-        if isinstance(index, ast.Slice):
-            return None
-        if isinstance(index, ast.Tuple):
-            if len(index.elts) != 1 or not self.segment(index).endswith(","):
-                return None  # several elements, or a parenthesised tuple
-            return index.elts[0]
-        return index
 
 
 def _callee(func: ast.expr) -> str | None:

@@ -12,16 +12,20 @@ from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
-from ddpfix.transforms._names import PURE_CALLEES, READ_ONLY_METHODS, StatementNames, exit_in, statement_names
+from ddpfix.transforms._names import exit_in, statement_names
 from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, Guard, RankTests, gated_statements
 from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, has_comment, has_star
+from ddpfix.transforms._tree_lightning import _is_elif as is_elif
 from ddpfix.transforms._tree_lightning import child_blocks as tree_child_blocks
 from ddpfix.transforms._tree_lightning import is_true as tree_is_true
 from ddpfix.transforms._tree_lightning import keyword as tree_keyword
 from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
 from ddpfix.transforms._tree_lightning import self_method_calls as tree_self_method_calls
 from ddpfix.transforms._tree_lightning import string_value as tree_string_value
+from ddpfix.transforms._tree_names import exit_in as tree_exit_in
+from ddpfix.transforms._tree_names import statement_names as tree_statement_names
 from ddpfix.transforms._tree_ranks import TreeRankTests
+from ddpfix.transforms._tree_ranks import _only_returns as only_returns
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 
 LOG_METHODS = frozenset({"log", "log_dict"})
@@ -435,7 +439,7 @@ def _tree_walk(block: list[ast.stmt], tests: TreeRankTests, view: TreeView, guar
             continue
         if isinstance(unit, ast.If):
             yield from _tree_walk_if(unit, tests, view, current, standalone=True)
-            if tests.classify(unit.test) == ("nonzero", True) and not unit.orelse and _tree_only_returns(unit.body):
+            if tests.classify(unit.test) == ("nonzero", True) and not unit.orelse and only_returns(unit.body):
                 # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
                 current, direct = Guard(unit, "return", True, nested=current is not None), True
             continue
@@ -453,24 +457,11 @@ def _tree_walk_if(node: ast.If, tests: TreeRankTests, view: TreeView, outer: Gua
     yield from _tree_walk(node.body, tests, view, body_guard or outer, body_guard is not None)
     if not node.orelse:
         return
-    if _tree_is_elif(node):
+    if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) and is_elif(node, node.orelse[0]):
         # ``if rank != 0: ... elif c: ...``: every later branch runs on rank 0 only.
         yield from _tree_walk_if(node.orelse[0], tests, view, else_guard or outer, standalone=False)
     else:
         yield from _tree_walk(node.orelse, tests, view, else_guard or outer, else_guard is not None)
-
-
-def _tree_is_elif(node: ast.If) -> bool:
-    """``elif`` (LibCST: an ``If`` as ``orelse``), not ``else:`` holding an ``if`` (a statement of the
-    else block there): both are one ``If`` alone in ``orelse`` here; an ``elif`` starts on the column
-    of the ``if`` it continues, a nested ``if`` further right."""
-    inner = node.orelse[0] if len(node.orelse) == 1 else None
-    return isinstance(inner, ast.If) and inner.col_offset == node.col_offset
-
-
-def _tree_only_returns(block: list[ast.stmt]) -> bool:
-    """The block is ``return`` (maybe beside ``pass``) and nothing else (``_tree_ranks._only_returns``)."""
-    return any(isinstance(s, ast.Return) for s in block) and all(isinstance(s, (ast.Return, ast.Pass)) for s in block)
 
 
 def _tree_lines(block: list[ast.stmt], view: TreeView) -> tuple:
@@ -502,7 +493,9 @@ def _tree_same_line(previous: ast.stmt, statement: ast.stmt, view: TreeView) -> 
     between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
                         positions.offset(statement.lineno, statement.col_offset)]
     if "#" in between:
-        return False  # a comment ends the line (only whitespace, ``;`` and comments stand between statements)
+        # A comment ends the line, even one ending in a backslash (``a; # c \``), which
+        # ``TreeView.joined`` reads as a continuation: why this is not ``TreeView.statement_lines``.
+        return False
     _, semicolon, after = between.partition(";")
     return bool(semicolon) and not any(c in after.replace("\\\r\n", "").replace("\\\n", "") for c in "\r\n")
 
@@ -573,15 +566,15 @@ def _tree_why_not_movable(call: ast.Call, gated: _TreeGated) -> str | None:
         jumped = [*block[:index], *block[index + 1 :]]  # the call moves below all of these
     jumped = [unit for unit in jumped if not _tree_only_logs(unit)]
     for other in jumped:
-        exit_word = _tree_exit_in(other)
+        exit_word = tree_exit_in(other)
         if exit_word:
             return f"the guard can `{exit_word}` before the call would run"
-    names = [_tree_statement_names(arg.value if isinstance(arg, ast.keyword) else arg)
+    names = [tree_statement_names(arg.value if isinstance(arg, ast.keyword) else arg)
              for arg in arguments_in_order(call)]
     reads = set().union(*(n.reads for n in names))
     binds = set().union(*(n.binds for n in names))
     for other in jumped:
-        other_names = _tree_statement_names(other)
+        other_names = tree_statement_names(other)
         clash = sorted(reads & other_names.writes)
         if clash:
             name = "self.…" if clash[0] == "self" else clash[0]
@@ -602,125 +595,3 @@ def _is_self_log(node: ast.expr) -> bool:
     func = node.func if isinstance(node, ast.Call) else None
     return (isinstance(func, ast.Attribute) and func.attr in LOG_METHODS
             and isinstance(func.value, ast.Name) and func.value.id == "self")
-
-
-_EXIT_WORDS = {ast.Return: "return", ast.Raise: "raise", ast.Break: "break", ast.Continue: "continue",
-               ast.Yield: "yield", ast.YieldFrom: "yield"}  # LibCST: ``yield from`` is a ``Yield``
-
-
-def _tree_exit_in(unit) -> str | None:
-    """``_names.exit_in`` on CPython's tree (``unit`` a statement or a line of them): the first
-    return/raise/break/continue/yield, in source order, not in a function, lambda or class defined there."""
-    pending = list(reversed(unit)) if isinstance(unit, tuple) else [unit]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            continue
-        word = _EXIT_WORDS.get(type(node))
-        if word:
-            return word
-        pending.extend(reversed(list(ast.iter_child_nodes(node))))
-    return None
-
-
-def _tree_name(node: ast.AST) -> str | None:
-    """A name as LibCST spells it: ``True``, ``False`` and ``None`` are ``Name`` nodes there."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) is bool):
-        return str(node.value)
-    return None
-
-
-def _tree_root_name(node: ast.expr) -> str | None:
-    """``_names.root_name`` on CPython's tree."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return _tree_name(node)
-
-
-def _tree_statement_names(node) -> StatementNames:
-    """``_names.statement_names`` on CPython's tree (``node`` a node or a line of statements): the
-    same names. LibCST visits every ``Name`` node (in a nested function too) and counts it read
-    unless it stands where a name is bound; the names that are plain strings here (``global x``,
-    ``match`` captures) are ``Name`` nodes there, read."""
-    names = StatementNames()
-    bound: set[int] = set()  # the ``Name`` nodes a statement binds: not reads
-
-    def bind(target: ast.expr) -> None:
-        if isinstance(target, ast.Name):
-            names.binds.add(target.id)
-            bound.add(id(target))
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:
-                bind(element)
-        elif isinstance(target, ast.Starred):
-            bind(target.value)
-        else:
-            root = _tree_root_name(target)
-            if root is not None:
-                names.assigns.add(root)
-
-    roots = list(node) if isinstance(node, tuple) else [node]
-    for root_node in roots:
-        for n in ast.walk(root_node):  # parents before children: a target is bound before it is seen
-            if isinstance(n, (ast.Assign, ast.Delete)):
-                for target in n.targets:
-                    bind(target)
-            elif isinstance(n, (ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
-                bind(n.target)
-            elif isinstance(n, ast.AugAssign):
-                bind(n.target)
-                root = _tree_root_name(n.target)
-                if root is not None:
-                    names.reads.add(root)
-            elif isinstance(n, ast.withitem):
-                if isinstance(n.optional_vars, (ast.Name, ast.Tuple, ast.List)):
-                    bind(n.optional_vars)
-            elif isinstance(n, ast.Import):
-                names.binds.update(a.asname or a.name.split(".", 1)[0] for a in n.names)
-            elif isinstance(n, ast.ImportFrom):
-                names.binds.update(a.asname or a.name for a in n.names if a.name != "*")
-            elif isinstance(n, (*FUNCTIONS, ast.ClassDef)):
-                names.binds.add(n.name)
-            elif isinstance(n, ast.ExceptHandler):
-                if n.name is not None:
-                    names.binds.add(n.name)
-            elif isinstance(n, (ast.Global, ast.Nonlocal)):
-                names.reads.update(n.names)
-            elif isinstance(n, (ast.MatchAs, ast.MatchStar)):
-                if n.name is not None:
-                    names.reads.add(n.name)
-            elif isinstance(n, ast.MatchMapping):
-                if n.rest is not None:
-                    names.reads.add(n.rest)
-            elif isinstance(n, ast.MatchClass):
-                names.reads.update(n.kwd_attrs)
-            elif isinstance(n, ast.MatchSingleton):
-                names.reads.add(str(n.value))
-            elif isinstance(n, ast.Call):
-                _tree_call_writes(n, names)
-            elif isinstance(n, (ast.Name, ast.Constant)) and id(n) not in bound:
-                name = _tree_name(n)
-                if name is not None:
-                    names.reads.add(name)
-    names.assigns |= names.binds
-    names.writes |= names.assigns
-    return names
-
-
-def _tree_call_writes(call: ast.Call, names: StatementNames) -> None:
-    """``_names._Collect.visit_Call``: the receiver of a method that may change it, and the
-    arguments of a callee that may change them."""
-    func = call.func
-    callee = func.attr if isinstance(func, ast.Attribute) else _tree_name(func)
-    if isinstance(func, ast.Attribute) and callee not in READ_ONLY_METHODS:
-        root = _tree_root_name(func.value)
-        if root is not None:
-            names.writes.add(root)
-    if callee in PURE_CALLEES or callee in READ_ONLY_METHODS:
-        return
-    for arg in [*call.args, *call.keywords]:
-        root = _tree_root_name(arg.value if isinstance(arg, (ast.Starred, ast.keyword)) else arg)
-        if root is not None:
-            names.writes.add(root)

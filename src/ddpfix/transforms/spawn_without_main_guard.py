@@ -13,6 +13,7 @@ from ddpfix.transforms._args import keyword
 from ddpfix.transforms._lightning import lightning_name, string_value
 from ddpfix.transforms._names import statement_names
 from ddpfix.transforms._text import keyword_argument, word_match
+from ddpfix.transforms._tree_names import statement_names as tree_statement_names
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -138,7 +139,7 @@ class SpawnWithoutMainGuard(Rule):
         layout decides: a process-setting word only in the comments above a statement (which
         LibCST may give to the statement or to the block before it), ``__name__`` only in an
         ``if`` header outside its test, an f-string whose literal kind is unclear."""
-        body = _tree_lines(tree.body, ctx.view)
+        body = ctx.view.statement_lines(tree.body)
         trainer_at, trainer_names = _tree_spawn_trainer(body, ctx)
         if trainer_at is None:
             return
@@ -163,31 +164,7 @@ class SpawnWithoutMainGuard(Rule):
 # statements of one ``SimpleStatementLine`` (joined by ``;``).
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_CONTINUATION = re.compile(r"\\\r?\n|\\\r")
 _REST_OF_LINE = re.compile(r"[^\r\n]*")
-
-
-def _tree_lines(statements: list[ast.stmt], view: TreeView) -> list[list[ast.stmt]]:
-    """The block's statements grouped as LibCST's statement lines: two simple statements are one
-    line when only ``;``, blanks and backslash continuations stand between them (``a = 1;`` with
-    a newline after it ends its line)."""
-    lines: list[list[ast.stmt]] = []
-    for statement in statements:
-        previous = lines[-1][-1] if lines else None
-        if (previous is not None and not isinstance(previous, TREE_COMPOUND) and not isinstance(statement, TREE_COMPOUND)
-                and _same_logical_line(previous, statement, view)):
-            lines[-1].append(statement)
-        else:
-            lines.append([statement])
-    return lines
-
-
-def _same_logical_line(previous: ast.stmt, statement: ast.stmt, view: TreeView) -> bool:
-    positions = view.positions
-    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
-                        positions.offset(statement.lineno, statement.col_offset)]
-    between = _CONTINUATION.sub("", between)
-    return "\n" not in between and "\r" not in between
 
 
 def _simple(line: list[ast.stmt]) -> bool:
@@ -285,7 +262,7 @@ def _tree_string(value: ast.expr, view: TreeView) -> bool:
     concatenated with other strings (``"a" f"{b}"``; a lone f-string is a ``FormattedString``)."""
     if isinstance(value, ast.Constant):
         return isinstance(value.value, (str, bytes))
-    return isinstance(value, ast.JoinedStr) and tree_lightning._concatenated(view.positions.segment(value))
+    return isinstance(value, ast.JoinedStr) and tree_lightning.concatenated(view.positions.segment(value))
 
 
 def _tree_literal(value: ast.expr, view: TreeView) -> bool:
@@ -308,12 +285,12 @@ def _tree_refusal(body: list[list[ast.stmt]], start: int, view: TreeView) -> str
     later = next((line[0] for line in body[start:] if isinstance(line[0], _DEFINITIONS)), None)
     if later is not None:
         return f"`{later.name}` is defined after the script starts, and children import it from the top level"
-    bound = _tree_names([s for line in body[start:] for s in line])[1]
+    bound = tree_statement_names([s for line in body[start:] for s in line]).binds
     if "main" in bound:
         return "`main` is already bound"
     for line in body[:start]:
         if isinstance(line[0], _DEFINITIONS):
-            used = _tree_names(line[0].body)[0] & bound
+            used = tree_statement_names(line[0].body).reads & bound
             if used:
                 return f"`{line[0].name}` uses `{sorted(used)[0]}`, which would stop being global"
     if any(_simple(line) and any(isinstance(s, ast.Global) for s in line) for line in body[start:]):
@@ -333,37 +310,6 @@ def _mentions_name_dunder(statement: ast.If, view: TreeView) -> bool:
     if "__name__" in header:
         raise NeedsLibCST("`__name__` in an if header outside its test")
     return False
-
-
-def _tree_names(statements: list[ast.stmt]) -> tuple[set[str], set[str]]:
-    """``statement_names``'s ``reads`` and ``binds`` of these statements, on CPython's tree, where
-    many names are plain strings: parameters, attribute and keyword names and the dotted paths of
-    imports are neither; ``global``/``nonlocal`` names and the names of ``match`` patterns are
-    reads (LibCST visits them as plain ``Name`` nodes); ``x += 1`` reads ``x`` too."""
-    reads: set[str] = set()
-    binds: set[str] = set()
-    for node in (n for statement in statements for n in ast.walk(statement)):
-        if isinstance(node, ast.Name):
-            (reads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            reads.add(node.target.id)
-        elif isinstance(node, _DEFINITIONS):
-            binds.add(node.name)
-        elif isinstance(node, ast.Import):
-            binds.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            binds.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            binds.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            reads.update(node.names)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            reads.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            reads.add(node.rest)
-        elif isinstance(node, ast.MatchClass):
-            reads.update(node.kwd_attrs)
-    return reads, binds
 
 
 def _spawn_trainer(body, ctx: RuleContext) -> tuple[int | None, set[str]]:

@@ -353,6 +353,8 @@ class _ReplaceStatements(TargetedTransformer):
 # --- the same questions on CPython's tree (``check``) ------------------------------------------
 
 
+# Not ``TreeView.statement_lines`` / ``TreeView.joined``: those take ``a = 1; # note \`` and the
+# next line's ``b = 2`` for one line (the backslash ends a comment, not the line), LibCST for two.
 def _statement_lines(block: list[ast.stmt], view: TreeView) -> list[list[ast.stmt]]:
     """``block`` as LibCST lists it: a compound statement alone, and simple statements joined by
     ``;`` together (one ``SimpleStatementLine``)."""

@@ -12,6 +12,7 @@ from ddpfix.transforms._lightning import lightning_methods
 from ddpfix.transforms._names import exit_in
 from ddpfix.transforms._tree_lightning import FUNCTIONS
 from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
+from ddpfix.transforms._tree_names import exit_in as tree_exit_in
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 from ddpfix.transforms._walk import walk
 
@@ -159,7 +160,7 @@ class UnclearedStepOutputs(Rule):
                         refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
                     elif _tree_aliased(cls, name):
                         refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
-                    elif _tree_exit_in(methods[end].body):
+                    elif tree_exit_in(methods[end].body):
                         refusal = f"{end} can return early"
                     if refusal:
                         ctx.report(methods[end], f"{message} (not rewritten: {refusal})", fixable=False)
@@ -334,20 +335,4 @@ def _tree_aliased(cls: ast.ClassDef, name: str) -> bool:
             values = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
             if any(_is_self_attribute(value, name) for value in values):
                 return True
-    return False
-
-
-_EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)
-
-
-def _tree_exit_in(body: list[ast.stmt]) -> bool:
-    """``_names.exit_in``: a return/raise/break/continue/yield in ``body``, not in a function,
-    lambda or class defined there."""
-    pending: list[ast.AST] = list(body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, _EXITS):
-            return True
-        if not isinstance(node, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
     return False

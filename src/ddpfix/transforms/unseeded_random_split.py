@@ -12,6 +12,7 @@ from ddpfix.transforms._ast_shapes import imports_of, may_be
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
 from ddpfix.transforms._names import statement_names
+from ddpfix.transforms._tree_names import statement_names as tree_statement_names
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
@@ -127,28 +128,9 @@ def _names_used(module: cst.Module) -> set[str]:
 
 
 def _tree_names_used(tree: ast.Module) -> set[str]:
-    """``_names_used`` on CPython's tree: the names ``statement_names`` lists as read or bound, i.e.
-    every identifier but parameters, attribute and keyword names and the dotted paths of imports
-    (``import a.b`` binds ``a``). ``ast`` keeps many of them as plain strings."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Import):
-            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            names.update(alias.asname or alias.name for alias in node.names if alias.name != "*")
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
-        elif isinstance(node, ast.MatchClass):
-            names.update(node.kwd_attrs)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.add(node.rest)
-    return names
+    """``_names_used`` on CPython's tree."""
+    names = tree_statement_names(tree)
+    return names.reads | names.binds
 
 
 def _tree_splits(tree: ast.Module, ctx: RuleContext, holders: set[int], everywhere: bool) -> list[ast.Call]:
