@@ -467,37 +467,7 @@ def _tree_walk_if(node: ast.If, tests: TreeRankTests, view: TreeView, outer: Gua
 def _tree_lines(block: list[ast.stmt], view: TreeView) -> tuple:
     """The block as LibCST holds it: compound statements, and tuples of the small statements that
     share a line (``a; b``)."""
-    units: list = []
-    line: list[ast.stmt] = []
-    for statement in block:
-        if isinstance(statement, TREE_COMPOUND):
-            if line:
-                units.append(tuple(line))
-                line = []
-            units.append(statement)
-        elif line and _tree_same_line(line[-1], statement, view):
-            line.append(statement)
-        else:
-            if line:
-                units.append(tuple(line))
-            line = [statement]
-    if line:
-        units.append(tuple(line))
-    return tuple(units)
-
-
-def _tree_same_line(previous: ast.stmt, statement: ast.stmt, view: TreeView) -> bool:
-    """Whether a ``;`` joins two statements into one line: only a ``;`` and whitespace (or escaped
-    newlines) stand between them. ``a;`` at the end of a line ends that line (LibCST: a line of its own)."""
-    positions = view.positions
-    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
-                        positions.offset(statement.lineno, statement.col_offset)]
-    if "#" in between:
-        # A comment ends the line, even one ending in a backslash (``a; # c \``), which
-        # ``TreeView.joined`` reads as a continuation: why this is not ``TreeView.statement_lines``.
-        return False
-    _, semicolon, after = between.partition(";")
-    return bool(semicolon) and not any(c in after.replace("\\\r\n", "").replace("\\\n", "") for c in "\r\n")
+    return tuple(line[0] if isinstance(line[0], TREE_COMPOUND) else tuple(line) for line in view.statement_lines(block))
 
 
 def _tree_logged_names(call: ast.Call) -> list[str] | None:

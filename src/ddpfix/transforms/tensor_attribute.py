@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 
 import libcst as cst
@@ -168,7 +167,7 @@ class TensorAttribute(Rule):
             other_assignments = _tree_assignments(cls)
             after_super: bool | None = False  # None: only LibCST's tree can tell
             buffers: set[str] = set()  # as in apply: a later ``self.name = tensor`` just sets the buffer
-            for line in _statement_lines(method.body, view):
+            for line in view.statement_lines(method.body):
                 says_super_init = _tree_is_super_init(line, view)
                 if says_super_init or (says_super_init is None and not after_super):
                     after_super = says_super_init
@@ -351,33 +350,6 @@ class _ReplaceStatements(TargetedTransformer):
 
 
 # --- the same questions on CPython's tree (``check``) ------------------------------------------
-
-
-# Not ``TreeView.statement_lines`` / ``TreeView.joined``: those take ``a = 1; # note \`` and the
-# next line's ``b = 2`` for one line (the backslash ends a comment, not the line), LibCST for two.
-def _statement_lines(block: list[ast.stmt], view: TreeView) -> list[list[ast.stmt]]:
-    """``block`` as LibCST lists it: a compound statement alone, and simple statements joined by
-    ``;`` together (one ``SimpleStatementLine``)."""
-    lines: list[list[ast.stmt]] = []
-    previous = None
-    for statement in block:
-        simple = not isinstance(statement, TREE_COMPOUND)
-        if simple and previous is not None and _joined(previous, statement, view):
-            lines[-1].append(statement)
-        else:
-            lines.append([statement])
-        previous = statement if simple else None
-    return lines
-
-
-def _joined(previous: ast.stmt, statement: ast.stmt, view: TreeView) -> bool:
-    """``a; b``: a ``;`` and nothing but spaces and line continuations between the two. (``a;`` at
-    the end of a line ends that line: ``b`` on the next is a statement line of its own.)"""
-    positions = view.positions
-    between = view.text[positions.offset(previous.end_lineno, previous.end_col_offset):
-                        positions.offset(statement.lineno, statement.col_offset)]
-    between = re.sub(r"\\(\r\n?|\n)", "", between)
-    return ";" in between and not any(c in between for c in "\r\n#")
 
 
 def _line_end(view: TreeView, line: int) -> int:
