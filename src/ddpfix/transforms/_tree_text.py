@@ -58,19 +58,85 @@ def comment_in(view, first: int, stop: int) -> bool:
 
 def quoted(node: ast.AST, statement: ast.stmt, view) -> str:
     """LibCST's ``Module([]).code_for_node`` of ``node`` (quoted in a message), ``node`` being in
-    ``statement``: its source text, where each further line of it loses the indentation of the
-    statement's block (LibCST keeps that indentation apart, in ``ParenthesizedWhitespace.indent``).
-    Lines inside a string, or after a line continuation, keep theirs: there ``NeedsLibCST``, which
-    is rare."""
-    text = view.positions.segment(node)
+    ``statement``: ``code_between`` over the node's own range."""
+    return code_between(view, start(node, view), end(node, view), statement)
+
+
+def code_between(view, first: int, stop: int, statement: ast.stmt) -> str:
+    """The source between two offsets of ``statement`` as LibCST prints the nodes there on their
+    own: each further line loses the indentation of the statement's block (LibCST holds it apart,
+    as ``ParenthesizedWhitespace.indent``), except a line inside a string or after a backslash
+    continuation, which is text and keeps it."""
+    text = view.text[first:stop]
     lines = _LINE.findall(text)
-    if len(lines) == 1:
+    if len(lines) < 2:
         return text
-    if "\"\"\"" in text or "'''" in text or any(line.rstrip("\r\n").endswith("\\") for line in lines[:-1]):
-        raise NeedsLibCST("a string or a line continuation over several lines quoted in a message")
-    first_line = _LINE.match(view.text, view.positions.line_start(statement.lineno)).group()
+    line_start = view.positions.line_start(statement.lineno)
+    first_line = _LINE.match(view.text, line_start).group()
     indent = first_line[:len(first_line) - len(first_line.lstrip(" \t\f"))]
-    return lines[0] + "".join(line.removeprefix(indent) for line in lines[1:])
+    first_row = len(LINE_BREAK.findall(view.text, line_start, first)) + 1  # in the fragment below
+    kept = _rows_kept_as_text(view.text[line_start:stop])
+    # A line break of the file's own kind is LibCST's ``Newline()`` with no value of its own, which
+    # a node printed on its own writes as "\n"; one of another kind, or in text, is kept.
+    default = LINE_BREAK.search(view.text).group()
+    printed = []
+    for number, line in enumerate(lines):
+        row = first_row + number
+        if number and row not in kept:
+            line = line.removeprefix(indent)
+        if row + 1 not in kept and line.endswith(default) and (default != "\r" or not line.endswith("\r\n")):
+            line = line[:-len(default)] + "\n"
+        printed.append(line)
+    return "".join(printed)
+
+
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt:
+    """The innermost statement whose own line(s) hold ``node`` (a compound statement's header, not
+    its blocks): where ``code_between`` takes the indentation from. A full walk: for the rare
+    message that quotes code over several lines."""
+    found = None
+    for statement in ast.walk(tree):
+        if not isinstance(statement, ast.stmt):
+            continue
+        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        if not first <= node.lineno <= statement.end_lineno:
+            continue
+        for field, value in ast.iter_fields(statement):
+            if field in _BLOCK_FIELDS:
+                continue
+            for part in value if isinstance(value, list) else [value]:
+                if isinstance(part, ast.AST) and any(inner is node for inner in ast.walk(part)):
+                    found = statement  # ast.walk goes outside in: the last hit is the innermost
+    if found is None:
+        raise ValueError("the node is not in the tree")
+    return found
+
+
+def _rows_kept_as_text(fragment: str) -> set[int]:
+    """Rows of ``fragment`` (1-based; it starts at a statement's line) whose leading whitespace is
+    text: continued lines of a string, and lines after a backslash continuation."""
+    kept: set[int] = set()
+    layout = (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+    strings = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+    opened_fstrings: list[int] = []
+    previous = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(fragment, newline=None).readline):  # rows as ``ast`` counts them
+            if token.type in strings and token.end[0] > token.start[0]:
+                kept.update(range(token.start[0] + 1, token.end[0] + 1))
+            elif token.type == getattr(tokenize, "FSTRING_START", None):
+                opened_fstrings.append(token.start[0])
+            elif token.type == getattr(tokenize, "FSTRING_END", None) and opened_fstrings:
+                kept.update(range(opened_fstrings.pop() + 1, token.end[0] + 1))
+            if previous is not None and previous.type not in layout and token.start[0] > previous.end[0]:
+                kept.update(range(previous.end[0] + 1, token.start[0] + 1))  # a backslash continuation
+            previous = token
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # the fragment ends inside brackets: every token of it has been seen
+    return kept
 
 
 def keyword_value(keyword: ast.keyword, view) -> ast.expr:

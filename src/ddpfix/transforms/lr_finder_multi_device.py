@@ -207,7 +207,14 @@ def _keyword_value_code(keyword: ast.keyword, ctx: RuleContext) -> str:
     start, value_start, end = tree_text.start(keyword, view), tree_text.start(keyword.value, view), tree_text.end(keyword, view)
     equal = text.index("=", start)
     opening = _first_paren(text, equal + 1, value_start)
-    return text[opening if opening is not None else value_start:end]
+    return _code(ctx, keyword, opening if opening is not None else value_start, end)
+
+
+def _code(ctx: RuleContext, node: ast.AST, first: int, stop: int) -> str:
+    """The code between two offsets around ``node`` as LibCST prints it (``tree_text.code_between``)."""
+    if not tree_text.LINE_BREAK.search(ctx.view.text, first, stop):
+        return ctx.view.text[first:stop]
+    return tree_text.code_between(ctx.view, first, stop, tree_text.statement_of(ctx.view.tree, node))
 
 
 def _own_code(func: ast.expr, call: ast.Call, ctx: RuleContext) -> str:
@@ -222,7 +229,7 @@ def _own_code(func: ast.expr, call: ast.Call, ctx: RuleContext) -> str:
             break
         opened -= 1
         end += 1
-    return text[call_start:end]
+    return _code(ctx, call, call_start, end)
 
 
 def _first_paren(text: str, start: int, stop: int) -> int | None:
