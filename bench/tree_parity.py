@@ -2,7 +2,7 @@
 
     python bench/tree_parity.py PATH... [--rule DDP004] [--files N]
 
-For every Python file under PATH (facts gathered over all of them, as one run), every rule that
+For every Python file and notebook under PATH (facts gathered over all of them, as one run), every rule that
 has both a ``check`` (CPython's tree) and an ``apply`` (LibCST's) runs report-only twice: as
 shipped and with its ``check`` switched off. Prints per rule the files compared, the files where
 the tree check answered on its own (no ``NeedsLibCST``) and every difference; exit 1 on one.
@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=None, help="only the first N files (sorted)")
     args = parser.parse_args(argv)
     engine.allow_deep_trees()
-    files = sorted({p for root in args.paths for p in ([Path(root)] if Path(root).is_file() else Path(root).rglob("*.py"))})
+    files = sorted({p for root in args.paths for pattern in ("*.py", "*.ipynb")
+                    for p in ([Path(root)] if Path(root).is_file() else Path(root).rglob(pattern))})
     files = files[: args.files] if args.files else files
     sources = {str(p): p.read_bytes() for p in files}
     facts = ProjectFacts.merge(file_facts(path, data) for path, data in sources.items())
@@ -50,10 +51,11 @@ def main(argv: list[str] | None = None) -> int:
         for path, data in sources.items():
             parsed.clear()
             shipped = _findings(path, data, rule, facts)
-            deferred = bool(parsed)
+            deferred = bool(parsed)  # the tree check raised NeedsLibCST: apply answered
+            parsed.clear()
             reference = _findings(path, data, rule.without_tree_check(), facts)
-            if not parsed and not deferred:
-                continue  # prefiltered out: neither path parsed anything
+            if not parsed:
+                continue  # prefiltered out: apply never saw the file
             compared += 1
             answered += not deferred
             with_findings += bool(reference)

@@ -101,7 +101,6 @@ def concatenated(source: str) -> bool:
     return len(starts) != 1
 
 
-_concatenated = concatenated  # the old private name: the committed spawn_without_main_guard imports it
 
 
 def single_index(index: ast.expr, segment) -> ast.expr | None:
@@ -134,7 +133,7 @@ def child_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield body
     orelse = getattr(statement, "orelse", None)
     if orelse:
-        if isinstance(statement, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If) and _is_elif(statement, orelse[0]):
+        if isinstance(statement, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If) and is_elif(statement, orelse[0]):
             yield from child_blocks(orelse[0])
         else:
             yield orelse
@@ -144,7 +143,7 @@ def child_blocks(statement: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield finalbody
 
 
-def _is_elif(parent: ast.If, inner: ast.If) -> bool:
+def is_elif(parent: ast.If, inner: ast.If) -> bool:
     # ``else:\n    if x:`` is an else block holding an ``if`` (a statement of its own to LibCST);
     # ``elif x:`` starts on the keyword's column. Only the column of the inner ``if`` tells.
     return inner.col_offset == parent.col_offset

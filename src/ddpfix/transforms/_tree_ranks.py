@@ -112,7 +112,7 @@ class TreeRankTests:
         return (self.imports.qualify(expression) or "").endswith(".rank_zero_only")
 
 
-def _only_returns(block: list[ast.stmt]) -> bool:
+def only_returns(block: list[ast.stmt]) -> bool:
     """The block is ``return`` (maybe beside ``pass``) and nothing else."""
     return any(isinstance(s, ast.Return) for s in block) and all(isinstance(s, (ast.Return, ast.Pass)) for s in block)
 
@@ -146,7 +146,7 @@ def _walk(block: list[ast.stmt], tests: TreeRankTests, guard: Guard | None) -> I
         if isinstance(statement, ast.If):
             yield from _walk_if(statement, tests, current)
             kind = tests.classify(statement.test)
-            if kind == ("nonzero", True) and not statement.orelse and _only_returns(statement.body):
+            if kind == ("nonzero", True) and not statement.orelse and only_returns(statement.body):
                 # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
                 current = Guard(statement, "return", True, nested=current is not None)
             continue

@@ -107,7 +107,7 @@ def _collective_shaped(func: ast.expr, imported: dict[str, set[str]]) -> bool:
 
 
 def _early_return(node: ast.If) -> bool:
-    """``if <rank test>: return`` (``_only_returns`` of ``_ranks``, on CPython's tree)."""
+    """``if <rank test>: return`` (``only_returns`` of ``_ranks``, on CPython's tree)."""
     return not node.orelse and all(isinstance(s, (ast.Return, ast.Pass)) for s in node.body) and any(
         isinstance(s, ast.Return) for s in node.body)
 

@@ -12,7 +12,7 @@ from ddpfix.transforms._lightning import lightning_methods, metric_attributes, s
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._ranks import RANK_WORDS, RankTests, gated_statements, maybe_rank_gated
 from ddpfix.transforms._tree_ranks import TreeRankTests
-from ddpfix.transforms._tree_ranks import _only_returns as tree_only_returns
+from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
 from ddpfix.transforms._tree_ranks import gated_statements as tree_gated_statements
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 

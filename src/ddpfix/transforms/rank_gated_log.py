@@ -15,7 +15,7 @@ from ddpfix.transforms._lightning import lightning_methods, self_method_calls, s
 from ddpfix.transforms._names import exit_in, statement_names
 from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, Guard, RankTests, gated_statements
 from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, has_comment, has_star
-from ddpfix.transforms._tree_lightning import _is_elif as is_elif
+from ddpfix.transforms._tree_lightning import is_elif
 from ddpfix.transforms._tree_lightning import child_blocks as tree_child_blocks
 from ddpfix.transforms._tree_lightning import is_true as tree_is_true
 from ddpfix.transforms._tree_lightning import keyword as tree_keyword
@@ -25,7 +25,7 @@ from ddpfix.transforms._tree_lightning import string_value as tree_string_value
 from ddpfix.transforms._tree_names import exit_in as tree_exit_in
 from ddpfix.transforms._tree_names import statement_names as tree_statement_names
 from ddpfix.transforms._tree_ranks import TreeRankTests
-from ddpfix.transforms._tree_ranks import _only_returns as only_returns
+from ddpfix.transforms._tree_ranks import only_returns
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
 
 LOG_METHODS = frozenset({"log", "log_dict"})
