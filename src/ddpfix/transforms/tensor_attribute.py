@@ -155,22 +155,18 @@ class TensorAttribute(Rule):
         return module.visit(_ReplaceStatements(replacements, ctx.view.positions))
 
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, for the runs that only report. Raises ``NeedsLibCST`` when a
-        comment line just above a statement could decide whether it counts as ``super().__init__()``
-        and a finding depends on that: LibCST's statement line owns the comments above it, and
-        ``apply`` reads its whole text."""
+        """``apply`` on CPython's tree, for the runs that only report."""
         view = ctx.view
         for cls, method in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             if method.name != "__init__" or view.one_line_body(method.body):
                 continue  # ``def __init__(self): ...`` on one line: apply reads no statements there
             members = {s.name for s in cls.body if isinstance(s, FUNCTIONS)}
             other_assignments = _tree_assignments(cls)
-            after_super: bool | None = False  # None: only LibCST's tree can tell
+            after_super = False
             buffers: set[str] = set()  # as in apply: a later ``self.name = tensor`` just sets the buffer
             for line in view.statement_lines(method.body):
-                says_super_init = _tree_is_super_init(line, view)
-                if says_super_init or (says_super_init is None and not after_super):
-                    after_super = says_super_init
+                if _tree_is_super_init(line):
+                    after_super = True
                 registered = _tree_registered_buffer(line, view)
                 if registered is not None:
                     buffers.add(registered)
@@ -196,8 +192,6 @@ class TensorAttribute(Rule):
                 elif name in members:
                     refusal = f"{name} is also a method or property of the class"
                 elif not after_super:
-                    if after_super is None:
-                        raise NeedsLibCST("a comment line above a statement of __init__ mentions super().__init__()")
                     refusal = "it is set before super().__init__(), where no buffer can be registered"
                 else:
                     bad = next((node for value, node in others if not _tree_tensor_like(value, name, ctx)), None)
@@ -248,10 +242,21 @@ def _members(cls: cst.ClassDef) -> set[str]:
 
 
 def _is_super_init(statement: cst.CSTNode) -> bool:
+    """The statement line calls ``super(...).__init__(...)`` (in code: a comment or a string that
+    names it is not the call)."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
-    code = cst.Module([]).code_for_node(statement)
-    return "super(" in code and "__init__(" in code
+    found = False
+
+    class Find(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            func = call.func
+            found |= (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
+                      and isinstance(func.value.func, cst.Name) and func.value.func.value == "super")
+
+    walk(statement, Find())
+    return found
 
 
 def _registered_buffer(statement: cst.CSTNode) -> str | None:
@@ -360,26 +365,15 @@ def _line_end(view: TreeView, line: int) -> int:
         return len(view.text)
 
 
-def _tree_is_super_init(line: list[ast.stmt], view: TreeView) -> bool | None:
-    """``_is_super_init``, which reads the code of LibCST's whole statement line: the statements,
-    the comment after them, and the comment lines above them that LibCST gives the line. Which of
-    those lines are its own only LibCST's tree says: None where that decides."""
+def _tree_is_super_init(line: list[ast.stmt]) -> bool:
+    """``_is_super_init`` on CPython's tree: the statement line calls ``super(...).__init__(...)``."""
     if isinstance(line[0], TREE_COMPOUND):
         return False
-    first, last = line[0], line[-1]
-    text = view.text
-    own = text[view.positions.offset(first.lineno, first.col_offset):_line_end(view, last.end_lineno)]
-    above = first.lineno
-    while above > 1 and text[view.positions.line_start(above - 1):view.positions.line_start(above)].strip()[:1] in ("", "#"):
-        above -= 1
-    widest = text[view.positions.line_start(above):_line_end(view, last.end_lineno)]
-
-    def says_super_init(code: str) -> bool:
-        return "super(" in code and "__init__(" in code
-
-    if says_super_init(own) != says_super_init(widest):
-        return None
-    return says_super_init(own)
+    return any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
+        and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "super"
+        for statement in line for node in ast.walk(statement)
+    )
 
 
 def _single_string(node: ast.expr, view: TreeView) -> str | None:
