@@ -13,7 +13,7 @@ from ddpfix.transforms._names import exit_in
 from ddpfix.transforms._tree_lightning import FUNCTIONS
 from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
 from ddpfix.transforms._tree_names import exit_in as tree_exit_in
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
+from ddpfix.transforms.base import Rule, RuleContext, TreeView
 from ddpfix.transforms._walk import walk
 
 EPOCH_END = {
@@ -92,7 +92,6 @@ class UnclearedStepOutputs(Rule):
         return False
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        code = module.code
         additions: dict[cst.FunctionDef, list[str]] = {}
         classes = {cls: None for cls, _ in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules)}
         for cls in classes:
@@ -116,7 +115,7 @@ class UnclearedStepOutputs(Rule):
                     refusal = None
                     if readers:
                         refusal = f"{readers[0]} reads it too"
-                    elif code.count(f".{name}") > _mentions_in(cls, name):
+                    elif _attribute_count(module, name) > _attribute_count(cls, name):
                         refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
                     elif _aliased(cls, name):
                         refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
@@ -131,9 +130,7 @@ class UnclearedStepOutputs(Rule):
         return module.visit(_AppendClear(additions, ctx.view.positions))
 
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, for the runs that only report. Raises ``NeedsLibCST`` when
-        comment lines just above or below a class could decide whether code outside the class uses
-        the list: ``apply`` counts ``.<name>`` in the class's LibCST code, which owns some of them."""
+        """``apply`` on CPython's tree, for the runs that only report."""
         view = ctx.view
         classes = {cls: None for cls, _ in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules)}
         for cls in classes:
@@ -156,7 +153,7 @@ class UnclearedStepOutputs(Rule):
                     refusal = None
                     if readers:
                         refusal = f"{readers[0]} reads it too"
-                    elif _used_outside(cls, name, view):
+                    elif _tree_attribute_count(tree, name) > _tree_attribute_count(cls, name):
                         refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
                     elif _tree_aliased(cls, name):
                         refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
@@ -168,8 +165,25 @@ class UnclearedStepOutputs(Rule):
                         ctx.report(methods[end], message, fixable=True)
 
 
-def _mentions_in(cls: cst.ClassDef, name: str) -> int:
-    return cst.Module([]).code_for_node(cls).count(f".{name}")
+def _attribute_count(node: cst.CSTNode, name: str) -> int:
+    """How many times code under ``node`` reads or sets ``<x>.<name>``: more in the file than in the
+    class means code outside it (a callback, a subclass, the script) uses the list too. Dotted
+    import paths are not attributes; comments and strings are not code."""
+    count = 0
+
+    class Count(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            nonlocal count
+            count += node.attr.value == name
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+    walk(node, Count())
+    return count
 
 
 def _aliased(cls: cst.ClassDef, name: str) -> bool:
@@ -247,40 +261,9 @@ class _AppendClear(TargetedTransformer):
 # --- the same questions on CPython's tree (``check``) ------------------------------------------
 
 
-def _line_end(view: TreeView, line: int) -> int:
-    """The offset just past ``line`` (its newline included)."""
-    try:
-        return view.positions.line_start(line + 1)
-    except IndexError:
-        return len(view.text)
-
-
-def _blank_or_comment(view: TreeView, line: int) -> bool:
-    text = view.text[view.positions.line_start(line):_line_end(view, line)]
-    return text.strip()[:1] in ("", "#")
-
-
-def _used_outside(cls: ast.ClassDef, name: str, view: TreeView) -> bool:
-    """Whether the file mentions ``.<name>`` more often than the class's LibCST code does
-    (``_mentions_in``). That code runs from the class's first decorator to the end of its last line,
-    plus some of the comment lines around it (the class's leading lines, its block's footer): which,
-    only LibCST's tree says, so where those lines decide, ``NeedsLibCST``."""
-    first = min([cls.lineno, *(d.lineno for d in cls.decorator_list)])
-    last = cls.end_lineno
-    text, word = view.text, f".{name}"
-    total = text.count(word)
-    own = text[view.positions.line_start(first):_line_end(view, last)].count(word)
-    if total == own:
-        return False
-    above, below = first, last
-    while above > 1 and _blank_or_comment(view, above - 1):
-        above -= 1
-    while _line_end(view, below) < len(text) and _blank_or_comment(view, below + 1):
-        below += 1
-    widest = text[view.positions.line_start(above):_line_end(view, below)].count(word)
-    if total == widest:
-        raise NeedsLibCST(f"a comment line next to class {cls.name} mentions .{name}")
-    return True
+def _tree_attribute_count(node: ast.AST, name: str) -> int:
+    """``_attribute_count`` on CPython's tree, where import paths are strings already."""
+    return sum(isinstance(n, ast.Attribute) and n.attr == name for n in ast.walk(node))
 
 
 def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:
