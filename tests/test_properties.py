@@ -45,9 +45,16 @@ def compiles(data: bytes) -> bool:
     return True
 
 
+def libcst_refuses(report, reference) -> bool:
+    """CPython parses a little that LibCST does not (a line continuation at the very end): the
+    tree checks report there, where LibCST can only say E999."""
+    return any(p.code == "E999" for p in reference.problems) and not any(p.code == "E999" for p in report.problems)
+
+
 def check(data: bytes) -> None:
     report, reference = fix_source("t.py", data, RULES, fix=False), fix_source("t.py", data, LIBCST_ONLY, fix=False)
-    assert (report.findings, report.problems) == (reference.findings, reference.problems)
+    if not libcst_refuses(report, reference):
+        assert (report.findings, report.problems) == (reference.findings, reference.problems)
     result = fix_source("t.py", data, RULES)  # must not raise
     if result.fixed is not None:
         assert compiles(result.fixed), result.fixed.decode(errors="replace")
