@@ -362,7 +362,10 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
             return None
         current = new_data
         view = ModuleView(new_module, new_data)
-        unchanged_in_a_row = 1  # this rule has seen its own output
+        # The rule that changed the file runs again on its output too: a fix can settle what kept
+        # another finding of the same rule from being fixed (DDP007's "set earlier" refusal, once
+        # the earlier assignment is a buffer). With fixes picked by hand, one round is the promise.
+        unchanged_in_a_row = 1 if only is not None else 0
         last_change[rule.code] = runs
     if only is None and unchanged_in_a_row < len(active):
         # The rounds ran out with rules still changing the file (fixes that undo each other): what

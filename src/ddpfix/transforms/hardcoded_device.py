@@ -68,7 +68,8 @@ class HardcodedDevice(Rule):
     name = "hardcoded-device"
     summary = "Hard-coded CUDA device or device-less tensor in a LightningModule: wrong device on rank N"
     fixable = True
-    triggers = (("cuda", "torch."), "self")
+    # "torch", not "torch.": ``from torch import arange`` names a factory with neither word.
+    triggers = (("cuda", "torch"), "self")
     lightning_only = True
     module_only = True
     uses_facts = True

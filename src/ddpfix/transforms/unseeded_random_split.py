@@ -77,7 +77,7 @@ class UnseededRandomSplit(Rule):
         generator = f"{torch_name or 'torch'}.Generator().manual_seed({seed})"
         # Without a torch import the fix adds one; if ``torch`` already names something else, it cannot.
         torch_taken = torch_name is None and "torch" in _names_used(module)
-        replacements: dict[cst.Call, cst.Call] = {}
+        replacements: dict = {}
         for call in _splits(module, ctx, holders, everywhere):
             where = "in a DataModule" if not everywhere else "in a DDP script"
             message = (
@@ -92,7 +92,9 @@ class UnseededRandomSplit(Rule):
                 continue
             fixed = with_keyword(call, "generator", generator)
             if ctx.report_fix(call, message, call, fixed):
-                replacements[call] = fixed
+                # Built from the updated call: a fixed random_split nested in this one's arguments
+                # stays fixed (from the original, one run would leave it for the next).
+                replacements[call] = lambda updated, generator=generator: with_keyword(updated, "generator", generator)
         if not replacements:
             return module
         result = module.visit(ReplaceCalls(replacements, ctx.view.positions))
