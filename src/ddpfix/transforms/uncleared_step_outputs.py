@@ -66,7 +66,7 @@ class UnclearedStepOutputs(Rule):
     name = "uncleared-step-outputs"
     summary = "Step outputs appended every step, read at epoch end, never cleared: memory grows on every rank"
     fixable = True
-    triggers = (".append(", "_epoch_end", "_step")
+    triggers = ((".append(", ".extend("), "_epoch_end", "_step")
     lightning_only = True
     module_only = True
     uses_facts = True
