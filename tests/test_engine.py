@@ -418,3 +418,19 @@ def test_a_file_whose_identifiers_cpython_renames_is_left_to_apply(monkeypatch):
     parsed.clear()
     fix_source("x.py", TWO_FIXES + "é = 1\n".encode(), [TwoPaths], fix=False)  # normalised already
     assert parsed == [] and TwoPaths.checked == 1
+
+
+def test_comment_lines_after_a_callback_name_do_not_stall_the_facts_scan():
+    """The facts regex once matched a run of ``#``-filled comment lines after ``ModelCheckpoint`` in
+    exponentially many ways (a 1 kB fuzzed file never finished); an alarm turns a stall into a failure."""
+    import signal
+
+    from ddpfix.facts import file_facts
+
+    source = b"from lightning.pytorch.callbacks import ModelCheckpoint\n" + b"#a#b # #c#\t#\n" * 40 + b"x = 1\n"
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("the facts scan stalled")))
+    signal.alarm(10)
+    try:
+        file_facts("x.py", source)
+    finally:
+        signal.alarm(0)

@@ -27,7 +27,9 @@ _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 # comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
 # key), ``seed_everything``, ``use_distributed_sampler``.
 _FACT_WORDS = re.compile(
-    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*)*\(|monitor[\"']|seed_everything|use_distributed_sampler"
+    # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
+    # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"']|seed_everything|use_distributed_sampler"
 )
 # Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
 # alternation, scans a file ten times slower and most files hold none of them.
