@@ -295,6 +295,8 @@ def _tree_refusal(body: list[list[ast.stmt]], start: int, view: TreeView) -> str
                 return f"`{line[0].name}` uses `{sorted(used)[0]}`, which would stop being global"
     if any(_simple(line) and any(isinstance(s, ast.Global) for s in line) for line in body[start:]):
         return "a `global` statement would change meaning"
+    if any(_simple(line) and any(isinstance(s, ast.ImportFrom) and s.names[0].name == "*" for s in line) for line in body[start:]):
+        return STAR_IMPORT
     return None
 
 
@@ -405,4 +407,11 @@ def _refusal(body, start: int, ctx: RuleContext) -> str | None:
                 return f"`{statement.name.value}` uses `{sorted(used)[0]}`, which would stop being global"
     if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, cst.Global) for x in s.body) for s in body[start:]):
         return "a `global` statement would change meaning"
+    if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, cst.ImportFrom) and isinstance(x.names, cst.ImportStar) for x in s.body)
+           for s in body[start:]):
+        return STAR_IMPORT
     return None
+
+
+# ``from m import *`` is only allowed at a module's top level: inside main() it does not compile.
+STAR_IMPORT = "`from ... import *` cannot move into main()"

@@ -99,32 +99,16 @@ class UnclearedStepOutputs(Rule):
             # Creating the list (in __init__ or setup) happens once, not once per epoch: it neither
             # clears it between epochs nor reads it.
             uses = {name: _attribute_uses(method) for name, method in methods.items() if name not in SET_UP_ONCE}
-            for step, end in EPOCH_END.items():
-                if step not in methods or end not in methods:
-                    continue
-                for name in sorted(uses[step]["append"]):
-                    if name not in uses[end]["read"]:
-                        continue
-                    if any(name in u["clear"] for u in uses.values()):
-                        continue
-                    message = (
-                        f"self.{name} gets an item every {step} and is read in {end} but never cleared: it grows "
-                        f"every epoch on every rank and mixes epochs; clear it at the end of {end}"
-                    )
-                    readers = [m for m, u in uses.items() if name in u["read"] and m not in (step, end)]
-                    refusal = None
-                    if readers:
-                        refusal = f"{readers[0]} reads it too"
-                    elif _attribute_count(module, name) > _attribute_count(cls, name):
-                        refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
-                    elif _aliased(cls, name):
-                        refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
-                    elif exit_in(methods[end].body):
-                        refusal = f"{end} can return early"
-                    if refusal:
-                        ctx.report(methods[end], f"{message} (not rewritten: {refusal})", fixable=False)
-                    elif ctx.report(methods[end], message, fixable=True):
-                        additions.setdefault(methods[end], []).append(name)
+            for end, name, message, refusal in _uncleared(
+                methods, uses,
+                used_outside=lambda name, cls=cls: _attribute_count(module, name) > _attribute_count(cls, name),
+                aliased=lambda name, cls=cls: _aliased(cls, name),
+                exits=lambda method: exit_in(method.body),
+            ):
+                if refusal:
+                    ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
+                elif ctx.report(end, message, fixable=True):
+                    additions.setdefault(end, []).append(name)
         if not additions:
             return module
         return module.visit(_AppendClear(additions, ctx.view.positions))
@@ -136,33 +120,43 @@ class UnclearedStepOutputs(Rule):
         for cls in classes:
             methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
             uses = {name: _tree_attribute_uses(method, view) for name, method in methods.items() if name not in SET_UP_ONCE}
-            for step, end in EPOCH_END.items():
-                if step not in methods or end not in methods:
-                    continue
-                for name in sorted(uses[step]["append"]):
-                    if name not in uses[end]["read"]:
-                        continue
-                    if any(name in u["clear"] for u in uses.values()):
-                        continue
-                    # The message and refusals are apply's, word for word (the two paths are compared).
-                    message = (
-                        f"self.{name} gets an item every {step} and is read in {end} but never cleared: it grows "
-                        f"every epoch on every rank and mixes epochs; clear it at the end of {end}"
-                    )
-                    readers = [m for m, u in uses.items() if name in u["read"] and m not in (step, end)]
-                    refusal = None
-                    if readers:
-                        refusal = f"{readers[0]} reads it too"
-                    elif _tree_attribute_count(tree, name) > _tree_attribute_count(cls, name):
-                        refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
-                    elif _tree_aliased(cls, name):
-                        refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
-                    elif tree_exit_in(methods[end].body):
-                        refusal = f"{end} can return early"
-                    if refusal:
-                        ctx.report(methods[end], f"{message} (not rewritten: {refusal})", fixable=False)
-                    else:
-                        ctx.report(methods[end], message, fixable=True)
+            for end, _name, message, refusal in _uncleared(
+                methods, uses,
+                used_outside=lambda name, cls=cls: _tree_attribute_count(tree, name) > _tree_attribute_count(cls, name),
+                aliased=lambda name, cls=cls: _tree_aliased(cls, name),
+                exits=lambda method: tree_exit_in(method.body),
+            ):
+                if refusal:
+                    ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
+                else:
+                    ctx.report(end, message, fixable=True)
+
+
+def _uncleared(methods: dict, uses: dict, used_outside, aliased, exits):
+    """(epoch-end hook, list name, message, refusal or None) for every list a step appends to and its
+    epoch-end hook reads, that nothing clears. The same decisions on either tree: what only a tree
+    can answer comes in as ``used_outside(name)``, ``aliased(name)`` and ``exits(method)``."""
+    for step, end in EPOCH_END.items():
+        if step not in methods or end not in methods:
+            continue
+        for name in sorted(uses[step]["append"]):
+            if name not in uses[end]["read"] or any(name in u["clear"] for u in uses.values()):
+                continue
+            message = (
+                f"self.{name} gets an item every {step} and is read in {end} but never cleared: it grows "
+                f"every epoch on every rank and mixes epochs; clear it at the end of {end}"
+            )
+            readers = [m for m, u in uses.items() if name in u["read"] and m not in (step, end)]
+            refusal = None
+            if readers:
+                refusal = f"{readers[0]} reads it too"
+            elif used_outside(name):
+                refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
+            elif aliased(name):
+                refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
+            elif exits(methods[end]):
+                refusal = f"{end} can return early"
+            yield methods[end], name, message, refusal
 
 
 def _attribute_count(node: cst.CSTNode, name: str) -> int:
