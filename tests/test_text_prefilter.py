@@ -53,6 +53,10 @@ KEPT = {
         "import torch.distributed as d\nif d.get_rank() == 0:\n    pass\nelif self.global_rank:\n    d . all_reduce (t)\n",
         "def f(self):\n    if self.trainer.is_global_zero:\n        return\n    fabric.broadcast(x)\n",
         "def f(self):\n    if self.global_rank == 0:\n        value = self.acc.compute()\n",
+        # An environment variable may be the file's only rank word.
+        'import os, torch\nif int(os.environ["LOCAL_RANK"]) == 0:\n    torch.distributed.barrier()\n',
+        'import os\nif os.environ.get("SLURM_PROCID") == "0":\n    self.trainer.strategy.barrier()\n',
+        'import os\ndef f(fabric):\n    if os.getenv("NODE_RANK") != "0":\n        return\n    fabric.barrier()\n',
     ],
     "DDP011": [
         'from lightning import Trainer\ntrainer = Trainer(strategy="ddp_spawn")\ntrainer.fit(model)\n',

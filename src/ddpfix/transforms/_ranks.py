@@ -23,9 +23,11 @@ from ddpfix.transforms._walk import walk
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
 #: Prefilter words of the rules about rank guards: a file without any of them has no rank guard.
-RANK_TRIGGERS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank")
+#: ``RANK`` and ``SLURM_PROCID`` stand for the environment variables: ``int(os.environ["RANK"]) == 0``
+#: may be a file's only rank test (``RANK`` is in ``LOCAL_RANK`` and ``NODE_RANK`` as well).
+RANK_TRIGGERS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank", "RANK", "SLURM_PROCID")
 #: Words that, in an ``if`` test, suggest a rank condition even where the test is not understood.
-RANK_WORDS = ("rank", "is_global_zero", "RANK")
+RANK_WORDS = ("rank", "is_global_zero", "RANK", "SLURM_PROCID")
 
 
 @dataclass(frozen=True)

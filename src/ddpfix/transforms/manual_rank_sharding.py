@@ -55,7 +55,7 @@ class ManualRankSharding(Rule):
     summary = "Data sharded by rank by hand while Lightning's DistributedSampler shards it again"
     fixable = False
     # "Data" is implied by the last group and one scan of the file rules most files out.
-    triggers = ("Data", ("rank", "RANK", "sampler"), ("Dataset", "DataModule", "DataLoader"))
+    triggers = ("Data", ("rank", "RANK", "SLURM_PROCID", "sampler"), ("Dataset", "DataModule", "DataLoader"))
     uses_facts = True
 
     @classmethod
@@ -76,8 +76,9 @@ class ManualRankSharding(Rule):
     def may_apply(cls, tree: ast.Module) -> bool:
         """A superset of ``apply``'s two cases, from CPython's tree: (1) a class deriving, through the
         file's imports or its own classes, from something of ``torch.utils.data`` or from a
-        Lightning package's ``LightningDataModule``, with a rank word inside it; (2) a call with a ``sampler=`` / ``batch_sampler=`` and
-        a call with ``strategy=`` (a Trainer built for DDP)."""
+        Lightning package's ``LightningDataModule``, with a rank word or a rank variable of the
+        environment (``SLURM_PROCID``) inside it; (2) a call with a ``sampler=`` /
+        ``batch_sampler=`` and a call with ``strategy=`` (a Trainer built for DDP)."""
         imports: list[ast.stmt] = []
         rank_aliases: set[str] = set()  # ``from torch.distributed import get_rank as where``
         classes: list[ast.ClassDef] = []
@@ -123,7 +124,7 @@ class ManualRankSharding(Rule):
             for inner in ast.walk(node):
                 word = (inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name)
                         else inner.value if isinstance(inner, ast.Constant) and isinstance(inner.value, str) else "")
-                if "rank" in word.lower() or word in rank_aliases:
+                if "rank" in word.lower() or word in RANK_VARIABLES or word in rank_aliases:
                     return True
         return False
 
