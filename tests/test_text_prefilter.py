@@ -33,6 +33,8 @@ KEPT = {
         'torch.\\\n    set_default_device("cuda")\n',
         'from torch import set_default_device\nset_default_device(device="cuda:1")\n',
         'from torch import set_default_device as use\nuse(torch.device(0))\n',
+        'from torch import device as on\nwith on("cuda"):\n    model = Net()\n',
+        'from torch import (\n    device as on,\n)\nwith on(0):\n    model = Net()\n',
     ],
     "DDP002": [
         'g = torch.Generator(device="cuda")\nloader = DataLoader(ds, generator=g)\n',

@@ -36,6 +36,8 @@ _FACT_WORDS = re.compile(
 _FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
                   b"seed_everything", b"use_distributed_sampler")
 LIGHTNING_BASES = frozenset({"LightningModule"})
+# ``from lightning import LightningModule as LM``: a class deriving from ``LM`` is a LightningModule.
+_BASE_ALIAS = re.compile(rb"LightningModule[ \t]+as[ \t]+(\w+)")
 
 
 @dataclass(frozen=True)
@@ -139,9 +141,12 @@ def _within(path: str, folder: str) -> bool:
 
 
 def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
-    """(class name, last names of its bases) for each ``class X(...)`` line: a regex, no parse."""
+    """(class name, last names of its bases) for each ``class X(...)`` line: a regex, no parse.
+    A base the file imports under another name is given by its own name (``LM`` is
+    ``LightningModule`` after ``import LightningModule as LM``)."""
     found = []
     position = 0
+    aliases = {m.group(1).decode("ascii", "replace"): "LightningModule" for m in _BASE_ALIAS.finditer(data)}
     while True:
         match = _CLASS.search(data, position)
         if match is None:
@@ -152,9 +157,11 @@ def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
             position = start + 1  # ``subclass X(`` in a comment: not a class statement
             continue
         names = tuple(
-            part.strip().rsplit(b".", 1)[-1].decode("ascii", "replace")
-            for part in match.group(2).split(b",")
-            if part.strip() and b"=" not in part
+            aliases.get(name, name) for name in (
+                part.strip().rsplit(b".", 1)[-1].decode("ascii", "replace")
+                for part in match.group(2).split(b",")
+                if part.strip() and b"=" not in part
+            )
         )
         found.append((match.group(1).decode("ascii", "replace"), names))
         position = match.end()

@@ -206,14 +206,26 @@ def _walk_if(node: cst.If, tests: RankTests, outer: Guard | None, standalone: bo
         yield from _walk(orelse.body, tests, else_guard or outer, else_guard is not None)
 
 
-def mentions_rank(test: cst.BaseExpression) -> bool:
+def rank_words(imports: ImportTable) -> tuple[str, ...]:
+    """``RANK_WORDS`` and the names the file's imports give to something named for a rank
+    (``from torch.distributed import get_rank as where``): a test that calls ``where()`` may be a
+    rank test in a shape ``RankTests`` does not understand (``where() == 0 or debug``)."""
+    aliases = {
+        name for name, found in imports.targets.items()
+        if any("rank" in full.rsplit(".", 1)[-1].lower() for full in found)
+    }
+    return RANK_WORDS + tuple(sorted(aliases))
+
+
+def mentions_rank(test: cst.BaseExpression, words: tuple[str, ...]) -> bool:
     code = cst.Module([]).code_for_node(test)
-    return any(word in code for word in RANK_WORDS)
+    return any(word in code for word in words)
 
 
-def maybe_rank_gated(function: cst.FunctionDef) -> set[int]:
+def maybe_rank_gated(function: cst.FunctionDef, words: tuple[str, ...]) -> set[int]:
     """ids of the calls in ``function`` that may run on some ranks only: under any ``if`` whose test
-    mentions a rank (understood or not, either branch), or after ``if <rank test>: return``.
+    mentions a rank (one of ``words``: see ``rank_words``; understood or not, either branch), or
+    after ``if <rank test>: return``.
 
     Where adding ``sync_dist=True`` would hang if the guess were wrong, a guess is not good enough.
     """
@@ -228,7 +240,7 @@ def maybe_rank_gated(function: cst.FunctionDef) -> set[int]:
 
     class Walk(cst.CSTVisitor):
         def visit_If(self, node: cst.If) -> bool:
-            if mentions_rank(node.test):
+            if mentions_rank(node.test, words):
                 all_calls(node)
                 return False
             return True
@@ -236,7 +248,7 @@ def maybe_rank_gated(function: cst.FunctionDef) -> set[int]:
         def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
             statements = list(node.body)
             for index, statement in enumerate(statements):
-                if isinstance(statement, cst.If) and mentions_rank(statement.test) and _only_returns(statement.body):
+                if isinstance(statement, cst.If) and mentions_rank(statement.test, words) and _only_returns(statement.body):
                     for later in statements[index + 1 :]:
                         all_calls(later)
                     break

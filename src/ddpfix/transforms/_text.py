@@ -68,6 +68,22 @@ def aliased(name: str, data: bytes) -> bool:
     return _ALIAS_PATTERNS[name].search(data) is not None
 
 
+_ALIAS_NAMES: dict[str, re.Pattern[bytes]] = {}
+
+
+def alias_names(name: str, data: bytes) -> set[str]:
+    """The names that ``name as <alias>`` binds in ``data`` (``from torch import device as on``:
+    ``on``), a superset: the words after ``as`` wherever ``name as`` starts a word."""
+    if name.encode() not in data:
+        return set()
+    if name not in _ALIAS_NAMES:
+        _ALIAS_NAMES[name] = pattern(name, rb"(?:\s|\\)+as(?:\s|\\)+([^\s\\,()#;:.=]+)")
+    return {
+        found.group(1).decode("utf-8", "replace")
+        for found in _ALIAS_NAMES[name].finditer(data) if starts_a_word(data, found.start())
+    }
+
+
 def bound_by_as(name: str) -> re.Pattern[bytes]:
     """``as name``: an import alias binding ``name`` (``import torch.distributed as dist``); for ``word_match``."""
     return pattern("as", rb"(?:\s|\\)+" + re.escape(name.encode()) + rb"\b")

@@ -53,7 +53,7 @@ class AmbiguousBatchSize(Rule):
     name = "ambiguous-batch-size"
     summary = "Epoch-level self.log without batch_size= on a dict batch or dataloader_iter: a guessed weight"
     fixable = False
-    triggers = (("self.log(", "self.log_dict("), ("dataloader_iter", '["', "['"))
+    triggers = ("self.log", ("dataloader_iter", '["', "['"))
     lightning_only = True
     module_only = True
     uses_facts = True

@@ -334,11 +334,13 @@ class Rule:
 
     @classmethod
     def without_prefilters(cls) -> type[Rule]:
-        """The rule with its trigger words, text test and ``may_apply`` switched off: what the
-        checks that prefilters hide nothing compare against."""
+        """The rule with its trigger words, text test, ``module_only`` and ``may_apply`` switched
+        off: what the checks that prefilters hide nothing compare against. (``lightning_only`` is
+        the rule's scope, not a prefilter: it stays.)"""
         return type(cls.__name__, (cls,), {
             "triggered_by": classmethod(lambda _, data: True),
             "may_apply": classmethod(lambda _, tree: True),
+            "module_only": False,
         })
 
     @classmethod

@@ -10,7 +10,7 @@ from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._ranks import RANK_WORDS, RankTests, gated_statements, maybe_rank_gated
+from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated, rank_words
 from ddpfix.transforms._tree_ranks import TreeRankTests
 from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
 from ddpfix.transforms._tree_ranks import gated_statements as tree_gated_statements
@@ -68,7 +68,7 @@ class EpochLogSync(Rule):
     name = "epoch-log-sync"
     summary = "Epoch-level self.log without sync_dist=True: the value is rank 0's shard only"
     fixable = True
-    triggers = (("self.log(", "self.log_dict("), ("_step", "epoch", "_start"))
+    triggers = ("self.log", ("_step", "epoch", "_start", "batch_end"))
     lightning_only = True
     module_only = True
     uses_facts = True
@@ -78,7 +78,7 @@ class EpochLogSync(Rule):
         return a_method_calls_self_log(tree)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        tests = RankTests(ctx.imports)
+        tests, words = RankTests(ctx.imports), rank_words(ctx.imports)
         metrics_by_class: dict[cst.ClassDef, set[str]] = {}
         replacements: dict[cst.Call, cst.Call] = {}
         for cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
@@ -86,7 +86,7 @@ class EpochLogSync(Rule):
                 has_metrics = b"torchmetrics" in ctx.data
                 metrics_by_class[cls] = metric_attributes(cls, ctx.imports) if has_metrics else set()
             gated = {id(c) for g in gated_statements(method, tests) for c in self_method_calls(g.statement, LOG_METHODS)}
-            gated |= maybe_rank_gated(method)
+            gated |= maybe_rank_gated(method, words)
             for call in self_method_calls(method.body, LOG_METHODS):
                 if id(call) in gated or not _logs_per_epoch(call, method.name.value):
                     continue
@@ -108,7 +108,7 @@ class EpochLogSync(Rule):
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """``apply``'s findings, from CPython's tree (report-only runs). A call with a comment inside
         raises ``NeedsLibCST``: whether adding the keyword keeps it is LibCST's to say."""
-        tests = TreeRankTests(ctx.imports)
+        tests, words = TreeRankTests(ctx.imports), rank_words(ctx.imports)
         metrics_by_class: dict[ast.ClassDef, set[str]] = {}
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             if cls not in metrics_by_class:
@@ -116,7 +116,7 @@ class EpochLogSync(Rule):
                 metrics_by_class[cls] = tree_lightning.metric_attributes(cls, ctx.imports) if has_metrics else set()
             gated = {id(c) for statement, _guard in tree_gated_statements(method, tests)
                      for c in tree_lightning.self_method_calls(statement, LOG_METHODS)}
-            gated |= _tree_maybe_rank_gated(method, ctx.view)
+            gated |= _tree_maybe_rank_gated(method, ctx.view, words)
             for call in tree_lightning.self_method_calls(method.body, LOG_METHODS):
                 if id(call) in gated or not _tree_logs_per_epoch(call, method.name):
                     continue
@@ -199,7 +199,7 @@ def _tree_logs_a_metric_object(call: ast.Call, metrics: set[str]) -> bool:
     return _tree_is_metric_object(dictionary, metrics)
 
 
-def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, view) -> set[int]:
+def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, view, words: tuple[str, ...]) -> set[int]:
     """``_ranks.maybe_rank_gated`` on CPython's tree: ids of the calls under an ``if`` whose test
     mentions a rank, or after ``if <rank words>: return`` in the same block."""
     calls: set[int] = set()
@@ -208,14 +208,14 @@ def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, vie
         calls.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _tree_mentions_rank(node, view):
+        if isinstance(node, ast.If) and _tree_mentions_rank(node, view, words):
             all_calls(node)
             return
         for _field, value in ast.iter_fields(node):
             # An ``if`` is never in a one-line body, so every block that holds one is indented.
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 for index, statement in enumerate(value):
-                    if isinstance(statement, ast.If) and _tree_mentions_rank(statement, view) and tree_only_returns(statement.body):
+                    if isinstance(statement, ast.If) and _tree_mentions_rank(statement, view, words) and tree_only_returns(statement.body):
                         for later in value[index + 1:]:
                             all_calls(later)
                         break
@@ -226,10 +226,10 @@ def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, vie
     return calls
 
 
-def _tree_mentions_rank(node: ast.If, view) -> bool:
-    """``_ranks.mentions_rank(node.test)``. LibCST's test carries the parentheses around it and the
+def _tree_mentions_rank(node: ast.If, view, words: tuple[str, ...]) -> bool:
+    """``_ranks.mentions_rank(node.test, words)``. LibCST's test carries the parentheses around it and the
     comments inside them; where the header holds a comment, only LibCST can say."""
-    if any(word in view.positions.segment(node.test) for word in RANK_WORDS):
+    if any(word in view.positions.segment(node.test) for word in words):
         return True
     header = view.text[view.positions.offset(node.lineno, node.col_offset):view.positions.offset(node.body[0].lineno, node.body[0].col_offset)]
     if "#" in header and tree_lightning.comment_before_colon(header):

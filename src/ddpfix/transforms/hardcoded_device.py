@@ -69,7 +69,7 @@ class HardcodedDevice(Rule):
     summary = "Hard-coded CUDA device or device-less tensor in a LightningModule: wrong device on rank N"
     fixable = True
     # "torch", not "torch.": ``from torch import arange`` names a factory with neither word.
-    triggers = (("cuda", "torch"), "self")
+    triggers = (("cuda", "torch", ".to("), "self")  # ``.to(0)``: an ordinal is a GPU
     lightning_only = True
     module_only = True
     uses_facts = True

@@ -15,7 +15,7 @@ from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import arguments, last_name
 from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
 from ddpfix.transforms._names import root_name, statement_names
-from ddpfix.transforms._text import aliased, call_text, calls, headers, starts_a_word
+from ddpfix.transforms._text import alias_names, aliased, call_text, calls, headers, starts_a_word
 from ddpfix.transforms._tree_lightning import arguments_in_order as tree_arguments_in_order
 from ddpfix.transforms._tree_lightning import child_blocks as tree_child_blocks
 from ddpfix.transforms._tree_lightning import class_hierarchy as tree_class_hierarchy
@@ -133,7 +133,8 @@ class InitModuleScope(Rule):
         # The device calls first, their ``with`` headers after: ``with`` starts lines everywhere in
         # torch (``with torch.no_grad():``), CUDA-looking ``device(`` calls do not.
         starts = []
-        for call in calls(data, ("device",)):
+        # ``from torch import device as on``: ``with on("cuda"):`` too.
+        for call in calls(data, ("device", *sorted(alias_names("device", data)))):
             if call.owner_is_attribute:
                 continue  # ``torch.cuda.device(...)``: ``may_apply`` wants ``name.device``
             arguments = call_text(data, call.open_paren)
@@ -148,21 +149,23 @@ class InitModuleScope(Rule):
         ``set_default_device`` (by any name an import gives it) whose first argument may name a CUDA
         device (``apply`` reports only ``"cuda"``, ``"cuda:N"``, an ordinal or such a ``torch.device``:
         torch's own tests call it with a variable, and parsing them cost a quarter of a second)."""
-        names = {"set_default_device"}
+        names, devices = {"set_default_device"}, {"device"}  # and the names imports give them
         calls: list[ast.Call] = []
+        managers: list[ast.Call] = []
         for node in ast.walk(tree):
             if isinstance(node, (ast.With, ast.AsyncWith)):
-                for item in node.items:
-                    call = item.context_expr
-                    if not isinstance(call, ast.Call):
-                        continue
-                    name = last_name(call.func)
-                    if name == "init_module" or (name == "device" and _may_be_cuda_device(call)):
-                        return True
+                managers.extend(item.context_expr for item in node.items if isinstance(item.context_expr, ast.Call))
             elif isinstance(node, ast.Call) and (node.args or node.keywords):
                 calls.append(node)
             elif isinstance(node, ast.ImportFrom):
-                names.update(a.asname for a in node.names if a.name == "set_default_device" and a.asname)
+                for alias in node.names:
+                    if alias.asname and alias.name in ("set_default_device", "device"):
+                        (names if alias.name == "set_default_device" else devices).add(alias.asname)
+        if any(
+            last_name(call.func) == "init_module" or (last_name(call.func) in devices and _may_be_cuda_device(call))
+            for call in managers
+        ):
+            return True
         return any(last_name(call.func) in names and _may_be_cuda_value(arguments(call)[0]) for call in calls)
 
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:

@@ -12,7 +12,7 @@ from ddpfix.transforms._tree_lightning import (
     FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
 )
 from ddpfix.transforms.base import Rule, RuleContext
-from ddpfix.transforms._text import GAP, keyword_argument, pattern, word_match
+from ddpfix.transforms._text import GAP, aliased, keyword_argument, pattern, word_match
 
 REMEDIES = (
     "either let Lightning shard (drop the per-rank selection, keep use_distributed_sampler=True), or shard by hand "
@@ -68,6 +68,8 @@ class ManualRankSharding(Rule):
             return False
         if b"LightningDataModule" in data or _TORCH_UTILS.search(data):
             return True
+        if b"utils" in data and aliased("torch", data):
+            return True  # ``import torch as th``, then ``th.utils.data.Dataset``
         return _FROM_TORCH_IMPORT.search(data) is not None and b"utils" in data or (
             _SAMPLER_KEYWORD.search(data) is not None and word_match(_STRATEGY_KEYWORD, data)
         )

@@ -65,7 +65,7 @@ class NotebookStrategy(Rule):
     name = "notebook-strategy"
     summary = "strategy='ddp'/'ddp_spawn' in a notebook: Lightning refuses it; use 'ddp_notebook'"
     fixable = True
-    triggers = ("ddp", ("Trainer", "Fabric", "DDPStrategy"))
+    triggers = (("ddp", "DDP"), ("Trainer", "Fabric", "DDPStrategy"))
     lightning_only = True
 
     @classmethod

@@ -87,7 +87,7 @@ class RankGatedLog(Rule):
     name = "rank-gated-log"
     summary = "self.log under a rank guard: other ranks hang in the sync or lack the monitored key"
     fixable = True
-    triggers = (("self.log(", "self.log_dict("), RANK_TRIGGERS)
+    triggers = ("self.log", RANK_TRIGGERS)
     lightning_only = True
     module_only = True
     uses_facts = True
