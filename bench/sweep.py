@@ -1,6 +1,11 @@
 """Corpus sweep: ddpfix over the installed torch, lightning and transformers sources.
 
     python bench/sweep.py --packages torch lightning transformers --jobs 2 --sample 20
+    python bench/sweep.py --site-python /path/to/bench-venv/bin/python   # packages of another venv
+
+ddpfix runs with the interpreter running this script (the project's dev venv); the packages are
+looked up in ``--site-python``'s environment (default: the same interpreter), such as the venv that
+``bench/run.py`` makes for corpus A.
 
 1. copies the ``.py`` files of the packages into a temp folder (the corpus);
 2. ``ddpfix --diff`` over it: must exit 0 or 1, or 2 only for files that cannot be parsed (never an
@@ -39,17 +44,37 @@ def ddpfix_command() -> list[str]:
     return [str(beside)] if beside.exists() else [sys.executable, "-m", "ddpfix"]
 
 
-def package_folder(name: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(f"{name} is not installed")
-    return Path(list(spec.submodule_search_locations)[0])
+def check_ddpfix_runs() -> None:
+    """Exit with a clear message when ddpfix cannot run: its exit 1 would read as "findings"."""
+    done = subprocess.run([*ddpfix_command(), "--version"], capture_output=True)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SystemExit(f"ddpfix does not run with {sys.executable} ({said[-1] if said else 'no message'}): "
+                         "run this script with the project's venv (pip install -e .)")
 
 
-def copy_sources(packages: list[str], corpus: Path) -> int:
+_FIND_PACKAGE = (
+    "import importlib.util, sys\n"
+    "spec = importlib.util.find_spec(sys.argv[1])\n"
+    "print(list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else '')\n"
+)
+
+
+def package_folder(name: str, python: str) -> Path:
+    if python == sys.executable:
+        spec = importlib.util.find_spec(name)
+        found = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else ""
+    else:
+        found = subprocess.run([python, "-c", _FIND_PACKAGE, name], capture_output=True, text=True).stdout.strip()
+    if not found:
+        raise SystemExit(f"{name} is not installed for {python}")
+    return Path(found)
+
+
+def copy_sources(packages: list[str], corpus: Path, python: str) -> int:
     count = 0
     for name in packages:
-        source = package_folder(name)
+        source = package_folder(name, python)
         for path in source.rglob("*.py"):
             if not path.is_file():
                 continue
@@ -103,14 +128,17 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", metavar="FOLDER", help="keep the corpus copies here instead of a temp folder")
+    parser.add_argument("--site-python", default=sys.executable, metavar="PYTHON",
+                        help="the interpreter whose installed packages are swept (default: this one)")
     args = parser.parse_args(argv)
+    check_ddpfix_runs()
     failures = []
     with tempfile.TemporaryDirectory(prefix="ddpfix-sweep-") as temp:
         work = Path(args.keep or temp)
         corpus, written = work / "corpus", work / "written"
         for folder in (corpus, written):
             shutil.rmtree(folder, ignore_errors=True)
-        files = copy_sources(args.packages, corpus)
+        files = copy_sources(args.packages, corpus, args.site_python)
         shutil.copytree(corpus, written)
         size = sum(p.stat().st_size for p in corpus.rglob("*.py"))
         print(f"corpus: {files} files, {size / 2**20:.0f} MiB ({', '.join(args.packages)})")
