@@ -22,7 +22,6 @@ Exit status 1 when a property above failed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import random
 import re
@@ -61,11 +60,11 @@ _FIND_PACKAGE = (
 
 
 def package_folder(name: str, python: str) -> Path:
-    if python == sys.executable:
-        spec = importlib.util.find_spec(name)
-        found = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else ""
-    else:
+    """Where ``python`` finds the package: asked of that interpreter, which may be another venv's."""
+    try:
         found = subprocess.run([python, "-c", _FIND_PACKAGE, name], capture_output=True, text=True).stdout.strip()
+    except OSError as error:
+        raise SystemExit(f"--site-python {python}: {error.strerror}") from None
     if not found:
         raise SystemExit(f"{name} is not installed for {python}")
     return Path(found)

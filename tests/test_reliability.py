@@ -6,15 +6,14 @@ The long versions are ``bench/fuzz.py``, ``bench/kill.py`` and ``bench/sweep.py`
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import time
 from pathlib import Path
 
 import pytest
+from bench_scripts import load_bench
 from click.testing import CliRunner
-from conftest import ROOT
 
 from ddpfix import cli, runner
 from ddpfix.writer import TEMP_SUFFIX
@@ -166,13 +165,6 @@ def test_a_read_only_file_with_fixes_is_reported_and_the_others_written(tmp_path
 
 
 # --- kill test and the cleanup after it ----------------------------------------------------------
-
-
-def load_bench(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_stale_temp_files_of_a_killed_run_are_removed_and_nothing_else(tmp_path, run_cli):

@@ -148,3 +148,28 @@ def test_the_device_check_reads_the_whole_call_when_a_string_may_hide_a_bracket(
         ''')
     assert RULES["DDP001"].may_apply(ast.parse(source))
     assert RULES["DDP001"].triggered_by(source.encode())
+
+
+def test_every_rank_spelling_the_rank_tests_take_is_among_the_rank_rules_words():
+    """A rank test may be a file's only rank word: each spelling ``RankTests`` understands (an
+    attribute, an environment variable) must pass the trigger words of every rule about rank
+    guards (``os.environ["RANK"]`` once did not)."""
+    from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_VARIABLES
+
+    spellings = {f"self.{a} == 0" for a in RANK_ATTRIBUTES} | {f'os.environ["{v}"] == "0"' for v in RANK_VARIABLES}
+    for code in ("DDP003", "DDP005"):
+        for spelling in sorted(spellings):
+            data = f"if {spelling}:\n    self.log('x', 1)\n    self.trainer.strategy.barrier()\n".encode()
+            assert RULES[code].has_trigger_words(data), (code, spelling)
+    for variable in sorted(RANK_VARIABLES):  # DDP013 takes them inside a Dataset
+        data = f"class Shard(Dataset):\n    start = os.environ['{variable}']\n".encode()
+        assert RULES["DDP013"].has_trigger_words(data), variable
+
+
+def test_every_hook_that_logs_per_epoch_passes_the_epoch_rules_words():
+    """DDP004's words name each hook it reports in (``on_validation_batch_end`` once had none)."""
+    from ddpfix.transforms.epoch_log_sync import EPOCH_HOOKS
+
+    for hook in sorted(EPOCH_HOOKS | {"training_step"}):
+        data = f"class Net(LightningModule):\n    def {hook}(self):\n        self.log('x', 1.0)\n".encode()
+        assert RULES["DDP004"].has_trigger_words(data), hook
