@@ -1,9 +1,12 @@
 """The fixture folder as test cases (design.md, "Fixtures").
 
 ``<case>.py`` (or ``<case>.ipynb``) is an input; ``<case>.expected.py`` (``.expected.ipynb``) beside
-it is the exact output; an input without one must come out byte-identical. ``<case>.findings`` (optional) lists the exact findings, one per
-line as ``LINE:COL CODE fixable|manual``. Without it, a case with an expected file must have at
-least one fixable finding and a case without one must have none.
+it is the exact output of the safe fixes (a default ``--write``); ``<case>.unsafe.py`` the exact output
+with ``--unsafe-fixes`` where that differs. An input without an expected file must come out
+byte-identical by default, and without either file with unsafe fixes too. ``<case>.findings``
+(optional) lists the exact findings, one per line as ``LINE:COL CODE safe|unsafe|manual`` (the fix's
+applicability, or none). Without it, a case with an expected file must have at least one safe fix, a
+case with an unsafe file at least one unsafe fix, and a case with neither no finding at all.
 """
 
 from __future__ import annotations
@@ -28,6 +31,17 @@ class Case:
         return path if path.exists() else None
 
     @property
+    def unsafe(self) -> Path | None:
+        """The output with unsafe fixes too, where it differs from ``expected``."""
+        path = self.input.with_name(self.input.stem + ".unsafe" + self.input.suffix)
+        return path if path.exists() else None
+
+    @property
+    def fully_fixed(self) -> Path | None:
+        """The output with every fix, safe and unsafe: what ``--unsafe-fixes`` writes."""
+        return self.unsafe or self.expected
+
+    @property
     def group(self) -> list[Path]:
         """The files of the run this case belongs to: a case folder (``fixtures/<rule>/<case>/``)
         is one run, so facts cross its files; a case file is a run of its own."""
@@ -44,10 +58,11 @@ class Case:
 
 
 SUFFIXES = (".py", ".ipynb")
+OUTPUTS = (".expected", ".unsafe")
 
 
 def is_input(path: Path) -> bool:
-    return path.suffix in SUFFIXES and not path.stem.endswith(".expected")
+    return path.suffix in SUFFIXES and not path.stem.endswith(OUTPUTS)
 
 
 def cases() -> list[Case]:
@@ -55,4 +70,11 @@ def cases() -> list[Case]:
 
 
 def expected_files() -> list[Path]:
-    return sorted(p for p in FIXTURES.rglob("*") if p.suffix in SUFFIXES and p.stem.endswith(".expected"))
+    """Every output file, safe (``.expected``) and unsafe (``.unsafe``)."""
+    return sorted(p for p in FIXTURES.rglob("*") if p.suffix in SUFFIXES and p.stem.endswith(OUTPUTS))
+
+
+def fully_fixed_pairs(suffix: str = ".py") -> list[tuple[Path, Path]]:
+    """(input, output with every fix) for each case a fix changes: what the fix machinery itself
+    (CLI, editors, SARIF) must reproduce with ``unsafe_fixes`` on."""
+    return [(c.input, c.fully_fixed) for c in cases() if c.fully_fixed is not None and c.input.suffix == suffix]

@@ -97,6 +97,9 @@ class Output:
 @click.option("--write", is_flag=True, help="Apply the fixes without asking.")
 @click.option("--check", is_flag=True, help="List findings only: no diff, nothing written.")
 @click.option("-i", "--interactive", is_flag=True, help="Ask about each fix on its own (needs a terminal).")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
+              help="Also apply (and show in diffs) the fixes marked [~]: plausible, but not proven to keep what "
+              "correct code computes; review them. Default: safe fixes only ([*]).")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (codes, code prefixes or names; comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (codes, code prefixes or names; comma-separated).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style pattern (repeatable).")
@@ -119,7 +122,7 @@ class Output:
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
-def command(paths, diff_only, write, check, interactive, select, ignore, exclude, respect_gitignore,
+def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
             log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
 
@@ -152,7 +155,8 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
         raise click.ClickException(f"{config.path}: [tool.ddpfix] {err.message}") from err
     # A --select on the command line replaces the file's selection; ignores add up otherwise.
     rules = select_rules(select, ignore) if select else select_rules(config.select, [*config.ignore, *ignore])
-    options = {"log_mode": log_mode or config.log_mode or "auto", "show_suppressed": show_suppressed}
+    options = {"log_mode": log_mode or config.log_mode or "auto", "show_suppressed": show_suppressed,
+               "unsafe_fixes": bool(config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes)}
     exclude = [*(exclude or config.exclude), *config.extend_exclude]
     jobs = jobs or config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
@@ -188,7 +192,8 @@ def command(paths, diff_only, write, check, interactive, select, ignore, exclude
     output.problems(problems)
 
     def done(applied: bool) -> int:
-        return finish(results, problems, output, applied=applied, checked=len(files), report_only=report_only)
+        return finish(results, problems, output, applied=applied, checked=len(files), report_only=report_only,
+                      unsafe_fixes=options["unsafe_fixes"])
 
     def write_all() -> None:
         nonlocal results
@@ -308,24 +313,28 @@ def _not_written(finding: Finding) -> Finding:
 
 
 def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int,
-           report_only: bool = False) -> int:
+           report_only: bool = False, unsafe_fixes: bool = False) -> int:
     """The summary line and the exit status. ``report_only``: the results hold findings but no fixes
-    (``--check`` applies none): what would be fixed is what is fixable."""
+    (``--check`` applies none): what would be fixed is what is fixable with the fixes allowed
+    (safe ones, and unsafe ones with ``unsafe_fixes``); the unsafe fixes left out are counted apart."""
     changed = [r for r in results if r.changed]
     problems = [p for p in problems if p.level == "error"]  # notes are said, not failed on
     findings = [f for r in results for f in r.findings if not f.suppressed]
+    allowed = [f for f in findings if f.fixable and (f.safe or unsafe_fixes)]
+    hidden = sum(f.unsafe and not f.fixed for f in findings) if not unsafe_fixes else 0
     if report_only:
-        changed = [r for r in results if any(f.fixable and not f.suppressed for f in r.findings)]
-        fixes, pending = sum(f.fixable for f in findings), 0
+        changed = [r for r in results if any(f.fixable and not f.suppressed and (f.safe or unsafe_fixes)
+                                             for f in r.findings)]
+        fixes, pending = len(allowed), 0
     else:
         fixes = sum(f.fixed for r in changed for f in r.findings)
-        pending = sum(f.fixable and not f.fixed for f in findings)
+        pending = sum(not f.fixed for f in allowed)
     manual = sum(not f.fixable for f in findings)
     output.info(report.summary(fixes=fixes, files=len(changed), applied=applied, pending=pending, manual=manual,
-                               errors=len({p.path for p in problems}), checked=checked))
+                               errors=len({p.path for p in problems}), checked=checked, hidden=hidden))
     if problems:
         return EXIT_ERROR
-    if manual or pending or (fixes and not applied):
+    if manual or pending or hidden or (fixes and not applied):
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -346,7 +355,8 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
         sys.stdout.buffer.write(result.output)
         sys.stdout.buffer.flush()
     applied = mode in ("write", "preview")
-    return finish([result], result.problems, output, applied=applied, checked=1, report_only=mode == "check")
+    return finish([result], result.problems, output, applied=applied, checked=1, report_only=mode == "check",
+                  unsafe_fixes=bool(options.get("unsafe_fixes")))
 
 
 def review_interactively(results, rules, facts, problems, output, options):
@@ -354,12 +364,17 @@ def review_interactively(results, rules, facts, problems, output, options):
 
     Rules run in their fixed order; for each, its fixes are offered one by one against the file
     as the earlier accepted fixes left it, and the engine re-applies just the accepted ones (and
-    verifies the result), so a file is never half-edited.
+    verifies the result), so a file is never half-edited. Unsafe fixes are offered too, marked
+    ``[~]`` with what was not proven (a person decides); "all" takes only the safe ones unless
+    ``--unsafe-fixes`` is on.
     """
     reviewed: list[FileResult] = []
     quit_all = False
+    take_unsafe = bool(options.get("unsafe_fixes"))
+    offer = {**options, "unsafe_fixes": True}
     for result in results:
-        if quit_all or not result.changed:
+        offered = any(f.fixable and not f.suppressed for f in result.findings)
+        if quit_all or not offered or any(p.level == "error" for p in result.problems):
             result = _without_fixes(result)
             for finding in result.findings:
                 output.out(report.finding_line(finding))
@@ -372,7 +387,7 @@ def review_interactively(results, rules, facts, problems, output, options):
         for rule in rules:
             if quit_all:
                 break
-            proposal = fix_source(result.path, current, [rule], facts, options=options)
+            proposal = fix_source(result.path, current, [rule], facts, options=offer)
             accepted = []
             for finding in proposal.findings:
                 if not finding.fixed:
@@ -380,13 +395,17 @@ def review_interactively(results, rules, facts, problems, output, options):
                     declined.append(finding)
                     continue
                 if accept_rest:
-                    accepted.append(finding)
+                    if finding.safe or take_unsafe:
+                        accepted.append(finding)
+                    else:
+                        output.out(report.finding_line(finding))
+                        declined.append(_not_written(finding))
                     continue
                 single = fix_source(result.path, current, [rule], facts, only={finding.key}, options=options)
                 output.out(report.finding_line(finding))
                 if single.changed:
                     output.diff(report.unified_diff(result.path, current, single.fixed))
-                answer = _ask()
+                answer = _ask(unsafe=finding.unsafe)
                 if answer == "y":
                     accepted.append(finding)
                 elif answer == "a":
@@ -416,10 +435,11 @@ def _without_fixes(result: FileResult) -> FileResult:
     return FileResult(result.path, result.original, None, [_not_written(f) for f in result.findings], result.problems)
 
 
-def _ask() -> str:
+def _ask(unsafe: bool = False) -> str:
+    question = "Apply this unsafe fix (review it)?" if unsafe else "Apply this fix?"
     while True:
         try:
-            answer = input("Apply this fix? [y]es / [n]o / [a]ll in this file / [q]uit: ").strip().lower()
+            answer = input(f"{question} [y]es / [n]o / [a]ll in this file / [q]uit: ").strip().lower()
         except EOFError:
             return "q"
         if answer[:1] in ("y", "n", "a", "q"):

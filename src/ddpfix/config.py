@@ -1,7 +1,8 @@
 """Settings from ``[tool.ddpfix]`` in the nearest ``pyproject.toml``; command-line flags win.
 
 Keys: ``select``, ``ignore``, ``exclude``, ``extend-exclude`` (lists of strings), ``log-mode``
-(``auto`` | ``rank-zero-only`` | ``sync-dist``) and ``jobs`` (a positive integer). An unknown key or
+(``auto`` | ``rank-zero-only`` | ``sync-dist``), ``jobs`` (a positive integer) and ``unsafe-fixes``
+(a boolean: also apply the fixes not proven safe, as ``--unsafe-fixes``). An unknown key or
 rule, or a value of the wrong type, is an error that names the key and the file.
 """
 
@@ -33,6 +34,7 @@ class Config:
     extend_exclude: list[str] = field(default_factory=list)
     log_mode: str | None = None
     jobs: int | None = None
+    unsafe_fixes: bool | None = None
 
 
 def find_pyproject(start: str) -> str | None:
@@ -82,7 +84,11 @@ def load(path: str | None) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{path}: [tool.ddpfix] jobs must be a positive integer")
             config.jobs = value
+        elif key == "unsafe-fixes":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: [tool.ddpfix] unsafe-fixes must be true or false")
+            config.unsafe_fixes = value
         else:
-            known = ", ".join((*LIST_KEYS, "log-mode", "jobs"))
+            known = ", ".join((*LIST_KEYS, "log-mode", "jobs", "unsafe-fixes"))
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.ddpfix] (known: {known})")
     return config

@@ -19,7 +19,7 @@ import libcst as cst
 
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
-from ddpfix.transforms.base import ModuleView, NeedsLibCST, Rule, RuleContext, TreeView
+from ddpfix.transforms.base import NOT_PROVEN, ModuleView, NeedsLibCST, Rule, RuleContext, TreeView
 
 PARSE_ERROR = "E999"
 READ_ERROR = "E902"
@@ -222,7 +222,7 @@ def _fix_source(
     current: bytes | None = data  # None: the file keeps its original bytes
     editors = [rule for rule in active if rule.edits]
     if editors:
-        current = _edit(path, data, editors, facts, only, options, result)
+        current = _edit(path, data, editors, facts, only, options, result, tree)
     readers = [rule for rule in active if not rule.edits]
     if readers:
         # Their findings stand in the bytes the result holds: the fixed code, or the original
@@ -258,7 +258,7 @@ def _report(path: str, tree: ast.Module, data: bytes, active: Sequence[type[Rule
     found, failed = _read_tree(path, tree, data, readers, facts, options, result, deferred)
     editors = [rule for rule in active if rule.edits and (not rule.reads_tree or rule in deferred)]
     if editors and not failed:
-        _edit(path, data, editors, facts, frozenset(), options, result)
+        _edit(path, data, editors, facts, frozenset(), options, result, tree)
     result.findings += found
     result.findings.sort(key=lambda f: (f.line, f.column, f.code))
 
@@ -297,17 +297,47 @@ def _failure(err: Exception) -> str:
     return f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
 
 
+class _Applicability:
+    """How safe each fix is, as the rule's ``check`` decides it on CPython's tree of the version of
+    the file its ``apply`` is about to rewrite: the one place a rule decides, so ``--check`` and
+    ``--write`` cannot disagree. Trees and views are made once per version, shared by the rules."""
+
+    def __init__(self, path: str, data: bytes, tree: ast.Module, facts: ProjectFacts, options: Mapping[str, object]):
+        self.path, self.facts, self.options = path, facts, options
+        self._data, self._view = data, TreeView(tree, data)
+
+    def of(self, rule: type[Rule], data: bytes) -> tuple[dict[FixKey, tuple[str, str]], str]:
+        """Each fix's (applicability, reason) by key, and the reason for a fix ``check`` did not decide."""
+        if data is not self._data:
+            tree = ast.parse(data, self.path)  # the fixed code compiled, so it parses
+            self._data, self._view = data, TreeView(tree, data)
+        view = self._view
+        ctx = RuleContext(self.path, rule, view, self.facts, frozenset(), self.options)
+        try:
+            if view.renames_identifiers:
+                raise NeedsLibCST("an identifier that CPython renames (NFKC)")
+            rule().check(view.tree, ctx)
+        except NeedsLibCST as err:
+            # The tree cannot tell (a comment a fix could lose): the rule's ``apply`` reports, and
+            # every fix it offers here is unsafe, as the report-only run says too.
+            return {}, f"{NOT_PROVEN} (the analysis cannot tell here: {err})"
+        return {f.key: (f.applicability, f.unsafe_reason) for f in ctx.findings if f.fixable}, NOT_PROVEN
+
+
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
-          only: Collection[FixKey] | None, options: Mapping[str, object], result: FileResult) -> bytes | None:
+          only: Collection[FixKey] | None, options: Mapping[str, object], result: FileResult,
+          tree: ast.Module) -> bytes | None:
     """The rules that read (and may rewrite) LibCST's tree, in rounds: the bytes they leave, their
     findings in ``result``; None when the file must keep its original bytes (the reason is in
-    ``result.problems``)."""
+    ``result.problems``). ``tree``: CPython's tree of ``data``, from which each rule's ``check``
+    decides how safe its fixes are."""
     parsed = _parse(path, data)
     if isinstance(parsed, Problem):
         result.problems.append(parsed)
         return None
     view = ModuleView(parsed, data)
     current = data
+    applicability = _Applicability(path, data, tree, facts, options)
     original_checked = False  # whether the original compiles, asked once a fix would replace it
     # A later rule's fix can change what an earlier rule sees (DDP008 adds ``import os``, and
     # DDP003 then understands ``os.environ["RANK"]``). So that a second run has nothing left to
@@ -324,6 +354,8 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
         runs += 1
         ctx = RuleContext(path, rule, view, facts, only, options)
         try:
+            if rule.reads_tree:
+                ctx = RuleContext(path, rule, view, facts, only, options, *applicability.of(rule, current))
             new_module = rule().apply(view.module, ctx)
             new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run

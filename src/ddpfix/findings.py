@@ -31,10 +31,29 @@ class Finding:
     fixed: bool = False
     suppressed: bool = False  # silenced by ``# noqa``; reported only with --show-suppressed
     cell: int | None = None  # in a notebook: ``line`` counts in this cell (1-based, as Jupyter numbers cells)
+    #: ``SAFE`` or ``UNSAFE`` when ``fixable``, else None.
+    applicability: str | None = None
+    #: Why the fix is unsafe: what the analysis could not prove (empty for a safe fix).
+    unsafe_reason: str = ""
+
+    @property
+    def safe(self) -> bool:
+        return self.fixable and self.applicability == SAFE
+
+    @property
+    def unsafe(self) -> bool:
+        return self.fixable and self.applicability != SAFE
 
     @property
     def key(self) -> FixKey:
         return FixKey(self.code, self.line, self.column, self.cell)
+
+
+#: A fix's applicability, as Ruff has it (design.md, "Applicability"). ``SAFE``: the rule's analysis
+#: proves the edit changes nothing the program computes except the DDP failure; applied by default.
+#: ``UNSAFE``: a plausible fix a person reviews; applied only with ``--unsafe-fixes`` (or when picked
+#: by hand: ``-i``, an editor's quick fix). A finding without a fix has neither.
+SAFE, UNSAFE = "safe", "unsafe"
 
 
 #: The code and level of a Problem that is only said: it does not stop a clean exit.

@@ -160,11 +160,15 @@ class DdpfixServer(LanguageServer):
                 if not edits:
                     continue
                 rule = rule_for(finding.code)
+                what = rule.summary if rule else finding.message
+                # An unsafe fix says so in its title and is never the preferred action (editors apply
+                # a preferred quick fix on a single key press).
+                title = f"Fix {finding.code}: {what}" if finding.safe else f"Unsafe fix {finding.code} (review it): {what}"
                 actions.append(types.CodeAction(
-                    title=f"Fix {finding.code}: {rule.summary if rule else finding.message}",
+                    title=title,
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[snapshot.finding_diagnostic(finding)],
-                    is_preferred=True,
+                    is_preferred=finding.safe,
                     edit=self.workspace_edit(snapshot, edits),
                 ))
         if _wants(wanted, FIX_ALL_KIND):

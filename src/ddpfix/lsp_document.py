@@ -144,7 +144,8 @@ class Snapshot:
             code=finding.code,
             code_description=types.CodeDescription(rule.url()) if rule else None,
             source=SOURCE,
-            data={"fix": [finding.code, finding.line, finding.column] if finding.fixable else None},
+            data={"fix": [finding.code, finding.line, finding.column] if finding.fixable else None,
+                  "applicability": finding.applicability},
         )
 
     def _problem_diagnostic(self, problem: Problem) -> types.Diagnostic:
@@ -171,12 +172,14 @@ class Snapshot:
         return self._single_fixes[finding.key]
 
     def fix_all(self) -> list[types.TextEdit]:
-        """The edits of every fix, the rules each on the previous one's output as ``--write`` runs
-        them (the diagnostics come from the report-only speed, which applies none)."""
+        """The edits of every safe fix, the rules each on the previous one's output as ``--write`` runs
+        them (the diagnostics come from the report-only speed, which applies none). Unsafe fixes are
+        never part of it, whatever the settings: each is a quick fix of its own, applied knowingly."""
         if self._all_fixes is None:
             self._all_fixes = []
-            if self.fixable_findings():
-                fixed = fix_source(self.result.path, self.data, self.settings.rules, options=self.settings.options)
+            if any(finding.safe for finding in self.fixable_findings()):
+                options = {**self.settings.options, "unsafe_fixes": False}
+                fixed = fix_source(self.result.path, self.data, self.settings.rules, options=options)
                 if fixed.changed and not fixed.problems:
                     self._all_fixes = self.edits_to(fixed.fixed)
         return self._all_fixes

@@ -25,11 +25,26 @@ def display_path(path: str) -> str:
     return (path if relative.startswith("..") else relative).replace(os.sep, "/")
 
 
+#: The marks of a finding line, as Ruff's: a safe fix, and one that needs ``--unsafe-fixes``.
+SAFE_MARK, UNSAFE_MARK = "[*]", "[~]"
+
+
 def finding_line(finding: Finding, written: bool = False) -> str:
-    """``path:line:col: CODE [*] message``; ``[*]`` marks a fix available, ``[fixed]`` one written."""
-    mark = "[suppressed] " if finding.suppressed else "[fixed] " if written and finding.fixed else "[*] " if finding.fixable else ""
+    """``path:line:col: CODE [*] message``: ``[*]`` marks a safe fix, ``[~]`` an unsafe one (with what
+    was not proven), ``[fixed]`` a fix written."""
+    if finding.suppressed:
+        mark = "[suppressed] "
+    elif written and finding.fixed:
+        mark = "[fixed] "
+    elif finding.fixable:
+        mark = f"{SAFE_MARK} " if finding.safe else f"{UNSAFE_MARK} "
+    else:
+        mark = ""
+    message = finding.message
+    if finding.unsafe and not (written and finding.fixed):
+        message += f" (unsafe fix: {finding.unsafe_reason or 'not proven safe'})"
     location = click.style(f"{place(finding.path, finding.cell)}:{finding.line}:{finding.column}:", bold=True)
-    return f"{location} {click.style(finding.code, fg='red', bold=True)} {mark}{finding.message}"
+    return f"{location} {click.style(finding.code, fg='red', bold=True)} {mark}{message}"
 
 
 def place(path: str, cell: int | None) -> str:
@@ -87,12 +102,14 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else many or word + 's'}"
 
 
-def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int, errors: int, checked: int) -> str:
+def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int, errors: int, checked: int,
+            hidden: int = 0) -> str:
     """The one line on stderr that says what happened and what to do next.
 
     ``fixes``: fixes in the output (written when ``applied``); ``pending``: fixable findings whose
-    fix is not in it (declined, or its file could not be written); ``manual``: findings with no safe
-    rewrite; ``errors``: files with a problem reported above.
+    fix is not in it (declined, or its file could not be written); ``manual``: findings with no
+    rewrite; ``hidden``: unsafe fixes left out because ``--unsafe-fixes`` is off; ``errors``: files
+    with a problem reported above.
     """
     parts = []
     if fixes:
@@ -102,8 +119,11 @@ def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int,
             parts.append(f"Would fix {plural(fixes, 'issue')} in {plural(files, 'file')}. Run with --write to apply.")
     if pending:
         parts.append(f"{plural(pending, 'fix', 'fixes')} not applied.")
+    if hidden:
+        parts.append(f"{plural(hidden, 'more fix', 'more fixes')} {'is' if hidden == 1 else 'are'} available with "
+                     "--unsafe-fixes (review them: [~]).")
     if manual:
-        parts.append(f"{plural(manual, 'issue')} {'needs' if manual == 1 else 'need'} a manual fix (no safe rewrite).")
+        parts.append(f"{plural(manual, 'issue')} {'needs' if manual == 1 else 'need'} a manual fix (no rewrite).")
     if errors:
         parts.append(f"{plural(errors, 'file')} had errors (see above).")
     if not parts:
@@ -161,6 +181,8 @@ def finding_record(finding: Finding, edits: list[dict]) -> dict:
         "name": finding.name,
         "message": finding.message,
         "fixable": finding.fixable,
+        "applicability": finding.applicability,
+        "unsafe_reason": finding.unsafe_reason or None,
         "fixed": finding.fixed,
         "suppressed": finding.suppressed,
         "cell": finding.cell,
@@ -179,6 +201,8 @@ def problem_record(problem: Problem) -> dict:
         "name": problem.level,
         "message": problem.message,
         "fixable": False,
+        "applicability": None,
+        "unsafe_reason": None,
         "fixed": False,
         "suppressed": False,
         "cell": problem.cell,

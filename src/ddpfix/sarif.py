@@ -123,7 +123,8 @@ def _result(finding: Finding, rule_index: int, edit: dict | None, fixed: bool) -
     if edit is not None:
         result["fixes"] = [
             {
-                "description": {"text": f"Apply ddpfix's {finding.code} ({finding.name}) fix"},
+                "description": {"text": f"Apply ddpfix's {finding.code} ({finding.name}) fix"
+                                        + ("" if finding.safe else f" (unsafe: {finding.unsafe_reason})")},
                 "artifactChanges": [
                     {
                         "artifactLocation": dict(where),
@@ -139,7 +140,9 @@ def _result(finding: Finding, rule_index: int, edit: dict | None, fixed: bool) -
         ]
     if finding.suppressed:
         result["suppressions"] = [{"kind": "inSource"}]
-    result["properties"] = {"fixable": finding.fixable, "fixed": fixed}
+    result["properties"] = {"fixable": finding.fixable, "applicability": finding.applicability, "fixed": fixed}
+    if finding.unsafe:
+        result["properties"]["unsafeReason"] = finding.unsafe_reason
     return result
 
 

@@ -14,7 +14,7 @@ from typing import ClassVar
 import libcst as cst
 
 from ddpfix.facts import ProjectFacts
-from ddpfix.findings import Finding, FixKey
+from ddpfix.findings import SAFE, UNSAFE, Finding, FixKey
 from ddpfix.imports import TREE_COMPOUND, ImportTable, tree_blocks
 from ddpfix.positions import CodeRange, Positions, TreePositions
 from ddpfix.suppressions import is_suppressed, suppressions
@@ -27,6 +27,9 @@ DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
 
 _CONTINUATION = re.compile(r"\\(?:\r\n|\r|\n)")
 _WORD = re.compile(r"\w+")
+
+#: Why a fix is unsafe when its rule says nothing more: it was not proven safe.
+NOT_PROVEN = "not proven to keep what correct code computes"
 
 #: From this size on, a file's first position question is answered by a pass that stops at the node.
 PARTIAL_POSITIONS_BYTES = 64 * 1024
@@ -204,6 +207,8 @@ class RuleContext:
         facts: ProjectFacts,
         only: Collection[FixKey] | None,
         options: Mapping[str, object],
+        applicability: Mapping[FixKey, tuple[str, str]] | None = None,
+        undecided: str = NOT_PROVEN,
     ):
         self.path = path
         self.rule = rule
@@ -215,6 +220,11 @@ class RuleContext:
         #: whole-tree walk.
         self.data = view.data
         self._only = only
+        #: For a rule's ``apply``: each fix's applicability as its ``check`` decided it on the same
+        #: version of the file (the one place a rule decides how safe a fix is); a fix that ``check``
+        #: did not mark safe is unsafe.
+        self._applicability = applicability or {}
+        self._undecided = undecided
         self.findings: list[Finding] = []
 
     def position(self, node: cst.CSTNode | ast.AST):
@@ -222,8 +232,15 @@ class RuleContext:
         CPython's tree in a rule that reads it."""
         return self.view.position(node)
 
-    def report(self, node: cst.CSTNode | ast.AST, message: str, *, fixable: bool) -> bool:
+    def report(self, node: cst.CSTNode | ast.AST, message: str, *, fixable: bool, safe: bool = False,
+               why: str = "") -> bool:
         """Record a finding at ``node``; True when the rule should apply its fix now.
+
+        In ``check`` (CPython's tree), ``safe`` says the analysis proved the fix changes nothing the
+        program computes except the DDP failure; otherwise the fix is unsafe, ``why`` saying what was
+        not proven. Unknown is not safe, so a fix is unsafe unless a rule says otherwise. In ``apply``
+        the two are ignored: the engine hands over what ``check`` decided (``applicability``). A fix
+        is applied when picked by hand (``only``), else when safe or ``--unsafe-fixes`` is on.
 
         A finding silenced by ``# noqa`` / ``# ddpfix: ignore`` on its line, or on the first line of
         the statement it is in, is dropped, fix included (kept, marked, with ``show_suppressed``).
@@ -239,7 +256,17 @@ class RuleContext:
                 self.findings.append(Finding(self.path, line, column, where.end.line, where.end.column + 1,
                                              self.rule.code, self.rule.name, message, False, False, True))
             return False
-        apply = fixable and (self._only is None or FixKey(self.rule.code, line, column) in self._only)
+        key = FixKey(self.rule.code, line, column)
+        applicability, reason = None, ""
+        if fixable:
+            if isinstance(self.view, TreeView):
+                applicability, reason = (SAFE, "") if safe else (UNSAFE, why or NOT_PROVEN)
+            else:
+                applicability, reason = self._applicability.get(key, (UNSAFE, self._undecided))
+        if self._only is not None:
+            apply = fixable and key in self._only
+        else:
+            apply = fixable and (applicability == SAFE or bool(self.options.get("unsafe_fixes")))
         self.findings.append(
             Finding(
                 path=self.path,
@@ -252,6 +279,8 @@ class RuleContext:
                 message=message,
                 fixable=fixable,
                 fixed=apply,
+                applicability=applicability,
+                unsafe_reason=reason,
             )
         )
         return apply
