@@ -6,7 +6,8 @@ with ``--unsafe-fixes`` where that differs. An input without an expected file mu
 byte-identical by default, and without either file with unsafe fixes too. ``<case>.findings``
 (optional) lists the exact findings, one per line as ``LINE:COL CODE safe|unsafe|manual`` (the fix's
 applicability, or none). Without it, a case with an expected file must have at least one safe fix, a
-case with an unsafe file at least one unsafe fix, and a case with neither no finding at all.
+case with an unsafe file at least one unsafe fix, and a case with neither no finding at all. A case (a file, or a case folder of several files) is a whole
+run: its facts are complete (``ProjectFacts.whole``).
 """
 
 from __future__ import annotations

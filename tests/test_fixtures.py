@@ -19,7 +19,7 @@ def describe(finding) -> str:
 
 
 def run(case, data: bytes, path, unsafe: bool):
-    facts = ProjectFacts.merge(file_facts(str(p), p.read_bytes()) for p in case.group)
+    facts = ProjectFacts.merge((file_facts(str(p), p.read_bytes()) for p in case.group), whole=True)
     return fix_source(str(path), data, RULES, facts, options={"unsafe_fixes": unsafe})
 
 
@@ -68,7 +68,7 @@ def test_expected_output_is_stable(expected):
     data = expected.read_bytes()
     inputs = [p for p in expected.parent.iterdir() if is_input(p)]
     group = inputs if expected.parent.parent != FIXTURES else []
-    facts = ProjectFacts.merge(file_facts(str(p), p.read_bytes()) for p in [*group, expected])
+    facts = ProjectFacts.merge((file_facts(str(p), p.read_bytes()) for p in [*group, expected]), whole=True)
     result = fix_source(str(expected), data, RULES, facts, options={"unsafe_fixes": unsafe})
     assert result.fixed is None, "running again changed the fixed output (not idempotent)"
     assert not any(f.fixable and (unsafe or f.safe) for f in result.findings)

@@ -46,7 +46,7 @@ def test_some_fixable_rules_read_cpythons_tree():
 @pytest.mark.parametrize(("rule", "path", "group"), list(_inputs()))
 def test_check_reports_what_apply_reports(rule, path, group):
     data = path.read_bytes()
-    facts = ProjectFacts.merge(file_facts(str(p), p.read_bytes()) for p in group)
+    facts = ProjectFacts.merge((file_facts(str(p), p.read_bytes()) for p in group), whole=True)
     assert findings(str(path), data, rule, facts) == findings(str(path), data, rule.without_tree_check(), facts)
 
 

@@ -22,7 +22,7 @@ from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees, fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import WorkerCrashed, check_files, discover, single_fixes
+from ddpfix.runner import WorkerCrashed, check_files, covers_projects, discover, single_fixes
 from ddpfix.transforms import all_rules, resolve
 from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
@@ -173,6 +173,9 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         raise click.UsageError("--interactive needs a terminal; use --diff to preview or --write to apply")
 
     files, problems, empty = discover(paths, exclude, respect_gitignore)
+    # Facts from folders that hold whole projects are complete; from files named one by one (an
+    # editor, pre-commit's staged files) they are partial, and decisions resting on them unsafe.
+    whole = covers_projects(paths)
     for folder in empty:
         output.err(f"warning: {report.display_path(folder)}: no Python files or notebooks found")
     jobs = jobs or os.cpu_count() or 1
@@ -185,9 +188,9 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     )
     if show_progress:
         with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
-            facts, results = check_files(files, rules, jobs, options, progress=bar.update, fix=not report_only)
+            facts, results = check_files(files, rules, jobs, options, progress=bar.update, fix=not report_only, whole=whole)
     else:
-        facts, results = check_files(files, rules, jobs, options, fix=not report_only)
+        facts, results = check_files(files, rules, jobs, options, fix=not report_only, whole=whole)
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 

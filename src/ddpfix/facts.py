@@ -84,6 +84,11 @@ class ProjectFacts:
     sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
     pins: dict[str, Pin | None] = field(default_factory=dict)
     uses_lightning: bool = False  # some file of the run mentions Lightning
+    #: The facts come from the whole project (every file of it was read), not from part of it: one
+    #: file named, stdin, an editor buffer, staged files. Where they are partial, what they do not
+    #: hold (no monitor names a metric, no file switches the default device to CUDA) is unknown, so
+    #: a decision resting on such an absence is never safe (design.md, "Sound by default").
+    whole: bool = False
 
     def sampler_off_for(self, path: str) -> bool:
         """A Trainer in ``path``'s folder or above turns Lightning's distributed sampler off."""
@@ -100,7 +105,7 @@ class ProjectFacts:
         return frozenset(found)
 
     @classmethod
-    def merge(cls, parts: Iterable[FileFacts]) -> ProjectFacts:
+    def merge(cls, parts: Iterable[FileFacts], whole: bool = False) -> ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
         bases: dict[str, set[str]] = {}
         stems: dict[str, set[str]] = {}
@@ -131,7 +136,7 @@ class ProjectFacts:
                     grew = True
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, {m: frozenset(stems.get(m, ())) for m in modules},
-            {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
+            {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning, whole,
         )
 
 

@@ -75,6 +75,33 @@ def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.PathSp
     return ignored
 
 
+#: What marks a project's root folder, as Ruff and Black look for one.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def _is_project_root(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS)
+
+
+def covers_projects(paths: Iterable[str]) -> bool:
+    """Whether the paths named hold whole projects, so the facts read from them are complete: each is
+    a folder that is a project root itself, or that no project root above it contains (then the
+    folder is all the project there is). A file named on its own, or a folder inside a project
+    (``src/`` of a repository), is part of a project: its facts are partial."""
+    for given in paths:
+        if not os.path.isdir(given):
+            return False
+        folder = os.path.abspath(given)
+        if _is_project_root(folder):
+            continue
+        parent = os.path.dirname(folder)
+        while parent != folder:
+            if _is_project_root(parent):
+                return False
+            folder, parent = parent, os.path.dirname(parent)
+    return True
+
+
 def discover(
     paths: Iterable[str], exclude: Sequence[str] = (), respect_gitignore: bool = True
 ) -> tuple[list[str], list[Problem], list[str]]:
@@ -332,17 +359,18 @@ def scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> tu
 
 
 def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options: Mapping[str, object] | None = None,
-          fix: bool | None = None) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
+          fix: bool | None = None, whole: bool = False) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
     """``scan``; with ``fix`` (True or False, as ``fix_files`` takes it) the scan also fixes the
-    files it can on their own, and returns their results."""
+    files it can on their own, and returns their results. ``whole``: ``paths`` are every file of
+    the project (``covers_projects``)."""
     if not any(rule.uses_facts for rule in rules):
-        return ProjectFacts(), list(paths), {}
+        return ProjectFacts(whole=whole), list(paths), {}
     codes = tuple(rule.code for rule in rules)
     # Reading a file's facts costs a fraction of a millisecond: bigger chunks than the fix pass's,
     # or the round trips between the processes cost more than the work (0.4 s of 2.4 on corpus A).
     scanned = _map(_scan_path, paths, jobs, initializer=_init_scan, initargs=(codes, dict(options or {}), fix),
                    max_chunk=32)
-    facts = ProjectFacts.merge(file for file, _, _ in scanned)
+    facts = ProjectFacts.merge((file for file, _, _ in scanned), whole=whole)
     lightning_modules = facts.lightning_modules.keys()
     to_fix, done = [], {}
     for path, (file, verdict, result) in zip(paths, scanned):
@@ -355,12 +383,13 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
 
 
 def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1,
-                options: Mapping[str, object] | None = None, progress=None, fix: bool = True,
+                options: Mapping[str, object] | None = None, progress=None, fix: bool = True, whole: bool = False,
                 ) -> tuple[ProjectFacts, list[FileResult]]:
     """The whole run over ``paths``: the scan (which fixes the files it can on their own), then
     the fix pass over the files that need the run's facts. Results of the files with something to
-    say or that were looked at, in the order of ``paths``. ``progress(n)`` as in ``fix_files``."""
-    facts, to_fix, done = _scan(paths, rules, jobs, options, fix)
+    say or that were looked at, in the order of ``paths``. ``progress(n)`` as in ``fix_files``;
+    ``whole`` as in ``_scan``."""
+    facts, to_fix, done = _scan(paths, rules, jobs, options, fix, whole)
     if progress:
         progress(len(paths) - len(to_fix))
     results = dict(done)
