@@ -54,3 +54,13 @@ def run_cli():
         )
 
     return run
+
+
+@pytest.fixture
+def run_cli_unsafe(run_cli):
+    """``run_cli`` with ``--unsafe-fixes``: for the tests of the fix machinery itself (diffs, writes,
+    encodings, stdin), which must hold for every fix, whatever its applicability."""
+    def run(*args, **kwargs):
+        return run_cli(*args, "--unsafe-fixes", **kwargs)
+
+    return run

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 from conftest import FIXTURES, ROOT
-from fixture_cases import is_input
+from fixture_cases import Case, is_input
 
 from ddpfix.transforms import all_rules
 
@@ -40,13 +40,13 @@ def inputs_and_expected(folder):
     for path in sorted(folder.rglob("*")):
         if not is_input(path):
             continue
-        expected = path.with_name(path.stem + ".expected" + path.suffix)
-        yield path, expected.read_bytes() if expected.exists() else path.read_bytes()
+        output = Case(path).fully_fixed  # every fix applied: these tests run with --unsafe-fixes
+        yield path, output.read_bytes() if output is not None else path.read_bytes()
 
 
-def test_diff_writes_nothing_and_exits_1(tree, run_cli):
+def test_diff_writes_nothing_and_exits_1(tree, run_cli_unsafe):
     before = snapshot(tree)
-    proc = run_cli("--diff", "fixtures", cwd=tree)
+    proc = run_cli_unsafe("--diff", "fixtures", cwd=tree)
     assert proc.returncode == 1, proc.stderr
     assert snapshot(tree) == before
     out = proc.stdout.decode()
@@ -56,9 +56,9 @@ def test_diff_writes_nothing_and_exits_1(tree, run_cli):
     assert "Run with --write to apply." in proc.stderr.decode()
 
 
-def test_git_apply_accepts_the_diff(tree, run_cli):
+def test_git_apply_accepts_the_diff(tree, run_cli_unsafe):
     subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
-    proc = run_cli("--diff", "fixtures", cwd=tree)
+    proc = run_cli_unsafe("--diff", "fixtures", cwd=tree)
     patch = tree / "fix.patch"
     patch.write_bytes(proc.stdout)
     subprocess.run(["git", "apply", "--check", "fix.patch"], cwd=tree, check=True)
@@ -67,84 +67,84 @@ def test_git_apply_accepts_the_diff(tree, run_cli):
         assert path.read_bytes() == expected, path
 
 
-def test_write_applies_then_second_run_changes_nothing(tree, run_cli):
-    proc = run_cli("--write", "fixtures", cwd=tree)
+def test_write_applies_then_second_run_changes_nothing(tree, run_cli_unsafe):
+    proc = run_cli_unsafe("--write", "fixtures", cwd=tree)
     assert proc.returncode == 1  # the refusal fixtures still need a manual fix
     assert re.search(r"Fixed \d+ issues in \d+ files\.", proc.stderr.decode())
     assert "[fixed]" in proc.stdout.decode()
     for path, expected in inputs_and_expected(tree / "fixtures"):
         assert path.read_bytes() == expected, path
     before = snapshot(tree)
-    again = run_cli("--write", "fixtures", cwd=tree)
+    again = run_cli_unsafe("--write", "fixtures", cwd=tree)
     assert snapshot(tree) == before, "a second run touched files"
-    assert "[*]" not in again.stdout.decode() and "Fixed" not in again.stderr.decode()
+    assert not re.search(r"\[[*~]\]", again.stdout.decode()) and "Fixed" not in again.stderr.decode()
 
 
-def test_write_exits_0_when_everything_got_fixed(tmp_path, run_cli):
+def test_write_exits_0_when_everything_got_fixed(tmp_path, run_cli_unsafe):
     (tmp_path / "train.py").write_bytes(BUGGY)
-    assert run_cli("--write", "train.py", cwd=tmp_path).returncode == 0
+    assert run_cli_unsafe("--write", "train.py", cwd=tmp_path).returncode == 0
     assert (tmp_path / "train.py").read_bytes() == FIXED
-    proc = run_cli("train.py", cwd=tmp_path)
+    proc = run_cli_unsafe("train.py", cwd=tmp_path)
     assert proc.returncode == 0
     assert "No DDP issues found in 1 file." in proc.stderr.decode()
 
 
-def test_unchanged_files_are_never_written(tmp_path, run_cli):
+def test_unchanged_files_are_never_written(tmp_path, run_cli_unsafe):
     clean, buggy = tmp_path / "clean.py", tmp_path / "buggy.py"
     clean.write_bytes(CLEAN)
     buggy.write_bytes(BUGGY)
     os.utime(clean, ns=(1_000_000_000, 1_000_000_000))
-    run_cli("--write", ".", cwd=tmp_path)
+    run_cli_unsafe("--write", ".", cwd=tmp_path)
     assert clean.stat().st_mtime_ns == 1_000_000_000
     assert buggy.read_bytes() == FIXED
 
 
-def test_default_without_a_terminal_previews_and_writes_nothing(tmp_path, run_cli):
+def test_default_without_a_terminal_previews_and_writes_nothing(tmp_path, run_cli_unsafe):
     (tmp_path / "train.py").write_bytes(BUGGY)
-    proc = run_cli("train.py", cwd=tmp_path)
+    proc = run_cli_unsafe("train.py", cwd=tmp_path)
     assert proc.returncode == 1
     assert (tmp_path / "train.py").read_bytes() == BUGGY
     out = proc.stdout.decode()
-    assert "train.py:4:5: DDP002 [*] CUDA generator" in out
+    assert re.search(r"train.py:4:5: DDP002 \[[*~]\] CUDA generator", out)
     assert "+g = torch.Generator()" in out
     assert "Would fix 1 issue in 1 file. Run with --write to apply." in proc.stderr.decode()
 
 
-def test_check_lists_findings_only(tmp_path, run_cli):
+def test_check_lists_findings_only(tmp_path, run_cli_unsafe):
     (tmp_path / "train.py").write_bytes(BUGGY)
-    proc = run_cli("--check", "train.py", cwd=tmp_path)
+    proc = run_cli_unsafe("--check", "train.py", cwd=tmp_path)
     assert proc.returncode == 1
     lines = proc.stdout.decode().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("train.py:4:5: DDP002 [*] ")
+    assert len(lines) == 1 and re.match(r"train.py:4:5: DDP002 \[[*~]\] ", lines[0])
     assert (tmp_path / "train.py").read_bytes() == BUGGY
 
 
-def test_stdin_mode(run_cli):
-    proc = run_cli("-", "--stdin-filename", "pkg/train.py", input=BUGGY)
+def test_stdin_mode(run_cli_unsafe):
+    proc = run_cli_unsafe("-", "--stdin-filename", "pkg/train.py", input=BUGGY)
     assert proc.returncode == 0
     assert proc.stdout == FIXED
     assert "pkg/train.py:4:5: DDP002" in proc.stderr.decode()
-    diff = run_cli("-", "--diff", input=BUGGY)
+    diff = run_cli_unsafe("-", "--diff", input=BUGGY)
     assert diff.returncode == 1 and "+g = torch.Generator()" in diff.stdout.decode()
     # (Only files that could hold a pitfall are parsed at all, so the broken buffer names one.)
     broken = b"from torch.utils.data import DataLoader\ng = torch.Generator(\ndef f(:\n    pass\n"
-    proc = run_cli("-", input=broken)
+    proc = run_cli_unsafe("-", input=broken)
     assert proc.returncode == 2
     assert proc.stdout == broken, "the buffer must come back whole on an error"
     assert re.search(r"^-:\d+:\d+: E999 cannot parse", proc.stderr.decode(), re.M)
 
 
-def test_stdin_keeps_crlf(run_cli):
-    proc = run_cli("-", input=BUGGY.replace(b"\n", b"\r\n"))
+def test_stdin_keeps_crlf(run_cli_unsafe):
+    proc = run_cli_unsafe("-", input=BUGGY.replace(b"\n", b"\r\n"))
     assert proc.stdout == FIXED.replace(b"\n", b"\r\n")
 
 
-def test_unparsable_file_among_good_ones(tmp_path, run_cli):
+def test_unparsable_file_among_good_ones(tmp_path, run_cli_unsafe):
     (tmp_path / "a_good.py").write_bytes(BUGGY)
     bad = b"import torch\nfrom torch.utils.data import DataLoader\nx = torch.Generator(device='cuda'\nDataLoader(\n"
     (tmp_path / "b_bad.py").write_bytes(bad)
     (tmp_path / "c_good.py").write_bytes(BUGGY)
-    proc = run_cli("--write", ".", cwd=tmp_path)
+    proc = run_cli_unsafe("--write", ".", cwd=tmp_path)
     assert proc.returncode == 2
     err = proc.stderr.decode()
     assert re.search(r"^b_bad\.py:\d+:\d+: E999 cannot parse: ", err, re.M), err
@@ -154,7 +154,7 @@ def test_unparsable_file_among_good_ones(tmp_path, run_cli):
     assert (tmp_path / "c_good.py").read_bytes() == FIXED
 
 
-def test_encodings_newlines_and_bom_are_kept(tmp_path, run_cli):
+def test_encodings_newlines_and_bom_are_kept(tmp_path, run_cli_unsafe):
     crlf = BUGGY.replace(b"\n", b"\r\n")
     bom = b"\xef\xbb\xbf" + BUGGY.replace(b"import torch\n", "import torch  # données\n".encode())
     latin1 = b"# -*- coding: latin-1 -*-\n" + BUGGY.replace(b"import torch\n", "import torch  # donn\xe9es\n".encode("latin-1"))
@@ -162,28 +162,28 @@ def test_encodings_newlines_and_bom_are_kept(tmp_path, run_cli):
     files = {"crlf.py": crlf, "bom.py": bom, "latin1.py": latin1, "tabs.py": tabs}
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
-    proc = run_cli("--write", ".", cwd=tmp_path)
+    proc = run_cli_unsafe("--write", ".", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for name, data in files.items():
         want = data.replace(b'torch.Generator(device="cuda")', b"torch.Generator()")
         assert (tmp_path / name).read_bytes() == want, name
 
 
-def test_file_mode_is_kept(tmp_path, run_cli):
+def test_file_mode_is_kept(tmp_path, run_cli_unsafe):
     script = tmp_path / "train.py"
     script.write_bytes(BUGGY)
     script.chmod(0o751)
-    run_cli("--write", "train.py", cwd=tmp_path)
+    run_cli_unsafe("--write", "train.py", cwd=tmp_path)
     assert script.read_bytes() == FIXED
     assert stat.S_IMODE(script.stat().st_mode) == 0o751
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"], "a temp file was left behind"
 
 
-def test_symlinked_file_is_written_through(tmp_path, run_cli):
+def test_symlinked_file_is_written_through(tmp_path, run_cli_unsafe):
     real = tmp_path / "real.py"
     real.write_bytes(BUGGY)
     (tmp_path / "link.py").symlink_to(real)
-    run_cli("--write", "link.py", cwd=tmp_path)
+    run_cli_unsafe("--write", "link.py", cwd=tmp_path)
     assert (tmp_path / "link.py").is_symlink()
     assert real.read_bytes() == FIXED
 
@@ -245,11 +245,11 @@ def test_usage_errors_exit_2(tmp_path, run_cli):
     assert (tmp_path / "train.py").read_bytes() == BUGGY
 
 
-def test_jobs_do_not_change_results(tmp_path, run_cli):
+def test_jobs_do_not_change_results(tmp_path, run_cli_unsafe):
     for i in range(40):
         (tmp_path / f"m{i:02d}.py").write_bytes(BUGGY if i % 3 == 0 else CLEAN)
-    one = run_cli("--diff", "--jobs", "1", ".", cwd=tmp_path)
-    two = run_cli("--diff", "--jobs", "2", ".", cwd=tmp_path)
+    one = run_cli_unsafe("--diff", "--jobs", "1", ".", cwd=tmp_path)
+    two = run_cli_unsafe("--diff", "--jobs", "2", ".", cwd=tmp_path)
     assert one.returncode == two.returncode == 1
     assert one.stdout == two.stdout and one.stderr == two.stderr
     assert one.stdout.decode().count("--- a/") == 14
@@ -266,7 +266,7 @@ def test_ci_runs_the_readme_test_command():
     assert command in (ROOT / ".ci" / "run").read_text()
 
 
-def test_git_apply_accepts_bom_and_latin1_hunks_at_line_1(tmp_path, run_cli):
+def test_git_apply_accepts_bom_and_latin1_hunks_at_line_1(tmp_path, run_cli_unsafe):
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     short = b'import torch\nfrom torch.utils.data import DataLoader\nDataLoader(range(3), generator=torch.Generator("cuda"))\n'
     files = {
@@ -276,7 +276,7 @@ def test_git_apply_accepts_bom_and_latin1_hunks_at_line_1(tmp_path, run_cli):
     }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
-    proc = run_cli("--diff", ".", cwd=tmp_path)
+    proc = run_cli_unsafe("--diff", ".", cwd=tmp_path)
     assert proc.stdout.count(b"--- a/") == 3
     (tmp_path / "fix.patch").write_bytes(proc.stdout)
     subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True)
@@ -284,23 +284,23 @@ def test_git_apply_accepts_bom_and_latin1_hunks_at_line_1(tmp_path, run_cli):
         assert (tmp_path / name).read_bytes() == data.replace(b'torch.Generator("cuda")', b"torch.Generator()"), name
 
 
-def test_the_same_file_twice_is_fixed_once(tmp_path, run_cli):
+def test_the_same_file_twice_is_fixed_once(tmp_path, run_cli_unsafe):
     (tmp_path / "real.py").write_bytes(BUGGY)
     (tmp_path / "link.py").symlink_to(tmp_path / "real.py")
-    proc = run_cli("--write", "real.py", "link.py", ".", cwd=tmp_path)
+    proc = run_cli_unsafe("--write", "real.py", "link.py", ".", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "real.py").read_bytes() == FIXED
     assert proc.stdout.decode().count("[fixed]") == 1
 
 
-def test_deeply_nested_code(tmp_path, run_cli):
+def test_deeply_nested_code(tmp_path, run_cli_unsafe):
     header = b"import torch\nfrom torch.utils.data import DataLoader\n"
     loader = b'DataLoader(range(3), generator=torch.Generator("cuda"))\n'
     elifs = b"x = 1\nif x == 0:\n    pass\n" + b"".join(b"elif x == %d:\n    pass\n" % i for i in range(1, 800))
     (tmp_path / "elif.py").write_bytes(header + elifs + loader)
     (tmp_path / "sum.py").write_bytes(header + b"x = " + b"+".join([b"1"] * 2000) + b"\n" + loader)
     (tmp_path / "parens.py").write_bytes(header + b"# torch.Generator(device)\nx = " + b"(" * 2000 + b"1" + b")" * 2000 + b"\n")
-    proc = run_cli("--write", ".", cwd=tmp_path)
+    proc = run_cli_unsafe("--write", ".", cwd=tmp_path)
     err = proc.stderr.decode()
     assert proc.returncode == 2 and "Traceback" not in err
     assert re.search(r"^parens\.py:4:\d+: E999 cannot parse: too many nested parentheses", err, re.M)
@@ -312,36 +312,36 @@ SEED_LOG = (FIXTURES / "rank-gated-log" / "seed_pattern.py").read_bytes()
 MONITORED = (FIXTURES / "rank-gated-log" / "monitored_moved_out.py").read_bytes()
 
 
-def test_log_mode_sync_dist_moves_even_unmonitored_logs_out(run_cli):
-    proc = run_cli("-", "--select", "DDP003", "--log-mode", "sync-dist", input=SEED_LOG)
+def test_log_mode_sync_dist_moves_even_unmonitored_logs_out(run_cli_unsafe):
+    proc = run_cli_unsafe("-", "--select", "DDP003", "--log-mode", "sync-dist", input=SEED_LOG)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.decode()
     assert '        if self.trainer.is_global_zero:\n            self.log' not in out
     assert '        self.log("val_mean_loss", mean_loss, sync_dist=True)\n        self.val_outputs.clear()' in out
 
 
-def test_log_mode_rank_zero_only_refuses_a_monitored_metric(run_cli):
-    proc = run_cli("-", "--select", "DDP003", "--log-mode", "rank-zero-only", "--check", input=MONITORED)
+def test_log_mode_rank_zero_only_refuses_a_monitored_metric(run_cli_unsafe):
+    proc = run_cli_unsafe("-", "--select", "DDP003", "--log-mode", "rank-zero-only", "--check", input=MONITORED)
     assert proc.returncode == 1
     out = proc.stdout.decode()
     assert "val_loss is monitored by EarlyStopping" in out and "use --log-mode sync-dist" in out
-    assert "test_acc" in out and "[*]" in out  # the unmonitored one is still fixed
-    bad = run_cli("-", "--log-mode", "sometimes", input=MONITORED)
+    assert "test_acc" in out and re.search(r"\[[*~]\]", out)  # the unmonitored one is still fixed
+    bad = run_cli_unsafe("-", "--log-mode", "sometimes", input=MONITORED)
     assert bad.returncode == 2
 
 
-def test_a_metric_monitored_in_another_file_of_the_run(tmp_path, run_cli):
-    shutil.copytree(FIXTURES / "rank-gated-log" / "two_files", tmp_path / "proj", ignore=shutil.ignore_patterns("*.expected.py"))
-    alone = run_cli("--check", "proj/model.py", cwd=tmp_path)
+def test_a_metric_monitored_in_another_file_of_the_run(tmp_path, run_cli_unsafe):
+    shutil.copytree(FIXTURES / "rank-gated-log" / "two_files", tmp_path / "proj", ignore=shutil.ignore_patterns("*.expected.py", "*.unsafe.py"))
+    alone = run_cli_unsafe("--check", "proj/model.py", cwd=tmp_path)
     assert "monitored" not in alone.stdout.decode()  # model.py alone: nobody monitors val_xfile_loss
-    together = run_cli("--write", "proj", cwd=tmp_path)
+    together = run_cli_unsafe("--write", "proj", cwd=tmp_path)
     assert together.returncode == 0, together.stderr
-    expected = (FIXTURES / "rank-gated-log" / "two_files" / "model.expected.py").read_bytes()
+    expected = Case(FIXTURES / "rank-gated-log" / "two_files" / "model.py").fully_fixed.read_bytes()
     assert (tmp_path / "proj" / "model.py").read_bytes() == expected
     assert "monitored by EarlyStopping (proj/train.py:6)" in together.stdout.decode()
 
 
-def test_check_reports_positions_of_the_file_as_it_is(run_cli, tmp_path):
+def test_check_reports_positions_of_the_file_as_it_is(run_cli_unsafe, tmp_path):
     """--check applies no fix, so a finding that a fix by an earlier rule would move (here DDP001
     removes the ``with`` line above DDP002's generator) is reported where it stands in the file."""
     (tmp_path / "t.py").write_bytes(b'''import torch
@@ -354,10 +354,10 @@ with trainer.init_module():
     dm = DataLoader(range(10), generator=torch.Generator(device="cuda"))
 trainer.fit(model, loader)
 ''')
-    proc = run_cli("--check", "t.py", cwd=tmp_path)
+    proc = run_cli_unsafe("--check", "t.py", cwd=tmp_path)
     assert proc.returncode == 1
     lines = proc.stdout.decode().splitlines()
     assert [line.split(" ")[0] + " " + line.split(" ")[1] for line in lines] == ["t.py:6:1: DDP001", "t.py:8:42: DDP002"]
     assert "Would fix 2 issues in 1 file." in proc.stderr.decode()
-    write = run_cli("--write", "t.py", cwd=tmp_path)
+    write = run_cli_unsafe("--write", "t.py", cwd=tmp_path)
     assert write.returncode == 0 and "Fixed 2 issues in 1 file." in write.stderr.decode()

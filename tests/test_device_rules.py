@@ -8,6 +8,8 @@ from ddpfix.engine import fix_source
 from ddpfix.transforms.hardcoded_device import HardcodedDevice
 from ddpfix.transforms.tensor_attribute import TensorAttribute
 
+ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
+
 SPELLINGS = [
     ("import lightning as L", "L.LightningModule"),
     ("import lightning.pytorch as pl", "pl.LightningModule"),
@@ -34,7 +36,7 @@ class Model({base}):
     def training_step(self, batch, batch_idx):
         return batch.cuda() + {torch_name}.zeros(4)
 """.encode()
-    result = fix_source("m.py", source, [HardcodedDevice, TensorAttribute])
+    result = fix_source("m.py", source, [HardcodedDevice, TensorAttribute], options=ALL)
     text = result.output.decode()
     assert "batch.to(self.device)" in text
     assert f"{torch_name}.zeros(4, device=self.device)" in text
@@ -59,5 +61,5 @@ class Model({base}):
     def training_step(self, batch, batch_idx):
         return batch.cuda()
 """.encode()
-    result = fix_source("m.py", source, [HardcodedDevice, TensorAttribute])
+    result = fix_source("m.py", source, [HardcodedDevice, TensorAttribute], options=ALL)
     assert result.fixed is None and not result.findings

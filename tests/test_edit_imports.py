@@ -8,6 +8,8 @@ from ddpfix.engine import fix_source
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms.device_map_under_ddp import DeviceMapUnderDdp
 
+ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
+
 
 def add(source: str) -> str:
     return ensure_import(cst.parse_module(source), "os").code
@@ -36,8 +38,8 @@ class M(L.LightningModule):
         self.a = AutoModel.from_pretrained("a", load_in_8bit=True, device_map="auto")
         self.b = AutoModel.from_pretrained("b", load_in_4bit=True, device_map=0)
 '''
-    result = fix_source("m.py", source, [DeviceMapUnderDdp])
+    result = fix_source("m.py", source, [DeviceMapUnderDdp], options=ALL)
     assert result.fixed.count(b"import os\n") == 1
     assert result.fixed.count(b'device_map={"": int(os.environ.get("LOCAL_RANK", 0))}') == 2
-    again = fix_source("m.py", result.fixed, [DeviceMapUnderDdp])
+    again = fix_source("m.py", result.fixed, [DeviceMapUnderDdp], options=ALL)
     assert again.fixed is None

@@ -9,6 +9,8 @@ from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
 from ddpfix.transforms.cuda_generator import CudaGenerator
 
+ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
+
 TWO_FIXES = b'''import torch
 from torch.utils.data import DataLoader, random_split
 
@@ -36,13 +38,13 @@ class Corrupting(Rule):
 
 
 def test_files_without_triggers_are_not_parsed():
-    result = fix_source("x.py", b"def broken(:\n", all_rules())
+    result = fix_source("x.py", b"def broken(:\n", all_rules(), options=ALL)
     assert result.fixed is None and not result.problems and not result.findings
 
 
 def test_parse_error_keeps_original_and_reports_position():
     data = b"import torch\ng = torch.Generator(\nDataLoader(\n"
-    result = fix_source("x.py", data, all_rules())
+    result = fix_source("x.py", data, all_rules(), options=ALL)
     assert result.fixed is None
     [problem] = result.problems
     assert problem.code == "E999" and problem.message.startswith("cannot parse") and problem.line
@@ -50,18 +52,18 @@ def test_parse_error_keeps_original_and_reports_position():
 
 def test_wrong_coding_cookie_is_reported_not_raised():
     data = b"# -*- coding: klingon -*-\nfrom torch.utils.data import DataLoader\ntorch.Generator()\n"
-    [problem] = fix_source("x.py", data, all_rules()).problems
+    [problem] = fix_source("x.py", data, all_rules(), options=ALL).problems
     assert problem.code == "E902" and "decode" in problem.message
 
 
 def test_invalid_utf8_is_reported_not_raised():
     data = b"from torch.utils.data import DataLoader\nx = '\xff\xfe'  # Generator\n"
-    [problem] = fix_source("x.py", data, all_rules()).problems
+    [problem] = fix_source("x.py", data, all_rules(), options=ALL).problems
     assert problem.code == "E902"
 
 
 def test_a_crashing_rule_leaves_the_file_untouched():
-    result = fix_source("x.py", TWO_FIXES, [CudaGenerator, Exploding])
+    result = fix_source("x.py", TWO_FIXES, [CudaGenerator, Exploding], options=ALL)
     assert result.fixed is None
     assert [p.code for p in result.problems] == ["DDP900"]
     assert "internal error: ValueError: boom" in result.problems[0].message
@@ -70,33 +72,33 @@ def test_a_crashing_rule_leaves_the_file_untouched():
 
 
 def test_output_that_does_not_compile_is_never_returned():
-    result = fix_source("x.py", TWO_FIXES, [Corrupting])
+    result = fix_source("x.py", TWO_FIXES, [Corrupting], options=ALL)
     assert result.fixed is None
     [problem] = result.problems
     assert problem.code == "DDP901" and "does not compile" in problem.message
 
 
 def test_only_applies_exactly_the_chosen_fixes():
-    full = fix_source("x.py", TWO_FIXES, [CudaGenerator])
+    full = fix_source("x.py", TWO_FIXES, [CudaGenerator], options=ALL)
     first, second = full.findings
     assert first.fixed and second.fixed
-    only_second = fix_source("x.py", TWO_FIXES, [CudaGenerator], only={second.key})
+    only_second = fix_source("x.py", TWO_FIXES, [CudaGenerator], only={second.key}, options=ALL)
     assert [f.fixed for f in only_second.findings] == [False, True]
     text = only_second.output.decode()
     assert 'torch.Generator(device="cuda")' in text and 'torch.Generator().manual_seed(1)' in text
-    none = fix_source("x.py", TWO_FIXES, [CudaGenerator], only=set())
+    none = fix_source("x.py", TWO_FIXES, [CudaGenerator], only=set(), options=ALL)
     assert none.fixed is None and len(none.findings) == 2
 
 
 def test_fix_keys_are_stable_across_runs():
-    keys = [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator]).findings]
-    assert keys == [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator]).findings]
+    keys = [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator], options=ALL).findings]
+    assert keys == [f.key for f in fix_source("x.py", TWO_FIXES, [CudaGenerator], options=ALL).findings]
     assert keys[0].line == 4 and keys[1].line == 5
 
 
 def test_match_statements_and_unexpected_errors_never_escape(monkeypatch):
     source = b"from torch.utils.data import DataLoader\nmatch x:\n    case 1:\n        g = torch.Generator()\n"
-    assert not fix_source("x.py", source, all_rules()).problems
+    assert not fix_source("x.py", source, all_rules(), options=ALL).problems
 
     from ddpfix.imports import ImportTable
 
@@ -104,7 +106,7 @@ def test_match_statements_and_unexpected_errors_never_escape(monkeypatch):
         raise KeyError("boom")
 
     monkeypatch.setattr(ImportTable, "from_module", staticmethod(broken))
-    result = fix_source("x.py", TWO_FIXES, all_rules())
+    result = fix_source("x.py", TWO_FIXES, all_rules(), options=ALL)
     assert result.fixed is None and [p.code for p in result.problems] == ["E001"]
 
 
@@ -116,7 +118,7 @@ class Model(L.LightningModule):
     def validation_step(self, batch, batch_idx):
         self.log("val_loss", self.loss(batch))
 '''
-    result = fix_source("m.py", source, all_rules())  # no facts: as the stdin mode and editors call it
+    result = fix_source("m.py", source, all_rules(), options=ALL)  # no facts: as the stdin mode and editors call it
     assert not result.problems
     assert b'self.log("val_loss", self.loss(batch), sync_dist=True)' in result.fixed
 
@@ -140,18 +142,18 @@ class Model(L.LightningModule):
 
 
 def test_a_fix_that_changes_what_an_earlier_rule_sees_is_followed_in_the_same_run():
-    first = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules())
+    first = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules(), options=ALL)
     assert b"import os\n" in first.output
     assert b'self.log("train_loss", batch, rank_zero_only=True)' in first.output
     assert {f.code for f in first.findings if f.fixed} == {"DDP003", "DDP008"}
-    second = fix_source("x.py", first.output, all_rules())
+    second = fix_source("x.py", first.output, all_rules(), options=ALL)
     assert second.fixed is None and not [f for f in second.findings if f.fixable]
 
 
 def test_only_applies_the_picked_fixes_in_one_round():
-    first = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules())
+    first = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules(), options=ALL)
     picked = {f.key for f in first.findings if f.code == "DDP008"}
-    one = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules(), only=picked)
+    one = fix_source("x.py", IMPORT_ADDED_BY_A_LATER_RULE, all_rules(), only=picked, options=ALL)
     assert b"import os\n" in one.output and b"rank_zero_only" not in one.output
 
 
@@ -159,7 +161,7 @@ def test_a_file_that_parses_but_does_not_compile_is_reported_and_left_alone():
     # CPython's parser accepts a repeated keyword; its compiler does not. Found by bench/fuzz.py:
     # the fix removed one ``device=`` and left the other for a second run.
     source = b'import torch\nfrom torch.utils.data import DataLoader\n\nDataLoader(range(4), generator=torch.Generator(device="cuda", device="cuda"))\n'
-    result = fix_source("x.py", source, all_rules())
+    result = fix_source("x.py", source, all_rules(), options=ALL)
     assert result.fixed is None
     assert [(p.code, p.message, p.line) for p in result.problems] == [
         ("E999", "cannot compile: keyword argument repeated: device", 4)
@@ -195,7 +197,7 @@ class FlipTwoToThree(_Flip):
 def test_fixes_that_undo_each_other_are_reported_and_the_file_left_alone():
     # Without a bound on the rounds fix mode would never return; at the bound, writing the last
     # round's code would leave a file that the next run changes again.
-    result = fix_source("x.py", b"x = 1\n", [FlipOneToTwo, FlipTwoToOne])
+    result = fix_source("x.py", b"x = 1\n", [FlipOneToTwo, FlipTwoToOne], options=ALL)
     assert result.fixed is None
     assert [(p.code, p.message) for p in result.problems] == [(
         "DDP902",
@@ -207,9 +209,9 @@ def test_fixes_that_undo_each_other_are_reported_and_the_file_left_alone():
 
 def test_fixes_that_build_on_each_other_settle():
     # The contrast: a chain of fixes reaches a fixed point, is written, and a second run has nothing to do.
-    result = fix_source("x.py", b"x = 1\n", [FlipTwoToThree, FlipOneToTwo])
+    result = fix_source("x.py", b"x = 1\n", [FlipTwoToThree, FlipOneToTwo], options=ALL)
     assert result.fixed == b"x = 3\n" and not result.problems
-    assert fix_source("x.py", result.fixed, [FlipTwoToThree, FlipOneToTwo]).fixed is None
+    assert fix_source("x.py", result.fixed, [FlipTwoToThree, FlipOneToTwo], options=ALL).fixed is None
 
 
 # --- rules that read CPython's tree (Rule.check) ----------------------------------------------------
@@ -248,20 +250,20 @@ def test_a_file_whose_rules_all_read_cpythons_tree_is_not_parsed_by_libcst(monke
 
     monkeypatch.setattr(engine, "_parse", no_libcst)
     source = b"import torch.distributed as dist\n\ndef f():\n    if dist.get_rank() == 0:\n        dist.barrier()\n"
-    [finding] = fix_source("x.py", source, all_rules()).findings
+    [finding] = fix_source("x.py", source, all_rules(), options=ALL).findings
     assert (finding.code, finding.line, finding.column, finding.end_column) == ("DDP005", 5, 9, 23)
     assert "under the rank guard on line 4" in finding.message
 
 
 def test_tree_rule_findings_stand_in_the_code_that_would_be_written():
     # DDP010 adds ``self.outputs.clear()`` to the epoch-end hook: the barrier moves down a line.
-    result = fix_source("m.py", GATED_BARRIER, all_rules())
+    result = fix_source("m.py", GATED_BARRIER, all_rules(), options=ALL)
     assert result.fixed is not None
     [collective] = [f for f in result.findings if f.code == "DDP005"]
     lines = result.fixed.decode().splitlines()
     assert lines[collective.line - 1].strip() == "dist.barrier()" and collective.line == 20
     assert f"on line {collective.line - 1}" in collective.message
-    report_only = fix_source("m.py", GATED_BARRIER, all_rules(), fix=False)
+    report_only = fix_source("m.py", GATED_BARRIER, all_rules(), fix=False, options=ALL)
     assert [f.line for f in report_only.findings if f.code == "DDP005"] == [19]
 
 
@@ -273,7 +275,7 @@ class ExplodingReader(Rule):
 
 
 def test_a_crashing_tree_rule_leaves_the_file_untouched_and_keeps_the_other_findings():
-    result = fix_source("m.py", GATED_BARRIER, [*all_rules(), ExplodingReader])
+    result = fix_source("m.py", GATED_BARRIER, [*all_rules(), ExplodingReader], options=ALL)
     assert result.fixed is None
     [problem] = result.problems
     assert problem.code == "DDP902" and "ValueError: boom" in problem.message
@@ -296,14 +298,14 @@ def test_a_fixable_rule_must_implement_apply():
 def test_tree_rule_findings_honour_noqa_on_the_first_line_of_their_statement():
     source = (b"import torch.distributed as dist\n\ndef f():\n    if dist.get_rank() == 0:\n"
               b"        x = dist.all_gather(  # noqa: DDP005\n            y)\n        z = dist.broadcast(\n            w)\n")
-    findings = fix_source("x.py", source, [_ddp005()]).findings
+    findings = fix_source("x.py", source, [_ddp005()], options=ALL).findings
     assert [(f.line, f.code) for f in findings] == [(7, "DDP005")]
 
 
 def test_a_file_libcst_cannot_reproduce_is_reported_not_rewritten():
     # LibCST drops a form feed that stands before code on its line; a fix elsewhere would lose it.
     data = TWO_FIXES.replace(b"\na = DataLoader", b"\n\x0ca = DataLoader")
-    result = fix_source("x.py", data, all_rules())
+    result = fix_source("x.py", data, all_rules(), options=ALL)
     assert result.fixed is None
     assert result.findings and not any(f.fixed for f in result.findings)
     [problem] = result.problems
@@ -317,7 +319,7 @@ def test_a_file_libcst_loses_text_of_is_reported_not_rewritten():
 
     data = (Path(__file__).parent / "data" / "libcst_round_trip_loss.py.bin").read_bytes()
     assert cst.parse_module(data.replace(b"\x0c", b" ")).bytes != data.replace(b"\x0c", b" ")
-    result = fix_source("x.py", data, all_rules())
+    result = fix_source("x.py", data, all_rules(), options=ALL)
     assert result.fixed is None and any(f.fixable for f in result.findings)
     assert [p.level for p in result.problems] == ["note"]
 
@@ -369,11 +371,11 @@ def test_a_fixable_rule_with_a_tree_check_reports_from_it_without_libcst(monkeyp
     parse = engine._parse
     monkeypatch.setattr(engine, "_parse", lambda path, data: (_ for _ in ()).throw(AssertionError("parsed by LibCST")))
     TwoPaths.checked = 0
-    report = fix_source("x.py", TWO_FIXES, [TwoPaths], fix=False)
+    report = fix_source("x.py", TWO_FIXES, [TwoPaths], fix=False, options=ALL)
     assert TwoPaths.checked == 1 and report.fixed is None
     assert [(f.line, f.column, f.fixable, f.fixed) for f in report.findings] == [(4, 50, True, False), (5, 46, True, False)]
     monkeypatch.setattr(engine, "_parse", parse)
-    fixed = fix_source("x.py", TWO_FIXES, [TwoPaths])  # a run that fixes asks apply
+    fixed = fix_source("x.py", TWO_FIXES, [TwoPaths], options=ALL)  # a run that fixes asks apply
     assert fixed.fixed.count(b".Gen(") == 2 and all(f.fixed for f in fixed.findings)
     assert [(f.line, f.column, f.end_column) for f in fixed.findings] == [(f.line, f.column, f.end_column) for f in report.findings]
 
@@ -386,7 +388,7 @@ def test_a_tree_check_that_cannot_tell_hands_the_file_to_apply(monkeypatch):
     monkeypatch.setattr(engine, "_parse", lambda path, data: parsed.append(path) or parse(path, data))
     TwoPaths.checked = 0
     source = TWO_FIXES + b"# a comment the tree does not hold\n"
-    report = fix_source("x.py", source, [TwoPaths], fix=False)
+    report = fix_source("x.py", source, [TwoPaths], fix=False, options=ALL)
     assert parsed == ["x.py"] and TwoPaths.checked == 0
     assert [(f.line, f.fixable, f.fixed) for f in report.findings] == [(4, True, False), (5, True, False)]
     assert not report.problems
@@ -401,7 +403,7 @@ def test_needs_libcst_from_a_rule_without_apply_is_an_internal_error():
         def check(self, tree, ctx):
             raise NeedsLibCST("no way to tell")
 
-    [problem] = fix_source("x.py", TWO_FIXES, [Unsure], fix=False).problems
+    [problem] = fix_source("x.py", TWO_FIXES, [Unsure], fix=False, options=ALL).problems
     assert problem.code == "DDP905" and "internal error" in problem.message
 
 
@@ -413,10 +415,10 @@ def test_a_file_whose_identifiers_cpython_renames_is_left_to_apply(monkeypatch):
     monkeypatch.setattr(engine, "_parse", lambda path, data: parsed.append(path) or parse(path, data))
     TwoPaths.checked = 0
     source = TWO_FIXES + "ｃuda = 1\n".encode()  # ``cuda`` to ast (NFKC), ``ｃuda`` to LibCST
-    report = fix_source("x.py", source, [TwoPaths], fix=False)
+    report = fix_source("x.py", source, [TwoPaths], fix=False, options=ALL)
     assert parsed == ["x.py"] and TwoPaths.checked == 0 and len(report.findings) == 2
     parsed.clear()
-    fix_source("x.py", TWO_FIXES + "é = 1\n".encode(), [TwoPaths], fix=False)  # normalised already
+    fix_source("x.py", TWO_FIXES + "é = 1\n".encode(), [TwoPaths], fix=False, options=ALL)  # normalised already
     assert parsed == [] and TwoPaths.checked == 1
 
 

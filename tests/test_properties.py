@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from ddpfix.engine import fix_source
 from ddpfix.transforms import all_rules
 
+ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
+
 FUZZ = load_bench("fuzz")  # what makes LibCST's report no reference is decided once, there
 RULES = all_rules()
 LIBCST_ONLY = [rule.without_tree_check() if rule.reads_tree and rule.edits else rule for rule in RULES]
@@ -48,13 +50,13 @@ def compiles(data: bytes) -> bool:
 
 
 def check(data: bytes) -> None:
-    report, reference = fix_source("t.py", data, RULES, fix=False), fix_source("t.py", data, LIBCST_ONLY, fix=False)
+    report, reference = fix_source("t.py", data, RULES, fix=False, options=ALL), fix_source("t.py", data, LIBCST_ONLY, fix=False, options=ALL)
     if (report.findings, report.problems) != (reference.findings, reference.problems):
         assert FUZZ.libcst_is_no_reference(data, report, reference), (report.findings, reference.findings)
-    result = fix_source("t.py", data, RULES)  # must not raise
+    result = fix_source("t.py", data, RULES, options=ALL)  # must not raise
     if result.fixed is not None:
         assert compiles(result.fixed), result.fixed.decode(errors="replace")
-        again = fix_source("t.py", result.fixed, RULES)
+        again = fix_source("t.py", result.fixed, RULES, options=ALL)
         assert again.fixed is None, "not idempotent"
         assert not again.problems
 

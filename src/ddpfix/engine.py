@@ -317,10 +317,10 @@ class _Applicability:
             if view.renames_identifiers:
                 raise NeedsLibCST("an identifier that CPython renames (NFKC)")
             rule().check(view.tree, ctx)
-        except NeedsLibCST as err:
+        except NeedsLibCST:
             # The tree cannot tell (a comment a fix could lose): the rule's ``apply`` reports, and
             # every fix it offers here is unsafe, as the report-only run says too.
-            return {}, f"{NOT_PROVEN} (the analysis cannot tell here: {err})"
+            return {}, NOT_PROVEN
         return {f.key: (f.applicability, f.unsafe_reason) for f in ctx.findings if f.fixable}, NOT_PROVEN
 
 
@@ -354,7 +354,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
         runs += 1
         ctx = RuleContext(path, rule, view, facts, only, options)
         try:
-            if rule.reads_tree:
+            if rule.decides:
                 ctx = RuleContext(path, rule, view, facts, only, options, *applicability.of(rule, current))
             new_module = rule().apply(view.module, ctx)
             new_data = new_module.bytes if ctx.fixes_applied else None

@@ -325,6 +325,8 @@ class Rule:
 
     #: Set by the class itself: the rule reports from CPython's tree (it implements ``check``).
     reads_tree: ClassVar[bool] = False
+    #: Set by the class itself: the rule implements ``check``, where it decides each fix's applicability.
+    decides: ClassVar[bool] = False
     #: Set by the class itself: the rule reads (and may rewrite) LibCST's tree (it implements ``apply``).
     edits: ClassVar[bool] = False
 
@@ -332,7 +334,7 @@ class Rule:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.reads_tree = cls.check is not Rule.check
+        cls.reads_tree = cls.decides = cls.check is not Rule.check
         cls.edits = cls.apply is not Rule.apply
         if cls.fixable and not cls.edits:
             raise TypeError(f"{cls.__name__} is fixable, so it must implement apply: CPython's tree cannot be rewritten")
@@ -374,8 +376,12 @@ class Rule:
 
     @classmethod
     def without_tree_check(cls) -> type[Rule]:
-        """The rule as ``apply`` alone reports: what its ``check`` is compared against."""
-        return type(cls.__name__, (cls,), {"check": Rule.check})
+        """The rule as ``apply`` alone reports: what its ``check`` is compared against. Its ``check``
+        still decides how safe each fix is (the one place that decides), so only the findings of
+        the two paths are compared, never two decisions."""
+        rule = type(cls.__name__, (cls,), {})
+        rule.reads_tree = False
+        return rule
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
