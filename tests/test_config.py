@@ -77,6 +77,6 @@ def test_suppressions_and_show_suppressed(tmp_path, run_cli):
     assert [line.split(":")[1] for line in lines] == ["9", "11"]
     shown = run_cli("--check", "--show-suppressed", "train.py", cwd=tmp_path).stdout.decode()
     assert shown.count("[suppressed]") == 3
-    assert run_cli("--write", "train.py", cwd=tmp_path).returncode == 0
+    assert run_cli("--write", "--unsafe-fixes", "train.py", cwd=tmp_path).returncode == 0
     fixed = (tmp_path / "train.py").read_bytes()
     assert fixed.count(b'torch.Generator("cuda")') == 3  # the suppressed ones are untouched

@@ -24,15 +24,15 @@ def spawn(tmp_path, *args):
 
 def test_accept_one_reject_another_then_all(tmp_path):
     (tmp_path / "train.py").write_bytes(SOURCE)
-    child = spawn(tmp_path, "--interactive", "train.py")
-    child.expect(r"train\.py:4:\d+: DDP002 \[\*\]")
+    child = spawn(tmp_path, "--unsafe-fixes", "--interactive", "train.py")
+    child.expect(r"train\.py:4:\d+: DDP002 \[[*~]\]")
     child.expect(PROMPT)
     child.sendline("n")
-    child.expect(r"train\.py:5:\d+: DDP002 \[\*\]")
+    child.expect(r"train\.py:5:\d+: DDP002 \[[*~]\]")
     child.expect(r'\+b = random_split\(range\(4\), \[2, 2\], generator=torch\.Generator\(\)\.manual_seed\(1\)\)')
     child.expect(PROMPT)
     child.sendline("y")
-    child.expect(r"train\.py:6:\d+: DDP002 \[\*\]")
+    child.expect(r"train\.py:6:\d+: DDP002 \[[*~]\]")
     child.expect(PROMPT)
     child.sendline("maybe")  # not an answer: asked again
     child.expect("Please answer y, n, a or q.")
@@ -47,7 +47,7 @@ def test_accept_one_reject_another_then_all(tmp_path):
 def test_all_in_this_file_and_quit(tmp_path):
     (tmp_path / "a.py").write_bytes(SOURCE)
     (tmp_path / "b.py").write_bytes(SOURCE)
-    child = spawn(tmp_path, "-i", ".")
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", ".")
     child.expect(r"a\.py:4:\d+: DDP002")
     child.expect(PROMPT)
     child.sendline("a")
@@ -63,13 +63,13 @@ def test_all_in_this_file_and_quit(tmp_path):
 
 def test_preview_asks_before_writing(tmp_path):
     (tmp_path / "train.py").write_bytes(SOURCE)
-    child = spawn(tmp_path, "train.py")
+    child = spawn(tmp_path, "--unsafe-fixes", "train.py")
     child.expect(r"Apply 3 fixes to 1 file\? \[y/N\]")
     child.sendline("n")
     child.expect(pexpect.EOF)
     child.close()
     assert (tmp_path / "train.py").read_bytes() == SOURCE
-    child = spawn(tmp_path, "train.py")
+    child = spawn(tmp_path, "--unsafe-fixes", "train.py")
     child.expect(r"Apply 3 fixes to 1 file\? \[y/N\]")
     child.sendline("y")
     child.expect("Fixed 3 issues in 1 file.")
@@ -82,7 +82,7 @@ def test_preview_asks_before_writing(tmp_path):
 def test_progress_bar_only_for_long_runs_on_a_terminal(tmp_path, run_cli):
     for i in range(210):
         (tmp_path / f"m{i:03d}.py").write_text("x = 1\n")
-    child = spawn(tmp_path, "--check", "--jobs", "1", ".")
+    child = spawn(tmp_path, "--unsafe-fixes", "--check", "--jobs", "1", ".")
     child.expect("Checking")
     child.expect("No DDP issues found in 210 files.")
     child.expect(pexpect.EOF)

@@ -6,6 +6,7 @@ import json
 import shutil
 
 from conftest import FIXTURES
+from fixture_cases import Case
 
 
 def apply_edits(text: str, edits: list[dict]) -> str:
@@ -25,16 +26,18 @@ def test_json_is_one_valid_array_whose_edits_reproduce_the_fix(tmp_path, run_cli
     proc = run_cli("--output-format", "json", "cases", cwd=tmp_path)
     assert proc.returncode == 1
     records = json.loads(proc.stdout)
-    keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fixable", "fixed", "suppressed", "cell", "fix"}
+    keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fixable", "applicability",
+            "unsafe_reason", "fixed", "suppressed", "cell", "fix"}
     assert records and all(set(r) == keys for r in records)
     assert not any(r["fixed"] for r in records)  # nothing was written
     single = [r for r in records if r["path"] == "cases/seed_pattern.py"]
     assert len(single) == 1 and single[0]["fixable"] and len(single[0]["fix"]) == 1
+    assert single[0]["applicability"] in ("safe", "unsafe")
     source = (tmp_path / "cases" / "seed_pattern.py").read_text()
-    expected = (tmp_path / "cases" / "seed_pattern.expected.py").read_text()
+    expected = Case(FIXTURES / "cuda-generator" / "seed_pattern.py").fully_fixed.read_text()
     assert apply_edits(source, single[0]["fix"]) == expected
     manual = [r for r in records if r["path"] == "cases/variable_device.py"]
-    assert manual and not manual[0]["fixable"] and manual[0]["fix"] == []
+    assert manual and not manual[0]["fixable"] and manual[0]["fix"] == [] and manual[0]["applicability"] is None
 
 
 def test_json_edits_count_code_points_of_the_source_as_python_reads_it(tmp_path, run_cli):

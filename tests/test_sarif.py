@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from conftest import FIXTURES, ROOT
+from fixture_cases import Case
 
 from ddpfix.transforms import all_rules
 
@@ -42,7 +43,7 @@ def valid_log(proc, validator) -> dict:
 
 def buggy_tree(tmp_path: Path) -> Path:
     for name in BUGGY_FOLDERS:
-        shutil.copytree(FIXTURES / name, tmp_path / "cases" / name, ignore=shutil.ignore_patterns("*.expected.py"))
+        shutil.copytree(FIXTURES / name, tmp_path / "cases" / name, ignore=shutil.ignore_patterns("*.expected.py", "*.unsafe.py"))
     return tmp_path
 
 
@@ -155,7 +156,7 @@ def test_each_fix_on_its_own_is_the_json_edit_and_the_rules_own_fix(tmp_path, ru
     for code in sorted({r["ruleId"] for r in with_fix}):
         written = tmp_path / f"written-{code}"
         shutil.copytree(tree / "cases", written / "cases")
-        run_cli("--select", code, "--write", "cases", cwd=written)
+        run_cli("--select", code, "--write", "--unsafe-fixes", "cases", cwd=written)
         for (path, rule), found in once_per_rule.items():
             if rule == code and len(found) == 1 and "fixes" in found[0]:
                 source = (tree / path).read_text(encoding="utf-8")
@@ -195,14 +196,15 @@ def test_an_unparsable_file_is_a_notification_and_the_others_still_report(tmp_pa
 def test_write_marks_the_fixes_applied_and_offers_no_stale_edit(tmp_path, run_cli, validator):
     shutil.copy(FIXTURES / "cuda-generator" / "seed_pattern.py", tmp_path / "train.py")
     shutil.copy(FIXTURES / "cuda-generator" / "variable_device.py", tmp_path / "manual.py")
-    proc = run_cli("--output-format", "sarif", "--write", "train.py", "manual.py", cwd=tmp_path)
+    proc = run_cli("--output-format", "sarif", "--write", "--unsafe-fixes", "train.py", "manual.py", cwd=tmp_path)
     assert proc.returncode == 1  # manual.py still needs a hand fix
     results = valid_log(proc, validator)["runs"][0]["results"]
     fixed = [r for r in results if uri(r) == "train.py"]
     manual = [r for r in results if uri(r) == "manual.py"]
-    assert fixed and all(r["properties"] == {"fixable": True, "fixed": True} and "fixes" not in r for r in fixed)
-    assert manual and all(r["properties"] == {"fixable": False, "fixed": False} for r in manual)
-    expected = (FIXTURES / "cuda-generator" / "seed_pattern.expected.py").read_bytes()
+    assert fixed and all(r["properties"]["fixable"] and r["properties"]["fixed"] and "fixes" not in r for r in fixed)
+    assert all(r["properties"]["applicability"] in ("safe", "unsafe") for r in fixed)
+    assert manual and all(r["properties"] == {"fixable": False, "applicability": None, "fixed": False} for r in manual)
+    expected = Case(FIXTURES / "cuda-generator" / "seed_pattern.py").fully_fixed.read_bytes()
     assert (tmp_path / "train.py").read_bytes() == expected
 
 
@@ -252,7 +254,7 @@ def test_a_notebook_finding_names_its_cell_and_its_fix_edits_the_notebook_file(t
     assert {n["level"] for n in invocation["toolExecutionNotifications"]} == {"note"}
     # Each fix is an edit of the notebook's own text; together they make the fixed notebook.
     source = (tmp_path / "nb.ipynb").read_text(encoding="utf-8")
-    expected = (folder / "magics_and_other_rules.expected.ipynb").read_text(encoding="utf-8")
+    expected = Case(folder / "magics_and_other_rules.ipynb").fully_fixed.read_text(encoding="utf-8")
     assert apply_replacements(source, replacements) == expected
 
 

@@ -20,7 +20,7 @@ def test_a_failed_write_is_reported_and_the_exit_code_says_so(tmp_path, monkeypa
 
     monkeypatch.setattr(cli, "write_atomic", refuse)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli.command, ["--write", "--no-color", "train.py"], standalone_mode=False)
+    result = CliRunner().invoke(cli.command, ["--write", "--unsafe-fixes", "--no-color", "train.py"], standalone_mode=False)
     assert result.return_value == cli.EXIT_ERROR
     assert "train.py: E902 cannot write: Permission denied" in result.stderr
     assert "1 fix not applied." in result.stderr and "Fixed" not in result.stderr
