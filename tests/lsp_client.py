@@ -204,8 +204,11 @@ def apply_edits(text: str, edits: list[dict], encoding: str = "utf-16") -> str:
     return text
 
 
-def edits_of(action: dict, uri: str) -> tuple[list[dict], int | None]:
-    """The text edits a code action makes to ``uri``, and the document version they are for."""
+def edits_of(action: dict | None, uri: str) -> tuple[list[dict], int | None]:
+    """The text edits a code action makes to ``uri``, and the document version they are for (none
+    for no action)."""
+    if action is None:
+        return [], None
     edit = action["edit"]
     if "documentChanges" in edit:
         changes = [change for change in edit["documentChanges"] if change["textDocument"]["uri"] == uri]

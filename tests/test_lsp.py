@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -95,11 +96,11 @@ def cli_diagnostics(path, encoding: str = "utf-16") -> list[tuple]:
     return [(r["code"], position(r["line"], r["column"]), position(r["end_line"], r["end_column"])) for r in records]
 
 
-def cli_written(path, tmp_path) -> str:
+def cli_written(path, tmp_path, *flags: str) -> str:
     """What ``ddpfix --write`` makes of ``path`` (run on a copy beside it, so the same config applies)."""
     copy = path.with_name("cli_copy_" + path.name)
     shutil.copyfile(path, copy)
-    run_cli("--write", copy)
+    run_cli("--write", *flags, copy)
     with open(copy, encoding="utf-8", newline="") as handle:
         return handle.read()
 
@@ -121,9 +122,11 @@ def quick_fixes(actions: list[dict]) -> list[dict]:
     return [action for action in actions if action["kind"] == "quickfix"]
 
 
-def fix_all(actions: list[dict]) -> dict:
-    [action] = [action for action in actions if action["kind"] == "source.fixAll.ddpfix"]
-    return action
+def fix_all(actions: list[dict]) -> dict | None:
+    """The "fix all" action (safe fixes only); None where no safe fix exists."""
+    found = [action for action in actions if action["kind"] == "source.fixAll.ddpfix"]
+    assert len(found) <= 1
+    return found[0] if found else None
 
 
 def assert_alive(client: LspClient) -> None:
@@ -180,26 +183,35 @@ def test_fixture_files_match_the_cli(server, project, tmp_path, fixture):
     assert published["diagnostics"] and as_tuples(published["diagnostics"]) == cli_diagnostics(path)
     actions = server.code_actions(path.as_uri())
     edits, _ = edits_of(fix_all(actions), path.as_uri())
-    assert apply_edits(text, edits) == cli_written(path, tmp_path) == (FIXTURES / fixture.replace(".py", ".expected.py")).read_text()
+    # An editor buffer is part of a project, as a file named alone is: both apply the fixes that
+    # are safe on what the file itself shows.
+    assert apply_edits(text, edits) == cli_written(path, tmp_path)
 
 
 @needs_pygls
 def test_each_quick_fix_and_fix_all_give_the_cli_result(server, project, tmp_path):
     path = project / "train.py"
     write(path, BUGGY)
-    expected = cli_written(path, tmp_path)
+    expected = cli_written(path, tmp_path)  # the safe fixes
+    everything = cli_written(path, tmp_path, "--unsafe-fixes")
     uri = path.as_uri()
     server.open(path, BUGGY)
     actions = server.code_actions(uri)
-    assert [a["title"].split(":")[0] for a in quick_fixes(actions)] == [f"Fix {code}" for code in FIXABLE_IN_BUGGY]
-    assert fix_all(actions)["title"] == "Fix all DDP issues"
-    for action in quick_fixes(actions):
-        assert action["isPreferred"] and action["diagnostics"][0]["code"] in action["title"]
+    titles = [re.match(r"(Fix|Unsafe fix) (DDP\d+)", a["title"]) for a in quick_fixes(actions)]
+    assert [t.group(2) for t in titles] == FIXABLE_IN_BUGGY
+    safe = 0
+    for action, title in zip(quick_fixes(actions), titles):
+        is_safe = action["diagnostics"][0]["data"]["applicability"] == "safe"
+        safe += is_safe
+        # An unsafe fix says so and is never preferred (editors apply a preferred fix on one key).
+        assert action["isPreferred"] is is_safe and (title.group(1) == "Fix") is is_safe
         assert edits_of(action, uri)[1] == 1  # for the version it was computed on
 
+    if safe:
+        assert fix_all(actions)["title"] == "Fix all DDP issues"
     edits, version = edits_of(fix_all(actions), uri)
-    assert version == 1 and apply_edits(BUGGY, edits) == expected
-    assert len(edits) == 3  # one edit per changed place, not one span from the first to the last
+    assert apply_edits(BUGGY, edits) == expected and (not edits or version == 1)
+    assert len(edits) <= safe  # one edit per changed place, not one span from the first to the last
 
     # One quick fix at a time, each on the document the previous one left: the same result.
     text, version = BUGGY, 1
@@ -213,7 +225,7 @@ def test_each_quick_fix_and_fix_all_give_the_cli_result(server, project, tmp_pat
             "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}],
         })
     assert version == 1 + len(FIXABLE_IN_BUGGY)
-    assert text == expected
+    assert text == everything  # every quick fix, safe or unsafe, picked by hand
     left = server.diagnostics(uri, version)["diagnostics"]
     assert [d["code"] for d in left] == ["DDP005"]
 
@@ -226,8 +238,8 @@ def test_code_actions_only_for_findings_in_the_range_and_of_the_kind_asked(serve
     ddp004 = next(d for d in published["diagnostics"] if d["code"] == "DDP004")
     line = ddp004["range"]["start"]["line"]
     actions = server.code_actions(uri, (line, 10), (line, 10))
-    assert [a["title"][:10] for a in quick_fixes(actions)] == ["Fix DDP004"]
-    assert [a["kind"] for a in server.code_actions(uri, only=["source.fixAll"])] == ["source.fixAll.ddpfix"]
+    assert [re.search(r"DDP\d+", a["title"]).group() for a in quick_fixes(actions)] == ["DDP004"]
+    assert {a["kind"] for a in server.code_actions(uri, only=["source.fixAll"])} <= {"source.fixAll.ddpfix"}
     assert {a["kind"] for a in server.code_actions(uri, only=["quickfix"])} == {"quickfix"}
     ddp005_line = next(d for d in published["diagnostics"] if d["code"] == "DDP005")["range"]["start"]["line"]
     assert quick_fixes(server.code_actions(uri, (ddp005_line, 0), (ddp005_line, 1))) == []
@@ -296,8 +308,9 @@ def test_pyproject_beside_the_file_is_respected(server, project, tmp_path):
     assert "DDP004" not in codes and "DDP003" in codes
     assert as_tuples(published["diagnostics"]) == cli_diagnostics(path)
     edits, _ = edits_of(fix_all(server.code_actions(path.as_uri())), path.as_uri())
-    fixed = apply_edits(BUGGY, edits)
-    assert fixed == cli_written(path, tmp_path)
+    assert apply_edits(BUGGY, edits) == cli_written(path, tmp_path)
+    [ddp003] = [a for a in quick_fixes(server.code_actions(path.as_uri())) if "DDP003" in a["title"]]
+    fixed = apply_edits(BUGGY, edits_of(ddp003, path.as_uri())[0])
     assert "sync_dist=True" in fixed and "rank_zero_only" not in fixed  # log-mode reached the rule
 
 
