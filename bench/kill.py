@@ -2,7 +2,7 @@
 
     python bench/kill.py --files 1000 --trials 20 --seed 0
 
-Each trial copies fixable fixture inputs (cases with an ``.expected.py``) into a fresh tree of
+Each trial copies fixable fixture inputs (cases a fix changes, run with ``--unsafe-fixes``) into a fresh tree of
 subfolders, starts ``ddpfix --write`` on it in its own process group, and SIGKILLs the group after a
 random delay: half the trials anywhere in the run, half once writing has begun (so the kill lands
 among the writes). Then:
@@ -41,11 +41,16 @@ def ddpfix_command() -> list[str]:
 
 
 def fixable_cases() -> list[tuple[bytes, bytes]]:
-    """(input, expected) of the one-file fixture cases that have an expected output."""
+    """(input, output with every fix) of the one-file fixture cases a fix changes (the runs use
+    ``--unsafe-fixes``: what is killed is the writing, whatever the fixes' applicability)."""
     cases = []
-    for expected in sorted(FIXTURES.glob("*/*.expected.py")):
-        source = expected.with_name(expected.name.replace(".expected.py", ".py"))
-        cases.append((source.read_bytes(), expected.read_bytes()))
+    for source in sorted(FIXTURES.glob("*/*.py")):
+        if source.stem.endswith((".expected", ".unsafe")):
+            continue
+        unsafe, expected = (source.with_name(f"{source.stem}.{kind}.py") for kind in ("unsafe", "expected"))
+        output = unsafe if unsafe.exists() else expected
+        if output.exists():
+            cases.append((source.read_bytes(), output.read_bytes()))
     return cases
 
 
@@ -62,7 +67,7 @@ def make_tree(root: Path, files: int, cases: list[tuple[bytes, bytes]], per_fold
 
 
 def run(root: Path, jobs: int, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*ddpfix_command(), "--write", "--quiet", "--jobs", str(jobs), str(root)],
+    return subprocess.run([*ddpfix_command(), "--write", "--unsafe-fixes", "--quiet", "--jobs", str(jobs), str(root)],
                           capture_output=True, timeout=timeout, env=dict(os.environ, NO_COLOR="1"))
 
 
@@ -78,7 +83,7 @@ def reference(files: int, cases: list[tuple[bytes, bytes]], jobs: int, workdir: 
     tree = make_tree(root, files, cases)
     first, last = min(tree), max(tree)
     began = time.perf_counter()
-    process = subprocess.Popen([*ddpfix_command(), "--write", "--quiet", "--jobs", str(jobs), str(root)],
+    process = subprocess.Popen([*ddpfix_command(), "--write", "--unsafe-fixes", "--quiet", "--jobs", str(jobs), str(root)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, NO_COLOR="1"))
     wait_for_writes(first, tree[first][0], process, 600)
     writes_began = time.perf_counter()
@@ -112,7 +117,7 @@ def trial(number: int, rng: random.Random, files: int, cases: list[tuple[bytes, 
     tree = make_tree(root, files, cases)
     first = min(tree)  # ddpfix writes in path order
     during_writes = number % 2 == 1
-    process = subprocess.Popen([*ddpfix_command(), "--write", "--quiet", "--jobs", str(jobs), str(root)],
+    process = subprocess.Popen([*ddpfix_command(), "--write", "--unsafe-fixes", "--quiet", "--jobs", str(jobs), str(root)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                env=dict(os.environ, NO_COLOR="1"))
     began = time.perf_counter()

@@ -48,7 +48,7 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize("case", BAD_FILES)
-def test_bad_files_are_reported_with_exit_2_and_not_written(case, tmp_path, run_cli):
+def test_bad_files_are_reported_with_exit_2_and_not_written(case, tmp_path, run_cli_unsafe):
     data, message = BAD_FILES[case]
     name = message.split(":")[0]
     path = tmp_path / name
@@ -56,7 +56,7 @@ def test_bad_files_are_reported_with_exit_2_and_not_written(case, tmp_path, run_
     good = tmp_path / "good.py"
     good.write_bytes(BUGGY)
     before = snapshot(path)
-    result = run_cli("--write", name, "good.py", cwd=tmp_path)
+    result = run_cli_unsafe("--write", name, "good.py", cwd=tmp_path)
     assert result.returncode == 2, lines(result)
     assert message in lines(result)
     assert "Traceback" not in lines(result)
@@ -84,12 +84,12 @@ def test_a_50_mb_generated_file_finishes(tmp_path, run_cli):
     assert_untouched(before)
 
 
-def test_a_directory_symlink_loop_is_not_followed(tmp_path, run_cli):
+def test_a_directory_symlink_loop_is_not_followed(tmp_path, run_cli_unsafe):
     (tmp_path / "pkg" / "sub").mkdir(parents=True)
     (tmp_path / "pkg" / "sub" / "up").symlink_to("..", target_is_directory=True)
     (tmp_path / "pkg" / "self").symlink_to(".", target_is_directory=True)
     (tmp_path / "pkg" / "train.py").write_bytes(BUGGY)
-    result = run_cli("--write", "pkg", cwd=tmp_path, timeout=60)
+    result = run_cli_unsafe("--write", "pkg", cwd=tmp_path, timeout=60)
     assert result.returncode == 0, lines(result)
     assert "Fixed 1 issue in 1 file." in lines(result)  # checked once, not once per way round the loop
     assert (tmp_path / "pkg" / "train.py").read_bytes() == FIXED
@@ -108,13 +108,13 @@ def test_symlink_loops_given_or_found_are_errors(tmp_path, run_cli):
     assert "pkg/x.py: E902 cannot read: Too many levels of symbolic links" in lines(result)
 
 
-def test_a_file_gone_between_discovery_and_reading(tmp_path, run_cli):
+def test_a_file_gone_between_discovery_and_reading(tmp_path, run_cli_unsafe):
     """A dangling symlink is what a file removed after the walk looks like to the reader: the walk
     lists it, the read finds nothing. Deterministic, through the real console script."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "gone.py").symlink_to("removed.py")
     (tmp_path / "pkg" / "train.py").write_bytes(BUGGY)
-    result = run_cli("--write", "pkg", cwd=tmp_path)
+    result = run_cli_unsafe("--write", "pkg", cwd=tmp_path)
     assert result.returncode == 2
     assert "pkg/gone.py: E902 cannot read: No such file or directory" in lines(result)
     assert (tmp_path / "pkg" / "train.py").read_bytes() == FIXED
@@ -133,7 +133,7 @@ def test_a_file_deleted_after_discovery(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli, "discover", discover_then_delete)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli.command, ["--write", "--no-color", "--jobs", "1", "."], standalone_mode=False)
+    result = CliRunner().invoke(cli.command, ["--write", "--unsafe-fixes", "--no-color", "--jobs", "1", "."], standalone_mode=False)
     assert result.return_value == cli.EXIT_ERROR, result.output
     assert "gone.py: E902 cannot read: No such file or directory" in result.stderr
     assert not (tmp_path / "gone.py").exists()
@@ -149,13 +149,13 @@ def test_a_fifo_named_py_does_not_block_the_run(tmp_path, run_cli):
     assert isinstance(runner.read_source(str(tmp_path / "pipe.py")), runner.Problem)
 
 
-def test_a_read_only_file_with_fixes_is_reported_and_the_others_written(tmp_path, run_cli):
+def test_a_read_only_file_with_fixes_is_reported_and_the_others_written(tmp_path, run_cli_unsafe):
     locked, other = tmp_path / "locked.py", tmp_path / "other.py"
     locked.write_bytes(BUGGY)
     other.write_bytes(BUGGY)
     locked.chmod(0o444)
     before = snapshot(locked)
-    result = run_cli("--write", "locked.py", "other.py", cwd=tmp_path)
+    result = run_cli_unsafe("--write", "locked.py", "other.py", cwd=tmp_path)
     assert result.returncode == 2
     assert "locked.py: E902 cannot write: the file is read-only" in lines(result)
     assert "1 fix not applied" in lines(result)
@@ -167,7 +167,7 @@ def test_a_read_only_file_with_fixes_is_reported_and_the_others_written(tmp_path
 # --- kill test and the cleanup after it ----------------------------------------------------------
 
 
-def test_stale_temp_files_of_a_killed_run_are_removed_and_nothing_else(tmp_path, run_cli):
+def test_stale_temp_files_of_a_killed_run_are_removed_and_nothing_else(tmp_path, run_cli_unsafe):
     (tmp_path / "train.py").write_bytes(BUGGY)
     old = time.time() - 3600
     stale = tmp_path / f".train.py.a1b2c3d4{TEMP_SUFFIX}"
@@ -183,7 +183,7 @@ def test_stale_temp_files_of_a_killed_run_are_removed_and_nothing_else(tmp_path,
         path.write_bytes(b"keep")
         os.utime(path, (old, old))
     os.utime(keep["fresh"], (time.time() + 60, time.time() + 60))
-    result = run_cli("--write", "train.py", cwd=tmp_path)
+    result = run_cli_unsafe("--write", "train.py", cwd=tmp_path)
     assert result.returncode == 0, lines(result)
     assert not stale.exists()
     assert all(path.exists() for path in keep.values())
