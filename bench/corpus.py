@@ -85,9 +85,10 @@ def fixture_snippets() -> list[tuple[str, str]]:
     """
     snippets = []
     for path in sorted(FIXTURES.glob("*/*.py")):
-        if path.name.endswith(".expected.py") or path.name.startswith("neg_"):
+        if path.name.endswith((".expected.py", ".unsafe.py")) or path.name.startswith("neg_"):
             continue
-        if not (path.with_name(path.stem + ".expected.py").exists() or path.with_suffix(".findings").exists()):
+        outputs = (path.with_name(path.stem + kind) for kind in (".expected.py", ".unsafe.py", ".findings"))
+        if not any(output.exists() for output in outputs):
             continue
         text = path.read_text(encoding="utf-8")
         if "seed_everything" in text or "use_distributed_sampler" in text or "# noqa" in text or "ddpfix:" in text:

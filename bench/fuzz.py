@@ -57,7 +57,7 @@ from ddpfix.findings import NOTE  # noqa: E402
 
 RULES = all_rules()
 FIXTURE_INPUTS = sorted(
-    p for p in (ROOT / "fixtures").rglob("*.py") if not p.name.endswith(".expected.py")
+    p for p in (ROOT / "fixtures").rglob("*.py") if not p.name.endswith((".expected.py", ".unsafe.py"))
 )
 
 # --- pieces of Lightning code with DDP pitfalls (and their correct spellings) --------------------
