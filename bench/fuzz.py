@@ -395,45 +395,59 @@ def hidden_findings(data: bytes) -> str:
     )
 
 
+#: The fix modes the properties must hold in: every fix (``--unsafe-fixes``), then the default run
+#: (safe fixes only), asked only of files that every fix changes.
+MODES = ({"unsafe_fixes": True}, {"unsafe_fixes": False})
+
+
 def check(data: bytes, timeout: int) -> tuple[str | None, str]:
     """(failed property or None, detail). The outcome tag in the detail is used for the counts."""
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
     try:
-        try:
-            result = fix_source("fuzz.py", data, RULES)
-        except Timeout:
-            return "timeout", f"fix_source took more than {timeout}s"
-        except BaseException:  # noqa: BLE001 - this is what we look for
-            return "exception", traceback.format_exc()
-        problems = [p for p in result.problems if p.code not in ("E999", "E902") and p.level != NOTE]
-        refused = any(p.level == NOTE for p in result.problems)  # LibCST would not reproduce the file
-        triggered = any(rule.has_trigger_words(data) for rule in RULES)
-        if not triggered and (result.fixed is not None or result.findings):
-            return "untriggered-change", "a file without trigger words was changed or got findings"
-        if problems:
-            # An internal error is reported and the file is kept, so no property broke, but it is a bug.
-            return "internal-error", "\n".join(f"{p.code} {p.message}" for p in problems)
-        if PREFILTER_CHECK:  # files without any trigger word too: a word missing is what it finds
-            hidden = hidden_findings(data)
-            if hidden:
-                return "prefilter-hid-a-finding", hidden
-        if result.fixed is None:
-            return None, "refused-round-trip" if refused else "changed=0" if triggered else "untriggered"
-        if compiles(data) and not compiles(result.fixed):
-            return "does-not-compile", result.fixed.decode("utf-8", "replace")
-        try:
-            again = fix_source("fuzz.py", result.fixed, RULES)
-        except Timeout:
-            return "timeout", f"second fix_source took more than {timeout}s"
-        except BaseException:  # noqa: BLE001
-            return "exception", traceback.format_exc()
-        if again.fixed is not None or again.problems:
-            detail = (again.fixed or b"").decode("utf-8", "replace") + "\n".join(p.message for p in again.problems)
-            return "not-idempotent", detail
-        return None, "changed=1"
+        every_fix = _check_mode(data, timeout, MODES[0])
+        if every_fix[0] is not None or every_fix[1] != "changed=1":
+            return every_fix
+        safe_only = _check_mode(data, timeout, MODES[1])
+        return safe_only if safe_only[0] is not None else every_fix  # the counts tell what every fix did
     finally:
         signal.alarm(0)
+
+
+def _check_mode(data: bytes, timeout: int, options: dict) -> tuple[str | None, str]:
+    mode = "" if options["unsafe_fixes"] else " (safe fixes only)"
+    try:
+        result = fix_source("fuzz.py", data, RULES, options=options)
+    except Timeout:
+        return "timeout", f"fix_source took more than {timeout}s{mode}"
+    except BaseException:  # noqa: BLE001 - this is what we look for
+        return "exception", traceback.format_exc() + mode
+    problems = [p for p in result.problems if p.code not in ("E999", "E902") and p.level != NOTE]
+    refused = any(p.level == NOTE for p in result.problems)  # LibCST would not reproduce the file
+    triggered = any(rule.has_trigger_words(data) for rule in RULES)
+    if not triggered and (result.fixed is not None or result.findings):
+        return "untriggered-change", "a file without trigger words was changed or got findings" + mode
+    if problems:
+        # An internal error is reported and the file is kept, so no property broke, but it is a bug.
+        return "internal-error", "\n".join(f"{p.code} {p.message}" for p in problems) + mode
+    if PREFILTER_CHECK and options["unsafe_fixes"]:  # files without any trigger word too: a word missing is what it finds
+        hidden = hidden_findings(data)
+        if hidden:
+            return "prefilter-hid-a-finding", hidden
+    if result.fixed is None:
+        return None, "refused-round-trip" if refused else "changed=0" if triggered else "untriggered"
+    if compiles(data) and not compiles(result.fixed):
+        return "does-not-compile", result.fixed.decode("utf-8", "replace") + mode
+    try:
+        again = fix_source("fuzz.py", result.fixed, RULES, options=options)
+    except Timeout:
+        return "timeout", f"second fix_source took more than {timeout}s{mode}"
+    except BaseException:  # noqa: BLE001
+        return "exception", traceback.format_exc() + mode
+    if again.fixed is not None or again.problems:
+        detail = (again.fixed or b"").decode("utf-8", "replace") + "\n".join(p.message for p in again.problems)
+        return "not-idempotent", detail + mode
+    return None, "changed=1"
 
 
 # --- generation in the workers -----------------------------------------------------------------
