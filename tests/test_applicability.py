@@ -1,0 +1,128 @@
+"""Applicability, as Ruff has it: each fix is safe or unsafe, decided once by the rule's ``check``.
+
+A test rule marks the fix of ``safe_call()`` safe and that of ``risky_call()`` unsafe; its LibCST
+``apply`` decides nothing and fixes whatever the engine lets it. The engine must apply safe fixes by
+default, unsafe ones only with ``unsafe_fixes`` or when picked by hand (``only``), and both paths
+(report-only and fixing) must carry the same applicability, since one decision feeds both.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from ddpfix.engine import fix_source
+from ddpfix.findings import SAFE, UNSAFE
+from ddpfix.transforms._walk import walk
+from ddpfix.transforms.base import NeedsLibCST, Rule
+
+SOURCE = b"safe_call()\nrisky_call()\n"
+RENAMED = {"safe_call": "safe_done", "risky_call": "risky_done"}
+
+
+class Decides(Rule):
+    code, name, summary, fixable, triggers = "DDP950", "decides", "test rule with safe and unsafe fixes", True, ("_call",)
+
+    def check(self, tree, ctx):
+        if b"#" in ctx.data:
+            raise NeedsLibCST("a comment")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in RENAMED:
+                safe = node.func.id == "safe_call"
+                ctx.report(node, f"{node.func.id} found", fixable=True, safe=safe,
+                           why="" if safe else "risky_call may do anything")
+
+    def apply(self, module, ctx):
+        calls = []
+
+        class Collect(cst.CSTVisitor):
+            def visit_Call(self, node):
+                if isinstance(node.func, cst.Name) and node.func.value in RENAMED:
+                    calls.append(node)
+
+        walk(module, Collect())
+        fixed = {call for call in calls if ctx.report(call, f"{call.func.value} found", fixable=True)}
+
+        class Rename(cst.CSTTransformer):
+            def leave_Call(self, original, updated):
+                if original in fixed:
+                    return updated.with_changes(func=cst.Name(RENAMED[original.func.value]))
+                return updated
+
+        return module.visit(Rename()) if fixed else module
+
+
+class Undecided(Decides):
+    """The same rule without a ``check``: nothing decides, so every fix is unsafe."""
+
+    code, name = "DDP951", "undecided"
+    check = Rule.check
+
+
+def kinds(result) -> list[tuple[int, str | None, bool]]:
+    return [(f.line, f.applicability, f.fixed) for f in result.findings]
+
+
+def test_by_default_only_the_safe_fix_is_applied():
+    result = fix_source("x.py", SOURCE, [Decides])
+    assert result.fixed == b"safe_done()\nrisky_call()\n"
+    assert kinds(result) == [(1, SAFE, True), (2, UNSAFE, False)]
+    assert result.findings[1].unsafe_reason == "risky_call may do anything"
+
+
+def test_unsafe_fixes_apply_both():
+    result = fix_source("x.py", SOURCE, [Decides], options={"unsafe_fixes": True})
+    assert result.fixed == b"safe_done()\nrisky_done()\n"
+    assert kinds(result) == [(1, SAFE, True), (2, UNSAFE, True)]
+
+
+def test_an_unsafe_fix_picked_by_hand_is_applied_alone():
+    risky = fix_source("x.py", SOURCE, [Decides]).findings[1]
+    result = fix_source("x.py", SOURCE, [Decides], only={risky.key})
+    assert result.fixed == b"safe_call()\nrisky_done()\n"
+    assert kinds(result) == [(1, SAFE, False), (2, UNSAFE, True)]
+
+
+def test_the_report_carries_what_the_fix_path_decides():
+    report = fix_source("x.py", SOURCE, [Decides], fix=False)
+    fixed = fix_source("x.py", SOURCE, [Decides])
+    assert report.fixed is None
+    assert [(f.line, f.applicability, f.unsafe_reason) for f in report.findings] == \
+        [(f.line, f.applicability, f.unsafe_reason) for f in fixed.findings]
+
+
+def test_without_a_decision_every_fix_is_unsafe():
+    result = fix_source("x.py", SOURCE, [Undecided])
+    assert result.fixed is None
+    assert kinds(result) == [(1, UNSAFE, False), (2, UNSAFE, False)]
+
+
+def test_where_check_cannot_tell_every_fix_is_unsafe_on_both_paths():
+    source = SOURCE + b"# a comment\n"
+    report = fix_source("x.py", source, [Decides], fix=False)
+    fixed = fix_source("x.py", source, [Decides])
+    assert fixed.fixed is None
+    assert kinds(report) == kinds(fixed) == [(1, UNSAFE, False), (2, UNSAFE, False)]
+
+
+def test_the_decision_is_taken_on_the_version_being_rewritten():
+    """After another rule's fix moved the lines, the keys still match: the decision is remade on the
+    file as it is when the rule runs (here the safe fix lands on line 2)."""
+
+    class InsertsALine(Rule):
+        code, name, summary, fixable, triggers = "DDP949", "inserts", "test rule adding a first line", True, ("_call",)
+
+        def check(self, tree, ctx):
+            if not any(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in tree.body[:1]):
+                ctx.report(tree.body[0], "no docstring", fixable=True, safe=True)
+
+        def apply(self, module, ctx):
+            if isinstance(module.body[0].body[0], cst.Expr) and isinstance(module.body[0].body[0].value, cst.SimpleString):
+                return module
+            if ctx.report(module.body[0], "no docstring", fixable=True):
+                return module.with_changes(body=[cst.parse_statement('"""Doc."""\n'), *module.body])
+            return module
+
+    result = fix_source("x.py", SOURCE, [InsertsALine, Decides])
+    assert result.fixed == b'"""Doc."""\nsafe_done()\nrisky_call()\n'
