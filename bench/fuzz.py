@@ -1,4 +1,4 @@
-"""Fuzz ``engine.fix_source`` with every rule over generated and mutated programs.
+"""Fuzz ``sources.fix_source`` with every rule over generated and mutated programs.
 
     python bench/fuzz.py --programs 100000 --seed 0 --jobs 2
 
@@ -51,7 +51,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import libcst as cst  # noqa: E402
 
-from ddpfix.engine import allow_deep_trees, fix_source  # noqa: E402
+from ddpfix.engine import allow_deep_trees  # noqa: E402
+from ddpfix.sources import fix_source  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
 from ddpfix.findings import NOTE  # noqa: E402
 

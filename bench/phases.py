@@ -2,7 +2,7 @@
 
     python bench/phases.py PATH [PATH ...] [--files N] [--fix] [--cprofile N]
 
-Reads the files once, gathers the facts as the CLI does, then runs ``engine.fix_source`` over each
+Reads the files once, gathers the facts as the CLI does, then runs ``sources.fix_source`` over each
 with every rule — report-only (as ``--check``) unless ``--fix`` — and prints milliseconds per file
 spent in each phase: the decode check, the trigger-word prefilter, the Lightning checks, CPython's
 ``ast.parse``, the rules' ``may_apply`` on that tree, LibCST's parse, positions, import tables, each
@@ -30,6 +30,7 @@ import ddpfix.engine as engine  # noqa: E402
 import ddpfix.positions as positions  # noqa: E402
 from ddpfix.imports import ImportTable  # noqa: E402
 from ddpfix.runner import discover, gather_facts, read_source  # noqa: E402
+from ddpfix.sources import fix_source  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
 
 SPENT: Counter = Counter()
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         profile.enable()
     for path, data in sources:
         if isinstance(data, bytes):
-            engine.fix_source(path, data, rules, facts, fix=args.fix)
+            fix_source(path, data, rules, facts, fix=args.fix)
     if profile:
         profile.disable()
     total = time.perf_counter() - began

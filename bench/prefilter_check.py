@@ -21,7 +21,8 @@ import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from ddpfix.engine import allow_deep_trees, fix_source  # noqa: E402
+from ddpfix.engine import allow_deep_trees  # noqa: E402
+from ddpfix.sources import fix_source  # noqa: E402
 from ddpfix.runner import discover, gather_facts, read_source  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
 

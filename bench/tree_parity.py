@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 import ddpfix.engine as engine  # noqa: E402
-from ddpfix.engine import fix_source  # noqa: E402
+from ddpfix.sources import fix_source  # noqa: E402
 from ddpfix.facts import ProjectFacts, file_facts  # noqa: E402
 from ddpfix.transforms import all_rules  # noqa: E402
 

@@ -12,7 +12,7 @@ import ast
 
 import libcst as cst
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.findings import SAFE, UNSAFE
 from ddpfix.transforms._walk import walk
 from ddpfix.transforms.base import NeedsLibCST, Rule

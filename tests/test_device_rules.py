@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.transforms.hardcoded_device import HardcodedDevice
 from ddpfix.transforms.tensor_attribute import TensorAttribute
 

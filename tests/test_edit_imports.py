@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.transforms._edit_imports import ensure_import
 from ddpfix.transforms.device_map_under_ddp import DeviceMapUnderDdp
 

@@ -1,10 +1,10 @@
-"""engine.fix_source: the guarantees every front-end relies on."""
+"""sources.fix_source (and the engine behind it): the guarantees every front-end relies on."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
 from ddpfix.transforms.cuda_generator import CudaGenerator

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from fixture_cases import cases
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.transforms import all_rules
 

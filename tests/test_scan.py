@@ -7,7 +7,7 @@ import json
 
 from conftest import FIXTURES
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.runner import discover, gather_facts, read_source, scan
 from ddpfix.transforms import all_rules
 

@@ -16,7 +16,7 @@ import pytest
 from fixture_cases import FIXTURES, cases
 
 import ddpfix.engine as engine
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule

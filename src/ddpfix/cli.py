@@ -20,10 +20,12 @@ import click
 from ddpfix import __version__, report, sarif
 from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
-from ddpfix.engine import allow_deep_trees, fix_source
+from ddpfix.engine import allow_deep_trees
+from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.runner import WorkerCrashed, check_files, covers_projects, discover, single_fixes
-from ddpfix.transforms import all_rules, resolve
+from ddpfix import transforms
+from ddpfix.transforms import UnknownRule, all_rules, resolve
 from ddpfix.transforms.base import Rule
 from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
 
@@ -33,23 +35,12 @@ LOG_MODES = ("auto", "rank-zero-only", "sync-dist")  # also in config.py, where 
 PROGRESS_THRESHOLD = 200  # files
 
 
-def _split(values: Sequence[str]) -> list[str]:
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
-
-
 def select_rules(select: Sequence[str], ignore: Sequence[str]) -> list[type[Rule]]:
-    chosen: list[type[Rule]] = []
-    for spec in _split(select) or ["ALL"]:
-        matched = resolve(spec)
-        if not matched:
-            raise click.BadParameter(f"no rule is called {spec!r} (see --list-rules)", param_hint="--select")
-        chosen.extend(rule for rule in matched if rule not in chosen)
-    for spec in _split(ignore):
-        matched = resolve(spec)
-        if not matched:
-            raise click.BadParameter(f"no rule is called {spec!r} (see --list-rules)", param_hint="--ignore")
-        chosen = [rule for rule in chosen if rule not in matched]
-    return sorted(chosen, key=lambda rule: rule.code)
+    """``transforms.select_rules``, its error as a usage error of the option that named no rule."""
+    try:
+        return transforms.select_rules(select, ignore)
+    except UnknownRule as err:
+        raise click.BadParameter(str(err), param_hint=err.option) from err
 
 
 def rules_table() -> str:

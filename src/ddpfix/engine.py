@@ -1,7 +1,7 @@
-"""Fix one source: prefilter, parse once, run the rules in order, verify, never lose the original.
+"""Fix one Python source: prefilter, parse once, run the rules in order, verify, never lose the original.
 
-``fix_source`` is a pure function of its inputs; the CLI, the tests (and later the language server
-and the notebook front-end) all call it, so there is exactly one pipeline.
+``fix_python`` is a pure function of its inputs. It knows nothing of notebooks: the notebook
+front-end calls it, and ``sources.fix_source`` sends each file to one or the other.
 """
 
 from __future__ import annotations
@@ -123,34 +123,6 @@ def allow_deep_trees() -> None:
         sys.setrecursionlimit(RECURSION_LIMIT)
 
 
-def fix_source(
-    path: str,
-    data: bytes,
-    rules: Sequence[type[Rule]],
-    facts: ProjectFacts | None = None,
-    only: Collection[FixKey] | None = None,
-    options: Mapping[str, object] | None = None,
-    fix: bool = True,
-) -> FileResult:
-    """Run ``rules`` over one file's bytes (a notebook's code cells for ``*.ipynb``); see ``_fix_source``.
-    Never raises: a bug of ours outside any rule (reading imports, facts) costs this file, reported,
-    and never the run.
-
-    ``fix=False`` is the report-only speed (``--check``, editor diagnostics): no fix is applied, so
-    every rule reads the file as it is — one tree, one set of positions — and each finding stands
-    where it is in the file, with ``fixable`` saying whether a fix exists."""
-    if not fix:
-        only = frozenset()
-    if path.endswith(".ipynb"):
-        from ddpfix.notebook import fix_notebook  # the notebook front-end calls back into fix_python
-
-        try:
-            return fix_notebook(path, data, rules, facts, only, options)
-        except Exception as err:
-            return _internal_error(path, data, err)
-    return fix_python(path, data, rules, facts, only, options)
-
-
 def fix_python(
     path: str,
     data: bytes,
@@ -159,14 +131,16 @@ def fix_python(
     only: Collection[FixKey] | None = None,
     options: Mapping[str, object] | None = None,
 ) -> FileResult:
-    """``fix_source`` for Python source, whatever the file's name."""
+    """Run ``rules`` over one Python file's bytes, whatever its name; see ``_fix_source``. Never
+    raises: a bug of ours outside any rule (reading imports, facts) costs this file, reported, and
+    never the run."""
     try:
         return _fix_source(path, data, rules, facts, only, options)
     except Exception as err:
-        return _internal_error(path, data, err)
+        return internal_error(path, data, err)
 
 
-def _internal_error(path: str, data: bytes, err: Exception) -> FileResult:
+def internal_error(path: str, data: bytes, err: Exception) -> FileResult:
     message = f"{INTERNAL_ERROR}: {type(err).__name__}: {err}; file left as it was"
     return FileResult(path, data, problems=[Problem(path, "E001", message)])
 

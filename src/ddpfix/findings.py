@@ -79,7 +79,7 @@ class Problem:
 
 @dataclass
 class FileResult:
-    """What ``engine.fix_source`` made of one file.
+    """What ``sources.fix_source`` made of one file.
 
     ``fixed`` holds the new bytes only when they differ from ``original``; a file whose result has
     ``fixed is None`` is never opened for writing.

@@ -1,6 +1,6 @@
 """The language server, ``ddpfix lsp``: DDP findings as diagnostics, their fixes as code actions.
 
-A front-end over ``engine.fix_source``, never a second pipeline (see ``lsp_document``). It speaks
+A front-end over ``sources.fix_source``, never a second pipeline (see ``lsp_document``). It speaks
 LSP over stdin/stdout through pygls (the ``ddpfix[lsp]`` extra):
 
 - diagnostics are published on open and save at once, and after edits once typing pauses

@@ -1,8 +1,8 @@
 """One open document as the language server sees it: the engine's result and its LSP translation.
 
 The document is run exactly as ``ddpfix PATH`` runs a file named alone: the ``[tool.ddpfix]`` that
-applies to its path picks the rules and options (``cli.select_rules``, not a copy of it), and
-``engine.fix_source`` does the rest, ``# noqa`` included. What is left here is arithmetic: the
+applies to its path picks the rules and options (``transforms.select_rules``, as the CLI), and
+``sources.fix_source`` does the rest, ``# noqa`` included. What is left here is arithmetic: the
 engine counts 1-based lines and characters; LSP counts 0-based lines and, in the client's position
 encoding (UTF-16 code units unless negotiated otherwise), columns.
 """
@@ -19,16 +19,14 @@ import tokenize
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-import click
 from lsprotocol import types
 
 from ddpfix import report
-from ddpfix.cli import select_rules
 from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, FixKey, Problem
-from ddpfix.transforms import all_rules
+from ddpfix.transforms import UnknownRule, all_rules, select_rules
 from ddpfix.transforms.base import Rule
 
 SOURCE = "ddpfix"
@@ -61,8 +59,8 @@ def settings_for(start: str) -> Settings:
         rules = select_rules(config.select, config.ignore)
     except ConfigError as err:
         return Settings(error=str(err))
-    except click.BadParameter as err:
-        return Settings(error=f"{config.path}: [tool.ddpfix] {err.message}")
+    except UnknownRule as err:
+        return Settings(error=f"{config.path}: [tool.ddpfix] {err}")
     return Settings(tuple(rules), {"log_mode": config.log_mode or "auto", "show_suppressed": False})
 
 

@@ -1,4 +1,4 @@
-"""Many files: discovery, then ``engine.fix_source`` over them in parallel, results in path order."""
+"""Many files: discovery, then ``sources.fix_source`` over them in parallel, results in path order."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pathspec
 
-from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem, fix_source
+from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
+from ddpfix.sources import fix_source
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.notebook import is_notebook, python_source

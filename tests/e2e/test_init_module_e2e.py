@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.transforms.init_module_scope import InitModuleScope
 
 from .ddp import SCRIPTS, require_lightning, run_script

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.transforms import all_rules
 
 from .ddp import SCRIPTS, require_lightning, run_script

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.transforms.spawn_without_main_guard import SpawnWithoutMainGuard
 
 from .ddp import SCRIPTS, require_lightning, run_script

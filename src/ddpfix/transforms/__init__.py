@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from collections.abc import Sequence
 
 from ddpfix.transforms.base import Rule
 
@@ -36,3 +37,32 @@ def resolve(spec: str) -> list[type[Rule]]:
     if by_name:
         return by_name
     return [r for r in all_rules() if r.code.startswith(wanted.upper())] if wanted else []
+
+
+class UnknownRule(ValueError):
+    """A --select/--ignore entry (or one of ``[tool.ddpfix]``) that names no rule."""
+
+    def __init__(self, spec: str, option: str):
+        super().__init__(f"no rule is called {spec!r} (see --list-rules)")
+        self.option = option
+
+
+def _split(values: Sequence[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def select_rules(select: Sequence[str], ignore: Sequence[str]) -> list[type[Rule]]:
+    """The rules a selection names, in code order: every rule unless ``select`` says otherwise, less
+    those ``ignore`` names. The one place every front-end (CLI, language server) picks rules."""
+    chosen: list[type[Rule]] = []
+    for spec in _split(select) or ["ALL"]:
+        matched = resolve(spec)
+        if not matched:
+            raise UnknownRule(spec, "--select")
+        chosen.extend(rule for rule in matched if rule not in chosen)
+    for spec in _split(ignore):
+        matched = resolve(spec)
+        if not matched:
+            raise UnknownRule(spec, "--ignore")
+        chosen = [rule for rule in chosen if rule not in matched]
+    return sorted(chosen, key=lambda rule: rule.code)
