@@ -126,3 +126,60 @@ def test_the_decision_is_taken_on_the_version_being_rewritten():
 
     result = fix_source("x.py", SOURCE, [InsertsALine, Decides])
     assert result.fixed == b'"""Doc."""\nsafe_done()\nrisky_call()\n'
+
+
+# --- a rule that fixes through its check alone: typed edits ----------------------------------------
+
+from ddpfix.edits import AddImport, ReplaceExpression, SetKeyword, Span  # noqa: E402
+
+
+class Typed(Rule):
+    """``train(x)`` gets ``sync=True`` (safe); ``legacy(x)`` becomes ``modern(x)`` plus ``import modern``
+    (unsafe). One analysis: no ``apply``."""
+
+    code, name, summary, fixable, triggers = "DDP952", "typed", "test rule with typed edits", True, ("(",)
+
+    def check(self, tree, ctx):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                where = Span.of(ctx.position(node))
+                if node.func.id == "train" and not node.keywords:
+                    ctx.report(node, "train without sync", fixable=True, safe=True,
+                               edits=[SetKeyword(where, "sync", "True")])
+                elif node.func.id == "legacy":
+                    ctx.report(node, "legacy call", fixable=True, why="modern may differ",
+                               edits=[ReplaceExpression(where, "modern.run(" + ast.unparse(node.args[0]) + ")"),
+                                      AddImport("modern")])
+
+
+TYPED_SOURCE = b"train(\n    x,  # the data\n)\ny = legacy(2)\n"
+
+
+def test_typed_edits_apply_the_safe_fix_keeping_comments():
+    result = fix_source("x.py", TYPED_SOURCE, [Typed])
+    assert result.fixed == b"train(\n    x,\n    sync=True,  # the data\n)\ny = legacy(2)\n"
+    assert kinds(result) == [(1, SAFE, True), (5, UNSAFE, False)]  # where they stand in the fixed code
+
+
+def test_typed_edits_with_unsafe_fixes_and_one_picked_by_hand():
+    everything = fix_source("x.py", TYPED_SOURCE, [Typed], options={"unsafe_fixes": True})
+    assert everything.fixed == b"import modern\ntrain(\n    x,\n    sync=True,  # the data\n)\ny = modern.run(2)\n"
+    legacy = fix_source("x.py", TYPED_SOURCE, [Typed], fix=False).findings[1]
+    picked = fix_source("x.py", TYPED_SOURCE, [Typed], only={legacy.key})
+    assert picked.fixed == b"import modern\ntrain(\n    x,  # the data\n)\ny = modern.run(2)\n"
+
+
+def test_a_typed_rule_reports_and_leaves_clean_files_without_libcst(monkeypatch):
+    import ddpfix.engine as engine
+
+    monkeypatch.setattr(engine, "_parse", lambda path, data: (_ for _ in ()).throw(AssertionError("parsed by LibCST")))
+    report = fix_source("x.py", TYPED_SOURCE, [Typed], fix=False)
+    assert kinds(report) == [(1, SAFE, False), (4, UNSAFE, False)]
+    only_unsafe = fix_source("x.py", b"y = legacy(2)\n", [Typed])  # nothing chosen: nothing to parse
+    assert only_unsafe.fixed is None and kinds(only_unsafe) == [(1, UNSAFE, False)]
+
+
+def test_an_edit_that_would_lose_a_comment_is_not_applied():
+    source = b"y = legacy(  # keep me\n    2)\n"
+    result = fix_source("x.py", source, [Typed], options={"unsafe_fixes": True})
+    assert result.fixed is None and kinds(result) == [(1, UNSAFE, False)]

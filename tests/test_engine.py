@@ -284,15 +284,20 @@ def test_a_crashing_tree_rule_leaves_the_file_untouched_and_keeps_the_other_find
     assert collective.line == 19  # in the bytes the file keeps
 
 
-def test_a_fixable_rule_must_implement_apply():
+def test_a_fixable_rule_must_implement_check_or_apply():
     import pytest
 
-    with pytest.raises(TypeError, match="must implement apply"):
+    with pytest.raises(TypeError, match="must implement check"):
         class Fixing(Rule):  # noqa: F841 - defining it is the test
-            code, name, summary, fixable, triggers = "DDP903", "fixing-reader", "test", True, ()
+            code, name, summary, fixable, triggers = "DDP903", "fixing-nothing", "test", True, ()
 
-            def check(self, tree, ctx):
-                pass
+    class Typed(Rule):
+        code, name, summary, fixable, triggers = "DDP903", "fixing-reader", "test", True, ()
+
+        def check(self, tree, ctx):
+            pass
+
+    assert Typed.typed and not Typed.edits  # fixes through typed edits from its check
 
 
 def test_tree_rule_findings_honour_noqa_on_the_first_line_of_their_statement():

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import libcst as cst
 
+from ddpfix.edits import apply_edits
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
 from ddpfix.transforms.base import NOT_PROVEN, ModuleView, NeedsLibCST, Rule, RuleContext, TreeView
@@ -194,10 +195,10 @@ def _fix_source(
         _report(path, tree, data, active, facts, options, result)
         return result
     current: bytes | None = data  # None: the file keeps its original bytes
-    editors = [rule for rule in active if rule.edits]
+    editors = [rule for rule in active if rule.edits or rule.typed]
     if editors:
         current = _edit(path, data, editors, facts, only, options, result, tree)
-    readers = [rule for rule in active if not rule.edits]
+    readers = [rule for rule in active if not (rule.edits or rule.typed)]
     if readers:
         # Their findings stand in the bytes the result holds: the fixed code, or the original
         # when nothing changed or something failed (then the file keeps its original bytes).
@@ -271,21 +272,33 @@ def _failure(err: Exception) -> str:
     return f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
 
 
-class _Applicability:
-    """How safe each fix is, as the rule's ``check`` decides it on CPython's tree of the version of
-    the file its ``apply`` is about to rewrite: the one place a rule decides, so ``--check`` and
-    ``--write`` cannot disagree. Trees and views are made once per version, shared by the rules."""
+class _TreeChecks:
+    """Rules' ``check`` on CPython's tree of the version of the file about to be rewritten: the one
+    place a rule decides (its findings, each fix's applicability, a typed rule's edits), so
+    ``--check`` and ``--write`` cannot disagree. Trees and views are made once per version, shared
+    by the rules."""
 
     def __init__(self, path: str, data: bytes, tree: ast.Module, facts: ProjectFacts, options: Mapping[str, object]):
         self.path, self.facts, self.options = path, facts, options
         self._data, self._view = data, TreeView(tree, data)
 
-    def of(self, rule: type[Rule], data: bytes) -> tuple[dict[FixKey, tuple[str, str]], str]:
-        """Each fix's (applicability, reason) by key, and the reason for a fix ``check`` did not decide."""
+    def _view_of(self, data: bytes) -> TreeView:
         if data is not self._data:
             tree = ast.parse(data, self.path)  # the fixed code compiled, so it parses
             self._data, self._view = data, TreeView(tree, data)
-        view = self._view
+        return self._view
+
+    def fixes(self, rule: type[Rule], data: bytes, only: Collection[FixKey] | None) -> RuleContext:
+        """A typed rule's findings on ``data``, each marked fixed where its fix is to be applied
+        (picked by hand, else safe, else unsafe with ``unsafe_fixes``), with the fixes' edits."""
+        view = self._view_of(data)
+        ctx = RuleContext(self.path, rule, view, self.facts, only, self.options)
+        rule().check(view.tree, ctx)
+        return ctx
+
+    def applicability(self, rule: type[Rule], data: bytes) -> tuple[dict[FixKey, tuple[str, str]], str]:
+        """Each fix's (applicability, reason) by key, and the reason for a fix ``check`` did not decide."""
+        view = self._view_of(data)
         ctx = RuleContext(self.path, rule, view, self.facts, frozenset(), self.options)
         try:
             if view.renames_identifiers:
@@ -304,14 +317,12 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
     """The rules that read (and may rewrite) LibCST's tree, in rounds: the bytes they leave, their
     findings in ``result``; None when the file must keep its original bytes (the reason is in
     ``result.problems``). ``tree``: CPython's tree of ``data``, from which each rule's ``check``
-    decides how safe its fixes are."""
-    parsed = _parse(path, data)
-    if isinstance(parsed, Problem):
-        result.problems.append(parsed)
-        return None
-    view = ModuleView(parsed, data)
+    decides how safe its fixes are (a typed rule, everything). LibCST parses the file only once a
+    rule needs its tree: a rule with ``apply``, or a typed rule with a fix to carry out."""
+    parsed: cst.Module | None = None
+    view: ModuleView | None = None
     current = data
-    applicability = _Applicability(path, data, tree, facts, options)
+    checks = _TreeChecks(path, data, tree, facts, options)
     original_checked = False  # whether the original compiles, asked once a fix would replace it
     # A later rule's fix can change what an earlier rule sees (DDP008 adds ``import os``, and
     # DDP003 then understands ``os.environ["RANK"]``). So that a second run has nothing left to
@@ -326,11 +337,30 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
     while unchanged_in_a_row < len(active) and runs < budget:
         rule = active[runs % len(active)]
         runs += 1
-        ctx = RuleContext(path, rule, view, facts, only, options)
+        ctx = None
         try:
-            if rule.decides:
-                ctx = RuleContext(path, rule, view, facts, only, options, *applicability.of(rule, current))
-            new_module = rule().apply(view.module, ctx)
+            if rule.typed:
+                ctx = checks.fixes(rule, current, only)
+        except Exception as err:  # a rule's bug must cost one file's fixes, never the run
+            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
+            result.problems.append(Problem(path, rule.code, _failure(err)))
+            return None
+        if view is None and (ctx is None or ctx.fixes_applied):
+            parsed = _parse(path, data)
+            if isinstance(parsed, Problem):
+                result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
+                result.problems.append(parsed)
+                return None
+            view = ModuleView(parsed, data)
+        if ctx is None:
+            ctx = RuleContext(path, rule, view, facts, only, options)
+        try:
+            if rule.typed:
+                new_module = _carry_out(view, ctx) if ctx.fixes_applied else None
+            else:
+                if rule.decides:
+                    ctx = RuleContext(path, rule, view, facts, only, options, *checks.applicability(rule, current))
+                new_module = rule().apply(view.module, ctx)
             new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
@@ -384,6 +414,22 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
         return None
     result.findings = _gathered(fixed, last_run)
     return current
+
+
+def _carry_out(view: ModuleView, ctx: RuleContext) -> cst.Module:
+    """A typed rule's chosen fixes, its edits applied to LibCST's tree of the same version; a fix
+    whose edits cannot all be applied is reported as not fixed, and none of its edits is kept."""
+    chosen = [f for f in ctx.findings if f.fixed]
+    if not chosen:
+        return view.module
+    edits = [edit for finding in chosen for edit in ctx.edits.get(finding.key, ())]
+    module, refused = apply_edits(view.module, view.positions, edits)
+    if refused:
+        failed = {f.key for f in chosen if set(ctx.edits.get(f.key, ())) & set(refused)}
+        ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
+        keep = [e for f in chosen if f.key not in failed for e in ctx.edits.get(f.key, ())]
+        module, _ = apply_edits(view.module, view.positions, keep) if keep else (view.module, [])
+    return module
 
 
 def _gathered(fixed: list, last_run: dict[str, list]) -> list:

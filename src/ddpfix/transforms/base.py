@@ -8,7 +8,7 @@ import io
 import re
 import tokenize
 import unicodedata
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
 import libcst as cst
@@ -226,6 +226,8 @@ class RuleContext:
         self._applicability = applicability or {}
         self._undecided = undecided
         self.findings: list[Finding] = []
+        #: Each fix's typed edits, by the key of its finding (rules that fix through ``check``).
+        self.edits: dict[FixKey, tuple] = {}
 
     def position(self, node: cst.CSTNode | ast.AST):
         """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns), also for a node of
@@ -233,7 +235,7 @@ class RuleContext:
         return self.view.position(node)
 
     def report(self, node: cst.CSTNode | ast.AST, message: str, *, fixable: bool, safe: bool = False,
-               why: str = "") -> bool:
+               why: str = "", edits: Sequence[object] | None = None) -> bool:
         """Record a finding at ``node``; True when the rule should apply its fix now.
 
         In ``check`` (CPython's tree), ``safe`` says the analysis proved the fix changes nothing the
@@ -241,6 +243,8 @@ class RuleContext:
         not proven. Unknown is not safe, so a fix is unsafe unless a rule says otherwise. In ``apply``
         the two are ignored: the engine hands over what ``check`` decided (``applicability``). A fix
         is applied when picked by hand (``only``), else when safe or ``--unsafe-fixes`` is on.
+        ``edits`` (a rule without ``apply``): the fix as typed edits (``ddpfix.edits``), which the
+        engine carries out on LibCST's tree when the fix is applied.
 
         A finding silenced by ``# noqa`` / ``# ddpfix: ignore`` on its line, or on the first line of
         the statement it is in, is dropped, fix included (kept, marked, with ``show_suppressed``).
@@ -267,6 +271,8 @@ class RuleContext:
             apply = fixable and key in self._only
         else:
             apply = fixable and (applicability == SAFE or bool(self.options.get("unsafe_fixes")))
+        if fixable and edits is not None:
+            self.edits[key] = tuple(edits)
         self.findings.append(
             Finding(
                 path=self.path,
@@ -327,6 +333,9 @@ class Rule:
     reads_tree: ClassVar[bool] = False
     #: Set by the class itself: the rule implements ``check``, where it decides each fix's applicability.
     decides: ClassVar[bool] = False
+    #: Set by the class itself: the rule fixes through ``check`` alone, each fix a list of typed edits
+    #: (``ddpfix.edits``) that the engine carries out: one analysis for reporting and fixing.
+    typed: ClassVar[bool] = False
     #: Set by the class itself: the rule reads (and may rewrite) LibCST's tree (it implements ``apply``).
     edits: ClassVar[bool] = False
 
@@ -336,8 +345,9 @@ class Rule:
         super().__init_subclass__(**kwargs)
         cls.reads_tree = cls.decides = cls.check is not Rule.check
         cls.edits = cls.apply is not Rule.apply
-        if cls.fixable and not cls.edits:
-            raise TypeError(f"{cls.__name__} is fixable, so it must implement apply: CPython's tree cannot be rewritten")
+        cls.typed = cls.fixable and cls.decides and not cls.edits
+        if cls.fixable and not cls.edits and not cls.decides:
+            raise TypeError(f"{cls.__name__} is fixable, so it must implement check (with typed edits) or apply")
         cls._compiled = tuple(
             tuple(s.encode() for s in ((t,) if isinstance(t, str) else t)) for t in cls.triggers
         )
