@@ -21,3 +21,13 @@ def test_every_rule_url_names_its_page():
     for rule in all_rules():
         assert rule.url().endswith(f"/docs/rules/{rule.code}.md")
         assert (ROOT / "docs" / "rules" / f"{rule.code}.md").exists()
+
+
+def test_every_fixable_rule_page_says_which_fixes_are_safe():
+    """design.md: a rule page says, per fix shape, whether its fix is safe or unsafe, and why."""
+    for rule in all_rules():
+        if rule.fixable:
+            page = rule.page()
+            assert "## Fix safety" in page, f"{rule.code}'s page has no Fix safety section"
+            section = page.split("## Fix safety", 1)[1].split("\n## ", 1)[0].lower()
+            assert "safe" in section and "unsafe" in section, f"{rule.code}: Fix safety names no safe/unsafe shapes"

@@ -14,7 +14,8 @@ from ddpfix.transforms.base import Rule
 
 
 def rule_page(rule: type[Rule]) -> str:
-    fix = "yes" if rule.fixable else "no (a diagnostic only)"
+    fix = ("yes: safe where the analysis proves it, else unsafe (applied only with --unsafe-fixes); "
+           "see *Fix safety*") if rule.fixable else "no (a diagnostic only)"
     return f"# {rule.code} `{rule.name}`\n\n{rule.summary}\n\nAutomatic fix: {fix}.\n\n{rule.page()}\n"
 
 
