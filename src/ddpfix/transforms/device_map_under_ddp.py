@@ -6,6 +6,7 @@ import ast
 
 import libcst as cst
 
+from ddpfix.transforms import _device_map_under_ddp_safety as safety
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword, without_keyword
@@ -146,6 +147,8 @@ class DeviceMapUnderDdp(Rule):
         ``forward`` (whose statement it may belong to), and identifiers that Python renames (NFKC)."""
         kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
         loads, ddp_trainer = _tree_scan(tree, ctx, kinds)
+        run = safety.Run(tree, ctx.imports, ctx.view.text)
+        trained = safety.training_loads(tree, kinds)
         wrapped_classes: dict[ast.ClassDef, ast.Call] = {}
         for call, cls, in_fstring, statement in loads:
             if cls is None and not ddp_trainer:
@@ -186,7 +189,9 @@ class DeviceMapUnderDdp(Rule):
             if loses_comment:
                 ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
             else:
-                ctx.report(call, message, fixable=True)
+                safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised,
+                                               tree_lightning.string_value(device_map.value))
+                ctx.report(call, message, fixable=True, safe=safe, why=why)
         for cls, load in wrapped_classes.items():
             forward = next((s for s in cls.body if isinstance(s, tree_lightning.FUNCTIONS) and s.name == "forward"), None)
             if forward is None:
@@ -197,7 +202,8 @@ class DeviceMapUnderDdp(Rule):
             line = ctx.position(load).start.line
             names = ", ".join(moves)
             ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
-                       f"{line} keeps a device_map; removing the device map is the real fix", fixable=True)
+                       f"{line} keeps a device_map; removing the device map is the real fix", fixable=True,
+                       why="the device map stays, and accelerate's hooks still send the inputs to the device it names")
 
 
 def _is_true(arg: cst.Arg | None) -> bool:
