@@ -30,13 +30,16 @@ class HardcodedDevice(Rule):
 
     ## What it does
     In the methods of a LightningModule that run on the device (`forward`, `*_step`,
-    `on_*_batch_*`, `on_*_epoch_*`, ...):
+    `on_*_batch_*`, `on_*_epoch_*`, `on_after_batch_transfer`, ...):
     - `x.cuda()`, `x.cuda(0)`, `x.to("cuda")`, `x.to("cuda:0")`, `x.to(torch.device("cuda"))`,
       `x.to(device="cuda")` become `x.to(self.device)`; other arguments (a dtype,
       `non_blocking=True`) are kept;
     - tensor factories (`torch.zeros/ones/empty/full/rand/randn/randint/arange/linspace/eye/tensor`)
       with a literal CUDA device get `device=self.device`, and so do those with no device at all.
     A `torch.device("cuda")` stored in a variable, and hard-coded moves in other methods, are
+    reported. A device-less factory whose tensor is moved right away
+    (`torch.tensor(x).to(self.device)`, `torch.arange(n).float().cuda()`) or used on the CPU at once
+    (`.numpy()`, `.tolist()`, `.item()`, `.cpu()`, `.pin_memory()`, `generator=`, an index) is not
     reported.
 
     ## Why it breaks under DDP
@@ -58,11 +61,36 @@ class HardcodedDevice(Rule):
         mask = self.mask.to(self.device)
     ```
 
+    ## Fix safety
+    - **unsafe**, every fix of a file that names a CUDA device other than 0 (`"cuda:1"`, `.cuda(1)`,
+      `.to(1)`, `torch.device("cuda", 1)`): that is model parallelism, and one `self.device` would
+      move its parts onto a single GPU.
+    - A literal device replaced by `self.device` (`.to("cuda")`, `.to("cuda:0")`, `.to(0)`,
+      `device="cuda"` in a factory): **safe** only in a file that builds a Trainer (or Fabric) and
+      every one it builds has a literal DDP strategy. There rank 0's `self.device` is the device the
+      literal names and on rank N the literal was the failure. Elsewhere **unsafe**: in one process
+      a fixed GPU may be the one meant (`devices=[1]` puts `self.device` on `cuda:1`), and a file
+      without the Trainer does not say how its module runs.
+    - `.cuda(...)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
+      tensor factory's result; an unknown receiver's `.to()` may not be `.cuda()`'s twin.
+    - `device=self.device` added to a device-less factory: **unsafe** for the random factories
+      (`rand`, `randn`, `randint`: with a device they draw from that device's generator, other
+      numbers, and later CPU draws shift). For the others **safe** only when every use of the tensor
+      (the call itself, or a local name bound to it once) is `+ - * / @` with a tensor of the batch
+      Lightning moved to the device (the step hook's batch parameter, names bound once from it, items
+      of those). A CPU tensor there either fails or, 0-dimensional, gives the same result as one on
+      the device. Any other use (indexing, `.numpy()`, a library call such as scikit-learn, a return
+      value, a call of a submodule) may want the CPU: **unsafe**.
+    - A call with a comment inside that the rewrite would lose or repeat: no fix (reported).
+
     ## When it does not fix
     In `__init__`, `setup` and the other methods that run before the module is placed (there
     `self.device` is still the CPU; register tensors as buffers instead, see DDP007), in helper
-    methods whose caller is unknown, and for a device stored in a variable: reported only. Plain
-    PyTorch modules and scripts are not Lightning's business and are left alone.
+    methods whose caller is unknown, and for a device stored in a variable: reported only. In
+    `on_before_batch_transfer` the batch is still on the CPU: a hard-coded move there is reported
+    (leave the move to Lightning, or make it in `on_after_batch_transfer`), and device-less factories
+    are right and not reported. Plain PyTorch modules and scripts are not Lightning's business and
+    are left alone.
     """
 
     code = "DDP006"
