@@ -6,6 +6,7 @@ import ast
 
 import libcst as cst
 
+from ddpfix.transforms import _device_map_under_ddp_safety as safety
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword, without_keyword
@@ -42,8 +43,9 @@ class DeviceMapUnderDdp(Rule):
     `device_map` attaches accelerate's `AlignDevicesHook`, which sends inputs to the device fixed at
     load time (often `cuda:0` on every rank), while Lightning moves rank N's module to `cuda:N`:
     "Expected all tensors to be on the same device". `device_map="auto"` is model parallelism, not
-    DDP. Lightning's launcher sets `LOCAL_RANK` in every process. Lightning's own 4/8-bit path needs
-    no hooks at all: `Trainer(plugins=BitsandbytesPrecision(mode="nf4-dq"))`.
+    DDP. Lightning's launchers set `LOCAL_RANK` in the processes they start (`ddp` runs the script
+    again per rank; the first process, rank 0, has none: `os.environ.get(..., 0)`). Lightning's own
+    4/8-bit path needs no hooks at all: `Trainer(plugins=BitsandbytesPrecision(mode="nf4-dq"))`.
 
     ## Before
     ```python
@@ -55,6 +57,30 @@ class DeviceMapUnderDdp(Rule):
     self.model = AutoModelForCausalLM.from_pretrained(
         name, load_in_8bit=True, device_map={"": int(os.environ.get("LOCAL_RANK", 0))})
     ```
+
+    ## Fix safety
+    - Only the load that builds the model trained under DDP can have a **safe** fix: a load in a
+      LightningModule's `__init__`, `setup` or `configure_model`, or one in the same block as
+      `trainer.fit(...)`, before it, whose model flows into fit's arguments through plain
+      assignments. Any other load (a reload on rank 0 after training, a model for evaluation) keeps
+      its device map on purpose, and without it stays on the CPU: **unsafe**.
+    - **unsafe** in a file that builds no Trainer (or Fabric), or one whose strategy is not a literal
+      DDP strategy: in one process the device map may be what is meant, and a LightningModule's file
+      alone does not say how it is trained.
+    - **unsafe** for `"auto"`, `"balanced"`, `"balanced_low_0"` and `"sequential"`: they spread the
+      model over the visible GPUs, and whether it fits one cannot be decided statically.
+    - `device_map` dropped (full precision), map `"cuda"`, `"cuda:0"`, `0` or `{"": 0}`: **safe**
+      under the conditions above; Lightning then places the module on each rank's GPU.
+    - The per-rank map `{"": int(os.environ.get("LOCAL_RANK", 0))}` (quantised): **safe** under the
+      conditions above where `LOCAL_RANK` is the rank's: the strategy relaunches the script per rank
+      (`"ddp"`, `"ddp_find_unused_parameters_*"`, `DDPStrategy` with the default start method), or
+      the load runs in `setup`/`configure_model` (in the rank's own process, also under
+      `ddp_spawn`). **unsafe** where the module is built in the launching process of `ddp_spawn`,
+      `ddp_fork`, `ddp_notebook` or a `DDPStrategy(start_method=...)` (`LOCAL_RANK` is unset there,
+      every copy would load onto GPU 0), and in a file that names SLURM (srun starts the processes
+      itself and sets `SLURM_LOCALID`, not `LOCAL_RANK`).
+    - `x = x.to(self.device)` at the top of `forward` (a map held in a variable): **unsafe**, the
+      device map stays and accelerate's hooks still send the inputs where it says.
 
     ## When it does not fix
     A device map held in a variable (only inputs are moved, and the finding says that removing the
@@ -146,6 +172,8 @@ class DeviceMapUnderDdp(Rule):
         ``forward`` (whose statement it may belong to), and identifiers that Python renames (NFKC)."""
         kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
         loads, ddp_trainer = _tree_scan(tree, ctx, kinds)
+        run = safety.Run(tree, ctx.imports, ctx.view.text)
+        trained = safety.training_loads(tree, kinds)
         wrapped_classes: dict[ast.ClassDef, ast.Call] = {}
         for call, cls, in_fstring, statement in loads:
             if cls is None and not ddp_trainer:
@@ -186,7 +214,9 @@ class DeviceMapUnderDdp(Rule):
             if loses_comment:
                 ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
             else:
-                ctx.report(call, message, fixable=True)
+                safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised,
+                                               tree_lightning.string_value(device_map.value))
+                ctx.report(call, message, fixable=True, safe=safe, why=why)
         for cls, load in wrapped_classes.items():
             forward = next((s for s in cls.body if isinstance(s, tree_lightning.FUNCTIONS) and s.name == "forward"), None)
             if forward is None:
@@ -197,7 +227,8 @@ class DeviceMapUnderDdp(Rule):
             line = ctx.position(load).start.line
             names = ", ".join(moves)
             ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
-                       f"{line} keeps a device_map; removing the device map is the real fix", fixable=True)
+                       f"{line} keeps a device_map; removing the device map is the real fix", fixable=True,
+                       why="the device map stays, and accelerate's hooks still send the inputs to the device it names")
 
 
 def _is_true(arg: cst.Arg | None) -> bool:

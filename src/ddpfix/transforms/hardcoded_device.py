@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms import _hardcoded_device_safety as safety
 from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._ast_shapes import imports_of, last_name, may_be, methods
@@ -29,13 +30,16 @@ class HardcodedDevice(Rule):
 
     ## What it does
     In the methods of a LightningModule that run on the device (`forward`, `*_step`,
-    `on_*_batch_*`, `on_*_epoch_*`, ...):
+    `on_*_batch_*`, `on_*_epoch_*`, `on_after_batch_transfer`, ...):
     - `x.cuda()`, `x.cuda(0)`, `x.to("cuda")`, `x.to("cuda:0")`, `x.to(torch.device("cuda"))`,
       `x.to(device="cuda")` become `x.to(self.device)`; other arguments (a dtype,
       `non_blocking=True`) are kept;
     - tensor factories (`torch.zeros/ones/empty/full/rand/randn/randint/arange/linspace/eye/tensor`)
       with a literal CUDA device get `device=self.device`, and so do those with no device at all.
     A `torch.device("cuda")` stored in a variable, and hard-coded moves in other methods, are
+    reported. A device-less factory whose tensor is moved right away
+    (`torch.tensor(x).to(self.device)`, `torch.arange(n).float().cuda()`) or used on the CPU at once
+    (`.numpy()`, `.tolist()`, `.item()`, `.cpu()`, `.pin_memory()`, `generator=`, an index) is not
     reported.
 
     ## Why it breaks under DDP
@@ -57,11 +61,36 @@ class HardcodedDevice(Rule):
         mask = self.mask.to(self.device)
     ```
 
+    ## Fix safety
+    - **unsafe**, every fix of a file that names a CUDA device other than 0 (`"cuda:1"`, `.cuda(1)`,
+      `.to(1)`, `torch.device("cuda", 1)`): that is model parallelism, and one `self.device` would
+      move its parts onto a single GPU.
+    - A literal device replaced by `self.device` (`.to("cuda")`, `.to("cuda:0")`, `.to(0)`,
+      `device="cuda"` in a factory): **safe** only in a file that builds a Trainer (or Fabric) and
+      every one it builds has a literal DDP strategy. There rank 0's `self.device` is the device the
+      literal names and on rank N the literal was the failure. Elsewhere **unsafe**: in one process
+      a fixed GPU may be the one meant (`devices=[1]` puts `self.device` on `cuda:1`), and a file
+      without the Trainer does not say how its module runs.
+    - `.cuda(...)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
+      tensor factory's result; an unknown receiver's `.to()` may not be `.cuda()`'s twin.
+    - `device=self.device` added to a device-less factory: **unsafe** for the random factories
+      (`rand`, `randn`, `randint`: with a device they draw from that device's generator, other
+      numbers, and later CPU draws shift). For the others **safe** only when every use of the tensor
+      (the call itself, or a local name bound to it once) is `+ - * / @` with a tensor of the batch
+      Lightning moved to the device (the step hook's batch parameter, names bound once from it, items
+      of those). A CPU tensor there either fails or, 0-dimensional, gives the same result as one on
+      the device. Any other use (indexing, `.numpy()`, a library call such as scikit-learn, a return
+      value, a call of a submodule) may want the CPU: **unsafe**.
+    - A call with a comment inside that the rewrite would lose or repeat: no fix (reported).
+
     ## When it does not fix
     In `__init__`, `setup` and the other methods that run before the module is placed (there
     `self.device` is still the CPU; register tensors as buffers instead, see DDP007), in helper
-    methods whose caller is unknown, and for a device stored in a variable: reported only. Plain
-    PyTorch modules and scripts are not Lightning's business and are left alone.
+    methods whose caller is unknown, and for a device stored in a variable: reported only. In
+    `on_before_batch_transfer` the batch is still on the CPU: a hard-coded move there is reported
+    (leave the move to Lightning, or make it in `on_after_batch_transfer`), and device-less factories
+    are right and not reported. Plain PyTorch modules and scripts are not Lightning's business and
+    are left alone.
     """
 
     code = "DDP006"
@@ -106,13 +135,13 @@ class HardcodedDevice(Rule):
     def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
         replacements: dict[cst.Call, cst.Call] = {}
         for _cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
-            on_device = runs_on_device(method.name.value)
-            for call in _calls(method):
+            on_device = _on_device(method.name.value)
+            for call in _calls(method, ctx):
                 fixed, what = _rewrite(call, ctx, on_device)
                 if what is None:
                     continue
                 if fixed is None:
-                    ctx.report(call, f"{what} in {method.name.value}: {_why(on_device)}", fixable=False)
+                    ctx.report(call, f"{what} in {method.name.value}: {_why(method.name.value)}", fixable=False)
                     continue
                 message = f"{what} in {method.name.value}: on rank N the tensor must be on cuda:N; use self.device"
                 if ctx.report_fix(call, message, call, fixed):
@@ -130,8 +159,11 @@ class HardcodedDevice(Rule):
         own (LibCST's code of it has them), a comment both lost and repeated by a fix, a finding
         inside an f-string, a string or line continuation over several lines quoted in a message,
         and identifiers that Python renames (NFKC)."""
+        ddp = safety.ddp_file(tree, ctx.imports)
+        ordinals = safety.other_ordinals(tree)
         for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
-            on_device = runs_on_device(method.name)
+            on_device = _on_device(method.name)
+            facts = safety.MethodFacts(method) if on_device else None
             for call, statement, in_fstring in _tree_calls(method, ctx):
                 what, edited = _tree_placement(call, statement, ctx, on_device)
                 if what is None:
@@ -139,35 +171,50 @@ class HardcodedDevice(Rule):
                 if in_fstring:
                     raise NeedsLibCST("a finding inside an f-string")
                 if edited is None:
-                    ctx.report(call, f"{what} in {method.name}: {_why(on_device)}", fixable=False)
+                    ctx.report(call, f"{what} in {method.name}: {_why(method.name)}", fixable=False)
                     continue
                 message = f"{what} in {method.name}: on rank N the tensor must be on cuda:N; use self.device"
                 if _tree_fix_loses_comment(call, edited, ctx):
                     ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
                 else:
-                    ctx.report(call, message, fixable=True)
+                    safe, why = _tree_safety(call, edited, facts, ddp, ordinals, ctx)
+                    ctx.report(call, message, fixable=True, safe=safe, why=why)
             for assign, text in _tree_device_variables(method, ctx):
                 ctx.report(assign, f"{text} in {method.name}: moves to it put every rank's tensors on one GPU; "
                            "use self.device", fixable=False)
 
 
-def _why(on_device: bool) -> str:
-    if on_device:
-        return "the device is not a literal"
+# Hooks whose names look like device hooks but that get the batch while it is still on the CPU.
+CPU_DATA_HOOKS = frozenset({"on_before_batch_transfer"})
+
+
+def _on_device(method_name: str) -> bool:
+    """Lightning calls this hook with the module, and the batch, on the rank's device."""
+    return runs_on_device(method_name) and method_name not in CPU_DATA_HOOKS
+
+
+def _why(method_name: str) -> str:
+    if method_name in CPU_DATA_HOOKS:
+        return (f"{method_name} runs while the batch is still on the CPU, before Lightning moves it to the rank's "
+                "device: leave the move to Lightning (or make it in on_after_batch_transfer)")
     return ("this method runs before Lightning places the module (or its caller is unknown), so self.device "
             "may still be the CPU here; create tensors as buffers (register_buffer) or move them in a *_step hook")
 
 
 # A tensor used this way belongs on the CPU: .numpy(), .tolist()... of a factory's result.
-CPU_CONSUMERS = frozenset({"numpy", "tolist", "item", "cpu"})
+CPU_CONSUMERS = frozenset({"numpy", "tolist", "item", "cpu", "pin_memory"})
 # Factory arguments that tie the result to the CPU.
 CPU_ARGUMENTS = frozenset({"generator", "pin_memory", "out"})
+# Methods between a factory and a move that keep the tensor where it is: ``torch.tensor(x).float().to(d)``.
+KEEPS_PLACE = frozenset({"float", "half", "double", "bfloat16", "long", "int", "bool", "contiguous", "detach",
+                         "clone", "t", "unsqueeze", "squeeze", "view", "reshape", "flatten", "requires_grad_"})
 
 
-def _calls(method: cst.FunctionDef) -> list[cst.Call]:
+def _calls(method: cst.FunctionDef, ctx: RuleContext) -> list[cst.Call]:
     """The calls of a method that may be about placement: not inside ``self.register_buffer(...)``
     (a buffer follows the module), not inside a ``with torch.device(...)`` block (the author chose
-    the device there), not an index into another tensor, and not a tensor made for the CPU."""
+    the device there), not an index into another tensor, not a tensor made for the CPU, and not a
+    device-less factory whose tensor is moved right away (``torch.tensor(x).to(self.device)``)."""
     found: list[cst.Call] = []
     skipped: set[int] = set()
 
@@ -180,6 +227,9 @@ def _calls(method: cst.FunctionDef) -> list[cst.Call]:
                 skipped.add(id(func.value))
             if any(a.keyword is not None and a.keyword.value in CPU_ARGUMENTS for a in node.args):
                 skipped.add(id(node))
+            moved = _moved_factory(node, ctx)
+            if moved is not None:
+                skipped.add(id(moved))
             if id(node) not in skipped:
                 found.append(node)
             return True
@@ -195,6 +245,38 @@ def _calls(method: cst.FunctionDef) -> list[cst.Call]:
 
     walk(method.body, Collect())
     return [call for call in found if id(call) not in skipped]
+
+
+def _moved_factory(call: cst.Call, ctx: RuleContext) -> cst.Call | None:
+    """The device-less factory call that ``call`` moves to a device (``.cuda(...)``, or ``.to(...)``
+    with a device), through methods that keep the tensor's place; None if there is none."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
+        return None
+    if func.attr.value == "to":
+        device = keyword(call, "device")
+        positional = [a for a in call.args if a.keyword is None]
+        if device is None and positional and not positional[0].star:
+            device = positional[0]
+        if device is None or not _names_a_device(device.value, ctx):
+            return None
+    receiver = func.value
+    while (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+           and receiver.func.attr.value in KEEPS_PLACE):
+        receiver = receiver.func.value
+    if (isinstance(receiver, cst.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES
+            and keyword(receiver, "device") is None):
+        return receiver
+    return None
+
+
+def _names_a_device(value: cst.BaseExpression, ctx: RuleContext) -> bool:
+    """A literal device, ``<x>.device``, or a name ending in ``device``: not a dtype or a tensor."""
+    if isinstance(value, cst.Attribute):
+        return value.attr.value == "device"
+    if isinstance(value, cst.Name):
+        return value.value.endswith("device")
+    return device_kind(value, ctx.imports) != "unknown"
 
 
 def _rewrite(call: cst.Call, ctx: RuleContext, on_device: bool) -> tuple[cst.Call | None, str | None]:
@@ -284,6 +366,9 @@ def _tree_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext
                 skipped.add(id(func.value))
             if any(k.arg in CPU_ARGUMENTS for k in node.keywords):
                 skipped.add(id(node))
+            moved = _tree_moved_factory(node, ctx)
+            if moved is not None:
+                skipped.add(id(moved))
             found.append((node, statement, in_fstring))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             if any(isinstance(item.context_expr, ast.Call) and _tree_names_a_device(item.context_expr, ctx)
@@ -297,6 +382,64 @@ def _tree_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext
     calls = [entry for entry in found if id(entry[0]) not in skipped]
     # LibCST visits in source order; ``ast`` keeps positional and keyword arguments apart.
     return sorted(calls, key=lambda e: (e[0].lineno, e[0].col_offset, -e[0].end_lineno, -e[0].end_col_offset))
+
+
+def _tree_moved_factory(call: ast.Call, ctx: RuleContext) -> ast.Call | None:
+    """``_moved_factory`` on CPython's tree."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in ("to", "cuda"):
+        return None
+    if func.attr == "to":
+        device = tree_lightning.keyword(call, "device")
+        if device is not None:
+            value = device.value
+        elif call.args and not isinstance(call.args[0], ast.Starred):
+            value = call.args[0]
+        else:
+            return None
+        if not _tree_value_names_a_device(value, ctx):
+            return None
+    receiver = func.value
+    while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
+           and receiver.func.attr in KEEPS_PLACE):
+        receiver = receiver.func.value
+    if (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES
+            and tree_lightning.keyword(receiver, "device") is None):
+        return receiver
+    return None
+
+
+def _tree_value_names_a_device(value: ast.expr, ctx: RuleContext) -> bool:
+    """``_names_a_device`` on CPython's tree."""
+    if isinstance(value, ast.Attribute):
+        return value.attr == "device"
+    if isinstance(value, ast.Name):
+        return value.id.endswith("device")
+    return tree_lightning.device_kind(value, ctx.imports, ctx.view.positions.segment) != "unknown"
+
+
+def _tree_safety(call: ast.Call, edited: object, facts, ddp: bool, ordinals: list[int],
+                 ctx: RuleContext) -> tuple[bool, str]:
+    """(whether the fix is proven to change nothing but the failure, what was not proven)."""
+    if ordinals:
+        return False, (f"the file names CUDA device {ordinals[0]}: model parallelism, which one self.device "
+                       "would move to a single GPU")
+    if edited is APPENDED:
+        qualified = ctx.imports.qualify(call.func)
+        if qualified in safety.RANDOM_FACTORIES:
+            return False, ("with a device it draws from that device's generator instead of the CPU's: other "
+                           "numbers, and later CPU draws shift")
+        if qualified not in safety.DETERMINISTIC_FACTORIES:
+            return False, "the factory is not known to give the same values on every device"
+        return facts.factory_uses_are_math(call)
+    if not ddp:
+        return False, ("this file builds no Trainer whose strategy is DDP: in one process a fixed GPU may be "
+                       "the one meant (devices=[1] puts self.device elsewhere)")
+    if edited is REBUILT:
+        receiver = call.func.value
+        if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):
+            return False, "the receiver of .cuda() is not known to be a tensor (its .to() may differ)"
+    return True, ""
 
 
 def _tree_names_a_device(call: ast.Call, ctx: RuleContext) -> bool:
