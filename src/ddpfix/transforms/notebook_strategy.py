@@ -58,7 +58,25 @@ class NotebookStrategy(Rule):
     ## When it does not fix
     Only notebooks are touched: the same line in a `.py` script is right as it is. A strategy held
     in a variable or built elsewhere is not followed. `Fabric(strategy="ddp_find_unused_parameters_true")`
-    is reported without a fix: Fabric has no notebook twin of it.
+    is reported without a fix: Fabric has no notebook twin of it. Neither is a `DDPStrategy(...)`
+    whose `start_method` is not a literal, or with `*args`/`**kwargs`.
+
+    ## Fix safety
+    In a Jupyter kernel (IPython sets `sys.ps1`, so Lightning sees an interactive environment, also
+    under nbconvert or papermill) the Trainer's constructor raises for every launcher but `fork`,
+    before anything else runs. The twin is the same `DDPStrategy` (same `find_unused_parameters`)
+    started by forking the kernel. So:
+    - `Trainer(strategy="ddp"/"ddp_spawn"/...)` with a literal name, and `Trainer(strategy=DDPStrategy(...))`
+      with keyword arguments only, in a cell's top-level code (in a loop or an `if` too): **safe**.
+      The original can only stop with Lightning's refusal; the fix changes nothing else.
+    - The same inside a function, lambda or class body: **unsafe**. The function may run in a
+      process of its own (spawned by the notebook, where Lightning does not refuse) or under a
+      caller's `except`.
+    - The same inside `try` or `with`: **unsafe**. An `except` (or a context manager) may handle the
+      refusal, and that path would no longer run.
+    - `Fabric(strategy=...)` and a `DDPStrategy` given to Fabric: **unsafe**. Fabric's notebook
+      strategy runs only through `fabric.launch(function)`; `fabric.launch()` without one then fails.
+    - `DDPStrategy(...)` with positional arguments: **unsafe** (`start_method` may be among them).
     """
 
     code = "DDP015"
@@ -107,6 +125,7 @@ class NotebookStrategy(Rule):
         ``DDPStrategy(...)`` call): whether the fix keeps it (``report_fix``) depends on the layout
         only LibCST's tree holds."""
         string_strategies, ddp_strategies = _tree_strategy_calls(tree, ctx)
+        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         for arg, owner in string_strategies:
             name = tree_lightning.string_value(arg.value)
             twins = TRAINER_NOTEBOOK_STRATEGY if owner == "Trainer" else FABRIC_NOTEBOOK_STRATEGY
@@ -118,7 +137,8 @@ class NotebookStrategy(Rule):
                 continue
             if tree_lightning.has_comment(arg, ctx.view):
                 raise NeedsLibCST("a comment inside the strategy argument: whether the fix keeps it")
-            ctx.report(arg, f"{message}; use {twin!r}", fixable=True)
+            unsafe = _unproven(arg, owner, parents)
+            ctx.report(arg, f"{message}; use {twin!r}", fixable=True, safe=unsafe is None, why=unsafe or "")
         for call in ddp_strategies:
             start = tree_lightning.keyword(call, "start_method")
             if start is not None and tree_lightning.string_value(start.value) in FORKING:
@@ -129,7 +149,42 @@ class NotebookStrategy(Rule):
                 continue
             if tree_lightning.has_comment(call, ctx.view):
                 raise NeedsLibCST("a comment inside DDPStrategy(...): whether the fix keeps it")
-            ctx.report(call, message + "; start_method=\"fork\" added", fixable=True)
+            owner = lightning_name(ctx.imports, parents[id(parents[id(call)])].func)
+            unsafe = "DDPStrategy's arguments are positional: `start_method` may be among them" if call.args else None
+            unsafe = unsafe or _unproven(call, owner, parents)
+            ctx.report(call, message + "; start_method=\"fork\" added", fixable=True, safe=unsafe is None, why=unsafe or "")
+
+
+# --- Fix safety (``check`` only) -------------------------------------------------------------
+# In a Jupyter kernel (IPython sets ``sys.ps1``, so Lightning's ``_IS_INTERACTIVE`` holds, also under
+# nbconvert/papermill) ``Trainer(strategy="ddp"/"ddp_spawn"/...)`` raises in its constructor, before
+# anything else runs: the accelerator connector refuses every launcher but ``fork``. The twin is the
+# same ``DDPStrategy`` (same ``find_unused_parameters``) with ``start_method="fork"``. So where that
+# refusal is certain to end the program, the fix changes nothing but the failure. It is not certain:
+# - in a function, lambda or class body: the code may run in a process of its own (spawned by the
+#   user, where Lightning does not refuse) or under a caller's ``except``;
+# - inside ``try`` or ``with``: an ``except`` or a context manager may handle the refusal;
+# - for ``Fabric``: its notebook strategy runs only through ``fabric.launch(function)``; a notebook
+#   that calls ``fabric.launch()`` without one fails there instead.
+
+_HANDLERS = (ast.Try, ast.With, ast.AsyncWith, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _unproven(node: ast.AST, owner: str | None, parents: dict[int, ast.AST]) -> str | None:
+    """None when Lightning's refusal of the original strategy is certain to end the notebook here;
+    else why it is not."""
+    if owner != "Trainer":
+        return "Fabric's `ddp_notebook` runs only through `fabric.launch(function)`: not checked that this notebook launches so"
+    parent = parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, _SCOPES):
+            return ("inside a function or class: it may run in a process of its own, where Lightning does not "
+                    "refuse the strategy, or under a caller's `except`")
+        if isinstance(parent, _HANDLERS):
+            return "inside `try`/`with`: Lightning's refusal may be handled, and the handler's path would change"
+        parent = parents.get(id(parent))
+    return None
 
 
 def _tree_strategy_calls(tree: ast.Module, ctx: RuleContext) -> tuple[list[tuple[ast.keyword, str]], list[ast.Call]]:

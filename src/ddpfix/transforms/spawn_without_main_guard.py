@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from ddpfix.imports import TREE_COMPOUND
+from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._args import keyword
 from ddpfix.transforms._lightning import lightning_name, string_value
@@ -20,6 +20,8 @@ RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
 PROCESS_SETTINGS = (
     "set_float32_matmul_precision", "set_default_dtype", "use_deterministic_algorithms", "torch.backends.",
     "set_num_threads", "set_printoptions", "set_grad_enabled", "warnings.filterwarnings", "logging.basicConfig",
+    "set_sharing_strategy", "set_default_device", "set_default_tensor_type", "set_num_interop_threads",
+    "set_flush_denormal", "set_anomaly_enabled",
 )
 
 
@@ -63,12 +65,36 @@ class SpawnWithoutMainGuard(Rule):
         main()
     ```
 
+    Imports, definitions, docstrings, literal constants and process-wide settings
+    (`torch.set_float32_matmul_precision`, `torch.multiprocessing.set_sharing_strategy`,
+    `torch.backends.*`, ..., also inside a top-level `if`/`try`/`with`) before that stay at the top
+    level, where the children still run them.
+
     ## When it does not fix
     When a function or class is defined after the first moved statement (children import them
-    from the module's top level), when a function above uses a name those statements bind (it
-    would no longer be global), when the script already has a main guard, or when `main` is taken.
+    from the module's top level), when a process-wide setting comes after it (moved into `main()`,
+    the children would lose it; kept at the top, it may read names that moved), when a function
+    above uses a name those statements bind (it would no longer be global), when the script
+    already has a main guard, or when `main` is taken.
     Notebooks are left to DDP015 `notebook-strategy`: a kernel cannot spawn at all, so the fix
     there is `strategy="ddp_notebook"`, not a guard.
+
+    ## Fix safety
+    The children no longer run what moves into `main()`, so the move is **safe** only when every
+    moved statement is proven to be needed by the parent alone:
+    - the spawning Trainer and its run calls (`fit`/`validate`/`test`/`predict`) on it;
+    - assignments of Lightning's Trainer, `DDPStrategy`, callbacks (`ModelCheckpoint`,
+      `EarlyStopping`, `LearningRateMonitor`, progress bars, model summaries) and loggers
+      (`CSVLogger`, `TensorBoardLogger`), of literals, names and containers of them;
+    - construction of a LightningModule/LightningDataModule of this file that keeps Lightning's own
+      constructor (bases only Lightning's, no dunder method, no decorator or metaclass).
+
+    The process state the Trainer sets (`deterministic`, `benchmark`) is carried into the children
+    by Lightning's spawn launcher, and environment variables are inherited. Anything else moved,
+    an unknown call above all (`model = Model()` of another file, `setup_runtime()`, a class with
+    its own `__init__`, an import, an `if`), is **unsafe**: it may set what every process needs
+    (a precision, a sharing strategy, a registry filled on import), which the children would then
+    lose; the finding says which statement.
     """
 
     code = "DDP011"
@@ -156,7 +182,8 @@ class SpawnWithoutMainGuard(Rule):
         if refusal:
             ctx.report(where, f"{message} (not rewritten: {refusal})", fixable=False)
         else:
-            ctx.report(where, message, fixable=True)
+            unknown = _parent_only_unproven(body, start, trainer_names, ctx)
+            ctx.report(where, message, fixable=True, safe=unknown is None, why=unknown or "")
 
 
 # --- CPython's tree (``check``) ---------------------------------------------------------------
@@ -177,6 +204,128 @@ def _line_span(line: list[ast.stmt]) -> ast.AST:
     first, last = line[0], line[-1]
     return ast.Pass(lineno=first.lineno, col_offset=first.col_offset,
                     end_lineno=last.end_lineno, end_col_offset=last.end_col_offset)
+
+
+# --- Fix safety (``check`` only) -------------------------------------------------------------
+# Spawned children import the script and run its top level; what main() holds they no longer run.
+# A move is safe only where every moved statement is proven to be needed by the parent alone: the
+# Trainer, Lightning's callbacks and loggers, the run calls, and LightningModules/DataModules of this
+# file that keep Lightning's own constructor. Their effects on process state are either none or
+# ones Lightning carries into the children itself (``Trainer(deterministic=..., benchmark=...)``:
+# the spawn launcher's ``_GlobalStateSnapshot`` restores them, environment variables are inherited).
+
+#: Lightning classes whose construction changes no process state a child would need.
+PARENT_ONLY_CONSTRUCTORS = frozenset({
+    "Trainer", "DDPStrategy", "ModelCheckpoint", "EarlyStopping", "LearningRateMonitor", "TQDMProgressBar",
+    "RichProgressBar", "ModelSummary", "RichModelSummary", "CSVLogger", "TensorBoardLogger",
+})
+#: Bases whose constructors are Lightning's own (a class of the file deriving only from them, with no
+#: dunder method of its own, is built by Lightning's code alone).
+LIGHTNING_DATA_AND_MODELS = frozenset({"LightningModule", "LightningDataModule"})
+
+
+def _parent_only_unproven(body: list[list[ast.stmt]], start: int, trainers: set[str], ctx: RuleContext) -> str | None:
+    """None when every statement moved into main() is proven to be needed by the parent alone;
+    else why not (the first statement that is not)."""
+    plain = _plain_lightning_classes(body, ctx)
+    for line in body[start:]:
+        for statement in line:
+            if not _parent_only(statement, trainers, plain, ctx):
+                code = ast.get_source_segment(ctx.view.text, statement) or type(statement).__name__
+                code = code.splitlines()[0] + (" ..." if "\n" in code else "")
+                return (f"`{code}` is not known to be needed by the parent alone: spawned children would no "
+                        "longer run it (a setting or side effect they relied on would be lost)")
+    return None
+
+
+def _plain_lightning_classes(body: list[list[ast.stmt]], ctx: RuleContext) -> set[str]:
+    """Classes of the file's top level built by Lightning's constructor alone: every base is
+    Lightning's LightningModule/LightningDataModule, no keywords (metaclass), no decorators, no
+    dunder method, a body of methods, docstrings and literal constants, and the name bound once."""
+    found: set[str] = set()
+    for index, line in enumerate(body):
+        cls = line[0]
+        if not isinstance(cls, ast.ClassDef) or cls.keywords or cls.decorator_list or not cls.bases:
+            continue
+        if not all(lightning_name(ctx.imports, base) in LIGHTNING_DATA_AND_MODELS for base in cls.bases):
+            continue
+        if not all(_plain_class_statement(item, ctx.view) for item in cls.body):
+            continue
+        if any(cls.name in tree_statement_names(other).binds for i, other in enumerate(body) if i != index):
+            continue
+        found.add(cls.name)
+    return found
+
+
+def _plain_class_statement(item: ast.stmt, view: TreeView) -> bool:
+    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return not (item.name.startswith("__") and item.name.endswith("__")) and not item.decorator_list
+    if isinstance(item, ast.Pass):
+        return True
+    if isinstance(item, ast.Expr):
+        return _tree_string(item.value, view)
+    if isinstance(item, (ast.Assign, ast.AnnAssign)):
+        return item.value is not None and _tree_literal(item.value, view)
+    return False
+
+
+def _parent_only(statement: ast.stmt, trainers: set[str], plain: set[str], ctx: RuleContext) -> bool:
+    if isinstance(statement, ast.Pass):
+        return True
+    if isinstance(statement, ast.Expr):
+        value = statement.value
+        return _tree_string(value, ctx.view) or _run_call(value, trainers, plain, ctx)
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        if statement.value is None or not all(_plain_target(t) for t in targets):
+            return False
+        value = statement.value
+        return _inert(value, plain, ctx) or _run_call(value, trainers, plain, ctx)
+    return False
+
+
+def _plain_target(target: ast.expr) -> bool:
+    if isinstance(target, ast.Name):
+        return True
+    return isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts)
+
+
+def _run_call(value: ast.expr, trainers: set[str], plain: set[str], ctx: RuleContext) -> bool:
+    """``trainer.fit(...)`` / ``validate`` / ``test`` / ``predict`` on the spawning Trainer, its
+    arguments inert."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute) or value.func.attr not in RUN_METHODS:
+        return False
+    owner = value.func.value
+    if not (isinstance(owner, ast.Name) and owner.id in trainers):
+        return False
+    return _inert_arguments(value, plain, ctx)
+
+
+def _inert(value: ast.expr, plain: set[str], ctx: RuleContext) -> bool:
+    """An expression whose evaluation changes no process state: literals, names, attribute reads
+    of names, containers of them, and calls of the constructors above."""
+    if isinstance(value, (ast.Constant, ast.Name)):
+        return True
+    if isinstance(value, ast.Attribute):
+        return isinstance(value.value, (ast.Name, ast.Attribute)) and _inert(value.value, plain, ctx)
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return all(_inert(e, plain, ctx) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(k is not None and _inert(k, plain, ctx) for k in value.keys) and all(_inert(v, plain, ctx) for v in value.values)
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.operand, ast.Constant)
+    if isinstance(value, ast.BinOp):
+        return isinstance(value.left, ast.Constant) and isinstance(value.right, ast.Constant)
+    if isinstance(value, ast.Call):
+        known = lightning_name(ctx.imports, value.func) in PARENT_ONLY_CONSTRUCTORS
+        local = isinstance(value.func, ast.Name) and value.func.id in plain
+        return (known or local) and _inert_arguments(value, plain, ctx)
+    return False
+
+
+def _inert_arguments(call: ast.Call, plain: set[str], ctx: RuleContext) -> bool:
+    return all(_inert(a.value if isinstance(a, ast.Starred) else a, plain, ctx) for a in call.args) and all(
+        _inert(k.value, plain, ctx) for k in call.keywords)
 
 
 def _tree_spawn_trainer(body: list[list[ast.stmt]], ctx: RuleContext) -> tuple[int | None, set[str]]:
@@ -225,7 +374,7 @@ def _tree_process_setting(body: list[list[ast.stmt]], index: int, view: TreeView
     parse, so a word only there defers."""
     line = body[index]
     if not _simple(line):
-        return False
+        return _tree_compound_setting(line[0])
     positions, text = view.positions, view.text
     own_start = positions.line_start(line[0].lineno)
     own_end = _REST_OF_LINE.match(text, positions.offset(line[-1].end_lineno, line[-1].end_col_offset)).end()
@@ -237,6 +386,20 @@ def _tree_process_setting(body: list[list[ast.stmt]], index: int, view: TreeView
     if index and _simple(body[index - 1]):
         return True  # after a statement line, the comment lines above are this line's leading lines
     raise NeedsLibCST("a process-setting word in the comments above a statement")
+
+
+def _tree_compound_setting(statement: ast.stmt) -> bool:
+    """``_compound_setting`` on CPython's tree: the same dotted names, comments left out."""
+    if isinstance(statement, _DEFINITIONS):
+        return False
+    return any(
+        isinstance(node, (ast.Name, ast.Attribute)) and _names_setting(dotted_name(node))
+        for node in ast.walk(statement)
+    )
+
+
+def _names_setting(dotted: str | None) -> bool:
+    return dotted is not None and any(word in dotted for word in PROCESS_SETTINGS)
 
 
 def _tree_preamble(body: list[list[ast.stmt]], index: int, view: TreeView) -> bool:
@@ -357,9 +520,28 @@ def _process_setting(statement: cst.CSTNode) -> bool:
     """``torch.set_float32_matmul_precision(...)`` and kin: process state that spawned children only
     get by importing the script, so it must stay at the top level."""
     if not isinstance(statement, cst.SimpleStatementLine):
-        return False
+        return _compound_setting(statement)
     code = cst.Module([]).code_for_node(statement)
     return any(word in code for word in PROCESS_SETTINGS)
+
+
+def _compound_setting(statement: cst.CSTNode) -> bool:
+    """A top-level ``if``/``try``/``with``/loop whose code names a process setting
+    (``if torch.cuda.is_available(): torch.set_float32_matmul_precision("high")``): read from its
+    dotted names, comments left out. Definitions are not settings (their bodies run when called)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return False
+    found = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(_names_setting(dotted_name(node)))
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            found.append(_names_setting(dotted_name(node)))
+
+    statement.visit(Names())
+    return any(found)
 
 
 def _preamble(statement: cst.CSTNode) -> bool:

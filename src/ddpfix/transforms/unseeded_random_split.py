@@ -10,9 +10,12 @@ from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._ast_shapes import imports_of, may_be
 from ddpfix.transforms._edit_imports import ensure_import
-from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes
+from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes, lightning_name
 from ddpfix.transforms._names import statement_names
 from ddpfix.transforms._tree_names import statement_names as tree_statement_names
+from ddpfix.transforms._unseeded_random_split_safety import (
+    NOT_BOUND, cst_bound, cst_other_bindings, tree_bound, tree_other_bindings,
+)
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
 from ddpfix.transforms._walk import walk
 
@@ -49,8 +52,26 @@ class UnseededRandomSplit(Rule):
     ```
 
     ## When it does not fix
-    A call with `*args`/`**kwargs` (the generator may be in there) is reported only; plain scripts
-    without DDP are left alone.
+    A call with `*args`/`**kwargs` (the generator may be in there) is reported only; so is a call
+    where the name the fix writes is not proven bound: torch imported only inside another function
+    (`def prepare_data(self): import torch`), after the call, under an `if`/`try`, or that name used
+    as a parameter or loop variable somewhere in the file (the fix would raise NameError when the
+    split runs, which compiling cannot catch). Plain scripts without DDP are left alone.
+
+    ## Fix safety
+    Every fix is **unsafe**: it changes which samples the split draws, and a changed split is what
+    a person must review. The finding says what the change costs in the file:
+    - a split inside a loop or comprehension: every pass would draw the same split, where each now
+      draws a new one (repeated splits to measure spread, k-fold by hand);
+    - a file that seeds torch's global generator (`seed_everything(s)`, `torch.manual_seed(s)`):
+      seeded alike on every rank right before the split, it is already the same on every rank; the
+      fix changes it and every random draw after it (the generator no longer advances the global
+      one). A seed that is not a literal (`seed_everything(args.seed)`) is not carried into the
+      fix, which writes the run's literal seed or 42: a seed sweep would lose its variation;
+    - a run that seeds elsewhere (`seed_everything` with a literal in a script of the folder);
+    - otherwise the split still changes: whether a seed is set in a file the run did not see, by
+      `PL_GLOBAL_SEED`, or whether splits are meant to differ from run to run, is not known (the
+      facts pass records only literal `seed_everything` seeds, so no run proves a program unseeded).
     """
 
     code = "DDP012"
@@ -78,7 +99,8 @@ class UnseededRandomSplit(Rule):
         # Without a torch import the fix adds one; if ``torch`` already names something else, it cannot.
         torch_taken = torch_name is None and "torch" in _names_used(module)
         replacements: dict = {}
-        for call in _splits(module, ctx, holders, everywhere):
+        unbound = torch_name is not None and cst_other_bindings(module, torch_name)
+        for call, scopes in _splits(module, ctx, holders, everywhere):
             where = "in a DataModule" if not everywhere else "in a DDP script"
             message = (
                 f"random_split without a generator {where}: each rank draws its own split, so data one rank "
@@ -89,6 +111,9 @@ class UnseededRandomSplit(Rule):
                 continue
             if torch_taken:
                 ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
+                continue
+            if torch_name is not None and (unbound or not cst_bound(module, call, scopes, torch_name, ctx.view.position)):
+                ctx.report(call, f"{message} {NOT_BOUND.format(name=torch_name)}", fixable=False)
                 continue
             fixed = with_keyword(call, "generator", generator)
             if ctx.report_fix(call, message, call, fixed):
@@ -108,7 +133,9 @@ class UnseededRandomSplit(Rule):
         everywhere = tree_lightning.builds_ddp_trainer(tree, ctx.imports, ctx.data)
         torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
         torch_taken = torch_name is None and "torch" in _tree_names_used(tree)
-        for call in _tree_splits(tree, ctx, holders, everywhere):
+        unbound = torch_name is not None and tree_other_bindings(tree, torch_name)
+        seeding = _tree_seeding(tree, ctx)
+        for call, scopes, looped in _tree_splits(tree, ctx, holders, everywhere):
             where = "in a DataModule" if not everywhere else "in a DDP script"
             message = (
                 f"random_split without a generator {where}: each rank draws its own split, so data one rank "
@@ -118,10 +145,12 @@ class UnseededRandomSplit(Rule):
                 ctx.report(call, message + " (not rewritten: *args/**kwargs may carry one)", fixable=False)
             elif torch_taken:
                 ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
+            elif torch_name is not None and (unbound or not tree_bound(tree, call, scopes, torch_name)):
+                ctx.report(call, f"{message} {NOT_BOUND.format(name=torch_name)}", fixable=False)
             elif tree_lightning.has_comment(call, ctx.view):
                 raise NeedsLibCST("a comment inside random_split(...): whether the fix keeps it")
             else:
-                ctx.report(call, message, fixable=True)
+                ctx.report(call, message, fixable=True, why=_why_unsafe(ctx, seeding, looped))
 
 
 def _names_used(module: cst.Module) -> set[str]:
@@ -138,24 +167,73 @@ def _tree_names_used(tree: ast.Module) -> set[str]:
 def _tree_splits(tree: ast.Module, ctx: RuleContext, holders: set[int], everywhere: bool) -> list[ast.Call]:
     """``_splits`` on CPython's tree: unseeded ``random_split`` calls, inside a data class (any node
     of it: decorators and bases too, as LibCST's visitor counts them) unless ``everywhere``."""
-    found: list[ast.Call] = []
-    pending: list[tuple[ast.AST, bool]] = [(tree, False)]
+    found: list[tuple[ast.Call, tuple[ast.AST, ...], bool]] = []
+    pending: list[tuple[ast.AST, bool, tuple[ast.AST, ...], bool]] = [(tree, False, (), False)]
     while pending:
-        node, inside = pending.pop()
+        node, inside, scopes, looped = pending.pop()
         inside = inside or id(node) in holders
         if isinstance(node, ast.Call) and (everywhere or inside) and ctx.imports.qualify(node.func) in RANDOM_SPLIT:
             positional = [a for a in node.args if not isinstance(a, ast.Starred)]
             if tree_lightning.keyword(node, "generator") is None and len(positional) < 3:
-                found.append(node)
-        pending.extend((child, inside) for child in ast.iter_child_nodes(node))
+                found.append((node, scopes, looped))
+        if isinstance(node, _TREE_SCOPES):
+            scopes, looped = (*scopes, node), False
+        elif isinstance(node, _TREE_LOOPS):
+            looped = True
+        pending.extend((child, inside, scopes, looped) for child in ast.iter_child_nodes(node))
     return found
 
 
+_TREE_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_TREE_LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+#: What seeds torch's global generator, by qualified name (and Lightning's ``seed_everything``).
+TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.set_rng_state", "torch.random.set_rng_state"})
+
+
+def _tree_seeding(tree: ast.Module, ctx: RuleContext) -> str | None:
+    """The first call of this file that seeds torch's global generator, as written (said when its
+    seed is not a literal); None if none."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (
+                lightning_name(ctx.imports, node.func) == "seed_everything" or ctx.imports.qualify(node.func) in TORCH_SEEDS):
+            text = ast.get_source_segment(ctx.view.text, node) or "seed_everything(...)"
+            literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int)
+            return f"`{text}`" if literal else f"`{text}`, not a literal: the fix writes 42 for it"
+    return None
+
+
+def _why_unsafe(ctx: RuleContext, seeding: str | None, looped: bool) -> str:
+    """Every fix changes which samples the split draws (design.md: a changed split is unsafe); this
+    says what the change would cost here, the worst first."""
+    if looped:
+        return "inside a loop: every pass would draw the same split, where it now draws a new one"
+    if seeding is not None:
+        return (f"this file seeds torch's generator ({seeding}): the split it draws now, the same on every rank "
+                "when seeded alike, and every random draw after it would change")
+    seeds = ctx.facts.seeds_for(ctx.path)
+    if seeds:
+        return (f"the run seeds with {sorted(seeds)[0]} (`seed_everything`): the split the program draws now and every "
+                "random draw after it change")
+    return ("the split changes: a seed set elsewhere (another file, PL_GLOBAL_SEED), or splits meant to differ from "
+            "run to run, cannot be ruled out")
+
+
 def _splits(module: cst.Module, ctx: RuleContext, holders, everywhere: bool) -> list[cst.Call]:
-    found: list[cst.Call] = []
+    found: list[tuple[cst.Call, tuple[cst.CSTNode, ...]]] = []
     depth = {"data": 0}
+    scopes: list[cst.CSTNode] = []
 
     class Collect(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                scopes.append(node)
+            return super().on_visit(node)
+
+        def on_leave(self, original_node: cst.CSTNode) -> None:
+            super().on_leave(original_node)
+            if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                scopes.pop()
+
         def visit_ClassDef(self, node: cst.ClassDef) -> None:
             if node in holders.values():
                 depth["data"] += 1
@@ -169,7 +247,7 @@ def _splits(module: cst.Module, ctx: RuleContext, holders, everywhere: bool) -> 
                 return
             positional = [a for a in node.args if a.keyword is None and not a.star]
             if keyword(node, "generator") is None and len(positional) < 3:
-                found.append(node)
+                found.append((node, tuple(scopes)))
 
     walk(module, Collect())
     return found
