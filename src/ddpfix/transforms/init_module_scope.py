@@ -13,7 +13,10 @@ import libcst as cst
 from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import arguments, last_name
-from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
+from ddpfix.transforms._effects import Effects
+from ddpfix.transforms._lightning import (
+    LIGHTNING_PACKAGES, class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements,
+)
 from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms._text import alias_names, aliased, call_text, calls, headers, starts_a_word
 from ddpfix.transforms._tree_lightning import arguments_in_order as tree_arguments_in_order
@@ -64,6 +67,19 @@ def _may_be_cuda_value(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return True
     return (isinstance(node, ast.Call) and _may_be_cuda_device(node)) or "cuda" in ast.dump(node)
+
+
+def _imports_lightning(imports) -> bool:
+    return any(target.split(".", 1)[0] in LIGHTNING_PACKAGES for found in imports.targets.values() for target in found)
+
+
+def _plain_torch(ctx: RuleContext) -> bool:
+    """A file with neither Lightning nor data loading (no import of ``torch.utils.data``, no mention
+    of it): its ``with torch.device("cuda"):`` blocks compute on the GPU on purpose, and there is no
+    sampler for them to break. They are not reported."""
+    if _imports_lightning(ctx.imports) or b"utils.data" in ctx.data:
+        return False
+    return not any(target.startswith("torch.utils.data") for found in ctx.imports.targets.values() for target in found)
 
 
 class InitModuleScope(Rule):
@@ -208,7 +224,8 @@ class InitModuleScope(Rule):
             if plan.refusal:
                 ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
             else:
-                ctx.report(block.node, message, fixable=True)
+                why = _tree_unsafe_because(block, plan, knowledge)
+                ctx.report(block.node, message, fixable=True, safe=why is None, why=why or "")
         for call, loader_line in knowledge.default_device_calls:
             ctx.report(call, _default_device_message(loader_line), fixable=False)
 
@@ -300,6 +317,8 @@ class _Knowledge:
                 return f"{receiver}.init_module()"
             return None
         if self.ctx.imports.qualify(func) == "torch.device" and device_kind(expression, self.ctx.imports) == "cuda":
+            if _plain_torch(self.ctx):
+                return None
             return f"with {cst.Module([]).code_for_node(expression)}"
         return None
 
@@ -430,6 +449,12 @@ class _Plan:
     consequence: str = ""
     replacement: list[cst.BaseStatement] = field(default_factory=list)
     trailing_lines: list[cst.EmptyLine] = field(default_factory=list)  # go above the next statement
+    # ``check``'s view of the move, for the safety decision: the statement lines, where each goes,
+    # and the lines each moved one jumps over.
+    lines: list = field(default_factory=list)
+    moved: list[int] = field(default_factory=list)
+    jumps: dict[int, list[int]] = field(default_factory=dict)
+    where: dict[int, str] = field(default_factory=dict)
 
 
 class _Exits(cst.CSTVisitor):
@@ -885,6 +910,14 @@ class _TreeKnowledge:
         self.model_names: set[str] = set()
         self.blocks: list[_TreeBlock] = []
         self.default_device_calls: list[tuple[ast.Call, int]] = []
+        self.tree: ast.Module | None = None
+        self._effects: Effects | None = None
+
+    @property
+    def effects(self) -> Effects:
+        if self._effects is None:
+            self._effects = Effects.of(self.tree, self.imports, lightning_name)
+        return self._effects
 
     @classmethod
     def of(cls, tree: ast.Module, ctx: RuleContext) -> _TreeKnowledge:
@@ -894,6 +927,7 @@ class _TreeKnowledge:
         else:
             scan.statements(tree.body)
         knowledge = cls(ctx, tree_class_hierarchy(tree, ctx.imports), scan)
+        knowledge.tree = tree
         for receiver, method, call in scan.calls:
             if (receiver in knowledge.trainers or receiver == "self.trainer") and method in RUN_METHODS | SETUP_METHODS:
                 model = _tree_model_argument(call)
@@ -938,6 +972,8 @@ class _TreeKnowledge:
             return None
         segment = self.ctx.view.positions.segment
         if self.imports.qualify(func) == "torch.device" and tree_device_kind(expression, self.imports, segment) == "cuda":
+            if _plain_torch(self.ctx):
+                return None
             return f"with {segment(expression)}"
         return None
 
@@ -1229,6 +1265,14 @@ def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _
             return _refuse(plan, "the block would go, and with it its `as` binding")
         if any(names[i].reads & bound for i in before):
             return _refuse(plan, "a statement that would move before the block uses its `as` binding")
+    plan.lines = lines
+    plan.moved = sorted([*before, *after])
+    for j in before:
+        plan.jumps[j] = [m for m in range(first_model, j) if m not in before]
+        plan.where[j] = "before"
+    for d in after:
+        plan.jumps[d] = [m for m in model_at if m > d]
+        plan.where[d] = "after"
     return plan
 
 
@@ -1238,3 +1282,69 @@ def _tree_conflict_reason(line, where: str, name: str, view) -> str:
         return (f"moving `{text}` {where} the block would reorder it with model construction, "
                 "which draws from the global random state")
     return f"moving `{text}` {where} the block would change what `{name}` is"
+
+
+# --- fix safety (``check`` only: ``apply`` is handed what this decides) --------------------------
+
+
+def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowledge) -> str | None:
+    """Why the planned move is not proven to change nothing but the DDP failure; None: proven.
+
+    Proven when (1) the block is ``init_module()``, or ``torch.device("cuda")`` in a file that
+    imports Lightning (which moves every batch to the device itself); (2) every statement that
+    leaves the block is known not to build a model: pure (``_effects``), or a known data call whose
+    effect does not depend on the device context (``random_split``), or a run of a trainer
+    (``trainer.fit(...)``) with pure arguments; (3) a statement that changes its order with another
+    (jumps over it) is pure, and so is every statement it jumps over (names read and written were
+    checked by ``_tree_order``)."""
+    view = knowledge.ctx.view
+    if block.label.startswith("with ") and not _imports_lightning(knowledge.imports):
+        return ("outside Lightning nothing moves batches to the GPU: what leaves the `torch.device` block "
+                "computes on the CPU")
+    effects = knowledge.effects
+    pure: dict[int, ast.AST | None] = {}
+
+    def unknown(i: int) -> ast.AST | None:
+        if i not in pure:
+            pure[i] = next((found for s in plan.lines[i] if (found := effects.unknown_in_statement(s)) is not None), None)
+        return pure[i]
+
+    for i in plan.moved:
+        found = unknown(i)
+        if found is not None and not all(_tree_ordered(s, knowledge) for s in plan.lines[i]):
+            return f"`{_segment_line(found, view)}` is not known to be data (it may build a model, draw random numbers or create tensors)"
+    for i in plan.moved:
+        for k in plan.jumps.get(i, []):
+            if unknown(i) is not None or unknown(k) is not None:
+                return (f"moving `{_first_line(plan.lines[i], view)}` {plan.where[i]} the block reorders it with "
+                        f"`{_first_line(plan.lines[k], view)}`, not known to be free of effects (random draws, files)")
+    return None
+
+
+def _tree_ordered(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
+    """A statement whose effects do not depend on the device context: pure, or a run of a known
+    trainer or a known data call (``random_split``) with pure arguments, bound to pure targets."""
+    effects = knowledge.effects
+    if effects.unknown_in_statement(statement) is None:
+        return True
+    if isinstance(statement, ast.Expr):
+        targets, call = [], statement.value
+    elif isinstance(statement, ast.Assign):
+        targets, call = statement.targets, statement.value
+    else:
+        return False
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    run = (isinstance(func, ast.Attribute) and func.attr in RUN_METHODS
+           and (dotted_name(func.value) in knowledge.trainers or dotted_name(func.value) == "self.trainer"))
+    if not (run or effects.ordered_data_call(call)):
+        return False
+    parts = [*targets, *call.args, *(k.value for k in call.keywords)]
+    return all(effects.unknown_in(part) is None for part in parts)
+
+
+def _segment_line(node: ast.AST, view) -> str:
+    text = view.positions.segment(node) if isinstance(node, ast.expr) else _line_text([node], view)
+    line = text.strip().splitlines()[0] if text.strip() else type(node).__name__
+    return line if len(line) <= 60 else line[:57] + "..."
