@@ -24,6 +24,9 @@ Listed calls, and why each is pure:
 - ``os.path.join``/``basename``/``dirname``/``splitext``/``normpath``, ``os.fspath``,
   ``pathlib.Path``/``PurePath`` (construction only): string manipulation, no file system access.
 - ``math.ceil``/``floor``/``sqrt``/``log``/``prod``: arithmetic.
+- ``torch.Generator()`` without arguments, and ``.manual_seed(n)`` called on it: a new CPU
+  generator (a class, not one of the factories a device context redirects: it stays on the CPU under
+  ``with torch.device(...)``), seeded; no global random state is touched.
 - ``torch.utils.data`` constructors that only store their arguments and check them (torch 2.13
   sources): ``DataLoader`` (makes a ``RandomSampler``/``SequentialSampler``/``BatchSampler``; the
   shuffle draw, the base-seed draw and worker start happen in ``__iter__``, not here),
@@ -125,6 +128,8 @@ class Effects:
         if isinstance(node, ast.Call):
             if not self._pure_callee(node.func):
                 return node
+            if self.imports.qualify(node.func) == "torch.Generator" and (node.args or node.keywords):
+                return node  # a device argument may name CUDA: ``torch.Generator()`` alone is the CPU's
             parts = [*node.args, *(k.value for k in node.keywords)]
             if not isinstance(node.func, ast.Name):
                 parts.append(node.func)
@@ -147,6 +152,10 @@ class Effects:
         return node
 
     def _pure_callee(self, func: ast.expr) -> bool:
+        if self.imports.qualify(func) == "torch.Generator":
+            return True  # arguments checked by the caller: ``torch.Generator()`` only (see below)
+        if isinstance(func, ast.Attribute) and func.attr == "manual_seed" and self._new_generator(func.value):
+            return True
         if isinstance(func, ast.Name) and func.id in PURE_BUILTINS and func.id not in self.bound:
             return True
         if self.imports.qualify(func) in PURE_CALLS:
@@ -154,6 +163,10 @@ class Effects:
         if torch_data_name(self.imports, func) in PURE_DATA:
             return True
         return isinstance(func, ast.Name) and self.data_class(func.id) == "pure"
+
+    def _new_generator(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and self.imports.qualify(node.func) == "torch.Generator"
+                and not node.args and not node.keywords)
 
     def ordered_data_call(self, node: ast.Call) -> bool:
         """A known data call that keeps its meaning outside the block if it keeps its order."""

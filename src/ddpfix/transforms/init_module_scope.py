@@ -1312,6 +1312,9 @@ def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowled
     for i in plan.moved:
         found = unknown(i)
         if found is not None and not all(_tree_ordered(s, knowledge) for s in plan.lines[i]):
+            if isinstance(found, ast.Call) and isinstance(found.func, ast.Name) and effects.data_class(found.func.id):
+                return (f"`{_segment_line(found, view)}` builds data, but is not known to be free of random draws and "
+                        "tensor creation, whose generator and device the block decides")
             return f"`{_segment_line(found, view)}` is not known to be data (it may build a model, draw random numbers or create tensors)"
     for i in plan.moved:
         for k in plan.jumps.get(i, []):
