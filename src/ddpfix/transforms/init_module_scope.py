@@ -94,6 +94,10 @@ class InitModuleScope(Rule):
     nothing stays inside, the `with` goes and its body is dedented. Also reports
     `torch.set_default_device("cuda")` at module level in a script that loads data.
 
+    A `with torch.device("cuda"):` block in a file that neither imports Lightning nor loads data
+    (no `torch.utils.data`) is not reported: plain PyTorch puts its math on the GPU that way on
+    purpose, and there is no sampler for it to break.
+
     ## Why it breaks under DDP
     `init_module()` makes the root device the default device: every tensor factory inside lands on
     the GPU (and, with `"bf16-true"`/`"16-true"`, in that dtype). `trainer.fit` run inside it makes
@@ -124,6 +128,44 @@ class InitModuleScope(Rule):
     `return`/`yield`/`break`/`continue` in the block; an `if`/`for`/`try`/`with` inside that mixes
     model and data work; several context managers in one `with`; a one-line `with`; a comment at
     the end of a block that would vanish. `torch.set_default_device("cuda")` is always only reported.
+
+    ## Fix safety
+    Which statement is model construction and which is data work is partly a guess from names
+    (`Model()`, `GPT()` stay; `build_backbone(64)`, `Transformer(...)` would leave). A fix is
+    **safe** only where the statements that leave the block are *known* not to build a model and
+    nothing with unknown effects changes its order; otherwise it is **unsafe** (`--unsafe-fixes`),
+    with what was not proven.
+
+    - **Move data work out of the block** (before or after it): safe when every statement that
+      leaves is known: pure (literals, names, attribute reads, arithmetic, `len`/`range`/`list`/...,
+      `os.path.join`, `torch.Generator().manual_seed(n)`), a `torch.utils.data` constructor that
+      only stores its arguments (`DataLoader`, `TensorDataset`, `Subset`, `ConcatDataset`, the
+      samplers but `WeightedRandomSampler`/`DistributedSampler`), `random_split` (it draws from the
+      CPU generator it is given, inside the block or not), or a `Dataset`/`LightningDataModule`
+      subclass of this file whose `__init__` only stores its arguments. Unsafe for any other call:
+      an imported `DataModule()`, `load_dataset()`, `dm.setup()`, a tokenizer's `from_pretrained`,
+      or a call the rule took for data by its name (`build_backbone(64)`,
+      `torchvision.models.resnet18()`, `hydra.utils.instantiate(cfg.net)`, `Transformer(...)`) may
+      build a model (with `empty_init=True` fully built on every rank, with `"bf16-true"` in another
+      dtype), draw random numbers or create tensors whose generator, device and dtype the block
+      decides. A `Dataset` of this file whose `__init__` draws (`torch.randn`) is unsafe too.
+    - **Reorder** (a statement moves past model construction or other kept work): safe only when
+      the moved statement and every statement it passes are pure. Model construction draws from the
+      global random state, so moving `random_split(...)`, a drawing `Dataset`, or a helper that
+      writes a file the model reads past it is unsafe (another split, other weights,
+      `FileNotFoundError`). Moves that would change what a name holds are refused (no fix).
+    - **Move `trainer.fit`/`validate`/`test`/`predict` out**: safe when its arguments are pure or
+      known data and it keeps its order (it follows every statement that stays). Inside the block
+      it runs under the init device and dtype, where its samplers fail; after the move it runs as
+      Lightning documents it, with the same arguments, after the same statements.
+    - **Dissolve the block** (nothing stays inside): safe under the same conditions; entering and
+      leaving `init_module()` with no module built inside computes nothing.
+    - **`with torch.device("cuda"):` blocks**: as above in a file that imports Lightning (Lightning
+      moves each batch to the device itself). Unsafe in a file without Lightning that loads data:
+      what leaves the block then computes on the CPU and nothing moves it back. Not reported in a
+      file with neither.
+    - Where the block holds a comment or a decorated definition the analysis hands over to LibCST,
+      and the fix is unsafe (not proven).
     """
 
     code = "DDP001"
