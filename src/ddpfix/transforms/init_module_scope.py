@@ -990,7 +990,7 @@ class _TreeKnowledge:
             if later:
                 # LibCST counts parentheses around a call into its range: only plain calls are placed here.
                 if any(_may_be_parenthesised(c, ctx.view) for c in [call, *scan.loading_calls] if c.lineno >= call.lineno):
-                    raise NeedsLibCST
+                    raise NeedsLibCST("a call that may stand in parentheses")
                 knowledge.default_device_calls.append((call, later[0]))
         return knowledge
 
@@ -1000,7 +1000,7 @@ class _TreeKnowledge:
         if not recognised:
             return None
         if not _plain_items(node, labels.index(recognised[0]), self.ctx.view):
-            raise NeedsLibCST  # ``with (a, b):`` / ``with (torch.device("cuda")):``: LibCST's items may differ
+            raise NeedsLibCST("a parenthesised context manager")  # ``with (a, b):`` / ``with (torch.device("cuda")):``: LibCST's items may differ
         return _TreeBlock(node, recognised[0])
 
     def _context_label(self, expression: ast.expr) -> str | None:
@@ -1111,11 +1111,11 @@ def _defer_for_layout(node: ast.With | ast.AsyncWith, lines: list[list[ast.stmt]
     """The messages quote the block's statements as LibCST prints them, comments and decorators
     included; ``match`` patterns bind names that ``ast`` keeps as plain strings."""
     if any(getattr(line[0], "decorator_list", None) for line in lines):
-        raise NeedsLibCST
+        raise NeedsLibCST("a decorated definition in the block")
     if any(isinstance(n, ast.Match) for s in node.body for n in ast.walk(s)):
-        raise NeedsLibCST
+        raise NeedsLibCST("a `match` in the block")
     if _comment_in_body(node, view):
-        raise NeedsLibCST
+        raise NeedsLibCST("a comment in the block")
 
 
 def _comment_in_body(node: ast.With | ast.AsyncWith, view) -> bool:
@@ -1250,7 +1250,7 @@ def _tree_describe(lines, kinds, view) -> tuple[str, str]:
             call = small.value if isinstance(small, (ast.Expr, ast.Assign)) else None
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in RUN_METHODS:
                 if (call.lineno, call.col_offset) != (call.func.lineno, call.func.col_offset):
-                    raise NeedsLibCST  # ``(trainer.fit)(...)``: LibCST prints the parentheses
+                    raise NeedsLibCST("a parenthesised training call")  # ``(trainer.fit)(...)``: LibCST prints the parentheses
                 return f"`{view.positions.segment(call.func)}` runs", _RUN_CONSEQUENCE
     moved = [line for line, kind in zip(lines, kinds) if kind in ("data", "mixed")]
     first = next((line for line in moved if DATA_WORDS.search(_line_text(line, view))), moved[0] if moved else None)
