@@ -13,7 +13,10 @@ import libcst as cst
 from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import arguments, last_name
-from ddpfix.transforms._lightning import class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements
+from ddpfix.transforms._effects import Effects
+from ddpfix.transforms._lightning import (
+    LIGHTNING_PACKAGES, class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements,
+)
 from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms._text import alias_names, aliased, call_text, calls, headers, starts_a_word
 from ddpfix.transforms._tree_lightning import arguments_in_order as tree_arguments_in_order
@@ -66,6 +69,19 @@ def _may_be_cuda_value(node: ast.expr) -> bool:
     return (isinstance(node, ast.Call) and _may_be_cuda_device(node)) or "cuda" in ast.dump(node)
 
 
+def _imports_lightning(imports) -> bool:
+    return any(target.split(".", 1)[0] in LIGHTNING_PACKAGES for found in imports.targets.values() for target in found)
+
+
+def _plain_torch(ctx: RuleContext) -> bool:
+    """A file with neither Lightning nor data loading (no import of ``torch.utils.data``, no mention
+    of it): its ``with torch.device("cuda"):`` blocks compute on the GPU on purpose, and there is no
+    sampler for them to break. They are not reported."""
+    if _imports_lightning(ctx.imports) or b"utils.data" in ctx.data:
+        return False
+    return not any(target.startswith("torch.utils.data") for found in ctx.imports.targets.values() for target in found)
+
+
 class InitModuleScope(Rule):
     """
     # DDP001 init-module-scope
@@ -77,6 +93,10 @@ class InitModuleScope(Rule):
     go before the `with`, the rest after it, each in its original order with its comments. When
     nothing stays inside, the `with` goes and its body is dedented. Also reports
     `torch.set_default_device("cuda")` at module level in a script that loads data.
+
+    A `with torch.device("cuda"):` block in a file that neither imports Lightning nor loads data
+    (no `torch.utils.data`) is not reported: plain PyTorch puts its math on the GPU that way on
+    purpose, and there is no sampler for it to break.
 
     ## Why it breaks under DDP
     `init_module()` makes the root device the default device: every tensor factory inside lands on
@@ -108,6 +128,44 @@ class InitModuleScope(Rule):
     `return`/`yield`/`break`/`continue` in the block; an `if`/`for`/`try`/`with` inside that mixes
     model and data work; several context managers in one `with`; a one-line `with`; a comment at
     the end of a block that would vanish. `torch.set_default_device("cuda")` is always only reported.
+
+    ## Fix safety
+    Which statement is model construction and which is data work is partly a guess from names
+    (`Model()`, `GPT()` stay; `build_backbone(64)`, `Transformer(...)` would leave). A fix is
+    **safe** only where the statements that leave the block are *known* not to build a model and
+    nothing with unknown effects changes its order; otherwise it is **unsafe** (`--unsafe-fixes`),
+    with what was not proven.
+
+    - **Move data work out of the block** (before or after it): safe when every statement that
+      leaves is known: pure (literals, names, attribute reads, arithmetic, `len`/`range`/`list`/...,
+      `os.path.join`, `torch.Generator().manual_seed(n)`), a `torch.utils.data` constructor that
+      only stores its arguments (`DataLoader`, `TensorDataset`, `Subset`, `ConcatDataset`, the
+      samplers but `WeightedRandomSampler`/`DistributedSampler`), `random_split` (it draws from the
+      CPU generator it is given, inside the block or not), or a `Dataset`/`LightningDataModule`
+      subclass of this file whose `__init__` only stores its arguments. Unsafe for any other call:
+      an imported `DataModule()`, `load_dataset()`, `dm.setup()`, a tokenizer's `from_pretrained`,
+      or a call the rule took for data by its name (`build_backbone(64)`,
+      `torchvision.models.resnet18()`, `hydra.utils.instantiate(cfg.net)`, `Transformer(...)`) may
+      build a model (with `empty_init=True` fully built on every rank, with `"bf16-true"` in another
+      dtype), draw random numbers or create tensors whose generator, device and dtype the block
+      decides. A `Dataset` of this file whose `__init__` draws (`torch.randn`) is unsafe too.
+    - **Reorder** (a statement moves past model construction or other kept work): safe only when
+      the moved statement and every statement it passes are pure. Model construction draws from the
+      global random state, so moving `random_split(...)`, a drawing `Dataset`, or a helper that
+      writes a file the model reads past it is unsafe (another split, other weights,
+      `FileNotFoundError`). Moves that would change what a name holds are refused (no fix).
+    - **Move `trainer.fit`/`validate`/`test`/`predict` out**: safe when its arguments are pure or
+      known data and it keeps its order (it follows every statement that stays). Inside the block
+      it runs under the init device and dtype, where its samplers fail; after the move it runs as
+      Lightning documents it, with the same arguments, after the same statements.
+    - **Dissolve the block** (nothing stays inside): safe under the same conditions; entering and
+      leaving `init_module()` with no module built inside computes nothing.
+    - **`with torch.device("cuda"):` blocks**: as above in a file that imports Lightning (Lightning
+      moves each batch to the device itself). Unsafe in a file without Lightning that loads data:
+      what leaves the block then computes on the CPU and nothing moves it back. Not reported in a
+      file with neither.
+    - Where the block holds a comment or a decorated definition the analysis hands over to LibCST,
+      and the fix is unsafe (not proven).
     """
 
     code = "DDP001"
@@ -208,7 +266,8 @@ class InitModuleScope(Rule):
             if plan.refusal:
                 ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
             else:
-                ctx.report(block.node, message, fixable=True)
+                why = _tree_unsafe_because(block, plan, knowledge)
+                ctx.report(block.node, message, fixable=True, safe=why is None, why=why or "")
         for call, loader_line in knowledge.default_device_calls:
             ctx.report(call, _default_device_message(loader_line), fixable=False)
 
@@ -300,6 +359,8 @@ class _Knowledge:
                 return f"{receiver}.init_module()"
             return None
         if self.ctx.imports.qualify(func) == "torch.device" and device_kind(expression, self.ctx.imports) == "cuda":
+            if _plain_torch(self.ctx):
+                return None
             return f"with {cst.Module([]).code_for_node(expression)}"
         return None
 
@@ -430,6 +491,12 @@ class _Plan:
     consequence: str = ""
     replacement: list[cst.BaseStatement] = field(default_factory=list)
     trailing_lines: list[cst.EmptyLine] = field(default_factory=list)  # go above the next statement
+    # ``check``'s view of the move, for the safety decision: the statement lines, where each goes,
+    # and the lines each moved one jumps over.
+    lines: list = field(default_factory=list)
+    moved: list[int] = field(default_factory=list)
+    jumps: dict[int, list[int]] = field(default_factory=dict)
+    where: dict[int, str] = field(default_factory=dict)
 
 
 class _Exits(cst.CSTVisitor):
@@ -885,6 +952,14 @@ class _TreeKnowledge:
         self.model_names: set[str] = set()
         self.blocks: list[_TreeBlock] = []
         self.default_device_calls: list[tuple[ast.Call, int]] = []
+        self.tree: ast.Module | None = None
+        self._effects: Effects | None = None
+
+    @property
+    def effects(self) -> Effects:
+        if self._effects is None:
+            self._effects = Effects.of(self.tree, self.imports, lightning_name)
+        return self._effects
 
     @classmethod
     def of(cls, tree: ast.Module, ctx: RuleContext) -> _TreeKnowledge:
@@ -894,6 +969,7 @@ class _TreeKnowledge:
         else:
             scan.statements(tree.body)
         knowledge = cls(ctx, tree_class_hierarchy(tree, ctx.imports), scan)
+        knowledge.tree = tree
         for receiver, method, call in scan.calls:
             if (receiver in knowledge.trainers or receiver == "self.trainer") and method in RUN_METHODS | SETUP_METHODS:
                 model = _tree_model_argument(call)
@@ -914,7 +990,7 @@ class _TreeKnowledge:
             if later:
                 # LibCST counts parentheses around a call into its range: only plain calls are placed here.
                 if any(_may_be_parenthesised(c, ctx.view) for c in [call, *scan.loading_calls] if c.lineno >= call.lineno):
-                    raise NeedsLibCST
+                    raise NeedsLibCST("a call that may stand in parentheses")
                 knowledge.default_device_calls.append((call, later[0]))
         return knowledge
 
@@ -924,7 +1000,7 @@ class _TreeKnowledge:
         if not recognised:
             return None
         if not _plain_items(node, labels.index(recognised[0]), self.ctx.view):
-            raise NeedsLibCST  # ``with (a, b):`` / ``with (torch.device("cuda")):``: LibCST's items may differ
+            raise NeedsLibCST("a parenthesised context manager")  # ``with (a, b):`` / ``with (torch.device("cuda")):``: LibCST's items may differ
         return _TreeBlock(node, recognised[0])
 
     def _context_label(self, expression: ast.expr) -> str | None:
@@ -938,6 +1014,8 @@ class _TreeKnowledge:
             return None
         segment = self.ctx.view.positions.segment
         if self.imports.qualify(func) == "torch.device" and tree_device_kind(expression, self.imports, segment) == "cuda":
+            if _plain_torch(self.ctx):
+                return None
             return f"with {segment(expression)}"
         return None
 
@@ -1033,11 +1111,11 @@ def _defer_for_layout(node: ast.With | ast.AsyncWith, lines: list[list[ast.stmt]
     """The messages quote the block's statements as LibCST prints them, comments and decorators
     included; ``match`` patterns bind names that ``ast`` keeps as plain strings."""
     if any(getattr(line[0], "decorator_list", None) for line in lines):
-        raise NeedsLibCST
+        raise NeedsLibCST("a decorated definition in the block")
     if any(isinstance(n, ast.Match) for s in node.body for n in ast.walk(s)):
-        raise NeedsLibCST
+        raise NeedsLibCST("a `match` in the block")
     if _comment_in_body(node, view):
-        raise NeedsLibCST
+        raise NeedsLibCST("a comment in the block")
 
 
 def _comment_in_body(node: ast.With | ast.AsyncWith, view) -> bool:
@@ -1172,7 +1250,7 @@ def _tree_describe(lines, kinds, view) -> tuple[str, str]:
             call = small.value if isinstance(small, (ast.Expr, ast.Assign)) else None
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in RUN_METHODS:
                 if (call.lineno, call.col_offset) != (call.func.lineno, call.func.col_offset):
-                    raise NeedsLibCST  # ``(trainer.fit)(...)``: LibCST prints the parentheses
+                    raise NeedsLibCST("a parenthesised training call")  # ``(trainer.fit)(...)``: LibCST prints the parentheses
                 return f"`{view.positions.segment(call.func)}` runs", _RUN_CONSEQUENCE
     moved = [line for line, kind in zip(lines, kinds) if kind in ("data", "mixed")]
     first = next((line for line in moved if DATA_WORDS.search(_line_text(line, view))), moved[0] if moved else None)
@@ -1229,6 +1307,14 @@ def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _
             return _refuse(plan, "the block would go, and with it its `as` binding")
         if any(names[i].reads & bound for i in before):
             return _refuse(plan, "a statement that would move before the block uses its `as` binding")
+    plan.lines = lines
+    plan.moved = sorted([*before, *after])
+    for j in before:
+        plan.jumps[j] = [m for m in range(first_model, j) if m not in before]
+        plan.where[j] = "before"
+    for d in after:
+        plan.jumps[d] = [m for m in model_at if m > d]
+        plan.where[d] = "after"
     return plan
 
 
@@ -1238,3 +1324,72 @@ def _tree_conflict_reason(line, where: str, name: str, view) -> str:
         return (f"moving `{text}` {where} the block would reorder it with model construction, "
                 "which draws from the global random state")
     return f"moving `{text}` {where} the block would change what `{name}` is"
+
+
+# --- fix safety (``check`` only: ``apply`` is handed what this decides) --------------------------
+
+
+def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowledge) -> str | None:
+    """Why the planned move is not proven to change nothing but the DDP failure; None: proven.
+
+    Proven when (1) the block is ``init_module()``, or ``torch.device("cuda")`` in a file that
+    imports Lightning (which moves every batch to the device itself); (2) every statement that
+    leaves the block is known not to build a model: pure (``_effects``), or a known data call whose
+    effect does not depend on the device context (``random_split``), or a run of a trainer
+    (``trainer.fit(...)``) with pure arguments; (3) a statement that changes its order with another
+    (jumps over it) is pure, and so is every statement it jumps over (names read and written were
+    checked by ``_tree_order``)."""
+    view = knowledge.ctx.view
+    if block.label.startswith("with ") and not _imports_lightning(knowledge.imports):
+        return ("outside Lightning nothing moves batches to the GPU: what leaves the `torch.device` block "
+                "computes on the CPU")
+    effects = knowledge.effects
+    pure: dict[int, ast.AST | None] = {}
+
+    def unknown(i: int) -> ast.AST | None:
+        if i not in pure:
+            pure[i] = next((found for s in plan.lines[i] if (found := effects.unknown_in_statement(s)) is not None), None)
+        return pure[i]
+
+    for i in plan.moved:
+        found = unknown(i)
+        if found is not None and not all(_tree_ordered(s, knowledge) for s in plan.lines[i]):
+            if isinstance(found, ast.Call) and isinstance(found.func, ast.Name) and effects.data_class(found.func.id):
+                return (f"`{_segment_line(found, view)}` builds data, but is not known to be free of random draws and "
+                        "tensor creation, whose generator and device the block decides")
+            return f"`{_segment_line(found, view)}` is not known to be data (it may build a model, draw random numbers or create tensors)"
+    for i in plan.moved:
+        for k in plan.jumps.get(i, []):
+            if unknown(i) is not None or unknown(k) is not None:
+                return (f"moving `{_first_line(plan.lines[i], view)}` {plan.where[i]} the block reorders it with "
+                        f"`{_first_line(plan.lines[k], view)}`, not known to be free of effects (random draws, files)")
+    return None
+
+
+def _tree_ordered(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
+    """A statement whose effects do not depend on the device context: pure, or a run of a known
+    trainer or a known data call (``random_split``) with pure arguments, bound to pure targets."""
+    effects = knowledge.effects
+    if effects.unknown_in_statement(statement) is None:
+        return True
+    if isinstance(statement, ast.Expr):
+        targets, call = [], statement.value
+    elif isinstance(statement, ast.Assign):
+        targets, call = statement.targets, statement.value
+    else:
+        return False
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    run = (isinstance(func, ast.Attribute) and func.attr in RUN_METHODS
+           and (dotted_name(func.value) in knowledge.trainers or dotted_name(func.value) == "self.trainer"))
+    if not (run or effects.ordered_data_call(call)):
+        return False
+    parts = [*targets, *call.args, *(k.value for k in call.keywords)]
+    return all(effects.unknown_in(part) is None for part in parts)
+
+
+def _segment_line(node: ast.AST, view) -> str:
+    text = view.positions.segment(node) if isinstance(node, ast.expr) else _line_text([node], view)
+    line = text.strip().splitlines()[0] if text.strip() else type(node).__name__
+    return line if len(line) <= 60 else line[:57] + "..."
