@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 
-import libcst as cst
-
+from ddpfix.edits import ReplaceExpression, SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
-from ddpfix.transforms._lightning import lightning_name, string_value
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
-from ddpfix.transforms._walk import walk
+from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms.base import Rule, RuleContext
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # The launcher-only twins of each DDP strategy name: same DDP, started by fork. The Trainer registers
@@ -90,40 +90,11 @@ class NotebookStrategy(Rule):
     def applies_to(cls, path: str) -> bool:
         return path.endswith(NOTEBOOK_SUFFIX)
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        finder = _StrategyCalls(ctx)
-        walk(module, finder)
-        replacements: dict[cst.Call, cst.Call] = {}
-        for call, arg, owner in finder.string_strategies:
-            name = string_value(arg.value)
-            twins = TRAINER_NOTEBOOK_STRATEGY if owner == "Trainer" else FABRIC_NOTEBOOK_STRATEGY
-            message = (f"{owner}(strategy={name!r}) in a notebook: Lightning refuses it in an interactive "
-                       "environment ('not compatible with an interactive environment')")
-            twin = twins.get(name)
-            if twin is None:
-                ctx.report(arg, f"{message}; {owner} has no notebook twin of it: use 'ddp_notebook'", fixable=False)
-                continue
-            fixed = call.with_changes(args=[a.with_changes(value=_same_quotes(a.value, twin)) if a is arg else a for a in call.args])
-            if ctx.report_fix(arg, f"{message}; use {twin!r}", call, fixed):
-                replacements[call] = fixed
-        for call in finder.ddp_strategies:
-            start = keyword(call, "start_method")
-            if start is not None and string_value(start.value) in FORKING:
-                continue
-            message = "DDPStrategy in a notebook must fork: 'popen' and 'spawn' are refused in an interactive environment"
-            if start is not None and string_value(start.value) is None or any(a.star for a in call.args):
-                ctx.report(call, message + "; pass start_method=\"fork\"", fixable=False)
-                continue
-            fixed = with_keyword(call, "start_method", '"fork"')
-            if ctx.report_fix(call, message + "; start_method=\"fork\" added", call, fixed):
-                replacements[call] = fixed
-        return module.visit(ReplaceCalls(replacements, ctx.view.positions)) if replacements else module
-
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, report-only. Raises ``NeedsLibCST`` where a fix would be
-        offered with a comment in the text it rewrites (the strategy argument, or the
-        ``DDPStrategy(...)`` call): whether the fix keeps it (``report_fix``) depends on the layout
-        only LibCST's tree holds."""
+        """The one analysis: findings, each fix's applicability and its typed edits (the strategy
+        string replaced by its twin in the same quotes, or ``start_method="fork"`` set), which the
+        engine carries out on LibCST's tree. A strategy argument with a comment inside is not
+        rewritten (the replaced string would lose it)."""
         string_strategies, ddp_strategies = _tree_strategy_calls(tree, ctx)
         parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         for arg, owner in string_strategies:
@@ -135,10 +106,13 @@ class NotebookStrategy(Rule):
             if twin is None:
                 ctx.report(arg, f"{message}; {owner} has no notebook twin of it: use 'ddp_notebook'", fixable=False)
                 continue
-            if tree_lightning.has_comment(arg, ctx.view):
-                raise NeedsLibCST("a comment inside the strategy argument: whether the fix keeps it")
+            if tree_lightning.has_comment(arg.value, ctx.view):
+                ctx.report(arg, f"{message}; use {twin!r} (not rewritten: a comment inside the call would be lost)",
+                           fixable=False)
+                continue
             unsafe = _unproven(arg, owner, parents)
-            ctx.report(arg, f"{message}; use {twin!r}", fixable=True, safe=unsafe is None, why=unsafe or "")
+            edit = ReplaceExpression(Span.of(ctx.position(arg.value)), _in_same_quotes(ctx.view.positions.segment(arg.value), twin))
+            ctx.report(arg, f"{message}; use {twin!r}", fixable=True, safe=unsafe is None, why=unsafe or "", edits=[edit])
         for call in ddp_strategies:
             start = tree_lightning.keyword(call, "start_method")
             if start is not None and tree_lightning.string_value(start.value) in FORKING:
@@ -147,12 +121,11 @@ class NotebookStrategy(Rule):
             if start is not None and tree_lightning.string_value(start.value) is None or tree_lightning.has_star(call):
                 ctx.report(call, message + "; pass start_method=\"fork\"", fixable=False)
                 continue
-            if tree_lightning.has_comment(call, ctx.view):
-                raise NeedsLibCST("a comment inside DDPStrategy(...): whether the fix keeps it")
             owner = lightning_name(ctx.imports, parents[id(parents[id(call)])].func)
             unsafe = "DDPStrategy's arguments are positional: `start_method` may be among them" if call.args else None
             unsafe = unsafe or _unproven(call, owner, parents)
-            ctx.report(call, message + "; start_method=\"fork\" added", fixable=True, safe=unsafe is None, why=unsafe or "")
+            ctx.report(call, message + "; start_method=\"fork\" added", fixable=True, safe=unsafe is None, why=unsafe or "",
+                       edits=[SetKeyword(Span.of(ctx.position(call)), "start_method", '"fork"')])
 
 
 # --- Fix safety (``check`` only) -------------------------------------------------------------
@@ -210,28 +183,19 @@ def _tree_strategy_calls(tree: ast.Module, ctx: RuleContext) -> tuple[list[tuple
     return string_strategies, ddp_strategies
 
 
-def _same_quotes(value: cst.BaseExpression, text: str) -> cst.SimpleString:
-    quote = value.quote if isinstance(value, cst.SimpleString) else '"'
-    prefix = value.prefix.replace("f", "").replace("F", "") if isinstance(value, cst.SimpleString) else ""
-    return cst.SimpleString(f"{prefix}{quote}{text}{quote}")
+_STRING_PREFIX = re.compile(r"[A-Za-z]*")
 
 
-class _StrategyCalls(cst.CSTVisitor):
-    def __init__(self, ctx: RuleContext):
-        super().__init__()
-        self.ctx = ctx
-        self.string_strategies: list[tuple[cst.Call, cst.Arg, str]] = []
-        self.ddp_strategies: list[cst.Call] = []
-
-    def visit_Call(self, node: cst.Call) -> None:
-        owner = lightning_name(self.ctx.imports, node.func)
-        if owner not in ("Trainer", "Fabric"):
-            return
-        strategy = keyword(node, "strategy")
-        if strategy is None:
-            return
-        if string_value(strategy.value) is not None:
-            if string_value(strategy.value) in TRAINER_NOTEBOOK_STRATEGY:
-                self.string_strategies.append((node, strategy, owner))
-        elif isinstance(strategy.value, cst.Call) and lightning_name(self.ctx.imports, strategy.value.func) == "DDPStrategy":
-            self.ddp_strategies.append(strategy.value)
+def _in_same_quotes(source: str, text: str) -> str:
+    """``text`` as a string literal written as ``source`` is (its prefix, less ``f``, and its quotes);
+    an implicit concatenation becomes one double-quoted string."""
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.STRING]
+    except (tokenize.TokenError, SyntaxError):
+        tokens = []
+    if len(tokens) != 1 or tokens[0].string != source.strip():
+        return f'"{text}"'
+    literal = tokens[0].string
+    prefix = _STRING_PREFIX.match(literal).group()
+    quote = literal[len(prefix):len(prefix) + 3] if literal[len(prefix):len(prefix) + 3] in ('"""', "'''") else literal[len(prefix)]
+    return f"{prefix.replace('f', '').replace('F', '')}{quote}{text}{quote}"
