@@ -12,6 +12,7 @@ from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
+from ddpfix.transforms._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
 from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order
 from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
@@ -27,6 +28,19 @@ TENSOR_FUNCTIONS = TENSOR_FACTORIES | frozenset(
 )
 # Tensor methods whose result is not a tensor.
 NON_TENSOR_METHODS = frozenset({"tolist", "item", "numpy", "size", "dim", "numel", "data_ptr", "element_size"})
+# Tensor methods that make something else than one tensor (a list, a tuple, a number, a bool): a
+# factory call followed by one of them is no plain tensor (and ``register_buffer`` would refuse it).
+NOT_A_TENSOR = NON_TENSOR_METHODS | frozenset({
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "sort", "topk", "kthvalue",
+    "aminmax", "frexp", "slogdet", "stride", "storage", "untyped_storage", "is_contiguous", "is_floating_point",
+    "is_complex", "equal", "allclose", "get_device", "nelement", "ndimension", "__len__", "__repr__", "tobytes",
+})
+# Without arguments these give a tensor; with a dimension (or flags) a tuple.
+TUPLE_WITH_ARGUMENTS = frozenset({"max", "min", "median", "nanmedian", "mode", "unique", "unique_consecutive",
+                                  "nonzero", "var_mean", "std_mean"})
+# Lightning moves ``example_input_array`` to the device itself when it uses it (model summary, graph
+# logging): not the pitfall.
+MOVED_BY_LIGHTNING = frozenset({"example_input_array"})
 
 
 class TensorAttribute(Rule):
@@ -118,7 +132,7 @@ class TensorAttribute(Rule):
                 if target is None:
                     continue
                 name, value = target
-                if name in buffers:
+                if mangle(name, cls.name.value) in buffers or name in MOVED_BY_LIGHTNING:
                     continue
                 message = (
                     f"self.{name} is a plain tensor: Lightning moves parameters and buffers to each rank's device, "
@@ -135,6 +149,8 @@ class TensorAttribute(Rule):
                     refusal = f"self.{name} is set earlier (line {_line_of(ctx, earlier[0])}), so a buffer of that name cannot be registered"
                 elif name in members:
                     refusal = f"{name} is also a method or property of the class"
+                elif name in LIGHTNING_MODULE_ATTRIBUTES:
+                    refusal = f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
                 elif not after_super:
                     refusal = "it is set before super().__init__(), where no buffer can be registered"
                 else:
@@ -148,8 +164,8 @@ class TensorAttribute(Rule):
                 if refusal:
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
                 elif ctx.report(statement, message, fixable=True):
-                    replacements[statement] = _register(statement, name, value)
-                    buffers.add(name)
+                    replacements[statement] = _register(statement, mangle(name, cls.name.value), value)
+                    buffers.add(mangle(name, cls.name.value))
         if not replacements:
             return module
         return module.visit(_ReplaceStatements(replacements, ctx.view.positions))
@@ -172,7 +188,7 @@ class TensorAttribute(Rule):
                     buffers.add(registered)
                     continue
                 name = _tree_tensor_attribute(line, ctx)
-                if name is None or name in buffers:
+                if name is None or mangle(name, cls.name) in buffers or name in MOVED_BY_LIGHTNING:
                     continue
                 statement = line[0]
                 # The message and refusals are apply's, word for word (the two paths are compared).
@@ -191,6 +207,8 @@ class TensorAttribute(Rule):
                     refusal = f"self.{name} is set earlier (line {others[0][1].lineno}), so a buffer of that name cannot be registered"
                 elif name in members:
                     refusal = f"{name} is also a method or property of the class"
+                elif name in LIGHTNING_MODULE_ATTRIBUTES:
+                    refusal = f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
                 elif not after_super:
                     refusal = "it is set before super().__init__(), where no buffer can be registered"
                 else:
@@ -200,7 +218,9 @@ class TensorAttribute(Rule):
                 if refusal:
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
-                    ctx.report(statement, message, fixable=True)  # never fixed here: nothing to remember
+                    why = fix_safety(tree, cls, statement, name, ctx.imports)
+                    # never fixed here: nothing to remember
+                    ctx.report(statement, message, fixable=True, safe=why is None, why=why or "")
 
 
 def _line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
@@ -287,8 +307,12 @@ def _tensor_attribute(statement: cst.CSTNode, ctx: RuleContext) -> tuple[str, cs
 
 
 def _makes_tensor(value: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """A torch factory call, possibly followed by tensor methods (``torch.ones(4).tril()``)."""
+    """A torch factory call, possibly followed by tensor methods (``torch.ones(4).tril()``) that
+    give a tensor (not ``.tolist()``, ``.split(2)``, ``.max(dim=0)``)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and ctx.imports.qualify(value.func) is None:
+        method = value.func.attr.value
+        if method in NOT_A_TENSOR or (method in TUPLE_WITH_ARGUMENTS and value.args):
+            return False
         value = value.func.value
     return isinstance(value, cst.Call) and ctx.imports.qualify(value.func) in TENSOR_FACTORIES
 
@@ -421,7 +445,11 @@ def _tree_tensor_attribute(line: list[ast.stmt], ctx: RuleContext) -> str | None
 
 
 def _tree_makes_tensor(value: ast.expr, ctx: RuleContext) -> bool:
+    """``_makes_tensor``."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and ctx.imports.qualify(value.func) is None:
+        method = value.func.attr
+        if method in NOT_A_TENSOR or (method in TUPLE_WITH_ARGUMENTS and (value.args or value.keywords)):
+            return False
         value = value.func.value
     return isinstance(value, ast.Call) and ctx.imports.qualify(value.func) in TENSOR_FACTORIES
 
