@@ -130,6 +130,7 @@ def fix_safety(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name:
     """None when the fix of ``statement`` (``self.<name> = <tensor>`` in ``cls.__init__``) is proven
     safe; else what was not proven (the finding's ``why``)."""
     for question in (
+        lambda: _requires_grad(statement.value, imports),
         lambda: _bases(tree, cls, name, imports, set()),
         lambda: _writes(tree, cls, statement, name, imports),
         lambda: _value(statement.value, imports),
@@ -260,14 +261,22 @@ def _chain(value: ast.expr, imports: ImportTable) -> tuple[ast.Call, list[ast.Ca
     return value, methods[::-1]
 
 
+def _requires_grad(value: ast.expr, imports: ImportTable) -> str | None:
+    factory, methods = _chain(value, imports)
+    for call in (factory, *methods):
+        grad = next((k for k in call.keywords if k.arg == "requires_grad"), None)
+        if (grad is not None and not (isinstance(grad.value, ast.Constant) and grad.value.value is False)) or (
+            call is not factory and call.func.attr == "requires_grad_"
+        ):
+            return ("requires_grad: a tensor trained by hand needs nn.Parameter; as a buffer DDP neither "
+                    "averages its gradients nor keeps a rank's updates (it copies rank 0's)")
+    return None
+
+
 def _value(value: ast.expr, imports: ImportTable) -> str | None:
     """None when the tensor is built alike on every rank and is not floating point."""
     factory, methods = _chain(value, imports)
     for call in (factory, *methods):
-        grad = next((k for k in call.keywords if k.arg == "requires_grad"), None)
-        if grad is not None and not (isinstance(grad.value, ast.Constant) and grad.value.value is False):
-            return ("requires_grad: a tensor trained by hand needs nn.Parameter; as a buffer DDP neither "
-                    "averages its gradients nor keeps a rank's updates (it copies rank 0's)")
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return "arguments unpacked with * or **, which ddpfix cannot read"
     qualified = imports.qualify(factory.func) or ""
@@ -415,14 +424,19 @@ def _writes(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: st
                 continue
             why = _use(node, parents, imports, bound)
             if why is not None:
-                return f"self.{name} {why} (line {node.lineno}); DDP would overwrite a rank's writes with rank 0's buffer"
+                return (f"self.{name} {why} (line {node.lineno}): a buffer takes only a tensor or None, and DDP "
+                        "replaces what each rank writes with rank 0's buffer")
     return None
 
 
 def _use(node: ast.Attribute, parents: dict, imports: ImportTable, bound: set[str]) -> str | None:
     """None when this use of the attribute only reads it; else how it may write it."""
-    if isinstance(node.ctx, (ast.Store, ast.Del)):
-        return "is set or deleted again"
+    if isinstance(parents.get(node), ast.AugAssign) and parents[node].target is node:
+        return "is updated in place (an augmented assignment)"
+    if isinstance(node.ctx, ast.Del):
+        return "is deleted"
+    if isinstance(node.ctx, ast.Store):
+        return "is set again"
     current = node
     while True:
         parent = parents.get(current)
