@@ -13,6 +13,7 @@ from ddpfix.transforms._names import exit_in
 from ddpfix.transforms._tree_lightning import FUNCTIONS
 from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
 from ddpfix.transforms._tree_names import exit_in as tree_exit_in
+from ddpfix.transforms._uncleared_step_outputs_safety import clear_safety
 from ddpfix.transforms.base import Rule, RuleContext, TreeView
 from ddpfix.transforms._walk import walk
 
@@ -120,16 +121,26 @@ class UnclearedStepOutputs(Rule):
         for cls in classes:
             methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
             uses = {name: _tree_attribute_uses(method, view) for name, method in methods.items() if name not in SET_UP_ONCE}
-            for end, _name, message, refusal in _uncleared(
+            found = list(_uncleared(
                 methods, uses,
                 used_outside=lambda name, cls=cls: _tree_attribute_count(tree, name) > _tree_attribute_count(cls, name),
                 aliased=lambda name, cls=cls: _tree_aliased(cls, name),
                 exits=lambda method: tree_exit_in(method.body),
-            ):
+            ))
+            # Fixes are known by code, line and column: the lists cleared in one hook share one
+            # applicability, so the hook's fixes are safe only if every one of them is.
+            whys: dict[ast.AST, list[str]] = {}
+            for end, name, _message, refusal in found:
+                if not refusal:
+                    step = next(step for step, hook in EPOCH_END.items() if hook == end.name)
+                    why = clear_safety(tree, methods, step, end, name, ctx.imports)
+                    whys.setdefault(end, []).extend([why] if why else [])
+            for end, _name, message, refusal in found:
                 if refusal:
                     ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
-                    ctx.report(end, message, fixable=True)
+                    why = "; ".join(dict.fromkeys(whys[end]))
+                    ctx.report(end, message, fixable=True, safe=not why, why=why)
 
 
 def _uncleared(methods: dict, uses: dict, used_outside, aliased, exits):
