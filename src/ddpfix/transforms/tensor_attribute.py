@@ -73,11 +73,46 @@ class TensorAttribute(Rule):
         self.register_buffer("mask", torch.ones(16, 16).tril(), persistent=False)
     ```
 
+    A name-mangled attribute (`self.__mask` in class `Model`) is registered under the name Python
+    stores it by (`"_Model__mask"`), so `self.__mask` still finds the buffer.
+
     ## When it does not fix
     When the attribute is assigned something other than a tensor or None elsewhere in the class (a
     buffer refuses that), when the class defines `__setattr__`, when the assignment comes before
-    `super().__init__()` (a buffer cannot be registered yet), or when the name is also a method or
-    property of the class: reported.
+    `super().__init__()` (a buffer cannot be registered yet), when the name is also a method or
+    property of the class, or when it is an attribute of LightningModule itself (`global_step`,
+    `device`...: `register_buffer` raises `KeyError`): reported. `self.example_input_array` is not
+    reported (Lightning moves it to the device itself), nor is a chain that makes no tensor
+    (`torch.arange(10).tolist()`, `.split(2)`, `.max(dim=0)`).
+
+    ## Fix safety
+    A buffer is not a plain attribute: DDP (`broadcast_buffers=True`, Lightning's default) copies
+    rank 0's buffers to every rank when it wraps the module and before every forward; a buffer
+    takes only a tensor or None (a float or an ndarray assigned later raises `TypeError`);
+    `register_buffer` raises `KeyError` for a name a base class already has; and `.to(dtype)`
+    (`precision="16-true"`/`"bf16-true"`, `.half()`, `.double()`) casts floating-point buffers. The
+    fix writes `persistent=False`, so `state_dict` keys do not change: old checkpoints still load
+    with strict loading, and new ones load into the old code.
+
+    - **safe** when all of this is proven: the class derives only from LightningModule or
+      `torch.nn.Module` (or from classes of the file that do and never name the attribute); the
+      attribute is never written after `__init__` (no other assignment, `+=`, `[i] =`, `del`,
+      in-place method such as `.add_()`, `.copy_()`, `.fill_()`, no `out=`), never kept under
+      another name, returned or handed to a call other than `torch.*` functions, a few reading
+      builtins (`len`, `print`...) and reading tensor methods (`x.masked_fill(self.mask, 0)`), and
+      the class does not walk its buffers (`self.buffers()`, `__dict__`, `getattr`); the values are
+      the same on every rank (no random factory, no `torch.empty`, every argument that decides the
+      values is a literal, every method after the factory is known); the dtype is bool or
+      integer; and the name is name-mangled (`self.__mask`), so no other file reaches it.
+    - **unsafe** otherwise, saying what was not proven: a base class ddpfix does not know (it may
+      define the name); a tensor written after `__init__` (as a buffer, each rank's writes would
+      be replaced by rank 0's: a per-rank accumulator of label counts [16, 16] became [15, 17]);
+      `requires_grad` (a tensor trained by hand needs `nn.Parameter`); random values or values
+      built from names ddpfix cannot see (ranks may differ, and DDP makes them rank 0's); a
+      floating-point or unknown dtype (cast with the module, where the plain tensor was not); a
+      public name, because ddpfix's facts do not follow attributes across files, and a subclass,
+      a callback or the training script elsewhere may write it (a float, an ndarray, an update).
+    - **no fix**: the cases of *When it does not fix*.
     """
 
     code = "DDP007"

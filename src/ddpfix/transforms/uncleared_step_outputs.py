@@ -60,7 +60,29 @@ class UnclearedStepOutputs(Rule):
 
     ## When it does not fix
     When the list is read anywhere else after the epoch end (another hook, or a callback through
-    `pl_module.<name>`), or when the epoch-end hook can `return` early: reported.
+    `pl_module.<name>`), when it is stored elsewhere as it is, or when the epoch-end hook can
+    `return` early: reported.
+
+    ## Fix safety
+    Clearing changes what any later reader of the list sees, so it is safe only for a list proven
+    to live within one epoch.
+
+    - **safe** when all of this is proven: the hooks are the fit loop's (`training_step` with
+      `on_train_epoch_end`, `validation_step` with `on_validation_epoch_end`); the class makes the
+      list once, empty (`[]` or `list()`), in `__init__`; the step only appends to it (`.append`,
+      `.extend`); the epoch-end hook only reads it through calls that copy what they read
+      (`torch.stack`, `torch.cat`, `sum`, `len`, `numpy.mean`...), a `for`, or an index; and its
+      name is name-mangled (`self.__outputs`), so no other file reads it.
+    - **unsafe** otherwise, saying what was not proven: test and predict hooks (their loops run
+      one epoch per `trainer.test`/`predict` call, so nothing grows, and the script may read the
+      list after the call); a `deque(maxlen=...)` or any other container, or a list made outside
+      `__init__` or by a base class (a replay buffer or a history may be kept across epochs on
+      purpose); a step that reads the list too (`len(self.outputs)`); an epoch-end hook that hands
+      the list itself to code that may keep it; a public name, because ddpfix's facts do not
+      follow attributes across files, and a callback, a subclass or the script after `fit` may
+      read the whole run's history. Lists cleared in one hook share one decision: the hook's
+      fixes are safe only if each of them is.
+    - **no fix**: the cases of *When it does not fix*.
     """
 
     code = "DDP010"
