@@ -136,7 +136,10 @@ def fix_safety(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name:
         lambda: _value(statement.value, imports),
         lambda: _other_files(name),
     ):
-        why = question()
+        try:
+            why = question()
+        except RecursionError:
+            return "an expression nested too deeply to analyse"
         if why is not None:
             return why
     return None
@@ -205,6 +208,8 @@ def _literal(node: ast.expr) -> object:
             raise ValueError
         if isinstance(node.op, ast.Pow) and abs(right) > 64:
             raise ValueError
+        if any(isinstance(v, int) and v.bit_length() > 256 for v in (left, right)):
+            raise ValueError  # not a literal anyone writes for a tensor: not worth computing
         try:
             return {ast.Add: lambda: left + right, ast.Sub: lambda: left - right, ast.Mult: lambda: left * right,
                     ast.Div: lambda: left / right, ast.Pow: lambda: left ** right}[type(node.op)]()
