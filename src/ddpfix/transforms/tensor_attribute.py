@@ -12,6 +12,7 @@ from ddpfix.transforms._args import TargetedTransformer
 from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
+from ddpfix.transforms._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
 from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order
 from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
@@ -27,6 +28,19 @@ TENSOR_FUNCTIONS = TENSOR_FACTORIES | frozenset(
 )
 # Tensor methods whose result is not a tensor.
 NON_TENSOR_METHODS = frozenset({"tolist", "item", "numpy", "size", "dim", "numel", "data_ptr", "element_size"})
+# Tensor methods that make something else than one tensor (a list, a tuple, a number, a bool): a
+# factory call followed by one of them is no plain tensor (and ``register_buffer`` would refuse it).
+NOT_A_TENSOR = NON_TENSOR_METHODS | frozenset({
+    "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "sort", "topk", "kthvalue",
+    "aminmax", "frexp", "slogdet", "stride", "storage", "untyped_storage", "is_contiguous", "is_floating_point",
+    "is_complex", "equal", "allclose", "get_device", "nelement", "ndimension", "__len__", "__repr__", "tobytes",
+})
+# Without arguments these give a tensor; with a dimension (or flags) a tuple.
+TUPLE_WITH_ARGUMENTS = frozenset({"max", "min", "median", "nanmedian", "mode", "unique", "unique_consecutive",
+                                  "nonzero", "var_mean", "std_mean"})
+# Lightning moves ``example_input_array`` to the device itself when it uses it (model summary, graph
+# logging): not the pitfall.
+MOVED_BY_LIGHTNING = frozenset({"example_input_array"})
 
 
 class TensorAttribute(Rule):
@@ -59,11 +73,46 @@ class TensorAttribute(Rule):
         self.register_buffer("mask", torch.ones(16, 16).tril(), persistent=False)
     ```
 
+    A name-mangled attribute (`self.__mask` in class `Model`) is registered under the name Python
+    stores it by (`"_Model__mask"`), so `self.__mask` still finds the buffer.
+
     ## When it does not fix
     When the attribute is assigned something other than a tensor or None elsewhere in the class (a
     buffer refuses that), when the class defines `__setattr__`, when the assignment comes before
-    `super().__init__()` (a buffer cannot be registered yet), or when the name is also a method or
-    property of the class: reported.
+    `super().__init__()` (a buffer cannot be registered yet), when the name is also a method or
+    property of the class, or when it is an attribute of LightningModule itself (`global_step`,
+    `device`...: `register_buffer` raises `KeyError`): reported. `self.example_input_array` is not
+    reported (Lightning moves it to the device itself), nor is a chain that makes no tensor
+    (`torch.arange(10).tolist()`, `.split(2)`, `.max(dim=0)`).
+
+    ## Fix safety
+    A buffer is not a plain attribute: DDP (`broadcast_buffers=True`, Lightning's default) copies
+    rank 0's buffers to every rank when it wraps the module and before every forward; a buffer
+    takes only a tensor or None (a float or an ndarray assigned later raises `TypeError`);
+    `register_buffer` raises `KeyError` for a name a base class already has; and `.to(dtype)`
+    (`precision="16-true"`/`"bf16-true"`, `.half()`, `.double()`) casts floating-point buffers. The
+    fix writes `persistent=False`, so `state_dict` keys do not change: old checkpoints still load
+    with strict loading, and new ones load into the old code.
+
+    - **safe** when all of this is proven: the class derives only from LightningModule or
+      `torch.nn.Module` (or from classes of the file that do and never name the attribute); the
+      attribute is never written after `__init__` (no other assignment, `+=`, `[i] =`, `del`,
+      in-place method such as `.add_()`, `.copy_()`, `.fill_()`, no `out=`), never kept under
+      another name, returned or handed to a call other than `torch.*` functions, a few reading
+      builtins (`len`, `print`...) and reading tensor methods (`x.masked_fill(self.mask, 0)`), and
+      the class does not walk its buffers (`self.buffers()`, `__dict__`, `getattr`); the values are
+      the same on every rank (no random factory, no `torch.empty`, every argument that decides the
+      values is a literal, every method after the factory is known); the dtype is bool or
+      integer; and the name is name-mangled (`self.__mask`), so no other file reaches it.
+    - **unsafe** otherwise, saying what was not proven: a base class ddpfix does not know (it may
+      define the name); a tensor written after `__init__` (as a buffer, each rank's writes would
+      be replaced by rank 0's: a per-rank accumulator of label counts [16, 16] became [15, 17]);
+      `requires_grad` (a tensor trained by hand needs `nn.Parameter`); random values or values
+      built from names ddpfix cannot see (ranks may differ, and DDP makes them rank 0's); a
+      floating-point or unknown dtype (cast with the module, where the plain tensor was not); a
+      public name, because ddpfix's facts do not follow attributes across files, and a subclass,
+      a callback or the training script elsewhere may write it (a float, an ndarray, an update).
+    - **no fix**: the cases of *When it does not fix*.
     """
 
     code = "DDP007"
@@ -118,7 +167,7 @@ class TensorAttribute(Rule):
                 if target is None:
                     continue
                 name, value = target
-                if name in buffers:
+                if mangle(name, cls.name.value) in buffers or name in MOVED_BY_LIGHTNING:
                     continue
                 message = (
                     f"self.{name} is a plain tensor: Lightning moves parameters and buffers to each rank's device, "
@@ -135,6 +184,8 @@ class TensorAttribute(Rule):
                     refusal = f"self.{name} is set earlier (line {_line_of(ctx, earlier[0])}), so a buffer of that name cannot be registered"
                 elif name in members:
                     refusal = f"{name} is also a method or property of the class"
+                elif name in LIGHTNING_MODULE_ATTRIBUTES:
+                    refusal = f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
                 elif not after_super:
                     refusal = "it is set before super().__init__(), where no buffer can be registered"
                 else:
@@ -148,8 +199,8 @@ class TensorAttribute(Rule):
                 if refusal:
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
                 elif ctx.report(statement, message, fixable=True):
-                    replacements[statement] = _register(statement, name, value)
-                    buffers.add(name)
+                    replacements[statement] = _register(statement, mangle(name, cls.name.value), value)
+                    buffers.add(mangle(name, cls.name.value))
         if not replacements:
             return module
         return module.visit(_ReplaceStatements(replacements, ctx.view.positions))
@@ -172,7 +223,7 @@ class TensorAttribute(Rule):
                     buffers.add(registered)
                     continue
                 name = _tree_tensor_attribute(line, ctx)
-                if name is None or name in buffers:
+                if name is None or mangle(name, cls.name) in buffers or name in MOVED_BY_LIGHTNING:
                     continue
                 statement = line[0]
                 # The message and refusals are apply's, word for word (the two paths are compared).
@@ -191,6 +242,8 @@ class TensorAttribute(Rule):
                     refusal = f"self.{name} is set earlier (line {others[0][1].lineno}), so a buffer of that name cannot be registered"
                 elif name in members:
                     refusal = f"{name} is also a method or property of the class"
+                elif name in LIGHTNING_MODULE_ATTRIBUTES:
+                    refusal = f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
                 elif not after_super:
                     refusal = "it is set before super().__init__(), where no buffer can be registered"
                 else:
@@ -200,7 +253,9 @@ class TensorAttribute(Rule):
                 if refusal:
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
-                    ctx.report(statement, message, fixable=True)  # never fixed here: nothing to remember
+                    why = fix_safety(tree, cls, statement, name, ctx.imports)
+                    # never fixed here: nothing to remember
+                    ctx.report(statement, message, fixable=True, safe=why is None, why=why or "")
 
 
 def _line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
@@ -287,8 +342,12 @@ def _tensor_attribute(statement: cst.CSTNode, ctx: RuleContext) -> tuple[str, cs
 
 
 def _makes_tensor(value: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """A torch factory call, possibly followed by tensor methods (``torch.ones(4).tril()``)."""
+    """A torch factory call, possibly followed by tensor methods (``torch.ones(4).tril()``) that
+    give a tensor (not ``.tolist()``, ``.split(2)``, ``.max(dim=0)``)."""
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and ctx.imports.qualify(value.func) is None:
+        method = value.func.attr.value
+        if method in NOT_A_TENSOR or (method in TUPLE_WITH_ARGUMENTS and value.args):
+            return False
         value = value.func.value
     return isinstance(value, cst.Call) and ctx.imports.qualify(value.func) in TENSOR_FACTORIES
 
@@ -421,7 +480,11 @@ def _tree_tensor_attribute(line: list[ast.stmt], ctx: RuleContext) -> str | None
 
 
 def _tree_makes_tensor(value: ast.expr, ctx: RuleContext) -> bool:
+    """``_makes_tensor``."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and ctx.imports.qualify(value.func) is None:
+        method = value.func.attr
+        if method in NOT_A_TENSOR or (method in TUPLE_WITH_ARGUMENTS and (value.args or value.keywords)):
+            return False
         value = value.func.value
     return isinstance(value, ast.Call) and ctx.imports.qualify(value.func) in TENSOR_FACTORIES
 

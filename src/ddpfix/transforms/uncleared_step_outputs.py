@@ -13,6 +13,7 @@ from ddpfix.transforms._names import exit_in
 from ddpfix.transforms._tree_lightning import FUNCTIONS
 from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
 from ddpfix.transforms._tree_names import exit_in as tree_exit_in
+from ddpfix.transforms._uncleared_step_outputs_safety import clear_safety
 from ddpfix.transforms.base import Rule, RuleContext, TreeView
 from ddpfix.transforms._walk import walk
 
@@ -59,7 +60,29 @@ class UnclearedStepOutputs(Rule):
 
     ## When it does not fix
     When the list is read anywhere else after the epoch end (another hook, or a callback through
-    `pl_module.<name>`), or when the epoch-end hook can `return` early: reported.
+    `pl_module.<name>`), when it is stored elsewhere as it is, or when the epoch-end hook can
+    `return` early: reported.
+
+    ## Fix safety
+    Clearing changes what any later reader of the list sees, so it is safe only for a list proven
+    to live within one epoch.
+
+    - **safe** when all of this is proven: the hooks are the fit loop's (`training_step` with
+      `on_train_epoch_end`, `validation_step` with `on_validation_epoch_end`); the class makes the
+      list once, empty (`[]` or `list()`), in `__init__`; the step only appends to it (`.append`,
+      `.extend`); the epoch-end hook only reads it through calls that copy what they read
+      (`torch.stack`, `torch.cat`, `sum`, `len`, `numpy.mean`...), a `for`, or an index; and its
+      name is name-mangled (`self.__outputs`), so no other file reads it.
+    - **unsafe** otherwise, saying what was not proven: test and predict hooks (their loops run
+      one epoch per `trainer.test`/`predict` call, so nothing grows, and the script may read the
+      list after the call); a `deque(maxlen=...)` or any other container, or a list made outside
+      `__init__` or by a base class (a replay buffer or a history may be kept across epochs on
+      purpose); a step that reads the list too (`len(self.outputs)`); an epoch-end hook that hands
+      the list itself to code that may keep it; a public name, because ddpfix's facts do not
+      follow attributes across files, and a callback, a subclass or the script after `fit` may
+      read the whole run's history. Lists cleared in one hook share one decision: the hook's
+      fixes are safe only if each of them is.
+    - **no fix**: the cases of *When it does not fix*.
     """
 
     code = "DDP010"
@@ -120,16 +143,26 @@ class UnclearedStepOutputs(Rule):
         for cls in classes:
             methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
             uses = {name: _tree_attribute_uses(method, view) for name, method in methods.items() if name not in SET_UP_ONCE}
-            for end, _name, message, refusal in _uncleared(
+            found = list(_uncleared(
                 methods, uses,
                 used_outside=lambda name, cls=cls: _tree_attribute_count(tree, name) > _tree_attribute_count(cls, name),
                 aliased=lambda name, cls=cls: _tree_aliased(cls, name),
                 exits=lambda method: tree_exit_in(method.body),
-            ):
+            ))
+            # Fixes are known by code, line and column: the lists cleared in one hook share one
+            # applicability, so the hook's fixes are safe only if every one of them is.
+            whys: dict[ast.AST, list[str]] = {}
+            for end, name, _message, refusal in found:
+                if not refusal:
+                    step = next(step for step, hook in EPOCH_END.items() if hook == end.name)
+                    why = clear_safety(tree, methods, step, end, name, ctx.imports)
+                    whys.setdefault(end, []).extend([why] if why else [])
+            for end, _name, message, refusal in found:
                 if refusal:
                     ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
-                    ctx.report(end, message, fixable=True)
+                    why = "; ".join(dict.fromkeys(whys[end]))
+                    ctx.report(end, message, fixable=True, safe=not why, why=why)
 
 
 def _uncleared(methods: dict, uses: dict, used_outside, aliased, exits):

@@ -1,0 +1,498 @@
+"""DDP007's proof that turning ``self.name = torch.<factory>(...)`` into a non-persistent buffer
+changes nothing the program computes except where the tensor lives (``check`` only).
+
+A buffer is not a plain attribute: ``register_buffer`` raises ``KeyError`` for a name the class
+or a base already has, assigning it a float or an ndarray later raises ``TypeError``, DDP
+(``broadcast_buffers=True``, Lightning's default) copies rank 0's buffers to every rank when it
+wraps the module and before every forward, and ``module.to(dtype)`` (``precision="16-true"``,
+``.half()``, ``.double()``) casts floating-point buffers. So a fix is safe only where all of these
+are known not to matter (an allowlist; anything else is unsafe, with what was not proven):
+
+* the class derives only from LightningModule / ``torch.nn.Module`` (directly or through classes
+  of this file that are checked too): an unknown base may define or write the name;
+* the value is built on every rank alike: no random factory, no ``torch.empty``, and every
+  argument that decides the values (not the shape) is a literal; every method in the chain is one
+  known to compute values from its literal arguments;
+* its dtype is known not to be floating point, so no ``.to(dtype)`` casts it;
+* nothing writes it after ``__init__``: no other assignment, ``+=``, ``[i] =``, ``del``, in-place
+  method (``.add_()``, ``.copy_()``...), and it is never kept under another name or handed to a
+  call that is not known to leave its arguments alone; the class does not walk its buffers;
+* no other file can reach it: the name is private to the class by Python's name mangling
+  (``self.__name``), since ddpfix's facts do not follow attributes across files.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ddpfix.imports import ImportTable
+from ddpfix.transforms._lightning import lightning_name
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+#: Attributes of Lightning's LightningModule (and nn.Module's): ``register_buffer`` raises
+#: ``KeyError: "attribute '<name>' already exists"`` for each. Read from lightning 2.6.6 and
+#: pytorch_lightning 2.6.6 (``dir`` of the class and of an instance), with names of older versions.
+LIGHTNING_MODULE_ATTRIBUTES = frozenset("""
+    CHECKPOINT_HYPER_PARAMS_KEY CHECKPOINT_HYPER_PARAMS_NAME CHECKPOINT_HYPER_PARAMS_TYPE
+    T_destination _LightningModule__check_allowed _LightningModule__check_not_nested
+    _LightningModule__to_tensor _apply _apply_batch_transfer_handler _automatic_optimization
+    _backward_hooks _backward_pre_hooks _buffers _call_batch_hook _call_impl _compiled_call_impl
+    _compiler_ctx _current_fx_name _device _device_mesh _device_type _distrib_type _dtype
+    _example_input_array _fabric _fabric_optimizers _forward_hooks _forward_hooks_always_called
+    _forward_hooks_with_kwargs _forward_pre_hooks _forward_pre_hooks_with_kwargs
+    _get_backward_hooks _get_backward_pre_hooks _get_name _hparams _hparams_initial
+    _hparams_name _is_full_backward_hook _jit_is_scripting _load_from_state_dict
+    _load_state_dict_post_hooks _load_state_dict_pre_hooks _log_dict_through_fabric
+    _log_hyperparams _maybe_warn_non_full_backward_hook _metric_attributes _modules
+    _named_members _non_persistent_buffers_set _on_before_batch_transfer
+    _param_requires_grad_state _parameters _register_load_state_dict_pre_hook
+    _register_sharded_tensor_state_dict_hooks_if_available _register_state_dict_hook
+    _replicate_for_data_parallel _results _running_manual_backward _running_torchscript
+    _save_to_state_dict _set_hparams _should_prevent_trainer_and_dataloaders_deepcopy
+    _slow_forward _state_dict_hooks _state_dict_pre_hooks _strict_loading _to_hparams_dict
+    _trainer _truncated_bptt_steps _use_amp _verify_is_manual_optimization _version
+    _wrapped_call_impl add_module all_gather allow_zero_length_dataloader_with_multiple_devices
+    apply automatic_optimization backward bfloat16 buffers call_super_init children
+    clip_gradients compile configure_callbacks configure_gradient_clipping configure_model
+    configure_optimizers configure_sharded_model cpu cuda current_epoch device device_mesh
+    double dtype dump_patches eval example_input_array extra_repr fabric float forward freeze
+    get_buffer get_extra_state get_parameter get_submodule global_rank global_step half hparams
+    hparams_initial ipu load_from_checkpoint load_state_dict local_rank log log_dict logger
+    loggers lr_scheduler_step lr_schedulers manual_backward modules mtia named_buffers
+    named_children named_modules named_parameters on_after_backward on_after_batch_transfer
+    on_before_backward on_before_batch_transfer on_before_optimizer_step on_before_zero_grad
+    on_fit_end on_fit_start on_gpu on_load_checkpoint on_predict_batch_end
+    on_predict_batch_start on_predict_end on_predict_epoch_end on_predict_epoch_start
+    on_predict_model_eval on_predict_start on_save_checkpoint on_test_batch_end
+    on_test_batch_start on_test_end on_test_epoch_end on_test_epoch_start on_test_model_eval
+    on_test_model_train on_test_start on_train_batch_end on_train_batch_start on_train_end
+    on_train_epoch_end on_train_epoch_start on_train_start on_validation_batch_end
+    on_validation_batch_start on_validation_end on_validation_epoch_end
+    on_validation_epoch_start on_validation_model_eval on_validation_model_train
+    on_validation_model_zero_grad on_validation_start optimizer_step optimizer_zero_grad
+    optimizers parameters precision predict_dataloader predict_step prepare_data
+    prepare_data_per_node print register_backward_hook register_buffer register_forward_hook
+    register_forward_pre_hook register_full_backward_hook register_full_backward_pre_hook
+    register_load_state_dict_post_hook register_load_state_dict_pre_hook register_module
+    register_parameter register_state_dict_post_hook register_state_dict_pre_hook
+    remove_ignored_hparams requires_grad_ save_hyperparameters set_extra_state set_submodule
+    setup share_memory state_dict strict_loading teardown test_dataloader test_step to to_empty
+    to_onnx to_tensorrt to_torchscript toggle_optimizer toggled_optimizer train train_dataloader
+    trainer training training_step transfer_batch_to_device truncated_bptt_steps type unfreeze
+    untoggle_optimizer use_amp use_ddp use_ddp2 use_dp val_dataloader validation_step xpu
+    zero_grad
+""".split())
+
+RANDOM_FACTORIES = frozenset(f"torch.{n}" for n in ("rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                                                    "normal", "bernoulli", "multinomial", "poisson"))
+SIZE_ONLY_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "eye"))
+# Keywords of a factory that decide neither values nor placement on the rank.
+FACTORY_KEYWORDS = frozenset({"dtype", "device", "layout", "pin_memory", "memory_format", "size"})
+
+INT_DTYPES = frozenset(f"torch.{n}" for n in ("int8", "uint8", "int16", "int32", "int64", "uint16", "uint32",
+                                              "uint64", "short", "int", "long"))
+FLOAT_DTYPES = frozenset(f"torch.{n}" for n in ("float", "float16", "float32", "float64", "bfloat16", "half", "double",
+                                                "complex64", "complex128", "cfloat", "cdouble"))
+
+# Methods of a tensor that keep the values' kind and only reshape, copy or move them (any arguments).
+LAYOUT_METHODS = frozenset({"view", "reshape", "unsqueeze", "squeeze", "expand", "repeat", "permute", "transpose",
+                            "t", "flatten", "contiguous", "clone", "detach", "flip", "cpu", "cuda"})
+# Methods whose values follow from the tensor and their literal arguments, keeping the dtype.
+VALUE_METHODS = frozenset({"tril", "triu", "neg", "abs", "roll", "diag", "diagonal", "fliplr", "flipud"})
+TO_BOOL = frozenset({"bool", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or"})
+TO_INT = frozenset({"long", "int", "short", "byte", "char"})
+TO_FLOAT = frozenset({"float", "half", "double", "bfloat16"})
+
+# Tensor methods that read their tensor arguments and return a new tensor (``x.masked_fill(self.mask, 0)``).
+READING_METHODS = frozenset({
+    "masked_fill", "masked_select", "matmul", "mm", "bmm", "mul", "add", "sub", "div", "where", "type_as", "to",
+    "expand_as", "view_as", "reshape_as", "index_select", "gather", "eq", "ne", "lt", "le", "gt", "ge", "maximum",
+    "minimum", "pow", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "dot", "outer",
+})
+# Builtins that read a tensor and keep no reference to it.
+READING_BUILTINS = frozenset({"len", "print", "isinstance", "float", "int", "bool", "str", "repr", "format"})
+# Parents through which the same object (or a view of it) flows on.
+PASS_THROUGH = (ast.IfExp, ast.BoolOp)
+# Parents that only read the value and make something new of it.
+READING_PARENTS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.FormattedValue, ast.Assert, ast.If, ast.While, ast.Expr)
+
+
+def mangle(name: str, class_name: str) -> str:
+    """The name Python stores ``self.<name>`` under inside class ``class_name``."""
+    stripped = class_name.lstrip("_")
+    if name.startswith("__") and not name.endswith("__") and stripped:
+        return f"_{stripped}{name}"
+    return name
+
+
+def fix_safety(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: str, imports: ImportTable) -> str | None:
+    """None when the fix of ``statement`` (``self.<name> = <tensor>`` in ``cls.__init__``) is proven
+    safe; else what was not proven (the finding's ``why``)."""
+    for question in (
+        lambda: _requires_grad(statement.value, imports),
+        lambda: _bases(tree, cls, name, imports, set()),
+        lambda: _writes(tree, cls, statement, name, imports),
+        lambda: _value(statement.value, imports),
+        lambda: _other_files(name),
+    ):
+        try:
+            why = question()
+        except RecursionError:
+            return "an expression nested too deeply to analyse"
+        if why is not None:
+            return why
+    return None
+
+
+def _segment(node: ast.AST) -> str:
+    try:
+        text = ast.unparse(node)
+    except Exception:  # pragma: no cover - unparse covers every expression
+        return "an expression"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# --- the class and its bases -------------------------------------------------------------------
+
+
+def _bases(tree: ast.Module, cls: ast.ClassDef, name: str, imports: ImportTable, seen: set[str]) -> str | None:
+    """None when every base of ``cls`` is LightningModule, ``torch.nn.Module`` or a class of this
+    file that is the same and never names ``name``."""
+    if cls.keywords:
+        return f"{cls.name} has class keywords (a metaclass?) that may define attributes"
+    seen.add(cls.name)
+    local = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    for base in cls.bases:
+        if lightning_name(imports, base) == "LightningModule" or imports.qualify(base) == "torch.nn.Module":
+            continue
+        if isinstance(base, ast.Name) and base.id in local and base.id not in seen:
+            parent = local[base.id]
+            if _names(parent, name):
+                return f"base class {parent.name} uses the name {name} too"
+            why = _bases(tree, parent, name, imports, seen)
+            if why is None:
+                continue
+            return why
+        return f"base class {_segment(base)} is not known: it may define the name or write it"
+    return None
+
+
+def _names(cls: ast.ClassDef, name: str) -> bool:
+    """``cls`` names ``name`` as an attribute, a method or a class attribute."""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr == name) or (isinstance(n, FUNCTIONS) and n.name == name)
+        or (isinstance(n, ast.Name) and n.id == name)
+        for n in ast.walk(cls)
+    )
+
+
+# --- the value -----------------------------------------------------------------------------------
+
+
+def _literal(node: ast.expr) -> object:
+    """The value of a literal (numbers, bools, nested lists/tuples, arithmetic on them); raises
+    ValueError for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int, float, complex)):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _literal(node.operand)
+        if isinstance(value, list):
+            raise ValueError
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)):
+        left, right = _literal(node.left), _literal(node.right)
+        if isinstance(left, list) or isinstance(right, list) or isinstance(left, bool) or isinstance(right, bool):
+            raise ValueError
+        if isinstance(node.op, ast.Pow) and abs(right) > 64:
+            raise ValueError
+        if any(isinstance(v, int) and v.bit_length() > 256 for v in (left, right)):
+            raise ValueError  # not a literal anyone writes for a tensor: not worth computing
+        try:
+            return {ast.Add: lambda: left + right, ast.Sub: lambda: left - right, ast.Mult: lambda: left * right,
+                    ast.Div: lambda: left / right, ast.Pow: lambda: left ** right}[type(node.op)]()
+        except (ArithmeticError, ValueError, TypeError):
+            raise ValueError from None
+    raise ValueError
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        _literal(node)
+    except ValueError:
+        return False
+    return True
+
+
+def _kind_of_literal(value: object) -> str:
+    """"bool", "int" or "float": the dtype torch.tensor gives a literal."""
+    items = []
+
+    def flatten(v):
+        if isinstance(v, list):
+            for x in v:
+                flatten(x)
+        else:
+            items.append(v)
+
+    flatten(value)
+    if items and all(isinstance(v, bool) for v in items):
+        return "bool"
+    if all(isinstance(v, int) for v in items):
+        return "int"
+    return "float"
+
+
+def _dtype_argument(node: ast.expr, imports: ImportTable) -> str:
+    qualified = imports.qualify(node) or ""
+    if qualified == "torch.bool":
+        return "bool"
+    if qualified in INT_DTYPES:
+        return "int"
+    if qualified in FLOAT_DTYPES:
+        return "float"
+    return "unknown"
+
+
+def _chain(value: ast.expr, imports: ImportTable) -> tuple[ast.Call, list[ast.Call]]:
+    """(the factory call, the method calls after it, innermost first), as ``_tree_makes_tensor`` reads them."""
+    methods = []
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and imports.qualify(value.func) is None:
+        methods.append(value)
+        value = value.func.value
+    assert isinstance(value, ast.Call)
+    return value, methods[::-1]
+
+
+def _requires_grad(value: ast.expr, imports: ImportTable) -> str | None:
+    factory, methods = _chain(value, imports)
+    for call in (factory, *methods):
+        grad = next((k for k in call.keywords if k.arg == "requires_grad"), None)
+        if (grad is not None and not (isinstance(grad.value, ast.Constant) and grad.value.value is False)) or (
+            call is not factory and call.func.attr == "requires_grad_"
+        ):
+            return ("requires_grad: a tensor trained by hand needs nn.Parameter; as a buffer DDP neither "
+                    "averages its gradients nor keeps a rank's updates (it copies rank 0's)")
+    return None
+
+
+def _value(value: ast.expr, imports: ImportTable) -> str | None:
+    """None when the tensor is built alike on every rank and is not floating point."""
+    factory, methods = _chain(value, imports)
+    for call in (factory, *methods):
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return "arguments unpacked with * or **, which ddpfix cannot read"
+    qualified = imports.qualify(factory.func) or ""
+    short = qualified.rsplit(".", 1)[-1]
+    kind = "unknown"
+    if qualified in RANDOM_FACTORIES:
+        return (f"{short}() draws random values on each rank, and DDP copies rank 0's buffers to every rank, "
+                "so the other ranks would use rank 0's values")
+    if short == "empty":
+        return "torch.empty holds uninitialised values, so it must be written later"
+    keywords = {k.arg: k.value for k in factory.keywords}
+    if "out" in keywords:
+        return "out= writes into another tensor"
+    if qualified in SIZE_ONLY_FACTORIES:
+        kind = "float"
+    elif short == "full":
+        fill = factory.args[1] if len(factory.args) > 1 else keywords.get("fill_value")
+        if fill is None or not _is_literal(fill):
+            return _not_seen(fill or factory)
+        kind = _kind_of_literal(_literal(fill))
+    elif short == "arange":
+        positional = list(factory.args) + [keywords[k] for k in ("start", "end", "step") if k in keywords]
+        bad = next((a for a in positional if not _is_literal(a)), None)
+        if bad is not None and len(positional) > 1:
+            return _not_seen(bad)  # a start or a step decides the values, not only how many
+        literal = bad is None and all(isinstance(_literal(a), int) and not isinstance(_literal(a), bool) for a in positional)
+        kind = "int" if literal else "unknown"
+    elif short in ("linspace", "logspace"):
+        bad = next((a for a in [*factory.args, *(v for k, v in keywords.items() if k not in FACTORY_KEYWORDS)]
+                    if not _is_literal(a)), None)
+        if bad is not None:
+            return _not_seen(bad)
+        kind = "float"
+    elif short in ("tensor", "as_tensor"):
+        data = factory.args[0] if factory.args else keywords.get("data")
+        if data is None or not _is_literal(data):
+            return _not_seen(data or factory)
+        literal = _literal(data)
+        kind = "float" if literal == [] else _kind_of_literal(literal)
+    else:
+        return f"torch.{short} is not a factory ddpfix knows"
+    unknown = [k for k in keywords if k not in FACTORY_KEYWORDS | {"fill_value", "data", "start", "end", "step",
+                                                                    "requires_grad", "steps", "base", "n", "m"}]
+    if unknown:
+        return f"{short}() takes {unknown[0]}=, which ddpfix does not know"
+    if "dtype" in keywords:
+        kind = _dtype_argument(keywords["dtype"], imports)
+    for call in methods:
+        method = call.func.attr
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if method in LAYOUT_METHODS:
+            continue
+        if method in ("to", "type"):
+            dtypes = [_dtype_argument(a, imports) for a in arguments]
+            known = [d for d in dtypes if d != "unknown"]
+            others = [a for a, d in zip(arguments, dtypes) if d == "unknown"
+                      and not (isinstance(a, ast.Constant) and isinstance(a.value, (str, bool)))]
+            if others:
+                return f".{method}({_segment(others[0])}) may change the dtype in a way ddpfix cannot see"
+            if known:
+                kind = known[-1]
+            continue
+        bad = next((a for a in arguments if not _is_literal(a)), None)
+        if bad is not None:
+            return _not_seen(bad)
+        if method in TO_BOOL:
+            kind = "bool"
+        elif method in TO_INT:
+            kind = "int"
+        elif method in TO_FLOAT:
+            kind = "float"
+        elif method not in VALUE_METHODS:
+            return f".{method}() is not a method ddpfix knows to give the same values on every rank"
+    if kind != "bool" and kind != "int":
+        return ("a floating-point (or unknown) dtype: a buffer is cast with the module (precision=\"bf16-true\", "
+                ".half(), .double()), the plain tensor was not")
+    return None
+
+
+def _not_seen(node: ast.expr) -> str:
+    return (f"its values come from {_segment(node)}, which ddpfix cannot see: ranks may build different values, and "
+            "DDP copies rank 0's buffers to every rank")
+
+
+# --- what writes it --------------------------------------------------------------------------
+
+
+def _subclasses(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """``cls`` and the classes of this file that derive from it (by name, at any depth)."""
+    found = [cls]
+    names = {cls.name}
+    grew = True
+    while grew:
+        grew = False
+        for other in ast.walk(tree):
+            if isinstance(other, ast.ClassDef) and other not in found and any(
+                isinstance(b, ast.Name) and b.id in names for b in other.bases
+            ):
+                found.append(other)
+                names.add(other.name)
+                grew = True
+    return found
+
+
+def _bound_names(tree: ast.Module) -> set[str]:
+    """Every name the file binds (so a builtin of that name may not be the builtin)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def _writes(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: str, imports: ImportTable) -> str | None:
+    stored = mangle(name, cls.name)
+    family = _subclasses(tree, cls)
+    inside = {id(n) for c in family for n in ast.walk(c)}
+    for node in ast.walk(tree):
+        if id(node) not in inside and isinstance(node, ast.Attribute) and node.attr in (name, stored):
+            return f"code outside the class uses .{node.attr} (line {node.lineno})"
+    for c in family:
+        for node in ast.walk(c):
+            if isinstance(node, ast.Attribute) and node.attr in ("buffers", "named_buffers", "_buffers", "__dict__"):
+                return f"{c.name} walks its buffers or its __dict__ (line {node.lineno}), where a new buffer shows"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "vars"):
+                return f"{c.name} reads attributes by name (line {node.lineno}), which ddpfix does not follow"
+    parents = {}
+    for c in family:
+        for node in ast.walk(c):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+    bound = _bound_names(tree)
+    target = statement.targets[0]
+    for c in family:
+        own = name if c is cls else None  # in a subclass ``self.__name`` is another attribute
+        for node in ast.walk(c):
+            if node is target or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                                      and node.value.id == "self" and node.attr in (own, stored)):
+                continue
+            why = _use(node, parents, imports, bound)
+            if why is not None:
+                return (f"self.{name} {why} (line {node.lineno}): a buffer takes only a tensor or None, and DDP "
+                        "replaces what each rank writes with rank 0's buffer")
+    return None
+
+
+def _use(node: ast.Attribute, parents: dict, imports: ImportTable, bound: set[str]) -> str | None:
+    """None when this use of the attribute only reads it; else how it may write it."""
+    if isinstance(parents.get(node), ast.AugAssign) and parents[node].target is node:
+        return "is updated in place (an augmented assignment)"
+    if isinstance(node.ctx, ast.Del):
+        return "is deleted"
+    if isinstance(node.ctx, ast.Store):
+        return "is set again"
+    current = node
+    while True:
+        parent = parents.get(current)
+        if isinstance(parent, ast.Attribute) and parent.value is current:
+            if parent.attr.endswith("_") or parent.attr.startswith("__"):
+                return f"is written in place (.{parent.attr})"
+            if isinstance(parent.ctx, (ast.Store, ast.Del)):
+                return f"has .{parent.attr} set"
+        elif isinstance(parent, ast.Subscript) and parent.value is current:
+            if isinstance(parent.ctx, (ast.Store, ast.Del)):
+                return "is written by item ([...] =)"
+        elif isinstance(parent, ast.Call) and parent.func is current:
+            pass
+        elif isinstance(parent, PASS_THROUGH) and not (isinstance(parent, ast.IfExp) and parent.test is current):
+            pass
+        else:
+            break
+        current = parent
+    parent = parents.get(current)
+    if isinstance(parent, ast.IfExp) and parent.test is current:
+        return None
+    if isinstance(parent, ast.AugAssign):
+        return "is updated in place (an augmented assignment)"
+    if isinstance(parent, ast.Subscript) and parent.slice is current:
+        return None  # an index: ``x[self.mask]``
+    if isinstance(parent, READING_PARENTS):
+        return None
+    call = parent
+    if isinstance(parent, ast.keyword):
+        if parent.arg == "out":
+            return "is written through out="
+        call = parents.get(parent)
+    if isinstance(call, ast.Call) and call.func is not current:
+        func = call.func
+        qualified = imports.qualify(func) or ""
+        if any(k.arg == "out" for k in call.keywords):
+            return "is handed to a call with out="
+        if qualified.startswith("torch.") and not qualified.rsplit(".", 1)[-1].endswith("_") and not (
+            qualified.startswith("torch.distributed")
+        ):
+            return None
+        if isinstance(func, ast.Name) and func.id in READING_BUILTINS and func.id not in bound:
+            return None
+        if isinstance(func, ast.Attribute) and func.attr in READING_METHODS and qualified == "":
+            return None
+        return f"is handed to {_segment(func)}(), which may write it"
+    return f"is kept or passed on ({type(parent).__name__.lower()}), which ddpfix does not follow"
+
+
+def _other_files(name: str) -> str | None:
+    if name.startswith("__") and not name.endswith("__"):
+        return None  # name-mangled: no other class or file reaches it by this name
+    return (f"other files (a subclass, a callback, the training script) may write .{name} or give it another "
+            "value, and ddpfix's facts do not follow attributes across files")
