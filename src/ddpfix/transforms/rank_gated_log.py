@@ -49,6 +49,10 @@ class RankGatedLog(Rule):
       empty.
     `--log-mode rank-zero-only` / `--log-mode sync-dist` force one of the two.
 
+    A gated log that already says `rank_zero_only=True` is left alone, unless a callback monitors
+    its key: that is the same pitfall (a run over part of the project may have written it), reported
+    without a fix.
+
     ## Why it breaks under DDP
     With `sync_dist=True` only rank 0 enters the all-reduce: the other ranks wait for it forever
     (PL#19783). Without it, the other ranks never have the key: a callback monitoring it raises
@@ -77,11 +81,36 @@ class RankGatedLog(Rule):
     (not monitored: `self.log("val_loss", loss, rank_zero_only=True)`, guard kept)
 
     ## When it does not fix
-    A monitored metric whose value is computed inside the guard (it does not exist on the other
-    ranks: compute it on every rank first); a log nested deeper than the guard's own block, under a
-    guard that also tests something else (`and batch_idx == 0`), or in a `@rank_zero_only` method;
-    a logged name that is not a literal while some metric is monitored; a call whose rewrite would
-    drop a comment.
+    A monitored metric whose value is computed inside the guard, or is a name set only under an
+    earlier `if <rank 0>:` (it does not exist on the other ranks: compute it on every rank first); a
+    guard whose other branch leaves (`else: return`: the moved call would still run on rank 0 alone,
+    now in a sync, a hang); a log nested deeper than the guard's own block, under a guard that also
+    tests something else (`and batch_idx == 0`), or in a `@rank_zero_only` method; a logged name
+    that is not a literal while some metric is monitored; a monitored metric already logged with
+    `rank_zero_only=True`; a call whose rewrite would drop a comment.
+
+    ## Fix safety
+    - **unsafe** — `rank_zero_only=True` (and `sync_dist=True` dropped). In Lightning it only turns
+      the sync off, so it is right exactly when nothing monitors the key, and "nothing monitors it"
+      needs the whole project: a file named alone, stdin, the language server or pre-commit's staged
+      files do not see `train.py`'s `EarlyStopping`. The facts cannot say yet that they come from a
+      whole run, so this fix is unsafe everywhere for now; it becomes **safe** when they say so
+      (`whole`), know every monitor to be a literal (`unknown_monitors` empty), the logged names are
+      literals, no monitor of this file is unknown (`monitor=args.monitor`, `self.hparams.monitor`,
+      `dict(monitor=...)`, `ModelCheckpoint(**cfg)`, a non-literal `"monitor"`, `LightningCLI` and its
+      YAML), and no monitor names the key's `_step` / `_epoch` forms (`on_step=True, on_epoch=True`).
+    - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
+      monitor is a literal found in the run (a known monitor needs no whole view), the guard is a
+      plain rank test at the method's top level, every value the call reads is a literal, a
+      parameter or a name bound before the guard on every rank without a rank test (`x.item()`,
+      `d["k"]`, arithmetic of those too), its keywords are literals, and the statements it jumps over
+      call only functions known to leave values alone (`print`, `self.print`, `x.item()`, ...).
+    - **unsafe** — the same move otherwise: a value from `self.attribute`, a call (`self.summary()`),
+      a name set in an `if`/loop before the guard or computed from the rank, a guard nested in a
+      loop or `with`, an unknown call inside the guard (the log now runs after it); and a move forced
+      by `--log-mode sync-dist` for an unmonitored, unsynced metric (its value turns from rank 0's
+      into the mean over ranks).
+    - **no fix** — the refusals above.
     """
 
     code = "DDP003"
