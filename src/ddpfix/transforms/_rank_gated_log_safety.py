@@ -24,7 +24,7 @@ from ddpfix.facts import MONITORING_CALLBACKS
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._names import PURE_CALLEES, READ_ONLY_METHODS
 from ddpfix.transforms._tree_lightning import arguments_in_order
-from ddpfix.transforms._tree_names import statement_names
+from ddpfix.transforms._tree_names import exit_in, statement_names
 
 #: Callbacks and helpers whose ``monitor`` decides what a run watches (facts.MONITORING_CALLBACKS,
 #: and the Optuna/Ray pruning callbacks, which read ``trainer.callback_metrics[monitor]``).
@@ -36,6 +36,16 @@ MONITOR_TAKERS = frozenset({
 CONFIG_RUNNERS = frozenset({"LightningCLI", "cli_lightning_logo"})
 #: Tensor methods that read their receiver and give a new value (for a moved call's arguments).
 _VALUE_METHODS = frozenset({"item", "detach", "mean", "sum", "float", "double", "cpu", "clone", "squeeze"})
+#: Hooks Lightning calls on every rank, in step, where ``self.log`` may be called: a moved log there
+#: is reached by every rank (a helper method may be called on rank 0 only).
+EVERY_RANK_HOOKS = frozenset({
+    "training_step", "validation_step", "test_step",
+    "on_train_batch_start", "on_train_batch_end", "on_validation_batch_start", "on_validation_batch_end",
+    "on_test_batch_start", "on_test_batch_end", "on_train_epoch_start", "on_train_epoch_end",
+    "on_validation_epoch_start", "on_validation_epoch_end", "on_test_epoch_start", "on_test_epoch_end",
+    "on_train_start", "on_validation_start", "on_test_start", "on_before_backward", "on_after_backward",
+    "on_before_optimizer_step", "on_before_zero_grad",
+})
 #: What Lightning adds to a key logged with ``on_step=True, on_epoch=True``.
 SUFFIXES = ("_step", "_epoch")
 
@@ -104,8 +114,17 @@ def move_unproven(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionD
     if not monitored and not synced:
         return ("no monitor is known for it: on every rank with sync_dist=True its value turns from rank 0's "
                 "into the mean over ranks")
+    if function.name not in EVERY_RANK_HOOKS:
+        return f"`{function.name}` is not a Lightning hook: that every rank calls it is not proven"
     if not any(statement is guard_node for statement in function.body):
         return "the guard is not at the method's top level: that every rank has the logged values is not proven"
+    for statement in function.body:
+        if statement is guard_node:
+            break
+        word = exit_in(statement)
+        if word:
+            return (f"the method can `{word}` before the guard (line {statement.lineno}): that every rank reaches "
+                    "the synced log is not proven")
     bound = _bound_on_every_rank(function, guard_node, tests)
     for argument in arguments_in_order(call):
         if isinstance(argument, ast.keyword):
