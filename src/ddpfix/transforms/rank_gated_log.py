@@ -101,17 +101,18 @@ class RankGatedLog(Rule):
       YAML), and no monitor names the key's `_step` / `_epoch` forms (`on_step=True, on_epoch=True`).
     - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
       monitor is a literal found in the run (a known monitor needs no whole view), the method is a
-      hook Lightning calls on every rank (`training_step`, `on_validation_epoch_end`, ...) that
-      cannot leave before the guard, the guard is a plain rank test at its top level, every value the call reads is a literal, a
-      parameter or a name bound before the guard on every rank without a rank test (`x.item()`,
-      `d["k"]`, arithmetic of those too), its keywords are literals, and the statements it jumps over
-      call only functions known to leave values alone (`print`, `self.print`, `x.item()`, ...).
+      hook Lightning calls on every rank (`training_step`, `on_validation_epoch_end`, ...) and cannot
+      leave before the guard, the guard is a plain rank test at its top level, every value the call
+      reads is a literal, a parameter or a name bound before the guard on every rank without a rank
+      test (`x.item()`, `d["k"]`, arithmetic of those too), its keywords are literals, and the
+      statements it jumps over call only functions known to leave values alone (`print`,
+      `self.print`, `x.item()`, ...).
     - **unsafe** — the same move otherwise: a value from `self.attribute`, a call (`self.summary()`),
       a name set in an `if`/loop before the guard or computed from the rank, a helper method (it may
       be called on rank 0 only), a `return` before the guard (not every rank may reach the sync), a
-      guard nested in a loop or `with`, an unknown call inside the guard (the log now runs after it); and a move forced
-      by `--log-mode sync-dist` for an unmonitored, unsynced metric (its value turns from rank 0's
-      into the mean over ranks).
+      guard nested in a loop or `with`, an unknown call inside the guard (the log now runs after
+      it); and a move forced by `--log-mode sync-dist` for an unmonitored, unsynced metric (its
+      value turns from rank 0's into the mean over ranks).
     - **no fix** — the refusals above.
     """
 
