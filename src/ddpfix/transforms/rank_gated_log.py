@@ -13,6 +13,7 @@ from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
 from ddpfix.transforms._names import exit_in, statement_names
+from ddpfix.transforms._rank_gated_log_safety import move_unproven, unmonitored_unproven
 from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, Guard, RankTests, gated_statements
 from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, has_comment, has_star
 from ddpfix.transforms._tree_lightning import is_elif
@@ -48,6 +49,10 @@ class RankGatedLog(Rule):
       empty.
     `--log-mode rank-zero-only` / `--log-mode sync-dist` force one of the two.
 
+    A gated log that already says `rank_zero_only=True` is left alone, unless a callback monitors
+    its key: that is the same pitfall (a run over part of the project may have written it), reported
+    without a fix.
+
     ## Why it breaks under DDP
     With `sync_dist=True` only rank 0 enters the all-reduce: the other ranks wait for it forever
     (PL#19783). Without it, the other ranks never have the key: a callback monitoring it raises
@@ -76,11 +81,39 @@ class RankGatedLog(Rule):
     (not monitored: `self.log("val_loss", loss, rank_zero_only=True)`, guard kept)
 
     ## When it does not fix
-    A monitored metric whose value is computed inside the guard (it does not exist on the other
-    ranks: compute it on every rank first); a log nested deeper than the guard's own block, under a
-    guard that also tests something else (`and batch_idx == 0`), or in a `@rank_zero_only` method;
-    a logged name that is not a literal while some metric is monitored; a call whose rewrite would
-    drop a comment.
+    A monitored metric whose value is computed inside the guard, or is a name set only under an
+    earlier `if <rank 0>:` (it does not exist on the other ranks: compute it on every rank first); a
+    guard whose other branch leaves (`else: return`: the moved call would still run on rank 0 alone,
+    now in a sync, a hang); a log nested deeper than the guard's own block, under a guard that also
+    tests something else (`and batch_idx == 0`), or in a `@rank_zero_only` method; a logged name
+    that is not a literal while some metric is monitored; a monitored metric already logged with
+    `rank_zero_only=True`; a call whose rewrite would drop a comment.
+
+    ## Fix safety
+    - **unsafe** — `rank_zero_only=True` (and `sync_dist=True` dropped). In Lightning it only turns
+      the sync off, so it is right exactly when nothing monitors the key, and "nothing monitors it"
+      needs the whole project: a file named alone, stdin, the language server or pre-commit's staged
+      files do not see `train.py`'s `EarlyStopping`. The facts cannot say yet that they come from a
+      whole run, so this fix is unsafe everywhere for now; it becomes **safe** when they say so
+      (`whole`), know every monitor to be a literal (`unknown_monitors` empty), the logged names are
+      literals, no monitor of this file is unknown (`monitor=args.monitor`, `self.hparams.monitor`,
+      `dict(monitor=...)`, `ModelCheckpoint(**cfg)`, a non-literal `"monitor"`, `LightningCLI` and its
+      YAML), and no monitor names the key's `_step` / `_epoch` forms (`on_step=True, on_epoch=True`).
+    - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
+      monitor is a literal found in the run (a known monitor needs no whole view), the method is a
+      hook Lightning calls on every rank (`training_step`, `on_validation_epoch_end`, ...) and cannot
+      leave before the guard, the guard is a plain rank test at its top level, every value the call
+      reads is a literal, a parameter or a name bound before the guard on every rank without a rank
+      test (`x.item()`, `d["k"]`, arithmetic of those too), its keywords are literals, and the
+      statements it jumps over call only functions known to leave values alone (`print`,
+      `self.print`, `x.item()`, ...).
+    - **unsafe** — the same move otherwise: a value from `self.attribute`, a call (`self.summary()`),
+      a name set in an `if`/loop before the guard or computed from the rank, a helper method (it may
+      be called on rank 0 only), a `return` before the guard (not every rank may reach the sync), a
+      guard nested in a loop or `with`, an unknown call inside the guard (the log now runs after
+      it); and a move forced by `--log-mode sync-dist` for an unmonitored, unsynced metric (its
+      value turns from rank 0's into the mean over ranks).
+    - **no fix** — the refusals above.
     """
 
     code = "DDP003"
@@ -104,19 +137,25 @@ class RankGatedLog(Rule):
             for gated in gated_statements(method, tests):
                 for call in self_method_calls(gated.statement, LOG_METHODS):
                     if is_true(keyword(call, "rank_zero_only")):
-                        continue  # already says what it means
-                    self._handle(call, gated, mode, ctx, edits)
+                        names = logged_names(call)
+                        label = f"self.{call.func.attr.value}({', '.join(repr(n) for n in names) if names else '...'})"
+                        where = _where(ctx, gated.guard)
+                        message = _monitored_rank_zero_only(label, where, names, ctx.facts)
+                        if message is not None:
+                            ctx.report(call, message, fixable=False)
+                        continue  # otherwise it already says what it means
+                    self._handle(call, gated, mode, ctx, edits, method, tests)
         return edits.apply(module, ctx.view.positions)
 
-    def _handle(self, call: cst.Call, gated: Gated, mode: str, ctx: RuleContext, edits: _Edits) -> None:
-        guard_line = ctx.position(gated.guard.node).start.line
+    def _handle(self, call: cst.Call, gated: Gated, mode: str, ctx: RuleContext, edits: _Edits,
+                method: cst.FunctionDef, tests: RankTests) -> None:
         names = logged_names(call)
         label = f"self.{call.func.attr.value}({', '.join(repr(n) for n in names) if names else '...'})"
-        where = "in a @rank_zero_only method" if gated.guard.branch == "decorator" else f"under the rank guard on line {guard_line}"
+        where = _where(ctx, gated.guard)
         monitors = [m for n in names or () for m in ctx.facts.monitored.get(n, ())]
         synced = is_true(keyword(call, "sync_dist"))
         if mode == "sync-dist" or (mode == "auto" and monitors):
-            self._move_out(call, gated, ctx, edits, f"{label} runs {where}", monitors)
+            self._move_out(call, gated, ctx, edits, f"{label} runs {where}", monitors, method, tests)
             return
         if names is None and ctx.facts.monitored and mode == "auto":
             watched = ", ".join(sorted(ctx.facts.monitored))
@@ -141,14 +180,15 @@ class RankGatedLog(Rule):
         if ctx.report_fix(call, message, call, fixed):
             edits.calls[call] = fixed
 
-    def _move_out(self, call, gated: Gated, ctx: RuleContext, edits: _Edits, what: str, monitors) -> None:
+    def _move_out(self, call, gated: Gated, ctx: RuleContext, edits: _Edits, what: str, monitors,
+                  method: cst.FunctionDef, tests: RankTests) -> None:
         reason = (
             f"{monitors[0].metric} is monitored by {monitors[0].describe()}: the other ranks crash or hang without it"
             if monitors
             else "it must be logged on every rank"
         )
         message = f"{what}, but {reason}; log it on every rank, after the guard, with sync_dist=True"
-        refusal = _why_not_movable(call, gated)
+        refusal = _why_not_movable(call, gated) or _set_on_rank_zero_only(call, gated.guard, method, tests)
         if refusal is not None:
             ctx.report(call, f"{message} (not rewritten: {refusal})", fixable=False)
             return
@@ -172,24 +212,28 @@ class RankGatedLog(Rule):
             for gated in _tree_gated_lines(method, tests, ctx.view):
                 for call in tree_self_method_calls(list(gated.line), LOG_METHODS):
                     if tree_is_true(tree_keyword(call, "rank_zero_only")):
-                        continue  # already says what it means
-                    self._check_call(call, gated, mode, ctx)
+                        names = _tree_logged_names(call)
+                        label = f"self.{call.func.attr}({', '.join(repr(n) for n in names) if names else '...'})"
+                        where = _where(ctx, gated.guard)
+                        message = _monitored_rank_zero_only(label, where, names, ctx.facts)
+                        if message is not None:
+                            _tree_report(ctx, call, gated, message, fixable=False)
+                        continue  # otherwise it already says what it means
+                    self._check_call(call, gated, mode, ctx, tree, method, tests)
 
-    def _check_call(self, call: ast.Call, gated: _TreeGated, mode: str, ctx: RuleContext) -> None:
-        """``_handle`` without the edits."""
-        def report(message: str, fixable: bool = False) -> None:
-            _tree_report(ctx, call, gated, message, fixable=fixable)
+    def _check_call(self, call: ast.Call, gated: _TreeGated, mode: str, ctx: RuleContext, tree: ast.Module,
+                    method: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> None:
+        """``_handle`` without the edits; here each fix is proven safe, or marked unsafe with why."""
+        def report(message: str, fixable: bool = False, why: str | None = None) -> None:
+            _tree_report(ctx, call, gated, message, fixable=fixable, safe=why is None, why=why or "")
 
         names = _tree_logged_names(call)
         label = f"self.{call.func.attr}({', '.join(repr(n) for n in names) if names else '...'})"
-        if gated.guard.branch == "decorator":
-            where = "in a @rank_zero_only method"
-        else:
-            where = f"under the rank guard on line {ctx.position(gated.guard.node).start.line}"
+        where = _where(ctx, gated.guard)
         monitors = [m for n in names or () for m in ctx.facts.monitored.get(n, ())]
         synced = tree_is_true(tree_keyword(call, "sync_dist"))
         if mode == "sync-dist" or (mode == "auto" and monitors):
-            self._check_move_out(call, ctx, f"{label} runs {where}", monitors, report, gated)
+            self._check_move_out(call, ctx, f"{label} runs {where}", monitors, report, gated, method, synced, tests)
             return
         if names is None and ctx.facts.monitored and mode == "auto":
             watched = ", ".join(sorted(ctx.facts.monitored))
@@ -210,9 +254,13 @@ class RankGatedLog(Rule):
             else "the other ranks never log the key, so their logging falls out of step"
         )
         _defer_if_commented(call, ctx)  # ``report_fix``: the keywords' rewrite may drop or repeat it
-        report(f"{label} runs {where}: {problem}; mark it rank_zero_only=True", fixable=True)
+        # rank_zero_only=True only turns the sync off (Lightning's ``_Sync``): nothing else changes,
+        # unless a callback monitors the key, which then never exists on the other ranks.
+        why = unmonitored_unproven(names, ctx.facts, tree)
+        report(f"{label} runs {where}: {problem}; mark it rank_zero_only=True", fixable=True, why=why)
 
-    def _check_move_out(self, call: ast.Call, ctx: RuleContext, what: str, monitors, report, gated: _TreeGated) -> None:
+    def _check_move_out(self, call: ast.Call, ctx: RuleContext, what: str, monitors, report, gated: _TreeGated,
+                        method, synced: bool, tests: TreeRankTests) -> None:
         """``_move_out`` without the edits."""
         reason = (
             f"{monitors[0].metric} is monitored by {monitors[0].describe()}: the other ranks crash or hang without it"
@@ -220,12 +268,31 @@ class RankGatedLog(Rule):
             else "it must be logged on every rank"
         )
         message = f"{what}, but {reason}; log it on every rank, after the guard, with sync_dist=True"
-        refusal = _tree_why_not_movable(call, gated)
+        refusal = _tree_why_not_movable(call, gated) or _tree_set_on_rank_zero_only(call, gated.guard, method, tests)
         if refusal is not None:
             report(f"{message} (not rewritten: {refusal})")
             return
         _defer_if_commented(call, ctx)  # adding ``sync_dist=True`` may repeat a comment between arguments
-        report(message, fixable=True)
+        why = move_unproven(call, method, gated.guard.node, _tree_jumped(gated), synced, bool(monitors), tests)
+        report(message, fixable=True, why=why)
+
+
+def _where(ctx: RuleContext, guard: Guard) -> str:
+    if guard.branch == "decorator":
+        return "in a @rank_zero_only method"
+    return f"under the rank guard on line {ctx.position(guard.node).start.line}"
+
+
+def _monitored_rank_zero_only(label: str, where: str, names: list[str] | None, facts) -> str | None:
+    """The finding for a gated call already marked ``rank_zero_only=True`` whose key a callback
+    monitors: the pitfall itself (a partial run's fix may have written it), never fixed here."""
+    monitors = [m for n in names or () for m in facts.monitored.get(n, ())]
+    if not monitors:
+        return None
+    return (f"{label} runs {where} with rank_zero_only=True, but {monitors[0].metric} is monitored by "
+            f"{monitors[0].describe()}: the other ranks never have it, so they crash or hang; log it on every "
+            "rank with sync_dist=True instead (not rewritten)")
+
 
 def logged_names(call: cst.Call) -> list[str] | None:
     """The metric names a ``self.log``/``self.log_dict`` call logs, when they are literals."""
@@ -260,6 +327,11 @@ def _why_not_movable(call: cst.Call, gated: Gated) -> str | None:
         return "the call passes *args or **kwargs"
     if guard.branch in ("body", "orelse") and _other_branch_logs(guard):
         return "the other branch of the guard logs too"
+    if guard.branch in ("body", "orelse"):
+        other = guard.node.orelse if guard.branch == "body" else guard.node.body
+        exit_word = exit_in(other) if other is not None else None
+        if exit_word:
+            return f"the other ranks `{exit_word}` in the other branch of the guard, so the moved call would still run on rank 0 only"
     block = list(gated.block)
     index = block.index(statement)
     if guard.branch == "return":
@@ -285,6 +357,34 @@ def _why_not_movable(call: cst.Call, gated: Gated) -> str | None:
         if clash:
             return f"the call binds `{clash[0]}`, which the guard also uses"
     return None
+
+
+def _set_on_rank_zero_only(call: cst.Call, guard: Guard, method: cst.FunctionDef, tests: RankTests) -> str | None:
+    """A name the call reads that is neither a parameter nor bound before the guard except under
+    ``if <rank 0>:`` guards of the method's top level: on the other ranks the moved call would raise
+    NameError. (Only for a guard at the method's top level; elsewhere ``check`` marks the move unsafe.)"""
+    body = list(method.body.body) if isinstance(method.body, cst.IndentedBlock) else []
+    if not any(statement is guard.node for statement in body):
+        return None
+    parameters = method.params
+    bound = {p.name.value for p in [*parameters.posonly_params, *parameters.params, *parameters.kwonly_params]}
+    bound |= {p.name.value for p in (parameters.star_arg, parameters.star_kwarg) if isinstance(p, cst.Param)}
+    reads = set().union(*(statement_names(arg.value).reads for arg in call.args))
+    zero_only: set[str] = set()
+    for statement in body[: next(i for i, s in enumerate(body) if s is guard.node)]:
+        binds = statement_names(statement).binds
+        zero = (isinstance(statement, cst.If) and statement.orelse is None
+                and (tests.classify(statement.test) or ("",))[0] == "zero")
+        for name in binds:
+            if zero and name not in bound:
+                zero_only.add(name)
+            else:
+                bound.add(name)
+                zero_only.discard(name)
+    unset = sorted(reads & zero_only)
+    if not unset:
+        return None
+    return f"`{unset[0]}` is only set on rank 0 (the guard above): the other ranks would raise NameError; compute it on every rank first"
 
 
 def _other_branch_logs(guard) -> bool:
@@ -486,7 +586,8 @@ def _tree_logged_names(call: ast.Call) -> list[str] | None:
     return None
 
 
-def _tree_report(ctx: RuleContext, call: ast.Call, gated: _TreeGated, message: str, *, fixable: bool) -> None:
+def _tree_report(ctx: RuleContext, call: ast.Call, gated: _TreeGated, message: str, *, fixable: bool,
+                 safe: bool = False, why: str = "") -> None:
     """``ctx.report``, where its ``# noqa`` test reads the right statement. ``TreeView.statement_start``
     joins ``a;`` at a line's end with the next line's statement (LibCST: two lines), so a ``# noqa``
     after ``a;`` would silence the call below it on this tree only: let LibCST answer then."""
@@ -495,7 +596,7 @@ def _tree_report(ctx: RuleContext, call: ast.Call, gated: _TreeGated, message: s
         libcst_start = first if not gated.suite and first < call.lineno else call.lineno
         if ctx.view.statement_start(call.lineno) != libcst_start:
             raise NeedsLibCST("the statement that a suppression comment applies to")
-    ctx.report(call, message, fixable=fixable)
+    ctx.report(call, message, fixable=fixable, safe=safe, why=why)
 
 
 def _defer_if_commented(call: ast.Call, ctx: RuleContext) -> None:
@@ -527,14 +628,10 @@ def _tree_why_not_movable(call: ast.Call, gated: _TreeGated) -> str | None:
         other = guard.node.orelse if guard.branch == "body" else guard.node.body
         if tree_self_method_calls(other, LOG_METHODS):
             return "the other branch of the guard logs too"
-    block = list(gated.block)
-    index = next(i for i, unit in enumerate(block) if unit is line)
-    if guard.branch == "return":
-        start = next(i for i, unit in enumerate(block) if unit is guard.node)
-        jumped = block[start + 1 : index]  # the call moves above these and the guard
-    else:
-        jumped = [*block[:index], *block[index + 1 :]]  # the call moves below all of these
-    jumped = [unit for unit in jumped if not _tree_only_logs(unit)]
+        exit_word = tree_exit_in(other) if other else None
+        if exit_word:
+            return f"the other ranks `{exit_word}` in the other branch of the guard, so the moved call would still run on rank 0 only"
+    jumped = _tree_jumped(gated)
     for other in jumped:
         exit_word = tree_exit_in(other)
         if exit_word:
@@ -553,6 +650,46 @@ def _tree_why_not_movable(call: ast.Call, gated: _TreeGated) -> str | None:
         if clash:
             return f"the call binds `{clash[0]}`, which the guard also uses"
     return None
+
+
+def _tree_jumped(gated: _TreeGated) -> list:
+    """The units of the guarded block that a move of ``gated.line`` out of its guard jumps over
+    (lines that only log left out: they change nothing the call reads)."""
+    block = list(gated.block)
+    index = next(i for i, unit in enumerate(block) if unit is gated.line)
+    if gated.guard.branch == "return":
+        start = next(i for i, unit in enumerate(block) if unit is gated.guard.node)
+        jumped = block[start + 1 : index]  # the call moves above these and the guard
+    else:
+        jumped = [*block[:index], *block[index + 1 :]]  # the call moves below all of these
+    return [unit for unit in jumped if not _tree_only_logs(unit)]
+
+
+def _tree_set_on_rank_zero_only(call: ast.Call, guard: Guard, method, tests: TreeRankTests) -> str | None:
+    """``_set_on_rank_zero_only`` on CPython's tree."""
+    body = method.body
+    if not any(statement is guard.node for statement in body):
+        return None
+    arguments = method.args
+    bound = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                             *filter(None, [arguments.vararg, arguments.kwarg])]}
+    reads = set().union(*(tree_statement_names(arg.value if isinstance(arg, ast.keyword) else arg).reads
+                          for arg in arguments_in_order(call)))
+    zero_only: set[str] = set()
+    for statement in body[: next(i for i, s in enumerate(body) if s is guard.node)]:
+        binds = tree_statement_names(statement).binds
+        zero = (isinstance(statement, ast.If) and not statement.orelse
+                and (tests.classify(statement.test) or ("",))[0] == "zero")
+        for name in binds:
+            if zero and name not in bound:
+                zero_only.add(name)
+            else:
+                bound.add(name)
+                zero_only.discard(name)
+    unset = sorted(reads & zero_only)
+    if not unset:
+        return None
+    return f"`{unset[0]}` is only set on rank 0 (the guard above): the other ranks would raise NameError; compute it on every rank first"
 
 
 def _tree_only_logs(unit) -> bool:

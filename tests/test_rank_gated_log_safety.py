@@ -1,0 +1,107 @@
+"""DDP003's applicability where the fixtures cannot reach: facts that say they come from the whole
+project (``whole``, ``unknown_monitors``: not in ``ProjectFacts`` yet, so every fixture run is a
+partial view) and ``--log-mode``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddpfix.engine import fix_source
+from ddpfix.facts import ProjectFacts, file_facts
+from ddpfix.transforms.rank_gated_log import RankGatedLog
+
+
+@dataclass(frozen=True)
+class WholeFacts(ProjectFacts):
+    whole: bool = True
+    unknown_monitors: tuple = ()
+
+
+MODEL = b'''import lightning as L
+import torch
+
+
+class Model(L.LightningModule):
+    def on_validation_epoch_end(self):
+        loss = torch.stack(self.losses).mean()
+        if self.trainer.is_global_zero:
+            self.log("val_loss", loss)
+        self.losses.clear()
+'''
+TRAIN = b'''import lightning as L
+from lightning.pytorch.callbacks import EarlyStopping
+
+trainer = L.Trainer(callbacks=[EarlyStopping(monitor=%s)])
+'''
+
+
+def run(files: dict[str, bytes], facts_class=WholeFacts, **options):
+    facts = facts_class.merge(file_facts(path, data) for path, data in files.items())
+    result = fix_source("model.py", files["model.py"], [RankGatedLog], facts, options=options)
+    return [(f.line, f.applicability if f.fixable else "manual", f.unsafe_reason) for f in result.findings], result
+
+
+def test_rank_zero_only_is_safe_only_in_a_whole_run_whose_monitors_are_all_literals():
+    found, result = run({"model.py": MODEL, "train.py": TRAIN % b'"val_acc"'})
+    assert [kind for _, kind, _ in found] == ["safe"]
+    assert b'self.log("val_loss", loss, rank_zero_only=True)' in result.output
+
+
+def test_rank_zero_only_is_unsafe_in_a_partial_run():
+    found, result = run({"model.py": MODEL}, facts_class=ProjectFacts)
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+    assert "part of the project" in found[0][2]
+    assert result.fixed is None
+    alone = fix_source("model.py", MODEL, [RankGatedLog], None)  # the file is the whole run: a guess
+    assert [f.applicability for f in alone.findings] == ["unsafe"]
+
+
+def test_rank_zero_only_is_unsafe_when_whole_facts_do_not_list_unknown_monitors():
+    @dataclass(frozen=True)
+    class Unsure(ProjectFacts):
+        whole: bool = True
+
+    found, _ = run({"model.py": MODEL}, facts_class=Unsure)
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+
+    @dataclass(frozen=True)
+    class SomeUnknown(WholeFacts):
+        unknown_monitors: tuple = (("train.py", 4),)
+
+    found, _ = run({"model.py": MODEL}, facts_class=SomeUnknown)
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+
+
+def test_a_monitor_that_is_not_a_literal_makes_rank_zero_only_unsafe():
+    model = MODEL + b'\n\nstopper = EarlyStopping(monitor=args.monitor)\n'
+    found, _ = run({"model.py": model})
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+    assert "not a literal" in found[0][2]
+
+
+def test_an_epoch_form_monitor_makes_rank_zero_only_unsafe():
+    found, _ = run({"model.py": MODEL, "train.py": TRAIN % b'"val_loss_epoch"'})
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+    assert "val_loss_epoch" in found[0][2]
+
+
+def test_a_monitored_key_moves_out_safely_even_in_a_partial_run():
+    found, result = run({"model.py": MODEL, "train.py": TRAIN % b'"val_loss"'}, facts_class=ProjectFacts)
+    assert [kind for _, kind, _ in found] == ["safe"]
+    assert b'        self.log("val_loss", loss, sync_dist=True)\n        self.losses.clear()' in result.output
+
+
+def test_forced_sync_dist_without_a_monitor():
+    found, _ = run({"model.py": MODEL}, log_mode="sync-dist")
+    assert [kind for _, kind, _ in found] == ["unsafe"]  # its value becomes the mean over ranks
+    synced = MODEL.replace(b'loss)\n', b'loss, sync_dist=True)\n', 1)
+    found, _ = run({"model.py": synced}, log_mode="sync-dist")
+    assert [kind for _, kind, _ in found] == ["safe"]  # it hung; now it syncs as it asked
+
+
+def test_a_monitored_log_already_marked_rank_zero_only_is_reported():
+    marked = MODEL.replace(b'loss)\n', b'loss, rank_zero_only=True)\n', 1)
+    found, _ = run({"model.py": marked, "train.py": TRAIN % b'"val_loss"'}, facts_class=ProjectFacts)
+    assert [kind for _, kind, _ in found] == ["manual"]
+    found, _ = run({"model.py": marked, "train.py": TRAIN % b'"val_acc"'}, facts_class=ProjectFacts)
+    assert found == []
