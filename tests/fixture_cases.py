@@ -7,7 +7,8 @@ byte-identical by default, and without either file with unsafe fixes too. ``<cas
 (optional) lists the exact findings, one per line as ``LINE:COL CODE safe|unsafe|manual`` (the fix's
 applicability, or none). Without it, a case with an expected file must have at least one safe fix, a
 case with an unsafe file at least one unsafe fix, and a case with neither no finding at all. A case (a file, or a case folder of several files) is a whole
-run: its facts are complete (``ProjectFacts.whole``).
+run: its facts are complete (``ProjectFacts.whole``), except a case whose name starts with
+``partial``: it stands for a file named alone (an editor buffer, pre-commit's staged files).
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ class Case:
     def expected(self) -> Path | None:
         path = self.input.with_name(self.input.stem + ".expected" + self.input.suffix)
         return path if path.exists() else None
+
+    @property
+    def whole(self) -> bool:
+        """Whether the case's facts are the whole project's (see the module's docstring)."""
+        name = self.input.stem if self.input.parent.parent == FIXTURES else self.input.parent.name
+        return not name.startswith("partial")
 
     @property
     def unsafe(self) -> Path | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fixture_cases import FIXTURES, cases, expected_files, is_input
+from fixture_cases import FIXTURES, Case, cases, expected_files, is_input
 
 from ddpfix.sources import fix_source
 from ddpfix.facts import ProjectFacts, file_facts
@@ -19,7 +19,7 @@ def describe(finding) -> str:
 
 
 def run(case, data: bytes, path, unsafe: bool):
-    facts = ProjectFacts.merge((file_facts(str(p), p.read_bytes()) for p in case.group), whole=True)
+    facts = ProjectFacts.merge((file_facts(str(p), p.read_bytes()) for p in case.group), whole=case.whole)
     return fix_source(str(path), data, RULES, facts, options={"unsafe_fixes": unsafe})
 
 
@@ -68,7 +68,8 @@ def test_expected_output_is_stable(expected):
     data = expected.read_bytes()
     inputs = [p for p in expected.parent.iterdir() if is_input(p)]
     group = inputs if expected.parent.parent != FIXTURES else []
-    facts = ProjectFacts.merge((file_facts(str(p), p.read_bytes()) for p in [*group, expected]), whole=True)
+    case = Case(expected.with_name(expected.name.replace(".unsafe", "").replace(".expected", "")))
+    facts = ProjectFacts.merge((file_facts(str(p), p.read_bytes()) for p in [*group, expected]), whole=case.whole)
     result = fix_source(str(expected), data, RULES, facts, options={"unsafe_fixes": unsafe})
     assert result.fixed is None, "running again changed the fixed output (not idempotent)"
     assert not any(f.fixable and (unsafe or f.safe) for f in result.findings)

@@ -1,20 +1,11 @@
-"""DDP003's applicability where the fixtures cannot reach: facts that say they come from the whole
-project (``whole``, ``unknown_monitors``: not in ``ProjectFacts`` yet, so every fixture run is a
-partial view) and ``--log-mode``."""
+"""DDP003's applicability where it rests on the facts: whether they come from the whole project
+(``whole``) and whether every monitor of it is a literal (``unknown_monitors``), and ``--log-mode``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ddpfix.engine import fix_source
+from ddpfix.sources import fix_source
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.transforms.rank_gated_log import RankGatedLog
-
-
-@dataclass(frozen=True)
-class WholeFacts(ProjectFacts):
-    whole: bool = True
-    unknown_monitors: tuple = ()
 
 
 MODEL = b'''import lightning as L
@@ -35,8 +26,8 @@ trainer = L.Trainer(callbacks=[EarlyStopping(monitor=%s)])
 '''
 
 
-def run(files: dict[str, bytes], facts_class=WholeFacts, **options):
-    facts = facts_class.merge(file_facts(path, data) for path, data in files.items())
+def run(files: dict[str, bytes], whole: bool = True, **options):
+    facts = ProjectFacts.merge((file_facts(path, data) for path, data in files.items()), whole=whole)
     result = fix_source("model.py", files["model.py"], [RankGatedLog], facts, options=options)
     return [(f.line, f.applicability if f.fixable else "manual", f.unsafe_reason) for f in result.findings], result
 
@@ -48,7 +39,7 @@ def test_rank_zero_only_is_safe_only_in_a_whole_run_whose_monitors_are_all_liter
 
 
 def test_rank_zero_only_is_unsafe_in_a_partial_run():
-    found, result = run({"model.py": MODEL}, facts_class=ProjectFacts)
+    found, result = run({"model.py": MODEL}, whole=False)
     assert [kind for _, kind, _ in found] == ["unsafe"]
     assert "part of the project" in found[0][2]
     assert result.fixed is None
@@ -56,20 +47,13 @@ def test_rank_zero_only_is_unsafe_in_a_partial_run():
     assert [f.applicability for f in alone.findings] == ["unsafe"]
 
 
-def test_rank_zero_only_is_unsafe_when_whole_facts_do_not_list_unknown_monitors():
-    @dataclass(frozen=True)
-    class Unsure(ProjectFacts):
-        whole: bool = True
-
-    found, _ = run({"model.py": MODEL}, facts_class=Unsure)
-    assert [kind for _, kind, _ in found] == ["unsafe"]
-
-    @dataclass(frozen=True)
-    class SomeUnknown(WholeFacts):
-        unknown_monitors: tuple = (("train.py", 4),)
-
-    found, _ = run({"model.py": MODEL}, facts_class=SomeUnknown)
-    assert [kind for _, kind, _ in found] == ["unsafe"]
+def test_rank_zero_only_is_unsafe_when_another_file_has_a_monitor_that_is_not_a_literal():
+    for monitor in (b"EarlyStopping(monitor=args.monitor)", b"ModelCheckpoint(**cfg)", b"dict(monitor=name)",
+                    b'{"monitor": name}', b"LightningCLI(Model)"):
+        train = b"import lightning as L\nfrom lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\n"
+        found, _ = run({"model.py": MODEL, "train.py": train + b"x = " + monitor + b"\n"})
+        assert [kind for _, kind, _ in found] == ["unsafe"], monitor
+        assert "train.py:3" in found[0][2], found
 
 
 def test_a_monitor_that_is_not_a_literal_makes_rank_zero_only_unsafe():
@@ -86,7 +70,7 @@ def test_an_epoch_form_monitor_makes_rank_zero_only_unsafe():
 
 
 def test_a_monitored_key_moves_out_safely_even_in_a_partial_run():
-    found, result = run({"model.py": MODEL, "train.py": TRAIN % b'"val_loss"'}, facts_class=ProjectFacts)
+    found, result = run({"model.py": MODEL, "train.py": TRAIN % b'"val_loss"'}, whole=False)
     assert [kind for _, kind, _ in found] == ["safe"]
     assert b'        self.log("val_loss", loss, sync_dist=True)\n        self.losses.clear()' in result.output
 
@@ -101,7 +85,7 @@ def test_forced_sync_dist_without_a_monitor():
 
 def test_a_monitored_log_already_marked_rank_zero_only_is_reported():
     marked = MODEL.replace(b'loss)\n', b'loss, rank_zero_only=True)\n', 1)
-    found, _ = run({"model.py": marked, "train.py": TRAIN % b'"val_loss"'}, facts_class=ProjectFacts)
+    found, _ = run({"model.py": marked, "train.py": TRAIN % b'"val_loss"'}, whole=False)
     assert [kind for _, kind, _ in found] == ["manual"]
-    found, _ = run({"model.py": marked, "train.py": TRAIN % b'"val_acc"'}, facts_class=ProjectFacts)
+    found, _ = run({"model.py": marked, "train.py": TRAIN % b'"val_acc"'}, whole=False)
     assert found == []

@@ -29,12 +29,12 @@ _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 _FACT_WORDS = re.compile(
     # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
-    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"']|seed_everything|use_distributed_sampler"
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|LightningCLI"
 )
 # Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
 # alternation, scans a file ten times slower and most files hold none of them.
 _FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
-                  b"seed_everything", b"use_distributed_sampler")
+                  b"seed_everything", b"use_distributed_sampler", b"LightningCLI")
 LIGHTNING_BASES = frozenset({"LightningModule"})
 # ``from lightning import LightningModule as LM``: a class deriving from ``LM`` is a LightningModule.
 _BASE_ALIAS = re.compile(rb"LightningModule[ \t]+as[ \t]+(\w+)")
@@ -56,6 +56,9 @@ class FileFacts:
     """What one file contributes."""
 
     monitors: list[Monitor] = field(default_factory=list)
+    #: Monitors whose metric is not a literal (``monitor=args.monitor``, ``EarlyStopping(**cfg)``,
+    #: ``dict(monitor=name)``, a LightningCLI whose callbacks come from YAML): any metric may be one.
+    unknown_monitors: list[Monitor] = field(default_factory=list)
     classes: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (name, base names)
     seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
     sampler_off: bool = False  # a Trainer(use_distributed_sampler=False) in this file
@@ -84,6 +87,8 @@ class ProjectFacts:
     sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
     pins: dict[str, Pin | None] = field(default_factory=dict)
     uses_lightning: bool = False  # some file of the run mentions Lightning
+    #: Monitors of the run whose metric is not a literal (``FileFacts.unknown_monitors``).
+    unknown_monitors: tuple[Monitor, ...] = ()
     #: The facts come from the whole project (every file of it was read), not from part of it: one
     #: file named, stdin, an editor buffer, staged files. Where they are partial, what they do not
     #: hold (no monitor names a metric, no file switches the default device to CUDA) is unknown, so
@@ -113,8 +118,10 @@ class ProjectFacts:
         sampler_off: set[str] = set()
         pins: dict[str, Pin | None] = {}
         uses_lightning = False
+        unknown_monitors: list[Monitor] = []
         for part in parts:
             uses_lightning |= part.lightning
+            unknown_monitors += part.unknown_monitors
             for monitor in part.monitors:
                 monitored.setdefault(monitor.metric, []).append(monitor)
             for name, names in part.classes:
@@ -136,7 +143,8 @@ class ProjectFacts:
                     grew = True
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, {m: frozenset(stems.get(m, ())) for m in modules},
-            {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning, whole,
+            {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
+            tuple(unknown_monitors), whole,
         )
 
 
@@ -221,11 +229,35 @@ def file_facts(path: str, data: bytes) -> FileFacts:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])
                 if metric is not None:
                     facts.monitors.append(Monitor(metric, path, node.lineno, callee))
+                elif _may_pass_a_monitor(node, MONITORING_CALLBACKS[callee]):
+                    facts.unknown_monitors.append(Monitor("?", path, node.lineno, callee))
+            elif callee == "dict":
+                for keyword in node.keywords:
+                    if keyword.arg not in ("monitor", None):
+                        continue
+                    metric = _constant_str(keyword.value) if keyword.arg == "monitor" else None
+                    found = facts.monitors if metric is not None else facts.unknown_monitors
+                    found.append(Monitor(metric or "?", path, node.lineno, "dict"))
+            elif callee == "LightningCLI":
+                facts.unknown_monitors.append(Monitor("?", path, node.lineno, "LightningCLI (its configuration)"))
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
-                if _constant_str(key) == "monitor" and _constant_str(value) is not None:
-                    facts.monitors.append(Monitor(_constant_str(value), path, node.lineno, "configure_optimizers"))
+                if _constant_str(key) == "monitor":
+                    if _constant_str(value) is not None:
+                        facts.monitors.append(Monitor(_constant_str(value), path, node.lineno, "configure_optimizers"))
+                    else:
+                        facts.unknown_monitors.append(Monitor("?", path, node.lineno, "a \"monitor\" entry"))
     return facts
+
+
+def _may_pass_a_monitor(call: ast.Call, position: int | None) -> bool:
+    """A monitoring callback whose ``monitor`` is there but not a literal, or may hide in ``*args`` /
+    ``**kwargs`` (without any, the callback's default monitor applies: none, or a known one)."""
+    if any(keyword.arg == "monitor" for keyword in call.keywords):
+        return True
+    if any(keyword.arg is None for keyword in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return True
+    return position is not None and len(call.args) > position
 
 
 def _constant_str(node: ast.AST | None) -> str | None:

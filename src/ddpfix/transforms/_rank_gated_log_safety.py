@@ -3,10 +3,10 @@
 Two fixes, two questions:
 
 - ``rank_zero_only=True`` on a gated log is right only if nothing monitors the metric. "Nothing
-  monitors it" is a claim about the whole project: it needs facts gathered from every file, every
-  monitor in them a literal. ``ProjectFacts`` cannot say that yet (one file named alone, stdin, the
-  language server and pre-commit's staged files all give facts from part of a project), so this
-  fix is unsafe until the facts carry ``whole = True`` and an empty ``unknown_monitors``.
+  monitors it" is a claim about the whole project: it needs facts gathered from every file
+  (``ProjectFacts.whole``: one file named alone, stdin, the language server and pre-commit's staged
+  files give facts from part of a project), every monitor in them a literal (``unknown_monitors``
+  empty).
 - Moving a monitored log out of its guard (with ``sync_dist=True``) is right when the monitor is
   known (a literal one, found in the run), and safe when the move is proven to change nothing but
   who reaches the call: the guard stands at the method's top level, every value the call reads is a
@@ -98,12 +98,13 @@ def unmonitored_unproven(names: list[str] | None, facts, tree: ast.Module) -> st
     local = unknown_monitor_here(tree)
     if local is not None:
         return f"{local}: it may name {names[0]}"
-    if getattr(facts, "whole", False) is not True:
+    if not facts.whole:
         return (f"no proof that nothing monitors {names[0]}: the facts may come from part of the project (a file "
                 "named alone, stdin, an editor, staged files), which does not see other files' callbacks")
-    unknown = getattr(facts, "unknown_monitors", None)
-    if unknown is None or unknown:
-        return f"no proof that nothing monitors {names[0]}: some monitor of the project may not be a literal"
+    if facts.unknown_monitors:
+        where = facts.unknown_monitors[0]
+        return (f"no proof that nothing monitors {names[0]}: a monitor of the project is not a literal "
+                f"({where.describe()})")
     return None
 
 

@@ -90,15 +90,15 @@ class RankGatedLog(Rule):
     `rank_zero_only=True`; a call whose rewrite would drop a comment.
 
     ## Fix safety
-    - **unsafe** — `rank_zero_only=True` (and `sync_dist=True` dropped). In Lightning it only turns
-      the sync off, so it is right exactly when nothing monitors the key, and "nothing monitors it"
-      needs the whole project: a file named alone, stdin, the language server or pre-commit's staged
-      files do not see `train.py`'s `EarlyStopping`. The facts cannot say yet that they come from a
-      whole run, so this fix is unsafe everywhere for now; it becomes **safe** when they say so
-      (`whole`), know every monitor to be a literal (`unknown_monitors` empty), the logged names are
-      literals, no monitor of this file is unknown (`monitor=args.monitor`, `self.hparams.monitor`,
+    - **safe** — `rank_zero_only=True` (and `sync_dist=True` dropped), where nothing monitors the
+      key. In Lightning it only turns the sync off, so it is right exactly then, and "nothing
+      monitors it" needs the whole project: the run's facts must be whole (a folder that holds the
+      project; a file named alone, stdin, the language server or pre-commit's staged files do not
+      see `train.py`'s `EarlyStopping`), every monitor in it a literal (`unknown_monitors` empty),
+      the logged names literals, no monitor of this file unknown (`monitor=args.monitor`, `self.hparams.monitor`,
       `dict(monitor=...)`, `ModelCheckpoint(**cfg)`, a non-literal `"monitor"`, `LightningCLI` and its
-      YAML), and no monitor names the key's `_step` / `_epoch` forms (`on_step=True, on_epoch=True`).
+      YAML), and no monitor naming the key's `_step` / `_epoch` forms (`on_step=True, on_epoch=True`).
+    - **unsafe** — the same where any of that is not proven.
     - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
       monitor is a literal found in the run (a known monitor needs no whole view), the method is a
       hook Lightning calls on every rank (`training_step`, `on_validation_epoch_end`, ...) and cannot
