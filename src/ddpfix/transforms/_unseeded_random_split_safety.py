@@ -1,5 +1,5 @@
 """DDP012 unseeded-random-split: where the name the fix writes (``torch`` in
-``torch.Generator().manual_seed(...)``) is bound, on both trees.
+``torch.Generator().manual_seed(...)``) is bound, on CPython's tree (the rule's one analysis).
 
 The fix writes the name the file imports torch under. ``ctx.imports`` gathers imports from every
 block, so that name may be bound only inside another function (``def prepare(): import torch``):
@@ -22,17 +22,10 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
-from ddpfix.imports import dotted_name
-
 NOT_BOUND = "(not rewritten: `{name}` is not imported where this call runs, so the fix would raise NameError)"
 
 _TREE_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-_CST_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
-
-# --- CPython's tree ----------------------------------------------------------------------------
 
 def _tree_import_binds(statement: ast.stmt, name: str) -> bool:
     return isinstance(statement, ast.Import) and any(
@@ -88,120 +81,3 @@ def tree_bound(tree: ast.Module, call: ast.Call, scopes: tuple[ast.AST, ...], na
 
 
 # --- LibCST's tree ----------------------------------------------------------------------------
-
-def _cst_import_names(node: cst.CSTNode) -> list[tuple[str, str]]:
-    """(bound name, dotted target) of an ``import`` / ``from`` statement."""
-    found = []
-    if isinstance(node, cst.Import):
-        for alias in node.names:
-            full = dotted_name(alias.name) or ""
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                found.append((alias.asname.name.value, full))
-            else:
-                top = full.split(".", 1)[0]
-                found.append((top, top))
-    elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
-        for alias in node.names:
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                found.append((alias.asname.name.value, ""))
-            elif isinstance(alias.name, cst.Name):
-                found.append((alias.name.value, ""))
-    return found
-
-
-def _cst_scope_imports(scope: cst.CSTNode, name: str) -> bool:
-    found = []
-
-    class Imports(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if node is not scope and isinstance(node, _CST_SCOPES):
-                return False
-            if isinstance(node, (cst.Import, cst.ImportFrom)):
-                found.extend(bound for bound, _ in _cst_import_names(node) if bound == name)
-                return False
-            return True
-
-    scope.visit(Imports())
-    return bool(found)
-
-
-def _cst_direct_imports(body, name: str) -> list[cst.CSTNode]:
-    """The ``import torch`` statements (binding ``name``) standing directly in a block."""
-    found = []
-    for line in body:
-        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in line.body:
-                if isinstance(small, cst.Import) and any(
-                        bound == name and (target == "torch" or (bound == "torch" and target.split(".", 1)[0] == "torch"))
-                        for bound, target in _cst_import_names(small)):
-                    found.append(small)
-    return found
-
-
-def cst_other_bindings(module: cst.Module, name: str) -> bool:
-    found = []
-
-    def names_in(target) -> bool:
-        hit = []
-
-        class Names(cst.CSTVisitor):
-            def visit_Name(self, node: cst.Name) -> None:
-                hit.append(node.value == name)
-
-            def visit_Attribute(self, node: cst.Attribute) -> bool:
-                return False
-
-            def visit_Subscript(self, node: cst.Subscript) -> bool:
-                return False
-
-        target.visit(Names())
-        return any(hit)
-
-    class Bindings(cst.CSTVisitor):
-        def visit_Param(self, node: cst.Param) -> None:
-            found.append(node.name.value == name)
-
-        def visit_Global(self, node: cst.Global) -> None:
-            found.append(any(item.name.value == name for item in node.names))
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            found.append(any(item.name.value == name for item in node.names))
-
-        def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-            found.append(node.name is not None and isinstance(node.name.name, cst.Name) and node.name.name.value == name)
-
-        def visit_ExceptStarHandler(self, node) -> None:
-            found.append(node.name is not None and isinstance(node.name.name, cst.Name) and node.name.name.value == name)
-
-        def visit_For(self, node: cst.For) -> None:
-            found.append(names_in(node.target))
-
-        def visit_CompFor(self, node: cst.CompFor) -> None:
-            found.append(names_in(node.target))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            found.append(names_in(node.target))
-
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            found.append(node.asname is not None and names_in(node.asname.name))
-
-    module.visit(Bindings())
-    return any(found)
-
-
-def cst_bound(module: cst.Module, call: cst.Call, scopes: tuple[cst.CSTNode, ...], name: str, position) -> bool:
-    """``tree_bound`` on LibCST's tree; ``position`` gives a node's CodeRange."""
-    here = position(call).start.line
-
-    def before(node: cst.CSTNode) -> bool:
-        return position(node).end.line < here
-
-    for scope in reversed(scopes):
-        if isinstance(scope, (cst.Lambda, cst.ClassDef)) and _cst_scope_imports(scope, name):
-            return False
-        if _cst_scope_imports(scope, name):
-            block = scope.body.body if isinstance(scope.body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else ()
-            if isinstance(scope.body, cst.SimpleStatementSuite):
-                block = [scope.body]
-            return any(before(s) for s in _cst_direct_imports(block, name))
-    return any(before(s) for s in _cst_direct_imports(module.body, name))

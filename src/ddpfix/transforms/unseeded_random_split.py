@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
+from ddpfix.edits import AddImport, SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._ast_shapes import imports_of, may_be
-from ddpfix.transforms._edit_imports import ensure_import
-from ddpfix.transforms._lightning import builds_ddp_trainer, data_classes, lightning_name
-from ddpfix.transforms._names import statement_names
+from ddpfix.transforms._lightning import lightning_name
 from ddpfix.transforms._tree_names import statement_names as tree_statement_names
-from ddpfix.transforms._unseeded_random_split_safety import (
-    NOT_BOUND, cst_bound, cst_other_bindings, tree_bound, tree_other_bindings,
-)
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
-from ddpfix.transforms._walk import walk
+from ddpfix.transforms._unseeded_random_split_safety import NOT_BOUND, tree_bound, tree_other_bindings
+from ddpfix.transforms.base import Rule, RuleContext
 
 RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 DEFAULT_SEED = 42
@@ -89,49 +82,18 @@ class UnseededRandomSplit(Rule):
         imported = imports_of(tree)
         return any(isinstance(node, ast.Call) and may_be(node.func, RANDOM_SPLIT, imported) for node in ast.walk(tree))
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        holders = data_classes(module, ctx.imports)
-        everywhere = builds_ddp_trainer(module, ctx.imports, ctx.data)
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """The one analysis: findings, each fix's applicability, and its typed edits (the
+        ``generator=`` keyword, and ``import torch`` where the file lacks it), which the engine
+        carries out on LibCST's tree (a fixed call nested in another's arguments stays fixed)."""
+        holders = {id(cls) for cls in tree_lightning.data_classes(tree, ctx.imports).values()}
+        everywhere = tree_lightning.builds_ddp_trainer(tree, ctx.imports, ctx.data)
         seeds = ctx.facts.seeds_for(ctx.path)
         seed = next(iter(seeds)) if len(seeds) == 1 else DEFAULT_SEED
         torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
         generator = f"{torch_name or 'torch'}.Generator().manual_seed({seed})"
         # Without a torch import the fix adds one; if ``torch`` already names something else, it cannot.
-        torch_taken = torch_name is None and "torch" in _names_used(module)
-        replacements: dict = {}
-        unbound = torch_name is not None and cst_other_bindings(module, torch_name)
-        for call, scopes in _splits(module, ctx, holders, everywhere):
-            where = "in a DataModule" if not everywhere else "in a DDP script"
-            message = (
-                f"random_split without a generator {where}: each rank draws its own split, so data one rank "
-                "validates on is trained on by another; give it a seeded generator"
-            )
-            if any(arg.star for arg in call.args):
-                ctx.report(call, message + " (not rewritten: *args/**kwargs may carry one)", fixable=False)
-                continue
-            if torch_taken:
-                ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
-                continue
-            if torch_name is not None and (unbound or not cst_bound(module, call, scopes, torch_name, ctx.view.position)):
-                ctx.report(call, f"{message} {NOT_BOUND.format(name=torch_name)}", fixable=False)
-                continue
-            fixed = with_keyword(call, "generator", generator)
-            if ctx.report_fix(call, message, call, fixed):
-                # Built from the updated call: a fixed random_split nested in this one's arguments
-                # stays fixed (from the original, one run would leave it for the next).
-                replacements[call] = lambda updated, generator=generator: with_keyword(updated, "generator", generator)
-        if not replacements:
-            return module
-        result = module.visit(ReplaceCalls(replacements, ctx.view.positions))
-        return ensure_import(result, "torch") if torch_name is None else result
-
-    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, report-only. Raises ``NeedsLibCST`` where a fix would be
-        offered for a call with a comment inside: whether adding the keyword keeps every comment
-        (``report_fix``) depends on the layout only LibCST's tree holds."""
-        holders = {id(cls) for cls in tree_lightning.data_classes(tree, ctx.imports).values()}
-        everywhere = tree_lightning.builds_ddp_trainer(tree, ctx.imports, ctx.data)
-        torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
+        added_import = [AddImport("torch")] if torch_name is None else []
         torch_taken = torch_name is None and "torch" in _tree_names_used(tree)
         unbound = torch_name is not None and tree_other_bindings(tree, torch_name)
         seeding = _tree_seeding(tree, ctx)
@@ -147,15 +109,9 @@ class UnseededRandomSplit(Rule):
                 ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
             elif torch_name is not None and (unbound or not tree_bound(tree, call, scopes, torch_name)):
                 ctx.report(call, f"{message} {NOT_BOUND.format(name=torch_name)}", fixable=False)
-            elif tree_lightning.has_comment(call, ctx.view):
-                raise NeedsLibCST("a comment inside random_split(...): whether the fix keeps it")
             else:
-                ctx.report(call, message, fixable=True, why=_why_unsafe(ctx, seeding, looped))
-
-
-def _names_used(module: cst.Module) -> set[str]:
-    names = statement_names(module)
-    return names.reads | names.binds
+                edits = [SetKeyword(Span.of(ctx.position(call)), "generator", generator), *added_import]
+                ctx.report(call, message, fixable=True, why=_why_unsafe(ctx, seeding, looped), edits=edits)
 
 
 def _tree_names_used(tree: ast.Module) -> set[str]:
@@ -216,38 +172,3 @@ def _why_unsafe(ctx: RuleContext, seeding: str | None, looped: bool) -> str:
                 "random draw after it change")
     return ("the split changes: a seed set elsewhere (another file, PL_GLOBAL_SEED), or splits meant to differ from "
             "run to run, cannot be ruled out")
-
-
-def _splits(module: cst.Module, ctx: RuleContext, holders, everywhere: bool) -> list[cst.Call]:
-    found: list[tuple[cst.Call, tuple[cst.CSTNode, ...]]] = []
-    depth = {"data": 0}
-    scopes: list[cst.CSTNode] = []
-
-    class Collect(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                scopes.append(node)
-            return super().on_visit(node)
-
-        def on_leave(self, original_node: cst.CSTNode) -> None:
-            super().on_leave(original_node)
-            if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                scopes.pop()
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            if node in holders.values():
-                depth["data"] += 1
-
-        def leave_ClassDef(self, node: cst.ClassDef) -> None:
-            if node in holders.values():
-                depth["data"] -= 1
-
-        def visit_Call(self, node: cst.Call) -> None:
-            if ctx.imports.qualify(node.func) not in RANDOM_SPLIT or not (everywhere or depth["data"]):
-                return
-            positional = [a for a in node.args if a.keyword is None and not a.star]
-            if keyword(node, "generator") is None and len(positional) < 3:
-                found.append((node, tuple(scopes)))
-
-    walk(module, Collect())
-    return found
