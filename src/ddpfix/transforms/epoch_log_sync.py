@@ -10,6 +10,7 @@ from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
 from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms._epoch_log_sync_safety import ClassFacts, fix_problem
 from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated, rank_words
 from ddpfix.transforms._tree_ranks import TreeRankTests
 from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
@@ -110,6 +111,8 @@ class EpochLogSync(Rule):
         raises ``NeedsLibCST``: whether adding the keyword keeps it is LibCST's to say."""
         tests, words = TreeRankTests(ctx.imports), rank_words(ctx.imports)
         metrics_by_class: dict[ast.ClassDef, set[str]] = {}
+        safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
+        sampler_off = ctx.facts.sampler_off_for(ctx.path)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             if cls not in metrics_by_class:
                 has_metrics = b"torchmetrics" in ctx.data
@@ -128,7 +131,12 @@ class EpochLogSync(Rule):
                     continue
                 if tree_lightning.has_comment(call, ctx.view):
                     raise NeedsLibCST("a comment inside a self.log call")
-                ctx.report(call, _message(call.func.attr, method.name), fixable=True)
+                if cls not in safety:
+                    facts = ClassFacts(tree, cls, ctx.imports)
+                    safety[cls] = (facts, facts.unordered_sync())
+                facts, unordered = safety[cls]
+                why = fix_problem(facts, method, call, unordered, sampler_off)
+                ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "")
 
 
 def _message(method: str, hook: str) -> str:
