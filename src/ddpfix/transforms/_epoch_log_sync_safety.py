@@ -69,6 +69,7 @@ TENSOR_METHODS = frozenset({
     "le", "gt", "ge", "all", "any", "count_nonzero", "size", "numel", "dim", "get", "logsumexp", "cumsum",
 })
 #: Builtins that compute on their arguments, when the file binds no name of theirs.
+LIST_METHODS = frozenset({"append", "extend", "insert"})
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
 #: Packages of functions that compute on their arguments (torchmetrics' functional API is the
 #: per-batch value, never synced); ``torch.<f>`` itself only one level deep (``torch.distributed``
@@ -161,6 +162,10 @@ class ClassFacts:
         }
         self.file_names = _bound_names(tree)
         self.submodules = self._torch_submodules()
+        self.lists = self._list_attributes()
+        self.metrics: set[str] = set()
+        for owner in self.lineage:
+            self.metrics |= tree_lightning.metric_attributes(owner, imports)
         self.forward_is_local = self._forward_is_local()
 
     def _torch_submodules(self) -> set[str]:
@@ -189,6 +194,22 @@ class ClassFacts:
                 # ``setattr(self, ...)`` or ``self.__dict__`` may bind any name.
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
                     return set()
+        return good - bad
+
+    def _list_attributes(self) -> set[str]:
+        """``self.<name>`` attributes every assignment of which (in the class and its bases) is a list
+        display: their ``append`` stores an object without changing it."""
+        good: set[str] = set()
+        bad: set[str] = set()
+        for owner in self.lineage:
+            nodes = list(ast.walk(owner))
+            lists = {id(t) for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, (ast.List, ast.ListComp))
+                     for t in a.targets}
+            for n in nodes:
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                    return set()
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and _is_self(n.value):
+                    (good if id(n) in lists else bad).add(n.attr)
         return good - bad
 
     def _forward_is_local(self) -> bool:
@@ -435,11 +456,27 @@ class Provenance:
             elif isinstance(target, (ast.Tuple, ast.List)):
                 for element in target.elts:  # unpacking a known value gives known parts
                     bind(element.value if isinstance(element, ast.Starred) else element, value)
+            elif isinstance(target, (ast.Attribute, ast.Subscript)):
+                # ``total[0] = v`` / ``out.loss = v`` change what ``total`` / ``out`` hold.
+                parts: list[ast.expr] = [] if value is None else [value]
+                root: ast.expr = target
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    if isinstance(root, ast.Subscript):
+                        parts.append(root.slice)
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    found.setdefault(root.id, []).append(ast.Tuple(elts=parts, ctx=ast.Load()) if value is not None else None)
             else:
                 for n in ast.walk(target):
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                         found.setdefault(n.id, []).append(None)
 
+        # A name a nested function or lambda reads may be changed whenever it is called.
+        for n in ast.walk(self.method):
+            if n is not self.method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+                for inner in ast.walk(n):
+                    if isinstance(inner, ast.Name):
+                        found.setdefault(inner.id, []).append(None)
         handled: set[int] = set()
         for n in _walk_outside_functions(self.method.body):
             if isinstance(n, ast.Assign):
@@ -476,6 +513,7 @@ class Provenance:
     def _fixpoint(self) -> set[str]:
         bindings = self.bindings = self._bindings()
         known = set(bindings)
+        self.calls = [n for n in _walk_outside_functions(self.method.body) if isinstance(n, ast.Call)]
         changed = True
         while changed:
             changed = False
@@ -483,7 +521,37 @@ class Provenance:
                 if any(v is None or self._unknown(v, known) is not None for v in bindings[name]):
                     known.discard(name)
                     changed = True
+            mutated = self._mutated(known) & known
+            if mutated:
+                known -= mutated
+                changed = True
         return known
+
+    def _mutated(self, known: set[str]) -> set[str]:
+        """Names an unknown call may change in place (``dist.all_reduce(total)``, ``x.add_(y)``):
+        the roots of its arguments and of the object whose method it is. Lightning's ``self.log``
+        and the class's torchmetrics objects (``self.val_acc.update(preds, y)``) change none."""
+        found: set[str] = set()
+        for call in self.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and _is_self(func.value) and func.attr in (*LOG_METHODS, *self.facts.metrics):
+                continue
+            if (isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.metrics
+                    and func.attr in ("update", "forward", "reset")):
+                continue
+            if isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
+                continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
+            if self._function_unknown(func, known) is None:
+                continue
+            roots = [*call.args, *(k.value for k in call.keywords)]
+            if isinstance(func, ast.Attribute):
+                roots.append(func.value)
+            for root in roots:
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    found.add(root.id)
+        return found
 
     def unknown(self, node: ast.expr) -> ast.expr | None:
         """None when ``node`` is provably this rank's own value; else its first unknown part (for a
@@ -550,7 +618,16 @@ class Provenance:
         arguments = [*node.args, *(k.value for k in node.keywords)]
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return node
-        func = node.func
+        unknown = self._function_unknown(node.func, known)
+        if unknown is not None:
+            return node if unknown is node.func else unknown
+        return next((u for u in map(check, arguments) if u is not None), None)
+
+    def _function_unknown(self, func: ast.expr, known: set[str]) -> ast.expr | None:
+        """None when calling ``func`` computes on its arguments only (and on a known object, for a
+        tensor method); else the unknown part."""
+        node = func
+        check = lambda child: self._unknown(child, known)  # noqa: E731
         facts = self.facts
         if _is_self(func) or _self_attr(func) == "forward":
             # The module's own forward, on this rank's inputs, when it holds no collective.
@@ -559,8 +636,8 @@ class Provenance:
         elif _self_attr(func) is not None:
             if func.attr not in facts.submodules:
                 return node
-        elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and check(func.value) is None:
-            pass  # a method of a known tensor (or batch) on known arguments
+        elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS:
+            return check(func.value)  # a method of a known tensor (or batch)
         elif isinstance(func, ast.Name) and func.id in BUILTINS:
             if func.id in facts.file_names or func.id in self.local_names:
                 return node
@@ -576,7 +653,7 @@ class Provenance:
                 head == "torch" and rest and "." not in rest and rest not in NOT_PURE_TORCH and not rest[:1].isupper())
             if not pure:
                 return node
-        return next((u for u in map(check, arguments) if u is not None), None)
+        return None
 
 
 def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call | None, sampler_off: bool) -> str | None:
