@@ -67,6 +67,7 @@ TENSOR_METHODS = frozenset({
     "detach", "cpu", "clone", "to", "type", "type_as", "view", "view_as", "reshape", "squeeze", "unsqueeze",
     "flatten", "t", "transpose", "permute", "contiguous", "round", "floor", "ceil", "clamp", "eq", "ne", "lt",
     "le", "gt", "ge", "all", "any", "count_nonzero", "size", "numel", "dim", "get", "logsumexp", "cumsum",
+    "unique", "nonzero", "topk", "sort", "argsort", "isnan", "isinf", "isfinite", "nan_to_num", "bincount",
 })
 #: Builtins that compute on their arguments, when the file binds no name of theirs.
 LIST_METHODS = frozenset({"append", "extend", "insert"})
@@ -294,7 +295,7 @@ class ClassFacts:
         return isinstance(root, ast.Name) and root.id in _bound_names(method)
 
     def known_in(self, node: ast.expr, method: ast.FunctionDef) -> bool:
-        return Provenance(self, method).unknown(node) is None
+        return Provenance(self, method, node).unknown(node) is None
 
     # --- what the call logs -------------------------------------------------------------------
 
@@ -334,11 +335,15 @@ class ClassFacts:
         values = self.values(call)
         if values is None:
             return "what it logs is not known"
-        provenance = Provenance(self, method)
+        provenance = Provenance(self, method, call)
         for value in values:
             unknown = provenance.unknown(value)
-            if unknown is not None:
-                return f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
+            if unknown is None:
+                continue
+            if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
+                changer = provenance.changed_by[unknown.id]
+                return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
+            return f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
         return None
 
     def flag_problem(self, method: ast.FunctionDef, call: ast.Call) -> str | None:
@@ -376,9 +381,12 @@ class ClassFacts:
             return True
         values = self.values(call)
         if values is None:
-            return True
+            dictionary = self._dictionary(call) if call.func.attr == "log_dict" else None
+            if dictionary is None:
+                return True
+            values = [dictionary]  # a dictionary built from known values holds no Metric
         if isinstance(method, ast.FunctionDef):
-            provenance = Provenance(self, method)
+            provenance = Provenance(self, method, call)
             return any(provenance.unknown(v) is not None for v in values)
         return True
 
@@ -436,8 +444,12 @@ class Provenance:
     """Which expressions of a hook are provably this rank's own values: taint analysis with the
     hook's arguments and constants as the only sources (a greatest fixpoint over the local names)."""
 
-    def __init__(self, facts: ClassFacts, method: ast.FunctionDef):
+    def __init__(self, facts: ClassFacts, method: ast.FunctionDef, until: ast.expr):
+        """The values as ``until`` (an expression the hook reaches once per call, in no loop) reads
+        them: only code that may run before it ends counts (the statements above it, and what it
+        evaluates itself)."""
         self.facts, self.method = facts, method
+        self.until = (until.end_lineno, until.end_col_offset)
         arguments = method.args
         self.parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self"}
         for extra in (arguments.vararg, arguments.kwarg):
@@ -445,6 +457,11 @@ class Provenance:
                 self.parameters.add(extra.arg)
         self.local_names = _bound_names(method) - {method.name}
         self.known = self._fixpoint()
+
+    def _before(self) -> Iterator[ast.AST]:
+        for n in _walk_outside_functions(self.method.body):
+            if not hasattr(n, "lineno") or (n.lineno, n.col_offset) < self.until:
+                yield n
 
     def _bindings(self) -> dict[str, list[ast.expr | None]]:
         """Local name -> the value of each of its bindings (None: a binding of unknown value)."""
@@ -478,7 +495,7 @@ class Provenance:
                     if isinstance(inner, ast.Name):
                         found.setdefault(inner.id, []).append(None)
         handled: set[int] = set()
-        for n in _walk_outside_functions(self.method.body):
+        for n in self._before():
             if isinstance(n, ast.Assign):
                 for target in n.targets:
                     bind(target, n.value)
@@ -495,7 +512,10 @@ class Provenance:
             elif isinstance(n, ast.NamedExpr):
                 bind(n.target, n.value)
                 handled.add(id(n.target))
-        for n in _walk_outside_functions(self.method.body):
+            elif isinstance(n, (ast.For, ast.comprehension)) and not isinstance(n, ast.AsyncFor) and not getattr(n, "is_async", 0):
+                bind(n.target, n.iter)  # the items of a known iterable are known
+                handled.update(id(x) for x in ast.walk(n.target))
+        for n in self._before():
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in handled:
                 found.setdefault(n.id, []).append(None)  # loop, ``with``, comprehension targets, ``del``...
             elif isinstance(n, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, *FUNCTIONS, ast.ClassDef)):
@@ -513,7 +533,8 @@ class Provenance:
     def _fixpoint(self) -> set[str]:
         bindings = self.bindings = self._bindings()
         known = set(bindings)
-        self.calls = [n for n in _walk_outside_functions(self.method.body) if isinstance(n, ast.Call)]
+        self.calls = [n for n in self._before() if isinstance(n, ast.Call)]
+        self.changed_by: dict[str, ast.Call] = {}
         changed = True
         while changed:
             changed = False
@@ -551,6 +572,7 @@ class Provenance:
                     root = root.value
                 if isinstance(root, ast.Name):
                     found.add(root.id)
+                    self.changed_by.setdefault(root.id, call)
         return found
 
     def unknown(self, node: ast.expr) -> ast.expr | None:
@@ -589,6 +611,10 @@ class Provenance:
             return next((u for u in map(check, node.values) if u is not None), None)
         if isinstance(node, ast.Compare):
             return next((u for u in map(check, [node.left, *node.comparators]) if u is not None), None)
+        if isinstance(node, ast.JoinedStr):
+            return next((u for u in map(check, node.values) if u is not None), None)
+        if isinstance(node, ast.FormattedValue):
+            return check(node.value) or (check(node.format_spec) if node.format_spec is not None else None)
         if isinstance(node, ast.IfExp):
             return check(node.test) or check(node.body) or check(node.orelse)
         if isinstance(node, (ast.Tuple, ast.List)):
@@ -597,7 +623,7 @@ class Provenance:
             if any(k is None for k in node.keys):
                 return node
             return next((u for u in map(check, [*node.keys, *node.values]) if u is not None), None)
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp)):
             inner = set(known)
             for generator in node.generators:
                 if generator.is_async or not isinstance(generator.target, (ast.Name, ast.Tuple)):
@@ -608,6 +634,8 @@ class Provenance:
                 for condition in generator.ifs:
                     if self._unknown(condition, inner) is not None:
                         return condition
+            if isinstance(node, ast.DictComp):
+                return self._unknown(node.key, inner) or self._unknown(node.value, inner)
             return self._unknown(node.elt, inner)
         if isinstance(node, ast.Call):
             return self._unknown_call(node, known)
@@ -636,7 +664,7 @@ class Provenance:
         elif _self_attr(func) is not None:
             if func.attr not in facts.submodules:
                 return node
-        elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS:
+        elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and facts.imports.qualify(func) is None:
             return check(func.value)  # a method of a known tensor (or batch)
         elif isinstance(func, ast.Name) and func.id in BUILTINS:
             if func.id in facts.file_names or func.id in self.local_names:
@@ -660,8 +688,8 @@ def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call |
     """None when adding ``sync_dist=True`` to ``call`` is proven safe; else why it is not."""
     for problem in (
         facts.hook_problem(method),
-        facts.reach_problem(method, call),
         facts.key_problem(call),
+        facts.reach_problem(method, call),
         facts.flag_problem(method, call),
         facts.value_problem(method, call),
     ):
