@@ -45,6 +45,9 @@ EPOCH_LEVEL_HOOKS = frozenset({
     "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
     "on_test_epoch_start", "on_test_epoch_end", "on_train_start", "on_validation_start", "on_test_start",
 })
+#: Batch-end hooks: their first argument is what this step returned.
+STEP_OF = {"on_train_batch_end": "training_step", "on_validation_batch_end": "validation_step",
+           "on_test_batch_end": "test_step"}
 EVERY_RANK_HOOKS = TRAINING_HOOKS | PER_BATCH_EVAL_HOOKS | EPOCH_LEVEL_HOOKS
 
 #: ``with`` blocks that change no control flow: grad mode and autocast.
@@ -168,6 +171,7 @@ class ClassFacts:
         for owner in self.lineage:
             self.metrics |= tree_lightning.metric_attributes(owner, imports)
         self.forward_is_local = self._forward_is_local()
+        self._steps: dict[str, bool] = {}
 
     def _torch_submodules(self) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its ancestors) builds a
@@ -236,6 +240,23 @@ class ClassFacts:
             if word is not None and any(w in word.lower() for w in COLLECTIVE_WORDS):
                 return False
         return True
+
+    def step_returns_known(self, name: str) -> bool:
+        """Every value the step ``name`` returns is provably its rank's own (no step: no outputs)."""
+        if name in self._steps:
+            return self._steps[name]
+        self._steps[name] = False  # a cycle is unknown
+        step = self.methods.get(name)
+        if step is None:
+            known = self.unknown_base is None
+        elif not isinstance(step, ast.FunctionDef) or any(
+                isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(step.body)):
+            known = False
+        else:
+            known = all(r.value is None or Provenance(self, step, r.value).unknown(r.value) is None
+                        for r in _walk_outside_functions(step.body) if isinstance(r, ast.Return))
+        self._steps[name] = known
+        return known
 
     # --- where the call is --------------------------------------------------------------------
 
@@ -455,6 +476,12 @@ class Provenance:
         for extra in (arguments.vararg, arguments.kwarg):
             if extra is not None:
                 self.parameters.add(extra.arg)
+        # ``outputs`` of a batch-end hook is what the step returned: known when every return of the
+        # step is.
+        self.untrusted: set[str] = set()
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if method.name in STEP_OF and len(positional) > 1 and not facts.step_returns_known(STEP_OF[method.name]):
+            self.untrusted.add(positional[1].arg)
         self.local_names = _bound_names(method) - {method.name}
         self.known = self._fixpoint()
 
@@ -528,6 +555,8 @@ class Provenance:
                 found.setdefault(n.name, []).append(None)
         for name in self.parameters:
             found.setdefault(name, [])
+        for name in self.untrusted:
+            found[name].append(None)
         return found
 
     def _fixpoint(self) -> set[str]:
