@@ -63,6 +63,54 @@ class EpochLogSync(Rule):
     a torchmetrics object or `metric.compute()` (torchmetrics syncs its own state; `sync_dist` is
     ignored there).
     Step-level logging (`training_step` without `on_epoch=True`) is left alone.
+
+    ## Fix safety
+    `sync_dist=True` turns a log into collectives that Lightning runs per key, in the order in which
+    each rank first logged its keys: a rank that skips a synced key hangs the others, and keys first
+    logged in another order average values of different keys together. Adding it is **safe** only
+    when all of this is proven, and **unsafe** (applied with `--unsafe-fixes`, the reason shown)
+    otherwise:
+
+    - **Every rank makes the call, in the same order.** The call is a statement of its own in
+      `validation_step`, `test_step`, `training_step`, an `on_{train,validation,test}_batch_{start,end}`
+      hook or an epoch/start hook, not decorated, not defined twice, and not called by the file's
+      own code (`super().validation_step(...)`): Lightning calls these on every rank, the same
+      number of times (its DistributedSampler gives every rank the same number of batches). Only
+      `with torch.no_grad()` / `inference_mode()` / `enable_grad()` / `set_grad_enabled()` /
+      `autocast()` may enclose it; any `if`, `for`, `while`, `try` or `match` makes it unsafe, and so
+      does a `return` or `raise` before it. No condition is taken as rank-invariant (`batch_idx`
+      depends on each rank's batch count; a guard held in a variable or a property is a condition
+      like any other). A log in a helper method is unsafe: its callers (maybe under a rank guard)
+      are not followed.
+    - **Literal keys.** `self.log`'s name is a string literal; `self.log_dict`'s argument is a dict
+      display with string-literal keys. F-strings, loop variables (even over a literal tuple),
+      dict comprehensions and MetricCollections are unsafe.
+    - **A per-rank value.** Every value is built from the hook's arguments (the batch, its index; a
+      batch-end hook's `outputs` only when every `return` of the step is itself per-rank) and
+      constants, through operators, subscripts, comprehensions, `torch.*` functions one level deep
+      (not `torch.load`), `torch.nn.functional`, `torch.linalg`/`special`/`fft`,
+      `torchmetrics.functional`, a list of tensor methods (`mean`, `argmax`, `float`, `item`, ...),
+      the module's own `forward` (`self(x)`; unsafe if it names a collective), and `self.<name>(...)`
+      for attributes only ever assigned a `torch.nn` module. Nothing that runs before the log may
+      change such a value in place through an unknown call (`dist.all_reduce(total)`,
+      `x.add_(...)`). Anything else (`self.<attribute>`, `self.step(batch)`, `self.all_gather(...)`,
+      `metric.compute()` kept in a local, a Metric from a `ModuleDict`) is of unknown provenance,
+      possibly global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
+    - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"`/`"sum"` (or `torch.mean`
+      ...); no flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal,
+      and not `True` outside the training hooks (a per-batch sync needs equal batch counts).
+    - **Nothing else may sync out of order.** No other log of the class or its in-file bases that
+      may sync (`sync_dist` not literally `False`, `**kwargs`, or a value that may be a Metric) is
+      reached conditionally, from a helper or with a run-time key, and no log through another
+      object in the file (`pl_module.log(..., sync_dist=True)`) syncs: a new sync could pair with it.
+    - **Everything is seen.** The class's bases are Lightning's `LightningModule` or classes of the
+      same file, and it defines no `log` of its own; with `use_distributed_sampler=False` known from
+      the run, fixes in the evaluation batch hooks are unsafe (ranks may run different numbers of
+      batches, some none).
+
+    What the proof assumes: Lightning, not user code, calls the hooks (a subclass in another file
+    that calls `super().validation_step()` under a condition is not seen, nor a callback in
+    another file that logs conditionally with `sync_dist=True`); the batch is this rank's own data.
     """
 
     code = "DDP004"
