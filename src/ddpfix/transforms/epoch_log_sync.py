@@ -10,6 +10,7 @@ from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keyword, with_keyword
 from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
 from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms._epoch_log_sync_safety import ClassFacts, fix_problem
 from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated, rank_words
 from ddpfix.transforms._tree_ranks import TreeRankTests
 from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
@@ -62,6 +63,54 @@ class EpochLogSync(Rule):
     a torchmetrics object or `metric.compute()` (torchmetrics syncs its own state; `sync_dist` is
     ignored there).
     Step-level logging (`training_step` without `on_epoch=True`) is left alone.
+
+    ## Fix safety
+    `sync_dist=True` turns a log into collectives that Lightning runs per key, in the order in which
+    each rank first logged its keys: a rank that skips a synced key hangs the others, and keys first
+    logged in another order average values of different keys together. Adding it is **safe** only
+    when all of this is proven, and **unsafe** (applied with `--unsafe-fixes`, the reason shown)
+    otherwise:
+
+    - **Every rank makes the call, in the same order.** The call is a statement of its own in
+      `validation_step`, `test_step`, `training_step`, an `on_{train,validation,test}_batch_{start,end}`
+      hook or an epoch/start hook, not decorated, not defined twice, and not called by the file's
+      own code (`super().validation_step(...)`): Lightning calls these on every rank, the same
+      number of times (its DistributedSampler gives every rank the same number of batches). Only
+      `with torch.no_grad()` / `inference_mode()` / `enable_grad()` / `set_grad_enabled()` /
+      `autocast()` may enclose it; any `if`, `for`, `while`, `try` or `match` makes it unsafe, and so
+      does a `return` or `raise` before it. No condition is taken as rank-invariant (`batch_idx`
+      depends on each rank's batch count; a guard held in a variable or a property is a condition
+      like any other). A log in a helper method is unsafe: its callers (maybe under a rank guard)
+      are not followed.
+    - **Literal keys.** `self.log`'s name is a string literal; `self.log_dict`'s argument is a dict
+      display with string-literal keys. F-strings, loop variables (even over a literal tuple),
+      dict comprehensions and MetricCollections are unsafe.
+    - **A per-rank value.** Every value is built from the hook's arguments (the batch, its index; a
+      batch-end hook's `outputs` only when every `return` of the step is itself per-rank) and
+      constants, through operators, subscripts, comprehensions, `torch.*` functions one level deep
+      (not `torch.load`), `torch.nn.functional`, `torch.linalg`/`special`/`fft`,
+      `torchmetrics.functional`, a list of tensor methods (`mean`, `argmax`, `float`, `item`, ...),
+      the module's own `forward` (`self(x)`; unsafe if it names a collective), and `self.<name>(...)`
+      for attributes only ever assigned a `torch.nn` module. Nothing that runs before the log may
+      change such a value in place through an unknown call (`dist.all_reduce(total)`,
+      `x.add_(...)`). Anything else (`self.<attribute>`, `self.step(batch)`, `self.all_gather(...)`,
+      `metric.compute()` kept in a local, a Metric from a `ModuleDict`) is of unknown provenance,
+      possibly global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
+    - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"`/`"sum"` (or `torch.mean`
+      ...); no flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal,
+      and not `True` outside the training hooks (a per-batch sync needs equal batch counts).
+    - **Nothing else may sync out of order.** No other log of the class or its in-file bases that
+      may sync (`sync_dist` not literally `False`, `**kwargs`, or a value that may be a Metric) is
+      reached conditionally, from a helper or with a run-time key, and no log through another
+      object in the file (`pl_module.log(..., sync_dist=True)`) syncs: a new sync could pair with it.
+    - **Everything is seen.** The class's bases are Lightning's `LightningModule` or classes of the
+      same file, and it defines no `log` of its own; with `use_distributed_sampler=False` known from
+      the run, fixes in the evaluation batch hooks are unsafe (ranks may run different numbers of
+      batches, some none).
+
+    What the proof assumes: Lightning, not user code, calls the hooks (a subclass in another file
+    that calls `super().validation_step()` under a condition is not seen, nor a callback in
+    another file that logs conditionally with `sync_dist=True`); the batch is this rank's own data.
     """
 
     code = "DDP004"
@@ -110,6 +159,8 @@ class EpochLogSync(Rule):
         raises ``NeedsLibCST``: whether adding the keyword keeps it is LibCST's to say."""
         tests, words = TreeRankTests(ctx.imports), rank_words(ctx.imports)
         metrics_by_class: dict[ast.ClassDef, set[str]] = {}
+        safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
+        sampler_off = ctx.facts.sampler_off_for(ctx.path)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             if cls not in metrics_by_class:
                 has_metrics = b"torchmetrics" in ctx.data
@@ -128,7 +179,12 @@ class EpochLogSync(Rule):
                     continue
                 if tree_lightning.has_comment(call, ctx.view):
                     raise NeedsLibCST("a comment inside a self.log call")
-                ctx.report(call, _message(call.func.attr, method.name), fixable=True)
+                if cls not in safety:
+                    facts = ClassFacts(tree, cls, ctx.imports)
+                    safety[cls] = (facts, facts.unordered_sync())
+                facts, unordered = safety[cls]
+                why = fix_problem(facts, method, call, unordered, sampler_off)
+                ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "")
 
 
 def _message(method: str, hook: str) -> str:

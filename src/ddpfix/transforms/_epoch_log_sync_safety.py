@@ -1,0 +1,732 @@
+"""DDP004's proof that adding ``sync_dist=True`` changes nothing but the DDP failure (design.md,
+"Sound by default"): an allowlist, on CPython's tree, of what is known.
+
+``sync_dist=True`` turns a ``self.log`` into collectives. Lightning runs them per key, at the call
+for ``on_step`` values and at the end of the epoch for ``on_epoch`` ones, in the order in which each
+rank first logged its keys (``ResultCollection``). The fix is safe only when
+
+* every rank makes the call, in the same order: it is a statement of a hook Lightning calls on every
+  rank (never a helper: its callers are not seen), reached unconditionally (no ``if``/``for``/
+  ``while``/``try`` around it, only known grad/autocast ``with`` blocks; no ``return``/``raise``
+  before it), with literal keys, and no code of the file calls the hook itself;
+* no other log of the class that may sync is reached in another order on another rank (a new sync
+  would pair with it: values of different keys averaged together, or a hang);
+* the value is provably per-rank: built from the hook's arguments and constants through known torch
+  operations, tensor methods, the module's own ``forward`` or its ``torch.nn`` submodules; a value
+  of unknown provenance may already be global (``all_gather``, ``metric.compute()``, a Metric) and
+  would be reduced again;
+* the call's flags are known (``reduce_fx`` one of Lightning's four; no ``sync_dist_group``,
+  ``metric_attribute`` or positional flags), and the class and its bases are all seen.
+
+Each question returns None when proven, else the reason (``why``) it was not.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ddpfix.imports import ImportTable
+from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms._lightning import is_torch_nn_module, lightning_name
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+LOG_METHODS = frozenset({"log", "log_dict"})
+
+#: Hooks Lightning calls on every rank, the same number of times: the evaluation loops' (each rank
+#: runs its DistributedSampler shard, padded to the same length) and the training loop's (DDP's
+#: gradient all-reduce already needs every rank to run every step).
+TRAINING_HOOKS = frozenset({"training_step", "on_train_batch_start", "on_train_batch_end"})
+PER_BATCH_EVAL_HOOKS = frozenset({
+    "validation_step", "test_step",
+    "on_validation_batch_start", "on_validation_batch_end", "on_test_batch_start", "on_test_batch_end",
+})
+EPOCH_LEVEL_HOOKS = frozenset({
+    "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
+    "on_test_epoch_start", "on_test_epoch_end", "on_train_start", "on_validation_start", "on_test_start",
+})
+#: Batch-end hooks: their first argument is what this step returned.
+STEP_OF = {"on_train_batch_end": "training_step", "on_validation_batch_end": "validation_step",
+           "on_test_batch_end": "test_step"}
+EVERY_RANK_HOOKS = TRAINING_HOOKS | PER_BATCH_EVAL_HOOKS | EPOCH_LEVEL_HOOKS
+
+#: ``with`` blocks that change no control flow: grad mode and autocast.
+KNOWN_CONTEXTS = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_grad_enabled",
+    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+})
+
+#: Flags of ``self.log`` / ``log_dict`` whose value cannot change which collectives run.
+KNOWN_FLAGS = frozenset({"name", "value", "dictionary", "prog_bar", "logger", "on_step", "on_epoch", "reduce_fx",
+                         "enable_graph", "batch_size", "add_dataloader_idx"})
+REDUCTIONS = frozenset({"mean", "avg", "max", "min", "sum"})
+TORCH_REDUCTIONS = frozenset({"torch.mean", "torch.max", "torch.min", "torch.sum"})
+
+#: Tensor methods that compute on the tensor itself (no collective, no state outside it).
+TENSOR_METHODS = frozenset({
+    "mean", "sum", "nansum", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
+    "norm", "abs", "pow", "sqrt", "exp", "log", "log_softmax", "softmax", "sigmoid", "tanh", "relu", "neg",
+    "add", "sub", "mul", "div", "float", "double", "half", "bfloat16", "long", "int", "bool", "item", "tolist",
+    "detach", "cpu", "clone", "to", "type", "type_as", "view", "view_as", "reshape", "squeeze", "unsqueeze",
+    "flatten", "t", "transpose", "permute", "contiguous", "round", "floor", "ceil", "clamp", "eq", "ne", "lt",
+    "le", "gt", "ge", "all", "any", "count_nonzero", "size", "numel", "dim", "get", "logsumexp", "cumsum",
+    "unique", "nonzero", "topk", "sort", "argsort", "isnan", "isinf", "isfinite", "nan_to_num", "bincount",
+})
+#: Builtins that compute on their arguments, when the file binds no name of theirs.
+LIST_METHODS = frozenset({"append", "extend", "insert"})
+BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
+#: Packages of functions that compute on their arguments (torchmetrics' functional API is the
+#: per-batch value, never synced); ``torch.<f>`` itself only one level deep (``torch.distributed``
+#: is never one of them).
+FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.", "torchmetrics.functional.")
+NOT_PURE_TORCH = frozenset({"load", "from_file"})
+#: Words of a ``forward`` that may make its output global.
+COLLECTIVE_WORDS = ("gather", "reduce", "broadcast", "distributed", "dist", "compute", "sync", "barrier", "scatter")
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _self_attr(node: ast.expr) -> str | None:
+    return node.attr if isinstance(node, ast.Attribute) and _is_self(node.value) else None
+
+
+def _walk_outside_functions(node) -> Iterator[ast.AST]:
+    """Nodes below ``node`` (a node or a list), without entering nested functions, lambdas or classes."""
+    pending = list(node) if isinstance(node, list) else list(ast.iter_child_nodes(node))
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            continue
+        yield current
+        pending.extend(ast.iter_child_nodes(current))
+
+
+def _bound_names(node) -> set[str]:
+    """Names bound anywhere in ``node``: assignments, loop and ``with`` targets, defs, classes, imports,
+    parameters (a conservative over-approximation of what may shadow a builtin or an import)."""
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            found.add(n.id)
+        elif isinstance(n, (*FUNCTIONS, ast.ClassDef)):
+            found.add(n.name)
+        elif isinstance(n, ast.alias):
+            found.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.arg):
+            found.add(n.arg)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            found.update(n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            found.add(n.name)
+    return found
+
+
+class ClassFacts:
+    """What the proof needs of one LightningModule class and the file around it."""
+
+    def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable):
+        self.tree, self.cls, self.imports = tree, cls, imports
+        by_name = {c.name: c for c in tree_lightning.classes(tree)}
+        # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
+        # LightningModule is unknown (its hooks may log too).
+        self.lineage: list[ast.ClassDef] = []
+        self.unknown_base: str | None = None
+        pending, seen = [cls], set()
+        while pending:
+            current = pending.pop()
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            self.lineage.append(current)
+            for base in current.bases:
+                if lightning_name(imports, base) == "LightningModule":
+                    continue
+                if isinstance(base, ast.Name) and base.id in by_name and base.id not in seen:
+                    pending.append(by_name[base.id])
+                    continue
+                if self.unknown_base is None:
+                    self.unknown_base = _short(base)
+            if current.keywords and self.unknown_base is None:
+                self.unknown_base = "a metaclass"
+        self.methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        for owner in reversed(self.lineage):  # the class's own definitions win
+            for statement in owner.body:
+                if isinstance(statement, FUNCTIONS):
+                    self.methods[statement.name] = statement
+        # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
+        self.called_names = {
+            n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        }
+        self.file_names = _bound_names(tree)
+        self.submodules = self._torch_submodules()
+        self.lists = self._list_attributes()
+        self.metrics: set[str] = set()
+        for owner in self.lineage:
+            self.metrics |= tree_lightning.metric_attributes(owner, imports)
+        self.forward_is_local = self._forward_is_local()
+        self._steps: dict[str, bool] = {}
+
+    def _torch_submodules(self) -> set[str]:
+        """``self.<name>`` attributes every assignment of which (in the class and its ancestors) builds a
+        ``torch.nn`` module (``nn.Linear(...)``, ``nn.CrossEntropyLoss()``)."""
+        good: set[str] = set()
+        bad: set[str] = set()
+        for owner in self.lineage:
+            for n in ast.walk(owner):
+                targets: list[ast.expr] = []
+                value = None
+                if isinstance(n, ast.Assign):
+                    targets, value = n.targets, n.value
+                elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+                    targets, value = [n.target], n.value if isinstance(n, ast.AnnAssign) else None
+                for target in targets:
+                    for element in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
+                        name = _self_attr(element)
+                        if name is None:
+                            continue
+                        if (element is target and isinstance(n, ast.Assign) and isinstance(value, ast.Call)
+                                and is_torch_nn_module(self.imports, value.func)):
+                            good.add(name)
+                        else:
+                            bad.add(name)
+                # ``setattr(self, ...)`` or ``self.__dict__`` may bind any name.
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                    return set()
+        return good - bad
+
+    def _list_attributes(self) -> set[str]:
+        """``self.<name>`` attributes every assignment of which (in the class and its bases) is a list
+        display: their ``append`` stores an object without changing it."""
+        good: set[str] = set()
+        bad: set[str] = set()
+        for owner in self.lineage:
+            nodes = list(ast.walk(owner))
+            lists = {id(t) for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, (ast.List, ast.ListComp))
+                     for t in a.targets}
+            for n in nodes:
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                    return set()
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and _is_self(n.value):
+                    (good if id(n) in lists else bad).add(n.attr)
+        return good - bad
+
+    def _forward_is_local(self) -> bool:
+        """``self(...)`` computes on this rank's inputs only: the class's ``forward`` holds no word of
+        a collective; or, with every base known, there is none and ``self(...)`` raises anyway."""
+        if self.unknown_base is not None:
+            return False
+        for owner in self.lineage:
+            for n in ast.walk(owner):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                    return False
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr in ("forward", "__call__"):
+                    return False
+        if "__call__" in self.methods:
+            return False
+        forward = self.methods.get("forward")
+        if forward is None:
+            return True
+        if not isinstance(forward, ast.FunctionDef):
+            return False
+        for n in ast.walk(forward):
+            word = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+            if word is not None and any(w in word.lower() for w in COLLECTIVE_WORDS):
+                return False
+        return True
+
+    def step_returns_known(self, name: str) -> bool:
+        """Every value the step ``name`` returns is provably its rank's own (no step: no outputs)."""
+        if name in self._steps:
+            return self._steps[name]
+        self._steps[name] = False  # a cycle is unknown
+        step = self.methods.get(name)
+        if step is None:
+            known = self.unknown_base is None
+        elif not isinstance(step, ast.FunctionDef) or any(
+                isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(step.body)):
+            known = False
+        else:
+            known = all(r.value is None or Provenance(self, step, r.value).unknown(r.value) is None
+                        for r in _walk_outside_functions(step.body) if isinstance(r, ast.Return))
+        self._steps[name] = known
+        return known
+
+    # --- where the call is --------------------------------------------------------------------
+
+    def hook_problem(self, method: ast.AST) -> str | None:
+        """None when Lightning calls ``method`` on every rank, the same way, and nothing else calls it."""
+        if not isinstance(method, ast.FunctionDef):
+            return f"`{method.name}` is an async method"
+        if method.name not in EVERY_RANK_HOOKS:
+            return f"`{method.name}` is not a hook Lightning calls on every rank: its callers may not run on every rank"
+        if self.unknown_base is not None:
+            return f"the base class `{self.unknown_base}` is not seen: its hooks may log too"
+        if self.methods.get(method.name) is not method:
+            return f"`{method.name}` is defined again"
+        if method.decorator_list:
+            return f"`{method.name}` is decorated"
+        if method.name in self.called_names:
+            return f"the code calls `{method.name}` itself, maybe on some ranks only"
+        if LOG_METHODS & set(self.methods):
+            return "the class defines its own `log`"
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(method.body)):
+            return f"`{method.name}` is a generator"
+        return None
+
+    def reach_problem(self, method: ast.FunctionDef, call: ast.Call) -> str | None:
+        """None when every call of ``method`` reaches ``call``: a statement of its own, under known
+        ``with`` blocks only, with no ``return``/``raise`` before it."""
+        path = _path_to(method, call)
+        if path is None or len(path) < 2 or not isinstance(path[-2], ast.Expr) or path[-2].value is not call:
+            return "the call is not a statement of its own"
+        statements = path[1:-1]  # from the method's first block down to the ``Expr``
+        block = method.body
+        for statement in statements:
+            index = next(i for i, s in enumerate(block) if s is statement)
+            for earlier in block[:index]:
+                for n in _walk_outside_functions([earlier]):
+                    if isinstance(n, (ast.Return, ast.Raise)):
+                        return f"a `{'return' if isinstance(n, ast.Return) else 'raise'}` at line {n.lineno} may skip it on some ranks"
+            if statement is path[-2]:
+                return None
+            if not isinstance(statement, ast.With):
+                kind = type(statement).__name__.lower()
+                return f"it is under a `{kind}` (line {statement.lineno}) that may not run the same way on every rank"
+            for item in statement.items:
+                expression = item.context_expr
+                called = expression.func if isinstance(expression, ast.Call) else expression
+                if self.imports.qualify(called) not in KNOWN_CONTEXTS or self._shadowed(called, method):
+                    return f"it is under `with {_short(expression)}`, not known to run its block on every rank"
+                if isinstance(expression, ast.Call) and not all(self.known_in(a, method) for a in expression.args):
+                    return f"it is under `with {_short(expression)}`, not known to run its block on every rank"
+            block = statement.body
+        return "the call is not a statement of its own"
+
+    def _shadowed(self, node: ast.expr, method: ast.FunctionDef) -> bool:
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id in _bound_names(method)
+
+    def known_in(self, node: ast.expr, method: ast.FunctionDef) -> bool:
+        return Provenance(self, method, node).unknown(node) is None
+
+    # --- what the call logs -------------------------------------------------------------------
+
+    def key_problem(self, call: ast.Call) -> str | None:
+        """None when the call's keys are string literals."""
+        if call.func.attr == "log":
+            named = tree_lightning.keyword(call, "name")
+            key = named.value if named is not None else (call.args[0] if call.args else None)
+            if key is None or tree_lightning.string_value(key) is None:
+                return "its key is built at run time: ranks may log different keys"
+            return None
+        dictionary = self._dictionary(call)
+        if not isinstance(dictionary, ast.Dict):
+            return "it logs a dictionary built at run time (its keys, or a MetricCollection)"
+        if not all(k is not None and tree_lightning.string_value(k) is not None for k in dictionary.keys):
+            return "a key of its dictionary is built at run time: ranks may log different keys"
+        return None
+
+    @staticmethod
+    def _dictionary(call: ast.Call) -> ast.expr | None:
+        named = tree_lightning.keyword(call, "dictionary")
+        return named.value if named is not None else (call.args[0] if call.args else None)
+
+    @staticmethod
+    def values(call: ast.Call) -> list[ast.expr] | None:
+        """The values the call logs (None: not known, e.g. a dictionary built at run time)."""
+        if call.func.attr == "log":
+            named = tree_lightning.keyword(call, "value")
+            value = named.value if named is not None else (call.args[1] if len(call.args) > 1 else None)
+            return None if value is None else [value]
+        dictionary = ClassFacts._dictionary(call)
+        if not isinstance(dictionary, ast.Dict) or any(k is None for k in dictionary.keys):
+            return None
+        return list(dictionary.values)
+
+    def value_problem(self, method: ast.FunctionDef, call: ast.Call) -> str | None:
+        values = self.values(call)
+        if values is None:
+            return "what it logs is not known"
+        provenance = Provenance(self, method, call)
+        for value in values:
+            unknown = provenance.unknown(value)
+            if unknown is None:
+                continue
+            if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
+                changer = provenance.changed_by[unknown.id]
+                return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
+            return f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
+        return None
+
+    def flag_problem(self, method: ast.FunctionDef, call: ast.Call) -> str | None:
+        positional = 2 if call.func.attr == "log" else 1
+        if len(call.args) > positional:
+            return "it passes flags by position"
+        for keyword in call.keywords:
+            if keyword.arg not in KNOWN_FLAGS:
+                return f"`{keyword.arg}=` is passed"
+        reduce_fx = tree_lightning.keyword(call, "reduce_fx")
+        if reduce_fx is not None:
+            text = tree_lightning.string_value(reduce_fx.value)
+            if not ((text is not None and text.lower() in REDUCTIONS)
+                    or (self.imports.qualify(reduce_fx.value) in TORCH_REDUCTIONS and not self._shadowed(reduce_fx.value, method))):
+                return f"`reduce_fx={_short(reduce_fx.value)}` is not one of Lightning's reductions"
+        on_step = tree_lightning.keyword(call, "on_step")
+        if on_step is not None:
+            if not isinstance(on_step.value, ast.Constant):
+                return "`on_step=` is not a literal"
+            if on_step.value.value and method.name not in TRAINING_HOOKS:
+                return "`on_step=True` syncs at every batch, and evaluation ranks may run different numbers of batches"
+        return None
+
+    # --- the other logs of the class ----------------------------------------------------------
+
+    def may_sync(self, method: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> bool:
+        """The call may run a collective as it stands: ``sync_dist`` not literally False (or
+        ``**kwargs``), or a value that may be a torchmetrics Metric (which syncs itself)."""
+        if tree_lightning.has_star(call):
+            return True
+        sync = tree_lightning.keyword(call, "sync_dist")
+        zero_only = tree_lightning.is_true(tree_lightning.keyword(call, "rank_zero_only"))
+        syncs = sync is not None and not (isinstance(sync.value, ast.Constant) and sync.value.value is False)
+        if syncs and not zero_only:
+            return True
+        values = self.values(call)
+        if values is None:
+            dictionary = self._dictionary(call) if call.func.attr == "log_dict" else None
+            if dictionary is None:
+                return True
+            values = [dictionary]  # a dictionary built from known values holds no Metric
+        if isinstance(method, ast.FunctionDef):
+            provenance = Provenance(self, method, call)
+            return any(provenance.unknown(v) is not None for v in values)
+        return True
+
+    def ordered(self, method, call: ast.Call) -> bool:
+        """Every rank makes the call, in the same place: the first three questions answered."""
+        return (self.hook_problem(method) is None and self.reach_problem(method, call) is None
+                and self.key_problem(call) is None)
+
+    def unordered_sync(self) -> ast.Call | None:
+        """A log that may sync where ranks may
+        reach it in another order: a new sync could pair with it. Looked for in the class and its
+        bases (nested functions and methods overridden since included), and in the rest of the file
+        for logs through another object (``pl_module.log(..., sync_dist=True)`` in a callback)."""
+        seen: set[int] = set()
+        for owner in self.lineage:
+            for method in owner.body:
+                if not isinstance(method, FUNCTIONS):
+                    continue
+                direct = {id(c) for c in tree_lightning.self_method_calls(method, LOG_METHODS)}
+                for call in ast.walk(method):
+                    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                            and call.func.attr in LOG_METHODS and _is_self(call.func.value)):
+                        continue
+                    if id(call) in seen:
+                        continue
+                    seen.add(id(call))
+                    if not self.may_sync(method, call):
+                        continue
+                    if id(call) not in direct or self.methods.get(method.name) is not method or not self.ordered(method, call):
+                        return call
+        for n in ast.walk(self.tree):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS
+                    and not _is_self(n.func.value) and id(n) not in seen):
+                sync = tree_lightning.keyword(n, "sync_dist")
+                if tree_lightning.has_star(n) or (sync is not None and not (isinstance(sync.value, ast.Constant) and sync.value.value is False)):
+                    return n
+        return None
+
+
+def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
+    """Nodes from ``root`` down to ``target``, without entering nested functions."""
+    stack: list[tuple[ast.AST, list[ast.AST]]] = [(root, [root])]
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (*FUNCTIONS, ast.Lambda, ast.ClassDef)) and child is not target:
+                continue
+            stack.append((child, [*path, child]))
+    return None
+
+
+class Provenance:
+    """Which expressions of a hook are provably this rank's own values: taint analysis with the
+    hook's arguments and constants as the only sources (a greatest fixpoint over the local names)."""
+
+    def __init__(self, facts: ClassFacts, method: ast.FunctionDef, until: ast.expr):
+        """The values as ``until`` (an expression the hook reaches once per call, in no loop) reads
+        them: only code that may run before it ends counts (the statements above it, and what it
+        evaluates itself)."""
+        self.facts, self.method = facts, method
+        self.until = (until.end_lineno, until.end_col_offset)
+        arguments = method.args
+        self.parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self"}
+        for extra in (arguments.vararg, arguments.kwarg):
+            if extra is not None:
+                self.parameters.add(extra.arg)
+        # ``outputs`` of a batch-end hook is what the step returned: known when every return of the
+        # step is.
+        self.untrusted: set[str] = set()
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if method.name in STEP_OF and len(positional) > 1 and not facts.step_returns_known(STEP_OF[method.name]):
+            self.untrusted.add(positional[1].arg)
+        self.local_names = _bound_names(method) - {method.name}
+        self.known = self._fixpoint()
+
+    def _before(self) -> Iterator[ast.AST]:
+        for n in _walk_outside_functions(self.method.body):
+            if not hasattr(n, "lineno") or (n.lineno, n.col_offset) < self.until:
+                yield n
+
+    def _bindings(self) -> dict[str, list[ast.expr | None]]:
+        """Local name -> the value of each of its bindings (None: a binding of unknown value)."""
+        found: dict[str, list[ast.expr | None]] = {}
+
+        def bind(target: ast.expr, value: ast.expr | None) -> None:
+            if isinstance(target, ast.Name):
+                found.setdefault(target.id, []).append(value)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                for element in target.elts:  # unpacking a known value gives known parts
+                    bind(element.value if isinstance(element, ast.Starred) else element, value)
+            elif isinstance(target, (ast.Attribute, ast.Subscript)):
+                # ``total[0] = v`` / ``out.loss = v`` change what ``total`` / ``out`` hold.
+                parts: list[ast.expr] = [] if value is None else [value]
+                root: ast.expr = target
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    if isinstance(root, ast.Subscript):
+                        parts.append(root.slice)
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    found.setdefault(root.id, []).append(ast.Tuple(elts=parts, ctx=ast.Load()) if value is not None else None)
+            else:
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                        found.setdefault(n.id, []).append(None)
+
+        # A name a nested function or lambda reads may be changed whenever it is called.
+        for n in ast.walk(self.method):
+            if n is not self.method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+                for inner in ast.walk(n):
+                    if isinstance(inner, ast.Name):
+                        found.setdefault(inner.id, []).append(None)
+        handled: set[int] = set()
+        for n in self._before():
+            if isinstance(n, ast.Assign):
+                for target in n.targets:
+                    bind(target, n.value)
+                    handled.update(id(x) for x in ast.walk(target))
+            elif isinstance(n, ast.AnnAssign):
+                bind(n.target, n.value)
+                handled.update(id(x) for x in ast.walk(n.target))
+            elif isinstance(n, ast.AugAssign):
+                # ``x += v`` is ``x = x + v``: known when ``x`` and ``v`` are.
+                value = ast.BinOp(left=ast.Name(id=n.target.id, ctx=ast.Load()), op=n.op, right=n.value) \
+                    if isinstance(n.target, ast.Name) else None
+                bind(n.target, value)
+                handled.update(id(x) for x in ast.walk(n.target))
+            elif isinstance(n, ast.NamedExpr):
+                bind(n.target, n.value)
+                handled.add(id(n.target))
+            elif isinstance(n, (ast.For, ast.comprehension)) and not isinstance(n, ast.AsyncFor) and not getattr(n, "is_async", 0):
+                bind(n.target, n.iter)  # the items of a known iterable are known
+                handled.update(id(x) for x in ast.walk(n.target))
+        for n in self._before():
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in handled:
+                found.setdefault(n.id, []).append(None)  # loop, ``with``, comprehension targets, ``del``...
+            elif isinstance(n, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, *FUNCTIONS, ast.ClassDef)):
+                names = n.names if isinstance(n, (ast.Global, ast.Nonlocal)) else \
+                    [(a.asname or a.name).split(".")[0] for a in n.names] if isinstance(n, (ast.Import, ast.ImportFrom)) \
+                    else [n.name]
+                for name in names:
+                    found.setdefault(name, []).append(None)
+            elif isinstance(n, ast.ExceptHandler) and n.name:
+                found.setdefault(n.name, []).append(None)
+        for name in self.parameters:
+            found.setdefault(name, [])
+        for name in self.untrusted:
+            found[name].append(None)
+        return found
+
+    def _fixpoint(self) -> set[str]:
+        bindings = self.bindings = self._bindings()
+        known = set(bindings)
+        self.calls = [n for n in self._before() if isinstance(n, ast.Call)]
+        self.changed_by: dict[str, ast.Call] = {}
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(known):
+                if any(v is None or self._unknown(v, known) is not None for v in bindings[name]):
+                    known.discard(name)
+                    changed = True
+            mutated = self._mutated(known) & known
+            if mutated:
+                known -= mutated
+                changed = True
+        return known
+
+    def _mutated(self, known: set[str]) -> set[str]:
+        """Names an unknown call may change in place (``dist.all_reduce(total)``, ``x.add_(y)``):
+        the roots of its arguments and of the object whose method it is. Lightning's ``self.log``
+        and the class's torchmetrics objects (``self.val_acc.update(preds, y)``) change none."""
+        found: set[str] = set()
+        for call in self.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and _is_self(func.value) and func.attr in (*LOG_METHODS, *self.facts.metrics):
+                continue
+            if (isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.metrics
+                    and func.attr in ("update", "forward", "reset")):
+                continue
+            if isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
+                continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
+            if self._function_unknown(func, known) is None:
+                continue
+            roots = [*call.args, *(k.value for k in call.keywords)]
+            if isinstance(func, ast.Attribute):
+                roots.append(func.value)
+            for root in roots:
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    found.add(root.id)
+                    self.changed_by.setdefault(root.id, call)
+        return found
+
+    def unknown(self, node: ast.expr) -> ast.expr | None:
+        """None when ``node`` is provably this rank's own value; else its first unknown part (for a
+        local name, the unknown part of the value it was given, where there is one)."""
+        found = self._unknown(node, self.known)
+        followed: set[str] = set()
+        while isinstance(found, ast.Name) and found.id not in followed:
+            followed.add(found.id)
+            values = self.bindings.get(found.id, [])
+            deeper = next((self._unknown(v, self.known) for v in values
+                           if v is not None and self._unknown(v, self.known) is not None), None)
+            if deeper is None:
+                break
+            found = deeper
+        return found
+
+    def _unknown(self, node: ast.expr, known: set[str]) -> ast.expr | None:
+        check = lambda child: self._unknown(child, known)  # noqa: E731
+        if isinstance(node, ast.Constant):
+            return None
+        if isinstance(node, ast.Name):
+            return None if node.id in known else node
+        if isinstance(node, ast.Attribute):
+            return node if _is_self(node.value) else check(node.value)
+        if isinstance(node, ast.Subscript):
+            return check(node.value) or check(node.slice)
+        if isinstance(node, ast.Slice):
+            parts = [p for p in (node.lower, node.upper, node.step) if p is not None]
+            return next((u for u in map(check, parts) if u is not None), None)
+        if isinstance(node, ast.BinOp):
+            return check(node.left) or check(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return check(node.operand)
+        if isinstance(node, (ast.BoolOp,)):
+            return next((u for u in map(check, node.values) if u is not None), None)
+        if isinstance(node, ast.Compare):
+            return next((u for u in map(check, [node.left, *node.comparators]) if u is not None), None)
+        if isinstance(node, ast.JoinedStr):
+            return next((u for u in map(check, node.values) if u is not None), None)
+        if isinstance(node, ast.FormattedValue):
+            return check(node.value) or (check(node.format_spec) if node.format_spec is not None else None)
+        if isinstance(node, ast.IfExp):
+            return check(node.test) or check(node.body) or check(node.orelse)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return next((u for u in map(check, node.elts) if u is not None), None)
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                return node
+            return next((u for u in map(check, [*node.keys, *node.values]) if u is not None), None)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp)):
+            inner = set(known)
+            for generator in node.generators:
+                if generator.is_async or not isinstance(generator.target, (ast.Name, ast.Tuple)):
+                    return node
+                if self._unknown(generator.iter, inner) is not None:
+                    return generator.iter
+                inner |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+                for condition in generator.ifs:
+                    if self._unknown(condition, inner) is not None:
+                        return condition
+            if isinstance(node, ast.DictComp):
+                return self._unknown(node.key, inner) or self._unknown(node.value, inner)
+            return self._unknown(node.elt, inner)
+        if isinstance(node, ast.Call):
+            return self._unknown_call(node, known)
+        return node
+
+    def _unknown_call(self, node: ast.Call, known: set[str]) -> ast.expr | None:
+        check = lambda child: self._unknown(child, known)  # noqa: E731
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return node
+        unknown = self._function_unknown(node.func, known)
+        if unknown is not None:
+            return node if unknown is node.func else unknown
+        return next((u for u in map(check, arguments) if u is not None), None)
+
+    def _function_unknown(self, func: ast.expr, known: set[str]) -> ast.expr | None:
+        """None when calling ``func`` computes on its arguments only (and on a known object, for a
+        tensor method); else the unknown part."""
+        node = func
+        check = lambda child: self._unknown(child, known)  # noqa: E731
+        facts = self.facts
+        if _is_self(func) or _self_attr(func) == "forward":
+            # The module's own forward, on this rank's inputs, when it holds no collective.
+            if not facts.forward_is_local:
+                return node
+        elif _self_attr(func) is not None:
+            if func.attr not in facts.submodules:
+                return node
+        elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and facts.imports.qualify(func) is None:
+            return check(func.value)  # a method of a known tensor (or batch)
+        elif isinstance(func, ast.Name) and func.id in BUILTINS:
+            if func.id in facts.file_names or func.id in self.local_names:
+                return node
+        else:
+            qualified = facts.imports.qualify(func)
+            root = func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if qualified is None or not isinstance(root, ast.Name) or root.id in self.local_names:
+                return node
+            head, _, rest = qualified.partition(".")
+            pure = qualified.startswith(FUNCTION_PACKAGES) or (
+                head == "torch" and rest and "." not in rest and rest not in NOT_PURE_TORCH and not rest[:1].isupper())
+            if not pure:
+                return node
+        return None
+
+
+def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call | None, sampler_off: bool) -> str | None:
+    """None when adding ``sync_dist=True`` to ``call`` is proven safe; else why it is not."""
+    for problem in (
+        facts.hook_problem(method),
+        facts.key_problem(call),
+        facts.reach_problem(method, call),
+        facts.flag_problem(method, call),
+        facts.value_problem(method, call),
+    ):
+        if problem is not None:
+            return problem
+    if unordered is not None:
+        return (f"the log at line {unordered.lineno} may sync where ranks may not reach it in the same order: "
+                "a new sync could pair with it")
+    if sampler_off and method.name in PER_BATCH_EVAL_HOOKS:
+        return "use_distributed_sampler=False: ranks may run different numbers of batches, some none"
+    return None
