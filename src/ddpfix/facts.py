@@ -35,6 +35,13 @@ _FACT_WORDS = re.compile(
 # alternation, scans a file ten times slower and most files hold none of them.
 _FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
                   b"seed_everything", b"use_distributed_sampler", b"LightningCLI")
+# Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
+# a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
+# that a file of many ``with`` words without a colon stays linear.
+_SWITCH_LITERALS = (b"set_default_", b"init_module", b"init_tensor", b"DeviceContext")
+_WITH_DEVICE = re.compile(rb"with\b[^:]{0,300}?\bdevice\b|device[ \t]+as\b")
+SWITCH_FUNCTIONS = frozenset({"set_default_device", "set_default_tensor_type"})
+SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # Lightning's, torch's
 LIGHTNING_BASES = frozenset({"LightningModule"})
 # ``from lightning import LightningModule as LM``: a class deriving from ``LM`` is a LightningModule.
 _BASE_ALIAS = re.compile(rb"LightningModule[ \t]+as[ \t]+(\w+)")
@@ -49,6 +56,17 @@ class Monitor:
 
     def describe(self) -> str:
         return f"{self.by} ({self.path}:{self.line})"
+
+
+@dataclass(frozen=True)
+class DeviceSwitch:
+    """A place that may make CUDA the default device of the process (DDP002)."""
+
+    path: str  # the real path of the file
+    line: int
+    what: str  # "torch.set_default_device('cuda')", "with torch.device(...)", "with ....init_module()"
+    cuda: bool  # the device is a literal CUDA device (else: not CUDA for sure, or decided at run time)
+    scoped: bool  # a ``with`` block (only what runs inside it), not a switch of the whole process
 
 
 @dataclass
@@ -66,6 +84,7 @@ class FileFacts:
     folder: str = ""  # where the file lives (absolute)
     stem: str = ""  # its module name: ``model`` for ``pkg/model.py``
     lightning: bool = False  # the file mentions Lightning
+    default_devices: list[DeviceSwitch] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,8 @@ class ProjectFacts:
     #: hold (no monitor names a metric, no file switches the default device to CUDA) is unknown, so
     #: a decision resting on such an absence is never safe (design.md, "Sound by default").
     whole: bool = False
+    #: Places anywhere in the run that may make CUDA the default device (DDP002).
+    default_devices: tuple[DeviceSwitch, ...] = ()
 
     def sampler_off_for(self, path: str) -> bool:
         """A Trainer in ``path``'s folder or above turns Lightning's distributed sampler off."""
@@ -119,9 +140,11 @@ class ProjectFacts:
         pins: dict[str, Pin | None] = {}
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
+        switches: list[DeviceSwitch] = []
         for part in parts:
             uses_lightning |= part.lightning
             unknown_monitors += part.unknown_monitors
+            switches += part.default_devices
             for monitor in part.monitors:
                 monitored.setdefault(monitor.metric, []).append(monitor)
             for name, names in part.classes:
@@ -144,7 +167,7 @@ class ProjectFacts:
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, {m: frozenset(stems.get(m, ())) for m in modules},
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
-            tuple(unknown_monitors), whole,
+            tuple(unknown_monitors), whole, default_devices=tuple(switches),
         )
 
 
@@ -208,7 +231,9 @@ def file_facts(path: str, data: bytes) -> FileFacts:
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
-    if not any(word in data for word in _FACT_LITERALS) or _FACT_WORDS.search(data) is None:
+    fact_words = any(word in data for word in _FACT_LITERALS) and _FACT_WORDS.search(data) is not None
+    switch_words = any(word in data for word in _SWITCH_LITERALS) or (b"device" in data and _WITH_DEVICE.search(data) is not None)
+    if not fact_words and not switch_words:
         return facts
     try:
         with warnings.catch_warnings():
@@ -216,6 +241,10 @@ def file_facts(path: str, data: bytes) -> FileFacts:
             tree = ast.parse(data, path)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return facts  # the fix pass reports it
+    if switch_words:
+        facts.default_devices.extend(default_device_switches(tree, os.path.realpath(path)))
+    if not fact_words:
+        return facts
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
@@ -258,6 +287,104 @@ def _may_pass_a_monitor(call: ast.Call, position: int | None) -> bool:
     if any(keyword.arg is None for keyword in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return True
     return position is not None and len(call.args) > position
+
+
+def default_device_switches(tree: ast.Module, path: str) -> list[DeviceSwitch]:
+    """Where the file may make CUDA the default device: ``set_default_device`` and
+    ``set_default_tensor_type`` called (under any name the file imports them as) or handed around,
+    and ``with`` blocks of ``torch.device(...)``, a device held in a name, ``torch.utils._device.DeviceContext``,
+    Lightning's ``init_module()`` / ``init_tensor()`` (the root device). Read by names, without an import
+    table: a function of another library with one of these names counts too (a cost to safety only)."""
+    functions, devices = {name: name for name in SWITCH_FUNCTIONS}, {"device"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.asname and alias.name in SWITCH_FUNCTIONS:
+                    functions[alias.asname] = alias.name
+                elif alias.asname and alias.name == "device":
+                    devices.add(alias.asname)
+    found: list[DeviceSwitch] = []
+    called: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = _last_name(node.func)
+            if name in functions:
+                called.add(id(node.func))
+                kind = _switch_kind(functions[name], node)
+                if kind is not None:
+                    found.append(DeviceSwitch(path, node.lineno, f"{_dotted(node.func)}(...)", kind == "cuda", False))
+            elif name == "__enter__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+                inner = node.func.value  # ``torch.device("cuda").__enter__()``
+                if _last_name(inner.func) in devices | SWITCH_CONTEXTS:
+                    found.append(DeviceSwitch(path, node.lineno, f"{_dotted(inner.func)}(...).__enter__()",
+                                              _device_kind(inner) == "cuda", False))
+            elif name == "enter_context" and node.args and isinstance(node.args[0], ast.Call):
+                inner = node.args[0]
+                if _last_name(inner.func) in devices | SWITCH_CONTEXTS:
+                    found.append(DeviceSwitch(path, node.lineno, f"enter_context({_dotted(inner.func)}(...))",
+                                              _device_kind(inner) == "cuda", False))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                context = item.context_expr
+                if isinstance(context, ast.Call):
+                    name = _last_name(context.func)
+                    if name in devices or name in SWITCH_CONTEXTS:
+                        cuda = name in devices and _device_kind(context) == "cuda"
+                        found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context.func)}(...)", cuda, True))
+                elif "device" in (_last_name(context) or "").lower():  # ``with device:``, a torch.device in a name
+                    found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context)}", False, True))
+    for node in ast.walk(tree):  # ``set = torch.set_default_device``: handed around, called who knows how
+        if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called and _last_name(node) in SWITCH_FUNCTIONS:
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)):
+                found.append(DeviceSwitch(path, node.lineno, _dotted(node), False, False))
+    found.sort(key=lambda switch: switch.line)
+    return found
+
+
+def _last_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else "..."
+
+
+def _switch_kind(name: str, call: ast.Call) -> str | None:
+    """"cuda", "unknown", or None where the call surely makes no CUDA default."""
+    if name == "set_default_tensor_type":
+        value = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "t"), None)
+        text = _dotted(value) if isinstance(value, ast.Attribute) else _constant_str(value)
+        if text is None or "..." in text:
+            return "unknown"
+        if text.startswith("torch.cuda."):
+            return "cuda"
+        # ``torch.FloatTensor``, ``"torch.DoubleTensor"``: a CPU type
+        return None if text.startswith("torch.") and text.count(".") == 1 and text.endswith("Tensor") else "unknown"
+    return _device_kind(call)
+
+
+def _device_kind(call: ast.Call) -> str | None:
+    """The device of ``set_default_device(x)`` / ``torch.device(x)``: "cuda", "unknown", or None (not CUDA)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return "unknown"
+    value = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("device", "type")), None)
+    if value is None:
+        return "unknown"
+    if isinstance(value, ast.Constant):
+        if value.value is None:
+            return None
+        if isinstance(value.value, int) and not isinstance(value.value, bool):
+            return "cuda"
+        if isinstance(value.value, str):
+            return "cuda" if value.value.split(":", 1)[0].strip() == "cuda" else None
+        return "unknown"
+    if isinstance(value, ast.Call) and _last_name(value.func) == "device":
+        return _device_kind(value)
+    return "unknown"
 
 
 def _constant_str(node: ast.AST | None) -> str | None:

@@ -11,6 +11,7 @@ import libcst as cst
 
 from ddpfix.transforms._args import ReplaceCalls, comments
 from ddpfix.transforms._ast_shapes import last_name
+from ddpfix.transforms import _cuda_generator_safety as _safety
 from ddpfix.transforms import _tree_lightning
 from ddpfix.transforms._lightning import device_kind
 from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
@@ -28,6 +29,10 @@ GENERATOR_POSITION = {
     "WeightedRandomSampler": 3,
     "random_split": 2,
 }
+# Data loading that draws with the generator on the CPU whatever the generator, so that a CUDA
+# generator can only fail there (under a CPU default device). ``WeightedRandomSampler`` draws on its
+# weights' device, which may be CUDA.
+CPU_DRAWS = frozenset({"DataLoader", "RandomSampler", "SubsetRandomSampler", "random_split"})
 # Calls on a generator variable that make no difference to whether it may live on the CPU
 # (``manual_seed`` also returns the generator, so it counts only as a statement of its own).
 READ_ONLY_METHODS = frozenset({"seed", "initial_seed"})
@@ -77,6 +82,8 @@ class CudaGenerator(Rule):
     name = "cuda-generator"
     summary = "CUDA generator handed to data loading: samplers draw indices on the CPU and fail"
     fixable = True
+    # The run's default-device switches, and which files it read (``Fix safety``).
+    uses_facts = True
     # No "cuda" here: a generator whose device is a variable is reported too.
     triggers = ("Generator", ("DataLoader", "Sampler", "random_split"))
 
@@ -123,19 +130,10 @@ class CudaGenerator(Rule):
                     fixable=False,
                 )
                 continue
-            other_use = scan.other_use(origin)
-            if other_use is not None:
-                ctx.report(
-                    origin.call,
-                    f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
-                    "draws indices on the CPU and fails; give the loader its own CPU generator",
-                    fixable=False,
-                )
+            message, fixable = _verdict(origin, scan.other_use(origin), sites, ctx)
+            if not fixable:
+                ctx.report(origin.call, message, fixable=False)
                 continue
-            message = (
-                f"CUDA generator reaches {sites}: indices are drawn with it on the CPU, which fails with "
-                "\"Expected a 'cpu' device type for generator but found 'cuda'\"; use a CPU generator"
-            )
             fixed_call = _without_arg(origin.call, device_arg)
             if fixed_call is None:
                 ctx.report(origin.call, message + " (not rewritten: it would drop a comment inside the call)", fixable=False)
@@ -173,23 +171,66 @@ class CudaGenerator(Rule):
                     fixable=False,
                 )
                 continue
-            other_use = scan.other_use(origin)
-            if other_use is not None:
-                ctx.report(
-                    origin.call,
-                    f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
-                    "draws indices on the CPU and fails; give the loader its own CPU generator",
-                    fixable=False,
-                )
+            message, fixable = _verdict(origin, scan.other_use(origin), sites, ctx)
+            if not fixable:
+                ctx.report(origin.call, message, fixable=False)
                 continue
             if _tree_lightning.has_comment(origin.call, ctx.view):
                 raise NeedsLibCST("a comment inside the generator call: whether the fix keeps it is LibCST's to tell")
-            ctx.report(
-                origin.call,
-                f"CUDA generator reaches {sites}: indices are drawn with it on the CPU, which fails with "
-                "\"Expected a 'cpu' device type for generator but found 'cuda'\"; use a CPU generator",
-                fixable=True,
-            )
+            why = _unproven(origin, ctx)
+            ctx.report(origin.call, message, fixable=True, safe=not why, why=why)
+
+
+def _verdict(origin: _Origin, other_use: int | None, sites: str, ctx: RuleContext) -> tuple[str, bool]:
+    """The finding's message, and whether a fix is offered: the same on both paths (``check`` and
+    ``apply`` read the same facts). No fix where the generator has other work, or where this file
+    switches the whole process to a literal CUDA default device (samplers need the CUDA generator
+    there); a fix naming the switches where one stands elsewhere or its device is not a literal."""
+    if other_use is not None:
+        return (
+            f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
+            "draws indices on the CPU and fails; give the loader its own CPU generator"
+        ), False
+    switches = ctx.facts.default_devices
+    if switches and _safety.blocking_switch(switches, ctx.path):
+        return (
+            f"CUDA generator reaches {sites}, and the default device is CUDA "
+            f"({_safety.switches_text(switches, ctx.path)}): samplers then draw on CUDA and need this generator, "
+            "a CPU one fails with \"Expected a 'cuda' device type for generator but found 'cpu'\"; not rewritten: "
+            "change the generator and the default-device switch together, or neither"
+        ), False
+    message = (
+        f"CUDA generator reaches {sites}: indices are drawn with it on the CPU, which fails with "
+        "\"Expected a 'cpu' device type for generator but found 'cuda'\"; use a CPU generator"
+    )
+    if switches:
+        message += (
+            f"; but the default device may be CUDA ({_safety.switches_text(switches, ctx.path)}), where samplers "
+            "need this CUDA generator: change the generator and the default-device switch together"
+        )
+    return message, True
+
+
+def _unproven(origin: _Origin, ctx: RuleContext) -> str:
+    """Why the fix is not proven to change nothing but the failure; "" where it is. Proven: no
+    default-device switch anywhere in a run that read the whole project, the generator made inline,
+    in a function's local name or as a parameter's default, and handed only to data loading that
+    draws on the CPU (``DataLoader``, ``RandomSampler``, ``SubsetRandomSampler``, ``random_split``),
+    besides seeding (``manual_seed``, ``seed``, ``initial_seed``)."""
+    if ctx.facts.default_devices:
+        return "another file or a `with` block may make CUDA the default device, where samplers need this generator"
+    if origin.attribute is not None:
+        return f"`self.{origin.attribute[0]}` is an attribute: code outside the class may use the generator for CUDA work"
+    if origin.variable is not None and origin.variable[1].kind != "function":
+        where = "module" if origin.variable[1].kind == "module" else "class"
+        return f"`{origin.variable[0]}` is a {where}-level name: another file may import it and use it for CUDA work"
+    loaders = {name for name, _ in origin.sites}
+    if not loaders <= CPU_DRAWS:
+        return "WeightedRandomSampler draws on its weights' device, which may be CUDA, where a CUDA generator works"
+    if not ctx.facts.whole:
+        return ("the run did not read the whole project (a file named alone, stdin, an editor buffer, or files "
+                "left out): another file may make CUDA the default device, where samplers need this generator")
+    return ""
 
 
 @dataclass
@@ -199,6 +240,7 @@ class _Origin:
     call: cst.Call
     variable: tuple[str, _Scope] | None
     sites: list[tuple[str, int]] = field(default_factory=list)
+    attribute: tuple[str, _Scope] | None = None  # ``self.<name>`` of the class whose scope this is
 
 
 class _Scope:
@@ -206,6 +248,7 @@ class _Scope:
         self.kind = kind
         self.parent = parent
         self.assignments: dict[str, list[cst.BaseExpression | None]] = {}
+        self.attributes: dict[str, list] = {}  # a class's ``self.<name>`` bindings (None: no plain value)
 
     def chain(self):
         """This scope and the ones its names resolve through (class bodies are skipped, as Python does)."""
@@ -226,6 +269,7 @@ class _Scan(cst.CSTVisitor):
         self.loader_args: list[tuple[str, cst.Call, cst.BaseExpression, _Scope]] = []
         self.names: list[tuple[cst.Name, _Scope]] = []
         self.harmless: set[int] = set()  # ids of Name nodes that are not uses of a variable
+        self.attribute_uses: list[tuple[cst.Attribute, _Scope]] = []  # ``self.<name>`` in a class
 
     # scopes
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -249,7 +293,11 @@ class _Scan(cst.CSTVisitor):
     def _leave(self, original_node) -> None:
         self.scope = self.scope.parent
 
-    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter
+    def _enter_comprehension(self, node) -> None:
+        self.scope = _Scope("comprehension", self.scope)
+
+    visit_Lambda = _enter
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
     leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave
 
     # bindings
@@ -265,6 +313,12 @@ class _Scan(cst.CSTVisitor):
                 self._bind(element.value, None)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, None)
+        elif _self_attribute(target) is not None:
+            owner = _class_of(self.scope)
+            if owner is not None:
+                owner.attributes.setdefault(target.attr.value, []).append(value)
+                if value is not None:
+                    self.harmless.add(id(target))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         # ``g = h = Generator(...)`` makes two names for one generator: the other name's uses
@@ -289,11 +343,18 @@ class _Scan(cst.CSTVisitor):
         self._bind(node.name, None)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, None)
+        # ``(g := Generator(...))`` binds in its scope; in a comprehension, in the one around it.
+        self._bind(node.target, node.value if self.scope.kind != "comprehension" else None)
 
     def visit_Param(self, node: cst.Param) -> None:
         # Parameters belong to the function's scope, which visit_FunctionDef has entered already.
-        self._bind(node.name, None)
+        # A generator as the default is the parameter's value unless a caller passes another.
+        default = node.default
+        is_generator = default is not None and self._is_generator(_strip_seeding(default))
+        self._bind(node.name, default if is_generator else None)
+
+    def _is_generator(self, node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Call) and self.ctx.imports.qualify(node.func) in GENERATOR
 
     def visit_Del(self, node: cst.Del) -> None:
         self._bind(node.target, None)
@@ -311,6 +372,8 @@ class _Scan(cst.CSTVisitor):
     # references
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.harmless.add(id(node.attr))
+        if _self_attribute(node) is not None and _class_of(self.scope) is not None:
+            self.attribute_uses.append((node, self.scope))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -322,13 +385,13 @@ class _Scan(cst.CSTVisitor):
     def visit_Expr(self, node: cst.Expr) -> None:
         # ``g.manual_seed(0)`` as a statement: its result (g itself) goes nowhere.
         call = node.value
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and _plain(call.func.value):
             if call.func.attr.value == "manual_seed":
                 self.harmless.add(id(call.func.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in READ_ONLY_METHODS and isinstance(func.value, cst.Name):
+        if isinstance(func, cst.Attribute) and func.attr.value in READ_ONLY_METHODS and _plain(func.value):
             self.harmless.add(id(func.value))
         qualified = self.ctx.imports.qualify(func)
         if not qualified or not qualified.startswith(DATA_PACKAGE):
@@ -341,7 +404,7 @@ class _Scan(cst.CSTVisitor):
             self.loader_args.append((short, node, value, self.scope))
             # The generator argument itself (also through ``g.manual_seed(n)``) is the use we fix.
             seeded = _strip_seeding(value)
-            if isinstance(seeded, cst.Name):
+            if _plain(seeded):
                 self.harmless.add(id(seeded))
 
     # results
@@ -357,8 +420,23 @@ class _Scan(cst.CSTVisitor):
 
     def _resolve(self, value: cst.BaseExpression, scope: _Scope) -> _Origin | None:
         value = _strip_seeding(value)
-        if isinstance(value, cst.Call) and self.ctx.imports.qualify(value.func) in GENERATOR:
+        if self._is_generator(value):
             return _Origin(value, None)
+        if isinstance(value, cst.NamedExpr):  # ``generator=(g := Generator(...))``
+            if scope.kind == "comprehension" or not isinstance(value.target, cst.Name):
+                return None
+            if len(scope.assignments.get(value.target.value, ())) != 1:
+                return None
+            inner = _strip_seeding(value.value)
+            return _Origin(inner, (value.target.value, scope)) if self._is_generator(inner) else None
+        name = _self_attribute(value)
+        if name is not None:  # ``generator=self.gen``, bound once in the class
+            owner = _class_of(scope)
+            assigned = owner.attributes.get(name) if owner is not None else None
+            if not assigned or len(assigned) != 1 or assigned[0] is None:
+                return None
+            bound = _strip_seeding(assigned[0])
+            return _Origin(bound, None, attribute=(name, owner)) if self._is_generator(bound) else None
         if not isinstance(value, cst.Name):
             return None
         for candidate in scope.chain():
@@ -377,6 +455,12 @@ class _Scan(cst.CSTVisitor):
 
     def other_use(self, origin: _Origin) -> int | None:
         """The line of a use of the generator's variable other than seeding or data loading."""
+        if origin.attribute is not None:
+            name, owner = origin.attribute
+            for node, scope in self.attribute_uses:
+                if node.attr.value == name and id(node) not in self.harmless and _class_of(scope) is owner:
+                    return self.ctx.position(node).start.line
+            return None
         if origin.variable is None:
             return None
         name, home = origin.variable
@@ -386,6 +470,27 @@ class _Scan(cst.CSTVisitor):
             if _inside(scope, home):
                 return self.ctx.position(node).start.line
         return None
+
+
+def _class_of(scope: _Scope | None) -> _Scope | None:
+    """The class whose ``self.<name>`` a method (or code nested in one) at ``scope`` refers to."""
+    while scope is not None and scope.kind != "class":
+        scope = scope.parent
+    return scope
+
+
+def _self_attribute(node) -> str | None:
+    """``self.<name>`` (LibCST's or CPython's tree): the name; else None."""
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _plain(node) -> bool:
+    """A name or ``self.<name>``: what a generator may be held in."""
+    return isinstance(node, (cst.Name, ast.Name)) or _self_attribute(node) is not None
 
 
 def _inside(scope: _Scope | None, home: _Scope) -> bool:
@@ -484,6 +589,8 @@ class _TreeScan:
         self.names: list[tuple[ast.Name, _Scope, Callable[[], int]]] = []
         self.identifiers: list[tuple[str, _Scope, Callable[[], int]]] = []  # the names ``ast`` keeps as strings
         self.harmless: set[int] = set()  # ids of Name nodes that are not uses of a variable
+        self.attribute_uses: list[tuple[ast.Attribute, _Scope, Callable[[], int]]] = []  # ``self.<name>`` in a class
+        self._defaults: dict[int, ast.expr] = {}  # id of a parameter -> its default, where it is a generator
         self._text = ctx.view.text
         self._positions = ctx.view.positions
 
@@ -507,7 +614,18 @@ class _TreeScan:
 
     # scopes (the returned scope is the one the node's children live in)
     def _function(self, node, scope: _Scope, fstring: int) -> _Scope:
+        arguments = getattr(node, "args", None)
+        if isinstance(arguments, ast.arguments):
+            positional = [*arguments.posonlyargs, *arguments.args]
+            pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+            pairs += [(arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None]
+            for arg, default in pairs:
+                if self._is_generator(_tree_strip_seeding(default)):
+                    self._defaults[id(arg)] = default
         return _Scope("function", scope)
+
+    def _comprehension(self, node, scope: _Scope, fstring: int) -> _Scope:
+        return _Scope("comprehension", scope)
 
     def _class(self, node: ast.ClassDef, scope: _Scope, fstring: int) -> _Scope:
         inner = _Scope("class", scope)
@@ -526,6 +644,12 @@ class _TreeScan:
                 self._bind(scope, element.value if isinstance(element, ast.Starred) else element, None)
         elif isinstance(target, ast.Starred):
             self._bind(scope, target.value, None)
+        elif _self_attribute(target) is not None:
+            owner = _class_of(scope)
+            if owner is not None:
+                owner.attributes.setdefault(target.attr, []).append(value)
+                if value is not None:
+                    self.harmless.add(id(target))
 
     def _identifier(self, name: str, scope: _Scope, line: Callable[[], int], bind: bool = False) -> None:
         """A name LibCST holds as a ``Name`` node (a use) and ``ast`` as a string; ``bind``: also a
@@ -554,8 +678,21 @@ class _TreeScan:
             self._bind(scope, node.optional_vars, None)
 
     def _parameter(self, node: ast.arg, scope: _Scope, fstring: int) -> None:
+        default = self._defaults.get(id(node))
+        if default is not None:  # a generator as the default: the parameter's value, and no use
+            scope.assignments.setdefault(node.arg, []).append(default)
+            return
         line = _unknown_line if fstring == 2 else (lambda: node.lineno)  # a lambda's, in an f-string
         self._identifier(node.arg, scope, line, bind=True)
+
+    def _named(self, node: ast.NamedExpr, scope: _Scope, fstring: int) -> None:
+        # ``(g := Generator(...))`` binds in its scope; in a comprehension, in the one around it.
+        self._bind(scope, node.target, node.value if scope.kind != "comprehension" else None)
+
+    def _attribute(self, node: ast.Attribute, scope: _Scope, fstring: int) -> None:
+        if _self_attribute(node) is not None and _class_of(scope) is not None:
+            line = _unknown_line if fstring == 2 else (lambda: node.lineno)
+            self.attribute_uses.append((node, scope, line))
 
     def _alias(self, node: ast.alias, scope: _Scope, fstring: int) -> None:
         if node.name == "*":
@@ -596,12 +733,12 @@ class _TreeScan:
         # ``g.manual_seed(0)`` as a statement: its result (g itself) goes nowhere.
         call = node.value
         if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and isinstance(call.func.value, ast.Name) and call.func.attr == "manual_seed"):
+                and _plain(call.func.value) and call.func.attr == "manual_seed"):
             self.harmless.add(id(call.func.value))
 
     def _call(self, node: ast.Call, scope: _Scope, fstring: int) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in READ_ONLY_METHODS and isinstance(func.value, ast.Name):
+        if isinstance(func, ast.Attribute) and func.attr in READ_ONLY_METHODS and _plain(func.value):
             self.harmless.add(id(func.value))
         qualified = self.ctx.imports.qualify(func)
         if not qualified or not qualified.startswith(DATA_PACKAGE):
@@ -615,7 +752,7 @@ class _TreeScan:
                 raise NeedsLibCST("a data-loading call inside an f-string, whose positions Python 3.11 may misplace")
             self.loader_args.append((short, node, value, scope))
             seeded = _tree_strip_seeding(value)
-            if isinstance(seeded, ast.Name):
+            if _plain(seeded):
                 self.harmless.add(id(seeded))
 
     # lines of the names ``ast`` keeps as strings
@@ -649,6 +786,19 @@ class _TreeScan:
         value = _tree_strip_seeding(value)
         if self._is_generator(value):
             return _Origin(value, None)
+        if isinstance(value, ast.NamedExpr):  # ``generator=(g := Generator(...))``
+            if scope.kind == "comprehension" or len(scope.assignments.get(value.target.id, ())) != 1:
+                return None
+            inner = _tree_strip_seeding(value.value)
+            return _Origin(inner, (value.target.id, scope)) if self._is_generator(inner) else None
+        name = _self_attribute(value)
+        if name is not None:  # ``generator=self.gen``, bound once in the class
+            owner = _class_of(scope)
+            assigned = owner.attributes.get(name) if owner is not None else None
+            if not assigned or len(assigned) != 1 or assigned[0] is None:
+                return None
+            bound = _tree_strip_seeding(assigned[0])
+            return _Origin(bound, None, attribute=(name, owner)) if self._is_generator(bound) else None
         if not isinstance(value, ast.Name):
             return None
         for candidate in scope.chain():
@@ -663,6 +813,11 @@ class _TreeScan:
 
     def other_use(self, origin: _Origin) -> int | None:
         """The line of the first use of the generator's variable other than seeding or data loading."""
+        if origin.attribute is not None:
+            name, owner = origin.attribute
+            lines = [line() for node, scope, line in self.attribute_uses
+                     if node.attr == name and id(node) not in self.harmless and _class_of(scope) is owner]
+            return min(lines, default=None)
         if origin.variable is None:
             return None
         name, home = origin.variable
@@ -677,10 +832,10 @@ _TREE_VISITS = {
     ast.AsyncFunctionDef: _TreeScan._function,
     ast.Lambda: _TreeScan._function,
     # Comprehensions are function scopes: from a class body they see module names.
-    ast.ListComp: _TreeScan._function,
-    ast.SetComp: _TreeScan._function,
-    ast.DictComp: _TreeScan._function,
-    ast.GeneratorExp: _TreeScan._function,
+    ast.ListComp: _TreeScan._comprehension,
+    ast.SetComp: _TreeScan._comprehension,
+    ast.DictComp: _TreeScan._comprehension,
+    ast.GeneratorExp: _TreeScan._comprehension,
     ast.ClassDef: _TreeScan._class,
     ast.Assign: _TreeScan._assign,
     ast.AnnAssign: _TreeScan._ann_assign,
@@ -688,7 +843,8 @@ _TREE_VISITS = {
     ast.For: _TreeScan._rebind,
     ast.AsyncFor: _TreeScan._rebind,
     ast.comprehension: _TreeScan._rebind,
-    ast.NamedExpr: _TreeScan._rebind,
+    ast.NamedExpr: _TreeScan._named,
+    ast.Attribute: _TreeScan._attribute,
     ast.Delete: _TreeScan._delete,
     ast.withitem: _TreeScan._with_item,
     ast.arg: _TreeScan._parameter,
