@@ -38,6 +38,14 @@ class Run:
         return dict(re.findall(r"^RESULT (\S+) (.+)$", self.stdout, re.M))
 
 
+def whole_script_facts(path: Path):
+    """Each script is a whole program: its facts are the whole project's (``ProjectFacts.whole``), as
+    when ``ddpfix`` is run over a folder that holds just it."""
+    from ddpfix.facts import ProjectFacts, file_facts
+
+    return ProjectFacts.merge([file_facts(str(path), path.read_bytes())], whole=True)
+
+
 def require_lightning() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("lightning")

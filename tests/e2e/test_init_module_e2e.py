@@ -13,7 +13,7 @@ import pytest
 from ddpfix.sources import fix_source
 from ddpfix.transforms.init_module_scope import InitModuleScope
 
-from .ddp import SCRIPTS, require_lightning, run_script
+from .ddp import SCRIPTS, require_lightning, run_script, whole_script_facts
 
 pytestmark = pytest.mark.e2e
 
@@ -22,7 +22,7 @@ def test_rewritten_seed_pattern_trains_the_same(tmp_path):
     require_lightning()
     original = tmp_path / "original.py"
     shutil.copy(SCRIPTS / "init_module_seed.py", original)
-    result = fix_source(str(original), original.read_bytes(), [InitModuleScope])
+    result = fix_source(str(original), original.read_bytes(), [InitModuleScope], whole_script_facts(original))
     assert result.changed and result.findings[0].fixed
     rewritten = tmp_path / "rewritten.py"
     rewritten.write_bytes(result.fixed)

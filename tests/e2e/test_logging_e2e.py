@@ -11,14 +11,14 @@ import pytest
 from ddpfix.sources import fix_source
 from ddpfix.transforms import all_rules
 
-from .ddp import SCRIPTS, require_lightning, run_script
+from .ddp import SCRIPTS, require_lightning, run_script, whole_script_facts
 
 pytestmark = pytest.mark.e2e
 
 
 def rewrite(name: str, tmp_path):
     source = SCRIPTS / f"{name}.py"
-    result = fix_source(str(source), source.read_bytes(), all_rules())
+    result = fix_source(str(source), source.read_bytes(), all_rules(), whole_script_facts(source))
     assert result.changed and not result.problems
     assert result.fixed == (SCRIPTS / f"{name}.fixed_by_hand.py").read_bytes()
     rewritten = tmp_path / f"{name}.py"

@@ -7,7 +7,7 @@ import pytest
 from ddpfix.sources import fix_source
 from ddpfix.transforms.spawn_without_main_guard import SpawnWithoutMainGuard
 
-from .ddp import SCRIPTS, require_lightning, run_script
+from .ddp import SCRIPTS, require_lightning, run_script, whole_script_facts
 
 pytestmark = pytest.mark.e2e
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 def test_unguarded_spawn_fails_and_the_rewrite_trains(tmp_path):
     require_lightning()
     original = SCRIPTS / "spawn_unguarded.py"
-    result = fix_source(str(original), original.read_bytes(), [SpawnWithoutMainGuard])
+    result = fix_source(str(original), original.read_bytes(), [SpawnWithoutMainGuard], whole_script_facts(original))
     assert result.changed
     rewritten = tmp_path / "spawn_guarded.py"
     rewritten.write_bytes(result.fixed)

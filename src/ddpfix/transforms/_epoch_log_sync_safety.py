@@ -128,8 +128,17 @@ def _bound_names(node) -> set[str]:
     return found
 
 
+#: LightningModule properties that hold this rank's own plain number (read from the trainer, never
+#: reduced): syncing one averages per-rank values, as the fix means to.
+RANK_OWN_PROPERTIES = frozenset({"global_rank", "local_rank", "node_rank", "current_epoch", "global_step"})
+
+
 class ClassFacts:
     """What the proof needs of one LightningModule class and the file around it."""
+
+    def own_property(self, name: str) -> bool:
+        """``self.<name>`` is one of Lightning's per-rank properties, not redefined by the class."""
+        return name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
 
     def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable):
         self.tree, self.cls, self.imports = tree, cls, imports
@@ -165,6 +174,13 @@ class ClassFacts:
             n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
         }
         self.file_names = _bound_names(tree)
+        # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
+        # class's own, whatever Lightning calls it.
+        self.assigned = {
+            target.attr for owner in self.lineage for n in ast.walk(owner)
+            for target in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)])
+            if isinstance(target, ast.Attribute) and _is_self(target.value)
+        }
         self.submodules = self._torch_submodules()
         self.lists = self._list_attributes()
         self.metrics: set[str] = set()
@@ -626,7 +642,9 @@ class Provenance:
         if isinstance(node, ast.Name):
             return None if node.id in known else node
         if isinstance(node, ast.Attribute):
-            return node if _is_self(node.value) else check(node.value)
+            if _is_self(node.value):
+                return None if self.facts.own_property(node.attr) else node
+            return check(node.value)
         if isinstance(node, ast.Subscript):
             return check(node.value) or check(node.slice)
         if isinstance(node, ast.Slice):
