@@ -87,7 +87,10 @@ class SpawnWithoutMainGuard(Rule):
       `EarlyStopping`, `LearningRateMonitor`, progress bars, model summaries) and loggers
       (`CSVLogger`, `TensorBoardLogger`), of literals, names and containers of them;
     - construction of a LightningModule/LightningDataModule of this file that keeps Lightning's own
-      constructor (bases only Lightning's, no dunder method, no decorator or metaclass).
+      constructor (bases only Lightning's, no dunder method, no decorator or metaclass);
+    - Lightning's `seed_everything(...)`: it sets `PL_GLOBAL_SEED`, the children inherit it, and the
+      Trainer's DDP strategy reseeds each child from it (`reset_seed()` in `setup_distributed`)
+      after the child's import, so every child is seeded as before.
 
     The process state the Trainer sets (`deterministic`, `benchmark`) is carried into the children
     by Lightning's spawn launcher, and environment variables are inherited. Anything else moved,
@@ -274,7 +277,7 @@ def _parent_only(statement: ast.stmt, trainers: set[str], plain: set[str], ctx: 
         return True
     if isinstance(statement, ast.Expr):
         value = statement.value
-        return _tree_string(value, ctx.view) or _run_call(value, trainers, plain, ctx)
+        return _tree_string(value, ctx.view) or _run_call(value, trainers, plain, ctx) or _lightning_seed(value, plain, ctx)
     if isinstance(statement, (ast.Assign, ast.AnnAssign)):
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
         if statement.value is None or not all(_plain_target(t) for t in targets):
@@ -282,6 +285,15 @@ def _parent_only(statement: ast.stmt, trainers: set[str], plain: set[str], ctx: 
         value = statement.value
         return _inert(value, plain, ctx) or _run_call(value, trainers, plain, ctx)
     return False
+
+
+def _lightning_seed(value: ast.expr, plain: set[str], ctx: RuleContext) -> bool:
+    """``seed_everything(...)`` (Lightning's), its arguments inert: it sets ``PL_GLOBAL_SEED`` (and
+    ``PL_SEED_WORKERS``) in the parent, the spawned children inherit the environment, and the Trainer's
+    DDP strategy calls ``reset_seed()`` in each child before anything draws (``DDPStrategy.
+    setup_distributed``), after the child's import: every child ends up seeded as before."""
+    return (isinstance(value, ast.Call) and lightning_name(ctx.imports, value.func) == "seed_everything"
+            and _inert_arguments(value, plain, ctx))
 
 
 def _plain_target(target: ast.expr) -> bool:
