@@ -18,6 +18,8 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
+from ddpfix.facts import FACT_LITERALS
+
 
 @dataclass(frozen=True)
 class Case:
@@ -65,6 +67,7 @@ class Case:
         return sorted(line.strip() for line in path.read_text().splitlines() if line.strip())
 
 
+
 SUFFIXES = (".py", ".ipynb")
 OUTPUTS = (".expected", ".unsafe")
 
@@ -75,6 +78,27 @@ def is_input(path: Path) -> bool:
 
 def cases() -> list[Case]:
     return [Case(p) for p in sorted(FIXTURES.rglob("*")) if is_input(p)]
+
+
+def shares_facts(case: Case) -> bool:
+    """Whether a file of the case's run holds a word of the facts that change other files' fixes (a
+    seed for its whole folder, a monitored metric for the whole run)."""
+    return any(word in path.read_bytes() for path in case.group for word in FACT_LITERALS)
+
+
+def copy_without_shared_facts(destination: Path) -> None:
+    """The fixtures copied to ``destination``, less the cases that share facts with the rest of a run
+    (``shares_facts``), so that one run over the copy gives each case what its own run gives it."""
+    import shutil
+
+    shutil.copytree(FIXTURES, destination)
+    for case in cases():
+        if shares_facts(case):
+            for path in case.group:
+                for output in (path, *(path.with_name(path.stem + kind + path.suffix) for kind in OUTPUTS)):
+                    copied = destination / output.relative_to(FIXTURES)
+                    if copied.exists():
+                        copied.unlink()
 
 
 def expected_files() -> list[Path]:

@@ -31,9 +31,10 @@ _FACT_WORDS = re.compile(
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
     rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|LightningCLI"
 )
-# Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
-# alternation, scans a file ten times slower and most files hold none of them.
-_FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
+#: Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
+#: alternation, scans a file ten times slower and most files hold none of them. A file without any
+#: contributes no seed, monitor or sampler fact to the other files of its run.
+FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
                   b"seed_everything", b"use_distributed_sampler", b"LightningCLI")
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
@@ -231,7 +232,7 @@ def file_facts(path: str, data: bytes) -> FileFacts:
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
-    fact_words = any(word in data for word in _FACT_LITERALS) and _FACT_WORDS.search(data) is not None
+    fact_words = any(word in data for word in FACT_LITERALS) and _FACT_WORDS.search(data) is not None
     switch_words = any(word in data for word in _SWITCH_LITERALS) or (b"device" in data and _WITH_DEVICE.search(data) is not None)
     if not fact_words and not switch_words:
         return facts
