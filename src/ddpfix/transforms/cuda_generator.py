@@ -76,6 +76,23 @@ class CudaGenerator(Rule):
     - The same generator is also used for other work (`torch.randn(..., device="cuda",
       generator=g)`): reported; make a separate CPU generator for data loading.
     - Names that are not torch's (a class of your own called `Generator`) are never touched.
+    - This file makes CUDA the default device (`torch.set_default_device("cuda")`, a CUDA default
+      tensor type, the loader used inside `with torch.device("cuda"):`): samplers then draw on CUDA
+      and need the CUDA generator, so both lines are reported and nothing is rewritten (change the
+      generator and the switch together, or neither).
+
+    ## Fix safety
+    - **safe** — the generator made inline, in a function's local name or as a parameter's default,
+      handed only to data loading that draws on the CPU (`DataLoader`, `RandomSampler`,
+      `SubsetRandomSampler`, `random_split`) besides being seeded, in a run that read the whole
+      project and found no default-device switch anywhere: the CPU generator draws what the CUDA
+      one failed to draw, and nothing else used it.
+    - **unsafe** — a default-device switch in another file, or one whose device is not a literal
+      (samplers may need the CUDA generator there); a generator held in `self.<attr>` or a module-
+      or class-level name (other code may use it for CUDA work); `WeightedRandomSampler` (it draws
+      on its weights' device); a partial view (a file named alone, stdin, an editor buffer,
+      pre-commit's staged files: another file may switch the default device).
+    - **no fix** — the refusals above.
     """
 
     code = "DDP002"
