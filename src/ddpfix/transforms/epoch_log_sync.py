@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
-from ddpfix.transforms._args import ReplaceCalls, is_true, keyword, with_keyword
-from ddpfix.transforms._lightning import lightning_methods, metric_attributes, self_method_calls
+from ddpfix.edits import SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._epoch_log_sync_safety import ClassFacts, fix_problem
-from ddpfix.transforms._ranks import RankTests, gated_statements, maybe_rank_gated, rank_words
+from ddpfix.transforms._ranks import rank_words
 from ddpfix.transforms._tree_ranks import TreeRankTests
 from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
 from ddpfix.transforms._tree_ranks import gated_statements as tree_gated_statements
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
+from ddpfix.transforms.base import Rule, RuleContext
 
 LOG_METHODS = frozenset({"log", "log_dict"})
 # Hooks whose self.log defaults to on_epoch=True (Lightning's logger connector).
@@ -126,37 +123,9 @@ class EpochLogSync(Rule):
     def may_apply(cls, tree: ast.Module) -> bool:
         return a_method_calls_self_log(tree)
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        tests, words = RankTests(ctx.imports), rank_words(ctx.imports)
-        metrics_by_class: dict[cst.ClassDef, set[str]] = {}
-        replacements: dict[cst.Call, cst.Call] = {}
-        for cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
-            if cls not in metrics_by_class:
-                has_metrics = b"torchmetrics" in ctx.data
-                metrics_by_class[cls] = metric_attributes(cls, ctx.imports) if has_metrics else set()
-            gated = {id(c) for g in gated_statements(method, tests) for c in self_method_calls(g.statement, LOG_METHODS)}
-            gated |= maybe_rank_gated(method, words)
-            for call in self_method_calls(method.body, LOG_METHODS):
-                if id(call) in gated or not _logs_per_epoch(call, method.name.value):
-                    continue
-                if any(arg.star for arg in call.args):
-                    continue  # **kwargs may carry sync_dist already
-                if keyword(call, "sync_dist") is not None or is_true(keyword(call, "rank_zero_only")):
-                    continue
-                if _logs_a_metric_object(call, metrics_by_class[cls]):
-                    continue
-                fixed = with_keyword(call, "sync_dist", "True")
-                message = _message(call.func.attr.value, method.name.value)
-                if ctx.report_fix(call, message, call, fixed):
-                    replacements[call] = fixed
-        if not replacements:
-            return module
-        return module.visit(ReplaceCalls(replacements, ctx.view.positions))
-
-
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply``'s findings, from CPython's tree (report-only runs). A call with a comment inside
-        raises ``NeedsLibCST``: whether adding the keyword keeps it is LibCST's to say."""
+        """The one analysis: findings, each fix's applicability, and its typed edit
+        (``sync_dist=True`` set on the call), which the engine carries out on LibCST's tree."""
         tests, words = TreeRankTests(ctx.imports), rank_words(ctx.imports)
         metrics_by_class: dict[ast.ClassDef, set[str]] = {}
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
@@ -177,14 +146,13 @@ class EpochLogSync(Rule):
                     continue
                 if _tree_logs_a_metric_object(call, metrics_by_class[cls]):
                     continue
-                if tree_lightning.has_comment(call, ctx.view):
-                    raise NeedsLibCST("a comment inside a self.log call")
                 if cls not in safety:
                     facts = ClassFacts(tree, cls, ctx.imports)
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 why = fix_problem(facts, method, call, unordered, sampler_off)
-                ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "")
+                ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "",
+                           edits=[SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
 
 
 def _message(method: str, hook: str) -> str:
@@ -195,36 +163,10 @@ def _message(method: str, hook: str) -> str:
     )
 
 
-def _logs_per_epoch(call: cst.Call, hook: str) -> bool:
-    on_epoch = keyword(call, "on_epoch")
-    if on_epoch is not None:
-        return is_true(on_epoch)
-    return hook in EPOCH_HOOKS
 
 
-def _is_metric_object(value: cst.BaseExpression, metrics: set[str]) -> bool:
-    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
-        return value.attr.value in metrics
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "compute":
-        return True
-    return False
 
 
-def _logs_a_metric_object(call: cst.Call, metrics: set[str]) -> bool:
-    positional = [a for a in call.args if a.keyword is None]
-    if call.func.attr.value == "log":
-        value = keyword(call, "value") or (positional[1] if len(positional) > 1 else None)
-        return value is not None and _is_metric_object(value.value, metrics)
-    dictionary = keyword(call, "dictionary") or (positional[0] if positional else None)
-    if dictionary is None:
-        return False
-    if isinstance(dictionary.value, cst.Dict):
-        values = [e.value for e in dictionary.value.elements if isinstance(e, cst.DictElement)]
-        return bool(values) and all(_is_metric_object(v, metrics) for v in values)
-    return _is_metric_object(dictionary.value, metrics)
-
-
-# --- the same questions on CPython's tree (``check``) ------------------------------------------
 
 
 def _tree_logs_per_epoch(call: ast.Call, hook: str) -> bool:
@@ -283,11 +225,10 @@ def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, vie
 
 
 def _tree_mentions_rank(node: ast.If, view, words: tuple[str, ...]) -> bool:
-    """``_ranks.mentions_rank(node.test, words)``. LibCST's test carries the parentheses around it and the
-    comments inside them; where the header holds a comment, only LibCST can say."""
+    """Whether the ``if`` test names a rank. A comment inside the test's parentheses counts as part of
+    the test (the rule's earlier LibCST reading did so); there the whole header is read, which may
+    only count more calls as rank-gated, so add fewer syncs."""
     if any(word in view.positions.segment(node.test) for word in words):
         return True
     header = view.text[view.positions.offset(node.lineno, node.col_offset):view.positions.offset(node.body[0].lineno, node.body[0].col_offset)]
-    if "#" in header and tree_lightning.comment_before_colon(header):
-        raise NeedsLibCST("a comment inside the parentheses of an if test")
-    return False
+    return "#" in header and tree_lightning.comment_before_colon(header) and any(word in header for word in words)
