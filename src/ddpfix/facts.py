@@ -39,8 +39,12 @@ FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveragi
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
 # that a file of many ``with`` words without a colon stays linear.
-_SWITCH_LITERALS = (b"set_default_", b"init_module", b"init_tensor", b"DeviceContext")
-_WITH_DEVICE = re.compile(rb"with\b[^:]{0,300}?\bdevice\b|device[ \t]+as\b")
+_SWITCH_LITERALS = (b"set_default_device", b"set_default_tensor_type", b"init_module", b"init_tensor", b"DeviceContext")
+# ``with torch.device(...)``, ``with self.device:``: a ``with`` statement (checked: at its line's
+# start) whose items, before any colon, hold a name with "device" or "Device" in it.
+_WITH_DEVICE = re.compile(rb"with\b[^:#]{0,300}?[Dd]evice\w*[ \t]*(?:[(:,)]|as\b)")
+_INDENT = re.compile(rb"[ \t]*(?:async[ \t]+)?")
+_DEVICE_ALIAS = re.compile(rb"device[ \t]+as[ \t]+\w+[ \t]*(?:[,)\r\n#;]|\Z)")  # ``from torch import device as D``
 SWITCH_FUNCTIONS = frozenset({"set_default_device", "set_default_tensor_type"})
 SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # Lightning's, torch's
 LIGHTNING_BASES = frozenset({"LightningModule"})
@@ -233,7 +237,7 @@ def file_facts(path: str, data: bytes) -> FileFacts:
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
     fact_words = any(word in data for word in FACT_LITERALS) and _FACT_WORDS.search(data) is not None
-    switch_words = any(word in data for word in _SWITCH_LITERALS) or (b"device" in data and _WITH_DEVICE.search(data) is not None)
+    switch_words = any(word in data for word in _SWITCH_LITERALS) or _with_device(data)
     if not fact_words and not switch_words:
         return facts
     try:
@@ -290,6 +294,18 @@ def _may_pass_a_monitor(call: ast.Call, position: int | None) -> bool:
     return position is not None and len(call.args) > position
 
 
+def _with_device(data: bytes) -> bool:
+    """The words of a ``with`` block that may switch the default device (``default_device_switches``)."""
+    if b"evice" not in data:
+        return False
+    match = _WITH_DEVICE.search(data)
+    while match is not None:
+        if _INDENT.fullmatch(data, data.rfind(b"\n", 0, match.start()) + 1, match.start()):
+            return True
+        match = _WITH_DEVICE.search(data, match.start() + 1)
+    return _DEVICE_ALIAS.search(data) is not None
+
+
 def default_device_switches(tree: ast.Module, path: str) -> list[DeviceSwitch]:
     """Where the file may make CUDA the default device: ``set_default_device`` and
     ``set_default_tensor_type`` called (under any name the file imports them as) or handed around,
@@ -316,23 +332,22 @@ def default_device_switches(tree: ast.Module, path: str) -> list[DeviceSwitch]:
                     found.append(DeviceSwitch(path, node.lineno, f"{_dotted(node.func)}(...)", kind == "cuda", False))
             elif name == "__enter__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
                 inner = node.func.value  # ``torch.device("cuda").__enter__()``
-                if _last_name(inner.func) in devices | SWITCH_CONTEXTS:
-                    found.append(DeviceSwitch(path, node.lineno, f"{_dotted(inner.func)}(...).__enter__()",
-                                              _device_kind(inner) == "cuda", False))
+                kind = _context_kind(inner, devices)
+                if kind is not None:
+                    found.append(DeviceSwitch(path, node.lineno, f"{_dotted(inner.func)}(...).__enter__()", kind == "cuda", False))
             elif name == "enter_context" and node.args and isinstance(node.args[0], ast.Call):
                 inner = node.args[0]
-                if _last_name(inner.func) in devices | SWITCH_CONTEXTS:
-                    found.append(DeviceSwitch(path, node.lineno, f"enter_context({_dotted(inner.func)}(...))",
-                                              _device_kind(inner) == "cuda", False))
+                kind = _context_kind(inner, devices)
+                if kind is not None:
+                    found.append(DeviceSwitch(path, node.lineno, f"enter_context({_dotted(inner.func)}(...))", kind == "cuda", False))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 context = item.context_expr
                 if isinstance(context, ast.Call):
-                    name = _last_name(context.func)
-                    if name in devices or name in SWITCH_CONTEXTS:
-                        cuda = name in devices and _device_kind(context) == "cuda"
-                        found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context.func)}(...)", cuda, True))
-                elif "device" in (_last_name(context) or "").lower():  # ``with device:``, a torch.device in a name
+                    kind = _context_kind(context, devices)
+                    if kind is not None:
+                        found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context.func)}(...)", kind == "cuda", True))
+                elif any(word in (_last_name(context) or "") for word in ("device", "Device")):  # a torch.device in a name
                     found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context)}", False, True))
     for node in ast.walk(tree):  # ``set = torch.set_default_device``: handed around, called who knows how
         if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called and _last_name(node) in SWITCH_FUNCTIONS:
@@ -352,6 +367,15 @@ def _dotted(node: ast.AST) -> str:
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
     return node.id if isinstance(node, ast.Name) else "..."
+
+
+def _context_kind(call: ast.Call, devices: set[str]) -> str | None:
+    """A context manager that may make CUDA the default device: "cuda", "unknown", or None (a
+    ``torch.device`` of a literal non-CUDA device such as ``"meta"``, or no device context at all)."""
+    name = _last_name(call.func)
+    if name in SWITCH_CONTEXTS:
+        return "unknown"
+    return _device_kind(call) if name in devices else None
 
 
 def _switch_kind(name: str, call: ast.Call) -> str | None:

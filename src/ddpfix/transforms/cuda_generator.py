@@ -46,15 +46,22 @@ class CudaGenerator(Rule):
     ## What it does
     Finds `torch.Generator` objects created on a CUDA device that are handed to data loading —
     the `generator=` of `DataLoader`, `RandomSampler`, `SubsetRandomSampler`,
-    `WeightedRandomSampler` or `random_split` — directly, through `.manual_seed(n)`, or through a
-    variable, and makes them CPU generators. The seed is kept.
+    `WeightedRandomSampler` or `random_split` — directly, through `.manual_seed(n)`, through a
+    variable (also one bound with `:=`), a parameter's default value, or an attribute
+    (`self.gen = torch.Generator(device="cuda")` in a DataModule, used later as `generator=self.gen`),
+    and makes them CPU generators. The seed is kept.
 
     ## Why it breaks under DDP
     Samplers draw shuffle indices with `torch.randperm(n, generator=g)` on the CPU. A CUDA generator
-    makes that fail with "Expected a 'cpu' device type for generator but found 'cuda'" (or the
-    mirror error when the default device is CUDA); on a CPU-only build creating it already fails.
-    Under DDP Lightning replaces a `RandomSampler` with a `DistributedSampler` seeded from
-    `seed_everything`, so the generator buys nothing there either.
+    makes that fail with "Expected a 'cpu' device type for generator but found 'cuda'"; on a
+    CPU-only build creating it already fails. Under DDP Lightning replaces a `RandomSampler` with a
+    `DistributedSampler` seeded from `seed_everything`, so the generator buys nothing there either.
+
+    The other way round: where the default device is CUDA (`torch.set_default_device("cuda")`,
+    `torch.set_default_tensor_type("torch.cuda.FloatTensor")`, a `with torch.device("cuda"):` block,
+    Lightning's `init_module()`), samplers draw on CUDA, a CUDA generator is what works there, and a
+    CPU one fails with "Expected a 'cuda' device type for generator but found 'cpu'". Then the
+    generator and the default-device switch must change together: the finding names both.
 
     ## Before
     ```python
@@ -70,36 +77,47 @@ class CudaGenerator(Rule):
     loader = DataLoader(dataset, shuffle=True, generator=g)
     ```
 
+    ## Fix safety
+    The fix (drop the device argument) is **safe** only when all of these are proven:
+    - no file of the run may make CUDA the default device (`set_default_device` or
+      `set_default_tensor_type` called or handed around, `with torch.device(...)`, `init_module()`,
+      `init_tensor()`, `DeviceContext`, a device used as a context), so the draws are on the CPU,
+      where a CUDA generator can only fail;
+    - the run read the whole project (the paths named are folders that hold whole projects: see
+      README, "Safe and unsafe fixes"). A file named alone in a larger project, stdin, an editor
+      buffer or a sub-folder of the project are a partial view, where a switch may stand unseen;
+    - the generator is made inline, in a function's local name (also with `:=`) or as a parameter's
+      default, and is used for nothing but seeding (`manual_seed` as a statement, `seed()`,
+      `initial_seed()`) and the `generator` of `DataLoader`, `RandomSampler`, `SubsetRandomSampler` or
+      `random_split`, which draw on the CPU whatever the generator.
+
+    It is **unsafe** (applied with `--unsafe-fixes`) where:
+    - a default-device switch stands in another file, in a `with` block, or sets a device that is not
+      a literal: the message names the switches; change them together with the generator;
+    - the generator is an attribute (`self.gen`): code outside the class may use it for CUDA work;
+    - it is a module-level or class-level name: another file may import it;
+    - it reaches a `WeightedRandomSampler`, which draws on its weights' device (a CUDA generator
+      works with CUDA weights);
+    - the run did not read the whole project.
+
     ## When it does not fix
+    - This file switches the whole process to a literal CUDA default device
+      (`torch.set_default_device("cuda")`, `torch.set_default_tensor_type("torch.cuda.FloatTensor")`):
+      samplers need the CUDA generator there, so changing it alone breaks working code. Reported with
+      both lines.
     - The device is not a literal (`torch.Generator(device=device)`): reported, since only you know
       whether it is a CUDA device.
     - The same generator is also used for other work (`torch.randn(..., device="cuda",
-      generator=g)`): reported; make a separate CPU generator for data loading.
+      generator=g)`, or `self.gen` elsewhere in the class): reported; make a separate CPU generator
+      for data loading.
     - Names that are not torch's (a class of your own called `Generator`) are never touched.
-    - This file makes CUDA the default device (`torch.set_default_device("cuda")`, a CUDA default
-      tensor type, the loader used inside `with torch.device("cuda"):`): samplers then draw on CUDA
-      and need the CUDA generator, so both lines are reported and nothing is rewritten (change the
-      generator and the switch together, or neither).
-
-    ## Fix safety
-    - **safe** — the generator made inline, in a function's local name or as a parameter's default,
-      handed only to data loading that draws on the CPU (`DataLoader`, `RandomSampler`,
-      `SubsetRandomSampler`, `random_split`) besides being seeded, in a run that read the whole
-      project and found no default-device switch anywhere: the CPU generator draws what the CUDA
-      one failed to draw, and nothing else used it.
-    - **unsafe** — a default-device switch in another file, or one whose device is not a literal
-      (samplers may need the CUDA generator there); a generator held in `self.<attr>` or a module-
-      or class-level name (other code may use it for CUDA work); `WeightedRandomSampler` (it draws
-      on its weights' device); a partial view (a file named alone, stdin, an editor buffer,
-      pre-commit's staged files: another file may switch the default device).
-    - **no fix** — the refusals above.
     """
 
     code = "DDP002"
     name = "cuda-generator"
     summary = "CUDA generator handed to data loading: samplers draw indices on the CPU and fail"
     fixable = True
-    # The run's default-device switches, and which files it read (``Fix safety``).
+    # The run's default-device switches, and whether it read the whole project (``Fix safety``).
     uses_facts = True
     # No "cuda" here: a generator whose device is a variable is reported too.
     triggers = ("Generator", ("DataLoader", "Sampler", "random_split"))
