@@ -94,10 +94,14 @@ class UnseededRandomSplit(Rule):
         generator = f"{torch_name or 'torch'}.Generator().manual_seed({seed})"
         # Without a torch import the fix adds one; if ``torch`` already names something else, it cannot.
         added_import = [AddImport("torch")] if torch_name is None else []
+        splits = _tree_splits(tree, ctx, holders, everywhere)
+        if not splits:
+            return
         torch_taken = torch_name is None and "torch" in _tree_names_used(tree)
         unbound = torch_name is not None and tree_other_bindings(tree, torch_name)
-        seeding = _tree_seeding(tree, ctx)
-        for call, scopes, looped in _tree_splits(tree, ctx, holders, everywhere):
+        # Only a file that names a seed can seed torch's generator (``seed_everything``, ``manual_seed``).
+        seeding = _tree_seeding(tree, ctx) if b"seed" in ctx.data or b"set_rng_state" in ctx.data else None
+        for call, scopes, looped in splits:
             where = "in a DataModule" if not everywhere else "in a DDP script"
             message = (
                 f"random_split without a generator {where}: each rank draws its own split, so data one rank "
