@@ -15,8 +15,11 @@ rank first logged its keys (``ResultCollection``). The fix is safe only when
   operations, tensor methods, the module's own ``forward`` or its ``torch.nn`` submodules; a value
   of unknown provenance may already be global (``all_gather``, ``metric.compute()``, a Metric) and
   would be reduced again;
-* the call's flags are known (``reduce_fx`` one of Lightning's four; no ``sync_dist_group``,
-  ``metric_attribute`` or positional flags), and the class and its bases are all seen.
+* the call's flags are known (``reduce_fx`` one of Lightning's four; ``batch_size`` absent or a
+  literal int; no ``sync_dist_group``, ``metric_attribute`` or positional flags), and the class and
+  its bases are all seen;
+* the batch is this rank's own data: the file names no iterable dataset, which Lightning does not
+  shard.
 
 Each question returns None when proven, else the reason (``why``) it was not.
 """
@@ -133,6 +136,23 @@ def _bound_names(node) -> set[str]:
 RANK_OWN_PROPERTIES = frozenset({"global_rank", "local_rank", "node_rank", "current_epoch", "global_step"})
 
 
+#: Words of a dataset Lightning does not shard: an iterable one (``torch.utils.data.IterableDataset``,
+#: a datapipe, Hugging Face's ``IterableDataset``) is read whole by every rank unless its own code
+#: splits it, so a batch is not proven to be this rank's own data.
+ITERABLE_DATA_WORDS = ("IterableDataset", "IterDataPipe")
+
+
+def _iterable_dataset_word(tree: ast.Module) -> str | None:
+    """The first name, attribute or import of the file that names an iterable dataset."""
+    for n in ast.walk(tree):
+        words = [n.id] if isinstance(n, ast.Name) else [n.attr] if isinstance(n, ast.Attribute) else \
+            [n.name, n.asname or ""] if isinstance(n, ast.alias) else []
+        for word in words:
+            if any(w in word for w in ITERABLE_DATA_WORDS):
+                return word
+    return None
+
+
 class ClassFacts:
     """What the proof needs of one LightningModule class and the file around it."""
 
@@ -188,6 +208,8 @@ class ClassFacts:
             self.metrics |= tree_lightning.metric_attributes(owner, imports)
         self.forward_is_local = self._forward_is_local()
         self._steps: dict[str, bool] = {}
+        self.iterable_data = _iterable_dataset_word(tree)
+
 
     def _torch_submodules(self) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its ancestors) builds a
@@ -390,6 +412,11 @@ class ClassFacts:
         for keyword in call.keywords:
             if keyword.arg not in KNOWN_FLAGS:
                 return f"`{keyword.arg}=` is passed"
+        batch_size = tree_lightning.keyword(call, "batch_size")
+        if batch_size is not None and not (isinstance(batch_size.value, ast.Constant)
+                                           and type(batch_size.value.value) is int):
+            return ("`batch_size=` is not a literal int: Lightning syncs each rank's summed batch sizes as integers "
+                    "(a sum, then a floor division by the world size), which changes a weighted mean")
         reduce_fx = tree_lightning.keyword(call, "reduce_fx")
         if reduce_fx is not None:
             text = tree_lightning.string_value(reduce_fx.value)
@@ -742,6 +769,10 @@ def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call |
     ):
         if problem is not None:
             return problem
+    if facts.iterable_data is not None:
+        return (f"the file uses `{facts.iterable_data}`: Lightning does not shard an iterable dataset, every rank may "
+                "read the whole stream, so the batch is not proven to be this rank's own data (a sum would count it "
+                "once per rank)")
     if unordered is not None:
         return (f"the log at line {unordered.lineno} may sync where ranks may not reach it in the same order: "
                 "a new sync could pair with it")

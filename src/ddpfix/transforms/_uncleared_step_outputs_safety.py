@@ -9,9 +9,12 @@ else is unsafe, with what was not proven):
   script may read the list after the call;
 * the class creates it once, as ``[]`` or ``list()``, in ``__init__`` (a ``deque(maxlen=...)``, a
   list made elsewhere or a base class's attribute is not known to be a plain per-epoch list);
-* the step only appends to it (``.append``/``.extend``), and the epoch-end hook only reads it
-  through calls known to copy what they read (``torch.stack``, ``sum``, ``len``...), a ``for`` over
-  it, or an index: nothing keeps the list itself;
+* the step only appends to it (``.append``/``.extend``), and the epoch-end hook only reads it as a
+  whole, the same way every epoch: through ``torch.stack``/``torch.cat`` and kin (their array not
+  indexed, sliced, sized, nor reduced to an extreme or a total) or a ``for`` over it. ``len``,
+  ``sum``, ``min``/``max``, an index or a slice may read a history across epochs (a step count, a
+  best-so-far, a window over the last steps) that clearing would change; nothing may keep the list
+  itself;
 * no other file can read it: the name is private to the class by Python's name mangling
   (``self.__name``), since ddpfix's facts do not follow attributes across files (a callback, a
   subclass or the script after ``fit`` may read a history on purpose).
@@ -24,14 +27,19 @@ import ast
 from ddpfix.imports import ImportTable
 
 FIT_STEPS = frozenset({"training_step", "validation_step"})
-# Builtins that read every item now and keep no reference to the list.
-COPYING_BUILTINS = frozenset({"len", "sum", "min", "max", "sorted", "list", "tuple", "set", "any", "all", "print",
-                              "str", "repr"})
-COPYING_CALLS = frozenset(
+#: Calls that read the whole list the same way every epoch and keep no reference to it: they turn
+#: every item into one array. A builtin over the list (``len``, ``sum``, ``min``, ``max``, ``sorted``...),
+#: an index or a slice may read it as a history across epochs (a step count, a best-so-far, a window
+#: over the last steps), which clearing would change.
+WHOLE_LIST_CALLS = frozenset(
     [f"torch.{n}" for n in ("stack", "cat", "concat", "concatenate", "vstack", "hstack", "tensor", "as_tensor")]
-    + [f"numpy.{n}" for n in ("mean", "concatenate", "stack", "array", "asarray", "vstack", "hstack", "sum",
-                              "average", "median", "std", "var")]
+    + [f"numpy.{n}" for n in ("concatenate", "stack", "array", "asarray", "vstack", "hstack")]
 )
+#: Methods of that array that read all of it the same way (an element-wise mean, a copy, a cast).
+WHOLE_ARRAY_METHODS = frozenset({"mean", "nanmean", "float", "double", "detach", "cpu", "to", "flatten", "squeeze",
+                                 "view", "reshape", "numpy", "contiguous"})
+#: Builtins that read an array as a history (how many items, the best so far, a total over epochs).
+HISTORY_BUILTINS = frozenset({"len", "sum", "min", "max", "sorted", "any", "all"})
 SET_UP_ONCE = frozenset({"__init__", "setup", "configure_model"})
 
 
@@ -116,20 +124,57 @@ def _bound_names(tree: ast.Module) -> set[str]:
 
 
 def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports: ImportTable) -> str | None:
+    """None when the epoch-end hook reads the list only as a whole, the same way every epoch: through
+    ``torch.stack``/``torch.cat`` and kin (their result not indexed, sliced, sized or reduced to an
+    extreme or a total), or a ``for`` over it."""
     parents = {child: node for node in ast.walk(end) for child in ast.iter_child_nodes(node)}
     bound = _bound_names(tree)
-    for use in _self_uses(end, name):
+    for use in sorted(_self_uses(end, name), key=lambda n: (n.lineno, n.col_offset)):
         parent = parents.get(use)
-        if isinstance(parent, ast.Call) and use in parent.args:
-            func = parent.func
-            if isinstance(func, ast.Name) and func.id in COPYING_BUILTINS and func.id not in bound:
+        if isinstance(parent, ast.Call) and use in parent.args and (imports.qualify(parent.func) or "") in WHOLE_LIST_CALLS:
+            if _array_read_whole(parent, parents, bound, end):
                 continue
-            if (imports.qualify(func) or "") in COPYING_CALLS:
-                continue
-        elif isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is use:
+            return (f"{end.name} reads the array of self.{name} in part or as a count, an extreme or a total "
+                    f"(line {use.lineno}): that may be a history across epochs, which clearing would change")
+        if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is use:
             continue
-        elif isinstance(parent, ast.Subscript) and parent.value is use and isinstance(parent.ctx, ast.Load):
-            continue
+        if isinstance(parent, ast.Subscript) and parent.value is use:
+            return (f"{end.name} indexes or slices self.{name} (line {use.lineno}): a window over the last steps "
+                    "may span epochs on purpose, and clearing would change what it reads")
+        if isinstance(parent, ast.Call) and use in parent.args and isinstance(parent.func, ast.Name) and parent.func.id not in bound:
+            return (f"{end.name} reads self.{name} through `{parent.func.id}(...)` (line {use.lineno}): a count, an "
+                    "extreme or a total may be a history across epochs, which clearing would change")
         return (f"{end.name} hands self.{name} on in a way ddpfix does not follow (line {use.lineno}): "
-                "something may keep the list itself, which clearing would empty")
+                "something may keep the list itself, or read it as a history across epochs, which clearing would change")
     return None
+
+
+def _array_read_whole(array: ast.expr, parents: dict, bound: set[str], end: ast.FunctionDef | None = None,
+                      seen: frozenset[str] = frozenset()) -> bool:
+    """The array built from the whole list is read as a whole: through the methods above and
+    element-wise operators, then handed to a call that is not a builtin history reader, or assigned
+    once to a local name read the same way, or left alone."""
+    node = array
+    while True:
+        parent = parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(parent)
+            if parent.attr not in WHOLE_ARRAY_METHODS or not (isinstance(call, ast.Call) and call.func is parent):
+                return False  # ``.shape``, ``.max()``, ``.sum()``, ``.size(0)``...
+            node = call
+        elif isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            node = parent
+        else:
+            break
+    if isinstance(parent, ast.Call) and node in parent.args:
+        return not (isinstance(parent.func, ast.Name) and parent.func.id in HISTORY_BUILTINS and parent.func.id not in bound)
+    if isinstance(parent, (ast.keyword, ast.Expr)):
+        return True
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+        local = parent.targets[0].id
+        method = end if end is not None else next(n for n in parents.values() if isinstance(n, ast.FunctionDef))
+        names = [n for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == local]
+        if local in seen or sum(isinstance(n.ctx, ast.Store) for n in names) != 1 or any(isinstance(n.ctx, ast.Del) for n in names):
+            return False
+        return all(_array_read_whole(n, parents, bound, method, seen | {local}) for n in names if isinstance(n.ctx, ast.Load))
+    return False

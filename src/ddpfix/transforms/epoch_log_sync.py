@@ -95,7 +95,13 @@ class EpochLogSync(Rule):
       possibly global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
     - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"`/`"sum"` (or `torch.mean`
       ...); no flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal,
-      and not `True` outside the training hooks (a per-batch sync needs equal batch counts).
+      and not `True` outside the training hooks (a per-batch sync needs equal batch counts);
+      `batch_size=` absent or a literal int (Lightning syncs each rank's summed batch sizes as
+      integers, a sum then a floor division by the world size, so a per-rank count such as the
+      batch's number of tokens changes a weighted mean).
+    - **This rank's own data.** The file names no iterable dataset (`IterableDataset`,
+      `IterDataPipe`, defined or used): Lightning does not shard one, every rank may read the
+      whole stream, and a synced `reduce_fx="sum"` would count each sample once per rank.
     - **Nothing else may sync out of order.** No other log of the class or its in-file bases that
       may sync (`sync_dist` not literally `False`, `**kwargs`, or a value that may be a Metric) is
       reached conditionally, from a helper or with a run-time key, and no log through another
@@ -107,7 +113,9 @@ class EpochLogSync(Rule):
 
     What the proof assumes: Lightning, not user code, calls the hooks (a subclass in another file
     that calls `super().validation_step()` under a condition is not seen, nor a callback in
-    another file that logs conditionally with `sync_dist=True`); the batch is this rank's own data.
+    another file that logs conditionally with `sync_dist=True`); the batch is this rank's own data
+    (a dataset built in another file is taken to be a map-style one that Lightning's
+    DistributedSampler shards).
     """
 
     code = "DDP004"

@@ -97,7 +97,11 @@ class SpawnWithoutMainGuard(Rule):
     an unknown call above all (`model = Model()` of another file, `setup_runtime()`, a class with
     its own `__init__`, an import, an `if`), is **unsafe**: it may set what every process needs
     (a precision, a sharing strategy, a registry filled on import), which the children would then
-    lose; the finding says which statement.
+    lose; the finding says which statement. Every move is **unsafe** in a file that reads its
+    module's names at run time — `globals()`, `vars()`, `locals()`, `eval`/`exec`, `__import__`,
+    `importlib.import_module`, `sys.modules`, a frame's or function's globals, `"__main__"` or
+    `import __main__` — since a name moved into `main()` is no longer global there
+    (`globals()["BATCH"]` in a method raises `KeyError` in the children).
     """
 
     code = "DDP011"
@@ -230,6 +234,10 @@ LIGHTNING_DATA_AND_MODELS = frozenset({"LightningModule", "LightningDataModule"}
 def _parent_only_unproven(body: list[list[ast.stmt]], start: int, trainers: set[str], ctx: RuleContext) -> str | None:
     """None when every statement moved into main() is proven to be needed by the parent alone;
     else why not (the first statement that is not)."""
+    dynamic = _dynamic_global_access(ctx)
+    if dynamic is not None:
+        return (f"the file reads its module's names at run time ({dynamic}): a name that moves into main() "
+                "would no longer be global, and spawned children would not find it")
     plain = _plain_lightning_classes(body, ctx)
     for line in body[start:]:
         for statement in line:
@@ -238,6 +246,37 @@ def _parent_only_unproven(body: list[list[ast.stmt]], start: int, trainers: set[
                 code = code.splitlines()[0] + (" ..." if "\n" in code else "")
                 return (f"`{code}` is not known to be needed by the parent alone: spawned children would no "
                         "longer run it (a setting or side effect they relied on would be lost)")
+    return None
+
+
+#: Builtins that read or run code against the module's globals by name (``vars`` with no argument).
+DYNAMIC_BUILTINS = frozenset({"globals", "locals", "vars", "eval", "exec", "__import__"})
+#: Attributes that reach a module's or a frame's globals.
+DYNAMIC_ATTRIBUTES = frozenset({"f_globals", "__globals__"})
+
+
+def _dynamic_global_access(ctx: RuleContext) -> str | None:
+    """Code of the file that may read a global by a name ddpfix does not see: ``globals()``,
+    ``vars()``, ``eval``/``exec``, ``__import__``, ``sys.modules``, a frame's or function's globals,
+    the ``__main__`` module by name. The first found, as code; None when there is none."""
+    for node in ast.walk(ctx.view.tree):
+        found = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC_BUILTINS:
+            if node.func.id != "vars" or not node.args:
+                found = node
+        elif isinstance(node, ast.Attribute) and node.attr in DYNAMIC_ATTRIBUTES:
+            found = node
+        elif isinstance(node, (ast.Name, ast.Attribute)) and ctx.imports.qualify_all(node) & {"sys.modules", "importlib.import_module"}:
+            found = node
+        elif isinstance(node, ast.Constant) and node.value == "__main__":
+            found = node
+        elif isinstance(node, ast.alias) and node.name.split(".")[0] == "__main__":
+            return "`__main__` imported"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "__main__":
+            return "`__main__` imported"
+        if found is not None:
+            code = ast.get_source_segment(ctx.view.text, found) or type(found).__name__
+            return f"`{code.splitlines()[0]}`"
     return None
 
 

@@ -70,15 +70,19 @@ class UnclearedStepOutputs(Rule):
     - **safe** when all of this is proven: the hooks are the fit loop's (`training_step` with
       `on_train_epoch_end`, `validation_step` with `on_validation_epoch_end`); the class makes the
       list once, empty (`[]` or `list()`), in `__init__`; the step only appends to it (`.append`,
-      `.extend`); the epoch-end hook only reads it through calls that copy what they read
-      (`torch.stack`, `torch.cat`, `sum`, `len`, `numpy.mean`...), a `for`, or an index; and its
-      name is name-mangled (`self.__outputs`), so no other file reads it.
+      `.extend`); the epoch-end hook only reads it whole, the same way every epoch: through
+      `torch.stack`/`torch.cat` and kin (`numpy.stack`, `numpy.concatenate`...), their array then
+      only averaged, cast or copied (`.mean()`, `.float()`, `.cpu()`, element-wise operators) and
+      handed on, or a `for` over it; and its name is name-mangled (`self.__outputs`), so no other
+      file reads it.
     - **unsafe** otherwise, saying what was not proven: test and predict hooks (their loops run
       one epoch per `trainer.test`/`predict` call, so nothing grows, and the script may read the
       list after the call); a `deque(maxlen=...)` or any other container, or a list made outside
       `__init__` or by a base class (a replay buffer or a history may be kept across epochs on
-      purpose); a step that reads the list too (`len(self.outputs)`); an epoch-end hook that hands
-      the list itself to code that may keep it; a public name, because ddpfix's facts do not
+      purpose); a step that reads the list too (`len(self.outputs)`); an epoch-end hook that reads
+      it as a history across epochs (a slice such as `self.__losses[-50:]`, an index, `len`,
+      `sum`, `min`/`max`, or the same on its stacked array: `.shape`, `.max()`, `[-50:]`), which
+      clearing would change, or that hands the list itself to code that may keep it; a public name, because ddpfix's facts do not
       follow attributes across files, and a callback, a subclass or the script after `fit` may
       read the whole run's history. Lists cleared in one hook share one decision: the hook's
       fixes are safe only if each of them is.
