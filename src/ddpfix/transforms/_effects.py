@@ -11,10 +11,22 @@ known to be free of such effects" or "not known" (with the expression that was n
 "Pure" here means: evaluating it draws no random numbers, does no I/O, changes no global state,
 builds no ``nn.Module`` and creates no tensor (so its result is the same on whichever default device
 or dtype it runs). It may raise (``TensorDataset`` checks sizes); a raise keeps its place when the
-statement keeps its order among the statements that could observe it. Attribute reads, subscripts,
-arithmetic and ``len``/``min``/... on user objects are taken as pure: they run ``__getattr__``,
-``__len__``, ``__add__`` of the user's classes, which the name analysis, too, takes for reads (a
-property that draws random numbers is not seen).
+statement keeps its order among the statements that could observe it. Attribute reads, subscripts
+and ``len``/``list``/... on user objects are taken as pure: they run ``__getattr__``, ``__len__``,
+``__getitem__`` of the user's classes, which the name analysis, too, takes for reads (a property
+that draws random numbers is not seen).
+
+Operators are NOT pure on values that may be tensors: ``len(dataset) / counts`` with an integer
+tensor ``counts`` creates a tensor in the default dtype (float64 under ``init_module()`` with
+``"64-true"``, bf16 with ``"bf16-true"``, float32 outside), ``x * 0.5`` too, and a comparison with a
+Python float computes in it. So arithmetic (``+``, ``/``, ``-x``, ...), comparisons (but ``is``/
+``is not``), augmented assignments and the builtins that compute with their arguments (``sum``,
+``min``, ``max``) are pure only when every operand is *tensor-free*: a literal, an f-string, a
+display (list, tuple, set, dict) of tensor-free values, ``len``/``int``/``float``/``bool``/``str``/
+``isinstance`` of anything (they return Python values), a listed call of tensor-free arguments, an
+operator on tensor-free operands, or a name the file binds only (everywhere, in every scope) by
+plain assignments of tensor-free values (``batch_size = 32``; a parameter, a loop variable, an
+import, an unpacking or an attribute is not known).
 
 Listed calls, and why each is pure:
 - builtins ``len``, ``range``, ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``, ``int``,
@@ -46,8 +58,11 @@ A class of the file is known data when every base is ``torch.utils.data.Dataset`
 ``IterableDataset`` or ``LightningDataModule`` (whose ``__init__`` only sets attributes:
 lightning 2.6 ``core/datamodule.py``, ``core/hooks.py``, ``core/mixins/hparams_mixin.py``) or another
 such class of the file; it is *pure* data when, besides, it has no decorator, metaclass,
-``__new__``/``__setattr__``/``__init_subclass__``, and its ``__init__`` (if any) holds only pure
-statements (``super().__init__(...)`` and ``self.save_hyperparameters(...)`` allowed).
+``__new__``/``__setattr__``/``__init_subclass__``, and its ``__init__`` (if any) only stores its
+arguments: plain stores ``self.x = x`` of a parameter (or of a tensor-free value, ``self.size =
+28``), ``super().__init__(...)`` and ``self.save_hyperparameters(...)`` with pure arguments.
+Anything else (``self.images = images / 255``, a call, an ``if``) makes it only *data*: arithmetic
+on a stored uint8 tensor gives the block's default dtype inside and float32 outside.
 """
 
 from __future__ import annotations
@@ -61,6 +76,12 @@ PURE_BUILTINS = frozenset({
     "len", "range", "list", "tuple", "dict", "set", "frozenset", "int", "float", "str", "bool", "min", "max",
     "abs", "round", "sorted", "zip", "enumerate", "isinstance", "sum",
 })
+# Builtins that compute with their arguments (``sum`` adds, ``min``/``max`` compare): pure only on
+# tensor-free arguments, as operators are.
+COMPUTING_BUILTINS = frozenset({"sum", "min", "max"})
+# Builtins whose result is a Python value whatever their argument (``len`` must return an int,
+# ``float(t)`` of a tensor is a float).
+PYTHON_VALUE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "isinstance"})
 PURE_CALLS = frozenset({
     "os.path.join", "os.path.basename", "os.path.dirname", "os.path.splitext", "os.path.normpath", "os.fspath",
     "pathlib.Path", "pathlib.PurePath", "math.ceil", "math.floor", "math.sqrt", "math.log", "math.prod",
@@ -112,6 +133,7 @@ class Effects:
     bound: set[str] = field(default_factory=set)
     _classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
     _data: dict[str, str | None] = field(default_factory=dict)  # class -> "pure"/"data"/None
+    _tensor_free_names: set[str] | None = None
 
     @classmethod
     def of(cls, tree: ast.Module, imports: ImportTable, lightning_name) -> Effects:
@@ -137,6 +159,8 @@ class Effects:
                 found = self.unknown_in(part)
                 if found is not None:
                     return found
+            if self._computing_builtin(node.func) and not all(self.tensor_free(part) for part in parts):
+                return node  # ``sum(counts, 0.0)``: arithmetic on what may be tensors
             return None
         if isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return node
@@ -148,8 +172,108 @@ class Effects:
                 found = self.unknown_in(child)
                 if found is not None:
                     return found
+            operands = _operands(node)
+            if operands is not None and not all(self.tensor_free(operand) for operand in operands):
+                return node  # ``len(dataset) / counts``: a tensor in the context's default dtype
             return None
         return node
+
+    def operator_on_tensors(self, node: ast.AST) -> bool:
+        """``node`` (an answer of ``unknown_in``) is an operator, or ``sum``/``min``/``max``, whose
+        operands may be tensors (its parts are otherwise pure)."""
+        if isinstance(node, ast.Call):
+            return self._computing_builtin(node.func) and self._pure_callee(node.func)
+        return _operands(node) is not None or isinstance(node, ast.AugAssign)
+
+    def _computing_builtin(self, func: ast.expr) -> bool:
+        return isinstance(func, ast.Name) and func.id in COMPUTING_BUILTINS and func.id not in self.bound
+
+    # --- tensor-free values -------------------------------------------------------------------
+
+    def tensor_free(self, node: ast.AST) -> bool:
+        """``node`` is known to evaluate to a Python value that is no tensor and holds none."""
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in self._tensor_free()
+        if isinstance(node, ast.JoinedStr):
+            return True  # a str, whatever it formats
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return all(self.tensor_free(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is None or self.tensor_free(k) for k in node.keys) and all(
+                self.tensor_free(v) for v in node.values)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in PYTHON_VALUE_BUILTINS and func.id not in self.bound:
+                return True
+            # A listed builtin (``max(1, n)``, ``list(...)``) or call (``math.ceil``, ``os.path.join``)
+            # builds a Python value from its arguments: tensor-free when they are.
+            listed = (isinstance(func, ast.Name) and func.id in PURE_BUILTINS and func.id not in self.bound) \
+                or self.imports.qualify(func) in PURE_CALLS
+            return listed and self._arguments_tensor_free(node)
+        operands = _operands(node)
+        if operands is not None:
+            return all(self.tensor_free(operand) for operand in operands)
+        if isinstance(node, ast.BoolOp):
+            return all(self.tensor_free(v) for v in node.values)
+        if isinstance(node, ast.IfExp):
+            return self.tensor_free(node.body) and self.tensor_free(node.orelse)
+        return False
+
+    def _arguments_tensor_free(self, call: ast.Call) -> bool:
+        return all(self.tensor_free(a.value if isinstance(a, ast.Starred) else a) for a in call.args) and all(
+            self.tensor_free(k.value) for k in call.keywords)
+
+    def _tensor_free(self) -> set[str]:
+        """Names the file binds only by plain assignments (``n = ...``, ``n: int = ...``, ``n += ...``)
+        of tensor-free values, in whatever scope: the greatest such set (a name assigned from another
+        such name stays in it). A star import may bind any name: then none."""
+        if self._tensor_free_names is not None:
+            return self._tensor_free_names
+        values: dict[str, list[ast.expr]] = {}
+        other: set[str] = set()
+        star = False
+        plain: set[int] = set()  # ids of the Name nodes that are the one target of a plain assignment
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                values.setdefault(node.targets[0].id, []).append(node.value)
+                plain.add(id(node.targets[0]))
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+                if node.value is None:
+                    continue  # ``n: int`` binds nothing
+                values.setdefault(node.target.id, []).append(node.value)
+                plain.add(id(node.target))
+            elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                star = True
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
+                other.add(node.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                continue  # the assignments themselves are counted
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                other.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                other.add(node.rest)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.arg):
+                other.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                other.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                other.add(node.name)
+        names = set() if star else set(values) - other
+        self._tensor_free_names = names
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(names):
+                if not all(self.tensor_free(value) for value in values[name]):
+                    names.discard(name)
+                    changed = True
+        return names
 
     def _pure_callee(self, func: ast.expr) -> bool:
         if self.imports.qualify(func) == "torch.Generator":
@@ -178,7 +302,17 @@ class Effects:
         """The first part of ``statement`` not known to be pure (None: all of it is)."""
         if isinstance(statement, ast.Assign):
             parts = [*statement.targets, statement.value]
-        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        elif isinstance(statement, ast.AugAssign):
+            parts = [statement.target, statement.value]
+            for part in parts:
+                found = self.unknown_in(part)
+                if found is not None:
+                    return found
+            # ``n += counts``: the operator on what may be tensors (the target read, the value).
+            if not (self.tensor_free(_loaded(statement.target)) and self.tensor_free(statement.value)):
+                return statement
+            return None
+        elif isinstance(statement, ast.AnnAssign):
             parts = [statement.target, *([statement.value] if statement.value is not None else [])]
         elif isinstance(statement, ast.Expr):
             parts = [statement.value]
@@ -252,12 +386,29 @@ class Effects:
             return "pure"
         if init.decorator_list or isinstance(init, ast.AsyncFunctionDef):
             return "data"
+        parameters = _parameters(init)
         for statement in init.body:
-            if _is_docstring(statement) or self._allowed_in_init(statement):
+            if _is_docstring(statement) or isinstance(statement, ast.Pass) or self._allowed_in_init(statement):
                 continue
-            if self.unknown_in_statement(statement) is not None:
+            if not self._plain_store(statement, parameters):
                 return "data"
         return "pure"
+
+    def _plain_store(self, statement: ast.stmt, parameters: list[str]) -> bool:
+        """``self.x = x`` (a parameter, not ``self``) or ``self.size = 28`` (a tensor-free value): the
+        one way an ``__init__`` that "only stores its arguments" may store them."""
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target, value = statement.target, statement.value
+        else:
+            return False
+        if not (parameters and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == parameters[0]):
+            return False
+        if isinstance(value, ast.Name) and value.id in parameters[1:]:
+            return True
+        return self.unknown_in(value) is None and self.tensor_free(value)
 
     def _allowed_in_init(self, statement: ast.stmt) -> bool:
         """``super().__init__(...)``, ``self.save_hyperparameters(...)`` with pure arguments."""
@@ -279,3 +430,35 @@ class Effects:
 def _is_docstring(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
         and isinstance(statement.value.value, str)
+
+
+def _operands(node: ast.AST) -> list[ast.expr] | None:
+    """The operands of an operator that computes with them (None: not such an operator): ``a + b``,
+    ``-a``, ``a < b`` (``not a``, ``a is b`` and ``a and b`` compute nothing with tensors)."""
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+        return [node.operand]
+    if isinstance(node, ast.Compare) and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+        return [node.left, *node.comparators]
+    return None
+
+
+def _loaded(target: ast.expr) -> ast.expr:
+    """The augmented target as the value it reads (``n`` of ``n += 1``)."""
+    if isinstance(target, ast.Name):
+        return ast.Name(id=target.id, ctx=ast.Load())
+    return target  # an attribute or a subscript: not tensor-free
+
+
+def _parameters(function: ast.FunctionDef) -> list[str]:
+    """The parameter names in order, ``self`` first; names the body rebinds are left out (a store of
+    one is then no longer a store of the argument)."""
+    args = function.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    rebound = {n.id for s in function.body for n in ast.walk(s)
+               if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    if names and names[0] in rebound:
+        return []
+    return [names[0], *(n for n in names[1:] if n not in rebound)] if names else []

@@ -132,32 +132,45 @@ class InitModuleScope(Rule):
     ## Fix safety
     Which statement is model construction and which is data work is partly a guess from names
     (`Model()`, `GPT()` stay; `build_backbone(64)`, `Transformer(...)` would leave). A fix is
-    **safe** only where the statements that leave the block are *known* not to build a model and
+    **safe** only where the statements that leave the block are *known* not to build a model nor
+    to create tensors whose dtype or device the block decides, none of them runs training, and
     nothing with unknown effects changes its order; otherwise it is **unsafe** (`--unsafe-fixes`),
     with what was not proven.
 
     - **Move data work out of the block** (before or after it): safe when every statement that
-      leaves is known: pure (literals, names, attribute reads, arithmetic, `len`/`range`/`list`/...,
+      leaves is known: pure (literals, names, attribute reads, `len`/`range`/`list`/...,
       `os.path.join`, `torch.Generator().manual_seed(n)`), a `torch.utils.data` constructor that
       only stores its arguments (`DataLoader`, `TensorDataset`, `Subset`, `ConcatDataset`, the
       samplers but `WeightedRandomSampler`/`DistributedSampler`), `random_split` (it draws from the
       CPU generator it is given, inside the block or not), or a `Dataset`/`LightningDataModule`
-      subclass of this file whose `__init__` only stores its arguments. Unsafe for any other call:
-      an imported `DataModule()`, `load_dataset()`, `dm.setup()`, a tokenizer's `from_pretrained`,
-      or a call the rule took for data by its name (`build_backbone(64)`,
-      `torchvision.models.resnet18()`, `hydra.utils.instantiate(cfg.net)`, `Transformer(...)`) may
-      build a model (with `empty_init=True` fully built on every rank, with `"bf16-true"` in another
-      dtype), draw random numbers or create tensors whose generator, device and dtype the block
-      decides. A `Dataset` of this file whose `__init__` draws (`torch.randn`) is unsafe too.
+      subclass of this file whose `__init__` only stores its arguments: plain stores `self.x = x`
+      of its parameters (or of Python values), `super().__init__()`, `self.save_hyperparameters()`.
+      Unsafe for any other call: an imported `DataModule()`, `load_dataset()`, `dm.setup()`, a
+      tokenizer's `from_pretrained`, or a call the rule took for data by its name
+      (`build_backbone(64)`, `torchvision.models.resnet18()`, `hydra.utils.instantiate(cfg.net)`,
+      `Transformer(...)`) may build a model (with `empty_init=True` fully built on every rank, with
+      `"bf16-true"` in another dtype), draw random numbers or create tensors whose generator, device
+      and dtype the block decides. A `Dataset` of this file whose `__init__` draws (`torch.randn`)
+      or computes (`self.images = images / 255`: uint8 images become the block's default dtype,
+      float64 under `"64-true"`, float32 outside) is unsafe too.
+    - **Arithmetic** (`+`, `/`, `-x`, comparisons, `+=`, `sum`/`min`/`max`) is pure only on
+      operands known to be Python values, not tensors: literals, `len(...)`, `int(...)`, names the
+      file binds only to such values (`steps = -(-len(ds) // (batch_size * 2))` leaves safely).
+      On anything else it may compute with tensors: `len(dataset) / counts` (an integer tensor)
+      gives the block's default dtype inside (float64 under `"64-true"`, bf16 under `"bf16-true"`)
+      and float32 outside, where a `cross_entropy(..., weight=...)` then fails; unsafe.
     - **Reorder** (a statement moves past model construction or other kept work): safe only when
       the moved statement and every statement it passes are pure. Model construction draws from the
       global random state, so moving `random_split(...)`, a drawing `Dataset`, or a helper that
       writes a file the model reads past it is unsafe (another split, other weights,
       `FileNotFoundError`). Moves that would change what a name holds are refused (no fix).
-    - **Move `trainer.fit`/`validate`/`test`/`predict` out**: safe when its arguments are pure or
-      known data and it keeps its order (it follows every statement that stays). Inside the block
-      it runs under the init device and dtype, where its samplers fail; after the move it runs as
-      Lightning documents it, with the same arguments, after the same statements.
+    - **Move `trainer.fit`/`validate`/`test`/`predict` out**: always unsafe. Inside the block its
+      samplers fail on a CUDA device, but the code it runs (the DataModule's `prepare_data` and
+      `setup`, the `*_dataloader` hooks, `on_fit_start`, the loss's constants) builds its tensors
+      with the block's default device and dtype; outside the block they get float32 on the CPU
+      (under `"64-true"` the weights differ, `torch.rand(..., generator=g)` draws other numbers).
+      Review that those hooks do not depend on it (they should not: Lightning moves batches to
+      the device itself) and apply with `--unsafe-fixes`.
     - **Dissolve the block** (nothing stays inside): safe under the same conditions; entering and
       leaving `init_module()` with no module built inside computes nothing.
     - **`with torch.device("cuda"):` blocks**: as above in a file that imports Lightning (Lightning
@@ -1334,9 +1347,10 @@ def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowled
 
     Proven when (1) the block is ``init_module()``, or ``torch.device("cuda")`` in a file that
     imports Lightning (which moves every batch to the device itself); (2) every statement that
-    leaves the block is known not to build a model: pure (``_effects``), or a known data call whose
-    effect does not depend on the device context (``random_split``), or a run of a trainer
-    (``trainer.fit(...)``) with pure arguments; (3) a statement that changes its order with another
+    leaves the block is known not to build a model: pure (``_effects``: arithmetic only on
+    tensor-free operands), or a known data call whose effect does not depend on the device context
+    (``random_split``); a run of a trainer (``trainer.fit(...)``) never is: the hooks it runs build
+    their tensors with the block's device and dtype; (3) a statement that changes its order with another
     (jumps over it) is pure, and so is every statement it jumps over (names read and written were
     checked by ``_tree_order``)."""
     view = knowledge.ctx.view
@@ -1352,11 +1366,19 @@ def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowled
         return pure[i]
 
     for i in plan.moved:
+        run = next((s for s in plan.lines[i] if _tree_run(s, knowledge)), None)
+        if run is not None:
+            return (f"`{_segment_line(run, view)}` would run outside the block: the hooks it runs (the "
+                    "DataModule's `prepare_data`/`setup`, the `*_dataloader`s, `on_fit_start`) would no longer "
+                    "build their tensors with the block's device and dtype")
         found = unknown(i)
         if found is not None and not all(_tree_ordered(s, knowledge) for s in plan.lines[i]):
+            if effects.operator_on_tensors(found):
+                return (f"`{_segment_line(found, view)}` may compute with tensors: its result takes the default "
+                        "dtype (and device) that the block decides")
             if isinstance(found, ast.Call) and isinstance(found.func, ast.Name) and effects.data_class(found.func.id):
                 return (f"`{_segment_line(found, view)}` builds data, but is not known to be free of random draws and "
-                        "tensor creation, whose generator and device the block decides")
+                        "tensor creation, whose generator, device and dtype the block decides")
             return f"`{_segment_line(found, view)}` is not known to be data (it may build a model, draw random numbers or create tensors)"
     for i in plan.moved:
         for k in plan.jumps.get(i, []):
@@ -1366,9 +1388,21 @@ def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowled
     return None
 
 
+def _tree_run(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
+    """``trainer.fit(...)``/``validate``/``test``/``predict`` of a known trainer (``self.trainer``
+    too), as a statement or the value of an assignment."""
+    call = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    return (isinstance(func, ast.Attribute) and func.attr in RUN_METHODS
+            and (dotted_name(func.value) in knowledge.trainers or dotted_name(func.value) == "self.trainer"))
+
+
 def _tree_ordered(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
-    """A statement whose effects do not depend on the device context: pure, or a run of a known
-    trainer or a known data call (``random_split``) with pure arguments, bound to pure targets."""
+    """A statement whose effects do not depend on the device context: pure, or a known data call
+    (``random_split``) with pure arguments, bound to pure targets. Not a run of a trainer: the hooks
+    it runs build tensors with the context's device and dtype."""
     effects = knowledge.effects
     if effects.unknown_in_statement(statement) is None:
         return True
@@ -1380,10 +1414,7 @@ def _tree_ordered(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
         return False
     if not isinstance(call, ast.Call):
         return False
-    func = call.func
-    run = (isinstance(func, ast.Attribute) and func.attr in RUN_METHODS
-           and (dotted_name(func.value) in knowledge.trainers or dotted_name(func.value) == "self.trainer"))
-    if not (run or effects.ordered_data_call(call)):
+    if not effects.ordered_data_call(call):
         return False
     parts = [*targets, *call.args, *(k.value for k in call.keywords)]
     return all(effects.unknown_in(part) is None for part in parts)
