@@ -22,7 +22,13 @@ def test_rewritten_seed_pattern_trains_the_same(tmp_path):
     require_lightning()
     original = tmp_path / "original.py"
     shutil.copy(SCRIPTS / "init_module_seed.py", original)
-    result = fix_source(str(original), original.read_bytes(), [InitModuleScope], whole_script_facts(original))
+    facts = whole_script_facts(original)
+    # Moving trainer.fit out of the block is unsafe (the hooks fit runs would no longer build their
+    # tensors with the block's device and dtype): a default run leaves it; this run applies it on
+    # purpose, and proves that on this script (precision 32, CPU) it trains the same.
+    default = fix_source(str(original), original.read_bytes(), [InitModuleScope], facts)
+    assert not default.changed and [f.applicability for f in default.findings] == ["unsafe"]
+    result = fix_source(str(original), original.read_bytes(), [InitModuleScope], facts, options={"unsafe_fixes": True})
     assert result.changed and result.findings[0].fixed
     rewritten = tmp_path / "rewritten.py"
     rewritten.write_bytes(result.fixed)
