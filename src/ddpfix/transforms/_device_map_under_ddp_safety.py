@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.transforms._hardcoded_device_safety import devices_in_order
 from ddpfix.transforms._lightning import lightning_name
 
 # LightningModule methods that build the module Lightning then places (and DDP wraps): they run
@@ -34,6 +35,9 @@ class Run:
         self.ddp = bool(builders) and all(
             s is not None and tree_lightning.is_ddp_strategy(s.value, imports) for s in strategies)
         self.script_launched = self.ddp and all(_script_launched(s.value, imports) for s in strategies)
+        # Rank N runs on GPU N (``LOCAL_RANK`` is then the GPU's index) only where every Trainer's
+        # ``devices`` is a count or 0..n-1 in order: ``devices=[2, 3]`` puts rank 0 on GPU 2.
+        self.devices_in_order = all(devices_in_order(call) for call in builders)
         # SLURM (srun) starts the processes itself: Lightning's launcher does not run, LOCAL_RANK is
         # unset everywhere (SLURM_LOCALID is set). Only visible where the file names it.
         self.slurm = "SLURM" in text or "slurm" in text
@@ -111,9 +115,18 @@ def _blocks(tree: ast.Module):
         pending.extend(ast.iter_child_nodes(node))
 
 
-def load_safety(call: ast.Call, where: str | None, run: Run, quantised: bool, text: str | None) -> tuple[bool, str]:
+def _current_device(value: ast.expr) -> bool:
+    """``"cuda"`` or ``{"": "cuda"}``: the current CUDA device when the model is loaded."""
+    if isinstance(value, ast.Dict) and len(value.keys) == 1 and value.keys[0] is not None \
+            and tree_lightning.string_value(value.keys[0]) == "":
+        value = value.values[0]
+    return tree_lightning.string_value(value) == "cuda"
+
+
+def load_safety(call: ast.Call, where: str | None, run: Run, quantised: bool, value: ast.expr) -> tuple[bool, str]:
     """(whether a load's fix is proven to change nothing but the DDP failure, what was not proven).
-    ``where``: ``training_loads``'s answer for the load; ``text``: the map's string, if it is one."""
+    ``where``: ``training_loads``'s answer for the load; ``value``: the ``device_map=`` value."""
+    text = tree_lightning.string_value(value)
     if where is None:
         return False, ("this load is not shown to build the model that fit trains under DDP (a LightningModule's "
                        "__init__/setup/configure_model, or a model passed to trainer.fit): a model loaded after fit "
@@ -125,6 +138,14 @@ def load_safety(call: ast.Call, where: str | None, run: Run, quantised: bool, te
         return False, (f'device_map="{text}" spreads the model over the visible GPUs: whether it fits one GPU '
                        "cannot be decided statically")
     if quantised:
+        if where in IN_RANK_PROCESS and _current_device(value):
+            return False, (f"in {where} Lightning has already made the rank's GPU the current device, so a map "
+                           "to \"cuda\" loads each rank's copy onto its own GPU: the original may be right, and "
+                           "LOCAL_RANK is the rank's index, not always its GPU's")
+        if not run.devices_in_order:
+            return False, ("a Trainer of this file is not given its GPUs as a count or as 0..n-1 in order "
+                           "(devices=[2, 3], or a value ddpfix cannot read): LOCAL_RANK is the rank's index, "
+                           "not its GPU's, so the per-rank map would load onto other GPUs")
         if run.slurm:
             return False, ("the file names SLURM: srun starts the processes without LOCAL_RANK (it sets "
                            "SLURM_LOCALID), so every rank's copy would still load onto GPU 0")

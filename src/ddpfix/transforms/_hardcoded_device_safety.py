@@ -34,18 +34,132 @@ BATCH_POSITION = {
 _ORDINAL = re.compile(r"cuda:(\d+)")
 
 
-def ddp_file(tree: ast.Module, imports) -> bool:
-    """The file builds a Trainer (or Fabric), and every one it builds has a literal DDP strategy:
-    the module this file trains runs one process per GPU, where ``self.device`` is the rank's."""
+def ddp_file_why(tree: ast.Module, imports) -> str | None:
+    """None where the file builds a Trainer (or Fabric), and every one it builds has a literal DDP
+    strategy and devices that start at GPU 0 in order: the module this file trains runs one process
+    per GPU, where ``self.device`` is the rank's and rank 0's is ``cuda:0``. Else why not (a
+    finding's ``why``)."""
     builders = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
                 and lightning_name(imports, node.func) in ("Trainer", "Fabric")]
     if not builders:
-        return False
+        return ("this file builds no Trainer whose strategy is DDP: in one process a fixed GPU may be "
+                "the one meant (devices=[1] puts self.device elsewhere), and the file does not say how "
+                "its module runs (on MPS, say)")
     for call in builders:
         strategy = tree_lightning.keyword(call, "strategy")
         if strategy is None or not tree_lightning.is_ddp_strategy(strategy.value, imports):
-            return False
-    return True
+            return ("a Trainer of this file has no literal DDP strategy: in one process a fixed GPU may be "
+                    "the one meant (devices=[1] puts self.device elsewhere)")
+        if not devices_in_order(call):
+            return ("a Trainer of this file is not given its GPUs as a count or as 0..n-1 in order "
+                    "(devices=[1], [2, 3], or a value ddpfix cannot read): rank 0's self.device is then "
+                    "not cuda:0, and a fixed GPU may be the one meant")
+    return None
+
+
+def devices_in_order(call: ast.Call) -> bool:
+    """The Trainer's (or Fabric's) ``devices`` is absent, ``"auto"``, ``-1``, a literal count, or a
+    list (or string) of the indices 0..n-1 in order: rank N then runs on ``cuda:N``."""
+    devices = tree_lightning.keyword(call, "devices")
+    if devices is None:
+        return True
+    value = devices.value
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant):
+        return type(value.operand.value) is int and value.operand.value == 1
+    if isinstance(value, ast.Constant) and type(value.value) is int:
+        return value.value >= -1
+    text = tree_lightning.string_value(value)
+    if text is not None:
+        text = text.strip()
+        if text in ("auto", "-1") or text.isdigit():
+            return True  # a count of devices
+        indices = [part.strip() for part in text.split(",") if part.strip()]
+        return bool(indices) and indices == [str(i) for i in range(len(indices))]
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return bool(value.elts) and all(
+            isinstance(e, ast.Constant) and type(e.value) is int and e.value == i for i, e in enumerate(value.elts))
+    return False
+
+
+# dtypes a device-less factory may be given when ``device=self.device`` is added: none is float64,
+# which MPS cannot hold (nor complex, which it holds only in part).
+NOT_FLOAT64 = frozenset(f"torch.{n}" for n in (
+    "float32", "float", "float16", "half", "bfloat16", "bool", "int8", "uint8", "int16", "short", "int32", "int",
+    "int64", "long"))
+# Factories whose dtype, without dtype=, is the default one (float32) whatever their size arguments.
+DEFAULT_DTYPE_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "eye"))
+
+
+def sets_default_dtype(tree: ast.Module) -> bool:
+    """The file may change torch's default dtype (``torch.set_default_dtype(torch.float64)``)."""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr in ("set_default_dtype", "set_default_tensor_type"))
+        or (isinstance(n, ast.Name) and n.id in ("set_default_dtype", "set_default_tensor_type"))
+        or (isinstance(n, ast.alias) and n.name.rsplit(".", 1)[-1] in ("set_default_dtype", "set_default_tensor_type"))
+        for n in ast.walk(tree))
+
+
+def dtype_why(call: ast.Call, qualified: str, imports, default_dtype_changed: bool) -> str | None:
+    """None when the factory's dtype is known not to be float64 (MPS cannot hold it, so a tensor
+    that worked on the CPU would fail once made on the device); else what was not proven."""
+    dtype = tree_lightning.keyword(call, "dtype")
+    if dtype is not None:
+        if imports.qualify(dtype.value) in NOT_FLOAT64:
+            return None
+        return ("its dtype may be float64 (or is not one ddpfix knows), which the device may not hold "
+                "(MPS has no float64)")
+    if default_dtype_changed:
+        return "the file changes torch's default dtype, which may be float64 (MPS has no float64)"
+    if qualified in DEFAULT_DTYPE_FACTORIES:
+        return None
+    values: list[ast.expr] = []
+    if qualified == "torch.full":
+        fill = call.args[1] if len(call.args) > 1 else next(
+            (k.value for k in call.keywords if k.arg == "fill_value"), None)
+        values = [fill] if fill is not None else []
+        if values and _number_literal(values[0]):
+            return None
+    elif qualified in ("torch.tensor", "torch.as_tensor"):
+        data = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "data"), None)
+        if data is not None and _number_literal(data):
+            return None
+    elif qualified in ("torch.arange", "torch.linspace"):
+        arguments = [*call.args, *(k.value for k in call.keywords if k.arg in ("start", "end", "step", "steps"))]
+        if arguments and all(_int_like(a) or _number_literal(a) for a in arguments):
+            return None
+    return ("its dtype comes from a value ddpfix cannot see (a numpy float64, say), and the device may not "
+            "hold float64 (MPS)")
+
+
+def _number_literal(node: ast.expr) -> bool:
+    """A number, a bool, or a (nested) list or tuple of them: torch makes int64, bool or the
+    default dtype of it."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _number_literal(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_number_literal(e) for e in node.elts)
+    return False
+
+
+def _int_like(node: ast.expr) -> bool:
+    """A Python int for sure: an int literal, a ``.shape[...]`` item, ``.size(...)``, ``.dim()``,
+    ``.numel()``, ``len(...)``, and sums and products of them."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("size", "dim", "numel") and node.args:
+            return func.attr == "size"
+        if isinstance(func, ast.Attribute) and func.attr in ("dim", "numel") and not node.args:
+            return True
+        return isinstance(func, ast.Name) and func.id == "len"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        return _int_like(node.left) and _int_like(node.right)
+    return False
 
 
 def other_ordinals(tree: ast.Module) -> list[int]:

@@ -19,11 +19,16 @@ are known not to matter (an allowlist; anything else is unsafe, with what was no
   call that is not known to leave its arguments alone; the class does not walk its buffers;
 * no other file can reach it: the name is private to the class by Python's name mangling
   (``self.__name``), since ddpfix's facts do not follow attributes across files.
+* no read meets data on the CPU (a hook that works on the CPU's data, a tensor made without a
+  device beside it): there the plain tensor was on the CPU and a buffer is on the rank's GPU;
+* the file names no weight averaging (``AveragedModel(use_buffers=True)`` averages buffers, and
+  cannot average a bool or an int one).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._lightning import lightning_name
@@ -126,13 +131,16 @@ def mangle(name: str, class_name: str) -> str:
     return name
 
 
-def fix_safety(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: str, imports: ImportTable) -> str | None:
+def fix_safety(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: str, imports: ImportTable,
+               text: str = "") -> str | None:
     """None when the fix of ``statement`` (``self.<name> = <tensor>`` in ``cls.__init__``) is proven
-    safe; else what was not proven (the finding's ``why``)."""
+    safe; else what was not proven (the finding's ``why``). ``text``: the file's source."""
     for question in (
         lambda: _requires_grad(statement.value, imports),
+        lambda: _averaging(text),
         lambda: _bases(tree, cls, name, imports, set()),
         lambda: _writes(tree, cls, statement, name, imports),
+        lambda: _reads_beside_cpu_data(tree, cls, statement, name, imports),
         lambda: _value(statement.value, imports),
         lambda: _other_files(name),
     ):
@@ -489,6 +497,120 @@ def _use(node: ast.Attribute, parents: dict, imports: ImportTable, bound: set[st
             return None
         return f"is handed to {_segment(func)}(), which may write it"
     return f"is kept or passed on ({type(parent).__name__.lower()}), which ddpfix does not follow"
+
+
+# --- weight averaging ----------------------------------------------------------------------------
+
+#: Names of what averages a module's buffers with its own (Lightning's ``WeightAveraging`` and
+#: ``EMAWeightAveraging`` build torch's ``AveragedModel(..., use_buffers=True)``), or may: averaging a
+#: bool buffer fails ("Subtraction, the `-` operator, with two bool tensors is not supported"), an
+#: int one fails on the GPU. Any mention in the file (code, a string, a comment) counts.
+AVERAGING = re.compile(r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*")
+
+
+def _averaging(text: str) -> str | None:
+    found = AVERAGING.search(text)
+    if found is None:
+        return None
+    return (f"the file names {found.group(0)}: weight averaging (WeightAveraging, StochasticWeightAveraging, "
+            "AveragedModel(use_buffers=True)) walks the module's buffers too, and cannot average a bool or an "
+            "int one")
+
+
+# --- where it is read --------------------------------------------------------------------------
+
+#: LightningModule hooks that work on data still on the CPU (the batch before Lightning moves it,
+#: the datasets and loaders): a buffer is on the rank's GPU there, the plain tensor was not.
+CPU_DATA_HOOKS = frozenset({"on_before_batch_transfer", "transfer_batch_to_device", "prepare_data",
+                            "train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
+#: torch calls that make a tensor on the CPU unless given ``device=``.
+CPU_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy",
+    "rand", "randn", "randint", "randperm", "normal", "Tensor", "FloatTensor", "LongTensor", "BoolTensor",
+    "IntTensor", "DoubleTensor", "ByteTensor"))
+#: Tensor methods that give (or need) a tensor on the CPU.
+CPU_METHODS = frozenset({"cpu", "numpy"})
+
+
+def _makes_cpu_tensor(node: ast.AST, imports: ImportTable) -> bool:
+    """``node`` holds a call that makes a tensor on the CPU: a device-less factory, ``.cpu()``,
+    ``.numpy()``, ``.to("cpu")``."""
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if imports.qualify(func) in CPU_FACTORIES and not any(k.arg == "device" for k in call.keywords):
+            return True
+        if isinstance(func, ast.Attribute) and imports.qualify(func) is None:
+            if func.attr in CPU_METHODS:
+                return True
+            if func.attr == "to" and any(isinstance(a, ast.Constant) and a.value == "cpu"
+                                         for a in [*call.args, *(k.value for k in call.keywords)]):
+                return True
+    return False
+
+
+def _reads_beside_cpu_data(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: str,
+                           imports: ImportTable) -> str | None:
+    """None when no read of the attribute meets data on the CPU: none in a hook that works on the
+    CPU's data (or a method it calls, or a function defined inside a method: a collate_fn), and none
+    in an expression that also makes a tensor on the CPU (``torch.where(self.mask, torch.zeros(3),
+    ...)``) or reads a local name bound to one. The plain tensor was on the CPU there; a buffer is
+    on the rank's GPU: "Expected all tensors to be on the same device"."""
+    stored = mangle(name, cls.name)
+    for c in _subclasses(tree, cls):
+        own = name if c is cls else None
+        methods = {m.name: m for m in c.body if isinstance(m, FUNCTIONS)}
+        cpu = {m for m in methods if m in CPU_DATA_HOOKS}
+        grew = True
+        while grew:  # the methods the CPU hooks call (``self.helper(batch)``)
+            grew = False
+            for hook in list(cpu):
+                for node in ast.walk(methods[hook]):
+                    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                            and node.func.attr in methods and node.func.attr not in cpu):
+                        cpu.add(node.func.attr)
+                        grew = True
+        for method in methods.values():
+            parents = {}
+            for node in ast.walk(method):
+                for child in ast.iter_child_nodes(node):
+                    parents[child] = node
+            cpu_names = {n.id for node in ast.walk(method) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                         and node.value is not None and _makes_cpu_tensor(node.value, imports)
+                         for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                         for n in ast.walk(target) if isinstance(n, ast.Name)}
+            for node in ast.walk(method):
+                if node is statement.targets[0] or not (
+                        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                        and node.value.id == "self" and node.attr in (own, stored)):
+                    continue
+                if method.name in cpu:
+                    return (f"self.{name} is read in {method.name} (line {node.lineno}), which works on data still "
+                            "on the CPU, where a buffer on the rank's GPU does not mix")
+                ancestors = list(_ancestors(node, parents, method))
+                if any(isinstance(a, (ast.Lambda, *FUNCTIONS)) for a in ancestors):
+                    return (f"self.{name} is read in a function defined inside {method.name} (line {node.lineno}), "
+                            "which may run on data still on the CPU (a collate_fn, a transform)")
+                root = node
+                for ancestor in ancestors:
+                    if isinstance(ancestor, ast.stmt):
+                        break
+                    root = ancestor
+                if _makes_cpu_tensor(root, imports) or any(
+                        isinstance(n, ast.Name) and n.id in cpu_names for n in ast.walk(root)):
+                    return (f"self.{name} is read beside a tensor made or needed on the CPU (line {node.lineno}): "
+                            "the plain tensor was on the CPU there, a buffer is on the rank's GPU")
+    return None
+
+
+def _ancestors(node: ast.AST, parents: dict, stop: ast.AST):
+    """The nodes above ``node`` up to (not including) ``stop``, nearest first."""
+    node = parents.get(node)
+    while node is not None and node is not stop:
+        yield node
+        node = parents.get(node)
 
 
 def _other_files(name: str) -> str | None:

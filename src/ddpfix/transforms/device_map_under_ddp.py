@@ -78,7 +78,12 @@ class DeviceMapUnderDdp(Rule):
       `ddp_spawn`). **unsafe** where the module is built in the launching process of `ddp_spawn`,
       `ddp_fork`, `ddp_notebook` or a `DDPStrategy(start_method=...)` (`LOCAL_RANK` is unset there,
       every copy would load onto GPU 0), and in a file that names SLURM (srun starts the processes
-      itself and sets `SLURM_LOCALID`, not `LOCAL_RANK`).
+      itself and sets `SLURM_LOCALID`, not `LOCAL_RANK`). **unsafe** too where a Trainer's
+      `devices` is not left out, `"auto"`, `-1`, a literal count or the indices 0..n-1 in order
+      (`devices=[2, 3]`: `LOCAL_RANK` is the rank's index, not its GPU's, so the copies would load
+      onto GPUs 0 and 1), and for a map to `"cuda"` (or `{"": "cuda"}`) in `setup` or
+      `configure_model`: Lightning has made the rank's GPU the current device before they run, so
+      the original already loads each copy onto its own GPU.
     - `x = x.to(self.device)` at the top of `forward` (a map held in a variable): **unsafe**, the
       device map stays and accelerate's hooks still send the inputs where it says.
 
@@ -214,8 +219,7 @@ class DeviceMapUnderDdp(Rule):
             if loses_comment:
                 ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
             else:
-                safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised,
-                                               tree_lightning.string_value(device_map.value))
+                safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised, device_map.value)
                 ctx.report(call, message, fixable=True, safe=safe, why=why)
         for cls, load in wrapped_classes.items():
             forward = next((s for s in cls.body if isinstance(s, tree_lightning.FUNCTIONS) and s.name == "forward"), None)

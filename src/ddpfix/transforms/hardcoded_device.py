@@ -67,20 +67,32 @@ class HardcodedDevice(Rule):
       move its parts onto a single GPU.
     - A literal device replaced by `self.device` (`.to("cuda")`, `.to("cuda:0")`, `.to(0)`,
       `device="cuda"` in a factory): **safe** only in a file that builds a Trainer (or Fabric) and
-      every one it builds has a literal DDP strategy. There rank 0's `self.device` is the device the
-      literal names and on rank N the literal was the failure. Elsewhere **unsafe**: in one process
-      a fixed GPU may be the one meant (`devices=[1]` puts `self.device` on `cuda:1`), and a file
-      without the Trainer does not say how its module runs.
+      every one it builds has a literal DDP strategy and `devices` left out, `"auto"`, `-1`, a literal
+      count, or the indices 0..n-1 in order (`[0, 1]`, `"0,1"`). There rank N runs on `cuda:N`, rank
+      0's `self.device` is the device the literal names and on rank N the literal was the failure.
+      Elsewhere **unsafe**: with `devices=[1]` or `[2, 3]` (or a value ddpfix cannot read) rank 0's
+      `self.device` is not `cuda:0`, and a fixed GPU may be the one meant (a teacher model kept on
+      GPU 0); in one process a fixed GPU may be the one meant, and a file without the Trainer does
+      not say how its module runs.
     - `.cuda(...)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
       tensor factory's result; an unknown receiver's `.to()` may not be `.cuda()`'s twin.
     - `device=self.device` added to a device-less factory: **unsafe** for the random factories
       (`rand`, `randn`, `randint`: with a device they draw from that device's generator, other
-      numbers, and later CPU draws shift). For the others **safe** only when every use of the tensor
-      (the call itself, or a local name bound to it once) is `+ - * / @` with a tensor of the batch
-      Lightning moved to the device (the step hook's batch parameter, names bound once from it, items
-      of those). A CPU tensor there either fails or, 0-dimensional, gives the same result as one on
-      the device. Any other use (indexing, `.numpy()`, a library call such as scikit-learn, a return
-      value, a call of a submodule) may want the CPU: **unsafe**.
+      numbers, and later CPU draws shift). For the others **safe** only where all of these hold:
+      - the file's Trainers are DDP ones on GPUs 0..n-1, as for a literal device above (a file
+        without a Trainer, or with an MPS one, does not say the device is a rank's GPU);
+      - the tensor's dtype is known not to be float64, which MPS cannot hold: `dtype=` a known
+        dtype other than float64 (and complex), or none with `zeros`/`ones`/`empty`/`eye`, number
+        literals in `tensor`/`full`, ints (literals, `.shape[i]`, `.size(i)`, `len(...)`) or
+        number literals in `arange`/`linspace`, and the file does not change the default dtype.
+        A value ddpfix cannot see (`torch.tensor(np.sqrt(d))` is float64) or
+        `dtype=torch.float64`: **unsafe**;
+      - every use of the tensor (the call itself, or a local name bound to it once) is
+        `+ - * / @` with a tensor of the batch Lightning moved to the device (the step hook's batch
+        parameter, names bound once from it, items of those). A CPU tensor there either fails or,
+        0-dimensional, gives the same result as one on the device. Any other use (indexing,
+        `.numpy()`, a library call such as scikit-learn, a return value, a call of a submodule) may
+        want the CPU: **unsafe**.
     - A call with a comment inside that the rewrite would lose or repeat: no fix (reported).
 
     ## When it does not fix
@@ -159,7 +171,8 @@ class HardcodedDevice(Rule):
         own (LibCST's code of it has them), a comment both lost and repeated by a fix, a finding
         inside an f-string, a string or line continuation over several lines quoted in a message,
         and identifiers that Python renames (NFKC)."""
-        ddp = safety.ddp_file(tree, ctx.imports)
+        ddp = safety.ddp_file_why(tree, ctx.imports)
+        default_dtype_changed = safety.sets_default_dtype(tree)
         ordinals = safety.other_ordinals(tree)
         for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             on_device = _on_device(method.name)
@@ -177,7 +190,7 @@ class HardcodedDevice(Rule):
                 if _tree_fix_loses_comment(call, edited, ctx):
                     ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
                 else:
-                    safe, why = _tree_safety(call, edited, facts, ddp, ordinals, ctx)
+                    safe, why = _tree_safety(call, edited, facts, ddp, ordinals, ctx, default_dtype_changed)
                     ctx.report(call, message, fixable=True, safe=safe, why=why)
             for assign, text in _tree_device_variables(method, ctx):
                 ctx.report(assign, f"{text} in {method.name}: moves to it put every rank's tensors on one GPU; "
@@ -418,9 +431,11 @@ def _tree_value_names_a_device(value: ast.expr, ctx: RuleContext) -> bool:
     return tree_lightning.device_kind(value, ctx.imports, ctx.view.positions.segment) != "unknown"
 
 
-def _tree_safety(call: ast.Call, edited: object, facts, ddp: bool, ordinals: list[int],
-                 ctx: RuleContext) -> tuple[bool, str]:
-    """(whether the fix is proven to change nothing but the failure, what was not proven)."""
+def _tree_safety(call: ast.Call, edited: object, facts, ddp: str | None, ordinals: list[int],
+                 ctx: RuleContext, default_dtype_changed: bool) -> tuple[bool, str]:
+    """(whether the fix is proven to change nothing but the failure, what was not proven).
+    ``ddp``: None where every Trainer of the file is a literal DDP one on GPUs 0..n-1
+    (``_hardcoded_device_safety.ddp_file_why``), else why not."""
     if ordinals:
         return False, (f"the file names CUDA device {ordinals[0]}: model parallelism, which one self.device "
                        "would move to a single GPU")
@@ -431,10 +446,14 @@ def _tree_safety(call: ast.Call, edited: object, facts, ddp: bool, ordinals: lis
                            "numbers, and later CPU draws shift")
         if qualified not in safety.DETERMINISTIC_FACTORIES:
             return False, "the factory is not known to give the same values on every device"
+        if ddp is not None:
+            return False, ddp
+        why = safety.dtype_why(call, qualified, ctx.imports, default_dtype_changed)
+        if why is not None:
+            return False, why
         return facts.factory_uses_are_math(call)
-    if not ddp:
-        return False, ("this file builds no Trainer whose strategy is DDP: in one process a fixed GPU may be "
-                       "the one meant (devices=[1] puts self.device elsewhere)")
+    if ddp is not None:
+        return False, ddp
     if edited is REBUILT:
         receiver = call.func.value
         if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):

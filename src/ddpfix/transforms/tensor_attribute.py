@@ -103,7 +103,14 @@ class TensorAttribute(Rule):
       the class does not walk its buffers (`self.buffers()`, `__dict__`, `getattr`); the values are
       the same on every rank (no random factory, no `torch.empty`, every argument that decides the
       values is a literal, every method after the factory is known); the dtype is bool or
-      integer; and the name is name-mangled (`self.__mask`), so no other file reaches it.
+      integer; the name is name-mangled (`self.__mask`), so no other file reaches it; no read
+      meets data on the CPU: none in `on_before_batch_transfer`, `transfer_batch_to_device`,
+      `prepare_data` or a `*_dataloader` hook (nor a method they call, nor a function defined
+      inside a method, such as a collate_fn), and none in an expression that also makes a tensor
+      on the CPU (a factory without `device=`, `.cpu()`, `.numpy()`, `.to("cpu")`) or reads a
+      local name bound to one; and the file names no weight averaging (`WeightAveraging`,
+      `EMAWeightAveraging`, `StochasticWeightAveraging`, torch's `AveragedModel`/`swa_utils`, an
+      EMA).
     - **unsafe** otherwise, saying what was not proven: a base class ddpfix does not know (it may
       define the name); a tensor written after `__init__` (as a buffer, each rank's writes would
       be replaced by rank 0's: a per-rank accumulator of label counts [16, 16] became [15, 17]);
@@ -111,7 +118,14 @@ class TensorAttribute(Rule):
       built from names ddpfix cannot see (ranks may differ, and DDP makes them rank 0's); a
       floating-point or unknown dtype (cast with the module, where the plain tensor was not); a
       public name, because ddpfix's facts do not follow attributes across files, and a subclass,
-      a callback or the training script elsewhere may write it (a float, an ndarray, an update).
+      a callback or the training script elsewhere may write it (a float, an ndarray, an update);
+      a read beside data on the CPU (the batch in `on_before_batch_transfer`,
+      `torch.where(self.mask, torch.zeros(3), torch.ones(3))`): the plain tensor was on the CPU
+      there, a buffer is on the rank's GPU ("Expected all tensors to be on the same device"); a
+      file that names weight averaging: `AveragedModel(..., use_buffers=True)` (which Lightning's
+      `WeightAveraging` builds) averages the buffers too, and fails on a bool one ("Subtraction
+      ... with two bool tensors") or an int one on the GPU. Weight averaging named only in another
+      file (the training script) is not seen: ddpfix's facts do not record it.
     - **no fix**: the cases of *When it does not fix*.
     """
 
@@ -253,7 +267,7 @@ class TensorAttribute(Rule):
                 if refusal:
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
-                    why = fix_safety(tree, cls, statement, name, ctx.imports)
+                    why = fix_safety(tree, cls, statement, name, ctx.imports, ctx.view.text)
                     # never fixed here: nothing to remember
                     ctx.report(statement, message, fixable=True, safe=why is None, why=why or "")
 
