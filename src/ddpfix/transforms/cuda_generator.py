@@ -88,7 +88,10 @@ class CudaGenerator(Rule):
       project and found no default-device switch anywhere: the CPU generator draws what the CUDA
       one failed to draw, and nothing else used it.
     - **unsafe** — a default-device switch in another file, or one whose device is not a literal
-      (samplers may need the CUDA generator there); a generator held in `self.<attr>` or a module-
+      (samplers may need the CUDA generator there): a `with` whose item is not a call (`with DEV:`,
+      `with cfg.device:`, even `with lock:`, since any name may hold a `torch.device`), a context
+      entered by hand (`x.__enter__()`, `stack.enter_context(x)`), `set_default_device` or
+      `set_default_tensor_type` named in a string (`getattr(torch, "set_default_device")`); a generator held in `self.<attr>` or a module-
       or class-level name (other code may use it for CUDA work); `WeightedRandomSampler` (it draws
       on its weights' device); a partial view (a file named alone, stdin, an editor buffer,
       pre-commit's staged files: another file may switch the default device).
