@@ -89,3 +89,52 @@ def test_a_monitored_log_already_marked_rank_zero_only_is_reported():
     assert [kind for _, kind, _ in found] == ["manual"]
     found, _ = run({"model.py": marked, "train.py": TRAIN % b'"val_acc"'}, whole=False)
     assert found == []
+
+
+SYNCED_MODEL = MODEL.replace(b'"val_loss", loss)', b'"val_loss", loss, sync_dist=True)')
+CALLBACKS = b"import lightning as L\nfrom lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\n"
+
+
+def monitored_in(train: bytes) -> tuple[list, bytes]:
+    """The findings on model.py where train.py is ``CALLBACKS + train``: a monitor of val_loss moves
+    the log out of its guard (safe), never marks it rank_zero_only."""
+    found, result = run({"model.py": SYNCED_MODEL, "train.py": CALLBACKS + train})
+    return found, result.output
+
+
+def test_a_monitor_set_as_an_attribute_is_a_monitor():
+    found, output = monitored_in(b'ckpt = ModelCheckpoint(save_top_k=1)\nckpt.monitor = "val_loss"\n')
+    assert [kind for _, kind, _ in found] == ["safe"]
+    assert b"rank_zero_only" not in output and b'        self.log("val_loss", loss, sync_dist=True)\n        self.losses' in output
+    found, _ = monitored_in(b'ckpt = ModelCheckpoint(save_top_k=1)\nckpt.monitor = "val_acc"\n')
+    assert [kind for _, kind, _ in found] == ["safe"]  # another key: rank_zero_only, proven
+    found, _ = monitored_in(b'ckpt = ModelCheckpoint(save_top_k=1)\nckpt.monitor = args.metric\n')
+    assert [kind for _, kind, _ in found] == ["unsafe"] and "ckpt.monitor" in found[0][2]
+
+
+def test_a_monitor_keyword_in_any_call_is_a_monitor():
+    subclass = b'class Best(ModelCheckpoint):\n    def __init__(self):\n        super().__init__(monitor="val_loss", mode="min")\n'
+    found, output = monitored_in(subclass)
+    assert [kind for _, kind, _ in found] == ["safe"]
+    assert b"rank_zero_only" not in output
+    found, _ = monitored_in(subclass.replace(b'monitor="val_loss"', b"monitor=self.metric"))
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+
+
+def test_model_checkpoint_takes_its_monitor_third():
+    found, output = monitored_in(b'ckpt = ModelCheckpoint("ckpts", "{epoch}", "val_loss")\n')
+    assert [kind for _, kind, _ in found] == ["safe"]
+    assert b"rank_zero_only" not in output
+    found, _ = monitored_in(b'ckpt = ModelCheckpoint("ckpts", "{epoch}")\n')  # no monitor
+    assert [kind for _, kind, _ in found] == ["safe"]
+    found, _ = monitored_in(b'ckpt = ModelCheckpoint("ckpts", "{epoch}", metric)\n')
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+
+
+def test_the_same_key_synced_on_the_other_ranks_makes_rank_zero_only_unsafe():
+    other = SYNCED_MODEL.replace(b"        self.losses.clear()", b"        else:\n            self.log(\"val_loss\", loss, sync_dist=True)\n        self.losses.clear()")
+    found, _ = run({"model.py": other})
+    assert [kind for _, kind, _ in found] == ["unsafe"] and "line 11" in found[0][2]
+    unsynced = other.replace(b'loss, sync_dist=True)\n        self', b'loss)\n        self')
+    found, _ = run({"model.py": unsynced})  # no sync there: no all-reduce to leave
+    assert [kind for _, kind, _ in found] == ["safe"]

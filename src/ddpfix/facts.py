@@ -19,8 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
-#: ``monitor`` when given positionally.
-MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": None, "StochasticWeightAveraging": None}
+#: ``monitor`` when given positionally (Lightning 2.x: ``EarlyStopping(monitor, ...)``,
+#: ``ModelCheckpoint(dirpath, filename, monitor, ...)``; ``StochasticWeightAveraging`` takes none).
+MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWeightAveraging": None}
 # ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
 _CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 # What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
@@ -39,12 +40,20 @@ FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveragi
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
 # that a file of many ``with`` words without a colon stays linear.
-_SWITCH_LITERALS = (b"set_default_device", b"set_default_tensor_type", b"init_module", b"init_tensor", b"DeviceContext")
+_SWITCH_LITERALS = (b"set_default_device", b"set_default_tensor_type", b"init_module", b"init_tensor", b"DeviceContext",
+                    b"__enter__", b"enter_context")
 # ``with torch.device(...)``, ``with self.device:``: a ``with`` statement (checked: at its line's
 # start) whose items, before any colon, hold a name with "device" or "Device" in it.
 _WITH_DEVICE = re.compile(rb"with\b[^:#]{0,300}?[Dd]evice\w*[ \t]*(?:[(:,)]|as\b)")
 _INDENT = re.compile(rb"[ \t]*(?:async[ \t]+)?")
 _DEVICE_ALIAS = re.compile(rb"device[ \t]+as[ \t]+\w+[ \t]*(?:[,)\r\n#;]|\Z)")  # ``from torch import device as D``
+# A ``with`` statement starts a line (a compound statement never follows ``:`` or ``;``). Its items
+# are read from the text: one that is not plainly a call (``with lock:``, ``with cfg.device:``) may
+# hold a torch.device, so the file is parsed; a header the scan cannot read is parsed too.
+_WITH_STATEMENT = re.compile(rb"^[ \t\f]*(?:async[ \t\f]+)?with\b", re.M)
+# An item's text with its brackets' contents taken out: a call is ``name.name()``, ``f()()``, ``f().g()``.
+_CALL_SHAPE = re.compile(rb"[ \t]*[A-Za-z_][\w.]*[ \t]*\(\)(?:[ \t]*(?:\.[ \t]*[A-Za-z_]\w*[ \t]*)?\(\))*[ \t]*")
+_AS_TARGET = re.compile(rb"[ \t]as\b")
 SWITCH_FUNCTIONS = frozenset({"set_default_device", "set_default_tensor_type"})
 SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # Lightning's, torch's
 LIGHTNING_BASES = frozenset({"LightningModule"})
@@ -237,7 +246,7 @@ def file_facts(path: str, data: bytes) -> FileFacts:
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))
     fact_words = any(word in data for word in FACT_LITERALS) and _FACT_WORDS.search(data) is not None
-    switch_words = any(word in data for word in _SWITCH_LITERALS) or _with_device(data)
+    switch_words = any(word in data for word in _SWITCH_LITERALS) or _with_device(data) or _may_enter_a_name(data)
     if not fact_words and not switch_words:
         return facts
     try:
@@ -274,6 +283,27 @@ def file_facts(path: str, data: bytes) -> FileFacts:
                     found.append(Monitor(metric or "?", path, node.lineno, "dict"))
             elif callee == "LightningCLI":
                 facts.unknown_monitors.append(Monitor("?", path, node.lineno, "LightningCLI (its configuration)"))
+            else:
+                # ``monitor=`` in any other call: a subclass's ``super().__init__(monitor="val_acc")``,
+                # a factory, a pruning callback. Read as a monitor; one that is not a literal is unknown.
+                for keyword in node.keywords:
+                    if keyword.arg == "monitor":
+                        metric = _constant_str(keyword.value)
+                        found = facts.monitors if metric is not None else facts.unknown_monitors
+                        found.append(Monitor(metric or "?", path, node.lineno, f"`{callee or '...'}(monitor=...)`"))
+            if callee == "setattr" and len(node.args) >= 2 and _constant_str(node.args[1]) == "monitor":
+                # ``setattr(ckpt, "monitor", name)``: a monitor set from outside, never read here.
+                facts.unknown_monitors.append(Monitor("?", path, node.lineno, "setattr(..., \"monitor\", ...)"))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            # ``ckpt.monitor = "val_loss"``: a callback's monitor set after it is made.
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and part.attr == "monitor" and isinstance(part.ctx, ast.Store):
+                        # a literal assigned to it alone; else (a name, ``+=``, a tuple target) unknown
+                        metric = _constant_str(node.value) if not isinstance(node, ast.AugAssign) and target is part else None
+                        found = facts.monitors if metric is not None else facts.unknown_monitors
+                        found.append(Monitor(metric or "?", path, node.lineno, f"`{_dotted(part)} = ...`"))
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
                 if _constant_str(key) == "monitor":
@@ -282,6 +312,68 @@ def file_facts(path: str, data: bytes) -> FileFacts:
                     else:
                         facts.unknown_monitors.append(Monitor("?", path, node.lineno, "a \"monitor\" entry"))
     return facts
+
+
+def _may_enter_a_name(data: bytes) -> bool:
+    """Some ``with`` statement of the text may have an item that is not a call (``default_device_switches``
+    counts those): False only where every ``with`` header reads as calls alone."""
+    if b"with" not in data:
+        return False
+    for match in _WITH_STATEMENT.finditer(data):
+        if not _calls_only(data, match.end()):
+            return True
+    return False
+
+
+def _calls_only(data: bytes, start: int) -> bool:
+    """The ``with`` header from ``start`` to its colon holds only items that are calls (each maybe
+    ``as`` a target). Brackets' contents are skipped; a string, a comment or a header longer than
+    2000 bytes is not read (False), nor a string outside brackets or one the scan cannot close."""
+    items, current, depth = [], bytearray(), 0
+    end = min(len(data), start + 2000)
+    index = start
+    while True:
+        if index >= end:
+            return False
+        char = data[index]
+        if char in b"\"'" and depth:  # a string inside brackets (``open("a.txt")``): skipped
+            close = data.find(bytes([char]), index + 1, end)
+            if close < 0 or close == index + 1 or b"\n" in data[index:close] or b"\\" in data[index:close]:
+                return False  # an empty string may open a triple-quoted one; a newline or an escape: not read
+            index = close + 1
+            continue
+        if char in b"\"'#":
+            return False
+        if char == 0x5C:  # a backslash: the header goes on on the next line
+            index += 2
+            current += b" "
+            continue
+        if char in b"([{":
+            depth += 1
+            if depth == 1:
+                current.append(char)
+        elif char in b")]}":
+            depth -= 1
+            if depth < 0:
+                return False
+            if depth == 0:
+                current.append(char)
+        elif depth == 0:
+            if char == 0x0A or char == 0x0D:
+                return False  # no colon on the line: not a header the scan reads
+            if char in b",:":
+                items.append(bytes(current))
+                current = bytearray()
+                if char == 0x3A:
+                    break
+            else:
+                current.append(char)
+        index += 1
+    for item in items:
+        expression = _AS_TARGET.split(item, 1)[0]
+        if not _CALL_SHAPE.fullmatch(expression):
+            return False  # a name, an attribute, a subscript, ``(a, b)``, or not plainly a call
+    return bool(items)
 
 
 def _may_pass_a_monitor(call: ast.Call, position: int | None) -> bool:
@@ -330,16 +422,13 @@ def default_device_switches(tree: ast.Module, path: str) -> list[DeviceSwitch]:
                 kind = _switch_kind(functions[name], node)
                 if kind is not None:
                     found.append(DeviceSwitch(path, node.lineno, f"{_dotted(node.func)}(...)", kind == "cuda", False))
-            elif name == "__enter__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
-                inner = node.func.value  # ``torch.device("cuda").__enter__()``
-                kind = _context_kind(inner, devices)
-                if kind is not None:
-                    found.append(DeviceSwitch(path, node.lineno, f"{_dotted(inner.func)}(...).__enter__()", kind == "cuda", False))
-            elif name == "enter_context" and node.args and isinstance(node.args[0], ast.Call):
-                inner = node.args[0]
-                kind = _context_kind(inner, devices)
-                if kind is not None:
-                    found.append(DeviceSwitch(path, node.lineno, f"enter_context({_dotted(inner.func)}(...))", kind == "cuda", False))
+            elif name == "__enter__" and isinstance(node.func, ast.Attribute):
+                inner = node.func.value  # ``torch.device("cuda").__enter__()``, ``ctx.__enter__()``
+                found.append(_entered(path, node.lineno, inner, devices, "{}.__enter__()"))
+            elif name == "enter_context" and node.args:
+                found.append(_entered(path, node.lineno, node.args[0], devices, "enter_context({})"))
+            elif name == "enter_context" or (name == "__enter__" and not isinstance(node.func, ast.Attribute)):
+                found.append(DeviceSwitch(path, node.lineno, f"{_dotted(node.func)}(...)", False, False))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 context = item.context_expr
@@ -347,14 +436,34 @@ def default_device_switches(tree: ast.Module, path: str) -> list[DeviceSwitch]:
                     kind = _context_kind(context, devices)
                     if kind is not None:
                         found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context.func)}(...)", kind == "cuda", True))
-                elif any(word in (_last_name(context) or "") for word in ("device", "Device")):  # a torch.device in a name
-                    found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context)}", False, True))
+                else:  # ``with device:``, ``with ctx:``, ``with lock:``: a torch.device may be held in any name
+                    found.append(DeviceSwitch(path, node.lineno, f"with {_shown_expression(context)}", False, True))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and any(f in node.value for f in SWITCH_FUNCTIONS):
+            # ``getattr(torch, "set_default_device")(...)``: reached by its name as a string
+            found.append(DeviceSwitch(path, node.lineno, repr(node.value) if len(node.value) < 40 else "a string naming "
+                                      + next(f for f in SWITCH_FUNCTIONS if f in node.value), False, False))
     for node in ast.walk(tree):  # ``set = torch.set_default_device``: handed around, called who knows how
         if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called and _last_name(node) in SWITCH_FUNCTIONS:
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)):
                 found.append(DeviceSwitch(path, node.lineno, _dotted(node), False, False))
     found.sort(key=lambda switch: switch.line)
     return found
+
+
+def _entered(path: str, line: int, inner: ast.expr, devices: set[str], shape: str) -> DeviceSwitch:
+    """A context entered by hand (``x.__enter__()``, ``stack.enter_context(x)``): whatever ``x`` is, it
+    may be a device context; known to be CUDA only for ``torch.device("cuda")`` itself."""
+    if isinstance(inner, ast.Call):
+        cuda = _last_name(inner.func) in devices and _device_kind(inner) == "cuda"
+        return DeviceSwitch(path, line, shape.format(f"{_dotted(inner.func)}(...)"), cuda, False)
+    return DeviceSwitch(path, line, shape.format(_shown_expression(inner)), False, False)
+
+
+def _shown_expression(node: ast.expr) -> str:
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return _dotted(node)
+    text = ast.unparse(node)
+    return text if len(text) < 40 else text[:37] + "..."
 
 
 def _last_name(node: ast.AST) -> str | None:

@@ -60,8 +60,9 @@ def _literal(node: ast.AST | None) -> bool:
 
 
 def unknown_monitor_here(tree: ast.Module) -> str | None:
-    """The first monitor of this file that the facts cannot read: they keep only literal ``monitor``
-    arguments of the monitoring callbacks and literal ``"monitor"`` values of dicts."""
+    """The first monitor of this file that is not a literal (the facts keep literal ``monitor=``
+    arguments of any call, the monitoring callbacks' positional ones, ``x.monitor = "..."`` and
+    literal ``"monitor"`` values of dicts)."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -71,12 +72,11 @@ def unknown_monitor_here(tree: ast.Module) -> str | None:
             for keyword in node.keywords:
                 if keyword.arg == "monitor" and not _literal(keyword.value):
                     found.append((node.lineno, f"`monitor=` on line {node.lineno} is not a literal"))
-                elif keyword.arg == "monitor" and callee not in MONITORING_CALLBACKS:
-                    found.append((node.lineno, f"`{callee or '...'}(monitor=...)` on line {node.lineno} is a monitor the facts do not read"))
                 elif keyword.arg is None and callee in MONITOR_TAKERS:
                     found.append((node.lineno, f"`{callee}(**...)` on line {node.lineno} may set its monitor"))
-            if callee == "EarlyStopping" and node.args and not _literal(node.args[0]):
-                found.append((node.lineno, f"`EarlyStopping`'s monitor on line {node.lineno} is not a literal"))
+            position = MONITORING_CALLBACKS.get(callee)
+            if position is not None and len(node.args) > position and not _literal(node.args[position]):
+                found.append((node.lineno, f"`{callee}`'s monitor on line {node.lineno} is not a literal"))
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
                 if isinstance(key, ast.Constant) and key.value == "monitor" and not _literal(value):
@@ -109,7 +109,7 @@ def unmonitored_unproven(names: list[str] | None, facts, tree: ast.Module) -> st
 
 
 def move_unproven(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, guard_node: ast.AST,
-                  jumped: list, synced: bool, monitored: bool, tests) -> str | None:
+                  jumped: list, synced: bool, monitored: bool, tests, cls: ast.ClassDef | None = None) -> str | None:
     """Why moving ``call`` out of its guard (to every rank, with ``sync_dist=True``) is not proven
     to change nothing but the DDP failure; None when it is."""
     if not monitored and not synced:
@@ -135,14 +135,89 @@ def move_unproven(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionD
         unknown = _unknown_value(argument, bound)
         if unknown is not None:
             return unknown
+    plain = _plain_attributes(cls)
     for unit in jumped:
         for statement in unit if isinstance(unit, tuple) else (unit,):
             for node in ast.walk(statement):
+                changed = _changes_in_place(node, plain)
+                if changed is not None:
+                    return (f"{changed} (line {node.lineno}) inside the guard changes a value in place, and the log "
+                            "now runs in another order with it: an alias (`pct = acc`) may be what it logs")
                 if isinstance(node, ast.Call) and not _leaves_values_alone(node):
                     name = _callee(node) or "a call"
                     return (f"`{name}()` inside the guard now runs in another order with the log: it is not known "
                             "to leave the logged value alone")
     return None
+
+
+def _plain_attributes(cls: ast.ClassDef | None):
+    """Whether ``self.<name> = v`` only rebinds an attribute of the module: not where the class
+    defines ``__setattr__`` or a property of that name (its setter may run any code)."""
+    if cls is None:
+        return lambda name: False
+    custom = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if statement.name in ("__setattr__", "__delattr__"):
+                return lambda name: False
+            if statement.decorator_list:
+                custom.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            custom.update(t.id for t in targets if isinstance(t, ast.Name))  # ``x = property(...)``, a descriptor
+    return lambda name: name not in custom
+
+
+def _changes_in_place(node: ast.AST, plain=lambda name: False) -> str | None:
+    """An in-place change (``x *= 100``, ``x[i] = v``, ``x.attr = v``, ``del x[i]``), whatever its
+    name: a tensor is changed through every name that holds it. ``self.<name> = v`` only rebinds
+    the module's attribute (``plain``: no setter of the class runs). In-place methods (``x.mul_()``)
+    are calls not known to leave values alone (``_leaves_values_alone``)."""
+    if isinstance(node, ast.AugAssign):
+        return f"`{_short(ast.unparse(node))}`"
+    targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    for target in targets:
+        for part in ast.walk(target):
+            if isinstance(part, (ast.Subscript, ast.Attribute)) and isinstance(part.ctx, (ast.Store, ast.Del)):
+                if (isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store) and isinstance(part.value, ast.Name)
+                        and part.value.id == "self" and plain(part.attr)):
+                    continue
+                return f"`{_short(ast.unparse(node))}`"
+    return None
+
+
+def _short(text: str) -> str:
+    text = text.splitlines()[0] if text else text
+    return text if len(text) < 40 else text[:37] + "..."
+
+
+def synced_elsewhere(call: ast.Call, names: list[str] | None, cls: ast.ClassDef, names_of) -> str | None:
+    """Why the other ranks may still sync the key without rank 0 (None: no other ``self.log`` of
+    the class may log it with a sync). ``else: self.log(k, sync_dist=True)``, a complementary
+    ``if self.global_rank > 0:`` or a helper method logging it: rank 0 then leaves their all-reduce."""
+    for other in ast.walk(cls):
+        if (other is call or not isinstance(other, ast.Call) or not isinstance(other.func, ast.Attribute)
+                or other.func.attr not in ("log", "log_dict") or not isinstance(other.func.value, ast.Name)
+                or other.func.value.id != "self" or not _may_sync(other)):
+            continue
+        theirs = names_of(other)
+        if names is None or theirs is None or set(names) & set(theirs):
+            what = next(iter(set(names) & set(theirs)), None) if names and theirs else None
+            key = f"{what}" if what else "a key that may be this one"
+            return (f"`self.{other.func.attr}(...)` on line {other.lineno} may log {key} with a sync too: "
+                    "ranks that reach it would enter the all-reduce without rank 0")
+    return None
+
+
+def _may_sync(call: ast.Call) -> bool:
+    """``sync_dist`` given and not a literal False, or maybe passed in ``*args`` / ``**kwargs`` or
+    positionally (its place in ``log`` / ``log_dict``: the 9th / 8th)."""
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return True
+        if keyword.arg == "sync_dist":
+            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value in (False, None))
+    return any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) >= 8
 
 
 def _unknown_value(node: ast.expr, bound: dict[str, str | None]) -> str | None:

@@ -13,7 +13,7 @@ from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._args import ReplaceCalls, is_true, keeps_comments, keyword, with_keyword, without_keyword
 from ddpfix.transforms._lightning import lightning_methods, self_method_calls, string_value
 from ddpfix.transforms._names import exit_in, statement_names
-from ddpfix.transforms._rank_gated_log_safety import move_unproven, unmonitored_unproven
+from ddpfix.transforms._rank_gated_log_safety import move_unproven, synced_elsewhere, unmonitored_unproven
 from ddpfix.transforms._ranks import RANK_TRIGGERS, Gated, Guard, RankTests, gated_statements
 from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, has_comment, has_star
 from ddpfix.transforms._tree_lightning import is_elif
@@ -98,6 +98,12 @@ class RankGatedLog(Rule):
       the logged names literals, no monitor of this file unknown (`monitor=args.monitor`, `self.hparams.monitor`,
       `dict(monitor=...)`, `ModelCheckpoint(**cfg)`, a non-literal `"monitor"`, `LightningCLI` and its
       YAML), and no monitor naming the key's `_step` / `_epoch` forms (`on_step=True, on_epoch=True`).
+      Monitors are read wherever they are named: `EarlyStopping("val_loss")`, `ModelCheckpoint`'s
+      third positional argument, `monitor=` in any call (a subclass's `super().__init__(monitor=...)`),
+      `ckpt.monitor = "val_loss"`, a `"monitor"` key. And no other `self.log` of the class may log
+      the key (or a key that is not a literal) with a sync (`sync_dist` not a literal False,
+      `**kwargs`): an `else:` branch or an `if self.global_rank > 0:` that logs it with
+      `sync_dist=True` leaves the other ranks in an all-reduce that rank 0 no longer enters.
     - **unsafe** — the same where any of that is not proven.
     - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
       monitor is a literal found in the run (a known monitor needs no whole view), the method is a
@@ -106,12 +112,15 @@ class RankGatedLog(Rule):
       reads is a literal, a parameter or a name bound before the guard on every rank without a rank
       test (`x.item()`, `d["k"]`, arithmetic of those too), its keywords are literals, and the
       statements it jumps over call only functions known to leave values alone (`print`,
-      `self.print`, `x.item()`, ...).
+      `self.print`, `x.item()`, ...) and change nothing in place, and no other `self.log` of the
+      class may log the key with a sync.
     - **unsafe** — the same move otherwise: a value from `self.attribute`, a call (`self.summary()`),
       a name set in an `if`/loop before the guard or computed from the rank, a helper method (it may
       be called on rank 0 only), a `return` before the guard (not every rank may reach the sync), a
       guard nested in a loop or `with`, an unknown call inside the guard (the log now runs after
-      it); and a move forced by `--log-mode sync-dist` for an unmonitored, unsynced metric (its
+      it), an in-place change inside the guard on any name (`pct = acc; pct *= 100` changes `acc`;
+      `x[i] = v`, `x.attr = v`; `self.attr = v` only where the class defines a setter or
+      `__setattr__`), the same key logged with a sync elsewhere in the class; and a move forced by `--log-mode sync-dist` for an unmonitored, unsynced metric (its
       value turns from rank 0's into the mean over ranks).
     - **no fix** — the refusals above.
     """
@@ -208,7 +217,7 @@ class RankGatedLog(Rule):
         whether the rewrite keeps it (``keeps_comments``) only LibCST's tree can tell."""
         tests = TreeRankTests(ctx.imports)
         mode = str(ctx.options.get("log_mode", "auto"))
-        for _cls, method in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+        for cls, method in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             for gated in _tree_gated_lines(method, tests, ctx.view):
                 for call in tree_self_method_calls(list(gated.line), LOG_METHODS):
                     if tree_is_true(tree_keyword(call, "rank_zero_only")):
@@ -219,10 +228,10 @@ class RankGatedLog(Rule):
                         if message is not None:
                             _tree_report(ctx, call, gated, message, fixable=False)
                         continue  # otherwise it already says what it means
-                    self._check_call(call, gated, mode, ctx, tree, method, tests)
+                    self._check_call(call, gated, mode, ctx, tree, cls, method, tests)
 
     def _check_call(self, call: ast.Call, gated: _TreeGated, mode: str, ctx: RuleContext, tree: ast.Module,
-                    method: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> None:
+                    cls: ast.ClassDef, method: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> None:
         """``_handle`` without the edits; here each fix is proven safe, or marked unsafe with why."""
         def report(message: str, fixable: bool = False, why: str | None = None) -> None:
             _tree_report(ctx, call, gated, message, fixable=fixable, safe=why is None, why=why or "")
@@ -233,7 +242,7 @@ class RankGatedLog(Rule):
         monitors = [m for n in names or () for m in ctx.facts.monitored.get(n, ())]
         synced = tree_is_true(tree_keyword(call, "sync_dist"))
         if mode == "sync-dist" or (mode == "auto" and monitors):
-            self._check_move_out(call, ctx, f"{label} runs {where}", monitors, report, gated, method, synced, tests)
+            self._check_move_out(call, ctx, f"{label} runs {where}", monitors, report, gated, cls, method, synced, tests)
             return
         if names is None and ctx.facts.monitored and mode == "auto":
             watched = ", ".join(sorted(ctx.facts.monitored))
@@ -256,11 +265,13 @@ class RankGatedLog(Rule):
         _defer_if_commented(call, ctx)  # ``report_fix``: the keywords' rewrite may drop or repeat it
         # rank_zero_only=True only turns the sync off (Lightning's ``_Sync``): nothing else changes,
         # unless a callback monitors the key, which then never exists on the other ranks.
-        why = unmonitored_unproven(names, ctx.facts, tree)
+        # The other ranks may also log the key with a sync elsewhere (``else:``, ``if rank > 0:``):
+        # rank 0, now out of the sync, leaves them in their all-reduce.
+        why = unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, _tree_logged_names)
         report(f"{label} runs {where}: {problem}; mark it rank_zero_only=True", fixable=True, why=why)
 
     def _check_move_out(self, call: ast.Call, ctx: RuleContext, what: str, monitors, report, gated: _TreeGated,
-                        method, synced: bool, tests: TreeRankTests) -> None:
+                        cls: ast.ClassDef, method, synced: bool, tests: TreeRankTests) -> None:
         """``_move_out`` without the edits."""
         reason = (
             f"{monitors[0].metric} is monitored by {monitors[0].describe()}: the other ranks crash or hang without it"
@@ -273,7 +284,8 @@ class RankGatedLog(Rule):
             report(f"{message} (not rewritten: {refusal})")
             return
         _defer_if_commented(call, ctx)  # adding ``sync_dist=True`` may repeat a comment between arguments
-        why = move_unproven(call, method, gated.guard.node, _tree_jumped(gated), synced, bool(monitors), tests)
+        why = (move_unproven(call, method, gated.guard.node, _tree_jumped(gated), synced, bool(monitors), tests, cls)
+               or synced_elsewhere(call, _tree_logged_names(call), cls, _tree_logged_names))
         report(message, fixable=True, why=why)
 
 
