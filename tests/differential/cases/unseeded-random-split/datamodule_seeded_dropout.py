@@ -1,4 +1,4 @@
-# differential: unchanged
+# differential: unsafe
 """A DataModule splits its dataset 80/20 in setup(); the run is seeded with seed_everything(7), and
 the model uses dropout.
 
@@ -7,6 +7,8 @@ the original already draws the same split on every rank: there is no DDP failure
 generator the fix adds (seeded with the same 7) even draws the same split, but the split no longer
 draws from the global generator, so every dropout mask after it changes: the seeded run trains to
 other weights. (Without the dropout the two runs are equal; ddpfix cannot tell the two apart.)
+A fix to offer for review (it makes the split independent of whatever draws before it), not to
+apply unasked.
 """
 import lightning as L
 import torch

@@ -1,11 +1,11 @@
-# differential: unchanged
+# differential: unsafe
 """A DDP training script seeds, builds its data, splits it three ways with int lengths, then builds
 the model, trains and tests.
 
 Every rank runs seed_everything(11) first, so every rank draws the same split: no DDP failure. The
 fix's generator (seeded with the same 11) draws the same split too, but the split then no longer
 draws from the global generator, so the model built after it starts from other weights: the seeded
-run computes something else.
+run computes something else. A fix to offer for review, not to apply unasked.
 """
 import lightning as L
 import torch

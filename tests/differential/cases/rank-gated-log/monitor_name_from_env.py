@@ -1,11 +1,13 @@
 # differential: unchanged
-"""ModelCheckpoint monitors MONITOR, a module constant naming val_acc; the model logs val_acc under
-a rank-0 guard.
+"""ModelCheckpoint monitors the metric the environment names (MONITOR, default val_acc); the model
+logs val_acc under a rank-0 guard.
 
-The monitored name is not a literal at the callback: marking the log rank_zero_only=True keeps
-rank 1 without the key ModelCheckpoint reads, so the DDP run still fails; only moving the log out
-of the guard fixes it.
+No reading of the file can say which metric is monitored: marking the log rank_zero_only=True
+keeps rank 1 without the key ModelCheckpoint reads, so the DDP run still fails while the fix
+claims to have fixed it; only moving the log out of the guard fixes it.
 """
+import os
+
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
@@ -14,7 +16,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import probe
 
-MONITOR = "val_acc"
+MONITOR = os.environ.get("MONITOR", "val_acc")
 
 
 class Model(L.LightningModule):
