@@ -32,13 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rule", help="only this rule's cases (a folder name under tests/differential/cases)")
     parser.add_argument("--case", help="only this case (NAME or RULE/NAME)")
+    parser.add_argument("--expectation", choices=harness.EXPECTATIONS, help="only the cases with this expectation")
     parser.add_argument("--jobs", type=int, default=1, help="cases checked at once (each DDP run uses 2 processes)")
     parser.add_argument("--unsafe", action="store_true", help="also run unsafe (and wrongly rewritten unchanged) fixes")
     parser.add_argument("--keep", action="store_true", help="keep each case's work folder (printed)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every run and every problem")
     args = parser.parse_args(argv)
 
-    cases = harness.discover(args.rule, args.case)
+    cases = [c for c in harness.discover(args.rule, args.case) if args.expectation in (None, c.expectation)]
     if not cases:
         print("no cases match", file=sys.stderr)
         return 2
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                 changed_by_default = bool(outcome.rewrites) and outcome.rewrites[0].changed
                 verdict, details = harness.behaviour(case, folder / "behaviour", unsafe=not changed_by_default, log=log)
                 if details:
-                    outcome.notes.append("behaviour: " + "; ".join(details[:4]))
+                    outcome.notes.append("behaviour: " + "; ".join(details[:6]))
                 seconds = time.monotonic() - tick
             if args.keep:
                 outcome.notes.append(f"work folder: {folder}")
@@ -72,14 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     width = max(len(c.id) for c in cases)
     header = f"{'case':<{width}}  {'expectation':<11}  {'result':<20}  {'seconds':>7}"
     if args.unsafe:
-        header += f"  {'behaviour':<20}  {'seconds':>7}"
+        header += f"  {'behaviour':<34}  {'seconds':>7}"
     print(header)
     print("-" * len(header))
     failed = 0
     for outcome, verdict, seconds in results:
         line = f"{outcome.case.id:<{width}}  {outcome.case.expectation:<11}  {outcome.result:<20}  {outcome.seconds:7.1f}"
         if args.unsafe:
-            line += f"  {verdict or '-':<20}  {seconds:7.1f}" if verdict else f"  {'-':<20}  {'':>7}"
+            line += f"  {verdict or '-':<34}  {seconds:7.1f}" if verdict else f"  {'-':<34}  {'':>7}"
         print(line)
         failed += not outcome.passed
     print("-" * len(header))

@@ -124,4 +124,5 @@ def test_case(case: harness.Case, tmp_path):
     outcome = harness.check_case(case, tmp_path)
     if outcome.result == harness.NEEDS_UNSAFE:
         pytest.fail(f"{case.id}: {harness.NEEDS_UNSAFE} (this ddpfix has no such flag)\n{outcome.report()}", pytrace=False)
-    assert outcome.passed, outcome.report()
+    if not outcome.passed:
+        pytest.fail(outcome.report(), pytrace=False)

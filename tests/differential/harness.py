@@ -423,8 +423,8 @@ def compare(first: Run, second: Run, shape_only: bool = False) -> list[str]:
         found: list[str] = []
         found += _diff_mapping("weight", a["state"], b["state"], shape_only, key="values")
         found += _diff_mapping("buffer", a["buffers"], b["buffers"], shape_only, key="values")
-        for metrics in ("callback_metrics", "logged_metrics"):
-            found += _diff_mapping(metrics, a[metrics], b[metrics], shape_only)
+        for metrics in ("callback_metrics", "logged_metrics", "progress_bar_metrics"):
+            found += _diff_mapping(metrics, a.get(metrics, {}), b.get(metrics, {}), shape_only)
         if not shape_only:
             for counter in ("epochs", "global_step"):
                 if a[counter] != b[counter]:
@@ -619,9 +619,19 @@ def check_in_tempdir(case: Case, log: Callable[[str], None] = lambda _: None, ke
 # --- behaviour of an unsafe or refused fix (bench only) -----------------------------------------
 
 
+def last_error(proc: Proc) -> str:
+    """The last line of a failed run's stderr that names an error (a rank's traceback's end)."""
+    if proc.hung:
+        return f"hung (killed after {proc.seconds:.0f} s)"
+    lines = [l.strip() for l in proc.stderr.splitlines() if re.search(r"(Error|Exception|Timeout)\b", l)]
+    return (lines[-1] if lines else f"exit {proc.returncode}")[:240]
+
+
 def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str], None] = lambda _: None) -> tuple[str, list[str]]:
     """Run the original and the rewrite (``--unsafe-fixes`` if asked) in one process and under DDP
-    and say whether they behave differently. Returns (verdict, details)."""
+    and say how their behaviour compares: per setting ``same``, ``differs`` (both finish, with other
+    results), ``rewrite fails``, ``original fails`` (the rewrite finishes) or ``both fail``.
+    Returns (verdict, details)."""
     rewritten = rewrite(case.path, workdir / "rewrite", unsafe=unsafe)
     if rewritten.missing_flag:
         return NEEDS_UNSAFE, []
@@ -632,6 +642,7 @@ def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str
     shutil.copyfile(case.path, original)
     script = workdir / "rewrite" / case.path.name
     details: list[str] = []
+    verdicts: list[str] = []
     for devices in (1, 2):
         runs = []
         for label, path in (("original", original), ("rewrite", script)):
@@ -640,12 +651,20 @@ def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str
             log(f"{case.id}: {label} on {devices}: {'ok' if run.ok else 'FAILED'} in {run.proc.seconds:.1f} s")
             runs.append(run)
         first, second = runs
-        if not (first.ok and second.ok):
-            details += [r.describe().splitlines()[0] for r in runs if not r.ok]
-            if first.ok != second.ok:
-                details.append(f"{devices} process(es): one finishes, the other does not")
-            continue
-        details += compare(first, second)
-        if devices == 2:
-            details += ddp_invariants(second)
-    return ("differs" if details else "same"), details
+        setting = "1p" if devices == 1 else "ddp"
+        for run in runs:
+            if not run.ok:
+                details.append(f"{setting} {run.label}: {last_error(run.proc)} (ranks recorded: {sorted(run.ranks)})")
+        if first.ok and second.ok:
+            found = compare(first, second) + (ddp_invariants(second) if devices == 2 else [])
+            details += found
+            verdicts.append(f"{setting} {'differs' if found else 'same'}")
+        else:
+            verdicts.append(f"{setting} " + ("both fail" if not (first.ok or second.ok) else
+                                             "rewrite fails" if first.ok else "original fails"))
+        for run in runs:  # metrics that are not numbers (NaN) on a finished run are worth a word
+            for rank, data in sorted(run.ranks.items()):
+                odd = {k: v for k, v in data["callback_metrics"].items() if isinstance(v, str)}
+                if odd:
+                    details.append(f"{setting} {run.label} rank {rank}: {odd}")
+    return ", ".join(verdicts), details
