@@ -54,7 +54,9 @@ from typing import Any, Callable, Iterable
 HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"
 ROOT = HERE.parent.parent
-SRC = ROOT / "src"
+# The ddpfix to drive: this checkout's, unless DDPFIX_DIFF_SRC names another ``src`` folder (to
+# hold another revision to the same cases).
+SRC = Path(os.environ.get("DDPFIX_DIFF_SRC") or ROOT / "src").resolve()
 
 EXPECTATIONS = ("safe", "unchanged", "unsafe")
 HEADER = re.compile(r"#\s*differential:\s*(?P<expectation>[a-z]+)\s*(?:;\s*(?P<options>.*?))?\s*$")
@@ -216,8 +218,8 @@ def _other_members(pgid: int) -> bool:
         except OSError:
             continue
         # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 2 and int(fields[2]) == pgid:
+        fields = stat[stat.rfind(")") + 2:].split()  # state, ppid, pgrp, ...
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
             return True
     return False
 
@@ -283,16 +285,19 @@ def rule_code(rule: str) -> str:
     return _codes.get(rule, "?")
 
 
-def rewrite(source: Path, folder: Path, unsafe: bool = False) -> Rewrite:
+def rewrite(source: Path, folder: Path, unsafe: bool = False, whole: bool = True) -> Rewrite:
     """Copy ``source`` alone into ``folder`` (a fresh folder, so that no other file's facts — seeds,
-    monitored metrics — reach ddpfix) with a ``pyproject.toml`` of default settings, and run
-    ``python -m ddpfix --write --no-color -q`` (``--unsafe-fixes`` too if asked) on it."""
+    monitored metrics — reach ddpfix) with a ``pyproject.toml`` of default settings (the folder is a
+    project root), and run ``python -m ddpfix --write --no-color -q`` (``--unsafe-fixes`` too if
+    asked) on it: on the folder (``whole``: the run reads the whole project, so its facts are
+    complete), or on the file named alone (``FILE``: a partial view, on which ddpfix may hold back
+    fixes whose safety rests on the rest of the project)."""
     folder.mkdir(parents=True, exist_ok=False)
     (folder / "pyproject.toml").write_text("[tool.ddpfix]\n", encoding="utf-8")
     target = folder / source.name
     shutil.copyfile(source, target)
     before = source.read_bytes()
-    args = ["--write", "--no-color", "-q", *(["--unsafe-fixes"] if unsafe else []), target.name]
+    args = ["--write", "--no-color", "-q", *(["--unsafe-fixes"] if unsafe else []), "." if whole else target.name]
     proc = ddpfix(args, folder)
     return Rewrite(before, target.read_bytes(), proc, unsafe)
 
@@ -509,13 +514,17 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
     problems = outcome.problems
     code = rule_code(case.rule)
     default = rewrite(case.path, workdir / "rewrite")
-    outcome.rewrites.append(default)
-    if default.errored:
-        problems.append(f"ddpfix --write failed (exit {default.proc.returncode}): {default.summary()}")
+    alone = rewrite(case.path, workdir / "rewrite-file", whole=False)
+    outcome.rewrites += [default, alone]
+    for run, how in ((default, "ddpfix --write . (the whole project)"), (alone, "ddpfix --write FILE")):
+        if run.errored:
+            problems.append(f"{how} failed (exit {run.proc.returncode}): {run.summary()}")
+    if problems:
         return
     if case.expectation in ("unchanged", "unsafe"):
-        if default.changed:
-            problems.append(f"the default --write changed the file ({', '.join(default.fixed_codes()) or 'no [fixed] line'}):\n{_diff_text(default)}")
+        for run, how in ((default, "the default --write of the project"), (alone, "the default --write of the file named alone")):
+            if run.changed:
+                problems.append(f"{how} changed the file ({', '.join(run.fixed_codes()) or 'no [fixed] line'}):\n{_diff_text(run)}")
         outcome.notes.append(f"findings: {', '.join(default.codes()) or 'none'}")
         if case.expectation == "unsafe":
             unsafe = rewrite(case.path, workdir / "rewrite-unsafe", unsafe=True)
@@ -530,9 +539,14 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
             elif code not in unsafe.fixed_codes():
                 problems.append(f"--unsafe-fixes changed the file, but not by {code}: {unsafe.fixed_codes()}")
         return
+    # A partial view may hold fixes back, but what it writes must be what the runs below check.
+    if alone.changed and alone.after != default.after:
+        problems.append("ddpfix --write FILE rewrote the file otherwise than ddpfix --write . (only the latter is run):\n" + _diff_text(alone))
+    elif not alone.changed and default.changed:
+        outcome.notes.append("ddpfix --write FILE (a partial view) leaves it; the whole-project run fixes it")
     # safe
     if not default.changed:
-        problems.append(f"the default --write left the file as it was: {default.summary() or 'no findings'}")
+        problems.append(f"the default --write of the project left the file as it was: {default.summary() or 'no findings'}")
         return
     if code not in default.fixed_codes():
         problems.append(f"the rewrite is not {code}'s ({case.rule}) doing: fixed {default.fixed_codes()}")
