@@ -9,10 +9,14 @@ says what ddpfix must do with it::
     # differential: unchanged
     # differential: unsafe
 
-- ``safe``: the default ``python -m ddpfix --write`` changes the file (and the case's own rule is
-  among the fixes); original and rewrite compute the same in one process (weights, buffers, every
-  metric, the ``extra`` values the script records), and the same under ``devices=2,
-  strategy="ddp"`` (every rank). Where the original fails under DDP by design (it hangs, crashes or
+ddpfix runs twice on a copy of the case alone in a fresh project folder: ``python -m ddpfix --write
+--no-color -q .`` (the whole project, complete facts) and ``... FILE`` (the file named alone, a
+partial view on which ddpfix may hold fixes back).
+
+- ``safe``: the project run changes the file (and the case's own rule is among the fixes), and the
+  FILE run writes the same or nothing; original and rewrite compute the same in one process
+  (weights, buffers, every metric, the ``extra`` values the script records), and the same under
+  ``devices=2, strategy="ddp"`` (every rank). Where the original fails under DDP by design (it hangs, crashes or
   computes a rank's shard only), ``<case>.reference.py`` beside it is the fix a person would write:
   the rewrite's DDP run must match the reference's, and the original's DDP run must *not* (else the
   case claims a failure it does not have). ``reference=all`` makes the reference the yardstick in
@@ -21,11 +25,11 @@ says what ddpfix must do with it::
   names and shapes, metric names, split sizes). The state each saves must load into the other with
   ``strict=True``, both ways. In every DDP run of the rewrite, all ranks finish and hold the same
   weights and the same ``splits``.
-- ``unchanged``: the default ``--write`` leaves the file byte-identical (the rule refuses, or its fix
-  is marked unsafe). Nothing is run.
-- ``unsafe``: the default ``--write`` leaves it byte-identical, and ``--write --unsafe-fixes``
-  changes it (the fix is offered for a person to review). A ddpfix without ``--unsafe-fixes``
-  yields the result ``needs --unsafe-fixes``.
+- ``unchanged``: the default ``--write`` leaves the file byte-identical in both runs (the rule
+  refuses, or its fix is marked unsafe). Nothing is trained.
+- ``unsafe``: the default ``--write`` leaves it byte-identical in both runs, and ``--write
+  --unsafe-fixes`` changes it (the fix is offered for a person to review). A ddpfix without
+  ``--unsafe-fixes`` yields the result ``needs --unsafe-fixes``.
 
 Every subprocess (ddpfix, each training run) runs in its own session/process group under a hard
 timeout; on timeout, or when the run leaves processes behind (a DDP rank waiting on a dead peer),
