@@ -1,0 +1,688 @@
+"""The differential harness: proof by running that ddpfix's fixes change nothing a correct program
+computes except the DDP failure.
+
+A case is a tiny, realistic Lightning script under ``cases/<rule-name>/<case>.py`` whose first line
+says what ddpfix must do with it::
+
+    # differential: safe
+    # differential: safe; reference=all
+    # differential: unchanged
+    # differential: unsafe
+
+ddpfix runs twice on a copy of the case alone in a fresh project folder: ``python -m ddpfix --write
+--no-color -q .`` (the whole project, complete facts) and ``... FILE`` (the file named alone, a
+partial view on which ddpfix may hold fixes back).
+
+- ``safe``: the project run changes the file (and the case's own rule is among the fixes), and the
+  FILE run writes the same or nothing; original and rewrite compute the same in one process
+  (weights, buffers, every metric, the ``extra`` values the script records), and the same under
+  ``devices=2, strategy="ddp"`` (every rank). Where the original fails under DDP by design (it hangs, crashes or
+  computes a rank's shard only), ``<case>.reference.py`` beside it is the fix a person would write:
+  the rewrite's DDP run must match the reference's, and the original's DDP run must *not* (else the
+  case claims a failure it does not have). ``reference=all`` makes the reference the yardstick in
+  one process too, for an original whose single-process result is not reproducible (a split drawn
+  from an unseeded generator): the original is then held to the rewrite's *shape* only (parameter
+  names and shapes, metric names, split sizes). The state each saves must load into the other with
+  ``strict=True``, both ways. In every DDP run of the rewrite, all ranks finish and hold the same
+  weights and the same ``splits``.
+- ``unchanged``: the default ``--write`` leaves the file byte-identical in both runs (the rule
+  refuses, or its fix is marked unsafe). Nothing is trained.
+- ``unsafe``: the default ``--write`` leaves it byte-identical in both runs, and ``--write
+  --unsafe-fixes`` changes it (the fix is offered for a person to review). A ddpfix without
+  ``--unsafe-fixes`` yields the result ``needs --unsafe-fixes``.
+
+Every subprocess (ddpfix, each training run) runs in its own session/process group under a hard
+timeout; on timeout, or when the run leaves processes behind (a DDP rank waiting on a dead peer),
+that group and nothing else is killed, while the group leader is still unreaped (so the group id
+cannot have been reused). Each training run gets a fresh ``MASTER_PORT`` and ``OMP_NUM_THREADS=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+HERE = Path(__file__).resolve().parent
+CASES = HERE / "cases"
+ROOT = HERE.parent.parent
+# The ddpfix to drive: this checkout's, unless DDPFIX_DIFF_SRC names another ``src`` folder (to
+# hold another revision to the same cases).
+SRC = Path(os.environ.get("DDPFIX_DIFF_SRC") or ROOT / "src").resolve()
+
+EXPECTATIONS = ("safe", "unchanged", "unsafe")
+HEADER = re.compile(r"#\s*differential:\s*(?P<expectation>[a-z]+)\s*(?:;\s*(?P<options>.*?))?\s*$")
+NEEDS_UNSAFE = "needs --unsafe-fixes"
+
+# Seconds. A normal run takes 3-6 s on 2 cores; the limits are for loaded CI machines. The original
+# of a case with a reference is expected to fail under DDP, possibly by hanging: its limit is shorter.
+TRAIN_TIMEOUT = float(os.environ.get("DDPFIX_DIFF_TIMEOUT", "150"))
+FAILING_TIMEOUT = float(os.environ.get("DDPFIX_DIFF_FAILING_TIMEOUT", "60"))
+DDPFIX_TIMEOUT = 120.0
+
+# Floats are compared with a tolerance: a reference may compute a value another way (a mean of
+# gathered values instead of Lightning's sync); every difference the bugs make is far larger.
+REL_TOL, ABS_TOL = 1e-6, 1e-9
+
+
+# --- cases -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str
+    name: str
+    path: Path
+    expectation: str
+    options: dict[str, str]
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}/{self.name}"
+
+    @property
+    def reference(self) -> Path | None:
+        path = self.path.with_name(f"{self.name}.reference.py")
+        return path if path.exists() else None
+
+    @property
+    def reference_everywhere(self) -> bool:
+        return self.options.get("reference") == "all"
+
+    @property
+    def trains(self) -> bool:
+        return self.expectation == "safe"
+
+
+def parse_header(text: str) -> tuple[str, dict[str, str]]:
+    first = text.splitlines()[0] if text else ""
+    match = HEADER.match(first)
+    if not match or match["expectation"] not in EXPECTATIONS:
+        raise ValueError(f"the first line must be '# differential: {'|'.join(EXPECTATIONS)}', not {first!r}")
+    options: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in (match["options"] or "").split(";"))):
+        key, _, value = part.partition("=")
+        options[key.strip()] = value.strip()
+    unknown = set(options) - {"reference"}
+    if unknown or options.get("reference", "all") not in ("all", "ddp"):
+        raise ValueError(f"unknown header options {options!r} in {first!r}")
+    return match["expectation"], options
+
+
+def discover(rule: str | None = None, case: str | None = None, root: Path = CASES) -> list[Case]:
+    """Every case (``<rule>/<case>.py``, references excluded), sorted; ``rule``/``case`` filter by
+    name (a case filter may also be ``rule/case``)."""
+    found: list[Case] = []
+    for path in sorted(root.glob("*/*.py")):
+        if path.name.endswith(".reference.py") or path.name == "__init__.py":
+            continue
+        name = path.stem
+        if rule and path.parent.name != rule:
+            continue
+        if case and case not in (name, f"{path.parent.name}/{name}"):
+            continue
+        expectation, options = parse_header(path.read_text(encoding="utf-8"))
+        found.append(Case(path.parent.name, name, path, expectation, options))
+    return found
+
+
+# --- subprocesses in their own process group ---------------------------------------------------
+
+
+@dataclass
+class Proc:
+    returncode: int | None  # None: killed at the timeout (it hung)
+    stdout: str
+    stderr: str
+    seconds: float
+    stragglers: bool = False  # processes of its group outlived the leader and were killed
+
+    @property
+    def hung(self) -> bool:
+        return self.returncode is None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run_group(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> Proc:
+    """Run ``argv`` as the leader of a new session; kill its group (only it) on timeout or when
+    members outlive the leader. The leader is waited for with ``WNOWAIT`` so that it stays a zombie,
+    holding its pid (the group id), until the group has been killed."""
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+
+    def drain(stream, key: str) -> None:
+        for block in iter(lambda: stream.read1(65536), b""):
+            chunks[key].append(block)
+        stream.close()
+
+    readers = [threading.Thread(target=drain, args=(proc.stdout, "out"), daemon=True),
+               threading.Thread(target=drain, args=(proc.stderr, "err"), daemon=True)]
+    for reader in readers:
+        reader.start()
+    deadline = start + timeout
+    status = None
+    delay = 0.01
+    while status is None and time.monotonic() < deadline:
+        status = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if status is None:
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.1)
+    hung = status is None
+    stragglers = False
+    if hung:
+        os.killpg(proc.pid, signal.SIGKILL)
+    else:
+        # Members may still be finishing (a DDP rank writing its results, or one that a dead peer's
+        # closed socket is about to end): wait for them within the time left, then kill the group.
+        grace = min(deadline, time.monotonic() + 30.0)
+        while _other_members(proc.pid) and time.monotonic() < grace:
+            time.sleep(0.05)
+        if _other_members(proc.pid):
+            stragglers = True
+            os.killpg(proc.pid, signal.SIGKILL)
+    returncode = proc.wait()  # reaps the leader: only now may its pid (the group id) be reused
+    for reader in readers:
+        reader.join(timeout=10)
+    out = b"".join(chunks["out"]).decode("utf-8", "replace")
+    err = b"".join(chunks["err"]).decode("utf-8", "replace")
+    return Proc(None if hung else returncode, out, err, time.monotonic() - start, stragglers)
+
+
+def _other_members(pgid: int) -> bool:
+    """Whether a process other than the (zombie) leader is in group ``pgid`` (Linux /proc)."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # pragma: no cover - elsewhere (not Linux): assume none remain
+        return False
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == pgid:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so split after the last ')'.
+        fields = stat[stat.rfind(")") + 2:].split()  # state, ppid, pgrp, ...
+        if len(fields) > 2 and fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+def _python_env(extra_paths: Iterable[Path] = ()) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(p) for p in extra_paths]
+    if env.get("PYTHONPATH"):
+        paths.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    return env
+
+
+# --- ddpfix ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Rewrite:
+    before: bytes
+    after: bytes
+    proc: Proc
+    unsafe: bool
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def missing_flag(self) -> bool:
+        return self.unsafe and self.proc.returncode == 2 and "no such option" in self.proc.stderr.lower()
+
+    @property
+    def errored(self) -> bool:
+        return self.proc.returncode not in (0, 1)
+
+    def fixed_codes(self) -> list[str]:
+        """Codes of the findings ddpfix reports as written (``[fixed]``)."""
+        return re.findall(r"^\S.*?:\d+:\d+: ([A-Z]+\d+) \[fixed\]", self.proc.stdout, re.M)
+
+    def codes(self) -> list[str]:
+        return re.findall(r"^\S.*?:\d+:\d+: ([A-Z]+\d+) ", self.proc.stdout, re.M)
+
+    def summary(self) -> str:
+        return (self.proc.stdout + self.proc.stderr).strip()
+
+
+def ddpfix(args: list[str], cwd: Path, timeout: float = DDPFIX_TIMEOUT) -> Proc:
+    """``python -m ddpfix ARGS`` with this worktree's ``src`` first on the path."""
+    env = _python_env([SRC])
+    env["NO_COLOR"] = "1"
+    return run_group([sys.executable, "-m", "ddpfix", *args], env, cwd, timeout)
+
+
+_codes: dict[str, str] | None = None
+
+
+def rule_code(rule: str) -> str:
+    """``unseeded-random-split`` -> ``DDP012``, from ``ddpfix --list-rules``."""
+    global _codes
+    if _codes is None:
+        listing = ddpfix(["--list-rules"], ROOT).stdout
+        _codes = {m[2]: m[1] for m in re.finditer(r"^([A-Z]+\d+)\s+(\S+)", listing, re.M)}
+    return _codes.get(rule, "?")
+
+
+def rewrite(source: Path, folder: Path, unsafe: bool = False, whole: bool = True) -> Rewrite:
+    """Copy ``source`` alone into ``folder`` (a fresh folder, so that no other file's facts — seeds,
+    monitored metrics — reach ddpfix) with a ``pyproject.toml`` of default settings (the folder is a
+    project root), and run ``python -m ddpfix --write --no-color -q`` (``--unsafe-fixes`` too if
+    asked) on it: on the folder (``whole``: the run reads the whole project, so its facts are
+    complete), or on the file named alone (``FILE``: a partial view, on which ddpfix may hold back
+    fixes whose safety rests on the rest of the project)."""
+    folder.mkdir(parents=True, exist_ok=False)
+    (folder / "pyproject.toml").write_text("[tool.ddpfix]\n", encoding="utf-8")
+    target = folder / source.name
+    shutil.copyfile(source, target)
+    before = source.read_bytes()
+    args = ["--write", "--no-color", "-q", *(["--unsafe-fixes"] if unsafe else []), "." if whole else target.name]
+    proc = ddpfix(args, folder)
+    return Rewrite(before, target.read_bytes(), proc, unsafe)
+
+
+# --- training runs -----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    label: str
+    script: Path
+    devices: int
+    proc: Proc
+    out: Path
+    ranks: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def state(self) -> Path | None:
+        path = self.out / "state.pt"
+        return path if path.exists() else None
+
+    @property
+    def ok(self) -> bool:
+        return self.proc.returncode == 0 and sorted(self.ranks) == list(range(self.devices))
+
+    def describe(self) -> str:
+        if self.proc.hung:
+            status = f"hung (killed after {self.proc.seconds:.0f} s)"
+        else:
+            status = f"exit {self.proc.returncode}"
+        tail = "\n".join(self.proc.stderr.strip().splitlines()[-15:])
+        return f"{self.label} ({self.devices} process{'es' if self.devices > 1 else ''}): {status}, ranks recorded {sorted(self.ranks)}\n{tail}"
+
+
+def train(script: Path, devices: int, out: Path, label: str, load: Path | None = None,
+          timeout: float = TRAIN_TIMEOUT) -> Run:
+    """Run a case script on CPU with ``devices`` processes; the probe writes to ``out``."""
+    out.mkdir(parents=True, exist_ok=False)
+    env = _python_env([HERE])
+    env.update(
+        DDPFIX_DIFF_OUT=str(out), DDPFIX_DIFF_DEVICES=str(devices),
+        OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore", PYTHONHASHSEED="0",
+        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+    )
+    for name in ("DDPFIX_DIFF_LOAD", "PYTHONUNBUFFERED", "LOCAL_RANK", "RANK", "WORLD_SIZE", "NODE_RANK", "PL_GLOBAL_SEED"):
+        env.pop(name, None)
+    if load is not None:
+        env["DDPFIX_DIFF_LOAD"] = str(load)
+    proc = run_group([sys.executable, str(script)], env, script.parent, timeout)
+    ranks: dict[int, dict[str, Any]] = {}
+    for path in out.glob("rank*.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        ranks[int(data["rank"])] = data
+    return Run(label, script, devices, proc, out, ranks)
+
+
+# --- comparing ---------------------------------------------------------------------------------
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _flat(value: Any) -> list[float]:
+    if isinstance(value, list):
+        return [x for v in value for x in _flat(v)]
+    return [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
+
+
+def _show(value: Any, limit: int = 6) -> str:
+    flat = _flat(value)
+    if isinstance(value, list) and len(flat) > limit:
+        return "[" + ", ".join(f"{x:.6g}" for x in flat[:limit]) + f", ... ({len(flat)} values)]"
+    if isinstance(value, float):
+        return f"{value:.8g}"
+    return repr(value)
+
+
+def _diff_mapping(what: str, a: dict[str, Any], b: dict[str, Any], shape_only: bool, key: str | None = None) -> list[str]:
+    problems: list[str] = []
+    if a.keys() != b.keys():
+        only_a, only_b = sorted(a.keys() - b.keys()), sorted(b.keys() - a.keys())
+        problems.append(f"{what}: names differ (only in the first: {only_a}, only in the second: {only_b})")
+    for name in sorted(a.keys() & b.keys()):
+        x, y = (a[name], b[name]) if key is None else (a[name][key], b[name][key])
+        if shape_only:
+            if key is not None and a[name]["shape"] != b[name]["shape"]:
+                problems.append(f"{what} {name}: shape {a[name]['shape']} != {b[name]['shape']}")
+            continue
+        if not _close(x, y):
+            problems.append(f"{what} {name}: {_show(x)} != {_show(y)}")
+    return problems
+
+
+def _diff_extra(a: dict[str, Any], b: dict[str, Any], shape_only: bool) -> list[str]:
+    if not shape_only:
+        return [] if _close(a, b) else [f"extra: {_show(a, 12)} != {_show(b, 12)}"]
+
+    def sizes(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: sizes(v) for k, v in value.items()}
+        return len(value) if isinstance(value, list) else type(value).__name__
+
+    return [] if sizes(a) == sizes(b) else [f"extra (sizes): {sizes(a)} != {sizes(b)}"]
+
+
+def compare(first: Run, second: Run, shape_only: bool = False) -> list[str]:
+    """What differs between two runs: which ranks recorded, and per rank the weights, buffers, every
+    metric, the epoch/step counters and the ``extra`` values. ``shape_only`` compares names, shapes
+    and sizes, not values."""
+    label = f"{first.label} vs {second.label} ({first.devices} process{'es' if first.devices > 1 else ''})"
+    problems: list[str] = []
+    if sorted(first.ranks) != sorted(second.ranks):
+        problems.append(f"ranks recorded: {sorted(first.ranks)} != {sorted(second.ranks)}")
+    for rank in sorted(set(first.ranks) & set(second.ranks)):
+        a, b = first.ranks[rank], second.ranks[rank]
+        found: list[str] = []
+        found += _diff_mapping("weight", a["state"], b["state"], shape_only, key="values")
+        found += _diff_mapping("buffer", a["buffers"], b["buffers"], shape_only, key="values")
+        for metrics in ("callback_metrics", "logged_metrics", "progress_bar_metrics"):
+            found += _diff_mapping(metrics, a.get(metrics, {}), b.get(metrics, {}), shape_only)
+        if not shape_only:
+            for counter in ("epochs", "global_step"):
+                if a[counter] != b[counter]:
+                    found.append(f"{counter}: {a[counter]} != {b[counter]}")
+        found += _diff_extra(a["extra"], b["extra"], shape_only)
+        problems += [f"rank {rank}: {p}" for p in found]
+    return [f"{label}: {p}" for p in problems]
+
+
+def ddp_invariants(run: Run) -> list[str]:
+    """What every correct DDP run holds: all ranks finished, hold the same weights, and drew the
+    same ``splits``."""
+    problems: list[str] = []
+    if not run.ok:
+        return [f"did not finish: {run.describe()}"]
+    ranks = [run.ranks[r] for r in sorted(run.ranks)]
+    for other in ranks[1:]:
+        for problem in _diff_mapping("weight", ranks[0]["state"], other["state"], False, key="values"):
+            problems.append(f"{run.label}: rank 0 vs rank {other['rank']}: {problem}")
+        splits = (ranks[0]["extra"].get("splits"), other["extra"].get("splits"))
+        if splits[0] != splits[1]:
+            problems.append(f"{run.label}: rank 0 and rank {other['rank']} drew different splits: {_show(splits[0], 12)} != {_show(splits[1], 12)}")
+    return problems
+
+
+def load_checks(run: Run, source: str) -> list[str]:
+    problems = []
+    for rank, data in sorted(run.ranks.items()):
+        load = data.get("load")
+        if not load or not load.get("ok"):
+            error = (load or {}).get("error", "no load was attempted")
+            problems.append(f"strict load of the {source}'s state into the {run.label} (rank {rank}) failed: {error}")
+    return problems
+
+
+# --- one case ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    case: Case
+    result: str  # "pass", "fail", NEEDS_UNSAFE
+    problems: list[str]
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
+    rewrites: list[Rewrite] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.result == "pass"
+
+    def report(self) -> str:
+        lines = [f"{self.case.id} [{self.case.expectation}]: {self.result} in {self.seconds:.1f} s"]
+        lines += [f"  - {p}" for p in self.problems]
+        lines += [f"  . {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _diff_text(rewrite: Rewrite) -> str:
+    import difflib
+
+    before = rewrite.before.decode("utf-8", "replace").splitlines(keepends=True)
+    after = rewrite.after.decode("utf-8", "replace").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(before, after, "original", "rewrite", n=1))
+
+
+def check_case(case: Case, workdir: Path, log: Callable[[str], None] = lambda _: None) -> Outcome:
+    """Check one case under ``workdir`` (a fresh, empty folder) and say how it went."""
+    start = time.monotonic()
+    outcome = Outcome(case, "pass", [], 0.0)
+    try:
+        _check(case, workdir, outcome, log)
+    finally:
+        outcome.seconds = time.monotonic() - start
+    if outcome.problems and outcome.result == "pass":
+        outcome.result = "fail"
+    return outcome
+
+
+def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], None]) -> None:
+    problems = outcome.problems
+    code = rule_code(case.rule)
+    default = rewrite(case.path, workdir / "rewrite")
+    alone = rewrite(case.path, workdir / "rewrite-file", whole=False)
+    outcome.rewrites += [default, alone]
+    for run, how in ((default, "ddpfix --write . (the whole project)"), (alone, "ddpfix --write FILE")):
+        if run.errored:
+            problems.append(f"{how} failed (exit {run.proc.returncode}): {run.summary()}")
+    if problems:
+        return
+    if case.expectation in ("unchanged", "unsafe"):
+        for run, how in ((default, "the default --write of the project"), (alone, "the default --write of the file named alone")):
+            if run.changed:
+                problems.append(f"{how} changed the file ({', '.join(run.fixed_codes()) or 'no [fixed] line'}):\n{_diff_text(run)}")
+        outcome.notes.append(f"findings: {', '.join(default.codes()) or 'none'}")
+        if case.expectation == "unsafe":
+            unsafe = rewrite(case.path, workdir / "rewrite-unsafe", unsafe=True)
+            outcome.rewrites.append(unsafe)
+            if unsafe.missing_flag:
+                outcome.result = NEEDS_UNSAFE if not problems else "fail"
+                outcome.notes.append("this ddpfix has no --unsafe-fixes: the unsafe fix could not be asked for")
+            elif unsafe.errored:
+                problems.append(f"ddpfix --write --unsafe-fixes failed (exit {unsafe.proc.returncode}): {unsafe.summary()}")
+            elif not unsafe.changed:
+                problems.append(f"--unsafe-fixes offered no fix: {unsafe.summary() or 'no findings'}")
+            elif code not in unsafe.fixed_codes():
+                problems.append(f"--unsafe-fixes changed the file, but not by {code}: {unsafe.fixed_codes()}")
+        return
+    # A partial view may hold fixes back, but what it writes must be what the runs below check.
+    if alone.changed and alone.after != default.after:
+        problems.append("ddpfix --write FILE rewrote the file otherwise than ddpfix --write . (only the latter is run):\n" + _diff_text(alone))
+    elif not alone.changed and default.changed:
+        outcome.notes.append("ddpfix --write FILE (a partial view) leaves it; the whole-project run fixes it")
+    # safe
+    if not default.changed:
+        problems.append(f"the default --write of the project left the file as it was: {default.summary() or 'no findings'}")
+        return
+    if code not in default.fixed_codes():
+        problems.append(f"the rewrite is not {code}'s ({case.rule}) doing: fixed {default.fixed_codes()}")
+    outcome.notes.append("rewrite:\n" + _diff_text(default))
+    rewritten = workdir / "rewrite" / case.path.name
+    original = workdir / "original" / case.path.name
+    original.parent.mkdir()
+    shutil.copyfile(case.path, original)
+    reference = None
+    if case.reference is not None:
+        reference = workdir / "reference" / case.path.name
+        reference.parent.mkdir()
+        shutil.copyfile(case.reference, reference)
+    elif case.reference_everywhere:
+        problems.append("reference=all without a <case>.reference.py")
+        return
+    runs = workdir / "runs"
+
+    def go(script: Path, devices: int, label: str, **kwargs) -> Run:
+        run = train(script, devices, runs / f"{label}-{devices}", label, **kwargs)
+        outcome.runs.append(run)
+        log(f"{case.id}: {label} on {devices}: {'ok' if run.ok else 'FAILED'} in {run.proc.seconds:.1f} s")
+        return run
+
+    # One process. The rewrite first: the original then loads its state (original <- rewrite).
+    rewrite1 = go(rewritten, 1, "rewrite")
+    if not rewrite1.ok:
+        problems.append(f"the rewrite fails in one process: {rewrite1.describe()}")
+        return
+    original1 = go(original, 1, "original", load=rewrite1.state)
+    if not original1.ok:
+        problems.append(f"the original fails in one process (a case must be a correct program there): {original1.describe()}")
+        return
+    problems += load_checks(original1, "rewrite")
+    if case.reference_everywhere:
+        reference1 = go(reference, 1, "reference")
+        if not reference1.ok:
+            problems.append(f"the reference fails in one process: {reference1.describe()}")
+            return
+        problems += compare(reference1, rewrite1)
+        problems += compare(original1, rewrite1, shape_only=True)
+    else:
+        problems += compare(original1, rewrite1)
+
+    # Two processes, DDP. The rewrite loads the original's state (rewrite <- original).
+    rewrite2 = go(rewritten, 2, "rewrite", load=original1.state)
+    invariants = ddp_invariants(rewrite2)
+    problems += invariants
+    if not rewrite2.ok:
+        return
+    problems += load_checks(rewrite2, "original")
+    if reference is None:
+        original2 = go(original, 2, "original")
+        if not original2.ok:
+            problems.append(f"the original fails under DDP, and the case has no reference: {original2.describe()}")
+            return
+        problems += compare(original2, rewrite2)
+        return
+    reference2 = go(reference, 2, "reference")
+    if not reference2.ok:
+        problems.append(f"the reference fails under DDP: {reference2.describe()}")
+        return
+    problems += ddp_invariants(reference2)
+    problems += compare(reference2, rewrite2)
+    # The case claims that the original fails under DDP: it must, or the reference hides nothing.
+    original2 = go(original, 2, "original", timeout=FAILING_TIMEOUT)
+    if original2.ok and not compare(reference2, original2) and not ddp_invariants(original2):
+        problems.append("the original computes under DDP what the reference does: it does not fail, so the case needs no reference")
+    else:
+        how = "hangs" if original2.proc.hung else ("crashes" if not original2.ok else "differs from the reference")
+        outcome.notes.append(f"the original under DDP {how}" + (
+            f": {(ddp_invariants(original2) + compare(reference2, original2))[:3]}" if original2.ok else ""))
+
+
+def check_in_tempdir(case: Case, log: Callable[[str], None] = lambda _: None, keep: bool = False) -> Outcome:
+    folder = Path(tempfile.mkdtemp(prefix=f"ddpfix-diff-{case.rule}-{case.name}-"))
+    try:
+        return check_case(case, folder, log)
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+# --- behaviour of an unsafe or refused fix (bench only) -----------------------------------------
+
+
+def last_error(proc: Proc) -> str:
+    """The last line of a failed run's stderr that names an error (a rank's traceback's end)."""
+    if proc.hung:
+        return f"hung (killed after {proc.seconds:.0f} s)"
+    lines = [l.strip() for l in proc.stderr.splitlines() if re.search(r"(Error|Exception|Timeout)\b", l)]
+    return (lines[-1] if lines else f"exit {proc.returncode}")[:240]
+
+
+def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str], None] = lambda _: None) -> tuple[str, list[str]]:
+    """Run the original and the rewrite (``--unsafe-fixes`` if asked) in one process and under DDP
+    and say how their behaviour compares: per setting ``same``, ``differs`` (both finish, with other
+    results), ``rewrite fails``, ``original fails`` (the rewrite finishes) or ``both fail``.
+    Returns (verdict, details)."""
+    rewritten = rewrite(case.path, workdir / "rewrite", unsafe=unsafe)
+    if rewritten.missing_flag:
+        return NEEDS_UNSAFE, []
+    if not rewritten.changed:
+        return "no rewrite", []
+    original = workdir / "original" / case.path.name
+    original.parent.mkdir()
+    shutil.copyfile(case.path, original)
+    script = workdir / "rewrite" / case.path.name
+    details: list[str] = []
+    verdicts: list[str] = []
+    for devices in (1, 2):
+        runs = []
+        for label, path in (("original", original), ("rewrite", script)):
+            timeout = FAILING_TIMEOUT if devices == 2 else TRAIN_TIMEOUT
+            run = train(path, devices, workdir / "runs" / f"{label}-{devices}", label, timeout=timeout)
+            log(f"{case.id}: {label} on {devices}: {'ok' if run.ok else 'FAILED'} in {run.proc.seconds:.1f} s")
+            runs.append(run)
+        first, second = runs
+        setting = "1p" if devices == 1 else "ddp"
+        for run in runs:
+            if not run.ok:
+                details.append(f"{setting} {run.label}: {last_error(run.proc)} (ranks recorded: {sorted(run.ranks)})")
+        if first.ok and second.ok:
+            found = compare(first, second) + (ddp_invariants(second) if devices == 2 else [])
+            details += found
+            verdicts.append(f"{setting} {'differs' if found else 'same'}")
+        else:
+            verdicts.append(f"{setting} " + ("both fail" if not (first.ok or second.ok) else
+                                             "rewrite fails" if first.ok else "original fails"))
+        for run in runs:  # metrics that are not numbers (NaN) on a finished run are worth a word
+            for rank, data in sorted(run.ranks.items()):
+                odd = {k: v for k, v in data["callback_metrics"].items() if isinstance(v, str)}
+                if odd:
+                    details.append(f"{setting} {run.label} rank {rank}: {odd}")
+    return ", ".join(verdicts), details

@@ -1,0 +1,128 @@
+"""Proof by running: every differential case (tests/differential/cases/<rule>/<case>.py) rewritten by
+the real CLI, then — for ``safe`` cases — original and rewrite trained on CPU in one process and
+under ``devices=2, strategy="ddp"`` (gloo), comparing weights, buffers, every rank's metrics and
+splits, and loading each one's state into the other with ``strict=True``. ``unchanged`` and
+``unsafe`` cases only run ddpfix (no torch needed). See tests/differential/harness.py.
+
+``python bench/differential.py`` runs the same cases from the command line, with a table of times.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "differential"))
+import harness  # noqa: E402
+
+pytestmark = pytest.mark.e2e
+
+CASES = harness.discover()
+
+
+def test_the_cases_are_there():
+    """The suite is never empty by accident (a bad header raises in discover; a missing folder would
+    leave nothing to parametrize over)."""
+    by_rule: dict[str, dict[str, int]] = {}
+    for case in CASES:
+        by_rule.setdefault(case.rule, {}).setdefault(case.expectation, 0)
+        by_rule[case.rule][case.expectation] += 1
+    for rule in ("unseeded-random-split", "epoch-log-sync", "rank-gated-log"):
+        counts = by_rule.get(rule, {})
+        assert sum(counts.values()) >= 8, (rule, counts)
+        assert counts.get("safe", 0) >= 4, (rule, counts)
+        assert counts.get("unchanged", 0) + counts.get("unsafe", 0) >= 4, (rule, counts)
+
+
+def test_every_rule_folder_is_a_rule():
+    fixtures = harness.ROOT / "fixtures"
+    for case in CASES:
+        assert (fixtures / case.rule).is_dir(), f"{case.id}: no rule named {case.rule!r} (see fixtures/)"
+        assert harness.rule_code(case.rule) != "?", case.id
+
+
+def test_references_belong_to_a_case():
+    for reference in harness.CASES.glob("*/*.reference.py"):
+        case = reference.with_name(reference.name.replace(".reference.py", ".py"))
+        assert case.exists(), f"{reference} has no case beside it"
+        expectation, _ = harness.parse_header(case.read_text(encoding="utf-8"))
+        assert expectation == "safe", f"{reference}: only safe cases are compared with a reference"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"  # a killed child not yet reaped by init is a zombie
+
+
+SPAWN = (
+    "import subprocess, sys, time\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+    "open(sys.argv[1], 'w').write(str(child.pid))\n"
+    "{leader}\n"
+)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs Linux /proc")
+@pytest.mark.parametrize("leader, hung", [("time.sleep(600)", True), ("sys.exit(3)", False)], ids=["hang", "straggler"])
+def test_run_group_kills_its_group_and_nothing_else(tmp_path, leader, hung):
+    """A hung run is killed at the timeout with its children; a run whose leader exits while a child
+    lives on (a DDP rank waiting for a dead peer) has that child killed too; a process outside the
+    group (this one's own child) survives."""
+    bystander = __import__("subprocess").Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        script, pid_file = tmp_path / "spawn.py", tmp_path / "pid"
+        script.write_text(SPAWN.format(leader=leader))
+        proc = harness.run_group([sys.executable, str(script), str(pid_file)], dict(__import__("os").environ), tmp_path, timeout=4)
+        assert proc.hung is hung
+        assert proc.returncode == (None if hung else 3)
+        assert proc.stragglers is not hung
+        assert proc.seconds < 30
+        assert not _alive(int(pid_file.read_text()))
+        assert _alive(bystander.pid)
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_headers():
+    assert harness.parse_header("# differential: safe\n") == ("safe", {})
+    assert harness.parse_header("# differential: safe; reference=all\nx = 1\n") == ("safe", {"reference": "all"})
+    assert harness.parse_header("# differential: unsafe") == ("unsafe", {})
+    for bad in ("", "# differential: maybe", "x = 1\n# differential: safe", "# differential: safe; reference=none"):
+        with pytest.raises(ValueError):
+            harness.parse_header(bad)
+
+
+def test_compare_sees_a_changed_metric_weight_and_split():
+    def run(metric, weight, split, label):
+        rank = {"rank": 0, "state": {"w": {"shape": [1], "values": [weight]}}, "buffers": {},
+                "callback_metrics": {"val_loss": metric}, "logged_metrics": {"val_loss": metric},
+                "epochs": 1, "global_step": 4, "extra": {"splits": {"val": split}}}
+        return harness.Run(label, Path("x.py"), 1, harness.Proc(0, "", "", 0.0), Path("."), {0: rank})
+
+    base = run(0.5, 1.0, [1, 2], "a")
+    assert harness.compare(base, run(0.5, 1.0 + 1e-9, [1, 2], "b")) == []
+    assert len(harness.compare(base, run(0.6, 1.0, [1, 2], "b"))) == 2  # callback and logged metric
+    assert len(harness.compare(base, run(0.5, 1.1, [1, 2], "b"))) == 1
+    assert len(harness.compare(base, run(0.5, 1.0, [2, 1], "b"))) == 1
+    assert harness.compare(base, run(0.9, 2.0, [3, 4], "b"), shape_only=True) == []
+    assert len(harness.compare(base, run(0.5, 1.0, [3], "b"), shape_only=True)) == 1
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_case(case: harness.Case, tmp_path):
+    if case.trains:
+        for module in ("torch", "lightning"):
+            if importlib.util.find_spec(module) is None:
+                pytest.skip(f"{module} is not installed (pip install torch==2.13.0, then -e '.[e2e]')")
+    outcome = harness.check_case(case, tmp_path)
+    if outcome.result == harness.NEEDS_UNSAFE:
+        pytest.fail(f"{case.id}: {harness.NEEDS_UNSAFE} (this ddpfix has no such flag)\n{outcome.report()}", pytrace=False)
+    if not outcome.passed:
+        pytest.fail(outcome.report(), pytrace=False)
