@@ -1,4 +1,4 @@
-# differential: safe
+# differential: unsafe
 """Accuracy counted over the epoch in validation_step and logged once in on_validation_epoch_end.
 
 Each rank counts its own shard, so without sync_dist the logged accuracy is the rank's own. The

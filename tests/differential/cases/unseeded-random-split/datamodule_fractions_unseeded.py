@@ -1,4 +1,4 @@
-# differential: safe; reference=all
+# differential: unsafe
 """A DataModule splits 80/20 in setup(); the run never seeds the global generator.
 
 The model initialises its weights from a generator of its own (reproducible weights), and under

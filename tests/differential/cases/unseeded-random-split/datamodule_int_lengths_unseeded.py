@@ -1,4 +1,4 @@
-# differential: safe; reference=all
+# differential: unsafe
 """A DataModule splits 32/8 with int lengths in setup(), and nothing seeds the run.
 
 The classifier head starts at zero and the loaders do not shuffle, so training is reproducible

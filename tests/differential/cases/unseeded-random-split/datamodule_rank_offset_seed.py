@@ -1,4 +1,4 @@
-# differential: safe; reference=all
+# differential: unsafe
 """Each rank seeds itself differently on purpose (seed_everything(1000 + LOCAL_RANK): other
 dropout masks and augmentations per rank), and the DataModule splits in setup().
 

@@ -1,4 +1,4 @@
-# differential: safe; reference=all
+# differential: unsafe
 """A Dataset of sliding windows over a series offers its own train/validation split; the script
 trains a zero-initialised autoregressive model on it under DDP and never seeds.
 

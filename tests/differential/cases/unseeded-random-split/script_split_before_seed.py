@@ -1,4 +1,4 @@
-# differential: safe; reference=all
+# differential: unsafe
 """A DDP training script splits its data first and seeds afterwards, right before building the model.
 
 The split is drawn from the process's own, randomly seeded global generator: each DDP rank draws
