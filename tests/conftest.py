@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The differential cases are scripts that the harness runs (tests/test_differential.py), not tests:
+# one named test_*.py would be collected.
+collect_ignore_glob = ["differential/cases/*"]
 FIXTURES = ROOT / "fixtures"
 
 

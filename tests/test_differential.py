@@ -30,10 +30,13 @@ def test_the_cases_are_there():
     for case in CASES:
         by_rule.setdefault(case.rule, {}).setdefault(case.expectation, 0)
         by_rule[case.rule][case.expectation] += 1
-    for rule in ("unseeded-random-split", "epoch-log-sync", "rank-gated-log"):
+    # DDP012's fixes are never safe (the split, and every draw after it, change; a seed set in the
+    # shell through PL_GLOBAL_SEED cannot be ruled out): its cases are all unsafe or unchanged.
+    safe_cases = {"unseeded-random-split": 0, "epoch-log-sync": 4, "rank-gated-log": 4}
+    for rule, safe in safe_cases.items():
         counts = by_rule.get(rule, {})
         assert sum(counts.values()) >= 8, (rule, counts)
-        assert counts.get("safe", 0) >= 4, (rule, counts)
+        assert counts.get("safe", 0) >= safe, (rule, counts)
         assert counts.get("unchanged", 0) + counts.get("unsafe", 0) >= 4, (rule, counts)
 
 

@@ -71,6 +71,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ddpfix.imports import ImportTable, dotted_name
+from ddpfix.transforms._tree_names import bound_names
 
 PURE_BUILTINS = frozenset({
     "len", "range", "list", "tuple", "dict", "set", "frozenset", "int", "float", "str", "bool", "min", "max",
@@ -105,22 +106,6 @@ def torch_data_name(imports: ImportTable, func: ast.expr) -> str | None:
     return qualified.rsplit(".", 1)[-1]
 
 
-def bound_names(tree: ast.Module) -> set[str]:
-    """Every name the file binds anywhere (assignments, definitions, parameters, imports, loops...)."""
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            found.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, ast.arg):
-            found.add(node.arg)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                found.add((alias.asname or alias.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.add(node.name)
-    return found
 
 
 @dataclass

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from ddpfix.imports import ImportTable
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._lightning import is_torch_nn_module, lightning_name
+from ddpfix.transforms._tree_names import bound_names
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOG_METHODS = frozenset({"log", "log_dict"})
@@ -111,24 +112,6 @@ def _walk_outside_functions(node) -> Iterator[ast.AST]:
         pending.extend(ast.iter_child_nodes(current))
 
 
-def _bound_names(node) -> set[str]:
-    """Names bound anywhere in ``node``: assignments, loop and ``with`` targets, defs, classes, imports,
-    parameters (a conservative over-approximation of what may shadow a builtin or an import)."""
-    found: set[str] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            found.add(n.id)
-        elif isinstance(n, (*FUNCTIONS, ast.ClassDef)):
-            found.add(n.name)
-        elif isinstance(n, ast.alias):
-            found.add((n.asname or n.name).split(".")[0])
-        elif isinstance(n, ast.arg):
-            found.add(n.arg)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            found.update(n.names)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            found.add(n.name)
-    return found
 
 
 #: LightningModule properties that hold this rank's own plain number (read from the trainer, never
@@ -193,7 +176,7 @@ class ClassFacts:
         self.called_names = {
             n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
         }
-        self.file_names = _bound_names(tree)
+        self.file_names = bound_names(tree)
         # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
         # class's own, whatever Lightning calls it.
         self.assigned = {
@@ -351,7 +334,7 @@ class ClassFacts:
         root = node
         while isinstance(root, ast.Attribute):
             root = root.value
-        return isinstance(root, ast.Name) and root.id in _bound_names(method)
+        return isinstance(root, ast.Name) and root.id in bound_names(method)
 
     def known_in(self, node: ast.expr, method: ast.FunctionDef) -> bool:
         return Provenance(self, method, node).unknown(node) is None
@@ -525,7 +508,7 @@ class Provenance:
         positional = [*arguments.posonlyargs, *arguments.args]
         if method.name in STEP_OF and len(positional) > 1 and not facts.step_returns_known(STEP_OF[method.name]):
             self.untrusted.add(positional[1].arg)
-        self.local_names = _bound_names(method) - {method.name}
+        self.local_names = bound_names(method) - {method.name}
         self.known = self._fixpoint()
 
     def _before(self) -> Iterator[ast.AST]:

@@ -32,6 +32,7 @@ import re
 
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_names import bound_names
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -394,19 +395,6 @@ def _subclasses(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
     return found
 
 
-def _bound_names(tree: ast.Module) -> set[str]:
-    """Every name the file binds (so a builtin of that name may not be the builtin)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
 
 
 def _writes(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: str, imports: ImportTable) -> str | None:
@@ -427,7 +415,7 @@ def _writes(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: st
         for node in ast.walk(c):
             for child in ast.iter_child_nodes(node):
                 parents[child] = node
-    bound = _bound_names(tree)
+    bound = bound_names(tree)
     target = statement.targets[0]
     for c in family:
         own = name if c is cls else None  # in a subclass ``self.__name`` is another attribute

@@ -142,3 +142,24 @@ def exit_in(node) -> str | None:
             return word
         pending.extend(reversed(list(ast.iter_child_nodes(current))))
     return None
+
+
+def bound_names(node) -> set[str]:
+    """Every name bound anywhere in ``node`` (assignments, loop, ``with`` and ``except`` targets,
+    definitions, parameters, imports, ``global``/``nonlocal``): what may shadow a builtin or an
+    import there. An over-approximation on purpose: a name it holds is never taken for the builtin."""
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            found.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(n.name)
+        elif isinstance(n, ast.alias):
+            found.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.arg):
+            found.add(n.arg)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            found.update(n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            found.add(n.name)
+    return found

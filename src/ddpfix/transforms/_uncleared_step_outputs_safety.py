@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 
 from ddpfix.imports import ImportTable
+from ddpfix.transforms._tree_names import bound_names
 
 FIT_STEPS = frozenset({"training_step", "validation_step"})
 #: Calls that read the whole list the same way every epoch and keep no reference to it: they turn
@@ -109,18 +110,6 @@ def _step_only_appends(step: ast.FunctionDef, name: str) -> str | None:
     return None
 
 
-def _bound_names(tree: ast.Module) -> set[str]:
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
 
 
 def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports: ImportTable) -> str | None:
@@ -128,7 +117,7 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
     ``torch.stack``/``torch.cat`` and kin (their result not indexed, sliced, sized or reduced to an
     extreme or a total), or a ``for`` over it."""
     parents = {child: node for node in ast.walk(end) for child in ast.iter_child_nodes(node)}
-    bound = _bound_names(tree)
+    bound = bound_names(tree)
     for use in sorted(_self_uses(end, name), key=lambda n: (n.lineno, n.col_offset)):
         parent = parents.get(use)
         if isinstance(parent, ast.Call) and use in parent.args and (imports.qualify(parent.func) or "") in WHOLE_LIST_CALLS:
