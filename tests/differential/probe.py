@@ -104,7 +104,9 @@ def record(trainer: Any, model: Any, **extra: Any) -> dict[str, Any] | None:
         "rank": rank,
         "world_size": int(getattr(trainer, "world_size", 1)),
         "state": {name: {"shape": _shapes(t), "values": _plain(t)} for name, t in state.items()},
-        "buffers": {name: {"shape": _shapes(t), "values": _plain(t)} for name, t in model.named_buffers()},
+        # Persistent buffers only: a non-persistent one is no part of what the program saves, and a fix
+        # may add one (DDP007 turns a plain tensor attribute into ``register_buffer(..., persistent=False)``).
+        "buffers": {name: {"shape": _shapes(t), "values": _plain(t)} for name, t in model.named_buffers() if name in state},
         "callback_metrics": _plain(dict(trainer.callback_metrics)),
         "logged_metrics": _plain(dict(trainer.logged_metrics)),
         "progress_bar_metrics": _plain(dict(trainer.progress_bar_metrics)),
