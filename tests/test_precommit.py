@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-# A safe fix (DDP004: a literal key, a per-rank loss) and an unsafe one (DDP002: pre-commit names the
-# staged files only, so another file may switch the default device to CUDA).
+# A safe fix (DDP006: a literal device in a file whose Trainer is DDP, decided from this file alone)
+# and an unsafe one (DDP002: pre-commit names the staged files only, so another file may switch the
+# default device to CUDA).
 BUGGY = b'''import lightning as L
 import torch
-from torch.nn import functional as F
 from torch.utils.data import DataLoader
 
 
@@ -22,13 +22,15 @@ class Model(L.LightningModule):
         super().__init__()
         self.layer = torch.nn.Linear(4, 1)
 
-    def validation_step(self, batch, batch_idx):
-        x, y = batch
-        loss = F.mse_loss(self.layer(x), y)
-        self.log("val_loss", loss)
+    def training_step(self, batch, batch_idx):
+        x = batch.to("cuda")
+        return self.layer(x).sum()
 
     def train_dataloader(self):
         return DataLoader(range(3), shuffle=True, generator=torch.Generator("cuda"))
+
+
+trainer = L.Trainer(devices=2, strategy="ddp")
 '''
 
 
@@ -60,13 +62,13 @@ def test_hooks_check_then_fix(tmp_path):
 
     check = run("ddpfix-check")
     assert check.returncode == 1, check.stdout + check.stderr
-    assert "train.py:15:9: DDP004 [*]" in check.stdout and "train.py:18:61: DDP002 [~]" in check.stdout
+    assert "train.py:12:13: DDP006 [*]" in check.stdout and "train.py:16:61: DDP002 [~]" in check.stdout
     assert (repo / "train.py").read_bytes() == BUGGY
 
     fix = run("ddpfix")  # the safe fix only: the hook never applies an unsafe one
     assert fix.returncode == 1 and "files were modified by this hook" in fix.stdout
     fixed = (repo / "train.py").read_bytes()
-    assert b'self.log("val_loss", loss, sync_dist=True)' in fixed and b'torch.Generator("cuda")' in fixed
+    assert b"x = batch.to(self.device)" in fixed and b'torch.Generator("cuda")' in fixed
     again = run("ddpfix")  # nothing more to write; the unsafe finding is still reported
     assert again.returncode == 1 and "files were modified" not in again.stdout, again.stdout
     assert "DDP002 [~]" in again.stdout and (repo / "train.py").read_bytes() == fixed

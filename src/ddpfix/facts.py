@@ -56,6 +56,18 @@ _CALL_SHAPE = re.compile(rb"[ \t]*[A-Za-z_][\w.]*[ \t]*\(\)(?:[ \t]*(?:\.[ \t]*[
 _AS_TARGET = re.compile(rb"[ \t]as\b")
 SWITCH_FUNCTIONS = frozenset({"set_default_device", "set_default_tensor_type"})
 SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # Lightning's, torch's
+#: Hazards a safe fix must rule out in the whole project, not only in the file it rewrites (a
+#: callback is usually named in the training script, a dataset in a data module): the words of each,
+#: anywhere in a file (code, string or comment: a cheap over-approximation).
+#: - "weight averaging": Lightning's WeightAveraging/EMAWeightAveraging and torch's AveragedModel
+#:   average buffers too, which a bool or int buffer cannot take (DDP007);
+#: - "iterable data": Lightning does not shard an iterable dataset, so a batch is not proven to be
+#:   this rank's own (DDP004).
+PROJECT_HAZARDS = {
+    "weight averaging": r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*",
+    "iterable data": r"IterableDataset|IterDataPipe",
+}
+_HAZARDS = {name: re.compile(pattern.encode()) for name, pattern in PROJECT_HAZARDS.items()}
 LIGHTNING_BASES = frozenset({"LightningModule"})
 # ``from lightning import LightningModule as LM``: a class deriving from ``LM`` is a LightningModule.
 _BASE_ALIAS = re.compile(rb"LightningModule[ \t]+as[ \t]+(\w+)")
@@ -99,6 +111,7 @@ class FileFacts:
     stem: str = ""  # its module name: ``model`` for ``pkg/model.py``
     lightning: bool = False  # the file mentions Lightning
     default_devices: list[DeviceSwitch] = field(default_factory=list)
+    hazards: set[str] = field(default_factory=set)  # the PROJECT_HAZARDS the file names
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,17 @@ class ProjectFacts:
     whole: bool = False
     #: Places anywhere in the run that may make CUDA the default device (DDP002).
     default_devices: tuple[DeviceSwitch, ...] = ()
+    #: The PROJECT_HAZARDS some file of the run names.
+    hazards: frozenset[str] = frozenset()
+
+    def hazard(self, name: str) -> str | None:
+        """Why a fix resting on the absence of hazard ``name`` from the project is not proven: the
+        facts are partial, or a file of the run names it; None where it is proven absent."""
+        if not self.whole:
+            return f"the run did not read the whole project, so {name} elsewhere cannot be ruled out"
+        if name in self.hazards:
+            return f"a file of the project names {name}"
+        return None
 
     def sampler_off_for(self, path: str) -> bool:
         """A Trainer in ``path``'s folder or above turns Lightning's distributed sampler off."""
@@ -155,8 +179,10 @@ class ProjectFacts:
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
         switches: list[DeviceSwitch] = []
+        hazards: set[str] = set()
         for part in parts:
             uses_lightning |= part.lightning
+            hazards |= part.hazards
             unknown_monitors += part.unknown_monitors
             switches += part.default_devices
             for monitor in part.monitors:
@@ -181,7 +207,7 @@ class ProjectFacts:
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, {m: frozenset(stems.get(m, ())) for m in modules},
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
-            tuple(unknown_monitors), whole, default_devices=tuple(switches),
+            tuple(unknown_monitors), whole, default_devices=tuple(switches), hazards=frozenset(hazards),
         )
 
 
@@ -242,6 +268,7 @@ def file_facts(path: str, data: bytes) -> FileFacts:
     )
     if b"class" in data:
         facts.classes.extend(class_bases(data))
+    facts.hazards = {name for name, pattern in _HAZARDS.items() if pattern.search(data)}
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._lightning import is_torch_nn_module, lightning_name
@@ -122,7 +123,7 @@ RANK_OWN_PROPERTIES = frozenset({"global_rank", "local_rank", "node_rank", "curr
 #: Words of a dataset Lightning does not shard: an iterable one (``torch.utils.data.IterableDataset``,
 #: a datapipe, Hugging Face's ``IterableDataset``) is read whole by every rank unless its own code
 #: splits it, so a batch is not proven to be this rank's own data.
-ITERABLE_DATA_WORDS = ("IterableDataset", "IterDataPipe")
+ITERABLE_DATA_WORDS = tuple(PROJECT_HAZARDS["iterable data"].split("|"))
 
 
 def _iterable_dataset_word(tree: ast.Module) -> str | None:

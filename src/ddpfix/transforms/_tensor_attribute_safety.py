@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._lightning import lightning_name
 from ddpfix.transforms._tree_names import bound_names
@@ -492,8 +493,9 @@ def _use(node: ast.Attribute, parents: dict, imports: ImportTable, bound: set[st
 #: Names of what averages a module's buffers with its own (Lightning's ``WeightAveraging`` and
 #: ``EMAWeightAveraging`` build torch's ``AveragedModel(..., use_buffers=True)``), or may: averaging a
 #: bool buffer fails ("Subtraction, the `-` operator, with two bool tensors is not supported"), an
-#: int one fails on the GPU. Any mention in the file (code, a string, a comment) counts.
-AVERAGING = re.compile(r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*")
+#: int one fails on the GPU. Any mention in the file (code, a string, a comment) counts; the other
+#: files of the project are the facts' (``ProjectFacts.hazard("weight averaging")``).
+AVERAGING = re.compile(PROJECT_HAZARDS["weight averaging"])
 
 
 def _averaging(text: str) -> str | None:

@@ -62,6 +62,10 @@ class EpochLogSync(Rule):
     Step-level logging (`training_step` without `on_epoch=True`) is left alone.
 
     ## Fix safety
+    A safe fix also needs the whole project read with no iterable dataset named in any file of it
+    (Lightning does not shard one, so a batch is not proven to be this rank's own): in a partial view
+    (a file named alone, stdin, an editor buffer, staged files) the fix is **unsafe**.
+
     `sync_dist=True` turns a log into collectives that Lightning runs per key, in the order in which
     each rank first logged its keys: a rank that skips a synced key hangs the others, and keys first
     logged in another order average values of different keys together. Adding it is **safe** only
@@ -158,7 +162,7 @@ class EpochLogSync(Rule):
                     facts = ClassFacts(tree, cls, ctx.imports)
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
-                why = fix_problem(facts, method, call, unordered, sampler_off)
+                why = fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data")
                 ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "",
                            edits=[SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
 

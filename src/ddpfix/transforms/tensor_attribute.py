@@ -86,6 +86,10 @@ class TensorAttribute(Rule):
     (`torch.arange(10).tolist()`, `.split(2)`, `.max(dim=0)`).
 
     ## Fix safety
+    A safe fix also needs the whole project read with no weight averaging named in any file of it
+    (`WeightAveraging` in the training script averages the new buffer too): in a partial view (a file
+    named alone, stdin, an editor buffer, staged files) the fix is **unsafe**.
+
     A buffer is not a plain attribute: DDP (`broadcast_buffers=True`, Lightning's default) copies
     rank 0's buffers to every rank when it wraps the module and before every forward; a buffer
     takes only a tensor or None (a float or an ndarray assigned later raises `TypeError`);
@@ -267,7 +271,8 @@ class TensorAttribute(Rule):
                 if refusal:
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
-                    why = fix_safety(tree, cls, statement, name, ctx.imports, ctx.view.text)
+                    why = (fix_safety(tree, cls, statement, name, ctx.imports, ctx.view.text)
+                           or ctx.facts.hazard("weight averaging"))
                     # never fixed here: nothing to remember
                     ctx.report(statement, message, fixable=True, safe=why is None, why=why or "")
 
