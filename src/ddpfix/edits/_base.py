@@ -1,0 +1,73 @@
+"""What an edit is: a rewrite of the node of LibCST's tree found at a span read off CPython's tree,
+or (rarely) a rewrite of the whole module.
+
+Each kind of edit is a small frozen dataclass in a module of this package (``keywords``,
+``expressions``, ``imports``, ...). It knows only how to change code, never why: the rule that
+decided names the spans and the code. Adding a kind of edit needs no change to ``apply_edits``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import libcst as cst
+
+#: What a node edit's rewrite may answer, as a LibCST transformer's ``on_leave`` may: a node, several
+#: statements in place of one (``cst.FlattenSentinel``), or nothing (``cst.RemovalSentinel.REMOVE``).
+Rewritten = cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel
+
+
+class Span(NamedTuple):
+    """Where a node stands, as LibCST counts: 1-based lines, 0-based columns in characters. CPython's
+    tree and LibCST's agree on statements and expressions (``TreePositions``/``Positions``)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def of(cls, where) -> Span:
+        """From a ``CodeRange`` (what ``ctx.position(node)`` answers on either tree)."""
+        return cls(where.start.line, where.start.column, where.end.line, where.end.column)
+
+
+#: The span that names the module itself (LibCST's range of a module is not a statement's).
+MODULE = Span(0, 0, 0, 0)
+
+
+class NodeEdit:
+    """An edit of the outermost node of kind ``kind`` at span ``target``. Subclasses are frozen
+    dataclasses with a ``target`` field (or property) and implement ``rewrite``.
+
+    ``rewrite`` receives the node as updated by the edits inside it (edits of inner nodes apply
+    first), so an edit that rebuilds a block must take its statements from the node it is given,
+    by index, never re-create them from text: then an inner fix and every comment survive."""
+
+    #: The LibCST node type(s) this edit rewrites; the outermost node of such a type at the span is
+    #: the target (an ``Expr`` statement and its ``SimpleStatementLine`` share a span).
+    kind: type | tuple[type, ...] = cst.CSTNode
+
+    @property
+    def at(self) -> Span:
+        return self.target  # type: ignore[attr-defined]
+
+    def rewrite(self, node: cst.CSTNode) -> Rewritten:
+        raise NotImplementedError
+
+    def comments_kept(self, before: cst.CSTNode, after: Rewritten) -> bool:
+        """Whether the rewrite keeps the node's comments: an edit that would lose one is refused.
+        An edit that deliberately moves comments elsewhere (never drops them) may say so here."""
+        from ddpfix.transforms._args import comments
+
+        if isinstance(after, cst.RemovalSentinel):
+            return not comments(before)
+        nodes = after.nodes if isinstance(after, cst.FlattenSentinel) else [after]
+        return comments(before) == sorted(c for node in nodes for c in comments(node))
+
+
+class ModuleEdit:
+    """An edit of the whole module, carried out after every node edit (adding an import)."""
+
+    def carry_out(self, module: cst.Module) -> cst.Module:
+        raise NotImplementedError

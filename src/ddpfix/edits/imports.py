@@ -1,0 +1,20 @@
+"""Adding an import a fix needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddpfix.edits._base import ModuleEdit
+from ddpfix.transforms._edit_imports import ensure_import
+
+
+@dataclass(frozen=True)
+class AddImport(ModuleEdit):
+    """``import <module>`` at the top of the file, after its imports, unless it is there."""
+
+    module: str
+
+    def carry_out(self, module: cst.Module) -> cst.Module:
+        return ensure_import(module, self.module)

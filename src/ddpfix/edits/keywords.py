@@ -1,0 +1,44 @@
+"""Setting and dropping a call's keyword argument, in the call's own layout."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddpfix.edits._base import NodeEdit, Span
+from ddpfix.transforms._args import with_keyword, without_keyword
+
+
+@dataclass(frozen=True)
+class SetKeyword(NodeEdit):
+    """``name=value`` in the call at ``call``: replaced in place where present, else appended in the
+    call's own style (one argument per line stays one argument per line)."""
+
+    call: Span
+    name: str
+    value: str
+    kind = cst.Call
+
+    @property
+    def at(self) -> Span:
+        return self.call
+
+    def rewrite(self, node: cst.Call) -> cst.Call:
+        return with_keyword(node, self.name, self.value)
+
+
+@dataclass(frozen=True)
+class DropKeyword(NodeEdit):
+    """The keyword argument ``name`` removed from the call at ``call`` (its comma and layout kept)."""
+
+    call: Span
+    name: str
+    kind = cst.Call
+
+    @property
+    def at(self) -> Span:
+        return self.call
+
+    def rewrite(self, node: cst.Call) -> cst.Call:
+        return without_keyword(node, self.name)
