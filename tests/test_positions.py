@@ -37,7 +37,10 @@ def assert_same_positions(source: str) -> None:
     ours = Positions(module)
     assert set(ours) == set(expected)
     for node in expected:
-        assert ours[node] == expected[node], (type(node).__name__, source)
+        want = expected[node]
+        got = ours[node]
+        assert (got.start.line, got.start.column, got.end.line, got.end.column) == (
+            want.start.line, want.start.column, want.end.line, want.end.column), (type(node).__name__, source)
         first, last = ours.lines(node)
         assert (first, last) == (expected[node].start.line, expected[node].end.line)
 

@@ -14,13 +14,15 @@ import tokenize
 import warnings
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from ddpfix.edits import apply_edits
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
 from ddpfix.transforms.base import NOT_PROVEN, ModuleView, NeedsLibCST, Rule, RuleContext, TreeView
+
+if TYPE_CHECKING:  # LibCST is imported where a file is parsed for a fix: a report never loads it
+    import libcst as cst
 
 PARSE_ERROR = "E999"
 READ_ERROR = "E902"
@@ -82,6 +84,8 @@ def _check_syntax(path: str, data: bytes) -> ast.Module | Problem:
 
 
 def _parse(path: str, data: bytes) -> cst.Module | Problem:
+    import libcst as cst
+
     try:
         return cst.parse_module(data)
     except cst.ParserSyntaxError as err:

@@ -10,22 +10,28 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import libcst as cst
+if TYPE_CHECKING:  # the LibCST halves run only where LibCST parsed the file (loaded then)
+    import libcst as cst
 
 
 def dotted_name(node: cst.BaseExpression | ast.expr) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, of LibCST's tree or CPython's; None for anything else."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr}"
+    if isinstance(node, ast.AST):
+        return None
+    import libcst as cst
+
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
     return None
 
 
@@ -34,6 +40,8 @@ def _statements(block: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
     Expressions are not entered: imports and definitions only ever stand as statements.
     """
+    import libcst as cst
+
     for stmt in getattr(block, "body", ()):
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from stmt.body
@@ -47,6 +55,8 @@ def _statements(block: cst.CSTNode) -> Iterator[cst.CSTNode]:
 def child_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
     """The blocks of a compound statement: its body, every ``elif``/``else``, ``except`` and
     ``finally`` block, and ``match`` cases (an IndentedBlock, or a one-line SimpleStatementSuite)."""
+    import libcst as cst
+
     body = getattr(statement, "body", None)  # ``match`` has only its cases
     if isinstance(body, cst.BaseSuite):
         yield body
@@ -107,6 +117,8 @@ class ImportTable:
 
     @classmethod
     def from_module(cls, module: cst.Module) -> ImportTable:
+        import libcst as cst
+
         names: dict[str, set[str]] = _SetDict()
         local_defs: set[str] = set()
         for stmt in _statements(module):

@@ -26,15 +26,10 @@ from ddpfix import engine
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
 
-SUFFIX = ".ipynb"
 # A line an IPython kernel reads as a magic or a shell escape, not as Python.
 _MAGIC_LINE = re.compile(r"^(%|!)")
 _CELL_MAGIC = re.compile(r"^\s*%%")
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
-
-
-def is_notebook(path: str) -> bool:
-    return path.endswith(SUFFIX)
 
 
 @dataclass

@@ -7,19 +7,18 @@ import itertools
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
-from ddpfix.sources import fix_source
+from ddpfix.sources import fix_source, is_notebook
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.notebook import is_notebook, python_source
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
+
+if TYPE_CHECKING:
+    import pathspec
 
 DEFAULT_EXCLUDES = frozenset(
     {
@@ -35,10 +34,16 @@ PARALLEL_THRESHOLD = 16
 SINGLE_FILES_PER_JOB = 8
 
 
+def _spec(lines: Iterable[str]) -> pathspec.PathSpec:
+    import pathspec  # loaded where patterns are read: a file named alone never needs it
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
 def _gitignore(folder: str) -> pathspec.PathSpec | None:
     try:
         with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as handle:
-            return pathspec.GitIgnoreSpec.from_lines(handle)
+            return _spec(handle)
     except OSError:
         return None
 
@@ -111,7 +116,7 @@ def discover(
     Explicit files are always taken; folders are walked for Python files, skipping default
     excludes, virtualenvs, ``--exclude`` patterns and (unless told not to) .gitignore'd paths.
     """
-    excluded = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    excluded = _spec(exclude) if exclude else None
     files: dict[str, str] = {}  # real path -> the path as the user will see it
     problems: list[Problem] = []
     empty: list[str] = []
@@ -250,6 +255,8 @@ def _facts_or_raise(path: str, data: bytes | Problem) -> FileFacts:
     if isinstance(data, Problem) or len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
         return FileFacts()
     if is_notebook(path):
+        from ddpfix.notebook import python_source
+
         data = python_source(data)
         if data is None:
             return FileFacts()
@@ -448,6 +455,9 @@ def _map(function, paths: Sequence, jobs: int, initializer=None, initargs=(), pr
     chunk = max(1, min(max_chunk, len(paths) // (jobs * 16)))
     singles = jobs * SINGLE_FILES_PER_JOB if chunk > 1 else 0
     results = [None] * len(paths)
+    from concurrent.futures import ProcessPoolExecutor  # a run of one file, or a few, never starts a pool
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
             largest = pool.map(function, [paths[i] for i in order[:singles]])

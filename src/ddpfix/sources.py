@@ -10,7 +10,6 @@ from collections.abc import Collection, Mapping, Sequence
 from ddpfix.engine import fix_python, internal_error
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import FileResult, FixKey
-from ddpfix.notebook import fix_notebook
 from ddpfix.transforms.base import Rule
 
 
@@ -32,9 +31,19 @@ def fix_source(
     file, with ``fixable`` and ``applicability`` saying what fix exists."""
     if not fix:
         only = frozenset()
-    if path.endswith(".ipynb"):
+    if is_notebook(path):
         try:
+            from ddpfix.notebook import fix_notebook  # loaded for notebooks only
+
             return fix_notebook(path, data, rules, facts, only, options)
         except Exception as err:
             return internal_error(path, data, err)
     return fix_python(path, data, rules, facts, only, options)
+
+
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def is_notebook(path: str) -> bool:
+    """Whether the file goes to the notebook front-end (the one place this is decided)."""
+    return path.endswith(NOTEBOOK_SUFFIX)

@@ -8,13 +8,14 @@ decided names the spans and the code. Adding a kind of edit needs no change to `
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Union
 
-import libcst as cst
+if TYPE_CHECKING:  # edits are made on every report path; LibCST is loaded only to carry them out
+    import libcst as cst
 
 #: What a node edit's rewrite may answer, as a LibCST transformer's ``on_leave`` may: a node, several
 #: statements in place of one (``cst.FlattenSentinel``), or nothing (``cst.RemovalSentinel.REMOVE``).
-Rewritten = cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel
+Rewritten = Union["cst.CSTNode", "cst.FlattenSentinel", "cst.RemovalSentinel"]
 
 
 class Span(NamedTuple):
@@ -44,9 +45,10 @@ class NodeEdit:
     first), so an edit that rebuilds a block must take its statements from the node it is given,
     by index, never re-create them from text: then an inner fix and every comment survive."""
 
-    #: The LibCST node type(s) this edit rewrites; the outermost node of such a type at the span is
-    #: the target (an ``Expr`` statement and its ``SimpleStatementLine`` share a span).
-    kind: type | tuple[type, ...] = cst.CSTNode
+    #: The LibCST node type(s) this edit rewrites, by name (``"Call"``, ``("If", "With")``) so that
+    #: making an edit never loads LibCST; the outermost node of such a type at the span is the
+    #: target (an ``Expr`` statement and its ``SimpleStatementLine`` share a span).
+    kind: str | tuple[str, ...] = "CSTNode"
 
     @property
     def at(self) -> Span:
@@ -58,6 +60,8 @@ class NodeEdit:
     def comments_kept(self, before: cst.CSTNode, after: Rewritten) -> bool:
         """Whether the rewrite keeps the node's comments: an edit that would lose one is refused.
         An edit that deliberately moves comments elsewhere (never drops them) may say so here."""
+        import libcst as cst
+
         from ddpfix.transforms._args import comments
 
         if isinstance(after, cst.RemovalSentinel):

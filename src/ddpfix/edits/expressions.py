@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from ddpfix.edits._base import NodeEdit, Span
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -15,11 +18,13 @@ class ReplaceExpression(NodeEdit):
 
     node: Span
     code: str
-    kind = cst.BaseExpression
+    kind = "BaseExpression"
 
     @property
     def at(self) -> Span:
         return self.node
 
     def rewrite(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        import libcst as cst
+
         return cst.parse_expression(self.code)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from ddpfix.edits._base import ModuleEdit
-from ddpfix.transforms._edit_imports import ensure_import
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -17,4 +19,6 @@ class AddImport(ModuleEdit):
     module: str
 
     def carry_out(self, module: cst.Module) -> cst.Module:
+        from ddpfix.transforms._edit_imports import ensure_import
+
         return ensure_import(module, self.module)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from ddpfix.edits._base import NodeEdit, Span
-from ddpfix.transforms._args import with_keyword, without_keyword
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 @dataclass(frozen=True)
@@ -18,13 +20,15 @@ class SetKeyword(NodeEdit):
     call: Span
     name: str
     value: str
-    kind = cst.Call
+    kind = "Call"
 
     @property
     def at(self) -> Span:
         return self.call
 
     def rewrite(self, node: cst.Call) -> cst.Call:
+        from ddpfix.transforms._args import with_keyword
+
         return with_keyword(node, self.name, self.value)
 
 
@@ -34,11 +38,13 @@ class DropKeyword(NodeEdit):
 
     call: Span
     name: str
-    kind = cst.Call
+    kind = "Call"
 
     @property
     def at(self) -> Span:
         return self.call
 
     def rewrite(self, node: cst.Call) -> cst.Call:
+        from ddpfix.transforms._args import without_keyword
+
         return without_keyword(node, self.name)

@@ -13,28 +13,11 @@ from collections.abc import Mapping
 import libcst as cst
 
 from ddpfix.imports import ImportTable, child_blocks
+from ddpfix.transforms._tree_lightning import (  # noqa: F401 - the names this module's users import from here
+    BEFORE_PLACEMENT, CUDA_STRING, LIGHTNING_PACKAGES, TENSOR_FACTORIES, is_torch_nn_module, lightning_name,
+    runs_on_device,
+)
 from ddpfix.transforms._walk import walk
-
-LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
-CUDA_STRING = re.compile(r"cuda(:\d+)?")
-
-
-def lightning_name(imports: ImportTable, node: cst.BaseExpression) -> str | None:
-    """``Trainer`` for ``L.Trainer``, ``pl.Trainer``, ``lightning.pytorch.trainer.trainer.Trainer``...; else None."""
-    short_names = set()
-    for qualified in imports.qualify_all(node):
-        root, _, rest = qualified.partition(".")
-        if root not in LIGHTNING_PACKAGES or not rest:
-            return None
-        short_names.add(rest.rsplit(".", 1)[-1])
-    # ``try: import lightning as L / except ImportError: import pytorch_lightning as L`` is one meaning.
-    return short_names.pop() if len(short_names) == 1 else None
-
-
-def is_torch_nn_module(imports: ImportTable, node: cst.BaseExpression) -> bool:
-    """``torch.nn.Module`` itself or any class of ``torch.nn`` (``nn.Linear``, ``nn.Sequential``...)."""
-    qualified = imports.qualify(node)
-    return qualified is not None and qualified.startswith("torch.nn.") and qualified[9:10].isupper()
 
 
 def class_hierarchy(module: cst.Module, imports: ImportTable, lightning_elsewhere: Mapping[str, frozenset[str]] = {}) -> dict[str, str]:
@@ -202,29 +185,6 @@ def metric_attributes(cls: cst.ClassDef, imports: ImportTable) -> set[str]:
 
 def all_functions(module: cst.Module) -> list[cst.FunctionDef]:
     return [s for s in statements(module) if isinstance(s, cst.FunctionDef)]
-
-
-# Methods of a LightningModule that run with the module already on its device.
-_DEVICE_HOOK_PREFIXES = ("on_train_batch", "on_validation_batch", "on_test_batch", "on_predict_batch", "on_before_", "on_after_")
-_DEVICE_HOOKS = frozenset({
-    "forward", "training_step", "validation_step", "test_step", "predict_step",
-    "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
-    "on_test_epoch_start", "on_test_epoch_end", "on_predict_epoch_start", "on_predict_epoch_end",
-    "on_train_start", "on_validation_start", "on_test_start", "on_predict_start",
-})
-# Methods that run before the module is on its device (``self.device`` is still the CPU there).
-BEFORE_PLACEMENT = frozenset({"__init__", "setup", "prepare_data", "configure_model", "train_dataloader",
-                              "val_dataloader", "test_dataloader", "predict_dataloader"})
-
-
-def runs_on_device(method_name: str) -> bool:
-    """A hook that Lightning calls with the module on its device: ``self.device`` is the rank's device there."""
-    return method_name in _DEVICE_HOOKS or method_name.startswith(_DEVICE_HOOK_PREFIXES)
-
-
-TENSOR_FACTORIES = frozenset(
-    f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor")
-)
 
 
 def data_classes(module: cst.Module, imports: ImportTable) -> dict[str, cst.ClassDef]:

@@ -6,18 +6,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ddpfix.transforms._tree_names import (  # noqa: F401 - the names this module's users import from here
+    CONSTANTS, PURE_CALLEES, READ_ONLY_METHODS, StatementNames, settled,
+)
 from ddpfix.transforms._walk import walk
-
-
-@dataclass
-class StatementNames:
-    reads: set[str] = field(default_factory=set)
-    binds: set[str] = field(default_factory=set)
-    #: binds, plus the roots of assigned attributes/items (``dm.x = 1`` assigns ``dm``).
-    assigns: set[str] = field(default_factory=set)
-    #: assigns, plus the objects the statement may mutate: roots of method-call receivers
-    #: (``dm.setup()``) and of call arguments (``f(dm)``).
-    writes: set[str] = field(default_factory=set)
 
 
 def root_name(node: cst.BaseExpression) -> str | None:
@@ -25,21 +17,6 @@ def root_name(node: cst.BaseExpression) -> str | None:
     while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
         node = node.func if isinstance(node, cst.Call) else node.value
     return node.value if isinstance(node, cst.Name) else None
-
-
-# Methods that read their receiver without changing it; the receiver of any other method may change.
-READ_ONLY_METHODS = frozenset({
-    "item", "tolist", "numpy", "cpu", "detach", "mean", "sum", "max", "min", "std", "var", "size", "dim",
-    "numel", "float", "double", "half", "long", "int", "bool", "norm", "abs", "any", "all", "argmax", "argmin",
-    "keys", "values", "items", "get", "copy", "clone", "format", "startswith", "endswith", "join", "split",
-    "strip", "lower", "upper", "log", "log_dict", "print",
-})
-# Callables that do not change their arguments.
-PURE_CALLEES = frozenset({
-    "print", "len", "str", "repr", "float", "int", "bool", "round", "abs", "min", "max", "sum", "isinstance",
-    "format", "sorted", "list", "tuple", "set", "dict", "type", "id", "hash", "any", "all", "range", "enumerate",
-    "zip", "getattr", "hasattr",
-})
 
 
 def _callee_name(func: cst.BaseExpression) -> str | None:
@@ -156,20 +133,6 @@ def statement_names(statement: cst.CSTNode) -> StatementNames:
     collect = _Collect()
     walk(statement, collect)
     return settled(collect.names)
-
-
-#: ``Name`` nodes in LibCST's tree, constants to Python: nothing can bind or change them, so a
-#: statement that passes ``None`` to a call does not conflict with one that reads it.
-CONSTANTS = frozenset({"True", "False", "None"})
-
-
-def settled(names: StatementNames) -> StatementNames:
-    """Each set with what it implies (binds are assigns, assigns are writes), constants left out."""
-    names.assigns |= names.binds
-    names.writes |= names.assigns
-    for found in (names.reads, names.binds, names.assigns, names.writes):
-        found -= CONSTANTS
-    return names
 
 
 class _Exits(cst.CSTVisitor):

@@ -18,29 +18,10 @@ import libcst as cst
 
 from ddpfix.imports import ImportTable, child_blocks
 from ddpfix.transforms._lightning import lightning_name, string_value
+from ddpfix.transforms._tree_ranks import (  # noqa: F401 - the names this module's users import from here
+    RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, RANK_WORDS, Guard, rank_words,
+)
 from ddpfix.transforms._walk import walk
-
-RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
-RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
-#: Prefilter words of the rules about rank guards: a file without any of them has no rank guard.
-#: ``RANK`` and ``SLURM_PROCID`` stand for the environment variables: ``int(os.environ["RANK"]) == 0``
-#: may be a file's only rank test (``RANK`` is in ``LOCAL_RANK`` and ``NODE_RANK`` as well).
-RANK_TRIGGERS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank", "RANK", "SLURM_PROCID")
-#: Words that, in an ``if`` test, suggest a rank condition even where the test is not understood.
-RANK_WORDS = ("rank", "is_global_zero", "RANK", "SLURM_PROCID")
-
-
-@dataclass(frozen=True)
-class Guard:
-    """What gates a statement: an ``if`` (its body, its ``else``, or the rest of the block after an
-    early return) or a ``@rank_zero_only`` decorator (``node`` is then the function)."""
-
-    node: cst.CSTNode
-    branch: str  # "body" | "orelse" | "return" | "decorator"
-    pure: bool  # the test is only a rank test (no ``and batch_idx == 0``)
-    standalone: bool = True  # the ``if`` stands in a block (an ``elif`` does not): code can go next to it
-    nested: bool = False  # inside another rank guard: moving out of this one is not enough
-
 
 @dataclass(frozen=True)
 class Gated:
@@ -204,17 +185,6 @@ def _walk_if(node: cst.If, tests: RankTests, outer: Guard | None, standalone: bo
         yield from _walk_if(orelse, tests, else_guard or outer, standalone=False)
     elif orelse is not None:
         yield from _walk(orelse.body, tests, else_guard or outer, else_guard is not None)
-
-
-def rank_words(imports: ImportTable) -> tuple[str, ...]:
-    """``RANK_WORDS`` and the names the file's imports give to something named for a rank
-    (``from torch.distributed import get_rank as where``): a test that calls ``where()`` may be a
-    rank test in a shape ``RankTests`` does not understand (``where() == 0 or debug``)."""
-    aliases = {
-        name for name, found in imports.targets.items()
-        if any("rank" in full.rsplit(".", 1)[-1].lower() for full in found)
-    }
-    return RANK_WORDS + tuple(sorted(aliases))
 
 
 def mentions_rank(test: cst.BaseExpression, words: tuple[str, ...]) -> bool:

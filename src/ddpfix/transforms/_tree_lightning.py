@@ -11,12 +11,57 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections.abc import Iterator, Mapping
 
 from ddpfix.imports import ImportTable
-from ddpfix.transforms._lightning import CUDA_STRING, is_torch_nn_module, lightning_name
 from ddpfix.transforms._tree_text import comment_in, end, start
+
+LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
+CUDA_STRING = re.compile(r"cuda(:\d+)?")
+
+
+def lightning_name(imports: ImportTable, node: ast.expr) -> str | None:
+    """``Trainer`` for ``L.Trainer``, ``pl.Trainer``, ``lightning.pytorch.trainer.trainer.Trainer``...; else None."""
+    short_names = set()
+    for qualified in imports.qualify_all(node):
+        root, _, rest = qualified.partition(".")
+        if root not in LIGHTNING_PACKAGES or not rest:
+            return None
+        short_names.add(rest.rsplit(".", 1)[-1])
+    # ``try: import lightning as L / except ImportError: import pytorch_lightning as L`` is one meaning.
+    return short_names.pop() if len(short_names) == 1 else None
+
+
+def is_torch_nn_module(imports: ImportTable, node: ast.expr) -> bool:
+    """``torch.nn.Module`` itself or any class of ``torch.nn`` (``nn.Linear``, ``nn.Sequential``...)."""
+    qualified = imports.qualify(node)
+    return qualified is not None and qualified.startswith("torch.nn.") and qualified[9:10].isupper()
+
+
+# Methods of a LightningModule that run with the module already on its device.
+_DEVICE_HOOK_PREFIXES = ("on_train_batch", "on_validation_batch", "on_test_batch", "on_predict_batch", "on_before_", "on_after_")
+_DEVICE_HOOKS = frozenset({
+    "forward", "training_step", "validation_step", "test_step", "predict_step",
+    "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
+    "on_test_epoch_start", "on_test_epoch_end", "on_predict_epoch_start", "on_predict_epoch_end",
+    "on_train_start", "on_validation_start", "on_test_start", "on_predict_start",
+})
+# Methods that run before the module is on its device (``self.device`` is still the CPU there).
+BEFORE_PLACEMENT = frozenset({"__init__", "setup", "prepare_data", "configure_model", "train_dataloader",
+                              "val_dataloader", "test_dataloader", "predict_dataloader"})
+
+
+def runs_on_device(method_name: str) -> bool:
+    """A hook that Lightning calls with the module on its device: ``self.device`` is the rank's device there."""
+    return method_name in _DEVICE_HOOKS or method_name.startswith(_DEVICE_HOOK_PREFIXES)
+
+
+TENSOR_FACTORIES = frozenset(
+    f"torch.{name}" for name in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye", "tensor")
+)
+
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -182,10 +227,13 @@ def _last_name(node: ast.expr) -> str | None:
 
 
 def _defined_elsewhere(parent: ast.expr, imports: ImportTable, elsewhere: Mapping[str, frozenset[str]]) -> bool:
-    """``_lightning._defined_elsewhere`` on CPython's tree."""
-    from ddpfix.transforms._lightning import _defined_elsewhere as on_libcst
-
-    return on_libcst(parent, imports, elsewhere)  # it reads only dotted names, which both trees share
+    """``parent`` names a LightningModule class of another file of the run: same class name, and
+    when it comes from an import, from a module of that file's name (``from model import Base``)."""
+    qualified = imports.qualify(parent)
+    if qualified is None:
+        return _last_name(parent) in elsewhere  # a relative import, or a name we cannot place
+    module_path, _, name = qualified.rpartition(".")
+    return name in elsewhere and module_path.rsplit(".", 1)[-1] in elsewhere[name]
 
 
 def derived(node, kind_of) -> dict[str, tuple[str, ast.ClassDef]]:

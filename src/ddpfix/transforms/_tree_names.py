@@ -6,8 +6,48 @@ statement); the docstrings say where the two trees differ and how that is bridge
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 
-from ddpfix.transforms._names import PURE_CALLEES, READ_ONLY_METHODS, StatementNames, settled
+
+@dataclass
+class StatementNames:
+    reads: set[str] = field(default_factory=set)
+    binds: set[str] = field(default_factory=set)
+    #: binds, plus the roots of assigned attributes/items (``dm.x = 1`` assigns ``dm``).
+    assigns: set[str] = field(default_factory=set)
+    #: assigns, plus the objects the statement may mutate: roots of method-call receivers
+    #: (``dm.setup()``) and of call arguments (``f(dm)``).
+    writes: set[str] = field(default_factory=set)
+
+
+# Methods that read their receiver without changing it; the receiver of any other method may change.
+READ_ONLY_METHODS = frozenset({
+    "item", "tolist", "numpy", "cpu", "detach", "mean", "sum", "max", "min", "std", "var", "size", "dim",
+    "numel", "float", "double", "half", "long", "int", "bool", "norm", "abs", "any", "all", "argmax", "argmin",
+    "keys", "values", "items", "get", "copy", "clone", "format", "startswith", "endswith", "join", "split",
+    "strip", "lower", "upper", "log", "log_dict", "print",
+})
+# Callables that do not change their arguments.
+PURE_CALLEES = frozenset({
+    "print", "len", "str", "repr", "float", "int", "bool", "round", "abs", "min", "max", "sum", "isinstance",
+    "format", "sorted", "list", "tuple", "set", "dict", "type", "id", "hash", "any", "all", "range", "enumerate",
+    "zip", "getattr", "hasattr",
+})
+
+
+#: ``Name`` nodes in LibCST's tree, constants to Python: nothing can bind or change them, so a
+#: statement that passes ``None`` to a call does not conflict with one that reads it.
+CONSTANTS = frozenset({"True", "False", "None"})
+
+
+def settled(names: StatementNames) -> StatementNames:
+    """Each set with what it implies (binds are assigns, assigns are writes), constants left out."""
+    names.assigns |= names.binds
+    names.writes |= names.assigns
+    for found in (names.reads, names.binds, names.assigns, names.writes):
+        found -= CONSTANTS
+    return names
+
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 

@@ -9,11 +9,44 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ddpfix.imports import TREE_COMPOUND, ImportTable
 from ddpfix.transforms._ast_shapes import arguments, child_blocks, last_name, statements
-from ddpfix.transforms._lightning import lightning_name
-from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_VARIABLES, Guard
+from ddpfix.transforms._tree_lightning import lightning_name
+
+RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
+RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
+#: Prefilter words of the rules about rank guards: a file without any of them has no rank guard.
+#: ``RANK`` and ``SLURM_PROCID`` stand for the environment variables: ``int(os.environ["RANK"]) == 0``
+#: may be a file's only rank test (``RANK`` is in ``LOCAL_RANK`` and ``NODE_RANK`` as well).
+RANK_TRIGGERS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only", "get_rank", "RANK", "SLURM_PROCID")
+#: Words that, in an ``if`` test, suggest a rank condition even where the test is not understood.
+RANK_WORDS = ("rank", "is_global_zero", "RANK", "SLURM_PROCID")
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What gates a statement: an ``if`` (its body, its ``else``, or the rest of the block after an
+    early return) or a ``@rank_zero_only`` decorator (``node`` is then the function)."""
+
+    node: ast.AST
+    branch: str  # "body" | "orelse" | "return" | "decorator"
+    pure: bool  # the test is only a rank test (no ``and batch_idx == 0``)
+    standalone: bool = True  # the ``if`` stands in a block (an ``elif`` does not): code can go next to it
+    nested: bool = False  # inside another rank guard: moving out of this one is not enough
+
+
+def rank_words(imports: ImportTable) -> tuple[str, ...]:
+    """``RANK_WORDS`` and the names the file's imports give to something named for a rank
+    (``from torch.distributed import get_rank as where``): a test that calls ``where()`` may be a
+    rank test in a shape ``RankTests`` does not understand (``where() == 0 or debug``)."""
+    aliases = {
+        name for name, found in imports.targets.items()
+        if any("rank" in full.rsplit(".", 1)[-1].lower() for full in found)
+    }
+    return RANK_WORDS + tuple(sorted(aliases))
+
 
 _FLIPPED = {"zero": "nonzero", "nonzero": "zero"}
 

@@ -9,16 +9,18 @@ import re
 import tokenize
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from typing import ClassVar
-
-import libcst as cst
+from typing import TYPE_CHECKING, ClassVar
 
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import SAFE, UNSAFE, Finding, FixKey
 from ddpfix.imports import TREE_COMPOUND, ImportTable, tree_blocks
-from ddpfix.positions import CodeRange, Positions, TreePositions
+from ddpfix.locations import CodeRange, TreePositions
 from ddpfix.suppressions import is_suppressed, suppressions
-from ddpfix.transforms._args import keeps_comments
+
+if TYPE_CHECKING:  # LibCST is loaded only where a fix is carried out: a report never needs it
+    import libcst as cst
+
+    from ddpfix.positions import Positions
 
 #: Where each rule's page lives online: ``docs/rules/<CODE>.md`` in the repository, generated from
 #: the rule's docstring (``python -m ddpfix.docs``; a test keeps them in step).
@@ -52,6 +54,8 @@ class ModuleView:
     @property
     def positions(self) -> Positions:
         if self._positions is None:
+            from ddpfix.positions import Positions
+
             self._positions = Positions(self.module)
         return self._positions
 
@@ -63,6 +67,8 @@ class ModuleView:
         findings are usually several, the stopped pass would mostly be paid twice."""
         if self._positions is None and len(self.data) >= PARTIAL_POSITIONS_BYTES:
             if self._first_positions is None:
+                from ddpfix.positions import Positions
+
                 self._first_positions = Positions(self.module, until=node)
                 if self._first_positions.complete:
                     self._positions = self._first_positions
@@ -80,6 +86,8 @@ class ModuleView:
     def statement_start(self, line: int) -> int:
         """The first line of the simple statement that spans ``line`` (a call over several lines)."""
         if self._starts is None:
+            import libcst as cst
+
             self._starts = {}
             positions = self.positions
             for node in positions:
@@ -294,6 +302,8 @@ class RuleContext:
     def report_fix(self, node: cst.CSTNode, message: str, before: cst.CSTNode, after: cst.CSTNode) -> bool:
         """Report a finding whose fix turns ``before`` into ``after``; the fix is offered only if it
         keeps every comment (else the finding says why it was not rewritten)."""
+        from ddpfix.transforms._args import keeps_comments
+
         if not keeps_comments(before, after):
             self.report(node, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
             return False

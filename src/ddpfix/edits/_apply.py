@@ -1,0 +1,85 @@
+"""Carrying out typed edits on LibCST's tree: finding each edit's node by its span, then one pass
+that rewrites them (inner nodes first, so an outer edit sees the inner fixes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+from ddpfix.edits._base import MODULE, ModuleEdit, NodeEdit, Span
+from ddpfix.positions import Positions
+from ddpfix.transforms._args import TargetedTransformer
+from ddpfix.transforms._walk import walk
+
+Edit = NodeEdit | ModuleEdit
+
+
+def _kinds(edit: NodeEdit) -> tuple[type, ...]:
+    names = (edit.kind,) if isinstance(edit.kind, (str, type)) else edit.kind
+    return tuple(getattr(cst, name) if isinstance(name, str) else name for name in names)
+
+
+class _Targets(cst.CSTVisitor):
+    """The node each edit points at: the outermost node of the edit's kind at its span."""
+
+    def __init__(self, positions: Positions, edits: list[NodeEdit]):
+        super().__init__()
+        self.positions = positions
+        self.wanted: dict[Span, list[tuple[NodeEdit, tuple[type, ...]]]] = {}
+        for edit in edits:
+            self.wanted.setdefault(edit.at, []).append((edit, _kinds(edit)))
+        self.found: dict[NodeEdit, cst.CSTNode] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if node in self.positions:
+            for edit, kinds in self.wanted.get(Span.of(self.positions[node]), ()):
+                if edit not in self.found and isinstance(node, kinds):
+                    self.found[edit] = node  # the outermost comes first
+        return True
+
+
+class _Apply(TargetedTransformer):
+    def __init__(self, rewrites: dict[cst.CSTNode, list[NodeEdit]], positions: Positions):
+        super().__init__(rewrites, positions)
+        self.rewrites = rewrites
+
+    def on_leave(self, original_node, updated_node):
+        updated = super().on_leave(original_node, updated_node)
+        for edit in self.rewrites.get(original_node, ()):
+            if not isinstance(updated, cst.CSTNode):
+                break  # removed or split by an earlier edit of the node: the rule ordered them so
+            updated = edit.rewrite(updated)
+        return updated
+
+
+def apply_edits(module: cst.Module, positions: Positions, edits: Iterable[Edit]) -> tuple[cst.Module, list[Edit]]:
+    """``module`` with ``edits`` applied, and the edits that could not be (target not found, or a
+    comment would be lost). Edits of one node apply in the order given; a rewrite inside another
+    one's target is kept (each applies to the updated node). Module edits come last, in order."""
+    edits = list(edits)
+    node_edits = [e for e in edits if isinstance(e, NodeEdit) and e.at != MODULE]
+    on_module = [e for e in edits if isinstance(e, NodeEdit) and e.at == MODULE]
+    targets = _Targets(positions, node_edits)
+    if node_edits:
+        walk(module, targets)
+    rewrites: dict[cst.CSTNode, list[NodeEdit]] = {}
+    refused: list[Edit] = []
+    for edit in node_edits:
+        node = targets.found.get(edit)
+        if node is None or not edit.comments_kept(node, edit.rewrite(node)):
+            refused.append(edit)
+            continue
+        rewrites.setdefault(node, []).append(edit)
+    if rewrites:
+        module = module.visit(_Apply(rewrites, positions))
+    for edit in on_module:
+        rewritten = edit.rewrite(module)
+        if not isinstance(rewritten, cst.Module) or not edit.comments_kept(module, rewritten):
+            refused.append(edit)
+            continue
+        module = rewritten
+    for edit in edits:
+        if isinstance(edit, ModuleEdit):
+            module = edit.carry_out(module)
+    return module, refused
