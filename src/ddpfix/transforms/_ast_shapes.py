@@ -57,12 +57,24 @@ def import_targets(nodes: Iterable[ast.AST]) -> dict[str, set[str]]:
     return imported
 
 
+def every_node(tree: ast.AST) -> list[ast.AST]:
+    """``ast.walk(tree)`` as a list, in its order, kept on a module's tree: a dozen rules and their
+    safety checks walk the same file, and the walk itself (a generator over every child list) cost
+    more than the questions they ask of the nodes."""
+    if not isinstance(tree, ast.Module):
+        return list(ast.walk(tree))
+    known = getattr(tree, "_ddpfix_nodes", None)
+    if known is None:
+        known = tree._ddpfix_nodes = list(ast.walk(tree))
+    return known
+
+
 def imports_of(tree: ast.Module) -> dict[str, set[str]]:
     """``import_targets`` of every import in the file, computed once per tree: several rules'
     ``may_apply`` ask it of the same tree."""
     known = getattr(tree, "_ddpfix_imports", None)
     if known is None:
-        known = tree._ddpfix_imports = import_targets(ast.walk(tree))
+        known = tree._ddpfix_imports = import_targets(every_node(tree))
     return known
 
 

@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.imports import ImportTable, dotted_name
 from ddpfix.transforms._tree_names import bound_names
+from ddpfix.transforms._ast_shapes import every_node
 
 PURE_BUILTINS = frozenset({
     "len", "range", "list", "tuple", "dict", "set", "frozenset", "int", "float", "str", "bool", "min", "max",
@@ -123,7 +124,7 @@ class Effects:
     @classmethod
     def of(cls, tree: ast.Module, imports: ImportTable, lightning_name) -> Effects:
         effects = cls(imports, tree, lightning_name, bound_names(tree))
-        for node in ast.walk(tree):
+        for node in every_node(tree):
             if isinstance(node, ast.ClassDef):
                 effects._classes.setdefault(node.name, []).append(node)
         return effects

@@ -34,6 +34,7 @@ from ddpfix.imports import ImportTable
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._lightning import is_torch_nn_module, lightning_name
 from ddpfix.transforms._tree_names import bound_names
+from ddpfix.transforms._ast_shapes import every_node
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOG_METHODS = frozenset({"log", "log_dict"})
@@ -128,7 +129,7 @@ ITERABLE_DATA_WORDS = tuple(PROJECT_HAZARDS["iterable data"].split("|"))
 
 def _iterable_dataset_word(tree: ast.Module) -> str | None:
     """The first name, attribute or import of the file that names an iterable dataset."""
-    for n in ast.walk(tree):
+    for n in every_node(tree):
         words = [n.id] if isinstance(n, ast.Name) else [n.attr] if isinstance(n, ast.Attribute) else \
             [n.name, n.asname or ""] if isinstance(n, ast.alias) else []
         for word in words:
@@ -175,7 +176,7 @@ class ClassFacts:
                     self.methods[statement.name] = statement
         # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
         self.called_names = {
-            n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            n.func.attr for n in every_node(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
         }
         self.file_names = bound_names(tree)
         # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._tree_text import comment_in, end, start
+from ddpfix.transforms._ast_shapes import every_node
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
 CUDA_STRING = re.compile(r"cuda(:\d+)?")
@@ -339,7 +340,7 @@ def builds_ddp_trainer(tree: ast.Module, imports: ImportTable, data: bytes | Non
     """``_lightning.builds_ddp_trainer``: the file builds a Trainer (or Fabric) with a DDP strategy."""
     if data is not None and (b"strategy" not in data or b"ddp" not in data.lower()):
         return False
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if not isinstance(node, ast.Call) or lightning_name(imports, node.func) not in ("Trainer", "Fabric"):
             continue
         if any(arg.arg == "strategy" and is_ddp_strategy(arg.value, imports) for arg in node.keywords):

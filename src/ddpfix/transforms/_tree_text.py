@@ -15,6 +15,7 @@ import re
 import tokenize
 
 from ddpfix.transforms.base import NeedsLibCST
+from ddpfix.transforms._ast_shapes import every_node
 
 #: One line break, as LibCST and ``ast`` count lines.
 LINE_BREAK = re.compile(r"\r\n?|\n")
@@ -98,7 +99,7 @@ def statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt:
     its blocks): where ``code_between`` takes the indentation from. A full walk: for the rare
     message that quotes code over several lines."""
     found = None
-    for statement in ast.walk(tree):
+    for statement in every_node(tree):
         if not isinstance(statement, ast.stmt):
             continue
         first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])

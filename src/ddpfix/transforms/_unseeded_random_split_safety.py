@@ -21,6 +21,7 @@ table drop it). A call inside an enclosing scope that binds it otherwise is not 
 from __future__ import annotations
 
 import ast
+from ddpfix.transforms._ast_shapes import every_node
 
 NOT_BOUND = "(not rewritten: `{name}` is not imported where this call runs, so the fix would raise NameError)"
 
@@ -52,7 +53,7 @@ def _before(statement: ast.stmt, call: ast.Call) -> bool:
 
 
 def tree_other_bindings(tree: ast.Module, name: str) -> bool:
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if isinstance(node, ast.arg) and node.arg == name:
             return True
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:

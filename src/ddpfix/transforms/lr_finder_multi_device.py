@@ -6,7 +6,7 @@ import ast
 import re
 
 from ddpfix.transforms import _tree_text as tree_text
-from ddpfix.transforms._ast_shapes import imports_of, last_name, resolved
+from ddpfix.transforms._ast_shapes import every_node, imports_of, last_name, resolved
 from ddpfix.transforms._lightning import lightning_name
 from ddpfix.transforms._tree_lightning import keyword, string_value
 from ddpfix.transforms.base import Rule, RuleContext
@@ -71,7 +71,7 @@ class LrFinderMultiDevice(Rule):
             return last_name(func) == short or any(full.rsplit(".", 1)[-1] == short for full in resolved(func, imported))
 
         trainer = finder = False
-        for node in ast.walk(tree):
+        for node in every_node(tree):
             if not isinstance(node, ast.Call):
                 continue
             if may_name(node.func, "Trainer"):
@@ -138,7 +138,7 @@ class _Scan:
         tuners: dict[str, ast.expr] = {}  # tuner variable -> the trainer it tunes
         fitted: set[str] = set()  # trainer variables that run fit/validate/test/predict
         lr_finds: list[ast.Call] = []
-        nodes = sorted((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Call))), key=_start)
+        nodes = sorted((n for n in every_node(tree) if isinstance(n, (ast.Assign, ast.Call))), key=_start)
         for node in nodes:
             if isinstance(node, ast.Assign):
                 trainer = self._tuned_trainer(node.value)
