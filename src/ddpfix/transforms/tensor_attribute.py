@@ -6,17 +6,15 @@ import ast
 import io
 import tokenize
 
-import libcst as cst
-
-from ddpfix.transforms._args import TargetedTransformer
-from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
+from ddpfix.edits import Span
+from ddpfix.edits.statements import HOLE, ReplaceAroundValue
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.transforms._lightning import TENSOR_FACTORIES, lightning_methods
+from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
+from ddpfix.transforms._lightning import TENSOR_FACTORIES
 from ddpfix.transforms._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
-from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order
-from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
-from ddpfix.transforms._walk import walk
+from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, lightning_methods
+from ddpfix.transforms._tree_text import end, start
+from ddpfix.transforms.base import Rule, RuleContext, TreeView
 
 # torch functions known to return a tensor, besides the factories.
 TENSOR_FUNCTIONS = TENSOR_FACTORIES | frozenset(
@@ -163,288 +161,87 @@ class TensorAttribute(Rule):
                     return True
         return False
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        replacements: dict[cst.SimpleStatementLine, cst.SimpleStatementLine] = {}
-        for cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
-            if method.name.value != "__init__":
-                continue
-            members = _members(cls)
-            other_assignments = _assignments(cls)
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """The one analysis: findings, each fix's applicability, and its typed edit (the statement
+        rebuilt around its value as a ``register_buffer`` call), which the engine carries out on
+        LibCST's tree."""
+        view = ctx.view
+        for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+            if method.name != "__init__" or view.one_line_body(method.body):
+                continue  # ``def __init__(self): ...`` on one line: no statement of its own to rebuild
+            members = {s.name for s in cls.body if isinstance(s, FUNCTIONS)}
+            assignments = _assignments(cls)
             after_super = False
             # Names that are buffers by now: a later ``self.name = tensor`` just sets the buffer's value
             # (so it needs no fix, and the fixed code stays a fixed point).
             buffers: set[str] = set()
-            for statement in method.body.body if isinstance(method.body, cst.IndentedBlock) else ():
-                if _is_super_init(statement):
-                    after_super = True
-                registered = _registered_buffer(statement)
-                if registered is not None:
-                    buffers.add(registered)
-                    continue
-                target = _tensor_attribute(statement, ctx)
-                if target is None:
-                    continue
-                name, value = target
-                if mangle(name, cls.name.value) in buffers or name in MOVED_BY_LIGHTNING:
-                    continue
-                message = (
-                    f"self.{name} is a plain tensor: Lightning moves parameters and buffers to each rank's device, "
-                    "not plain attributes, so it stays behind (\"Expected all tensors to be on the same device\"); "
-                    "register it as a buffer"
-                )
-                refusal = None
-                earlier = [node for value, node in other_assignments.get(name, ()) if node is not statement.body[0]]
-                if "__setattr__" in members or "register_buffer" in members:
-                    refusal = "the class defines __setattr__ or register_buffer"
-                elif name in _class_attributes(cls) or name in _setattr_targets(cls):
-                    refusal = f"{name} is also set on the class or through setattr"
-                elif earlier and _line_of(ctx, earlier[0]) < _line_of(ctx, statement):
-                    refusal = f"self.{name} is set earlier (line {_line_of(ctx, earlier[0])}), so a buffer of that name cannot be registered"
-                elif name in members:
-                    refusal = f"{name} is also a method or property of the class"
-                elif name in LIGHTNING_MODULE_ATTRIBUTES:
-                    refusal = f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
-                elif not after_super:
-                    refusal = "it is set before super().__init__(), where no buffer can be registered"
-                else:
-                    own = statement.body[0]
-                    bad = next(
-                        (node for value, node in other_assignments.get(name, ()) if node is not own and not _tensor_like(value, name, ctx)),
-                        None,
-                    )
-                    if bad is not None:
-                        refusal = f"self.{name} is assigned a non-tensor on line {ctx.position(bad).start.line}"
-                if refusal:
-                    ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
-                elif ctx.report(statement, message, fixable=True):
-                    replacements[statement] = _register(statement, mangle(name, cls.name.value), value)
-                    buffers.add(mangle(name, cls.name.value))
-        if not replacements:
-            return module
-        return module.visit(_ReplaceStatements(replacements, ctx.view.positions))
-
-    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, for the runs that only report."""
-        view = ctx.view
-        for cls, method in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
-            if method.name != "__init__" or view.one_line_body(method.body):
-                continue  # ``def __init__(self): ...`` on one line: apply reads no statements there
-            members = {s.name for s in cls.body if isinstance(s, FUNCTIONS)}
-            other_assignments = _tree_assignments(cls)
-            after_super = False
-            buffers: set[str] = set()  # as in apply: a later ``self.name = tensor`` just sets the buffer
             for line in view.statement_lines(method.body):
-                if _tree_is_super_init(line):
+                if _is_super_init(line):
                     after_super = True
-                registered = _tree_registered_buffer(line, view)
+                registered = _registered_buffer(line, view)
                 if registered is not None:
                     buffers.add(registered)
                     continue
-                name = _tree_tensor_attribute(line, ctx)
+                name = _tensor_attribute(line, ctx)
                 if name is None or mangle(name, cls.name) in buffers or name in MOVED_BY_LIGHTNING:
                     continue
                 statement = line[0]
-                # The message and refusals are apply's, word for word (the two paths are compared).
                 message = (
                     f"self.{name} is a plain tensor: Lightning moves parameters and buffers to each rank's device, "
                     "not plain attributes, so it stays behind (\"Expected all tensors to be on the same device\"); "
                     "register it as a buffer"
                 )
-                refusal = None
-                others = [(value, node) for value, node in other_assignments.get(name, ()) if node is not statement]
-                if "__setattr__" in members or "register_buffer" in members:
-                    refusal = "the class defines __setattr__ or register_buffer"
-                elif name in _tree_class_attributes(cls) or name in _tree_setattr_targets(cls, view):
-                    refusal = f"{name} is also set on the class or through setattr"
-                elif others and others[0][1].lineno < statement.lineno:
-                    refusal = f"self.{name} is set earlier (line {others[0][1].lineno}), so a buffer of that name cannot be registered"
-                elif name in members:
-                    refusal = f"{name} is also a method or property of the class"
-                elif name in LIGHTNING_MODULE_ATTRIBUTES:
-                    refusal = f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
-                elif not after_super:
-                    refusal = "it is set before super().__init__(), where no buffer can be registered"
-                else:
-                    bad = next((node for value, node in others if not _tree_tensor_like(value, name, ctx)), None)
-                    if bad is not None:
-                        refusal = f"self.{name} is assigned a non-tensor on line {bad.lineno}"
+                others = [(value, node) for value, node in assignments.get(name, ()) if node is not statement]
+                refusal = _refusal(cls, members, others, statement, name, after_super, ctx)
                 if refusal:
                     ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
-                else:
-                    why = (fix_safety(tree, cls, statement, name, ctx.imports, ctx.view.text)
-                           or ctx.facts.hazard("weight averaging"))
-                    # never fixed here: nothing to remember
-                    ctx.report(statement, message, fixable=True, safe=why is None, why=why or "")
+                    continue
+                buffer = mangle(name, cls.name)
+                why = fix_safety(tree, cls, statement, name, ctx.imports, view.text) or ctx.facts.hazard("weight averaging")
+                edit = ReplaceAroundValue(Span.of(ctx.position(statement)),
+                                          f'self.register_buffer("{buffer}", {HOLE}, persistent=False)')
+                if ctx.report(statement, message, fixable=True, safe=why is None, why=why or "", edits=[edit]):
+                    buffers.add(buffer)
 
 
-def _line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
-    return ctx.position(node).start.line
+def _refusal(cls: ast.ClassDef, members: set[str], others: list[tuple[ast.expr | None, ast.stmt]],
+             statement: ast.Assign, name: str, after_super: bool, ctx: RuleContext) -> str | None:
+    """Why ``statement`` (``self.<name> = <tensor>`` in ``cls.__init__``) cannot become a buffer at
+    all (``register_buffer`` would raise, a later write would, or the rewrite would lose a comment);
+    None when it can. ``members``: the class's methods; ``others``: the other assignments of the
+    attribute in the class, in source order."""
+    if "__setattr__" in members or "register_buffer" in members:
+        return "the class defines __setattr__ or register_buffer"
+    if name in _class_attributes(cls) or name in _setattr_targets(cls, ctx.view):
+        return f"{name} is also set on the class or through setattr"
+    if others and others[0][1].lineno < statement.lineno:
+        return f"self.{name} is set earlier (line {others[0][1].lineno}), so a buffer of that name cannot be registered"
+    if name in members:
+        return f"{name} is also a method or property of the class"
+    if name in LIGHTNING_MODULE_ATTRIBUTES:
+        return f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
+    if not after_super:
+        return "it is set before super().__init__(), where no buffer can be registered"
+    bad = next((node for value, node in others if not _tensor_like(value, name, ctx)), None)
+    if bad is not None:
+        return f"self.{name} is assigned a non-tensor on line {bad.lineno}"
+    if _comment_before_equals(statement, ctx.view):
+        return "a comment in the assignment's target would be lost"
+    return None
 
 
-def _class_attributes(cls: cst.ClassDef) -> set[str]:
-    """Names assigned in the class body itself (``mask = None``)."""
-    names = set()
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    for statement in body:
-        if isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
-                    [small.target] if isinstance(small, cst.AnnAssign) else []
-                )
-                names.update(t.value for t in targets if isinstance(t, cst.Name))
-    return names
+def _comment_before_equals(statement: ast.Assign, view: TreeView) -> bool:
+    """Whether a comment stands in ``(self.name  # ...\\n) =``: the fix keeps the value (with its
+    own parentheses and comments) and the line's comments, not the target it replaces. The target
+    holds no string, so a ``#`` before the first ``=`` after it starts a comment."""
+    target_end = end(statement.targets[0], view)
+    equals = view.text.index("=", target_end)
+    return "#" in view.text[start(statement, view):equals]
 
 
-def _setattr_targets(cls: cst.ClassDef) -> set[str]:
-    """``setattr(self, "name", ...)``: names set in a way the rule cannot follow (any, if not a literal)."""
-    names: set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) >= 2:
-                target = node.args[1].value
-                if isinstance(target, cst.SimpleString):
-                    names.add(str(target.evaluated_value))
-
-    walk(cls, Collect())
-    return names
-
-
-def _members(cls: cst.ClassDef) -> set[str]:
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    return {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
-
-
-def _is_super_init(statement: cst.CSTNode) -> bool:
+def _is_super_init(line: list[ast.stmt]) -> bool:
     """The statement line calls ``super(...).__init__(...)`` (in code: a comment or a string that
     names it is not the call)."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    found = False
-
-    class Find(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal found
-            func = call.func
-            found |= (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
-                      and isinstance(func.value.func, cst.Name) and func.value.func.value == "super")
-
-    walk(statement, Find())
-    return found
-
-
-def _registered_buffer(statement: cst.CSTNode) -> str | None:
-    """"name" for a statement ``self.register_buffer("name", ...)``."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    call = statement.body[0].value if isinstance(statement.body[0], cst.Expr) else None
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "register_buffer"):
-        return None
-    owner = call.func.value
-    if not (isinstance(owner, cst.Name) and owner.value == "self") or not call.args:
-        return None
-    first = call.args[0].value
-    return str(first.evaluated_value) if isinstance(first, cst.SimpleString) else None
-
-
-def _tensor_attribute(statement: cst.CSTNode, ctx: RuleContext) -> tuple[str, cst.BaseExpression] | None:
-    """("mask", value) for ``self.mask = torch.ones(...)[.tril()...]`` standing alone on its line."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    assign = statement.body[0]
-    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
-        return None
-    target = assign.targets[0].target
-    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):
-        return None
-    return (target.attr.value, assign.value) if _makes_tensor(assign.value, ctx) else None
-
-
-def _makes_tensor(value: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """A torch factory call, possibly followed by tensor methods (``torch.ones(4).tril()``) that
-    give a tensor (not ``.tolist()``, ``.split(2)``, ``.max(dim=0)``)."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and ctx.imports.qualify(value.func) is None:
-        method = value.func.attr.value
-        if method in NOT_A_TENSOR or (method in TUPLE_WITH_ARGUMENTS and value.args):
-            return False
-        value = value.func.value
-    return isinstance(value, cst.Call) and ctx.imports.qualify(value.func) in TENSOR_FACTORIES
-
-
-def _assignments(cls: cst.ClassDef) -> dict[str, list[tuple[cst.BaseExpression, cst.CSTNode]]]:
-    """Every ``self.<name> = value`` of the class: (value, the Assign node)."""
-    found: dict[str, list] = {}
-
-    def add(target, value, node) -> None:
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-            found.setdefault(target.attr.value, []).append((value, node))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                add(element.value, None, node)  # unpacked: its value is unknown
-
-    class Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                add(target.target, node.value if len(node.targets) == 1 else None, node)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            add(node.target, node.value, node)
-
-    walk(cls, Collect())
-    return found
-
-
-def _tensor_like(value: cst.BaseExpression | None, name: str, ctx: RuleContext) -> bool:
-    if value is None:
-        return False  # unpacked from a tuple, or annotated without a value: unknown
-    if isinstance(value, cst.Name) and value.value == "None":
-        return True
-    if isinstance(value, cst.Call):
-        qualified = ctx.imports.qualify(value.func) or ""
-        if qualified in TENSOR_FUNCTIONS or _makes_tensor(value, ctx):
-            return True
-        func = value.func
-        # ``self.mask.to(...)``, ``self.mask.clone()``: a tensor method on the attribute itself.
-        if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Attribute)
-            and func.value.attr.value == name
-            and func.attr.value not in NON_TENSOR_METHODS
-        ):
-            return True
-    if isinstance(value, cst.BinaryOperation):
-        return True  # arithmetic on tensors gives tensors; on a buffer that is what it holds
-    return False
-
-
-def _register(statement: cst.SimpleStatementLine, name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
-    call = cst.parse_expression(f'self.register_buffer("{name}", VALUE, persistent=False)')
-    call = call.with_changes(args=[call.args[0], call.args[1].with_changes(value=value), call.args[2]])
-    return statement.with_changes(body=[cst.Expr(call)])
-
-
-class _ReplaceStatements(TargetedTransformer):
-    def __init__(self, replacements, positions=None):
-        super().__init__(replacements, positions)
-        self.replacements = replacements
-
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        return self.replacements.get(original_node, updated_node)
-
-
-# --- the same questions on CPython's tree (``check``) ------------------------------------------
-
-
-def _line_end(view: TreeView, line: int) -> int:
-    """The offset just past ``line`` (its newline included)."""
-    try:
-        return view.positions.line_start(line + 1)
-    except IndexError:
-        return len(view.text)
-
-
-def _tree_is_super_init(line: list[ast.stmt]) -> bool:
-    """``_is_super_init`` on CPython's tree: the statement line calls ``super(...).__init__(...)``."""
     if isinstance(line[0], TREE_COMPOUND):
         return False
     return any(
@@ -455,27 +252,30 @@ def _tree_is_super_init(line: list[ast.stmt]) -> bool:
 
 
 def _single_string(node: ast.expr, view: TreeView) -> str | None:
-    """``str(evaluated_value)`` of what LibCST calls a ``SimpleString`` (one literal, ``b"..."``
-    included); None for strings concatenated in the source (LibCST: ``ConcatenatedString``)."""
+    """The value of one string literal (``b"..."`` included, as ``str`` writes it); None for a
+    non-string and for strings concatenated in the source (``"a" "b"``: a name built that way is
+    not followed)."""
     if not (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
         return None
     try:
         tokens = [t for t in tokenize.generate_tokens(io.StringIO(view.positions.segment(node)).readline)
                   if t.type == tokenize.STRING]
     except (tokenize.TokenError, SyntaxError):
-        raise NeedsLibCST("a string literal the tokenizer cannot follow") from None
+        # Never seen for a literal's own text; taken as one literal, which both callers read as
+        # the cautious answer (a name that is a buffer already, or set through setattr).
+        return str(node.value)
     return str(node.value) if len(tokens) == 1 else None
 
 
 def _argument_value(argument: ast.expr | ast.keyword) -> ast.expr:
-    """The value LibCST's ``Arg`` holds: a keyword's value, a starred argument's operand."""
+    """An argument's value: a keyword's value, a starred argument's operand."""
     if isinstance(argument, (ast.keyword, ast.Starred)):
         return argument.value
     return argument
 
 
-def _tree_registered_buffer(line: list[ast.stmt], view: TreeView) -> str | None:
-    """``_registered_buffer``: "name" for a statement line ``self.register_buffer("name", ...)``."""
+def _registered_buffer(line: list[ast.stmt], view: TreeView) -> str | None:
+    """"name" for a statement line ``self.register_buffer("name", ...)``."""
     if len(line) != 1 or not isinstance(line[0], ast.Expr):
         return None
     call = line[0].value
@@ -488,18 +288,19 @@ def _tree_registered_buffer(line: list[ast.stmt], view: TreeView) -> str | None:
     return _single_string(_argument_value(arguments[0]), view)
 
 
-def _tree_tensor_attribute(line: list[ast.stmt], ctx: RuleContext) -> str | None:
-    """``_tensor_attribute``: "mask" for a line ``self.mask = torch.ones(...)[.tril()...]`` alone."""
+def _tensor_attribute(line: list[ast.stmt], ctx: RuleContext) -> str | None:
+    """"mask" for a line ``self.mask = torch.ones(...)[.tril()...]`` standing alone."""
     if len(line) != 1 or not isinstance(line[0], ast.Assign) or len(line[0].targets) != 1:
         return None
     target = line[0].targets[0]
     if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
         return None
-    return target.attr if _tree_makes_tensor(line[0].value, ctx) else None
+    return target.attr if _makes_tensor(line[0].value, ctx) else None
 
 
-def _tree_makes_tensor(value: ast.expr, ctx: RuleContext) -> bool:
-    """``_makes_tensor``."""
+def _makes_tensor(value: ast.expr, ctx: RuleContext) -> bool:
+    """A torch factory call, possibly followed by tensor methods (``torch.ones(4).tril()``) that
+    give a tensor (not ``.tolist()``, ``.split(2)``, ``.max(dim=0)``)."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and ctx.imports.qualify(value.func) is None:
         method = value.func.attr
         if method in NOT_A_TENSOR or (method in TUPLE_WITH_ARGUMENTS and (value.args or value.keywords)):
@@ -508,8 +309,8 @@ def _tree_makes_tensor(value: ast.expr, ctx: RuleContext) -> bool:
     return isinstance(value, ast.Call) and ctx.imports.qualify(value.func) in TENSOR_FACTORIES
 
 
-def _tree_class_attributes(cls: ast.ClassDef) -> set[str]:
-    """``_class_attributes``: names assigned in the class body itself."""
+def _class_attributes(cls: ast.ClassDef) -> set[str]:
+    """Names assigned in the class body itself (``mask = None``)."""
     names = set()
     for statement in cls.body:
         targets = statement.targets if isinstance(statement, ast.Assign) else (
@@ -519,8 +320,9 @@ def _tree_class_attributes(cls: ast.ClassDef) -> set[str]:
     return names
 
 
-def _tree_setattr_targets(cls: ast.ClassDef, view: TreeView) -> set[str]:
-    """``_setattr_targets``: literal names of ``setattr(self, "name", ...)`` anywhere in the class."""
+def _setattr_targets(cls: ast.ClassDef, view: TreeView) -> set[str]:
+    """``setattr(self, "name", ...)`` anywhere in the class: names set in a way the rule cannot
+    follow (literal names only)."""
     names = set()
     for node in ast.walk(cls):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"):
@@ -531,11 +333,10 @@ def _tree_setattr_targets(cls: ast.ClassDef, view: TreeView) -> set[str]:
             if name is not None:
                 names.add(name)
     return names
-
-
-def _tree_assignments(cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, ast.stmt]]]:
-    """``_assignments``: every ``self.<name> = value`` of the class, in source order (LibCST's walk;
-    assignments never nest, so their starts give it)."""
+def _assignments(cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, ast.stmt]]]:
+    """Every ``self.<name> = value`` of the class: (value, the assignment), in source order
+    (assignments never nest, so their starts give it); the value is None where unknown (unpacked,
+    several targets, annotated without one)."""
     found: dict[str, list] = {}
 
     def add(target, value, node) -> None:
@@ -556,15 +357,16 @@ def _tree_assignments(cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None
     return found
 
 
-def _tree_tensor_like(value: ast.expr | None, name: str, ctx: RuleContext) -> bool:
-    """``_tensor_like``."""
+def _tensor_like(value: ast.expr | None, name: str, ctx: RuleContext) -> bool:
+    """Whether ``value``, assigned to ``self.<name>`` elsewhere, is something a buffer holds: None,
+    a tensor from torch, arithmetic, or a tensor method on the attribute itself (``self.mask.to(...)``)."""
     if value is None:
         return False
     if isinstance(value, ast.Constant) and value.value is None:
         return True
     if isinstance(value, ast.Call):
         qualified = ctx.imports.qualify(value.func) or ""
-        if qualified in TENSOR_FUNCTIONS or _tree_makes_tensor(value, ctx):
+        if qualified in TENSOR_FUNCTIONS or _makes_tensor(value, ctx):
             return True
         func = value.func
         if (

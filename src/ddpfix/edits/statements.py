@@ -1,0 +1,49 @@
+"""Rebuilding a simple statement around its value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ddpfix.edits._base import NodeEdit, Span
+
+#: The name a template writes where the statement's value goes.
+HOLE = "__ddpfix_hole__"
+
+
+@dataclass(frozen=True)
+class ReplaceAroundValue(NodeEdit):
+    """The simple statement alone on its line at ``statement`` replaced by ``template`` (one
+    statement's source) in which the name ``HOLE`` stands for the statement's value (what ``=``,
+    ``return`` or an expression statement holds). The value is the node itself, not its text
+    rewritten: its parentheses, its comments and any fix inside it survive; so do the line's
+    comments (those above it and the one after it)."""
+
+    statement: Span
+    template: str
+    kind = cst.SimpleStatementLine
+
+    def __post_init__(self):
+        if HOLE not in self.template:
+            raise ValueError(f"the template has no {HOLE} for the value: the value would be lost")
+
+    @property
+    def at(self) -> Span:
+        return self.statement
+
+    def rewrite(self, node: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        (small,) = node.body  # one statement on the line: the rule asked for it so
+        built = cst.parse_statement(self.template)
+        assert isinstance(built, cst.SimpleStatementLine), "the template is one simple statement"
+        filled = [part.visit(_FillHole(small.value)) for part in built.body]
+        return node.with_changes(body=filled)
+
+
+class _FillHole(cst.CSTTransformer):
+    def __init__(self, value: cst.BaseExpression):
+        super().__init__()
+        self.value = value
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self.value if updated_node.value == HOLE else updated_node
