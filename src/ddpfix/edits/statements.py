@@ -18,7 +18,7 @@ class ReplaceAroundValue(NodeEdit):
     statement's source) in which the name ``HOLE`` stands for the statement's value (what ``=``,
     ``return`` or an expression statement holds). The value is the node itself, not its text
     rewritten: its parentheses, its comments and any fix inside it survive; so do the line's
-    comments (those above it and the one after it)."""
+    comments (those above it and the one after it) and a ``;`` ending it."""
 
     statement: Span
     template: str
@@ -37,6 +37,9 @@ class ReplaceAroundValue(NodeEdit):
         built = cst.parse_statement(self.template)
         assert isinstance(built, cst.SimpleStatementLine), "the template is one simple statement"
         filled = [part.visit(_FillHole(small.value)) for part in built.body]
+        # A ``;`` ending the line is the statement's in LibCST, with the spaces after it: kept, so
+        # ``x = v;  # note`` does not become ``...)# note``.
+        filled[-1] = filled[-1].with_changes(semicolon=small.semicolon)
         return node.with_changes(body=filled)
 
 
