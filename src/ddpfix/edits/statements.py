@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from ddpfix.edits._base import NodeEdit, Span
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 #: The name a template writes where the statement's value goes.
 HOLE = "__ddpfix_hole__"
@@ -22,7 +24,7 @@ class ReplaceAroundValue(NodeEdit):
 
     statement: Span
     template: str
-    kind = cst.SimpleStatementLine
+    kind = "SimpleStatementLine"
 
     def __post_init__(self):
         if HOLE not in self.template:
@@ -33,20 +35,24 @@ class ReplaceAroundValue(NodeEdit):
         return self.statement
 
     def rewrite(self, node: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        import libcst as cst
+
         (small,) = node.body  # one statement on the line: the rule asked for it so
         built = cst.parse_statement(self.template)
         assert isinstance(built, cst.SimpleStatementLine), "the template is one simple statement"
-        filled = [part.visit(_FillHole(small.value)) for part in built.body]
+        filled = [part.visit(_hole_filler(small.value)) for part in built.body]
         # A ``;`` ending the line is the statement's in LibCST, with the spaces after it: kept, so
         # ``x = v;  # note`` does not become ``...)# note``.
         filled[-1] = filled[-1].with_changes(semicolon=small.semicolon)
         return node.with_changes(body=filled)
 
 
-class _FillHole(cst.CSTTransformer):
-    def __init__(self, value: cst.BaseExpression):
-        super().__init__()
-        self.value = value
+def _hole_filler(value: cst.BaseExpression) -> cst.CSTTransformer:
+    """A transformer that puts ``value`` where the template names ``HOLE``."""
+    import libcst as cst
 
-    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        return self.value if updated_node.value == HOLE else updated_node
+    class FillHole(cst.CSTTransformer):
+        def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+            return value if updated_node.value == HOLE else updated_node
+
+    return FillHole()

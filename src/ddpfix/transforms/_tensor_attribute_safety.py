@@ -32,7 +32,7 @@ import re
 
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
-from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms._tree_names import bound_names
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

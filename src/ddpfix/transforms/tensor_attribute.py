@@ -10,7 +10,7 @@ from ddpfix.edits import Span
 from ddpfix.edits.statements import HOLE, ReplaceAroundValue
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
-from ddpfix.transforms._lightning import TENSOR_FACTORIES
+from ddpfix.transforms._tree_lightning import TENSOR_FACTORIES
 from ddpfix.transforms._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
 from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, lightning_methods
 from ddpfix.transforms._tree_text import end, start
