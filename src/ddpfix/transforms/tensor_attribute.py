@@ -81,7 +81,8 @@ class TensorAttribute(Rule):
     property of the class, or when it is an attribute of LightningModule itself (`global_step`,
     `device`...: `register_buffer` raises `KeyError`): reported. `self.example_input_array` is not
     reported (Lightning moves it to the device itself), nor is a chain that makes no tensor
-    (`torch.arange(10).tolist()`, `.split(2)`, `.max(dim=0)`).
+    (`torch.arange(10).tolist()`, `.split(2)`, `.max(dim=0)`). An assignment whose target holds a
+    comment (`(self.mask  # why\n) = ...`) is reported without a fix: the rewrite would lose it.
 
     ## Fix safety
     A safe fix also needs the whole project read with no weight averaging named in any file of it
