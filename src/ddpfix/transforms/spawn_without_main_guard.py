@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
-import libcst as cst
-
+from ddpfix.edits.main_guard import WrapInGuardedFunction
 from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._args import keyword
-from ddpfix.transforms._lightning import lightning_name, string_value
-from ddpfix.transforms._names import statement_names
+from ddpfix.transforms._lightning import lightning_name
 from ddpfix.transforms._text import keyword_argument, word_match
-from ddpfix.transforms._tree_names import statement_names as tree_statement_names
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext, TreeView
+from ddpfix.transforms._tree_names import statement_names
+from ddpfix.transforms.base import Rule, RuleContext, TreeView
 
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
 PROCESS_SETTINGS = (
@@ -26,6 +25,12 @@ PROCESS_SETTINGS = (
 
 
 _STRATEGY_KEYWORD = keyword_argument("strategy")  # what may_apply looks for, in the bytes
+
+MESSAGE = (
+    "ddp_spawn starts fresh interpreters that import this script: without `if __name__ == \"__main__\":` "
+    "each child builds its own Trainer and runs it again (\"An attempt has been made to start a new process "
+    "before the current process has finished its bootstrapping phase\"); move the script into main()"
+)
 
 
 class SpawnWithoutMainGuard(Rule):
@@ -122,7 +127,7 @@ class SpawnWithoutMainGuard(Rule):
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
         """A statement of the module's top level assigns or evaluates a call with ``strategy=``:
-        ``apply`` looks for the Trainer there and nowhere else (Lightning's own modules name
+        ``check`` looks for the Trainer there and nowhere else (Lightning's own modules name
         ``ddp_spawn`` and ``Trainer`` everywhere, inside functions)."""
         return any(
             isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Call)
@@ -130,75 +135,38 @@ class SpawnWithoutMainGuard(Rule):
             for node in tree.body
         )
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        body = list(module.body)
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """The one analysis: the finding, whether the move is safe, and the fix as one typed edit
+        (the module's statements from the first that starts the script to the end moved into
+        ``main()``, the guard appended). The statements are grouped into LibCST's statement lines
+        first (``a; b`` is one), so the edit's indices are positions in LibCST's ``Module.body``."""
+        body = ctx.view.statement_lines(tree.body)
         trainer_at, trainer_names = _spawn_trainer(body, ctx)
         if trainer_at is None:
-            return module
-        run_at = next((i for i, s in enumerate(body) if i > trainer_at and _runs(s, trainer_names)), None)
-        if run_at is None:
-            return module
-        start = next(i for i, s in enumerate(body) if not _preamble(s) or i == trainer_at)
-        message = (
-            "ddp_spawn starts fresh interpreters that import this script: without `if __name__ == \"__main__\":` "
-            "each child builds its own Trainer and runs it again (\"An attempt has been made to start a new process "
-            "before the current process has finished its bootstrapping phase\"); move the script into main()"
-        )
-        refusal = _refusal(body, start, ctx)
-        if refusal:
-            ctx.report(body[trainer_at], f"{message} (not rewritten: {refusal})", fixable=False)
-            return module
-        if not ctx.report(body[trainer_at], message, fixable=True):
-            return module
-        moved = body[start:]
-        first_lines = moved[0].leading_lines
-        moved[0] = moved[0].with_changes(leading_lines=[])
-        # Two blank lines before the new top-level def, as PEP 8 has it, whatever was there.
-        blank = [line for line in first_lines if line.comment is None]
-        first_lines = [cst.EmptyLine()] * max(0, 2 - len(blank)) + list(first_lines)
-        main = cst.FunctionDef(
-            name=cst.Name("main"),
-            params=cst.Parameters(),
-            body=cst.IndentedBlock(body=moved),
-            leading_lines=first_lines,
-        )
-        guard = cst.parse_statement('if __name__ == "__main__":\n    main()\n')
-        guard = guard.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-        return module.with_changes(body=[*body[:start], main, guard])
-
-    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, report-only. The module's statements are grouped into
-        LibCST's statement lines first (``a; b`` is one). Raises ``NeedsLibCST`` where LibCST's
-        layout decides: a process-setting word only in the comments above a statement (which
-        LibCST may give to the statement or to the block before it), ``__name__`` only in an
-        ``if`` header outside its test, an f-string whose literal kind is unclear."""
-        body = ctx.view.statement_lines(tree.body)
-        trainer_at, trainer_names = _tree_spawn_trainer(body, ctx)
-        if trainer_at is None:
             return
-        if not any(i > trainer_at and _tree_runs(line, trainer_names) for i, line in enumerate(body)):
+        if not any(i > trainer_at and _runs(line, trainer_names) for i, line in enumerate(body)):
             return
-        start = next(i for i, line in enumerate(body) if not _tree_preamble(body, i, ctx.view) or i == trainer_at)
-        message = (
-            "ddp_spawn starts fresh interpreters that import this script: without `if __name__ == \"__main__\":` "
-            "each child builds its own Trainer and runs it again (\"An attempt has been made to start a new process "
-            "before the current process has finished its bootstrapping phase\"); move the script into main()"
-        )
-        refusal = _tree_refusal(body, start, ctx.view)
+        start = next(i for i, line in enumerate(body) if not _preamble(body, i, ctx.view) or i == trainer_at)
+        refusal = _refusal(body, start, ctx.view)
         where = _line_span(body[trainer_at])
         if refusal:
-            ctx.report(where, f"{message} (not rewritten: {refusal})", fixable=False)
-        else:
-            unknown = _parent_only_unproven(body, start, trainer_names, ctx)
-            ctx.report(where, message, fixable=True, safe=unknown is None, why=unknown or "")
+            ctx.report(where, f"{MESSAGE} (not rewritten: {refusal})", fixable=False)
+            return
+        unknown = _parent_only_unproven(body, start, trainer_names, ctx)
+        into_main = WrapInGuardedFunction(tuple(range(start, len(body))), "main")
+        ctx.report(where, MESSAGE, fixable=True, safe=unknown is None, why=unknown or "", edits=[into_main])
 
 
-# --- CPython's tree (``check``) ---------------------------------------------------------------
-# A "line" is what LibCST's ``module.body`` holds: a compound statement alone, or the simple
-# statements of one ``SimpleStatementLine`` (joined by ``;``).
+# --- The script, on CPython's tree --------------------------------------------------------------
+# A "line" is what LibCST's ``module.body`` holds (the fix's edit counts them so): a compound
+# statement alone, or the simple statements of one ``SimpleStatementLine`` (joined by ``;``).
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _REST_OF_LINE = re.compile(r"[^\r\n]*")
+#: One line of text with its line break, as LibCST splits the source.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+#: What may stand between an ``if`` test's end and its colon: closing parentheses, layout, comments.
+_CLOSING_PARENTHESES = re.compile(r"(?:[\s)\\]|#[^\r\n]*)*")
 
 
 def _simple(line: list[ast.stmt]) -> bool:
@@ -293,7 +261,7 @@ def _plain_lightning_classes(body: list[list[ast.stmt]], ctx: RuleContext) -> se
             continue
         if not all(_plain_class_statement(item, ctx.view) for item in cls.body):
             continue
-        if any(cls.name in tree_statement_names(other).binds for i, other in enumerate(body) if i != index):
+        if any(cls.name in statement_names(other).binds for i, other in enumerate(body) if i != index):
             continue
         found.add(cls.name)
     return found
@@ -305,9 +273,9 @@ def _plain_class_statement(item: ast.stmt, view: TreeView) -> bool:
     if isinstance(item, ast.Pass):
         return True
     if isinstance(item, ast.Expr):
-        return _tree_string(item.value, view)
+        return _string(item.value, view)
     if isinstance(item, (ast.Assign, ast.AnnAssign)):
-        return item.value is not None and _tree_literal(item.value, view)
+        return item.value is not None and _literal(item.value, view)
     return False
 
 
@@ -316,7 +284,7 @@ def _parent_only(statement: ast.stmt, trainers: set[str], plain: set[str], ctx: 
         return True
     if isinstance(statement, ast.Expr):
         value = statement.value
-        return _tree_string(value, ctx.view) or _run_call(value, trainers, plain, ctx) or _lightning_seed(value, plain, ctx)
+        return _string(value, ctx.view) or _run_call(value, trainers, plain, ctx) or _lightning_seed(value, plain, ctx)
     if isinstance(statement, (ast.Assign, ast.AnnAssign)):
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
         if statement.value is None or not all(_plain_target(t) for t in targets):
@@ -379,19 +347,19 @@ def _inert_arguments(call: ast.Call, plain: set[str], ctx: RuleContext) -> bool:
         _inert(k.value, plain, ctx) for k in call.keywords)
 
 
-def _tree_spawn_trainer(body: list[list[ast.stmt]], ctx: RuleContext) -> tuple[int | None, set[str]]:
+def _spawn_trainer(body: list[list[ast.stmt]], ctx: RuleContext) -> tuple[int | None, set[str]]:
     for index, line in enumerate(body):
         if not _simple(line):
             continue
         for small in line:
             value = small.value if isinstance(small, (ast.Assign, ast.Expr)) else None
-            if isinstance(value, ast.Call) and lightning_name(ctx.imports, value.func) == "Trainer" and _tree_spawns(value, ctx):
+            if isinstance(value, ast.Call) and lightning_name(ctx.imports, value.func) == "Trainer" and _spawns(value, ctx):
                 names = {t.id for t in small.targets if isinstance(t, ast.Name)} if isinstance(small, ast.Assign) else set()
                 return index, names
     return None, set()
 
 
-def _tree_spawns(trainer: ast.Call, ctx: RuleContext) -> bool:
+def _spawns(trainer: ast.Call, ctx: RuleContext) -> bool:
     strategy = tree_lightning.keyword(trainer, "strategy")
     if strategy is None:
         return False
@@ -405,7 +373,7 @@ def _tree_spawns(trainer: ast.Call, ctx: RuleContext) -> bool:
     return False
 
 
-def _tree_runs(line: list[ast.stmt], trainers: set[str]) -> bool:
+def _runs(line: list[ast.stmt], trainers: set[str]) -> bool:
     if not _simple(line):
         return False
     for small in line:
@@ -418,29 +386,71 @@ def _tree_runs(line: list[ast.stmt], trainers: set[str]) -> bool:
     return False
 
 
-def _tree_process_setting(body: list[list[ast.stmt]], index: int, view: TreeView) -> bool:
-    """``_process_setting``, which reads the statement line's code: its own lines (trailing comment
-    included) and the comment lines above it that LibCST gives it: all of them after a statement
-    line; after a block or at the top of the file (the module's header) that depends on LibCST's
-    parse, so a word only there defers."""
+def _process_setting(body: list[list[ast.stmt]], index: int, view: TreeView) -> bool:
+    """``torch.set_float32_matmul_precision(...)`` and kin: process state that spawned children only
+    get by importing the script, so it must stay at the top level. A statement line is read as the
+    code the fix moves with it: its own lines (trailing comment included) and the comment lines
+    above it that are its own (``_leading_lines``)."""
     line = body[index]
     if not _simple(line):
-        return _tree_compound_setting(line[0])
+        return _compound_setting(line[0])
     positions, text = view.positions, view.text
     own_start = positions.line_start(line[0].lineno)
     own_end = _REST_OF_LINE.match(text, positions.offset(line[-1].end_lineno, line[-1].end_col_offset)).end()
     if any(word in text[own_start:own_end] for word in PROCESS_SETTINGS):
         return True
-    above_start = positions.line_start(body[index - 1][-1].end_lineno + 1) if index else 0
-    if not any(word in text[above_start:own_start] for word in PROCESS_SETTINGS):
-        return False
-    if index and _simple(body[index - 1]):
-        return True  # after a statement line, the comment lines above are this line's leading lines
-    raise NeedsLibCST("a process-setting word in the comments above a statement")
+    if index == 0:
+        return False  # the lines above the first statement are the module's header
+    previous = body[index - 1]
+    gap = text[positions.line_start(previous[-1].end_lineno + 1):own_start]
+    if not any(word in gap for word in PROCESS_SETTINGS):
+        return False  # the common case, decided without asking whose lines they are
+    return any(word in _leading_lines(previous, gap, view) for word in PROCESS_SETTINGS)
 
 
-def _tree_compound_setting(statement: ast.stmt) -> bool:
-    """``_compound_setting`` on CPython's tree: the same dotted names, comments left out."""
+def _leading_lines(previous: list[ast.stmt], gap: str, view: TreeView) -> str:
+    """Of the blank and comment lines ``gap`` between the statement line ``previous`` and the next
+    one, those that are the next one's own (its ``leading_lines`` in LibCST, which move with it):
+    after a statement line, all of them; after a compound statement, those after the last one that
+    starts with the indentation of its last block (an indented block keeps those as its footer,
+    LibCST's ``IndentedBlock.footer``; a block on its clause's line keeps none)."""
+    indent = None if _simple(previous) else _last_block_indent(previous[0], view)
+    if indent is None:
+        return gap
+    lines = _LINE.findall(gap)
+    footer = max((i + 1 for i, line in enumerate(lines) if line.startswith(indent)), default=0)
+    return "".join(lines[footer:])
+
+
+def _last_block_indent(statement: ast.stmt, view: TreeView) -> str | None:
+    """The indentation of the last block of a top-level compound statement (``else:``'s, the last
+    ``except``'s, a nested statement's outer block), when that block is indented; None when it
+    stands on its clause's line (``else: y``, or after a line continuation), where the tokenizer
+    opens no block. Read from the tokens: the last INDENT one level deep, if the statement's last
+    logical line is inside it."""
+    positions, text = view.positions, view.text
+    source = text[positions.line_start(statement.lineno):
+                  _REST_OF_LINE.match(text, positions.offset(statement.end_lineno, statement.end_col_offset)).end()]
+    depth, indent, last_line_depth = 0, None, 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.INDENT:
+                depth += 1
+                if depth == 1:
+                    indent = token.string
+            elif token.type == tokenize.DEDENT:
+                depth -= 1
+            elif token.type == tokenize.NEWLINE:
+                last_line_depth = depth
+    except (tokenize.TokenError, SyntaxError):
+        return None  # not expected (CPython compiled the statement): then every line counts as above
+    return indent if last_line_depth else None
+
+
+def _compound_setting(statement: ast.stmt) -> bool:
+    """A top-level ``if``/``try``/``with``/loop whose code names a process setting
+    (``if torch.cuda.is_available(): torch.set_float32_matmul_precision("high")``): read from its
+    dotted names, comments left out. Definitions are not settings (their bodies run when called)."""
     if isinstance(statement, _DEFINITIONS):
         return False
     return any(
@@ -453,25 +463,25 @@ def _names_setting(dotted: str | None) -> bool:
     return dotted is not None and any(word in dotted for word in PROCESS_SETTINGS)
 
 
-def _tree_preamble(body: list[list[ast.stmt]], index: int, view: TreeView) -> bool:
-    """``_preamble`` on CPython's tree."""
+def _preamble(body: list[list[ast.stmt]], index: int, view: TreeView) -> bool:
+    """Imports, definitions, docstrings, literal constants and process settings: what stays at the top."""
     line = body[index]
-    if isinstance(line[0], _DEFINITIONS) or _tree_process_setting(body, index, view):
+    if isinstance(line[0], _DEFINITIONS) or _process_setting(body, index, view):
         return True
     if not _simple(line):
         return False
     for small in line:
         if isinstance(small, (ast.Import, ast.ImportFrom)):
             continue
-        if isinstance(small, ast.Expr) and _tree_string(small.value, view):
+        if isinstance(small, ast.Expr) and _string(small.value, view):
             continue
-        if isinstance(small, (ast.Assign, ast.AnnAssign)) and small.value is not None and _tree_literal(small.value, view):
+        if isinstance(small, (ast.Assign, ast.AnnAssign)) and small.value is not None and _literal(small.value, view):
             continue
         return False
     return True
 
 
-def _tree_string(value: ast.expr, view: TreeView) -> bool:
+def _string(value: ast.expr, view: TreeView) -> bool:
     """LibCST's ``SimpleString`` or ``ConcatenatedString``: a str or bytes literal, or an f-string
     concatenated with other strings (``"a" f"{b}"``; a lone f-string is a ``FormattedString``)."""
     if isinstance(value, ast.Constant):
@@ -479,32 +489,32 @@ def _tree_string(value: ast.expr, view: TreeView) -> bool:
     return isinstance(value, ast.JoinedStr) and tree_lightning.concatenated(view.positions.segment(value))
 
 
-def _tree_literal(value: ast.expr, view: TreeView) -> bool:
-    """``_literal``: a number (not imaginary), a string, ``True``/``False``/``None``."""
+def _literal(value: ast.expr, view: TreeView) -> bool:
+    """A number (not imaginary), a string, ``True``/``False``/``None``."""
     if isinstance(value, ast.Constant) and not isinstance(value.value, (complex, str, bytes)):
         return value.value is not Ellipsis
-    return _tree_string(value, view)
+    return _string(value, view)
 
 
-def _tree_refusal(body: list[list[ast.stmt]], start: int, view: TreeView) -> str | None:
-    """``_refusal`` on CPython's tree, its reasons in the same order."""
+def _refusal(body: list[list[ast.stmt]], start: int, view: TreeView) -> str | None:
+    """Why the script cannot move into main(), if it cannot: the first reason found."""
     for line in body:
         statement = line[0]
         if isinstance(statement, ast.If) and _mentions_name_dunder(statement, view):
             return "the script already has a main guard"
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name == "main":
             return "`main` is already defined"
-    if any(_tree_process_setting(body, i, view) for i in range(start, len(body))):
+    if any(_process_setting(body, i, view) for i in range(start, len(body))):
         return "a process-wide setting comes after the script starts; spawned children would lose it inside main()"
     later = next((line[0] for line in body[start:] if isinstance(line[0], _DEFINITIONS)), None)
     if later is not None:
         return f"`{later.name}` is defined after the script starts, and children import it from the top level"
-    bound = tree_statement_names([s for line in body[start:] for s in line]).binds
+    bound = statement_names([s for line in body[start:] for s in line]).binds
     if "main" in bound:
         return "`main` is already bound"
     for line in body[:start]:
         if isinstance(line[0], _DEFINITIONS):
-            used = tree_statement_names(line[0].body).reads & bound
+            used = statement_names(line[0].body).reads & bound
             if used:
                 return f"`{line[0].name}` uses `{sorted(used)[0]}`, which would stop being global"
     if any(_simple(line) and any(isinstance(s, ast.Global) for s in line) for line in body[start:]):
@@ -515,135 +525,14 @@ def _tree_refusal(body: list[list[ast.stmt]], start: int, view: TreeView) -> str
 
 
 def _mentions_name_dunder(statement: ast.If, view: TreeView) -> bool:
-    """``__name__`` in the ``if``'s test (LibCST's test: its parentheses and the comments in them
-    included). Found only elsewhere in the header (a comment after the colon, or one inside the
-    test's outer parentheses, which ``ast`` leaves out of the test) defers."""
-    positions = view.positions
-    if "__name__" in positions.segment(statement.test):
-        return True
-    first = statement.body[0]
-    header = view.text[positions.offset(statement.lineno, statement.col_offset):positions.offset(first.lineno, first.col_offset)]
-    if "__name__" in header:
-        raise NeedsLibCST("`__name__` in an if header outside its test")
-    return False
-
-
-def _spawn_trainer(body, ctx: RuleContext) -> tuple[int | None, set[str]]:
-    for index, statement in enumerate(body):
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
-            if isinstance(value, cst.Call) and lightning_name(ctx.imports, value.func) == "Trainer" and _spawns(value, ctx):
-                names = {t.target.value for t in small.targets if isinstance(t.target, cst.Name)} if isinstance(small, cst.Assign) else set()
-                return index, names
-    return None, set()
-
-
-def _spawns(trainer: cst.Call, ctx: RuleContext) -> bool:
-    strategy = keyword(trainer, "strategy")
-    if strategy is None:
-        return False
-    text = string_value(strategy.value)
-    if text is not None:
-        return text.startswith("ddp_spawn")
-    value = strategy.value
-    if isinstance(value, cst.Call) and lightning_name(ctx.imports, value.func) == "DDPStrategy":
-        method = keyword(value, "start_method")
-        return method is not None and string_value(method.value) == "spawn"
-    return False
-
-
-def _runs(statement: cst.CSTNode, trainers: set[str]) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
-        func = value.func if isinstance(value, cst.Call) else None
-        if isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS:
-            owner = func.value
-            if (isinstance(owner, cst.Name) and owner.value in trainers) or isinstance(owner, cst.Call):
-                return True
-    return False
-
-
-def _process_setting(statement: cst.CSTNode) -> bool:
-    """``torch.set_float32_matmul_precision(...)`` and kin: process state that spawned children only
-    get by importing the script, so it must stay at the top level."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return _compound_setting(statement)
-    code = cst.Module([]).code_for_node(statement)
-    return any(word in code for word in PROCESS_SETTINGS)
-
-
-def _compound_setting(statement: cst.CSTNode) -> bool:
-    """A top-level ``if``/``try``/``with``/loop whose code names a process setting
-    (``if torch.cuda.is_available(): torch.set_float32_matmul_precision("high")``): read from its
-    dotted names, comments left out. Definitions are not settings (their bodies run when called)."""
-    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-        return False
-    found = []
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.append(_names_setting(dotted_name(node)))
-
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            found.append(_names_setting(dotted_name(node)))
-
-    statement.visit(Names())
-    return any(found)
-
-
-def _preamble(statement: cst.CSTNode) -> bool:
-    """Imports, definitions, docstrings, literal constants and process settings: what stays at the top."""
-    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or _process_setting(statement):
-        return True
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            continue
-        if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
-            continue
-        if isinstance(small, (cst.Assign, cst.AnnAssign)) and _literal(small.value):
-            continue
-        return False
-    return True
-
-
-def _literal(value) -> bool:
-    return isinstance(value, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)) or (
-        isinstance(value, cst.Name) and value.value in ("True", "False", "None")
-    )
-
-
-def _refusal(body, start: int, ctx: RuleContext) -> str | None:
-    for statement in body:
-        if isinstance(statement, cst.If) and "__name__" in cst.Module([]).code_for_node(statement.test):
-            return "the script already has a main guard"
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "main":
-            return "`main` is already defined"
-    setting = next((s for s in body[start:] if _process_setting(s)), None)
-    if setting is not None:
-        return "a process-wide setting comes after the script starts; spawned children would lose it inside main()"
-    later = next((s for s in body[start:] if isinstance(s, (cst.FunctionDef, cst.ClassDef))), None)
-    if later is not None:
-        return f"`{later.name.value}` is defined after the script starts, and children import it from the top level"
-    bound = set().union(*(statement_names(s).binds for s in body[start:]))
-    if "main" in bound:
-        return "`main` is already bound"
-    for statement in body[:start]:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            used = statement_names(statement.body).reads & bound
-            if used:
-                return f"`{statement.name.value}` uses `{sorted(used)[0]}`, which would stop being global"
-    if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, cst.Global) for x in s.body) for s in body[start:]):
-        return "a `global` statement would change meaning"
-    if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(x, cst.ImportFrom) and isinstance(x.names, cst.ImportStar) for x in s.body)
-           for s in body[start:]):
-        return STAR_IMPORT
-    return None
+    """``__name__`` in the ``if``'s test with its parentheses and the comments inside them, which
+    ``ast`` leaves out of the test (``if (  # __name__ ...``); not in a comment after the colon.
+    Between ``if`` and the colon only the test, its parentheses and layout can stand, and a
+    comment only inside those parentheses."""
+    positions, text = view.positions, view.text
+    after_if = positions.offset(statement.lineno, statement.col_offset) + len("if")
+    colon = _CLOSING_PARENTHESES.match(text, positions.offset(statement.test.end_lineno, statement.test.end_col_offset)).end()
+    return "__name__" in text[after_if:colon]
 
 
 # ``from m import *`` is only allowed at a module's top level: inside main() it does not compile.
