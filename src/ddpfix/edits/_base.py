@@ -13,6 +13,18 @@ from typing import TYPE_CHECKING, NamedTuple, Union
 if TYPE_CHECKING:  # edits are made on every report path; LibCST is loaded only to carry them out
     import libcst as cst
 
+class _LibCST:
+    """``libcst``, imported on first use: an edit module names ``cst.X`` freely inside its methods,
+    and making an edit (every report does) never loads LibCST — only carrying one out does."""
+
+    def __getattr__(self, name: str):
+        import libcst
+
+        return getattr(libcst, name)
+
+
+cst = _LibCST()  # noqa: F811 - the runtime stand-in for the module the annotations name
+
 #: What a node edit's rewrite may answer, as a LibCST transformer's ``on_leave`` may: a node, several
 #: statements in place of one (``cst.FlattenSentinel``), or nothing (``cst.RemovalSentinel.REMOVE``).
 Rewritten = Union["cst.CSTNode", "cst.FlattenSentinel", "cst.RemovalSentinel"]

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import libcst as cst
-
-from ddpfix.edits._base import MODULE, NodeEdit, Span
+from ddpfix.edits._base import MODULE, NodeEdit, Span, cst
 
 #: PEP 8's two blank lines around a top-level definition.
 _BLANK_LINES = 2
@@ -26,7 +24,7 @@ class WrapInGuardedFunction(NodeEdit):
 
     indices: tuple[int, ...]
     name: str = "main"
-    kind = cst.Module
+    kind = "Module"
 
     @property
     def at(self) -> Span:

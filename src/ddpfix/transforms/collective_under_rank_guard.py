@@ -8,9 +8,8 @@ from collections.abc import Iterator
 
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._ast_shapes import blocks, import_targets, last_name, may_be, root
-from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, Guard
 from ddpfix.transforms._text import aliased, bound_by_as, calls, headers, word_match
-from ddpfix.transforms._tree_ranks import TreeRankTests, functions, gated_at_module_level, gated_statements
+from ddpfix.transforms._tree_ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
 from ddpfix.transforms.base import Rule, RuleContext
 
 TORCH_DISTRIBUTED = frozenset(

@@ -8,8 +8,7 @@ from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.edits import SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._epoch_log_sync_safety import ClassFacts, fix_problem
-from ddpfix.transforms._ranks import rank_words
-from ddpfix.transforms._tree_ranks import TreeRankTests
+from ddpfix.transforms._tree_ranks import TreeRankTests, rank_words
 from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
 from ddpfix.transforms._tree_ranks import gated_statements as tree_gated_statements
 from ddpfix.transforms.base import Rule, RuleContext

@@ -7,8 +7,7 @@ import re
 
 from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._ast_shapes import every_node, imports_of, last_name, resolved
-from ddpfix.transforms._lightning import lightning_name
-from ddpfix.transforms._tree_lightning import keyword, string_value
+from ddpfix.transforms._tree_lightning import keyword, lightning_name, string_value
 from ddpfix.transforms.base import Rule, RuleContext
 
 

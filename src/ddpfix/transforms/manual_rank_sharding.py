@@ -6,8 +6,8 @@ import ast
 
 from ddpfix.imports import ImportTable
 from ddpfix.transforms._ast_shapes import arguments, import_targets, resolved
-from ddpfix.transforms._lightning import LIGHTNING_PACKAGES
-from ddpfix.transforms._ranks import RANK_VARIABLES
+from ddpfix.transforms._tree_lightning import LIGHTNING_PACKAGES
+from ddpfix.transforms._tree_ranks import RANK_VARIABLES
 from ddpfix.transforms._tree_lightning import (
     FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
 )

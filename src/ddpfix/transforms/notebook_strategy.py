@@ -9,7 +9,7 @@ import tokenize
 
 from ddpfix.edits import ReplaceExpression, SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms.base import Rule, RuleContext
 
 NOTEBOOK_SUFFIX = ".ipynb"

@@ -10,7 +10,7 @@ import tokenize
 from ddpfix.edits.main_guard import WrapInGuardedFunction
 from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms._text import keyword_argument, word_match
 from ddpfix.transforms._tree_names import statement_names
 from ddpfix.transforms.base import Rule, RuleContext, TreeView

@@ -7,7 +7,7 @@ import ast
 from ddpfix.edits import AddImport, SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._ast_shapes import imports_of, may_be
-from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms._tree_names import statement_names as tree_statement_names
 from ddpfix.transforms._unseeded_random_split_safety import NOT_BOUND, tree_bound, tree_other_bindings
 from ddpfix.transforms.base import Rule, RuleContext
