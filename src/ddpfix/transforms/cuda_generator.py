@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import ast
-import re
-from collections.abc import Callable
+import io
+import tokenize
+import unicodedata
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import NamedTuple
 
-import libcst as cst
-
-from ddpfix.transforms._args import ReplaceCalls, comments
-from ddpfix.transforms._ast_shapes import last_name
+from ddpfix.edits._base import Span
+from ddpfix.edits.arguments import DropArgument, drop_keeps_comments
 from ddpfix.transforms import _cuda_generator_safety as _safety
 from ddpfix.transforms import _tree_lightning
-from ddpfix.transforms._lightning import device_kind
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
+from ddpfix.transforms._ast_shapes import last_name
 from ddpfix.transforms._text import GAP, aliased, pattern, word_match
-from ddpfix.transforms._walk import walk
+from ddpfix.transforms.base import Rule, RuleContext
 
 GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
 DATA_PACKAGE = "torch.utils.data."
@@ -147,57 +148,13 @@ class CudaGenerator(Rule):
                 called.add(last_name(node.func))
         return not names.isdisjoint(called)
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        scan = _Scan(ctx)
-        walk(module, scan)
-        to_fix: dict[cst.Call, cst.Call] = {}
-        for origin in scan.origins():
-            device_arg = _device_arg(origin.call)
-            if device_arg is _UNKNOWABLE:
-                kind = "unknown"
-            else:
-                kind = device_kind(device_arg.value, ctx.imports) if device_arg is not None else "cpu"
-            if kind == "cpu":
-                continue
-            sites = ", ".join(f"{name} (line {line})" for name, line in origin.sites)
-            if kind == "unknown":
-                ctx.report(
-                    origin.call,
-                    f"generator with a non-literal device reaches {sites}: if it is a CUDA device, data "
-                    "loading fails (\"Expected a 'cpu' device type for generator\"); data loading needs a "
-                    "CPU generator, torch.Generator()",
-                    fixable=False,
-                )
-                continue
-            message, fixable = _verdict(origin, scan.other_use(origin), sites, ctx)
-            if not fixable:
-                ctx.report(origin.call, message, fixable=False)
-                continue
-            fixed_call = _without_arg(origin.call, device_arg)
-            if fixed_call is None:
-                ctx.report(origin.call, message + " (not rewritten: it would drop a comment inside the call)", fixable=False)
-            elif ctx.report(origin.call, message, fixable=True):
-                to_fix[origin.call] = fixed_call
-        if not to_fix:
-            return module
-        return module.visit(ReplaceCalls(to_fix, ctx.view.positions))
-
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, reporting only. Raises ``NeedsLibCST`` where the fix would be
-        offered but a comment stands inside the generator call (whether ``_without_arg`` keeps it
-        depends on LibCST's whitespace nodes), where a data-loading call stands inside an f-string,
-        and where a name that may be another use of the generator has no sure line in ``ast`` (one
-        kept as a string in a statement or pattern over several lines, one in a multi-line f-string)."""
-        scan = _TreeScan(ctx)
+        """The one analysis: findings, each fix's applicability, and its typed edit (the device
+        argument dropped from the generator call), which the engine carries out on LibCST's tree."""
+        scan = _Scan(ctx)
         scan.scan(tree)
         for origin in scan.origins():
-            device_arg = _tree_device_arg(origin.call)
-            if device_arg is _UNKNOWABLE:
-                kind = "unknown"
-            elif device_arg is None:
-                kind = "cpu"
-            else:
-                kind = _tree_lightning.device_kind(device_arg, ctx.imports, ctx.view.positions.segment)
+            device, kind = _device(origin.call, ctx)
             if kind == "cpu":
                 continue
             sites = ", ".join(f"{name} (line {line})" for name, line in origin.sites)
@@ -211,20 +168,43 @@ class CudaGenerator(Rule):
                 )
                 continue
             message, fixable = _verdict(origin, scan.other_use(origin), sites, ctx)
-            if not fixable:
+            if fixable:
+                _report_fix(origin, device, message, ctx)
+            else:
                 ctx.report(origin.call, message, fixable=False)
-                continue
-            if _tree_lightning.has_comment(origin.call, ctx.view):
-                raise NeedsLibCST("a comment inside the generator call: whether the fix keeps it is LibCST's to tell")
-            why = _unproven(origin, ctx)
-            ctx.report(origin.call, message, fixable=True, safe=not why, why=why)
+
+
+def _device(call: ast.Call, ctx: RuleContext) -> tuple[ast.expr | ast.keyword | None, str]:
+    """The generator call's device argument (positional or ``device=``), and what it names:
+    ``"cuda"``, ``"cpu"`` (also: none given) or ``"unknown"`` (not a literal, or maybe in
+    ``*args`` / ``**kwargs``)."""
+    for index, arg in enumerate(_tree_lightning.arguments_in_order(call)):
+        if isinstance(arg, ast.Starred) or (isinstance(arg, ast.keyword) and arg.arg is None):
+            return None, "unknown"
+        if isinstance(arg, ast.keyword):
+            if arg.arg == "device":
+                return arg, _tree_lightning.device_kind(arg.value, ctx.imports, ctx.view.positions.segment)
+        elif index == 0:
+            return arg, _tree_lightning.device_kind(arg, ctx.imports, ctx.view.positions.segment)
+    return None, "cpu"
+
+
+def _report_fix(origin: _Origin, device: ast.expr | ast.keyword, message: str, ctx: RuleContext) -> None:
+    """The finding with its fix, the device argument dropped; none where that would drop a comment."""
+    index = _tree_lightning.arguments_in_order(origin.call).index(device)
+    if not drop_keeps_comments(ctx.view, origin.call, index):
+        ctx.report(origin.call, message + " (not rewritten: it would drop a comment inside the call)", fixable=False)
+        return
+    why = _unproven(origin, ctx)
+    edit = DropArgument(Span.of(ctx.position(origin.call)), index)
+    ctx.report(origin.call, message, fixable=True, safe=not why, why=why, edits=[edit])
 
 
 def _verdict(origin: _Origin, other_use: int | None, sites: str, ctx: RuleContext) -> tuple[str, bool]:
-    """The finding's message, and whether a fix is offered: the same on both paths (``check`` and
-    ``apply`` read the same facts). No fix where the generator has other work, or where this file
-    switches the whole process to a literal CUDA default device (samplers need the CUDA generator
-    there); a fix naming the switches where one stands elsewhere or its device is not a literal."""
+    """The finding's message, and whether a fix is offered. No fix where the generator has other
+    work, or where this file switches the whole process to a literal CUDA default device (samplers
+    need the CUDA generator there); a fix naming the switches where one stands elsewhere or its
+    device is not a literal."""
     if other_use is not None:
         return (
             f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
@@ -276,7 +256,7 @@ def _unproven(origin: _Origin, ctx: RuleContext) -> str:
 class _Origin:
     """One generator construction that flows into data loading."""
 
-    call: cst.Call
+    call: ast.Call
     variable: tuple[str, _Scope] | None
     sites: list[tuple[str, int]] = field(default_factory=list)
     attribute: tuple[str, _Scope] | None = None  # ``self.<name>`` of the class whose scope this is
@@ -286,7 +266,7 @@ class _Scope:
     def __init__(self, kind: str, parent: _Scope | None):
         self.kind = kind
         self.parent = parent
-        self.assignments: dict[str, list[cst.BaseExpression | None]] = {}
+        self.assignments: dict[str, list[ast.expr | None]] = {}  # None: bound without a plain value
         self.attributes: dict[str, list] = {}  # a class's ``self.<name>`` bindings (None: no plain value)
 
     def chain(self):
@@ -298,219 +278,6 @@ class _Scope:
             scope, first = scope.parent, False
 
 
-class _Scan(cst.CSTVisitor):
-    """One pass over the module: assignments per scope, data-loading calls, every name reference."""
-
-    def __init__(self, ctx: RuleContext):
-        super().__init__()
-        self.ctx = ctx
-        self.scope = _Scope("module", None)
-        self.loader_args: list[tuple[str, cst.Call, cst.BaseExpression, _Scope]] = []
-        self.names: list[tuple[cst.Name, _Scope]] = []
-        self.harmless: set[int] = set()  # ids of Name nodes that are not uses of a variable
-        self.attribute_uses: list[tuple[cst.Attribute, _Scope]] = []  # ``self.<name>`` in a class
-
-    # scopes
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.names.append((node.name, self.scope))
-        self.harmless.add(id(node.name))
-        self.scope = _Scope("function", self.scope)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.scope = self.scope.parent
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.scope = _Scope("class", self.scope)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.scope = self.scope.parent
-
-    # Comprehensions and lambdas are function scopes: from a class body they see module names.
-    def _enter(self, node) -> None:
-        self.scope = _Scope("function", self.scope)
-
-    def _leave(self, original_node) -> None:
-        self.scope = self.scope.parent
-
-    def _enter_comprehension(self, node) -> None:
-        self.scope = _Scope("comprehension", self.scope)
-
-    visit_Lambda = _enter
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
-    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave
-
-    # bindings
-    def _bind(self, target: cst.CSTNode, value: cst.BaseExpression | None) -> None:
-        """Record a binding; ``value`` None marks one whose value is not a plain expression (a loop
-        target, a parameter, ``del``...), which makes the name unresolvable in that scope."""
-        if isinstance(target, cst.Name):
-            self.scope.assignments.setdefault(target.value, []).append(value)
-            if value is not None:
-                self.harmless.add(id(target))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._bind(element.value, None)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value, None)
-        elif _self_attribute(target) is not None:
-            owner = _class_of(self.scope)
-            if owner is not None:
-                owner.attributes.setdefault(target.attr.value, []).append(value)
-                if value is not None:
-                    self.harmless.add(id(target))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        # ``g = h = Generator(...)`` makes two names for one generator: the other name's uses
-        # cannot be told apart, so neither is a plain binding.
-        single = len(node.targets) == 1
-        for target in node.targets:
-            self._bind(target.target, node.value if single else None)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, None)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, None)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target, None)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name, None)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        # ``(g := Generator(...))`` binds in its scope; in a comprehension, in the one around it.
-        self._bind(node.target, node.value if self.scope.kind != "comprehension" else None)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        # Parameters belong to the function's scope, which visit_FunctionDef has entered already.
-        # A generator as the default is the parameter's value unless a caller passes another.
-        default = node.default
-        is_generator = default is not None and self._is_generator(_strip_seeding(default))
-        self._bind(node.name, default if is_generator else None)
-
-    def _is_generator(self, node: cst.BaseExpression) -> bool:
-        return isinstance(node, cst.Call) and self.ctx.imports.qualify(node.func) in GENERATOR
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._bind(node.target, None)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        for item in node.names:
-            self._bind(item.name, None)
-
-    visit_Nonlocal = visit_Global
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is None and isinstance(node.name, cst.Name):
-            self._bind(node.name, None)
-
-    # references
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.harmless.add(id(node.attr))
-        if _self_attribute(node) is not None and _class_of(self.scope) is not None:
-            self.attribute_uses.append((node, self.scope))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.harmless.add(id(node.keyword))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append((node, self.scope))
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        # ``g.manual_seed(0)`` as a statement: its result (g itself) goes nowhere.
-        call = node.value
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and _plain(call.func.value):
-            if call.func.attr.value == "manual_seed":
-                self.harmless.add(id(call.func.value))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in READ_ONLY_METHODS and _plain(func.value):
-            self.harmless.add(id(func.value))
-        qualified = self.ctx.imports.qualify(func)
-        if not qualified or not qualified.startswith(DATA_PACKAGE):
-            return
-        short = qualified.rsplit(".", 1)[1]
-        if short not in GENERATOR_POSITION:
-            return
-        value = _generator_arg(node, GENERATOR_POSITION[short])
-        if value is not None:
-            self.loader_args.append((short, node, value, self.scope))
-            # The generator argument itself (also through ``g.manual_seed(n)``) is the use we fix.
-            seeded = _strip_seeding(value)
-            if _plain(seeded):
-                self.harmless.add(id(seeded))
-
-    # results
-    def origins(self) -> list[_Origin]:
-        found: dict[int, _Origin] = {}
-        for short, call, value, scope in self.loader_args:
-            origin = self._resolve(value, scope)
-            if origin is None:
-                continue
-            origin = found.setdefault(id(origin.call), origin)
-            origin.sites.append((short, self.ctx.position(call).start.line))
-        return list(found.values())
-
-    def _resolve(self, value: cst.BaseExpression, scope: _Scope) -> _Origin | None:
-        value = _strip_seeding(value)
-        if self._is_generator(value):
-            return _Origin(value, None)
-        if isinstance(value, cst.NamedExpr):  # ``generator=(g := Generator(...))``
-            if scope.kind == "comprehension" or not isinstance(value.target, cst.Name):
-                return None
-            if len(scope.assignments.get(value.target.value, ())) != 1:
-                return None
-            inner = _strip_seeding(value.value)
-            return _Origin(inner, (value.target.value, scope)) if self._is_generator(inner) else None
-        name = _self_attribute(value)
-        if name is not None:  # ``generator=self.gen``, bound once in the class
-            owner = _class_of(scope)
-            assigned = owner.attributes.get(name) if owner is not None else None
-            if not assigned or len(assigned) != 1 or assigned[0] is None:
-                return None
-            bound = _strip_seeding(assigned[0])
-            return _Origin(bound, None, attribute=(name, owner)) if self._is_generator(bound) else None
-        if not isinstance(value, cst.Name):
-            return None
-        for candidate in scope.chain():
-            assigned = candidate.assignments.get(value.value)
-            if assigned is None:
-                continue
-            if len(assigned) != 1:
-                return None  # rebound: which generator reaches the loader is not decidable here
-            if assigned[0] is None:
-                return None
-            bound = _strip_seeding(assigned[0])
-            if isinstance(bound, cst.Call) and self.ctx.imports.qualify(bound.func) in GENERATOR:
-                return _Origin(bound, (value.value, candidate))
-            return None
-        return None
-
-    def other_use(self, origin: _Origin) -> int | None:
-        """The line of a use of the generator's variable other than seeding or data loading."""
-        if origin.attribute is not None:
-            name, owner = origin.attribute
-            for node, scope in self.attribute_uses:
-                if node.attr.value == name and id(node) not in self.harmless and _class_of(scope) is owner:
-                    return self.ctx.position(node).start.line
-            return None
-        if origin.variable is None:
-            return None
-        name, home = origin.variable
-        for node, scope in self.names:
-            if node.value != name or id(node) in self.harmless:
-                continue
-            if _inside(scope, home):
-                return self.ctx.position(node).start.line
-        return None
-
-
 def _class_of(scope: _Scope | None) -> _Scope | None:
     """The class whose ``self.<name>`` a method (or code nested in one) at ``scope`` refers to."""
     while scope is not None and scope.kind != "class":
@@ -518,18 +285,16 @@ def _class_of(scope: _Scope | None) -> _Scope | None:
     return scope
 
 
-def _self_attribute(node) -> str | None:
-    """``self.<name>`` (LibCST's or CPython's tree): the name; else None."""
-    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-        return node.attr.value
+def _self_attribute(node: ast.AST) -> str | None:
+    """``self.<name>``: the name; else None."""
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return node.attr
     return None
 
 
-def _plain(node) -> bool:
+def _plain(node: ast.AST) -> bool:
     """A name or ``self.<name>``: what a generator may be held in."""
-    return isinstance(node, (cst.Name, ast.Name)) or _self_attribute(node) is not None
+    return isinstance(node, ast.Name) or _self_attribute(node) is not None
 
 
 def _inside(scope: _Scope | None, home: _Scope) -> bool:
@@ -540,140 +305,68 @@ def _inside(scope: _Scope | None, home: _Scope) -> bool:
     return False
 
 
-def _strip_seeding(value: cst.BaseExpression) -> cst.BaseExpression:
-    """``torch.Generator(...).manual_seed(0)`` -> ``torch.Generator(...)`` (manual_seed returns the generator)."""
-    while (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == "manual_seed"
-    ):
-        value = value.func.value
-    return value
+class _Scan:
+    """One pass over the module: bindings per scope, data-loading calls with a generator, and every
+    name that may be another use of a generator's variable, with its line.
 
-
-def _generator_arg(call: cst.Call, position: int) -> cst.BaseExpression | None:
-    positional: int | None = 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value == "generator":
-                return arg.value
-        elif arg.star:
-            positional = None  # positions after *args are unknowable; keywords still count
-        elif positional is not None:
-            if positional == position:
-                return arg.value
-            positional += 1
-    return None
-
-
-# ``torch.Generator(*args)`` / ``(**kwargs)``: the device may be in there, but which is unknowable.
-_UNKNOWABLE = cst.Arg(cst.Name("unknowable"))
-
-
-def _device_arg(call: cst.Call) -> cst.Arg | None:
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return _UNKNOWABLE
-        if (arg.keyword is not None and arg.keyword.value == "device") or (index == 0 and arg.keyword is None):
-            return arg
-    return None
-
-
-def _without_arg(call: cst.Call, drop: cst.Arg) -> cst.Call | None:
-    """``call`` without the argument ``drop``; comments around it move to the opening parenthesis.
-
-    None when a comment would still be lost: then the fix is not offered.
-    """
-    index = call.args.index(drop)
-    args = list(call.args)
-    del args[index]
-    if args:
-        if index == len(args):  # dropped the last one: the new last must not keep a dangling comma
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        new = call.with_changes(args=args)
-    else:
-        before = call.whitespace_before_args
-        comma = drop.comma
-        if not comments(before) and isinstance(comma, cst.Comma) and comments(comma.whitespace_after):
-            before = comma.whitespace_after  # ``device="cuda",  # why`` keeps its comment
-        if not comments(before):
-            before = cst.SimpleWhitespace("")
-        elif isinstance(before, cst.ParenthesizedWhitespace):
-            before = before.with_changes(last_line=cst.SimpleWhitespace(""))
-        new = call.with_changes(args=(), whitespace_before_args=before)
-    return new if sorted(comments(new)) == sorted(comments(call)) else None
-
-
-# --- the same scan on CPython's tree (``check``) ---------------------------------------------------
-
-
-def _unknown_line() -> int:
-    raise NeedsLibCST("a name that may use the generator has no line of its own in CPython's tree")
-
-
-class _TreeScan:
-    """``_Scan`` on CPython's tree: the same scopes, bindings, data-loading calls and name uses.
-
-    LibCST's visitor enters a function's (or class's) scope before visiting its children, so a
-    ``def``'s decorators, defaults and annotations (a class's bases) count as inside it: kept here.
-    Names that LibCST holds as ``Name`` nodes and ``ast`` as plain strings (parameters, imports,
-    ``global``, ``except ... as``, a class's name, match captures) are uses too, found with their line.
-    The walk order does not matter: data-loading calls are sorted into LibCST's (pre-order, source)
-    order, and the first other use of a variable is the one on the lowest line.
+    A function's (or class's) scope holds everything under its node: a ``def``'s decorators,
+    defaults and annotations (a class's bases) count as inside it, so a name there that matches a
+    variable of an enclosing scope still counts as a use. Names ``ast`` keeps as plain strings
+    (parameters, imports, ``global``, ``except ... as``, a class's name, match captures) count as
+    uses too, their line read off the text when it is needed. The walk order does not matter:
+    data-loading calls are sorted into source order (an outer call before the calls inside it),
+    and the first other use of a variable is the one on the lowest line.
     """
 
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx
         self.loader_args: list[tuple[str, ast.Call, ast.expr, _Scope]] = []
-        self.names: list[tuple[ast.Name, _Scope, Callable[[], int]]] = []
+        self.names: list[tuple[ast.Name, _Scope]] = []
         self.identifiers: list[tuple[str, _Scope, Callable[[], int]]] = []  # the names ``ast`` keeps as strings
         self.harmless: set[int] = set()  # ids of Name nodes that are not uses of a variable
-        self.attribute_uses: list[tuple[ast.Attribute, _Scope, Callable[[], int]]] = []  # ``self.<name>`` in a class
+        self.attribute_uses: list[tuple[ast.Attribute, _Scope]] = []  # ``self.<name>`` in a class
         self._defaults: dict[int, ast.expr] = {}  # id of a parameter -> its default, where it is a generator
         self._text = ctx.view.text
         self._positions = ctx.view.positions
 
     def scan(self, tree: ast.Module) -> None:
-        # (node, scope, f-string): 0 outside one, 1 in a one-line f-string, 2 in a longer one,
-        # where Python 3.11 may misplace the lines of the expressions inside.
-        pending: list[tuple[ast.AST, _Scope, int]] = [(tree, _Scope("module", None), 0)]
+        pending: list[tuple[ast.AST, _Scope]] = [(tree, _Scope("module", None))]
         while pending:
-            node, scope, fstring = pending.pop()
+            node, scope = pending.pop()
             kind = type(node)
             if kind is ast.Name:
-                line = _unknown_line if fstring == 2 else (lambda n=node: n.lineno)
-                self.names.append((node, scope, line))
+                self.names.append((node, scope))
                 continue
-            if kind is ast.JoinedStr:
-                fstring = max(fstring, 1 if node.lineno == node.end_lineno else 2)
-            visit = _TREE_VISITS.get(kind)
+            visit = _VISITS.get(kind)
             if visit is not None:
-                scope = visit(self, node, scope, fstring) or scope
-            pending.extend((child, scope, fstring) for child in ast.iter_child_nodes(node))
+                scope = visit(self, node, scope) or scope
+            pending.extend((child, scope) for child in ast.iter_child_nodes(node))
 
     # scopes (the returned scope is the one the node's children live in)
-    def _function(self, node, scope: _Scope, fstring: int) -> _Scope:
+    def _function(self, node, scope: _Scope) -> _Scope:
         arguments = getattr(node, "args", None)
         if isinstance(arguments, ast.arguments):
             positional = [*arguments.posonlyargs, *arguments.args]
             pairs = list(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
             pairs += [(arg, default) for arg, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is not None]
             for arg, default in pairs:
-                if self._is_generator(_tree_strip_seeding(default)):
+                if self._is_generator(_strip_seeding(default)):
                     self._defaults[id(arg)] = default
         return _Scope("function", scope)
 
-    def _comprehension(self, node, scope: _Scope, fstring: int) -> _Scope:
+    def _comprehension(self, node, scope: _Scope) -> _Scope:
         return _Scope("comprehension", scope)
 
-    def _class(self, node: ast.ClassDef, scope: _Scope, fstring: int) -> _Scope:
+    def _class(self, node: ast.ClassDef, scope: _Scope) -> _Scope:
         inner = _Scope("class", scope)
-        # LibCST visits the class's name inside its scope, and nothing marks it harmless.
-        self._identifier(node.name, inner, self._line_after(node, rf"class[ \t]+{re.escape(node.name)}\b"))
+        # The class's name counts as a use inside its own scope: nothing marks it harmless.
+        self._identifier(node.name, inner, lambda: self._line_after_keyword(node))
         return inner
 
     # bindings
     def _bind(self, scope: _Scope, target: ast.AST, value: ast.expr | None) -> None:
+        """Record a binding; ``value`` None marks one whose value is not a plain expression (a loop
+        target, a parameter, ``del``...), which makes the name unresolvable in that scope."""
         if isinstance(target, ast.Name):
             scope.assignments.setdefault(target.id, []).append(value)
             if value is not None:
@@ -691,91 +384,91 @@ class _TreeScan:
                     self.harmless.add(id(target))
 
     def _identifier(self, name: str, scope: _Scope, line: Callable[[], int], bind: bool = False) -> None:
-        """A name LibCST holds as a ``Name`` node (a use) and ``ast`` as a string; ``bind``: also a
-        binding without a plain value, as LibCST's parameters, ``as`` names and ``global`` are."""
+        """A name ``ast`` holds as a string, a use; ``bind``: also a binding without a plain value
+        (a parameter, an ``as`` name, ``global``), which makes the name unresolvable in ``scope``."""
         if bind:
             scope.assignments.setdefault(name, []).append(None)
         self.identifiers.append((name, scope, line))
 
-    def _assign(self, node: ast.Assign, scope: _Scope, fstring: int) -> None:
-        single = len(node.targets) == 1  # ``g = h = Generator(...)``: neither name is a plain binding
+    def _assign(self, node: ast.Assign, scope: _Scope) -> None:
+        # ``g = h = Generator(...)`` makes two names for one generator: the other name's uses
+        # cannot be told apart, so neither is a plain binding.
+        single = len(node.targets) == 1
         for target in node.targets:
             self._bind(scope, target, node.value if single else None)
 
-    def _ann_assign(self, node: ast.AnnAssign, scope: _Scope, fstring: int) -> None:
+    def _ann_assign(self, node: ast.AnnAssign, scope: _Scope) -> None:
         self._bind(scope, node.target, node.value)
 
-    def _rebind(self, node, scope: _Scope, fstring: int) -> None:
+    def _rebind(self, node, scope: _Scope) -> None:
         self._bind(scope, node.target, None)
 
-    def _delete(self, node: ast.Delete, scope: _Scope, fstring: int) -> None:
+    def _delete(self, node: ast.Delete, scope: _Scope) -> None:
         for target in node.targets:
             self._bind(scope, target, None)
 
-    def _with_item(self, node: ast.withitem, scope: _Scope, fstring: int) -> None:
+    def _with_item(self, node: ast.withitem, scope: _Scope) -> None:
         if node.optional_vars is not None:
             self._bind(scope, node.optional_vars, None)
 
-    def _parameter(self, node: ast.arg, scope: _Scope, fstring: int) -> None:
+    def _parameter(self, node: ast.arg, scope: _Scope) -> None:
         default = self._defaults.get(id(node))
-        if default is not None:  # a generator as the default: the parameter's value, and no use
+        if default is not None:  # a generator as the default: the parameter's value unless a caller passes another
             scope.assignments.setdefault(node.arg, []).append(default)
             return
-        line = _unknown_line if fstring == 2 else (lambda: node.lineno)  # a lambda's, in an f-string
-        self._identifier(node.arg, scope, line, bind=True)
+        self._identifier(node.arg, scope, lambda: node.lineno, bind=True)
 
-    def _named(self, node: ast.NamedExpr, scope: _Scope, fstring: int) -> None:
+    def _named(self, node: ast.NamedExpr, scope: _Scope) -> None:
         # ``(g := Generator(...))`` binds in its scope; in a comprehension, in the one around it.
         self._bind(scope, node.target, node.value if scope.kind != "comprehension" else None)
 
-    def _attribute(self, node: ast.Attribute, scope: _Scope, fstring: int) -> None:
+    def _attribute(self, node: ast.Attribute, scope: _Scope) -> None:
         if _self_attribute(node) is not None and _class_of(scope) is not None:
-            line = _unknown_line if fstring == 2 else (lambda: node.lineno)
-            self.attribute_uses.append((node, scope, line))
+            self.attribute_uses.append((node, scope))
 
-    def _alias(self, node: ast.alias, scope: _Scope, fstring: int) -> None:
+    def _alias(self, node: ast.alias, scope: _Scope) -> None:
         if node.name == "*":
             return
         root = node.name.split(".", 1)[0]
-        # LibCST binds ``import a`` and ``from m import a``, not ``import a.b`` (an Attribute there).
+        # ``import a`` and ``from m import a`` bind ``a``; ``import a.b`` (which binds ``a`` too) is
+        # counted as a use only, which already keeps a generator called ``a`` from being fixed.
         self._identifier(root, scope, lambda: node.lineno, bind=node.asname is None and root == node.name)
         if node.asname is not None:
             self._identifier(node.asname, scope, lambda: node.end_lineno, bind=True)
 
-    def _import_from(self, node: ast.ImportFrom, scope: _Scope, fstring: int) -> None:
+    def _import_from(self, node: ast.ImportFrom, scope: _Scope) -> None:
         if node.module:
             root = node.module.split(".", 1)[0]
-            self._identifier(root, scope, self._line_after(node, rf"from[ \t.]*{re.escape(root)}\b"))
+            self._identifier(root, scope, lambda: self._line_after_keyword(node))
 
-    def _handler(self, node: ast.ExceptHandler, scope: _Scope, fstring: int) -> None:
+    def _handler(self, node: ast.ExceptHandler, scope: _Scope) -> None:
         if node.name is None or node.type is None:
             return
-        start = self._positions.offset(node.type.end_lineno, node.type.end_col_offset)
-        pattern = re.compile(rf"[ \t)]*as[ \t]+{re.escape(node.name)}\b")
-        line = (lambda: node.type.end_lineno) if pattern.match(self._text, start) else _unknown_line
-        self._identifier(node.name, scope, line, bind=True)
+        self._identifier(node.name, scope, lambda: self._line_after_as(node), bind=True)
 
-    def _global(self, node, scope: _Scope, fstring: int) -> None:
-        line = self._one_line(node)
+    def _global(self, node, scope: _Scope) -> None:
         for name in node.names:
-            self._identifier(name, scope, line, bind=True)
+            self._identifier(name, scope, lambda name=name: self._line_spelled(node, name), bind=True)
 
-    def _match_name(self, node, scope: _Scope, fstring: int) -> None:
-        """``case g``, ``case [*g]``, ``case {**g}``, ``case C(g=...)``: uses, not bindings, to LibCST."""
-        names = [getattr(node, "name", None), getattr(node, "rest", None), *getattr(node, "kwd_attrs", ())]
-        for name in names:
-            if name is not None:
-                self._identifier(name, scope, self._one_line(node))
+    def _match_name(self, node, scope: _Scope) -> None:
+        """``case g``, ``case [*g]``, ``case {**g}``, ``case C(g=...)``: uses, and no binding of a generator."""
+        if isinstance(node, ast.MatchClass):
+            for name in node.kwd_attrs:
+                self._identifier(name, scope, lambda name=name: self._line_spelled(node, name, keyword=True))
+            return
+        name = node.rest if isinstance(node, ast.MatchMapping) else node.name
+        if name is not None:
+            self._identifier(name, scope, lambda: self._line_spelled(node, name, last=True))
 
     # references
-    def _expression_statement(self, node: ast.Expr, scope: _Scope, fstring: int) -> None:
+    def _expression_statement(self, node: ast.Expr, scope: _Scope) -> None:
         # ``g.manual_seed(0)`` as a statement: its result (g itself) goes nowhere.
         call = node.value
         if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                 and _plain(call.func.value) and call.func.attr == "manual_seed"):
             self.harmless.add(id(call.func.value))
 
-    def _call(self, node: ast.Call, scope: _Scope, fstring: int) -> None:
+    def _call(self, node: ast.Call, scope: _Scope) -> None:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in READ_ONLY_METHODS and _plain(func.value):
             self.harmless.add(id(func.value))
@@ -785,29 +478,67 @@ class _TreeScan:
         short = qualified.rsplit(".", 1)[1]
         if short not in GENERATOR_POSITION:
             return
-        value = _tree_generator_arg(node, GENERATOR_POSITION[short])
+        value = _generator_arg(node, GENERATOR_POSITION[short])
         if value is not None:
-            if fstring:
-                raise NeedsLibCST("a data-loading call inside an f-string, whose positions Python 3.11 may misplace")
             self.loader_args.append((short, node, value, scope))
-            seeded = _tree_strip_seeding(value)
+            # The generator argument itself (also through ``g.manual_seed(n)``) is the use we fix.
+            seeded = _strip_seeding(value)
             if _plain(seeded):
                 self.harmless.add(id(seeded))
 
-    # lines of the names ``ast`` keeps as strings
-    def _line_after(self, node: ast.stmt, pattern: str) -> Callable[[], int]:
-        """The statement's first line when ``pattern`` matches at its start (the name on the keyword's line)."""
-        start = self._positions.offset(node.lineno, node.col_offset)
-        return (lambda: node.lineno) if re.compile(pattern).match(self._text, start) else _unknown_line
+    # lines of the names ``ast`` keeps as strings (asked only of a name that may use a generator)
+    def _line_after_keyword(self, node: ast.stmt) -> int:
+        """The line of the name after a statement's keyword: ``class C``, ``from m import``."""
+        for index, token in enumerate(self._tokens(node)):
+            if index and token.kind == tokenize.NAME:
+                return token.line
+        return node.lineno
 
-    @staticmethod
-    def _one_line(node: ast.AST) -> Callable[[], int]:
-        return (lambda: node.lineno) if node.lineno == node.end_lineno else _unknown_line
+    def _line_after_as(self, node: ast.ExceptHandler) -> int:
+        """The line of ``e`` in ``except E as e``."""
+        after_as = False
+        for token in self._tokens(node):
+            if token.kind == tokenize.NAME:
+                if after_as:
+                    return token.line
+                after_as = token.string == "as" and token.depth == 0
+        return node.lineno
+
+    def _line_spelled(self, node: ast.AST, name: str, *, last: bool = False, keyword: bool = False) -> int:
+        """The line of the first name token spelled ``name`` in ``node`` (``global a, b``); ``last``:
+        of the last one (``case [x] as name``, ``case {**name}``); ``keyword``: of the one that names
+        a keyword of a class pattern (``case C(name=...)``)."""
+        line = None
+        for token, following in pairwise([*self._tokens(node), None]):
+            if token.kind != tokenize.NAME or not _spelled(token.string, name):
+                continue
+            if keyword and not (token.depth == 1 and following is not None and following.string == "="):
+                continue
+            if not last:
+                return token.line
+            line = token.line
+        return line if line is not None else node.lineno
+
+    def _tokens(self, node: ast.AST) -> Iterator[_Token]:
+        """The tokens of ``node``'s source, each with its line in the file and its bracket depth;
+        as far as the tokenizer follows."""
+        first = self._positions.offset(node.lineno, node.col_offset)
+        stop = self._positions.offset(node.end_lineno, node.end_col_offset)
+        depth = 0
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(self._text[first:stop]).readline):
+                if token.type == tokenize.OP and token.string in _CLOSE:
+                    depth -= 1
+                yield _Token(node.lineno + token.start[0] - 1, depth, token.type, token.string)
+                if token.type == tokenize.OP and token.string in _OPEN:
+                    depth += 1
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            return
 
     # results
     def origins(self) -> list[_Origin]:
         found: dict[int, _Origin] = {}
-        # LibCST's walk meets calls in source order, an outer call before the calls inside it.
+        # In source order, an outer call before the calls inside it: the sites' order in messages.
         ordered = sorted(self.loader_args, key=lambda item: (item[1].lineno, item[1].col_offset,
                                                              -item[1].end_lineno, -item[1].end_col_offset))
         for short, call, value, scope in ordered:
@@ -822,13 +553,13 @@ class _TreeScan:
         return isinstance(node, ast.Call) and self.ctx.imports.qualify(node.func) in GENERATOR
 
     def _resolve(self, value: ast.expr, scope: _Scope) -> _Origin | None:
-        value = _tree_strip_seeding(value)
+        value = _strip_seeding(value)
         if self._is_generator(value):
             return _Origin(value, None)
         if isinstance(value, ast.NamedExpr):  # ``generator=(g := Generator(...))``
             if scope.kind == "comprehension" or len(scope.assignments.get(value.target.id, ())) != 1:
                 return None
-            inner = _tree_strip_seeding(value.value)
+            inner = _strip_seeding(value.value)
             return _Origin(inner, (value.target.id, scope)) if self._is_generator(inner) else None
         name = _self_attribute(value)
         if name is not None:  # ``generator=self.gen``, bound once in the class
@@ -836,7 +567,7 @@ class _TreeScan:
             assigned = owner.attributes.get(name) if owner is not None else None
             if not assigned or len(assigned) != 1 or assigned[0] is None:
                 return None
-            bound = _tree_strip_seeding(assigned[0])
+            bound = _strip_seeding(assigned[0])
             return _Origin(bound, None, attribute=(name, owner)) if self._is_generator(bound) else None
         if not isinstance(value, ast.Name):
             return None
@@ -845,8 +576,8 @@ class _TreeScan:
             if assigned is None:
                 continue
             if len(assigned) != 1 or assigned[0] is None:
-                return None  # rebound, or bound without a plain value
-            bound = _tree_strip_seeding(assigned[0])
+                return None  # rebound (which generator reaches the loader is not decidable here), or no plain value
+            bound = _strip_seeding(assigned[0])
             return _Origin(bound, (value.id, candidate)) if self._is_generator(bound) else None
         return None
 
@@ -854,62 +585,79 @@ class _TreeScan:
         """The line of the first use of the generator's variable other than seeding or data loading."""
         if origin.attribute is not None:
             name, owner = origin.attribute
-            lines = [line() for node, scope, line in self.attribute_uses
+            lines = [node.lineno for node, scope in self.attribute_uses
                      if node.attr == name and id(node) not in self.harmless and _class_of(scope) is owner]
             return min(lines, default=None)
         if origin.variable is None:
             return None
         name, home = origin.variable
-        lines = [line() for node, scope, line in self.names
+        lines = [node.lineno for node, scope in self.names
                  if node.id == name and id(node) not in self.harmless and _inside(scope, home)]
         lines += [line() for identifier, scope, line in self.identifiers if identifier == name and _inside(scope, home)]
         return min(lines, default=None)
 
 
-_TREE_VISITS = {
-    ast.FunctionDef: _TreeScan._function,
-    ast.AsyncFunctionDef: _TreeScan._function,
-    ast.Lambda: _TreeScan._function,
+class _Token(NamedTuple):
+    line: int
+    depth: int
+    kind: int
+    string: str
+
+
+_OPEN = frozenset("([{")
+_CLOSE = frozenset(")]}")
+
+
+def _spelled(token: str, name: str) -> bool:
+    """Whether a name token is ``name`` as ``ast`` holds it (NFKC-normalised: ``ｇ`` is ``g``)."""
+    return token == name or (not token.isascii() and unicodedata.normalize("NFKC", token) == name)
+
+
+_VISITS = {
+    ast.FunctionDef: _Scan._function,
+    ast.AsyncFunctionDef: _Scan._function,
+    ast.Lambda: _Scan._function,
     # Comprehensions are function scopes: from a class body they see module names.
-    ast.ListComp: _TreeScan._comprehension,
-    ast.SetComp: _TreeScan._comprehension,
-    ast.DictComp: _TreeScan._comprehension,
-    ast.GeneratorExp: _TreeScan._comprehension,
-    ast.ClassDef: _TreeScan._class,
-    ast.Assign: _TreeScan._assign,
-    ast.AnnAssign: _TreeScan._ann_assign,
-    ast.AugAssign: _TreeScan._rebind,
-    ast.For: _TreeScan._rebind,
-    ast.AsyncFor: _TreeScan._rebind,
-    ast.comprehension: _TreeScan._rebind,
-    ast.NamedExpr: _TreeScan._named,
-    ast.Attribute: _TreeScan._attribute,
-    ast.Delete: _TreeScan._delete,
-    ast.withitem: _TreeScan._with_item,
-    ast.arg: _TreeScan._parameter,
-    ast.alias: _TreeScan._alias,
-    ast.ImportFrom: _TreeScan._import_from,
-    ast.ExceptHandler: _TreeScan._handler,
-    ast.Global: _TreeScan._global,
-    ast.Nonlocal: _TreeScan._global,
-    ast.MatchAs: _TreeScan._match_name,
-    ast.MatchStar: _TreeScan._match_name,
-    ast.MatchMapping: _TreeScan._match_name,
-    ast.MatchClass: _TreeScan._match_name,
-    ast.Expr: _TreeScan._expression_statement,
-    ast.Call: _TreeScan._call,
+    ast.ListComp: _Scan._comprehension,
+    ast.SetComp: _Scan._comprehension,
+    ast.DictComp: _Scan._comprehension,
+    ast.GeneratorExp: _Scan._comprehension,
+    ast.ClassDef: _Scan._class,
+    ast.Assign: _Scan._assign,
+    ast.AnnAssign: _Scan._ann_assign,
+    ast.AugAssign: _Scan._rebind,
+    ast.For: _Scan._rebind,
+    ast.AsyncFor: _Scan._rebind,
+    ast.comprehension: _Scan._rebind,
+    ast.NamedExpr: _Scan._named,
+    ast.Attribute: _Scan._attribute,
+    ast.Delete: _Scan._delete,
+    ast.withitem: _Scan._with_item,
+    ast.arg: _Scan._parameter,
+    ast.alias: _Scan._alias,
+    ast.ImportFrom: _Scan._import_from,
+    ast.ExceptHandler: _Scan._handler,
+    ast.Global: _Scan._global,
+    ast.Nonlocal: _Scan._global,
+    ast.MatchAs: _Scan._match_name,
+    ast.MatchStar: _Scan._match_name,
+    ast.MatchMapping: _Scan._match_name,
+    ast.MatchClass: _Scan._match_name,
+    ast.Expr: _Scan._expression_statement,
+    ast.Call: _Scan._call,
 }
 
 
-def _tree_strip_seeding(value: ast.expr) -> ast.expr:
-    """``_strip_seeding`` on CPython's tree."""
+def _strip_seeding(value: ast.expr) -> ast.expr:
+    """``torch.Generator(...).manual_seed(0)`` -> ``torch.Generator(...)`` (manual_seed returns the generator)."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "manual_seed":
         value = value.func.value
     return value
 
 
-def _tree_generator_arg(call: ast.Call, position: int) -> ast.expr | None:
-    """``_generator_arg`` on CPython's tree (arguments in source order, as LibCST lists them)."""
+def _generator_arg(call: ast.Call, position: int) -> ast.expr | None:
+    """The generator handed to a data-loading call: ``generator=``, or the positional argument at
+    ``position`` where no ``*args`` stands before it."""
     positional: int | None = 0
     for arg in _tree_lightning.arguments_in_order(call):
         if isinstance(arg, ast.keyword) and arg.arg is not None:
@@ -921,17 +669,4 @@ def _tree_generator_arg(call: ast.Call, position: int) -> ast.expr | None:
             if positional == position:
                 return arg
             positional += 1
-    return None
-
-
-def _tree_device_arg(call: ast.Call):
-    """``_device_arg`` on CPython's tree: the device expression, None, or ``_UNKNOWABLE``."""
-    for index, arg in enumerate(_tree_lightning.arguments_in_order(call)):
-        if isinstance(arg, ast.Starred) or (isinstance(arg, ast.keyword) and arg.arg is None):
-            return _UNKNOWABLE
-        if isinstance(arg, ast.keyword):
-            if arg.arg == "device":
-                return arg.value
-        elif index == 0:
-            return arg
     return None
