@@ -8,10 +8,7 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 
-import libcst as cst
-
-from ddpfix.edits._base import NodeEdit, Span
-from ddpfix.transforms._args import comments
+from ddpfix.edits._base import NodeEdit, Span, cst
 from ddpfix.transforms._tree_text import end, start
 
 
@@ -29,7 +26,7 @@ class DropArgument(NodeEdit):
 
     call: Span
     index: int
-    kind = cst.Call
+    kind = "Call"
 
     @property
     def at(self) -> Span:
@@ -49,6 +46,8 @@ def _space_left(before: cst.BaseParenthesizableWhitespace, comma) -> cst.BasePar
     """What stays inside ``f()`` once its only argument is gone: the whitespace after ``(`` where it
     holds a comment, else the one after the argument's comma where that does
     (``device="cuda",  # why``), else nothing."""
+    from ddpfix.transforms._args import comments
+
     if not comments(before) and isinstance(comma, cst.Comma) and comments(comma.whitespace_after):
         before = comma.whitespace_after
     if not comments(before):
