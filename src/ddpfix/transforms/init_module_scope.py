@@ -18,7 +18,7 @@ from ddpfix.transforms._tree_lightning import (
     LIGHTNING_PACKAGES, arguments_in_order, child_blocks, class_hierarchy, device_kind, is_torch_nn_module, lightning_name,
 )
 from ddpfix.transforms._tree_names import root_name, statement_names
-from ddpfix.transforms._tree_text import code_between
+from ddpfix.transforms._tree_text import code_between, comment_in
 from ddpfix.transforms.base import Rule, RuleContext
 
 TRAINERS = frozenset({"Trainer", "Fabric"})
@@ -119,8 +119,9 @@ class InitModuleScope(Rule):
     Reported without a rewrite when moving is not provably order-safe: a statement that would move
     reads or changes a name that a model statement it jumps over binds, reads or changes;
     `return`/`yield`/`break`/`continue` in the block; an `if`/`for`/`try`/`with` inside that mixes
-    model and data work; several context managers in one `with`; a one-line `with`; a comment at
-    the end of a block that would vanish. `torch.set_default_device("cuda")` is always only reported.
+    model and data work; several context managers in one `with`; a one-line `with`; a block that
+    would go with a comment inside its `with (...)` header (the comment would go with it).
+    `torch.set_default_device("cuda")` is always only reported.
 
     ## Fix safety
     Which statement is model construction and which is data work is partly a guess from names
@@ -170,8 +171,6 @@ class InitModuleScope(Rule):
       moves each batch to the device itself). Unsafe in a file without Lightning that loads data:
       what leaves the block then computes on the CPU and nothing moves it back. Not reported in a
       file with neither.
-    - Where the block holds a comment or a decorated definition the analysis hands over to LibCST,
-      and the fix is unsafe (not proven).
     """
 
     code = "DDP001"
@@ -245,8 +244,7 @@ class InitModuleScope(Rule):
             if plan.refusal:
                 ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
                 continue
-            # A file whose layout the analysis once left to LibCST: its fixes stay unproven.
-            why = "" if knowledge.unproven else _unsafe_because(block, plan, knowledge)
+            why = _unsafe_because(block, plan, knowledge)
             edit = _move_out(block, plan, knowledge)
             ctx.report(block.node, message, fixable=True, safe=why is None, why=why or "", edits=[edit])
         for call, loader_line in knowledge.default_device_calls:
@@ -262,7 +260,6 @@ _RUN_CONSEQUENCE = (
 _DATA_CONSEQUENCE = "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WITHS = (ast.With, ast.AsyncWith)
-_PLAIN_HEADER = re.compile(r"(async\s+)?with\s+")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
@@ -426,7 +423,6 @@ class _Knowledge:
         self.holders: dict[int, list[ast.stmt]] = {}  # a block's ``with`` -> the statements around it
         self.default_device_calls: list[tuple[ast.Call, int]] = []
         self.tree: ast.Module | None = None
-        self.unproven = False
         self._effects: Effects | None = None
 
     @property
@@ -468,8 +464,6 @@ class _Knowledge:
             call = scan.default_device
             later = [c.lineno for c in scan.loading_calls if c.lineno > call.lineno]
             if later:
-                if any(_may_be_parenthesised(c, ctx.view) for c in [call, *scan.loading_calls] if c.lineno >= call.lineno):
-                    knowledge.unproven = True
                 knowledge.default_device_calls.append((call, later[0]))
         return knowledge
 
@@ -478,8 +472,6 @@ class _Knowledge:
         recognised = [label for label in labels if label is not None]
         if not recognised:
             return None
-        if not _plain_items(node, labels.index(recognised[0]), self.ctx.view):
-            self.unproven = True
         return _Block(node, recognised[0])
 
     def _context_label(self, node: ast.With | ast.AsyncWith, index: int) -> str | None:
@@ -628,6 +620,14 @@ class _Layout:
             first, last = first + 1, last - 1
         return code_between(self.view, tokens[first].start_offset, tokens[last].end_offset, node)
 
+    def comment_in_header(self, node: ast.With | ast.AsyncWith) -> bool:
+        """Whether a comment stands between ``with`` and its colon (in parentheses around its
+        items): it goes with the header when the block goes."""
+        body = self.positions.offset(node.body[0].lineno, node.body[0].col_offset)
+        tokens = _header_tokens(self.text, self.positions.line_start(node.lineno), body)
+        colon = tokens[-1].start_offset if tokens and tokens[-1].string == ":" else body
+        return comment_in(self.view, self.positions.offset(node.lineno, node.col_offset), colon)
+
 
 @dataclass(frozen=True)
 class _Token:
@@ -717,8 +717,6 @@ def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
         kinds.append(kind)
     if "data" not in kinds and "mixed" not in kinds:
         return _Plan(nothing_to_move=True)
-    if _layout_unproven(node, lines, view):
-        knowledge.unproven = True
     plan = _Plan()
     plan.cause, plan.consequence = _describe(lines, kinds, knowledge)
     if len(node.items) > 1:
@@ -731,81 +729,6 @@ def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
     if "mixed" in kinds:
         return _refuse(plan, "a compound statement inside mixes model construction and data work")
     return _order(plan, node, lines, kinds, knowledge)
-
-
-def _layout_unproven(node: ast.With | ast.AsyncWith, lines: list[list[ast.stmt]], view) -> bool:
-    """What the analysis once left to LibCST's tree: a decorated definition, a ``match`` or a
-    comment in the block."""
-    return (any(getattr(line[0], "decorator_list", None) for line in lines)
-            or any(isinstance(n, ast.Match) for s in node.body for n in ast.walk(s))
-            or _comment_in_body(node, view))
-
-
-def _comment_in_body(node: ast.With | ast.AsyncWith, view) -> bool:
-    """A comment below the ``with`` line (in the block, or trailing it indented into the block,
-    where LibCST may keep it in a block's footer); one on the ``with`` line is the header's."""
-    positions, text = view.positions, view.text
-    last_line = node.end_lineno
-    end = _line_end(positions, text, last_line)
-    region = text[positions.offset(node.lineno, node.col_offset):end]
-    if "#" in region:
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(region).readline))
-        except (tokenize.TokenError, SyntaxError):
-            return True
-        header_end = next((i for i, t in enumerate(tokens) if t.type == tokenize.NEWLINE), len(tokens))
-        if any(t.type == tokenize.COMMENT for t in tokens[header_end:]):
-            return True
-    # Comment lines after the block, indented deeper than the ``with``, may belong to it.
-    column = positions[node].start.column
-    line = last_line + 1
-    while (start := _line_start_or_none(positions, line)) is not None:
-        content = text[start:_line_end(positions, text, line)]
-        stripped = content.strip()
-        if stripped and not stripped.startswith("#"):
-            break
-        if stripped and len(content) - len(content.lstrip()) > column:
-            return True
-        line += 1
-    return False
-
-
-def _plain_items(node: ast.With | ast.AsyncWith, upto: int, view) -> bool:
-    """``with a, b:`` written without parentheses, up to item ``upto``."""
-    positions, text = view.positions, view.text
-    end = positions.offset(node.lineno, node.col_offset)
-    for index, item in enumerate(node.items[:upto + 1]):
-        start = positions.offset(item.context_expr.lineno, item.context_expr.col_offset)
-        between = text[end:start]
-        if not (_PLAIN_HEADER.fullmatch(between) if index == 0 else re.fullmatch(r"[ \t]*,[ \t]*", between)):
-            return False
-        last = item.optional_vars if item.optional_vars is not None else item.context_expr
-        end = positions.offset(last.end_lineno, last.end_col_offset)
-    return True
-
-
-def _may_be_parenthesised(node: ast.expr, view) -> bool:
-    """Whether an opening parenthesis may stand right before ``node``. Conservative: a line whose
-    comment cannot be told from a string says yes."""
-    positions, text = view.positions, view.text
-    line = node.lineno
-    before = text[positions.line_start(line):positions.offset(line, node.col_offset)]
-    while not before.strip():
-        line -= 1
-        if line < 1:
-            return False
-        before = text[positions.line_start(line):_line_end(positions, text, line)].rstrip("\r\n")
-        if before.lstrip().startswith("#"):
-            before = ""  # a comment line: look above it
-            continue
-        if "#" in before:
-            if any(quote in before for quote in "'\""):
-                return True
-            before = before.split("#", 1)[0]
-        before = before.rstrip()
-        if before.endswith("\\"):
-            before = before[:-1]
-    return before.rstrip().endswith("(")
 
 
 def _kind(line: list[ast.stmt], knowledge: _Knowledge, model_names: set[str]) -> str:
@@ -887,8 +810,6 @@ def _describe(lines, kinds, knowledge: _Knowledge) -> tuple[str, str]:
         for small in line:
             call = small.value if isinstance(small, (ast.Expr, ast.Assign)) else None
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in RUN_METHODS:
-                if (call.lineno, call.col_offset) != (call.func.lineno, call.func.col_offset):
-                    knowledge.unproven = True  # ``(trainer.fit)(...)``
                 return f"`{layout.func_code(call, small)}` runs", _RUN_CONSEQUENCE
     moved = [index for index, kind in enumerate(kinds) if kind in ("data", "mixed")]
     # Name the data work itself where one statement says so (a DataModule, a DataLoader).
@@ -960,6 +881,8 @@ def _order(plan: _Plan, node, lines, kinds, knowledge: _Knowledge) -> _Plan:
             return _refuse(plan, "the block would go, and with it its `as` binding")
         if any(names[i].reads & bound for i in before):
             return _refuse(plan, "a statement that would move before the block uses its `as` binding")
+    if not model_at and knowledge.layout.comment_in_header(node):
+        return _refuse(plan, "the block would go, and with it a comment in its `with` header")
     plan.lines = lines
     plan.before, plan.after = tuple(sorted(before)), tuple(after)
     plan.moved = sorted([*before, *after])
