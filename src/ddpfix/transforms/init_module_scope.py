@@ -236,8 +236,8 @@ class InitModuleScope(Rule):
         that is proven to change nothing but the DDP failure, and the fix as one typed edit
         (``MoveOutOfWith``) of the block that holds the ``with``."""
         knowledge = _Knowledge.of(tree, ctx)
-        plans = [(block, _plan(block, knowledge)) for block in knowledge.blocks]
-        for block, plan in plans:
+        for block in knowledge.blocks:
+            plan = _plan(block, knowledge)
             if plan.nothing_to_move:
                 continue
             message = f"{plan.cause} inside `{block.label}`: {plan.consequence}; only model construction belongs inside"
