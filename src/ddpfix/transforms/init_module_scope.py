@@ -8,25 +8,18 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-import libcst as cst
-
-from ddpfix.imports import TREE_COMPOUND, dotted_name
-from ddpfix.transforms._args import TargetedTransformer
+from ddpfix.edits import MODULE, Span
+from ddpfix.edits.with_blocks import MoveOutOfWith
+from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
 from ddpfix.transforms._ast_shapes import arguments, last_name
 from ddpfix.transforms._effects import Effects
-from ddpfix.transforms._lightning import (
-    LIGHTNING_PACKAGES, class_hierarchy, device_kind, is_torch_nn_module, lightning_name, statements,
-)
-from ddpfix.transforms._names import root_name, statement_names
 from ddpfix.transforms._text import alias_names, aliased, call_text, calls, headers, starts_a_word
-from ddpfix.transforms._tree_lightning import arguments_in_order as tree_arguments_in_order
-from ddpfix.transforms._tree_lightning import child_blocks as tree_child_blocks
-from ddpfix.transforms._tree_lightning import class_hierarchy as tree_class_hierarchy
-from ddpfix.transforms._tree_lightning import device_kind as tree_device_kind
-from ddpfix.transforms._tree_names import root_name as tree_root_name
-from ddpfix.transforms._tree_names import statement_names as tree_statement_names
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
-from ddpfix.transforms._walk import walk
+from ddpfix.transforms._tree_lightning import (
+    LIGHTNING_PACKAGES, arguments_in_order, child_blocks, class_hierarchy, device_kind, is_torch_nn_module, lightning_name,
+)
+from ddpfix.transforms._tree_names import root_name, statement_names
+from ddpfix.transforms._tree_text import code_between, comment_in
+from ddpfix.transforms.base import Rule, RuleContext
 
 TRAINERS = frozenset({"Trainer", "Fabric"})
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -51,7 +44,7 @@ def _after_def(data: bytes, pos: int) -> bool:
 
 def _may_be_cuda_device(call: ast.Call) -> bool:
     """``torch.device("cuda")``, ``th.device(0)``, ``device(f"cuda:{i}")`` — not ``torch.cuda.device(i)``
-    (a device index context of its own, all over torch's tests), which ``apply`` does not take for
+    (a device index context of its own, all over torch's tests), which ``check`` does not take for
     ``torch.device``."""
     if isinstance(call.func, ast.Attribute) and not isinstance(call.func.value, ast.Name):
         return False
@@ -126,8 +119,9 @@ class InitModuleScope(Rule):
     Reported without a rewrite when moving is not provably order-safe: a statement that would move
     reads or changes a name that a model statement it jumps over binds, reads or changes;
     `return`/`yield`/`break`/`continue` in the block; an `if`/`for`/`try`/`with` inside that mixes
-    model and data work; several context managers in one `with`; a one-line `with`; a comment at
-    the end of a block that would vanish. `torch.set_default_device("cuda")` is always only reported.
+    model and data work; several context managers in one `with`; a one-line `with`; a block that
+    would go with a comment inside its `with (...)` header (the comment would go with it).
+    `torch.set_default_device("cuda")` is always only reported.
 
     ## Fix safety
     Which statement is model construction and which is data work is partly a guess from names
@@ -177,8 +171,6 @@ class InitModuleScope(Rule):
       moves each batch to the device itself). Unsafe in a file without Lightning that loads data:
       what leaves the block then computes on the CPU and nothing moves it back. Not reported in a
       file with neither.
-    - Where the block holds a comment or a decorated definition the analysis hands over to LibCST,
-      and the fix is unsafe (not proven).
     """
 
     code = "DDP001"
@@ -218,7 +210,7 @@ class InitModuleScope(Rule):
     def may_apply(cls, tree: ast.Module) -> bool:
         """A ``with`` over ``.init_module(...)`` or ``device("cuda...")``, or a call of
         ``set_default_device`` (by any name an import gives it) whose first argument may name a CUDA
-        device (``apply`` reports only ``"cuda"``, ``"cuda:N"``, an ordinal or such a ``torch.device``:
+        device (``check`` reports only ``"cuda"``, ``"cuda:N"``, an ordinal or such a ``torch.device``:
         torch's own tests call it with a variable, and parsing them cost a quarter of a second)."""
         names, devices = {"set_default_device"}, {"device"}  # and the names imports give them
         calls: list[ast.Call] = []
@@ -239,569 +231,27 @@ class InitModuleScope(Rule):
             return True
         return any(last_name(call.func) in names and _may_be_cuda_value(arguments(call)[0]) for call in calls)
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        knowledge = _Knowledge.of(module, ctx)
-        plans: dict[cst.With, _Plan] = {}
+    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
+        """The one analysis: the blocks, what leaves each and where to (before or after it), whether
+        that is proven to change nothing but the DDP failure, and the fix as one typed edit
+        (``MoveOutOfWith``) of the block that holds the ``with``."""
+        knowledge = _Knowledge.of(tree, ctx)
         for block in knowledge.blocks:
             plan = _plan(block, knowledge)
-            subject = f"`{block.label}`"
-            if plan.nothing_to_move:
-                continue
-            message = f"{plan.cause} inside {subject}: {plan.consequence}; only model construction belongs inside"
-            if plan.refusal:
-                ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
-            elif ctx.report(block.node, message, fixable=True):
-                plans[block.node] = plan
-        for call, loader_line in knowledge.default_device_calls:
-            ctx.report(
-                call,
-                f"torch.set_default_device(\"cuda\") also puts the data loading on line {loader_line} on the GPU: "
-                "samplers fail with \"Expected a 'cuda' device type for generator but found 'cpu'\"; set it "
-                "after the data is built, or use `with torch.device(\"cuda\"):` around model construction only",
-                fixable=False,
-            )
-        if not plans:
-            return module
-        return module.visit(_Splice(plans, ctx.view.positions))
-
-    def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, report-only: the same blocks, plans and messages. Raises
-        ``NeedsLibCST`` where a finding depends on what only LibCST's tree holds: a comment inside a
-        block to move (the messages quote statements with their comments), a ``match`` or a decorated
-        definition among its statements, parentheses around a context manager or a call reported (LibCST
-        counts them in)."""
-        knowledge = _TreeKnowledge.of(tree, ctx)
-        for block in knowledge.blocks:
-            plan = _tree_plan(block, knowledge)
             if plan.nothing_to_move:
                 continue
             message = f"{plan.cause} inside `{block.label}`: {plan.consequence}; only model construction belongs inside"
             if plan.refusal:
                 ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
-            else:
-                why = _tree_unsafe_because(block, plan, knowledge)
-                ctx.report(block.node, message, fixable=True, safe=why is None, why=why or "")
+                continue
+            why = _unsafe_because(block, plan, knowledge)
+            edit = _move_out(block, plan, knowledge)
+            ctx.report(block.node, message, fixable=True, safe=why is None, why=why or "", edits=[edit])
         for call, loader_line in knowledge.default_device_calls:
             ctx.report(call, _default_device_message(loader_line), fixable=False)
 
 
 # --- what the file tells us ------------------------------------------------------------------
-
-
-@dataclass
-class _Block:
-    node: cst.With
-    label: str  # how the finding names it, e.g. trainer.init_module()
-    nested: bool = False  # inside, or around, another recognised block
-
-
-def _withs_inside(node: cst.With) -> set[cst.With]:
-    found: set[cst.With] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_With(self, inner: cst.With) -> None:
-            found.add(inner)
-
-    walk(node.body, Collect())
-    return found
-
-
-@dataclass
-class _Knowledge:
-    ctx: RuleContext
-    module_classes: dict[str, str]  # file classes that are modules: name -> "lightning"/"torch"
-    data_classes: set[str]  # file classes deriving from LightningDataModule or torch Dataset
-    trainers: set[str]  # dotted names bound to a Trainer/Fabric (``trainer``, ``self.fabric``)
-    model_names: set[str]  # names passed as the model to fit/validate/test/predict or fabric.setup
-    blocks: list[_Block] = field(default_factory=list)
-    default_device_calls: list[tuple[cst.Call, int]] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, module: cst.Module, ctx: RuleContext) -> _Knowledge:
-        classes = class_hierarchy(module, ctx.imports)
-        scan = _Scan(ctx)
-        if b"set_default_device" in ctx.data:
-            walk(module, scan)  # the data loading it affects can be any call, anywhere
-        else:
-            # Everything else stands at statement level: a walk over statements is many times
-            # cheaper than visiting every node of a big file.
-            for statement in statements(module):
-                scan.visit_statement(statement)
-        knowledge = cls(ctx, classes, scan.data_classes, scan.trainers, set())
-        for receiver, method, call in scan.calls:
-            if receiver not in knowledge.trainers and receiver != "self.trainer":
-                continue
-            if method in RUN_METHODS | SETUP_METHODS:
-                model = _model_argument(call)
-                if model is not None:
-                    knowledge.model_names.add(model)
-        for node in scan.withs:
-            block = knowledge._recognise(node)
-            if block is not None:
-                knowledge.blocks.append(block)
-        # Blocks inside blocks: fixing the inner one first would make the outer one fixable on a
-        # second run; a run must be final, so both are only reported.
-        for block in knowledge.blocks:
-            inner = _withs_inside(block.node)
-            for other in knowledge.blocks:
-                if other is not block and (other.node in inner or block.node in _withs_inside(other.node)):
-                    block.nested = True
-        if scan.default_device and scan.loading_calls:
-            call = scan.default_device
-            line = ctx.position(call).start.line
-            # Positions cost a pass over the whole file: only asked for when there is something to say.
-            later = [n for n in (ctx.position(c).start.line for c in scan.loading_calls) if n > line]
-            if later:
-                knowledge.default_device_calls.append((call, later[0]))
-        return knowledge
-
-    def _recognise(self, node: cst.With) -> _Block | None:
-        labels = [self._context_label(item.item) for item in node.items]
-        recognised = [label for label in labels if label is not None]
-        if not recognised:
-            return None
-        return _Block(node, recognised[0])
-
-    def _context_label(self, expression: cst.BaseExpression) -> str | None:
-        if not isinstance(expression, cst.Call):
-            return None
-        func = expression.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "init_module":
-            receiver = dotted_name(func.value)
-            if receiver is not None and (receiver in self.trainers or receiver == "self.trainer"):
-                return f"{receiver}.init_module()"
-            return None
-        if self.ctx.imports.qualify(func) == "torch.device" and device_kind(expression, self.ctx.imports) == "cuda":
-            if _plain_torch(self.ctx):
-                return None
-            return f"with {cst.Module([]).code_for_node(expression)}"
-        return None
-
-    # classification of one statement
-    def is_model_call(self, call: cst.Call) -> bool:
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in MODEL_LOADERS:
-            owner = dotted_name(func.value) or ""
-            return owner.split(".")[-1] not in self.data_classes and not DATA_WORDS.search(owner)
-        if isinstance(func, cst.Name) and func.value in self.module_classes:
-            return True
-        if lightning_name(self.ctx.imports, func) == "LightningModule" or is_torch_nn_module(self.ctx.imports, func):
-            return True
-        if self.ctx.imports.qualify(func) == "torch.compile":
-            return True
-        name = dotted_name(func)
-        qualified = self.ctx.imports.qualify(func)
-        if name is None or (qualified is not None and qualified.split(".")[0] in LIBRARIES):
-            return False  # a library callable we know, and not a module class
-        last = name.split(".")[-1]
-        # An unknown class of the user's (``GPT()``) is presumed a model unless its name says data.
-        return last[:1].isupper() and last not in self.data_classes and not DATA_WORDS.search(last)
-
-
-class _Scan(cst.CSTVisitor):
-    """Trainer variables, trainer method calls, ``with`` statements and data-loading lines."""
-
-    def __init__(self, ctx: RuleContext):
-        super().__init__()
-        self.ctx = ctx
-        self.trainers: set[str] = set()
-        self.data_classes: set[str] = set()
-        self.calls: list[tuple[str, str, cst.Call]] = []
-        self.withs: list[cst.With] = []
-        self.default_device: cst.Call | None = None
-        self.loading_calls: list[cst.Call] = []
-        self.depth = 0  # function nesting: set_default_device counts at module level only
-
-    def visit_statement(self, statement: cst.CSTNode) -> None:
-        """The visit of one statement without its sub-statements (``statements()`` yields those)."""
-        if isinstance(statement, cst.ClassDef):
-            self.visit_ClassDef(statement)
-        elif isinstance(statement, cst.FunctionDef):
-            self._trainer_parameters(statement)  # no depth here: the walk has no leave to undo it
-        elif isinstance(statement, cst.With):
-            self.visit_With(statement)
-        elif isinstance(statement, cst.SimpleStatementLine):
-            for small in statement.body:
-                if isinstance(small, cst.Assign):
-                    self.visit_Assign(small)
-                elif isinstance(small, cst.AnnAssign):
-                    self.visit_AnnAssign(small)
-                value = getattr(small, "value", None)
-                if isinstance(value, cst.Call):
-                    self.visit_Call(value)
-
-    def _is_trainer(self, value: cst.BaseExpression | None) -> bool:
-        return isinstance(value, cst.Call) and lightning_name(self.ctx.imports, value.func) in TRAINERS
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        for base in node.bases:
-            short = lightning_name(self.ctx.imports, base.value)
-            qualified = self.ctx.imports.qualify(base.value) or ""
-            if short == "LightningDataModule" or qualified.startswith("torch.utils.data."):
-                self.data_classes.add(node.name.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.depth += 1
-        self._trainer_parameters(node)
-
-    def _trainer_parameters(self, node: cst.FunctionDef) -> None:
-        for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
-            annotation = param.annotation.annotation if param.annotation else None
-            if annotation is not None and lightning_name(self.ctx.imports, annotation) in TRAINERS:
-                self.trainers.add(param.name.value)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.depth -= 1
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if self._is_trainer(node.value):
-            for target in node.targets:
-                name = dotted_name(target.target)
-                if name is not None:
-                    self.trainers.add(name)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        annotated = lightning_name(self.ctx.imports, node.annotation.annotation) in TRAINERS
-        name = dotted_name(node.target)
-        if name is not None and (annotated or self._is_trainer(node.value)):
-            self.trainers.add(name)
-
-    def visit_With(self, node: cst.With) -> None:
-        self.withs.append(node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute):
-            receiver = dotted_name(func.value)
-            if receiver is not None:
-                self.calls.append((receiver, func.attr.value, node))
-        qualified = self.ctx.imports.qualify(func) or ""
-        if qualified == "torch.set_default_device" and self.depth == 0 and node.args:
-            if device_kind(node.args[0].value, self.ctx.imports) == "cuda" and self.default_device is None:
-                self.default_device = node
-        elif qualified.startswith("torch.utils.data.") or (
-            isinstance(func, cst.Attribute) and func.attr.value in RUN_METHODS and isinstance(func.value, (cst.Name, cst.Attribute))
-            and (dotted_name(func.value) in self.trainers)
-        ):
-            self.loading_calls.append(node)
-
-
-def _model_argument(call: cst.Call) -> str | None:
-    for index, arg in enumerate(call.args):
-        if arg.keyword is not None and arg.keyword.value == "model" or (index == 0 and arg.keyword is None and not arg.star):
-            return dotted_name(arg.value)
-    return None
-
-
-# --- the plan for one block ------------------------------------------------------------------
-
-
-@dataclass
-class _Plan:
-    nothing_to_move: bool = False
-    refusal: str | None = None
-    cause: str = ""
-    consequence: str = ""
-    replacement: list[cst.BaseStatement] = field(default_factory=list)
-    trailing_lines: list[cst.EmptyLine] = field(default_factory=list)  # go above the next statement
-    # ``check``'s view of the move, for the safety decision: the statement lines, where each goes,
-    # and the lines each moved one jumps over.
-    lines: list = field(default_factory=list)
-    moved: list[int] = field(default_factory=list)
-    jumps: dict[int, list[int]] = field(default_factory=dict)
-    where: dict[int, str] = field(default_factory=dict)
-
-
-class _Exits(cst.CSTVisitor):
-    """The first return/yield/break/continue that would leave the block (not one of a function or
-    loop inside it)."""
-
-    def __init__(self):
-        super().__init__()
-        self.found: str | None = None
-        self.loops = 0
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    visit_Lambda = visit_ClassDef = visit_FunctionDef
-
-    def visit_Return(self, node) -> None:
-        self.found = self.found or "return"
-
-    def visit_Yield(self, node) -> None:
-        self.found = self.found or "yield"
-
-    def visit_Break(self, node) -> None:
-        if not self.loops:
-            self.found = self.found or "break"
-
-    def visit_Continue(self, node) -> None:
-        if not self.loops:
-            self.found = self.found or "continue"
-
-    def _loop(self, node) -> bool:
-        self.loops += 1
-        walk(node.body, self)
-        self.loops -= 1
-        if node.orelse is not None:  # a loop's ``else`` breaks out of the loop around it
-            walk(node.orelse, self)
-        return False
-
-    visit_For = visit_While = _loop
-
-
-def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
-    node = block.node
-    body = node.body
-    if not isinstance(body, cst.IndentedBlock):
-        statements = None
-    else:
-        statements = list(body.body)
-    kinds = []
-    model_names = set(knowledge.model_names)
-    for statement in statements if statements is not None else []:
-        kind = _kind(statement, knowledge, model_names)
-        if kind == "model":
-            model_names |= statement_names(statement).binds
-        kinds.append(kind)
-    data = [s for s, k in zip(statements or [], kinds) if k == "data"]
-    if statements is not None and not data and "mixed" not in kinds:
-        return _Plan(nothing_to_move=True)
-    plan = _Plan()
-    plan.cause, plan.consequence = _describe(statements or [], kinds, knowledge)
-    if statements is None:
-        return _refuse(plan, "the block is on one line") if _one_line_has_data(body, knowledge) else _Plan(nothing_to_move=True)
-    if len(node.items) > 1:
-        return _refuse(plan, "several context managers in one `with`")
-    if block.nested:
-        return _refuse(plan, "it is nested with another init_module()/device block")
-    exits = _Exits()
-    walk(body, exits)
-    if exits.found:
-        return _refuse(plan, f"`{exits.found}` inside the block")
-    if "mixed" in kinds:
-        return _refuse(plan, "a compound statement inside mixes model construction and data work")
-    return _order(plan, node, statements, kinds, knowledge)
-
-
-def _one_line_has_data(body: cst.SimpleStatementSuite, knowledge: _Knowledge) -> bool:
-    return any(_kind(cst.SimpleStatementLine([small]), knowledge, set(knowledge.model_names)) == "data" for small in body.body)
-
-
-def _refuse(plan: _Plan, reason: str) -> _Plan:
-    plan.refusal = reason
-    return plan
-
-
-def _describe(statements, kinds, knowledge) -> tuple[str, str]:
-    """The root cause, in words: a training call beats data construction, which beats anything else."""
-    code = cst.Module([])
-    for statement, kind in zip(statements, kinds):
-        if kind != "data" or not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            call = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in RUN_METHODS:
-                return (
-                    f"`{code.code_for_node(call.func)}` runs",
-                    "its samplers will draw shuffle indices on the GPU and fail (\"Expected a 'cuda' device type "
-                    "for generator but found 'cpu'\")",
-                )
-    moved = [s for s, k in zip(statements, kinds) if k in ("data", "mixed")]
-    # Name the data work itself where one statement says so (a DataModule, a DataLoader).
-    first = next((s for s in moved if DATA_WORDS.search(code.code_for_node(s))), moved[0] if moved else None)
-    text = code.code_for_node(first).strip().splitlines()[0] if first is not None else "data work"
-    return (f"`{text}` runs", "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails")
-
-
-def _kind(statement: cst.BaseStatement, knowledge: _Knowledge, model_names: set[str]) -> str:
-    """``"model"`` (stays inside), ``"data"`` (moves out) or ``"mixed"`` (a compound statement with both)."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        kinds = {_small_kind(small, knowledge, model_names) for small in statement.body}
-        return kinds.pop() if len(kinds) == 1 else "mixed"
-    inner: set[str] = set()
-    for child in _child_statements(statement):
-        inner.add(_kind(child, knowledge, model_names))
-    if not inner:
-        return "data"
-    return inner.pop() if len(inner) == 1 else "mixed"
-
-
-def _child_statements(statement: cst.CSTNode):
-    for child in statement.children:
-        if isinstance(child, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            yield child
-        elif isinstance(child, cst.SimpleStatementSuite):
-            for small in child.body:
-                yield cst.SimpleStatementLine([small])
-        elif not isinstance(child, cst.BaseExpression):
-            yield from _child_statements(child)
-
-
-def _small_kind(small: cst.BaseSmallStatement, knowledge: _Knowledge, model_names: set[str]) -> str:
-    if isinstance(small, (cst.Assign, cst.AnnAssign)):
-        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-        names = {dotted_name(t) for t in targets}
-        roots = {root_name(t) for t in targets}
-        if names & model_names:
-            return "model"  # creates (or re-creates) the object later trained as the model
-        if roots & model_names and not (names & roots):
-            return "model"  # ``model.attr = ...``: configures the model
-        value = small.value
-        if isinstance(value, cst.Call) and knowledge.is_model_call(value):
-            return "model"
-        return "data"
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        func = small.value.func
-        if isinstance(func, cst.Attribute) and root_name(func) in model_names:
-            return "model"  # ``model.load_state_dict(...)``
-    return "data"
-
-
-def _order(plan: _Plan, node: cst.With, statements: list, kinds: list[str], knowledge: _Knowledge) -> _Plan:
-    """Which data statements go before the ``with`` and which after, if that is provably order-safe."""
-    names = [statement_names(s) for s in statements]
-    # Global random state is a name too: building a model draws from it, and so do seeding calls
-    # and random data. Such statements must keep their order.
-    for statement, kind, found in zip(statements, kinds, names):
-        if kind == "model" or _touches_global_state(statement, knowledge):
-            found.reads.add(GLOBAL_STATE)
-            found.writes.add(GLOBAL_STATE)
-    model_at = [i for i, k in enumerate(kinds) if k == "model"]
-    first_model = model_at[0] if model_at else len(statements)
-    before = {i for i in range(first_model)}
-    # Data statements the model statements need by name (transitively) go before the block too.
-    pending = [i for i in model_at]
-    while pending:
-        i = pending.pop()
-        for j in range(i - 1, -1, -1):
-            if kinds[j] == "data" and j not in before and names[j].binds & names[i].reads:
-                before.add(j)
-                pending.append(j)
-    after = [i for i, k in enumerate(kinds) if k == "data" and i not in before]
-    for j in sorted(before):
-        jumped = [m for m in range(first_model, j) if m not in before]
-        conflict = _conflict(names[j], [names[m] for m in jumped])
-        if conflict:
-            return _refuse(plan, _conflict_reason(statements[j], "before", conflict))
-    for d in after:
-        jumped = [m for m in model_at if m > d]
-        conflict = _conflict(names[d], [names[m] for m in jumped])
-        if conflict:
-            return _refuse(plan, _conflict_reason(statements[d], "after", conflict))
-    alias = node.items[0].asname
-    if alias is not None:
-        bound = statement_names(alias.name).binds if not isinstance(alias.name, cst.Name) else {alias.name.value}
-        if not model_at:
-            return _refuse(plan, "the block would go, and with it its `as` binding")
-        if any(names[i].reads & bound for i in before):
-            return _refuse(plan, "a statement that would move before the block uses its `as` binding")
-    moved_before = [statements[i] for i in sorted(before)]
-    moved_after = [statements[i] for i in after]
-    kept = [statements[i] for i in model_at]
-    # Comments at the end of the block belong after its last statement, wherever that went.
-    footer = list(node.body.footer)
-    carry = footer if moved_after or not kept else []
-    inside = [node.with_changes(body=node.body.with_changes(body=kept, footer=[] if carry else footer))] if kept else []
-    result = [*moved_before, *inside, *moved_after]
-    if result[0] is not (inside[0] if inside else None):
-        # The lines above the ``with`` (blank lines, a comment) stay above whatever now comes first.
-        header = [cst.EmptyLine(comment=node.body.header.comment)] if not inside and node.body.header.comment else []
-        result[0] = result[0].with_changes(leading_lines=[*node.leading_lines, *header, *result[0].leading_lines])
-        if inside:
-            result[len(moved_before)] = inside[0].with_changes(leading_lines=[])
-    plan.replacement = result
-    plan.trailing_lines = carry
-    return plan
-
-
-GLOBAL_STATE = "<global random state>"
-_GLOBAL_STATE_CALLS = frozenset({
-    "torch.manual_seed", "torch.seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "random.seed",
-    "numpy.random.seed", "torch.set_default_dtype", "torch.set_default_device", "torch.set_default_tensor_type",
-    "torch.use_deterministic_algorithms", "torch.set_rng_state",
-})
-_RANDOM_FACTORIES = frozenset(f"torch.{n}" for n in ("rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like", "randn_like"))
-
-
-def _touches_global_state(statement: cst.CSTNode, knowledge: _Knowledge) -> bool:
-    """Seeding, default dtype/device, or drawing random numbers from the global generator."""
-    found = False
-    imports = knowledge.ctx.imports
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal found
-            qualified = imports.qualify(call.func) or ""
-            if (
-                qualified in _GLOBAL_STATE_CALLS
-                or qualified in _RANDOM_FACTORIES
-                or qualified.startswith(("random.", "numpy.random."))
-                or lightning_name(imports, call.func) == "seed_everything"
-            ):
-                found = True
-
-    walk(statement, Collect())
-    return found
-
-
-def _conflict_reason(statement, where: str, name: str) -> str:
-    if name == GLOBAL_STATE:
-        return (f"moving `{_line(statement)}` {where} the block would reorder it with model construction, "
-                "which draws from the global random state")
-    return f"moving `{_line(statement)}` {where} the block would change what `{name}` is"
-
-
-def _line(statement) -> str:
-    return cst.Module([]).code_for_node(statement.with_changes(leading_lines=[])).strip().splitlines()[0]
-
-
-def _conflict(moved, jumped) -> str | None:
-    """A name that makes swapping ``moved`` with any of ``jumped`` observable, if there is one."""
-    for other in jumped:
-        clash = (moved.reads & other.writes) | (moved.writes & other.reads) | (moved.writes & other.writes)
-        if clash:
-            return sorted(clash)[0]
-    return None
-
-
-class _Splice(TargetedTransformer):
-    """Replaces each planned ``with`` by its statements, in whatever block holds it."""
-
-    def __init__(self, plans: dict[cst.With, _Plan], positions=None):
-        super().__init__(plans, positions)
-        self.plans = plans
-
-    def _splice(self, original_body, updated_body) -> tuple[list, list[cst.EmptyLine]]:
-        out: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for original, updated in zip(original_body, updated_body):
-            if carried:
-                updated = updated.with_changes(leading_lines=[*carried, *updated.leading_lines])
-                carried = []
-            plan = self.plans.get(original)
-            if plan is None:
-                out.append(updated)
-            else:
-                out.extend(plan.replacement)
-                carried = list(plan.trailing_lines)
-        return out, carried
-
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
-        body, carried = self._splice(original_node.body, updated_node.body)
-        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        body, carried = self._splice(original_node.body, updated_node.body)
-        return updated_node.with_changes(body=body, footer=[*carried, *updated_node.footer])
-
-
-# --- the same on CPython's tree (``check``) -------------------------------------------------------
-# ``apply``'s reading of the file, step for step, on ``ast`` nodes; ``_names`` on this tree is
-# ``_tree_names`` (imported as ``tree_root_name``, ``tree_statement_names``). ``_tree_exits`` stays
-# here: it mirrors this module's own ``_Exits`` (loops own their break/continue; no ``raise``),
-# not ``_names.exit_in``.
 
 _RUN_CONSEQUENCE = (
     "its samplers will draw shuffle indices on the GPU and fail (\"Expected a 'cuda' device type "
@@ -810,7 +260,7 @@ _RUN_CONSEQUENCE = (
 _DATA_CONSEQUENCE = "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WITHS = (ast.With, ast.AsyncWith)
-_PLAIN_HEADER = re.compile(r"(async\s+)?with\s+")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
 def _default_device_message(loader_line: int) -> str:
@@ -822,15 +272,15 @@ def _default_device_message(loader_line: int) -> str:
 
 
 @dataclass
-class _TreeBlock:
+class _Block:
     node: ast.With | ast.AsyncWith
-    label: str
-    nested: bool = False
+    label: str  # how the finding names it, e.g. trainer.init_module()
+    nested: bool = False  # inside, or around, another recognised block
 
 
 def _event_key(node: ast.AST) -> tuple:
-    """Where LibCST's depth-first walk meets ``node``: source order, a node before those it holds
-    (a decorated ``def`` starts at its first decorator there)."""
+    """Where a depth-first walk in source order meets ``node``: a node before those it holds (a
+    decorated ``def`` starts at its first decorator)."""
     decorators = getattr(node, "decorator_list", None)
     if decorators:
         first = decorators[0]
@@ -838,8 +288,8 @@ def _event_key(node: ast.AST) -> tuple:
     return (node.lineno, node.col_offset, -node.end_lineno, -node.end_col_offset)
 
 
-class _TreeScan:
-    """``_Scan`` on CPython's tree."""
+class _Scan:
+    """Trainer variables, trainer method calls, ``with`` statements and data-loading calls."""
 
     def __init__(self, ctx: RuleContext):
         self.ctx = ctx
@@ -852,8 +302,9 @@ class _TreeScan:
         self.loading_calls: list[ast.Call] = []
 
     def statements(self, block: list[ast.stmt]) -> None:
-        """``visit_statement`` over ``_lightning.statements``: the order of ``child_blocks``, and no
-        statement of a one-line body (LibCST's ``SimpleStatementSuite``, which it does not enter)."""
+        """Every statement of ``block`` and of the blocks nested in it, depth first, without the
+        statements of a one-line body (``if x: y = f()``): a walk over statements is many times
+        cheaper than visiting every node of a big file."""
         view = self.ctx.view
         if not block or view.one_line_body(block):
             return
@@ -871,11 +322,12 @@ class _TreeScan:
                 if isinstance(value, ast.Call):
                     self.call(value, 0)
             if isinstance(statement, TREE_COMPOUND):
-                for inner in tree_child_blocks(statement):
+                for inner in child_blocks(statement):
                     self.statements(inner)
 
     def everything(self, tree: ast.Module) -> None:
-        """The whole-tree walk, in LibCST's order (the trainers known when a call is met count)."""
+        """Every node, in source order (the trainers known when a call is met count): the data
+        loading that ``set_default_device`` affects can be any call, anywhere."""
         events: list[tuple[tuple, ast.AST, int]] = []
         pending: list[tuple[ast.AST, int]] = [(tree, 0)]
         while pending:
@@ -902,7 +354,7 @@ class _TreeScan:
 
     def class_def(self, node: ast.ClassDef) -> None:
         for base in node.bases:
-            base = base.value if isinstance(base, ast.Starred) else base  # LibCST: the ``Arg``'s value
+            base = base.value if isinstance(base, ast.Starred) else base
             short = lightning_name(self.imports, base)
             qualified = self.imports.qualify(base) or ""
             if short == "LightningDataModule" or qualified.startswith("torch.utils.data."):
@@ -924,17 +376,18 @@ class _TreeScan:
             self.trainers.add(name)
 
     def call(self, node: ast.Call, depth: int) -> None:
+        """``depth``: function nesting (``set_default_device`` counts at module level only)."""
         func = node.func
         if isinstance(func, ast.Attribute):
             receiver = dotted_name(func.value)
             if receiver is not None:
                 self.calls.append((receiver, func.attr, node))
         qualified = self.imports.qualify(func) or ""
-        arguments = tree_arguments_in_order(node)
-        if qualified == "torch.set_default_device" and depth == 0 and arguments:
-            first = arguments[0]
+        given = arguments_in_order(node)
+        if qualified == "torch.set_default_device" and depth == 0 and given:
+            first = given[0]
             value = first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
-            if tree_device_kind(value, self.imports, self.ctx.view.positions.segment) == "cuda" and self.default_device is None:
+            if device_kind(value, self.imports, self.ctx.view.positions.segment) == "cuda" and self.default_device is None:
                 self.default_device = node
         elif qualified.startswith("torch.utils.data.") or (
             isinstance(func, ast.Attribute) and func.attr in RUN_METHODS and isinstance(func.value, (ast.Name, ast.Attribute))
@@ -943,8 +396,8 @@ class _TreeScan:
             self.loading_calls.append(node)
 
 
-def _tree_model_argument(call: ast.Call) -> str | None:
-    for index, argument in enumerate(tree_arguments_in_order(call)):
+def _model_argument(call: ast.Call) -> str | None:
+    for index, argument in enumerate(arguments_in_order(call)):
         if isinstance(argument, ast.keyword):
             if argument.arg == "model":
                 return dotted_name(argument.value)
@@ -953,17 +406,21 @@ def _tree_model_argument(call: ast.Call) -> str | None:
     return None
 
 
-class _TreeKnowledge:
-    """``_Knowledge`` on CPython's tree."""
+class _Knowledge:
+    """What the file tells: its module and data classes, trainers, the names trained as models, the
+    recognised blocks (each with the statements of the block that holds it) and the
+    ``set_default_device`` calls to report."""
 
-    def __init__(self, ctx: RuleContext, module_classes: dict[str, str], scan: _TreeScan):
+    def __init__(self, ctx: RuleContext, module_classes: dict[str, str], scan: _Scan):
         self.ctx = ctx
         self.imports = ctx.imports
-        self.module_classes = module_classes
-        self.data_classes = scan.data_classes
-        self.trainers = scan.trainers
-        self.model_names: set[str] = set()
-        self.blocks: list[_TreeBlock] = []
+        self.layout = _Layout(ctx.view)
+        self.module_classes = module_classes  # file classes that are modules: name -> "lightning"/"torch"
+        self.data_classes = scan.data_classes  # file classes deriving from LightningDataModule or torch Dataset
+        self.trainers = scan.trainers  # dotted names bound to a Trainer/Fabric (``trainer``, ``self.fabric``)
+        self.model_names: set[str] = set()  # names passed as the model to fit/validate/test/predict or fabric.setup
+        self.blocks: list[_Block] = []
+        self.holders: dict[int, list[ast.stmt]] = {}  # a block's ``with`` -> the statements around it
         self.default_device_calls: list[tuple[ast.Call, int]] = []
         self.tree: ast.Module | None = None
         self._effects: Effects | None = None
@@ -975,48 +432,50 @@ class _TreeKnowledge:
         return self._effects
 
     @classmethod
-    def of(cls, tree: ast.Module, ctx: RuleContext) -> _TreeKnowledge:
-        scan = _TreeScan(ctx)
+    def of(cls, tree: ast.Module, ctx: RuleContext) -> _Knowledge:
+        scan = _Scan(ctx)
         if b"set_default_device" in ctx.data:
             scan.everything(tree)
         else:
             scan.statements(tree.body)
-        knowledge = cls(ctx, tree_class_hierarchy(tree, ctx.imports), scan)
+        knowledge = cls(ctx, class_hierarchy(tree, ctx.imports), scan)
         knowledge.tree = tree
         for receiver, method, call in scan.calls:
             if (receiver in knowledge.trainers or receiver == "self.trainer") and method in RUN_METHODS | SETUP_METHODS:
-                model = _tree_model_argument(call)
+                model = _model_argument(call)
                 if model is not None:
                     knowledge.model_names.add(model)
         for node in scan.withs:
             block = knowledge._recognise(node)
             if block is not None:
                 knowledge.blocks.append(block)
+        # Blocks inside blocks: fixing the inner one first would make the outer one fixable on a
+        # second run; a run must be final, so both are only reported.
         inside = {id(b.node): {id(n) for s in b.node.body for n in ast.walk(s) if isinstance(n, _WITHS)} for b in knowledge.blocks}
         for block in knowledge.blocks:
             for other in knowledge.blocks:
                 if other is not block and (id(other.node) in inside[id(block.node)] or id(block.node) in inside[id(other.node)]):
                     block.nested = True
+        if knowledge.blocks:
+            wanted = {id(b.node) for b in knowledge.blocks}
+            for statements in tree_blocks(tree):
+                knowledge.holders.update((id(s), statements) for s in statements if id(s) in wanted)
         if scan.default_device and scan.loading_calls:
             call = scan.default_device
             later = [c.lineno for c in scan.loading_calls if c.lineno > call.lineno]
             if later:
-                # LibCST counts parentheses around a call into its range: only plain calls are placed here.
-                if any(_may_be_parenthesised(c, ctx.view) for c in [call, *scan.loading_calls] if c.lineno >= call.lineno):
-                    raise NeedsLibCST("a call that may stand in parentheses")
                 knowledge.default_device_calls.append((call, later[0]))
         return knowledge
 
-    def _recognise(self, node: ast.With | ast.AsyncWith) -> _TreeBlock | None:
-        labels = [self._context_label(item.context_expr) for item in node.items]
+    def _recognise(self, node: ast.With | ast.AsyncWith) -> _Block | None:
+        labels = [self._context_label(node, index) for index in range(len(node.items))]
         recognised = [label for label in labels if label is not None]
         if not recognised:
             return None
-        if not _plain_items(node, labels.index(recognised[0]), self.ctx.view):
-            raise NeedsLibCST("a parenthesised context manager")  # ``with (a, b):`` / ``with (torch.device("cuda")):``: LibCST's items may differ
-        return _TreeBlock(node, recognised[0])
+        return _Block(node, recognised[0])
 
-    def _context_label(self, expression: ast.expr) -> str | None:
+    def _context_label(self, node: ast.With | ast.AsyncWith, index: int) -> str | None:
+        expression = node.items[index].context_expr
         if not isinstance(expression, ast.Call):
             return None
         func = expression.func
@@ -1026,12 +485,13 @@ class _TreeKnowledge:
                 return f"{receiver}.init_module()"
             return None
         segment = self.ctx.view.positions.segment
-        if self.imports.qualify(func) == "torch.device" and tree_device_kind(expression, self.imports, segment) == "cuda":
+        if self.imports.qualify(func) == "torch.device" and device_kind(expression, self.imports, segment) == "cuda":
             if _plain_torch(self.ctx):
                 return None
-            return f"with {segment(expression)}"
+            return f"with {self.layout.item_code(node, index)}"
         return None
 
+    # classification of one statement
     def is_model_call(self, call: ast.Call) -> bool:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in MODEL_LOADERS:
@@ -1046,118 +506,163 @@ class _TreeKnowledge:
         name = dotted_name(func)
         qualified = self.imports.qualify(func)
         if name is None or (qualified is not None and qualified.split(".")[0] in LIBRARIES):
-            return False
+            return False  # a library callable we know, and not a module class
         last = name.split(".")[-1]
+        # An unknown class of the user's (``GPT()``) is presumed a model unless its name says data.
         return last[:1].isupper() and last not in self.data_classes and not DATA_WORDS.search(last)
 
 
-def _plain_items(node: ast.With | ast.AsyncWith, upto: int, view) -> bool:
-    """``with a, b:`` written without parentheses, up to item ``upto``."""
-    positions, text = view.positions, view.text
-    end = positions.offset(node.lineno, node.col_offset)
-    for index, item in enumerate(node.items[:upto + 1]):
-        start = positions.offset(item.context_expr.lineno, item.context_expr.col_offset)
-        between = text[end:start]
-        if not (_PLAIN_HEADER.fullmatch(between) if index == 0 else re.fullmatch(r"[ \t]*,[ \t]*", between)):
-            return False
-        last = item.optional_vars if item.optional_vars is not None else item.context_expr
-        end = positions.offset(last.end_lineno, last.end_col_offset)
-    return True
+# --- the code the messages quote ---------------------------------------------------------------
 
 
-def _may_be_parenthesised(node: ast.expr, view) -> bool:
-    """Whether an opening parenthesis may stand right before ``node`` (one LibCST may count in its
-    range). Conservative: a line whose comment cannot be told from a string says yes."""
-    positions, text = view.positions, view.text
-    line = node.lineno
-    before = text[positions.line_start(line):positions.offset(line, node.col_offset)]
-    while not before.strip():
-        line -= 1
-        if line < 1:
-            return False
-        before = text[positions.line_start(line):_line_end(positions, text, line)].rstrip("\r\n")
-        if before.lstrip().startswith("#"):
-            before = ""  # a comment line: look above it
-            continue
-        if "#" in before:
-            if any(quote in before for quote in "'\""):
-                return True
-            before = before.split("#", 1)[0]
-        before = before.rstrip()
-        if before.endswith("\\"):
-            before = before[:-1]
-    return before.rstrip().endswith("(")
+class _Layout:
+    """The code of a block's statements as the fix moves them: with the comment lines above each
+    (LibCST's ``leading_lines``: those not owned by the end of the block before), its decorators,
+    and the comment lines at the end of its own blocks. ``ast`` keeps none of it: it is read from
+    the text, a line at a time."""
 
+    def __init__(self, view):
+        self.view = view
+        self.text = view.text
+        self.positions = view.positions
 
-def _tree_plan(block: _TreeBlock, knowledge: _TreeKnowledge) -> _Plan:
-    node, view = block.node, knowledge.ctx.view
-    if view.one_line_body(node.body):
-        if not any(_tree_small_kind(s, knowledge, set(knowledge.model_names)) == "data" for s in node.body):
-            return _Plan(nothing_to_move=True)
-        return _refuse(_Plan(cause="`data work` runs", consequence=_DATA_CONSEQUENCE), "the block is on one line")
-    lines = view.statement_lines(node.body)
-    kinds = []
-    model_names = set(knowledge.model_names)
-    for line in lines:
-        kind = _tree_kind(line, knowledge, model_names)
-        if kind == "model":
-            model_names |= tree_statement_names(line).binds
-        kinds.append(kind)
-    if "data" not in kinds and "mixed" not in kinds:
-        return _Plan(nothing_to_move=True)
-    _defer_for_layout(node, lines, view)
-    plan = _Plan()
-    plan.cause, plan.consequence = _tree_describe(lines, kinds, view)
-    if len(node.items) > 1:
-        return _refuse(plan, "several context managers in one `with`")
-    if block.nested:
-        return _refuse(plan, "it is nested with another init_module()/device block")
-    exit_word = next((word for s in node.body for word in _tree_exits(s, 0)), None)
-    if exit_word:
-        return _refuse(plan, f"`{exit_word}` inside the block")
-    if "mixed" in kinds:
-        return _refuse(plan, "a compound statement inside mixes model construction and data work")
-    return _tree_order(plan, node, lines, kinds, knowledge)
-
-
-def _defer_for_layout(node: ast.With | ast.AsyncWith, lines: list[list[ast.stmt]], view) -> None:
-    """The messages quote the block's statements as LibCST prints them, comments and decorators
-    included; ``match`` patterns bind names that ``ast`` keeps as plain strings."""
-    if any(getattr(line[0], "decorator_list", None) for line in lines):
-        raise NeedsLibCST("a decorated definition in the block")
-    if any(isinstance(n, ast.Match) for s in node.body for n in ast.walk(s)):
-        raise NeedsLibCST("a `match` in the block")
-    if _comment_in_body(node, view):
-        raise NeedsLibCST("a comment in the block")
-
-
-def _comment_in_body(node: ast.With | ast.AsyncWith, view) -> bool:
-    """A comment below the ``with`` line (in the block, or trailing it indented into the block,
-    where LibCST may keep it in a block's footer); one on the ``with`` line is the header's."""
-    positions, text = view.positions, view.text
-    last_line = node.end_lineno
-    end = _line_end(positions, text, last_line)
-    region = text[positions.offset(node.lineno, node.col_offset):end]
-    if "#" in region:
+    def line(self, number: int) -> str:
+        """Line ``number`` with its line break; "" past the end of the file."""
         try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(region).readline))
-        except (tokenize.TokenError, SyntaxError):
-            return True
-        header_end = next((i for i, t in enumerate(tokens) if t.type == tokenize.NEWLINE), len(tokens))
-        if any(t.type == tokenize.COMMENT for t in tokens[header_end:]):
-            return True
-    # Comment lines after the block, indented deeper than the ``with``, may belong to it.
-    column = positions[node].start.column
-    line = last_line + 1
-    while (start := _line_start_or_none(positions, line)) is not None:
-        content = text[start:_line_end(positions, text, line)]
-        stripped = content.strip()
-        if stripped and not stripped.startswith("#"):
-            break
-        if stripped and len(content) - len(content.lstrip()) > column:
-            return True
-        line += 1
-    return False
+            start = self.positions.line_start(number)
+        except IndexError:
+            return ""
+        return self.text[start:_line_end(self.positions, self.text, number)]
+
+    @staticmethod
+    def first_line(statement: ast.stmt) -> int:
+        """Where the statement starts: its first decorator's line, if it has one."""
+        decorators = getattr(statement, "decorator_list", None)
+        return decorators[0].lineno if decorators else statement.lineno
+
+    def indent(self, block: list[ast.stmt]) -> str:
+        text = self.line(self.first_line(block[0]))
+        return text[:len(text) - len(text.lstrip(" \t\f"))]
+
+    def empty_lines(self, after: int) -> list[int]:
+        """The blank and comment-only lines after line ``after``, up to the next line of code."""
+        found, number = [], after + 1
+        while (text := self.line(number)) and (not text.strip() or text.lstrip().startswith("#")):
+            found.append(number)
+            number += 1
+        return found
+
+    def owned(self, statement: ast.stmt, lines: list[int]) -> int:
+        """How many of the empty ``lines`` below ``statement`` belong to the end of its blocks
+        (LibCST's footers): those up to the last one indented as deep as its last block."""
+        indent = self._last_block_indent(statement)
+        if indent is None:
+            return 0
+        return max((i + 1 for i, number in enumerate(lines) if self.line(number).startswith(indent)), default=0)
+
+    def _last_block_indent(self, statement: ast.stmt) -> str | None:
+        """The indentation of the block that ends ``statement`` (an ``elif``'s, an ``else``'s...);
+        None for a simple statement or a block on its header's line (which owns no comment line)."""
+        if not isinstance(statement, TREE_COMPOUND):
+            return None
+        block = max(child_blocks(statement), key=lambda b: (b[-1].end_lineno, b[-1].end_col_offset))
+        return None if self.view.one_line_body(block) else self.indent(block)
+
+    def code(self, lines: list[list[ast.stmt]], index: int) -> str:
+        """LibCST's code of statement line ``index`` of a block (``lines``, not a one-line body)."""
+        line = lines[index]
+        first, last = self.first_line(line[0]), line[-1].end_lineno
+        if index:
+            gap = [n for n in self.empty_lines(lines[index - 1][-1].end_lineno) if n < first]
+            above = gap[self.owned(lines[index - 1][-1], gap):]
+        else:
+            above = []
+            while first - len(above) - 1 >= 1 and self._empty(first - len(above) - 1):
+                above.insert(0, first - len(above) - 1)
+        below = self.empty_lines(last)
+        below = below[:self.owned(line[-1], below)]
+        return "".join(self.line(n) for n in [*above, *range(first, last + 1), *below])
+
+    def _empty(self, number: int) -> bool:
+        text = self.line(number)
+        return not text.strip() or text.lstrip().startswith("#")
+
+    def own_first_line(self, line: list[ast.stmt]) -> str:
+        """The first line of a statement line's own code (a decorator's, for a decorated definition)."""
+        own = "".join(self.line(n) for n in range(self.first_line(line[0]), line[-1].end_lineno + 1))
+        return own.strip().splitlines()[0]
+
+    def func_code(self, call: ast.Call, statement: ast.stmt) -> str:
+        """LibCST's code of a call's callee: with the parentheses around it (``(trainer.fit)(...)``)."""
+        positions, text = self.positions, self.text
+        first = positions.offset(call.lineno, call.col_offset)
+        stop = positions.offset(call.func.end_lineno, call.func.end_col_offset)
+        for _ in range(text[first:positions.offset(call.func.lineno, call.func.col_offset)].count("(")):
+            stop = _past_closing_parenthesis(text, stop)
+        return code_between(self.view, first, stop, statement)
+
+    def item_code(self, node: ast.With | ast.AsyncWith, index: int) -> str:
+        """LibCST's code of the ``index``-th context manager of a ``with``: with the parentheses
+        around it, but for those around all of the items, which are the ``with``'s own."""
+        expression = node.items[index].context_expr
+        positions = self.positions
+        start = positions.offset(expression.lineno, expression.col_offset)
+        stop = positions.offset(expression.end_lineno, expression.end_col_offset)
+        body = positions.offset(node.body[0].lineno, node.body[0].col_offset)
+        tokens = _header_tokens(self.text, positions.line_start(node.lineno), body)
+        first = next((i for i, t in enumerate(tokens) if t.start_offset == start), None)
+        last = next((i for i, t in enumerate(tokens) if t.end_offset == stop and i >= (first or 0)), None)
+        if first is None or last is None or tokens[-1].string != ":":
+            return code_between(self.view, start, stop, node)  # a header the tokenizer could not follow
+        while tokens[first - 1].string == "(" and tokens[last + 1].string == ")":
+            first, last = first - 1, last + 1  # the header's first token is ``with``, its last the colon
+        if tokens[first].string == "(" and tokens[first - 1].string == "with" and tokens[last + 1].string == ":":
+            first, last = first + 1, last - 1
+        return code_between(self.view, tokens[first].start_offset, tokens[last].end_offset, node)
+
+    def comment_in_header(self, node: ast.With | ast.AsyncWith) -> bool:
+        """Whether a comment stands between ``with`` and its colon (in parentheses around its
+        items): it goes with the header when the block goes."""
+        body = self.positions.offset(node.body[0].lineno, node.body[0].col_offset)
+        tokens = _header_tokens(self.text, self.positions.line_start(node.lineno), body)
+        colon = tokens[-1].start_offset if tokens and tokens[-1].string == ":" else body
+        return comment_in(self.view, self.positions.offset(node.lineno, node.col_offset), colon)
+
+
+@dataclass(frozen=True)
+class _Token:
+    string: str
+    start_offset: int
+    end_offset: int
+
+
+def _header_tokens(text: str, start: int, stop: int) -> list[_Token]:
+    """The tokens of a ``with`` statement's header (its line's start at ``start``, its body at
+    ``stop``) up to its colon, with their offsets; comments and line breaks left out."""
+    fragment = text[start:stop]
+    line_starts = [start, *(start + m.end() for m in _LINE_BREAK.finditer(fragment))]
+    tokens, depth = [], 0
+    skipped = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(fragment, newline=None).readline):
+            if token.type in skipped:
+                continue
+            (row, column), (end_row, end_column) = token.start, token.end
+            tokens.append(_Token(token.string, line_starts[row - 1] + column, line_starts[end_row - 1] + end_column))
+            depth += token.string in ("(", "[", "{")
+            depth -= token.string in (")", "]", "}")
+            if token.string == ":" and depth == 0:
+                break
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # the body's indentation cut off: the header came first
+    return tokens
+
+
+def _past_closing_parenthesis(text: str, offset: int) -> int:
+    """Where the closing parenthesis after ``offset`` ends (only layout and comments between)."""
+    while text[offset] != ")":
+        offset = _LINE_BREAK.search(text, offset).start() if text[offset] == "#" else offset + 1
+    return offset + 1
 
 
 def _line_start_or_none(positions, line: int) -> int | None:
@@ -1173,21 +678,73 @@ def _line_end(positions, text: str, line: int) -> int:
     return len(text) if following is None else following
 
 
-def _tree_kind(line: list[ast.stmt], knowledge: _TreeKnowledge, model_names: set[str]) -> str:
-    """``_kind``: a compound statement's kind is that of every statement in its blocks."""
+# --- the plan for one block ------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    nothing_to_move: bool = False
+    refusal: str | None = None
+    cause: str = ""
+    consequence: str = ""
+    # The statement lines of the block, where each that moves goes, the lines each jumps over.
+    lines: list = field(default_factory=list)
+    moved: list[int] = field(default_factory=list)
+    jumps: dict[int, list[int]] = field(default_factory=dict)
+    where: dict[int, str] = field(default_factory=dict)
+    before: tuple[int, ...] = ()  # the statement lines that go before the block, in order
+    after: tuple[int, ...] = ()  # and after it
+
+
+def _refuse(plan: _Plan, reason: str) -> _Plan:
+    plan.refusal = reason
+    return plan
+
+
+def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
+    node, view = block.node, knowledge.ctx.view
+    if view.one_line_body(node.body):
+        if not any(_small_kind(s, knowledge, set(knowledge.model_names)) == "data" for s in node.body):
+            return _Plan(nothing_to_move=True)
+        return _refuse(_Plan(cause="`data work` runs", consequence=_DATA_CONSEQUENCE), "the block is on one line")
+    lines = view.statement_lines(node.body)
+    kinds = []
+    model_names = set(knowledge.model_names)
+    for line in lines:
+        kind = _kind(line, knowledge, model_names)
+        if kind == "model":
+            model_names |= statement_names(line).binds
+        kinds.append(kind)
+    if "data" not in kinds and "mixed" not in kinds:
+        return _Plan(nothing_to_move=True)
+    plan = _Plan()
+    plan.cause, plan.consequence = _describe(lines, kinds, knowledge)
+    if len(node.items) > 1:
+        return _refuse(plan, "several context managers in one `with`")
+    if block.nested:
+        return _refuse(plan, "it is nested with another init_module()/device block")
+    exit_word = next((word for s in node.body for word in _exits(s, 0)), None)
+    if exit_word:
+        return _refuse(plan, f"`{exit_word}` inside the block")
+    if "mixed" in kinds:
+        return _refuse(plan, "a compound statement inside mixes model construction and data work")
+    return _order(plan, node, lines, kinds, knowledge)
+
+
+def _kind(line: list[ast.stmt], knowledge: _Knowledge, model_names: set[str]) -> str:
+    """``"model"`` (stays inside), ``"data"`` (moves out) or ``"mixed"`` (a compound statement with
+    both): a compound statement's kind is that of every statement in its blocks."""
     if not isinstance(line[0], TREE_COMPOUND):
-        kinds = {_tree_small_kind(small, knowledge, model_names) for small in line}
+        kinds = {_small_kind(small, knowledge, model_names) for small in line}
         return kinds.pop() if len(kinds) == 1 else "mixed"
-    inner = {_tree_kind([child], knowledge, model_names)
-             for block in _tree_all_blocks(line[0]) for child in block}
+    inner = {_kind([child], knowledge, model_names) for block in _all_blocks(line[0]) for child in block}
     if not inner:
         return "data"
     return inner.pop() if len(inner) == 1 else "mixed"
 
 
-def _tree_all_blocks(statement: ast.stmt):
-    """Every block of a compound statement; an ``elif`` is an ``If`` statement in ``orelse`` here,
-    as LibCST's ``If.orelse`` is a statement of its own there."""
+def _all_blocks(statement: ast.stmt):
+    """Every block of a compound statement (an ``elif`` is an ``If`` alone in ``orelse``)."""
     if isinstance(statement, ast.Match):
         yield from (case.body for case in statement.cases)
         return
@@ -1201,27 +758,28 @@ def _tree_all_blocks(statement: ast.stmt):
         yield finalbody
 
 
-def _tree_small_kind(small: ast.stmt, knowledge: _TreeKnowledge, model_names: set[str]) -> str:
+def _small_kind(small: ast.stmt, knowledge: _Knowledge, model_names: set[str]) -> str:
     if isinstance(small, (ast.Assign, ast.AnnAssign)):
         targets = small.targets if isinstance(small, ast.Assign) else [small.target]
         names = {dotted_name(t) for t in targets}
-        roots = {tree_root_name(t) for t in targets}
+        roots = {root_name(t) for t in targets}
         if names & model_names:
-            return "model"
+            return "model"  # creates (or re-creates) the object later trained as the model
         if roots & model_names and not (names & roots):
-            return "model"
+            return "model"  # ``model.attr = ...``: configures the model
         if isinstance(small.value, ast.Call) and knowledge.is_model_call(small.value):
             return "model"
         return "data"
     if isinstance(small, ast.Expr) and isinstance(small.value, ast.Call):
         func = small.value.func
-        if isinstance(func, ast.Attribute) and tree_root_name(func) in model_names:
-            return "model"
+        if isinstance(func, ast.Attribute) and root_name(func) in model_names:
+            return "model"  # ``model.load_state_dict(...)``
     return "data"
 
 
-def _tree_exits(node: ast.AST, loops: int):
-    """``_Exits`` in LibCST's order: return/yield/break/continue that would leave the block."""
+def _exits(node: ast.AST, loops: int):
+    """The return/yield/break/continue that would leave the block (not one of a function or loop
+    inside it), in source order."""
     if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
         return
     if isinstance(node, ast.Return):
@@ -1233,45 +791,45 @@ def _tree_exits(node: ast.AST, loops: int):
     elif isinstance(node, ast.Continue) and not loops:
         yield "continue"
     if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-        # As ``_Exits._loop``: the header is not visited, the ``else`` is outside the loop.
+        # The header does not leave the block, and a loop's ``else`` breaks out of the loop around it.
         for statement in node.body:
-            yield from _tree_exits(statement, loops + 1)
+            yield from _exits(statement, loops + 1)
         for statement in node.orelse:
-            yield from _tree_exits(statement, loops)
+            yield from _exits(statement, loops)
         return
     for child in ast.iter_child_nodes(node):
-        yield from _tree_exits(child, loops)
+        yield from _exits(child, loops)
 
 
-def _line_text(line: list[ast.stmt], view) -> str:
-    """The source of a statement line, to the end of its last line (LibCST's code of it, but for the
-    indentation of inner lines; comments were ruled out before)."""
-    positions, text = view.positions, view.text
-    start = positions.offset(line[0].lineno, line[0].col_offset)
-    return text[start:_line_end(positions, text, line[-1].end_lineno)]
-
-
-def _first_line(line: list[ast.stmt], view) -> str:
-    return _line_text(line, view).strip().splitlines()[0]
-
-
-def _tree_describe(lines, kinds, view) -> tuple[str, str]:
+def _describe(lines, kinds, knowledge: _Knowledge) -> tuple[str, str]:
+    """The root cause, in words: a training call beats data construction, which beats anything else."""
+    layout = knowledge.layout
     for line, kind in zip(lines, kinds):
         if kind != "data" or isinstance(line[0], TREE_COMPOUND):
             continue
         for small in line:
             call = small.value if isinstance(small, (ast.Expr, ast.Assign)) else None
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in RUN_METHODS:
-                if (call.lineno, call.col_offset) != (call.func.lineno, call.func.col_offset):
-                    raise NeedsLibCST("a parenthesised training call")  # ``(trainer.fit)(...)``: LibCST prints the parentheses
-                return f"`{view.positions.segment(call.func)}` runs", _RUN_CONSEQUENCE
-    moved = [line for line, kind in zip(lines, kinds) if kind in ("data", "mixed")]
-    first = next((line for line in moved if DATA_WORDS.search(_line_text(line, view))), moved[0] if moved else None)
-    text = _first_line(first, view) if first is not None else "data work"
+                return f"`{layout.func_code(call, small)}` runs", _RUN_CONSEQUENCE
+    moved = [index for index, kind in enumerate(kinds) if kind in ("data", "mixed")]
+    # Name the data work itself where one statement says so (a DataModule, a DataLoader).
+    codes = {index: layout.code(lines, index) for index in moved}
+    first = next((index for index in moved if DATA_WORDS.search(codes[index])), moved[0] if moved else None)
+    text = codes[first].strip().splitlines()[0] if first is not None else "data work"
     return f"`{text}` runs", _DATA_CONSEQUENCE
 
 
-def _tree_touches_global_state(line: list[ast.stmt], imports) -> bool:
+GLOBAL_STATE = "<global random state>"
+_GLOBAL_STATE_CALLS = frozenset({
+    "torch.manual_seed", "torch.seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "random.seed",
+    "numpy.random.seed", "torch.set_default_dtype", "torch.set_default_device", "torch.set_default_tensor_type",
+    "torch.use_deterministic_algorithms", "torch.set_rng_state",
+})
+_RANDOM_FACTORIES = frozenset(f"torch.{n}" for n in ("rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "rand_like", "randn_like"))
+
+
+def _touches_global_state(line: list[ast.stmt], imports) -> bool:
+    """Seeding, default dtype/device, or drawing random numbers from the global generator."""
     for statement in line:
         for node in ast.walk(statement):
             if isinstance(node, ast.Call):
@@ -1286,17 +844,20 @@ def _tree_touches_global_state(line: list[ast.stmt], imports) -> bool:
     return False
 
 
-def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _Plan:
-    """``_order``'s refusals (the rewrite itself is ``apply``'s)."""
-    view = knowledge.ctx.view
-    names = [tree_statement_names(line) for line in lines]
+def _order(plan: _Plan, node, lines, kinds, knowledge: _Knowledge) -> _Plan:
+    """Which data statements go before the ``with`` and which after, if that is provably order-safe."""
+    layout = knowledge.layout
+    names = [statement_names(line) for line in lines]
+    # Global random state is a name too: building a model draws from it, and so do seeding calls
+    # and random data. Such statements must keep their order.
     for line, kind, found in zip(lines, kinds, names):
-        if kind == "model" or _tree_touches_global_state(line, knowledge.imports):
+        if kind == "model" or _touches_global_state(line, knowledge.imports):
             found.reads.add(GLOBAL_STATE)
             found.writes.add(GLOBAL_STATE)
     model_at = [i for i, k in enumerate(kinds) if k == "model"]
     first_model = model_at[0] if model_at else len(lines)
     before = set(range(first_model))
+    # Data statements the model statements need by name (transitively) go before the block too.
     pending = list(model_at)
     while pending:
         i = pending.pop()
@@ -1308,19 +869,22 @@ def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _
     for j in sorted(before):
         conflict = _conflict(names[j], [names[m] for m in range(first_model, j) if m not in before])
         if conflict:
-            return _refuse(plan, _tree_conflict_reason(lines[j], "before", conflict, view))
+            return _refuse(plan, _conflict_reason(layout.own_first_line(lines[j]), "before", conflict))
     for d in after:
         conflict = _conflict(names[d], [names[m] for m in model_at if m > d])
         if conflict:
-            return _refuse(plan, _tree_conflict_reason(lines[d], "after", conflict, view))
+            return _refuse(plan, _conflict_reason(layout.own_first_line(lines[d]), "after", conflict))
     alias = node.items[0].optional_vars
     if alias is not None:
-        bound = {alias.id} if isinstance(alias, ast.Name) else tree_statement_names([alias]).binds
+        bound = {alias.id} if isinstance(alias, ast.Name) else statement_names([alias]).binds
         if not model_at:
             return _refuse(plan, "the block would go, and with it its `as` binding")
         if any(names[i].reads & bound for i in before):
             return _refuse(plan, "a statement that would move before the block uses its `as` binding")
+    if not model_at and knowledge.layout.comment_in_header(node):
+        return _refuse(plan, "the block would go, and with it a comment in its `with` header")
     plan.lines = lines
+    plan.before, plan.after = tuple(sorted(before)), tuple(after)
     plan.moved = sorted([*before, *after])
     for j in before:
         plan.jumps[j] = [m for m in range(first_model, j) if m not in before]
@@ -1331,18 +895,39 @@ def _tree_order(plan: _Plan, node, lines, kinds, knowledge: _TreeKnowledge) -> _
     return plan
 
 
-def _tree_conflict_reason(line, where: str, name: str, view) -> str:
-    text = _first_line(line, view)
+def _conflict_reason(text: str, where: str, name: str) -> str:
     if name == GLOBAL_STATE:
         return (f"moving `{text}` {where} the block would reorder it with model construction, "
                 "which draws from the global random state")
     return f"moving `{text}` {where} the block would change what `{name}` is"
 
 
-# --- fix safety (``check`` only: ``apply`` is handed what this decides) --------------------------
+def _conflict(moved, jumped) -> str | None:
+    """A name that makes swapping ``moved`` with any of ``jumped`` observable, if there is one."""
+    for other in jumped:
+        clash = (moved.reads & other.writes) | (moved.writes & other.reads) | (moved.writes & other.writes)
+        if clash:
+            return sorted(clash)[0]
+    return None
 
 
-def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowledge) -> str | None:
+def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> MoveOutOfWith:
+    """The fix: the planned statements moved out of the block, the block gone if nothing stays."""
+    holder = knowledge.holders[id(block.node)]
+    lines = knowledge.ctx.view.statement_lines(holder)
+    index = next(i for i, line in enumerate(lines) if line[0] is block.node)
+    if holder is knowledge.tree.body:
+        span = MODULE
+    else:
+        first, last = knowledge.ctx.position(holder[0]), knowledge.ctx.position(holder[-1])
+        span = Span(first.start.line, first.start.column, last.end.line, last.end.column)
+    return MoveOutOfWith(span, len(lines) - 1 - index, plan.before, plan.after)
+
+
+# --- fix safety ----------------------------------------------------------------------------------
+
+
+def _unsafe_because(block: _Block, plan: _Plan, knowledge: _Knowledge) -> str | None:
     """Why the planned move is not proven to change nothing but the DDP failure; None: proven.
 
     Proven when (1) the block is ``init_module()``, or ``torch.device("cuda")`` in a file that
@@ -1352,8 +937,8 @@ def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowled
     (``random_split``); a run of a trainer (``trainer.fit(...)``) never is: the hooks it runs build
     their tensors with the block's device and dtype; (3) a statement that changes its order with another
     (jumps over it) is pure, and so is every statement it jumps over (names read and written were
-    checked by ``_tree_order``)."""
-    view = knowledge.ctx.view
+    checked by ``_order``)."""
+    view, layout = knowledge.ctx.view, knowledge.layout
     if block.label.startswith("with ") and not _imports_lightning(knowledge.imports):
         return ("outside Lightning nothing moves batches to the GPU: what leaves the `torch.device` block "
                 "computes on the CPU")
@@ -1366,13 +951,13 @@ def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowled
         return pure[i]
 
     for i in plan.moved:
-        run = next((s for s in plan.lines[i] if _tree_run(s, knowledge)), None)
+        run = next((s for s in plan.lines[i] if _is_run(s, knowledge)), None)
         if run is not None:
             return (f"`{_segment_line(run, view)}` would run outside the block: the hooks it runs (the "
                     "DataModule's `prepare_data`/`setup`, the `*_dataloader`s, `on_fit_start`) would no longer "
                     "build their tensors with the block's device and dtype")
         found = unknown(i)
-        if found is not None and not all(_tree_ordered(s, knowledge) for s in plan.lines[i]):
+        if found is not None and not all(_ordered(s, knowledge) for s in plan.lines[i]):
             if effects.operator_on_tensors(found):
                 return (f"`{_segment_line(found, view)}` may compute with tensors: its result takes the default "
                         "dtype (and device) that the block decides")
@@ -1383,12 +968,12 @@ def _tree_unsafe_because(block: _TreeBlock, plan: _Plan, knowledge: _TreeKnowled
     for i in plan.moved:
         for k in plan.jumps.get(i, []):
             if unknown(i) is not None or unknown(k) is not None:
-                return (f"moving `{_first_line(plan.lines[i], view)}` {plan.where[i]} the block reorders it with "
-                        f"`{_first_line(plan.lines[k], view)}`, not known to be free of effects (random draws, files)")
+                return (f"moving `{layout.own_first_line(plan.lines[i])}` {plan.where[i]} the block reorders it with "
+                        f"`{layout.own_first_line(plan.lines[k])}`, not known to be free of effects (random draws, files)")
     return None
 
 
-def _tree_run(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
+def _is_run(statement: ast.stmt, knowledge: _Knowledge) -> bool:
     """``trainer.fit(...)``/``validate``/``test``/``predict`` of a known trainer (``self.trainer``
     too), as a statement or the value of an assignment."""
     call = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
@@ -1399,7 +984,7 @@ def _tree_run(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
             and (dotted_name(func.value) in knowledge.trainers or dotted_name(func.value) == "self.trainer"))
 
 
-def _tree_ordered(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
+def _ordered(statement: ast.stmt, knowledge: _Knowledge) -> bool:
     """A statement whose effects do not depend on the device context: pure, or a known data call
     (``random_split``) with pure arguments, bound to pure targets. Not a run of a trainer: the hooks
     it runs build tensors with the context's device and dtype."""
@@ -1421,6 +1006,11 @@ def _tree_ordered(statement: ast.stmt, knowledge: _TreeKnowledge) -> bool:
 
 
 def _segment_line(node: ast.AST, view) -> str:
-    text = view.positions.segment(node) if isinstance(node, ast.expr) else _line_text([node], view)
-    line = text.strip().splitlines()[0] if text.strip() else type(node).__name__
+    """The first line of a node's code, cut to 60 characters."""
+    positions, text = view.positions, view.text
+    if isinstance(node, ast.expr):
+        code = positions.segment(node)
+    else:
+        code = text[positions.offset(node.lineno, node.col_offset):_line_end(positions, text, node.end_lineno)]
+    line = code.strip().splitlines()[0] if code.strip() else type(node).__name__
     return line if len(line) <= 60 else line[:57] + "..."
