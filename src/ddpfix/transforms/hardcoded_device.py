@@ -4,22 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 
-import libcst as cst
-
-from ddpfix.transforms import _tree_lightning as tree_lightning
+from ddpfix.edits import ReplaceExpression, SetKeyword, Span
+from ddpfix.edits.calls import CallLayout, RenameAttribute, ReplaceArguments, call_layout
 from ddpfix.transforms import _hardcoded_device_safety as safety
+from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
-from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword
 from ddpfix.transforms._ast_shapes import imports_of, last_name, may_be, methods
-from ddpfix.transforms._lightning import (
-    TENSOR_FACTORIES,
-    device_kind,
-    lightning_methods,
-    runs_on_device,
-)
-from ddpfix.transforms._walk import walk
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
+from ddpfix.transforms._lightning import TENSOR_FACTORIES, runs_on_device
+from ddpfix.transforms.base import Rule, RuleContext
 
 SELF_DEVICE = "self.device"
 
@@ -119,7 +113,7 @@ class HardcodedDevice(Rule):
     def may_apply(cls, tree: ast.Module) -> bool:
         """A method of some class calls ``.cuda(...)``, ``.to(<a literal or a call>)``, a torch
         factory with ``device=`` (or without one, in a hook that runs on the device), or assigns a
-        ``torch.device(...)``: ``apply``'s cases, without asking which classes are LightningModules
+        ``torch.device(...)``: ``check``'s cases, without asking which classes are LightningModules
         or what the device is. Lightning's own modules pass the trigger words and have none."""
         for _cls, method in methods(tree):
             on_device = runs_on_device(method.name)
@@ -144,55 +138,32 @@ class HardcodedDevice(Rule):
                     return True
         return False
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        replacements: dict[cst.Call, cst.Call] = {}
-        for _cls, method in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules):
-            on_device = _on_device(method.name.value)
-            for call in _calls(method, ctx):
-                fixed, what = _rewrite(call, ctx, on_device)
-                if what is None:
-                    continue
-                if fixed is None:
-                    ctx.report(call, f"{what} in {method.name.value}: {_why(method.name.value)}", fixable=False)
-                    continue
-                message = f"{what} in {method.name.value}: on rank N the tensor must be on cuda:N; use self.device"
-                if ctx.report_fix(call, message, call, fixed):
-                    # Rebuilt from the updated call, so a fixed call nested inside this one stays fixed.
-                    replacements[call] = lambda updated, ctx=ctx: _rewrite(updated, ctx, True)[0] or updated
-            for assign, text in _device_variables(method, ctx):
-                ctx.report(assign, f"{text} in {method.name.value}: moves to it put every rank's tensors on one GPU; "
-                           "use self.device", fixable=False)
-        return module.visit(ReplaceCalls(replacements, ctx.view.positions)) if replacements else module
-
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply``'s findings, from CPython's tree (report-only runs). Whether a fix keeps the
-        call's comments (``report_fix``) is read from where they stand. Raises ``NeedsLibCST`` where
-        the text cannot say what LibCST's tree would: an argument or a target in parentheses of its
-        own (LibCST's code of it has them), a comment both lost and repeated by a fix, a finding
-        inside an f-string, a string or line continuation over several lines quoted in a message,
-        and identifiers that Python renames (NFKC)."""
+        """The one analysis: findings, each fix's applicability, and its typed edits (``.cuda(...)``
+        rebuilt as ``.to(self.device, ...)``, ``device=self.device`` set, a literal device replaced),
+        which the engine carries out on LibCST's tree. Where an edit would lose or repeat a comment
+        (read from the call's text, as LibCST's tree holds it), the finding is reported unfixed."""
         ddp = safety.ddp_file_why(tree, ctx.imports)
         default_dtype_changed = safety.sets_default_dtype(tree)
         ordinals = safety.other_ordinals(tree)
         for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             on_device = _on_device(method.name)
             facts = safety.MethodFacts(method) if on_device else None
-            for call, statement, in_fstring in _tree_calls(method, ctx):
-                what, edited = _tree_placement(call, statement, ctx, on_device)
-                if what is None:
+            for call, statement, in_fstring in _calls(method, ctx):
+                placement = _placement(call, statement, ctx, on_device)
+                if placement is None:
                     continue
-                if in_fstring:
-                    raise NeedsLibCST("a finding inside an f-string")
-                if edited is None:
-                    ctx.report(call, f"{what} in {method.name}: {_why(method.name)}", fixable=False)
+                if placement.fix is None:
+                    ctx.report(call, f"{placement.what} in {method.name}: {_why(method.name)}", fixable=False)
                     continue
-                message = f"{what} in {method.name}: on rank N the tensor must be on cuda:N; use self.device"
-                if _tree_fix_loses_comment(call, edited, ctx):
-                    ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
-                else:
-                    safe, why = _tree_safety(call, edited, facts, ddp, ordinals, ctx, default_dtype_changed)
-                    ctx.report(call, message, fixable=True, safe=safe, why=why)
-            for assign, text in _tree_device_variables(method, ctx):
+                message = f"{placement.what} in {method.name}: on rank N the tensor must be on cuda:N; use self.device"
+                problem = _unfixable(call, placement, in_fstring, ctx)
+                if problem is not None:
+                    ctx.report(call, f"{message} (not rewritten: {problem})", fixable=False)
+                    continue
+                safe, why = _safety(call, placement, facts, ddp, ordinals, ctx, default_dtype_changed)
+                ctx.report(call, message, fixable=True, safe=safe, why=why, edits=_edits(call, placement, ctx))
+            for assign, text in _device_variables(method, ctx):
                 ctx.report(assign, f"{text} in {method.name}: moves to it put every rank's tensors on one GPU; "
                            "use self.device", fixable=False)
 
@@ -223,148 +194,12 @@ KEEPS_PLACE = frozenset({"float", "half", "double", "bfloat16", "long", "int", "
                          "clone", "t", "unsqueeze", "squeeze", "view", "reshape", "flatten", "requires_grad_"})
 
 
-def _calls(method: cst.FunctionDef, ctx: RuleContext) -> list[cst.Call]:
-    """The calls of a method that may be about placement: not inside ``self.register_buffer(...)``
-    (a buffer follows the module), not inside a ``with torch.device(...)`` block (the author chose
-    the device there), not an index into another tensor, not a tensor made for the CPU, and not a
+def _calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
+    """(call, the statement it is in, whether it is inside an f-string) for the calls of a method
+    that may be about placement, in source order: not inside ``self.register_buffer(...)`` (a
+    buffer follows the module), not inside a ``with torch.device(...)`` block (the author chose the
+    device there), not an index into another tensor, not a tensor made for the CPU, and not a
     device-less factory whose tensor is moved right away (``torch.tensor(x).to(self.device)``)."""
-    found: list[cst.Call] = []
-    skipped: set[int] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> bool:
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "register_buffer":
-                return False
-            if isinstance(func, cst.Attribute) and func.attr.value in CPU_CONSUMERS and isinstance(func.value, cst.Call):
-                skipped.add(id(func.value))
-            if any(a.keyword is not None and a.keyword.value in CPU_ARGUMENTS for a in node.args):
-                skipped.add(id(node))
-            moved = _moved_factory(node, ctx)
-            if moved is not None:
-                skipped.add(id(moved))
-            if id(node) not in skipped:
-                found.append(node)
-            return True
-
-        def visit_With(self, node: cst.With) -> bool:
-            return not any(
-                isinstance(item.item, cst.Call) and cst.Module([]).code_for_node(item.item.func).endswith("device")
-                for item in node.items
-            )
-
-        def visit_SubscriptElement(self, node: cst.SubscriptElement) -> bool:
-            return False  # ``table[torch.arange(3)]``: an index follows the tensor it indexes
-
-    walk(method.body, Collect())
-    return [call for call in found if id(call) not in skipped]
-
-
-def _moved_factory(call: cst.Call, ctx: RuleContext) -> cst.Call | None:
-    """The device-less factory call that ``call`` moves to a device (``.cuda(...)``, or ``.to(...)``
-    with a device), through methods that keep the tensor's place; None if there is none."""
-    func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value not in ("to", "cuda"):
-        return None
-    if func.attr.value == "to":
-        device = keyword(call, "device")
-        positional = [a for a in call.args if a.keyword is None]
-        if device is None and positional and not positional[0].star:
-            device = positional[0]
-        if device is None or not _names_a_device(device.value, ctx):
-            return None
-    receiver = func.value
-    while (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
-           and receiver.func.attr.value in KEEPS_PLACE):
-        receiver = receiver.func.value
-    if (isinstance(receiver, cst.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES
-            and keyword(receiver, "device") is None):
-        return receiver
-    return None
-
-
-def _names_a_device(value: cst.BaseExpression, ctx: RuleContext) -> bool:
-    """A literal device, ``<x>.device``, or a name ending in ``device``: not a dtype or a tensor."""
-    if isinstance(value, cst.Attribute):
-        return value.attr.value == "device"
-    if isinstance(value, cst.Name):
-        return value.value.endswith("device")
-    return device_kind(value, ctx.imports) != "unknown"
-
-
-def _rewrite(call: cst.Call, ctx: RuleContext, on_device: bool) -> tuple[cst.Call | None, str | None]:
-    """(the fixed call or None, a description) for a hard-coded placement; (None, None) if there is none."""
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and ctx.imports.qualify(func) is None:
-        if any(arg.star for arg in call.args):
-            return None, None
-        kept = [a for a in call.args if a.keyword is not None and a.keyword.value == "non_blocking"]
-        others = [a for a in call.args if a not in kept and not (a.keyword is None or a.keyword.value == "device")]
-        if others:
-            return None, None  # an argument we do not know: not the Tensor/Module.cuda we mean
-        fixed = call.with_changes(func=func.with_changes(attr=cst.Name("to")), args=[])
-        fixed = with_keyword(fixed, "__device__", SELF_DEVICE)
-        fixed = _positional_device(fixed)
-        for arg in kept:
-            fixed = with_keyword(fixed, "non_blocking", cst.Module([]).code_for_node(arg.value))
-        return (fixed if on_device else None), ".cuda()"
-    if isinstance(func, cst.Attribute) and func.attr.value == "to" and ctx.imports.qualify(func) is None:
-        device = keyword(call, "device")
-        positional = [a for a in call.args if a.keyword is None]
-        if device is None and positional and not positional[0].star:
-            device = positional[0]
-        if device is None or device_kind(device.value, ctx.imports) != "cuda":
-            return None, None
-        code = cst.Module([]).code_for_node(device.value)
-        fixed = call.with_changes(args=[a.with_changes(value=cst.parse_expression(SELF_DEVICE)) if a is device else a for a in call.args])
-        return (fixed if on_device else None), f".to({code})"
-    qualified = ctx.imports.qualify(func)
-    if qualified in TENSOR_FACTORIES:
-        device = keyword(call, "device")
-        name = qualified.split(".", 1)[1]
-        if device is None:
-            # Device-less tensors are only wrong where the module computes on its device.
-            if not on_device or any(arg.star for arg in call.args) or keyword(call, "out") is not None:
-                return None, None
-            return with_keyword(call, "device", SELF_DEVICE), f"torch.{name}() without a device"
-        if device_kind(device.value, ctx.imports) != "cuda":
-            return None, None
-        fixed = call.with_changes(args=[a.with_changes(value=cst.parse_expression(SELF_DEVICE)) if a is device else a for a in call.args])
-        return (fixed if on_device else None), f"torch.{name}(device={cst.Module([]).code_for_node(device.value)})"
-    return None, None
-
-
-def _positional_device(call: cst.Call) -> cst.Call:
-    """``x.to(__device__=self.device)`` -> ``x.to(self.device)`` (a placeholder keeps ``with_keyword``'s layout)."""
-    args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) if a.keyword is not None and a.keyword.value == "__device__" else a for a in call.args]
-    return call.with_changes(args=args)
-
-
-def _device_variables(method: cst.FunctionDef, ctx: RuleContext):
-    """``device = torch.device("cuda")`` (or ``self.device_ = ...``) inside the method."""
-    found = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            if isinstance(value, cst.Call) and ctx.imports.qualify(value.func) == "torch.device" and device_kind(value, ctx.imports) == "cuda":
-                found.append((node, f"{cst.Module([]).code_for_node(node.targets[0].target)} = torch.device(...) names a fixed CUDA device"))
-
-    walk(method.body, Collect())
-    return found
-
-
-# --- the same, on CPython's tree (``check``) ---------------------------------------------------
-
-# What a fix of ``_rewrite`` edits: ``.cuda(...)`` rebuilt as ``.to(self.device, ...)``, a
-# ``device=self.device`` appended, or one argument's value (an ``ast`` node, replaced by ``self.device``).
-REBUILT = "rebuilt"
-APPENDED = "appended"
-
-
-def _tree_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
-    """``_calls`` on CPython's tree: (call, the statement it is in, whether it is inside an
-    f-string) for the same calls, in LibCST's order (pre-order, source order)."""
     found: list[tuple[ast.Call, ast.stmt, bool]] = []
     skipped: set[int] = set()
     pending: list[tuple[ast.AST, ast.stmt, bool]] = [(s, s, False) for s in reversed(method.body)]
@@ -379,12 +214,12 @@ def _tree_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext
                 skipped.add(id(func.value))
             if any(k.arg in CPU_ARGUMENTS for k in node.keywords):
                 skipped.add(id(node))
-            moved = _tree_moved_factory(node, ctx)
+            moved = _moved_factory(node, ctx)
             if moved is not None:
                 skipped.add(id(moved))
             found.append((node, statement, in_fstring))
         elif isinstance(node, (ast.With, ast.AsyncWith)):
-            if any(isinstance(item.context_expr, ast.Call) and _tree_names_a_device(item.context_expr, ctx)
+            if any(isinstance(item.context_expr, ast.Call) and _names_a_device(item.context_expr, ctx)
                    for item in node.items):
                 continue
         elif isinstance(node, ast.Subscript):
@@ -393,12 +228,13 @@ def _tree_calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext
         pending.extend((child, child if isinstance(child, ast.stmt) else statement, in_fstring)
                        for child in reversed(children))
     calls = [entry for entry in found if id(entry[0]) not in skipped]
-    # LibCST visits in source order; ``ast`` keeps positional and keyword arguments apart.
+    # Source order (``ast`` keeps positional and keyword arguments apart), outer calls first.
     return sorted(calls, key=lambda e: (e[0].lineno, e[0].col_offset, -e[0].end_lineno, -e[0].end_col_offset))
 
 
-def _tree_moved_factory(call: ast.Call, ctx: RuleContext) -> ast.Call | None:
-    """``_moved_factory`` on CPython's tree."""
+def _moved_factory(call: ast.Call, ctx: RuleContext) -> ast.Call | None:
+    """The device-less factory call that ``call`` moves to a device (``.cuda(...)``, or ``.to(...)``
+    with a device), through methods that keep the tensor's place; None if there is none."""
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in ("to", "cuda"):
         return None
@@ -410,7 +246,7 @@ def _tree_moved_factory(call: ast.Call, ctx: RuleContext) -> ast.Call | None:
             value = call.args[0]
         else:
             return None
-        if not _tree_value_names_a_device(value, ctx):
+        if not _value_names_a_device(value, ctx):
             return None
     receiver = func.value
     while (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
@@ -422,8 +258,8 @@ def _tree_moved_factory(call: ast.Call, ctx: RuleContext) -> ast.Call | None:
     return None
 
 
-def _tree_value_names_a_device(value: ast.expr, ctx: RuleContext) -> bool:
-    """``_names_a_device`` on CPython's tree."""
+def _value_names_a_device(value: ast.expr, ctx: RuleContext) -> bool:
+    """A literal device, ``<x>.device``, or a name ending in ``device``: not a dtype or a tensor."""
     if isinstance(value, ast.Attribute):
         return value.attr == "device"
     if isinstance(value, ast.Name):
@@ -431,15 +267,134 @@ def _tree_value_names_a_device(value: ast.expr, ctx: RuleContext) -> bool:
     return tree_lightning.device_kind(value, ctx.imports, ctx.view.positions.segment) != "unknown"
 
 
-def _tree_safety(call: ast.Call, edited: object, facts, ddp: str | None, ordinals: list[int],
-                 ctx: RuleContext, default_dtype_changed: bool) -> tuple[bool, str]:
+def _names_a_device(call: ast.Call, ctx: RuleContext) -> bool:
+    """``with torch.device(...)``: the code of the called expression ends with ``device``; it ends
+    with ``)`` where that expression stands in parentheses of its own (``(torch.device)("cuda")``),
+    which the call's span then starts with."""
+    func = call.func
+    parenthesised = (call.lineno, call.col_offset) != (func.lineno, func.col_offset)
+    return not parenthesised and ctx.view.positions.segment(func).endswith("device")
+
+
+# What a fix edits: ``.cuda(...)`` rebuilt as ``.to(self.device, ...)``, a ``device=self.device``
+# appended, or one argument's value replaced by ``self.device``.
+REBUILT = "rebuilt"
+APPENDED = "appended"
+REPLACED = "replaced"
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """A hard-coded placement: its description, what its fix edits (None: reported only), the
+    argument whose value a ``REPLACED`` fix replaces (its index in source order, and the value),
+    and the call's layout where a fix or the description needs it."""
+
+    what: str
+    fix: str | None
+    layout: CallLayout | None = None
+    index: int | None = None
+    value: ast.expr | None = None
+
+
+def _placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device: bool) -> _Placement | None:
+    """The hard-coded placement ``call`` makes, if any."""
+    func, imports = call.func, ctx.imports
+    segment = ctx.view.positions.segment
+    if isinstance(func, ast.Attribute) and func.attr == "cuda" and imports.qualify(func) is None:
+        if tree_lightning.has_star(call):
+            return None
+        if any(k.arg not in ("non_blocking", "device") for k in call.keywords):
+            return None  # an argument we do not know: not the Tensor/Module.cuda we mean
+        if not on_device:
+            return _Placement(".cuda()", None)
+        return _Placement(".cuda()", REBUILT, call_layout(ctx.view, call))
+    if isinstance(func, ast.Attribute) and func.attr == "to" and imports.qualify(func) is None:
+        device = tree_lightning.keyword(call, "device")
+        if device is None and call.args and not isinstance(call.args[0], ast.Starred):
+            argument = value = call.args[0]
+        elif device is not None:
+            argument, value = device, device.value
+        else:
+            return None
+        if tree_lightning.device_kind(value, imports, segment) != "cuda":
+            return None
+        return _replacement(".to({})", call, argument, value, statement, ctx, on_device)
+    qualified = imports.qualify(func)
+    if qualified in TENSOR_FACTORIES:
+        device = tree_lightning.keyword(call, "device")
+        name = qualified.split(".", 1)[1]
+        if device is None:
+            # Device-less tensors are only wrong where the module computes on its device.
+            if not on_device or tree_lightning.has_star(call) or tree_lightning.keyword(call, "out") is not None:
+                return None
+            return _Placement(f"torch.{name}() without a device", APPENDED, call_layout(ctx.view, call))
+        if tree_lightning.device_kind(device.value, imports, segment) != "cuda":
+            return None
+        return _replacement(f"torch.{name}(device={{}})", call, device, device.value, statement, ctx, on_device)
+    return None
+
+
+def _replacement(what: str, call: ast.Call, argument: ast.expr | ast.keyword, value: ast.expr,
+                 statement: ast.stmt, ctx: RuleContext, on_device: bool) -> _Placement:
+    """A literal device given as ``argument`` of ``call``; ``what`` quotes its value's code as
+    LibCST's tree holds it, with the parentheses around it."""
+    layout = call_layout(ctx.view, call)
+    index = next(i for i, a in enumerate(tree_lightning.arguments_in_order(call)) if a is argument)
+    if layout is None:
+        code = tree_text.quoted(value, statement, ctx.view)
+    else:
+        code = tree_text.code_between(ctx.view, layout.arguments[index].value, layout.arguments[index].end, statement)
+    return _Placement(what.format(code), REPLACED if on_device else None, layout, index, value)
+
+
+def _unfixable(call: ast.Call, placement: _Placement, in_fstring: bool, ctx: RuleContext) -> str | None:
+    """Why the fix cannot be made, if it cannot: where it would lose or repeat a comment (the
+    edits would be refused), or where the call's place is not known for sure."""
+    if in_fstring and _misplaced(call, ctx):
+        return "Python misplaces the code inside this f-string"
+    layout = placement.layout
+    if layout is None:
+        return "ddpfix cannot read how this call's arguments are laid out"
+    if placement.fix is REBUILT:
+        kept = {i for i, a in enumerate(tree_lightning.arguments_in_order(call))
+                if isinstance(a, ast.keyword) and a.arg == "non_blocking"}
+        keeps = layout.replace_arguments_keeps_comments(1, kept)
+    elif placement.fix is APPENDED:
+        keeps = layout.append_keeps_comments()
+    else:
+        keeps = layout.replace_value_keeps_comments(placement.index)
+    return None if keeps else "a comment inside the call would be lost"
+
+
+def _misplaced(call: ast.Call, ctx: RuleContext) -> bool:
+    """Whether the text at ``call``'s span inside an f-string is not the call: Python before 3.12
+    places the code of an f-string's fields itself, not always right (LibCST's tree, where the
+    edits apply, is placed by its own parser)."""
+    try:
+        found = ast.parse(ctx.view.positions.segment(call), mode="eval").body
+    except SyntaxError:
+        return True
+    return ast.dump(found) != ast.dump(call)
+
+
+def _edits(call: ast.Call, placement: _Placement, ctx: RuleContext) -> list:
+    if placement.fix is REBUILT:
+        return [RenameAttribute(Span.of(ctx.position(call.func)), "to"),
+                ReplaceArguments(Span.of(ctx.position(call)), (SELF_DEVICE,), keep=("non_blocking",))]
+    if placement.fix is APPENDED:
+        return [SetKeyword(Span.of(ctx.position(call)), "device", SELF_DEVICE)]
+    return [ReplaceExpression(Span.of(ctx.position(placement.value)), SELF_DEVICE)]
+
+
+def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, ordinals: list[int],
+            ctx: RuleContext, default_dtype_changed: bool) -> tuple[bool, str]:
     """(whether the fix is proven to change nothing but the failure, what was not proven).
     ``ddp``: None where every Trainer of the file is a literal DDP one on GPUs 0..n-1
     (``_hardcoded_device_safety.ddp_file_why``), else why not."""
     if ordinals:
         return False, (f"the file names CUDA device {ordinals[0]}: model parallelism, which one self.device "
                        "would move to a single GPU")
-    if edited is APPENDED:
+    if placement.fix is APPENDED:
         qualified = ctx.imports.qualify(call.func)
         if qualified in safety.RANDOM_FACTORIES:
             return False, ("with a device it draws from that device's generator instead of the CPU's: other "
@@ -454,149 +409,15 @@ def _tree_safety(call: ast.Call, edited: object, facts, ddp: str | None, ordinal
         return facts.factory_uses_are_math(call)
     if ddp is not None:
         return False, ddp
-    if edited is REBUILT:
+    if placement.fix is REBUILT:
         receiver = call.func.value
         if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):
             return False, "the receiver of .cuda() is not known to be a tensor (its .to() may differ)"
     return True, ""
 
 
-def _tree_names_a_device(call: ast.Call, ctx: RuleContext) -> bool:
-    """``with torch.device(...)``: ``_calls``'s test that the code of the called expression ends
-    with ``device``. LibCST's code of a parenthesised ``(torch.device)`` ends with ``)``."""
-    if not ctx.view.positions.segment(call.func).endswith("device"):
-        return False
-    after = ctx.view.text[tree_text.end(call.func, ctx.view):tree_text.end(call, ctx.view)].lstrip()
-    if after.startswith("("):
-        return True
-    if after.startswith(")"):
-        return False
-    raise NeedsLibCST("a comment or a continuation after the called expression of a with item")
-
-
-def _tree_placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device: bool) -> tuple[str | None, object]:
-    """``_rewrite`` on CPython's tree: (the description, what its fix edits: ``REBUILT``, ``APPENDED``, the
-    value node it replaces, or None where there is no fix); (None, None) if there is no finding."""
-    func, imports = call.func, ctx.imports
-    segment = ctx.view.positions.segment
-    if isinstance(func, ast.Attribute) and func.attr == "cuda" and imports.qualify(func) is None:
-        if tree_lightning.has_star(call):
-            return None, None
-        if any(k.arg not in ("non_blocking", "device") for k in call.keywords):
-            return None, None  # an argument we do not know: not the Tensor/Module.cuda we mean
-        return ".cuda()", (REBUILT if on_device else None)
-    if isinstance(func, ast.Attribute) and func.attr == "to" and imports.qualify(func) is None:
-        device = tree_lightning.keyword(call, "device")
-        if device is None and call.args and not isinstance(call.args[0], ast.Starred):
-            value = call.args[0]
-        elif device is not None:
-            value = device.value
-        else:
-            return None, None
-        if tree_lightning.device_kind(value, imports, segment) != "cuda":
-            return None, None
-        if device is not None:
-            tree_text.keyword_value(device, ctx.view)
-        elif tree_text.squeezed(ctx.view, tree_text.end(func, ctx.view), tree_text.start(value, ctx.view)) != "(":
-            raise NeedsLibCST("a first argument in its own parentheses")
-        return f".to({tree_text.quoted(value, statement, ctx.view)})", (value if on_device else None)
-    qualified = imports.qualify(func)
-    if qualified in TENSOR_FACTORIES:
-        device = tree_lightning.keyword(call, "device")
-        name = qualified.split(".", 1)[1]
-        if device is None:
-            # Device-less tensors are only wrong where the module computes on its device.
-            if not on_device or tree_lightning.has_star(call) or tree_lightning.keyword(call, "out") is not None:
-                return None, None
-            return f"torch.{name}() without a device", APPENDED
-        if tree_lightning.device_kind(device.value, imports, segment) != "cuda":
-            return None, None
-        code = tree_text.quoted(tree_text.keyword_value(device, ctx.view), statement, ctx.view)
-        return f"torch.{name}(device={code})", (device.value if on_device else None)
-    return None, None
-
-
-def _tree_fix_loses_comment(call: ast.Call, edited: object, ctx: RuleContext) -> bool:
-    """Whether ``report_fix`` would find the comments of the fixed call changed (lost or repeated)."""
-    if edited is REBUILT:
-        lost, repeated = _tree_rebuild_comments(call, ctx)
-        if lost and repeated:
-            raise NeedsLibCST("a comment lost and one repeated: whether the two cancel is LibCST's to say")
-        return lost or repeated
-    if edited is APPENDED:
-        return _tree_append_repeats_comment(call, ctx)
-    return tree_lightning.has_comment(edited, ctx.view)  # a replaced value takes its comments along
-
-
-def _tree_rebuild_comments(call: ast.Call, ctx: RuleContext) -> tuple[bool, bool]:
-    """(a comment lost, a comment repeated) when ``_rewrite`` rebuilds ``x.cuda(...)``: every
-    argument goes, with its commas and the whitespace up to ``)``; a ``non_blocking`` value comes
-    back from its code, and ``with_keyword`` separates it with a copy of the whitespace after ``(``."""
-    arguments = tree_lightning.arguments_in_order(call)
-    if not arguments:
-        return False, False
-    opened = _tree_open_paren(call, ctx)
-    first, closing = tree_text.start(arguments[0], ctx.view), tree_text.end(call, ctx.view) - 1
-    if tree_text.squeezed(ctx.view, opened, first):
-        raise NeedsLibCST("a first argument in its own parentheses")
-    non_blocking = tree_lightning.keyword(call, "non_blocking")
-    if non_blocking is None:
-        return tree_text.comment_in(ctx.view, first, closing), False
-    value = tree_text.keyword_value(non_blocking, ctx.view)  # the code LibCST re-parses, comments and all
-    lost = (tree_text.comment_in(ctx.view, first, tree_text.start(value, ctx.view))
-            or tree_text.comment_in(ctx.view, tree_text.end(value, ctx.view), closing))
-    return lost, tree_text.comment_in(ctx.view, opened, first)
-
-
-def _tree_append_repeats_comment(call: ast.Call, ctx: RuleContext) -> bool:
-    """Whether ``with_keyword`` repeats a comment when it appends ``device=``: it separates the new
-    argument with a copy of the whitespace before the last one (after the previous comma, or after
-    ``(``), and after a trailing comma it repeats what stood between the last value and that comma."""
-    arguments = tree_lightning.arguments_in_order(call)
-    if not arguments:
-        return False
-    last = arguments[-1]
-    if len(arguments) > 1:
-        separator = _tree_comma(ctx, tree_text.end(arguments[-2], ctx.view), tree_text.start(last, ctx.view)) + 1
-    else:
-        separator = _tree_open_paren(call, ctx)
-    if tree_text.squeezed(ctx.view, separator, tree_text.start(last, ctx.view)):
-        raise NeedsLibCST("a last argument in its own parentheses")
-    if tree_text.comment_in(ctx.view, separator, tree_text.start(last, ctx.view)):
-        return True
-    after, closing = tree_text.end(last, ctx.view), tree_text.end(call, ctx.view) - 1
-    trailing = tree_text.squeezed(ctx.view, after, closing)
-    if trailing == "":
-        return False
-    if trailing != ",":
-        raise NeedsLibCST("a last argument in its own parentheses")
-    return tree_text.comment_in(ctx.view, after, _tree_comma(ctx, after, closing))
-
-
-def _tree_open_paren(call: ast.Call, ctx: RuleContext) -> int:
-    """The offset just after the ``(`` that opens the call's arguments."""
-    end = tree_text.end(call.func, ctx.view)
-    rest = ctx.view.text[end:tree_text.end(call, ctx.view)]
-    if not rest.lstrip().startswith("("):
-        raise NeedsLibCST("a comment, a continuation or a parenthesis after the called expression")
-    return end + len(rest) - len(rest.lstrip()) + 1
-
-
-def _tree_comma(ctx: RuleContext, start: int, stop: int) -> int:
-    """The offset of the one comma between two arguments (or after the last), comments aside."""
-    if tree_text.squeezed(ctx.view, start, stop) != ",":
-        raise NeedsLibCST("parentheses around an argument")
-    offset = start
-    for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", ctx.view.text[start:stop]):
-        code = line.split("#", 1)[0]
-        if "," in code:
-            return offset + code.index(",")
-        offset += len(line)
-    raise NeedsLibCST("no comma found")  # not reached: the squeezed text had one
-
-
-def _tree_device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
-    """``_device_variables`` on CPython's tree: ``device = torch.device("cuda")`` in the method."""
+def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
+    """``device = torch.device("cuda")`` (or ``self.device_ = ...``) inside the method, in source order."""
     found = []
     segment = ctx.view.positions.segment
     for statement in method.body:
@@ -606,10 +427,35 @@ def _tree_device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: 
             value = node.value
             if ctx.imports.qualify(value.func) != "torch.device" or tree_lightning.device_kind(value, ctx.imports, segment) != "cuda":
                 continue
-            target = node.targets[0]
-            if (target.lineno, target.col_offset) != (node.lineno, node.col_offset):
-                raise NeedsLibCST("an assignment target in its own parentheses")  # LibCST's code has them
-            found.append((node, f"{tree_text.quoted(target, node, ctx.view)} = torch.device(...) names a fixed CUDA device"))
-    # LibCST's walk is in source order; ``ast.walk`` is breadth first.
+            found.append((node, f"{_target_code(node, ctx)} = torch.device(...) names a fixed CUDA device"))
     return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
 
+
+def _target_code(assign: ast.Assign, ctx: RuleContext) -> str:
+    """The code of the first target as LibCST's tree holds it: with the parentheses around it
+    (``(device) = ...``), which the statement then starts with."""
+    view, target = ctx.view, assign.targets[0]
+    first = tree_text.start(assign, view)
+    if first == tree_text.start(target, view):
+        return tree_text.quoted(target, assign, view)
+    # Only parentheses, layout and comments stand before the target, and after it up to the
+    # parenthesis closing the last of them: no string, so a "#" starts a comment.
+    opened = [char for _at, char in _code_characters(view.text, first, tree_text.start(target, view))].count("(")
+    closing = [at for at, char in _code_characters(view.text, tree_text.end(target, view), tree_text.start(assign.value, view))
+               if char == ")"][opened - 1]
+    return tree_text.code_between(view, first, closing + 1, assign)
+
+
+def _code_characters(text: str, first: int, stop: int) -> list[tuple[int, str]]:
+    """(offset, character) for what stands in ``text[first:stop]`` besides whitespace, line
+    continuations and comments, where no string stands before the characters wanted."""
+    found = []
+    offset = first
+    for line in _LINES.findall(text[first:stop]):  # each with its line break
+        code = line.split("#", 1)[0]
+        found += [(offset + i, char) for i, char in enumerate(code) if not char.isspace() and char != "\\"]
+        offset += len(line)
+    return found
+
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
