@@ -16,9 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import accumulate
 
-import libcst as cst
-
-from ddpfix.edits._base import NodeEdit, Span
+from ddpfix.edits._base import NodeEdit, Span, cst
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,7 @@ class RenameAttribute(NodeEdit):
 
     attribute: Span
     name: str
-    kind = cst.Attribute
+    kind = "Attribute"
 
     @property
     def at(self) -> Span:
@@ -54,7 +52,7 @@ class ReplaceArguments(NodeEdit):
     call: Span
     arguments: tuple[str, ...]
     keep: tuple[str, ...] = ()
-    kind = cst.Call
+    kind = "Call"
 
     @property
     def at(self) -> Span:

@@ -59,10 +59,11 @@ def ddp_file_why(tree: ast.Module, imports) -> str | None:
 
 def devices_in_order(call: ast.Call) -> bool:
     """The Trainer's (or Fabric's) ``devices`` is absent, ``"auto"``, ``-1``, a literal count, or a
-    list (or string) of the indices 0..n-1 in order: rank N then runs on ``cuda:N``."""
+    list (or string) of the indices 0..n-1 in order: rank N then runs on ``cuda:N``. A ``**``
+    argument may hold any ``devices`` (``Trainer(strategy="ddp", **settings)``): not in order."""
     devices = tree_lightning.keyword(call, "devices")
     if devices is None:
-        return True
+        return not any(k.arg is None for k in call.keywords)
     value = devices.value
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub) and isinstance(value.operand, ast.Constant):
         return type(value.operand.value) is int and value.operand.value == 1
