@@ -10,7 +10,7 @@ import ast
 
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._hardcoded_device_safety import devices_in_order
-from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_lightning import lightning_name
 
 # LightningModule methods that build the module Lightning then places (and DDP wraps): they run
 # before ``strategy.setup`` moves the model. ``setup`` and ``configure_model`` run in every rank's

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 
-import libcst as cst
-
+from ddpfix.edits import AddImport, DropKeyword, SetKeyword, Span
+from ddpfix.edits.blocks import PrependStatements
 from ddpfix.transforms import _device_map_under_ddp_safety as safety
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
-from ddpfix.transforms._args import ReplaceCalls, keyword, with_keyword, without_keyword
-from ddpfix.transforms._edit_imports import ensure_import
-from ddpfix.transforms._lightning import class_hierarchy, lightning_name, string_value
-from ddpfix.transforms._walk import walk
-from ddpfix.transforms.base import NeedsLibCST, Rule, RuleContext
+from ddpfix.transforms.base import Rule, RuleContext, TreeView
 
 PER_RANK_MAP = '{"": int(os.environ.get("LOCAL_RANK", 0))}'
 SINGLE_DEVICE_STRINGS = frozenset({"auto", "cuda", "cuda:0", "balanced", "balanced_low_0", "sequential"})
@@ -101,266 +99,87 @@ class DeviceMapUnderDdp(Rule):
     lightning_only = True
     uses_facts = True
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        scan = _Scan(ctx, class_hierarchy(module, ctx.imports, ctx.facts.lightning_modules))
-        walk(module, scan)
-        replacements: dict[cst.Call, cst.Call] = {}
-        needs_os = False
-        wrapped_classes: dict[cst.ClassDef, cst.Call] = {}
-        for call, cls in scan.loads:
-            if cls is None and not scan.ddp_trainer:
-                continue
-            device_map = keyword(call, "device_map")
-            flags = [keyword(call, k) for k in QUANTISED]
-            quantised = any(_is_true(f) for f in flags) or keyword(call, "quantization_config") is not None
-            unknown_quantisation = any(
-                f is not None and not (isinstance(f.value, cst.Name) and f.value.value in ("True", "False")) for f in flags
-            ) or any(a.star for a in call.args)
-            code = cst.Module([]).code_for_node(device_map.value)
-            kind = _map_kind(device_map.value)
-            if kind == "per-rank":
-                continue
-            head = (
-                f"from_pretrained(device_map={code}) under DDP: accelerate's hooks send every rank's inputs to the "
-                "device fixed at load time while Lightning moves rank N's module to cuda:N (\"Expected all "
-                "tensors to be on the same device\")"
-            )
-            tail = "; Lightning's own 4/8-bit path needs no hooks: Trainer(plugins=BitsandbytesPrecision(...))"
-            if unknown_quantisation and not quantised:
-                ctx.report(call, f"{head}; whether the model is quantised is not a literal here, so it is not "
-                           f"rewritten: drop device_map for a full-precision model, use {PER_RANK_MAP} for a "
-                           f"quantised one{tail}", fixable=False)
-                continue
-            if kind == "variable":
-                ctx.report(call, f"{head}; the map is a variable, so it is not rewritten: drop it (or use "
-                           f"{PER_RANK_MAP} for a quantised model){tail}", fixable=False)
-                if cls is not None:
-                    wrapped_classes.setdefault(cls, call)
-                continue
-            if quantised:
-                fixed = with_keyword(call, "device_map", PER_RANK_MAP)
-                advice = "a quantised model stays where it is loaded, so load each rank's copy on its own GPU"
-            else:
-                fixed = without_keyword(call, "device_map")
-                advice = "let Lightning place the module: drop device_map"
-            if kind == "auto":
-                advice += (" (whether the model fits one GPU cannot be decided statically; if it does not, "
-                           "device_map=\"auto\" is model parallelism, not DDP)")
-            message = f"{head}; {advice}{tail}"
-            if ctx.report_fix(call, message, call, fixed):
-                replacements[call] = fixed
-                needs_os |= quantised
-        forward_moves = {}
-        for cls, load in wrapped_classes.items():
-            forward = _forward(cls)
-            if forward is None:
-                continue
-            moves = _input_moves(forward)
-            if not moves:
-                continue
-            line = ctx.position(load).start.line
-            names = ", ".join(moves)
-            if ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
-                          f"{line} keeps a device_map; removing the device map is the real fix", fixable=True):
-                forward_moves[forward] = moves
-        if not (replacements or forward_moves):
-            return module
-        result = module.visit(_Apply(replacements, forward_moves, ctx.view.positions))
-        return ensure_import(result, "os") if needs_os else result
-
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply``'s findings, from CPython's tree (report-only runs). Whether a fix keeps the
-        call's comments (``report_fix``) is read from where they stand. Raises ``NeedsLibCST`` where
-        the text cannot say what LibCST's tree would: a map or an argument in parentheses of its own
-        (LibCST's code of it has them), a load inside an f-string, a string or line continuation
-        over several lines quoted in a message, a comment line above ``x = x.to(self.device)`` in
-        ``forward`` (whose statement it may belong to), and identifiers that Python renames (NFKC)."""
+        """The one analysis: findings, each fix's applicability, and its typed edits (the device map
+        dropped, or set to the per-rank map with ``import os``; or the inputs moved at the top of
+        ``forward``), which the engine carries out on LibCST's tree. A fix that would lose a comment
+        inside the call is not offered: the finding says so."""
+        view = ctx.view
         kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
-        loads, ddp_trainer = _tree_scan(tree, ctx, kinds)
-        run = safety.Run(tree, ctx.imports, ctx.view.text)
+        loads, ddp_trainer = _scan(tree, ctx, kinds)
+        run = safety.Run(tree, ctx.imports, view.text)
         trained = safety.training_loads(tree, kinds)
         wrapped_classes: dict[ast.ClassDef, ast.Call] = {}
-        for call, cls, in_fstring, statement in loads:
+        for call, cls, statement in loads:
             if cls is None and not ddp_trainer:
                 continue
             device_map = tree_lightning.keyword(call, "device_map")
             flags = [tree_lightning.keyword(call, k) for k in QUANTISED]
             quantised = any(tree_lightning.is_true(f) for f in flags) or tree_lightning.keyword(call, "quantization_config") is not None
             unknown_quantisation = any(
-                f is not None and not _tree_is_bool(f.value) for f in flags
+                f is not None and not _is_bool(f.value) for f in flags
             ) or tree_lightning.has_star(call)
-            kind = _tree_map_kind(device_map.value)
+            kind = _map_kind(device_map.value)
             if kind == "per-rank":
                 continue
-            if in_fstring:
-                raise NeedsLibCST("a load inside an f-string")
-            head = _tree_head(tree_text.quoted(tree_text.keyword_value(device_map, ctx.view), statement, ctx.view))
+            # LibCST's value of the keyword: with its own parentheses, which ``ast``'s value leaves out.
+            value = (_value_start(device_map, view), tree_text.end(device_map, view))
+            head = _head(tree_text.code_between(view, *value, statement))
             if unknown_quantisation and not quantised:
                 ctx.report(call, f"{head}; whether the model is quantised is not a literal here, so it is not "
                            f"rewritten: drop device_map for a full-precision model, use {PER_RANK_MAP} for a "
-                           f"quantised one{TREE_TAIL}", fixable=False)
+                           f"quantised one{TAIL}", fixable=False)
                 continue
             if kind == "variable":
                 ctx.report(call, f"{head}; the map is a variable, so it is not rewritten: drop it (or use "
-                           f"{PER_RANK_MAP} for a quantised model){TREE_TAIL}", fixable=False)
+                           f"{PER_RANK_MAP} for a quantised model){TAIL}", fixable=False)
                 if cls is not None:
                     wrapped_classes.setdefault(cls, call)
                 continue
+            where = Span.of(ctx.position(call))
             if quantised:
-                loses_comment = tree_lightning.has_comment(device_map.value, ctx.view)  # the value is replaced
+                loses_comment = tree_text.comment_in(view, *value)  # the value is replaced
+                edits = [SetKeyword(where, "device_map", PER_RANK_MAP), AddImport("os")]
                 advice = "a quantised model stays where it is loaded, so load each rank's copy on its own GPU"
             else:
-                loses_comment = _tree_removal_loses_comment(call, device_map, ctx)
+                loses_comment = _removal_loses_comment(call, device_map, view)
+                edits = [DropKeyword(where, "device_map")]
                 advice = "let Lightning place the module: drop device_map"
             if kind == "auto":
                 advice += (" (whether the model fits one GPU cannot be decided statically; if it does not, "
                            "device_map=\"auto\" is model parallelism, not DDP)")
-            message = f"{head}; {advice}{TREE_TAIL}"
+            message = f"{head}; {advice}{TAIL}"
             if loses_comment:
                 ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
             else:
                 safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised, device_map.value)
-                ctx.report(call, message, fixable=True, safe=safe, why=why)
+                ctx.report(call, message, fixable=True, safe=safe, why=why, edits=edits)
         for cls, load in wrapped_classes.items():
-            forward = next((s for s in cls.body if isinstance(s, tree_lightning.FUNCTIONS) and s.name == "forward"), None)
-            if forward is None:
-                continue
-            moves = _tree_input_moves(forward, ctx)
-            if not moves:
-                continue
-            line = ctx.position(load).start.line
-            names = ", ".join(moves)
-            ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
-                       f"{line} keeps a device_map; removing the device map is the real fix", fixable=True,
-                       why="the device map stays, and accelerate's hooks still send the inputs to the device it names")
+            _report_input_moves(cls, load, ctx)
 
 
-def _is_true(arg: cst.Arg | None) -> bool:
-    return arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "True"
+def _report_input_moves(cls: ast.ClassDef, load: ast.Call, ctx: RuleContext) -> None:
+    """A LightningModule whose model keeps a device map held in a variable (``load``): its
+    ``forward`` gets ``x = x.to(self.device)`` for each tensor input it does not move yet."""
+    forward = next((s for s in cls.body if isinstance(s, tree_lightning.FUNCTIONS) and s.name == "forward"), None)
+    if forward is None:
+        return
+    moves = _input_moves(forward, ctx.view)
+    if not moves:
+        return
+    line = ctx.position(load).start.line
+    names = ", ".join(moves)
+    moved = tuple(f"{name} = {name}.to(self.device)" for name in moves)
+    ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
+               f"{line} keeps a device_map; removing the device map is the real fix", fixable=True,
+               why="the device map stays, and accelerate's hooks still send the inputs to the device it names",
+               edits=[PrependStatements(Span.of(ctx.position(forward)), moved)])
+
+TAIL = "; Lightning's own 4/8-bit path needs no hooks: Trainer(plugins=BitsandbytesPrecision(...))"
 
 
-def _map_kind(value: cst.BaseExpression) -> str:
-    """'auto', 'single' (one fixed GPU), 'per-rank' (already follows LOCAL_RANK or is something else), 'variable'."""
-    text = string_value(value)
-    if text is not None:
-        if text == "auto":
-            return "auto"
-        return "single" if text in SINGLE_DEVICE_STRINGS else "per-rank"
-    if isinstance(value, cst.Integer):
-        return "single" if value.evaluated_value == 0 else "per-rank"
-    if isinstance(value, cst.Dict):
-        elements = value.elements
-        if len(elements) == 1 and isinstance(elements[0], cst.DictElement) and string_value(elements[0].key) == "":
-            inner = elements[0].value
-            if (isinstance(inner, cst.Integer) and inner.evaluated_value == 0) or string_value(inner) in ("cuda", "cuda:0"):
-                return "single"
-        return "per-rank"
-    if isinstance(value, cst.Name) and value.value == "None":
-        return "per-rank"  # no device map at all: nothing to fight Lightning
-    if isinstance(value, (cst.Name, cst.Attribute, cst.Subscript)):
-        return "variable"
-    return "per-rank"
-
-
-class _Scan(cst.CSTVisitor):
-    def __init__(self, ctx: RuleContext, kinds: dict[str, str]):
-        super().__init__()
-        self.ctx = ctx
-        self.kinds = kinds
-        self.classes: list[cst.ClassDef | None] = [None]
-        self.loads: list[tuple[cst.Call, cst.ClassDef | None]] = []
-        self.ddp_trainer = False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append(node if self.kinds.get(node.name.value) == "lightning" else self.classes[-1])
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.classes.pop()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" and keyword(node, "device_map"):
-            self.loads.append((node, self.classes[-1]))
-        if lightning_name(self.ctx.imports, func) == "Trainer":
-            strategy = keyword(node, "strategy")
-            if strategy is not None:
-                text = string_value(strategy.value)
-                if (text or "").startswith("ddp") or (
-                    isinstance(strategy.value, cst.Call) and lightning_name(self.ctx.imports, strategy.value.func) == "DDPStrategy"
-                ):
-                    self.ddp_trainer = True
-
-
-def _forward(cls: cst.ClassDef) -> cst.FunctionDef | None:
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None)
-
-
-def _input_moves(forward: cst.FunctionDef) -> list[str]:
-    """Tensor parameters of ``forward`` not yet moved at its top: annotated Tensor, or used as one."""
-    # A parameter with a default (``attention_mask=None``) may not be a tensor at all: left alone.
-    params = [
-        p for p in (*forward.params.posonly_params, *forward.params.params, *forward.params.kwonly_params)
-        if p.default is None
-    ]
-    names = [p.name.value for p in params if p.name.value != "self"]
-    used_as_tensor: set[str] = set()
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if isinstance(node.value, cst.Name) and node.attr.value in TENSOR_METHODS:
-                used_as_tensor.add(node.value.value)
-
-    walk(forward.body, Collect())
-    annotated = {
-        p.name.value for p in params
-        if p.annotation is not None and cst.Module([]).code_for_node(p.annotation.annotation).split(".")[-1] == "Tensor"
-    }
-    already = _already_moved(forward)
-    return [n for n in names if (n in annotated or n in used_as_tensor) and n not in already]
-
-
-def _already_moved(forward: cst.FunctionDef) -> set[str]:
-    moved = set()
-    body = forward.body.body if isinstance(forward.body, cst.IndentedBlock) else ()
-    for statement in body:
-        code = cst.Module([]).code_for_node(statement).strip()
-        name, _, rest = code.partition(" = ")
-        if rest == f"{name}.to(self.device)":
-            moved.add(name)
-    return moved
-
-
-class _Apply(ReplaceCalls):
-    def __init__(self, replacements, forward_moves, positions=None):
-        super().__init__(replacements, positions, also=forward_moves)
-        self.forward_moves = forward_moves
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        moves = self.forward_moves.get(original_node)
-        if not moves or not isinstance(updated_node.body, cst.IndentedBlock):
-            return updated_node
-        body = list(updated_node.body.body)
-        start = 1 if body and _is_docstring(body[0]) else 0
-        new = [cst.parse_statement(f"{name} = {name}.to(self.device)\n") for name in moves]
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*body[:start], *new, *body[start:]]))
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
-
-
-# --- the same, on CPython's tree (``check``) ---------------------------------------------------
-
-TREE_TAIL = "; Lightning's own 4/8-bit path needs no hooks: Trainer(plugins=BitsandbytesPrecision(...))"
-
-
-def _tree_head(code: str) -> str:
-    """The start of every load's message in ``apply``."""
+def _head(code: str) -> str:
+    """The start of every load's message, ``code`` the device map's."""
     return (
         f"from_pretrained(device_map={code}) under DDP: accelerate's hooks send every rank's inputs to the "
         "device fixed at load time while Lightning moves rank N's module to cuda:N (\"Expected all "
@@ -368,13 +187,14 @@ def _tree_head(code: str) -> str:
     )
 
 
-def _tree_is_bool(value: ast.expr) -> bool:
-    """``True`` or ``False`` (LibCST: those ``Name``s; here constants, and ``1 == True``)."""
+def _is_bool(value: ast.expr) -> bool:
+    """``True`` or ``False`` (not ``1``, which equals ``True``)."""
     return isinstance(value, ast.Constant) and (value.value is True or value.value is False)
 
 
-def _tree_map_kind(value: ast.expr) -> str:
-    """``_map_kind`` on CPython's tree. ``True``/``False`` are ``Name``s to LibCST, hence variables."""
+def _map_kind(value: ast.expr) -> str:
+    """'auto', 'single' (one fixed GPU), 'per-rank' (already follows LOCAL_RANK or is something
+    else), 'variable'. ``True``/``False`` count as variables: they name no device map."""
     text = tree_lightning.string_value(value)
     if text is not None:
         if text == "auto":
@@ -383,7 +203,7 @@ def _tree_map_kind(value: ast.expr) -> str:
     if isinstance(value, ast.Constant):
         if type(value.value) is int:
             return "single" if value.value == 0 else "per-rank"
-        return "variable" if _tree_is_bool(value) else "per-rank"  # None, ..., bytes, numbers
+        return "variable" if _is_bool(value) else "per-rank"  # None (no device map at all), ..., bytes, numbers
     if isinstance(value, ast.Dict):
         if len(value.keys) == 1 and value.keys[0] is not None and tree_lightning.string_value(value.keys[0]) == "":
             inner = value.values[0]
@@ -396,67 +216,125 @@ def _tree_map_kind(value: ast.expr) -> str:
     return "per-rank"
 
 
-def _tree_scan(tree: ast.Module, ctx: RuleContext, kinds: dict[str, str]):
-    """``_Scan`` on CPython's tree: ([(load, its LightningModule class or None, whether it is inside
-    an f-string, the statement it is in)] in LibCST's order, whether the file builds a DDP Trainer).
-    A class's decorators and bases belong to it, as LibCST visits them after entering the class."""
+def _scan(tree: ast.Module, ctx: RuleContext, kinds: dict[str, str]):
+    """([(load, its LightningModule class or None, the statement it is in)] in source order,
+    whether the file builds a DDP Trainer). A class's decorators and bases belong to it."""
     loads = []
     ddp_trainer = False
-    pending: list[tuple[ast.AST, ast.ClassDef | None, bool, ast.AST]] = [(tree, None, False, tree)]
+    pending: list[tuple[ast.AST, ast.ClassDef | None, ast.AST]] = [(tree, None, tree)]
     while pending:
-        node, cls, in_fstring, statement = pending.pop()
+        node, cls, statement = pending.pop()
         if isinstance(node, ast.ClassDef) and kinds.get(node.name) == "lightning":
             cls = node
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and tree_lightning.keyword(node, "device_map"):
-                loads.append((node, cls, in_fstring, statement))
-            if not ddp_trainer and lightning_name(ctx.imports, func) == "Trainer":
-                ddp_trainer = _tree_ddp_strategy(node, ctx)
-        in_fstring = in_fstring or isinstance(node, ast.JoinedStr)
-        pending.extend((child, cls, in_fstring, child if isinstance(child, ast.stmt) else statement)
+                loads.append((node, cls, statement))
+            if not ddp_trainer and tree_lightning.lightning_name(ctx.imports, func) == "Trainer":
+                ddp_trainer = _ddp_strategy(node, ctx)
+        pending.extend((child, cls, child if isinstance(child, ast.stmt) else statement)
                        for child in ast.iter_child_nodes(node))
-    # LibCST's walk is pre-order in source order: the first variable load of a class is quoted.
+    # In source order, outer calls first: the first variable load of a class is the one quoted.
     loads.sort(key=lambda load: (load[0].lineno, load[0].col_offset, -load[0].end_lineno, -load[0].end_col_offset))
     return loads, ddp_trainer
 
 
-def _tree_ddp_strategy(trainer: ast.Call, ctx: RuleContext) -> bool:
+def _ddp_strategy(trainer: ast.Call, ctx: RuleContext) -> bool:
     strategy = tree_lightning.keyword(trainer, "strategy")
     if strategy is None:
         return False
     return tree_lightning.is_ddp_strategy(strategy.value, ctx.imports)
 
 
-def _tree_removal_loses_comment(call: ast.Call, device_map: ast.keyword, ctx: RuleContext) -> bool:
-    """Whether ``without_keyword(call, "device_map")`` drops a comment. LibCST's ``Arg`` owns its
-    comma and the whitespace after it, so removing the argument drops the comments up to the next
-    argument; removing the last one, the next-to-last takes over its comma and what follows, and
-    loses its own comma and what came before ``device_map``'s value; removing the only one, the
-    comments after it go too."""
-    arguments = tree_lightning.arguments_in_order(call)
-    index = arguments.index(device_map)
-    start, value_end = tree_text.start(device_map, ctx.view), tree_text.end(device_map.value, ctx.view)
-    if index + 1 < len(arguments):
-        nxt = arguments[index + 1]
-        if tree_text.squeezed(ctx.view, value_end, tree_text.start(nxt, ctx.view)) != ",":
-            raise NeedsLibCST("something besides a comma between device_map and the next argument")
-        return tree_text.comment_in(ctx.view, start, tree_text.start(nxt, ctx.view))
+# --- where the arguments stand in the text ---------------------------------------------------------
+# ``ast`` leaves out the parentheses around an expression, LibCST keeps them in the expression, and
+# its ``Arg`` owns the comma after it and the layout that follows: what a fix keeps or drops.
+
+
+def _next_code(text: str, offset: int) -> int:
+    """The first offset at or after ``offset`` that holds code, past whitespace, line
+    continuations and comments. Only for layout between tokens, where no string can stand."""
+    while offset < len(text):
+        char = text[offset]
+        if char == "#":
+            line_break = tree_text.LINE_BREAK.search(text, offset)
+            offset = line_break.start() if line_break else len(text)
+        elif char.isspace() or char == "\\":
+            offset += 1
+        else:
+            break
+    return offset
+
+
+def _name_end(text: str, offset: int) -> int:
+    """Where the name at ``offset`` ends in the text (``ast`` spells names NFKC-normalised, which
+    may be longer or shorter than they are written)."""
+    end = offset + 1
+    while end < len(text) and text[offset:end + 1].isidentifier():
+        end += 1
+    return end
+
+
+def _value_start(keyword: ast.keyword, view: TreeView) -> int:
+    """Where a keyword argument's value starts after its ``=``, its own parentheses included."""
+    equals = _next_code(view.text, _name_end(view.text, tree_text.start(keyword, view)))
+    return _next_code(view.text, equals + 1)
+
+
+def _argument_ranges(call: ast.Call, view: TreeView) -> list[tuple[int, int]]:
+    """Where each argument of ``call`` starts and ends (source order), as LibCST's ``Arg`` holds
+    it without its comma: a keyword or a starred argument as ``ast`` has it (parentheses around
+    the value included), a positional one with any parentheses of its own (``f((name), ...)``)."""
+    text = view.text
+    offset = _next_code(text, tree_text.end(call.func, view))
+    while text[offset] == ")":  # the function's own parentheses: ``(model.from_pretrained)(...)``
+        offset = _next_code(text, offset + 1)
+    ranges = []
+    for argument in tree_lightning.arguments_in_order(call):
+        begin = _next_code(text, offset + 1)  # past the call's "(" or the comma before
+        finish = tree_text.end(argument, view)
+        if not isinstance(argument, (ast.keyword, ast.Starred)):
+            for _ in range(_opened(text, begin, tree_text.start(argument, view))):
+                finish = _next_code(text, finish) + 1  # past one ")"
+        ranges.append((begin, finish))
+        offset = _next_code(text, finish)  # the comma after it, or the call's ")"
+    return ranges
+
+
+def _opened(text: str, begin: int, stop: int) -> int:
+    """How many parentheses open between ``begin`` and ``stop`` (nothing else but layout stands there)."""
+    count, offset = 0, _next_code(text, begin)
+    while offset < stop:
+        count += 1
+        offset = _next_code(text, offset + 1)
+    return count
+
+
+def _removal_loses_comment(call: ast.Call, device_map: ast.keyword, view: TreeView) -> bool:
+    """Whether dropping ``device_map`` (``DropKeyword``) drops a comment. The argument goes with its
+    comma and the layout after it, up to the next argument; removing the last one, the one before
+    takes over its comma and what follows, and loses its own comma and what stood between the
+    two; removing the only one, the layout after it goes too."""
+    ranges = _argument_ranges(call, view)
+    index = tree_lightning.arguments_in_order(call).index(device_map)
+    begin, finish = ranges[index]
+    if index + 1 < len(ranges):
+        return tree_text.comment_in(view, begin, ranges[index + 1][0])
     if index == 0:
-        return tree_text.comment_in(ctx.view, start, tree_text.end(call, ctx.view))
-    previous_end = tree_text.end(arguments[index - 1], ctx.view)
-    if tree_text.squeezed(ctx.view, previous_end, start) != ",":
-        raise NeedsLibCST("the argument before device_map ends in a parenthesis ast leaves out")
-    return tree_text.comment_in(ctx.view, previous_end, value_end)
+        return tree_text.comment_in(view, begin, tree_text.end(call, view))
+    return tree_text.comment_in(view, ranges[index - 1][1], finish)
 
 
-def _tree_input_moves(forward: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext) -> list[str]:
-    """``_input_moves`` on CPython's tree."""
+# --- forward's inputs ------------------------------------------------------------------------------
+
+
+def _input_moves(forward: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView) -> list[str]:
+    """Tensor parameters of ``forward`` not yet moved at its top: annotated Tensor, or used as one.
+    A parameter with a default (``attention_mask=None``) may not be a tensor at all: left alone."""
     arguments = forward.args
     positional = [*arguments.posonlyargs, *arguments.args]
     without_default = positional[:len(positional) - len(arguments.defaults)]
     without_default += [p for p, default in zip(arguments.kwonlyargs, arguments.kw_defaults) if default is None]
-    # ``without_default`` lists posonly, then the others, then keyword-only: LibCST's order.
     names = [p.arg for p in without_default if p.arg != "self"]
     used_as_tensor: set[str] = set()
     for statement in forward.body:
@@ -464,55 +342,114 @@ def _tree_input_moves(forward: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Rule
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in TENSOR_METHODS:
                 used_as_tensor.add(node.value.id)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                used_as_tensor |= _tree_import_owners(node)
-    annotated = {p.arg for p in without_default if p.annotation is not None and _tree_annotation_code(p, ctx).split(".")[-1] == "Tensor"}
-    already = _tree_already_moved(forward, ctx)
+                used_as_tensor |= _import_owners(node)
+    annotated = {p.arg for p in without_default if _annotated_tensor(p, view)}
+    already = _already_moved(forward, view)
     return [n for n in names if (n in annotated or n in used_as_tensor) and n not in already]
 
 
-def _tree_import_owners(node: ast.Import | ast.ImportFrom) -> set[str]:
-    """LibCST spells a dotted module name (``import x.view``) as ``Attribute`` nodes, which
-    ``_input_moves`` takes for a tensor's method like any other: ``x`` then counts as a tensor."""
+def _import_owners(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """``import x.view`` counts ``x`` as a tensor, as a dotted name ``x.view`` would (the rule's
+    LibCST version read the module name's ``Attribute`` nodes, and its findings are kept)."""
     dotted = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
     return {parts[0] for parts in (name.split(".") for name in dotted) if len(parts) > 1 and parts[1] in TENSOR_METHODS}
 
 
-def _tree_annotation_code(param: ast.arg, ctx: RuleContext) -> str:
-    """LibCST's code of a parameter's annotation: its source text (with its own parentheses there)."""
-    after_name = tree_text.start(param, ctx.view) + len(param.arg)
-    if tree_text.squeezed(ctx.view, after_name, tree_text.start(param.annotation, ctx.view)) != ":":
-        raise NeedsLibCST("an annotation in its own parentheses (or a comment before it)")
-    return ctx.view.positions.segment(param.annotation)
+def _annotated_tensor(param: ast.arg, view: TreeView) -> bool:
+    """``x: Tensor`` or ``x: torch.Tensor`` as written: an annotation in parentheses of its own,
+    or with spaces around its dot, is not read."""
+    if param.annotation is None:
+        return False
+    colon = _next_code(view.text, _name_end(view.text, tree_text.start(param, view)))
+    if _next_code(view.text, colon + 1) != tree_text.start(param.annotation, view):
+        return False  # ``x: (Tensor)``
+    return view.positions.segment(param.annotation).split(".")[-1] == "Tensor"
 
 
-def _tree_already_moved(forward: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext) -> set[str]:
-    """``_already_moved``: statements of ``forward``'s block whose code (LibCST's statement line:
-    its whole lines, the comment lines above it included) is ``x = x.to(self.device)``."""
-    view = ctx.view
+def _already_moved(forward: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView) -> set[str]:
+    """Parameters that a statement line of ``forward``'s block moves and does nothing else:
+    ``x = x.to(self.device)``, with no comment beside it or on a line of its own above it."""
     if view.one_line_body(forward.body):
-        return set()  # ``def forward(self, x): ...``: no block of statements to LibCST
+        return set()  # ``def forward(self, x): ...``: no block of statements
     moved = set()
-    for statement in forward.body:
+    for index, statement in enumerate(forward.body):
         if not isinstance(statement, ast.Assign):
             continue
-        code = _tree_lines(ctx, statement.lineno, statement.end_lineno).strip()
+        code = _source_lines(view, statement.lineno, statement.end_lineno).strip()
         name, _, rest = code.partition(" = ")
-        if rest != f"{name}.to(self.device)":
-            continue
-        above = statement.lineno - 1
-        while above >= 1 and (not _tree_lines(ctx, above, above).strip() or _tree_lines(ctx, above, above).lstrip().startswith("#")):
-            if _tree_lines(ctx, above, above).strip():
-                raise NeedsLibCST("a comment line above a move in forward")  # LibCST's leading lines, or not
-            above -= 1
-        moved.add(name)
+        if rest == f"{name}.to(self.device)" and not _comment_above(forward, index, view):
+            moved.add(name)
     return moved
 
 
-def _tree_lines(ctx: RuleContext, first: int, last: int) -> str:
-    """Lines ``first`` to ``last`` of the source (as LibCST and ``ast`` count lines), without the
-    last one's line break."""
-    text, positions = ctx.view.text, ctx.view.positions
+def _source_lines(view: TreeView, first: int, last: int) -> str:
+    """Lines ``first`` to ``last`` of the source, without the last one's line break."""
+    text, positions = view.text, view.positions
     start = positions.line_start(first)
     end = tree_text.LINE_BREAK.search(text, positions.line_start(last))
     return text[start:end.start() if end else len(text)]
 
+
+# --- comment lines above a statement ---------------------------------------------------------------
+
+
+def _comment_above(function: ast.FunctionDef | ast.AsyncFunctionDef, index: int, view: TreeView) -> bool:
+    """Whether a comment line stands above statement ``index`` of ``function``'s block and belongs
+    to it (LibCST's ``leading_lines``): every comment line between it and the statement before
+    it, except those indented into the last block of a compound statement before it (down to the
+    last line so indented: that block's ``footer``)."""
+    block = function.body
+    statement = block[index]
+    if index == 0:
+        return _comment_after_header(function, statement, view)
+    previous = block[index - 1]
+    first = previous.end_lineno + 1
+    indent = _last_block_indent(previous, view)
+    if indent is not None:
+        kept_below = [line for line in range(first, statement.lineno) if _source_lines(view, line, line).startswith(indent)]
+        first = kept_below[-1] + 1 if kept_below else first
+    return any(_source_lines(view, line, line).lstrip().startswith("#") for line in range(first, statement.lineno))
+
+
+def _comment_after_header(function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.stmt, view: TreeView) -> bool:
+    """Whether a comment line stands between the function's header (its ``def`` line(s), whose
+    comments are the header's) and its first statement."""
+    fragment = view.text[tree_text.start(function, view):view.positions.line_start(statement.lineno)]
+    header_ended = False
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(fragment).readline):
+            if token.type == tokenize.NEWLINE:
+                header_ended = True
+            elif token.type == tokenize.COMMENT and header_ended:
+                return True
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        pass  # the fragment stops where the body starts: every comment before it has been seen
+    return False
+
+
+def _last_block_indent(statement: ast.stmt, view: TreeView) -> str | None:
+    """The indentation of a compound statement's last block (the statements of an ``else``,
+    ``finally``, last ``except`` or ``case``, or its body), None for a simple statement or a block
+    on the header's own line."""
+    block = _last_block(statement, view)
+    if not block or view.one_line_body(block):
+        return None
+    first = block[0]
+    return view.text[view.positions.line_start(first.lineno):tree_text.start(first, view)]
+
+
+def _last_block(statement: ast.stmt, view: TreeView) -> list[ast.stmt] | None:
+    if isinstance(statement, ast.If) and len(statement.orelse) == 1 and _is_elif(statement.orelse[0], view):
+        return _last_block(statement.orelse[0], view)
+    for field in ("finalbody", "orelse"):
+        if getattr(statement, field, None):
+            return getattr(statement, field)
+    if getattr(statement, "handlers", None):
+        return statement.handlers[-1].body
+    if isinstance(statement, ast.Match):
+        return statement.cases[-1].body
+    return getattr(statement, "body", None)
+
+
+def _is_elif(statement: ast.stmt, view: TreeView) -> bool:
+    return isinstance(statement, ast.If) and view.text.startswith("elif", tree_text.start(statement, view))
