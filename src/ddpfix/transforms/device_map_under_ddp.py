@@ -110,7 +110,7 @@ class DeviceMapUnderDdp(Rule):
         run = safety.Run(tree, ctx.imports, view.text)
         trained = safety.training_loads(tree, kinds)
         wrapped_classes: dict[ast.ClassDef, ast.Call] = {}
-        for call, cls, statement in loads:
+        for call, cls, statement, in_fstring in loads:
             if cls is None and not ddp_trainer:
                 continue
             device_map = tree_lightning.keyword(call, "device_map")
@@ -151,6 +151,10 @@ class DeviceMapUnderDdp(Rule):
             message = f"{head}; {advice}{TAIL}"
             if loses_comment:
                 ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+            elif quantised and in_fstring:
+                # Before Python 3.12 an f-string's expressions cannot hold its own quote character.
+                ctx.report(call, message + " (not rewritten: inside an f-string, the quotes of the per-rank map "
+                           "could end the string)", fixable=False)
             else:
                 safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised, device_map.value)
                 ctx.report(call, message, fixable=True, safe=safe, why=why, edits=edits)
@@ -217,22 +221,24 @@ def _map_kind(value: ast.expr) -> str:
 
 
 def _scan(tree: ast.Module, ctx: RuleContext, kinds: dict[str, str]):
-    """([(load, its LightningModule class or None, the statement it is in)] in source order,
-    whether the file builds a DDP Trainer). A class's decorators and bases belong to it."""
+    """([(load, its LightningModule class or None, the statement it is in, whether it is inside an
+    f-string)] in source order, whether the file builds a DDP Trainer). A class's decorators and
+    bases belong to it."""
     loads = []
     ddp_trainer = False
-    pending: list[tuple[ast.AST, ast.ClassDef | None, ast.AST]] = [(tree, None, tree)]
+    pending: list[tuple[ast.AST, ast.ClassDef | None, ast.AST, bool]] = [(tree, None, tree, False)]
     while pending:
-        node, cls, statement = pending.pop()
+        node, cls, statement, in_fstring = pending.pop()
         if isinstance(node, ast.ClassDef) and kinds.get(node.name) == "lightning":
             cls = node
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" and tree_lightning.keyword(node, "device_map"):
-                loads.append((node, cls, statement))
+                loads.append((node, cls, statement, in_fstring))
             if not ddp_trainer and tree_lightning.lightning_name(ctx.imports, func) == "Trainer":
                 ddp_trainer = _ddp_strategy(node, ctx)
-        pending.extend((child, cls, child if isinstance(child, ast.stmt) else statement)
+        in_fstring = in_fstring or isinstance(node, ast.JoinedStr)
+        pending.extend((child, cls, child if isinstance(child, ast.stmt) else statement, in_fstring)
                        for child in ast.iter_child_nodes(node))
     # In source order, outer calls first: the first variable load of a class is the one quoted.
     loads.sort(key=lambda load: (load[0].lineno, load[0].col_offset, -load[0].end_lineno, -load[0].end_col_offset))
