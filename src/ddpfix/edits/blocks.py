@@ -18,9 +18,9 @@ class _InsertStatements(NodeEdit):
     the comments above them), so a comment line above the place stays above the statement it
     belonged to.
 
-    Inserting statements that already stand at that place, in that order (the same code, without
-    a comment of its own), adds nothing: applied twice, the edit inserts them once. That is what
-    findings at one place need: they share one fix, whose edits the engine gathers for each."""
+    Inserting statements that already stand next to that place, in that order (the same code,
+    without a comment of their own), adds nothing: applied twice, the edit inserts them once. That
+    is what findings at one place need: they share one fix, whose edits the engine gathers for each."""
 
     function: Span
     code: tuple[str, ...]
@@ -38,9 +38,8 @@ class _InsertStatements(NodeEdit):
         body = list(node.body.body)
         index = self.index(body)
         new = [cst.parse_statement(code) for code in self.code]
-        there = body[index:index + len(new)]
-        if len(there) == len(new) and all(old.deep_equals(statement) for old, statement in zip(there, new)):
-            return node
+        if _same(body[max(index - len(new), 0):index], new) or _same(body[index:index + len(new)], new):
+            return node  # inserted already (by this very edit, gathered for another finding of its fix)
         return node.with_changes(body=node.body.with_changes(body=[*body[:index], *new, *body[index:]]))
 
     def index(self, body: list[cst.BaseStatement]) -> int:
@@ -72,3 +71,7 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
         and isinstance(statement.body[0], cst.Expr)
         and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+def _same(statements: list[cst.BaseStatement], new: list[cst.BaseStatement]) -> bool:
+    return len(statements) == len(new) and all(old.deep_equals(statement) for old, statement in zip(statements, new))

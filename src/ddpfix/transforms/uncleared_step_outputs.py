@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
-from ddpfix.transforms._args import TargetedTransformer
+from ddpfix.edits import Span
+from ddpfix.edits.blocks import AppendStatements
 from ddpfix.transforms._ast_shapes import methods
-from ddpfix.transforms._lightning import lightning_methods
-from ddpfix.transforms._names import exit_in
-from ddpfix.transforms._tree_lightning import FUNCTIONS
-from ddpfix.transforms._tree_lightning import lightning_methods as tree_lightning_methods
-from ddpfix.transforms._tree_names import exit_in as tree_exit_in
+from ddpfix.transforms._tree_lightning import FUNCTIONS, lightning_methods
+from ddpfix.transforms._tree_names import exit_in
 from ddpfix.transforms._uncleared_step_outputs_safety import clear_safety
 from ddpfix.transforms.base import Rule, RuleContext, TreeView
-from ddpfix.transforms._walk import walk
 
 EPOCH_END = {
     "training_step": "on_train_epoch_end",
@@ -100,7 +95,7 @@ class UnclearedStepOutputs(Rule):
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
-        """Some class (which ones are LightningModules is ``apply``'s question) defines a step of
+        """Some class (which ones are LightningModules is ``check``'s question) defines a step of
         ``EPOCH_END`` and its epoch-end hook, and the step calls ``self.<x>.append``/``extend``.
         Lightning's own hook and callback modules show the pattern only in docstrings."""
         for owner, method in methods(tree):
@@ -118,61 +113,38 @@ class UnclearedStepOutputs(Rule):
                 return True
         return False
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        additions: dict[cst.FunctionDef, list[str]] = {}
-        classes = {cls: None for cls, _ in lightning_methods(module, ctx.imports, ctx.facts.lightning_modules)}
-        for cls in classes:
-            methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
-            # Creating the list (in __init__ or setup) happens once, not once per epoch: it neither
-            # clears it between epochs nor reads it.
-            uses = {name: _attribute_uses(method) for name, method in methods.items() if name not in SET_UP_ONCE}
-            for end, name, message, refusal in _uncleared(
-                methods, uses,
-                used_outside=lambda name, cls=cls: _attribute_count(module, name) > _attribute_count(cls, name),
-                aliased=lambda name, cls=cls: _aliased(cls, name),
-                exits=lambda method: exit_in(method.body),
-            ):
-                if refusal:
-                    ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
-                elif ctx.report(end, message, fixable=True):
-                    additions.setdefault(end, []).append(name)
-        if not additions:
-            return module
-        return module.visit(_AppendClear(additions, ctx.view.positions))
-
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """``apply`` on CPython's tree, for the runs that only report."""
-        view = ctx.view
-        classes = {cls: None for cls, _ in tree_lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules)}
+        """The one analysis: findings, each fix's applicability, and its typed edit (the lists'
+        ``.clear()`` appended to the epoch-end hook), which the engine carries out on LibCST's tree."""
+        classes = {cls: None for cls, _ in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules)}
         for cls in classes:
             methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
-            uses = {name: _tree_attribute_uses(method, view) for name, method in methods.items() if name not in SET_UP_ONCE}
-            found = list(_uncleared(
-                methods, uses,
-                used_outside=lambda name, cls=cls: _tree_attribute_count(tree, name) > _tree_attribute_count(cls, name),
-                aliased=lambda name, cls=cls: _tree_aliased(cls, name),
-                exits=lambda method: tree_exit_in(method.body),
-            ))
-            # Fixes are known by code, line and column: the lists cleared in one hook share one
-            # applicability, so the hook's fixes are safe only if every one of them is.
+            # Creating the list (in __init__ or setup) happens once, not once per epoch: it neither
+            # clears it between epochs nor reads it.
+            uses = {name: _attribute_uses(method, ctx.view) for name, method in methods.items() if name not in SET_UP_ONCE}
+            found = list(_uncleared(tree, cls, methods, uses))
+            # A finding is known by its code, line and column, so the lists cleared in one hook share
+            # one fix: one applicability (safe only if every clear is) and one edit clearing them all.
             whys: dict[ast.AST, list[str]] = {}
+            clears: dict[ast.AST, list[str]] = {}
             for end, name, _message, refusal in found:
                 if not refusal:
                     step = next(step for step, hook in EPOCH_END.items() if hook == end.name)
                     why = clear_safety(tree, methods, step, end, name, ctx.imports)
                     whys.setdefault(end, []).extend([why] if why else [])
+                    clears.setdefault(end, []).append(f"self.{name}.clear()")
             for end, _name, message, refusal in found:
                 if refusal:
                     ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
                     why = "; ".join(dict.fromkeys(whys[end]))
-                    ctx.report(end, message, fixable=True, safe=not why, why=why)
+                    edits = [AppendStatements(Span.of(ctx.position(end)), tuple(clears[end]))]
+                    ctx.report(end, message, fixable=True, safe=not why, why=why, edits=edits)
 
 
-def _uncleared(methods: dict, uses: dict, used_outside, aliased, exits):
-    """(epoch-end hook, list name, message, refusal or None) for every list a step appends to and its
-    epoch-end hook reads, that nothing clears. The same decisions on either tree: what only a tree
-    can answer comes in as ``used_outside(name)``, ``aliased(name)`` and ``exits(method)``."""
+def _uncleared(tree: ast.Module, cls: ast.ClassDef, methods: dict, uses: dict):
+    """(epoch-end hook, list name, message, refusal or None) for every list of ``cls`` a step
+    appends to and its epoch-end hook reads, that nothing clears."""
     for step, end in EPOCH_END.items():
         if step not in methods or end not in methods:
             continue
@@ -187,113 +159,19 @@ def _uncleared(methods: dict, uses: dict, used_outside, aliased, exits):
             refusal = None
             if readers:
                 refusal = f"{readers[0]} reads it too"
-            elif used_outside(name):
+            elif _attribute_count(tree, name) > _attribute_count(cls, name):
                 refusal = f"code outside the class uses .{name} (a callback, a subclass, or the script after fit)"
-            elif aliased(name):
+            elif _aliased(cls, name):
                 refusal = f"self.{name} is stored elsewhere as it is, and clearing would empty that copy too"
-            elif exits(methods[end]):
+            elif exit_in(methods[end].body):
                 refusal = f"{end} can return early"
             yield methods[end], name, message, refusal
 
 
-def _attribute_count(node: cst.CSTNode, name: str) -> int:
+def _attribute_count(node: ast.AST, name: str) -> int:
     """How many times code under ``node`` reads or sets ``<x>.<name>``: more in the file than in the
-    class means code outside it (a callback, a subclass, the script) uses the list too. Dotted
-    import paths are not attributes; comments and strings are not code."""
-    count = 0
-
-    class Count(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            nonlocal count
-            count += node.attr.value == name
-
-        def visit_Import(self, node: cst.Import) -> bool:
-            return False
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-            return False
-
-    walk(node, Count())
-    return count
-
-
-def _aliased(cls: cst.ClassDef, name: str) -> bool:
-    """``x = self.<name>``, ``other.append(self.<name>)``, ``self.y = self.<name>``: the list itself kept."""
-    found = False
-
-    def is_it(node) -> bool:
-        return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and node.attr.value == name
-
-    class Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal found
-            found |= is_it(node.value)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            nonlocal found
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("append", "extend", "insert", "add"):
-                found |= any(is_it(arg.value) for arg in node.args)
-
-    walk(cls, Collect())
-    return found
-
-
-def _attribute_uses(method: cst.FunctionDef) -> dict[str, set[str]]:
-    """self.<name> attributes a method appends to, clears, and reads."""
-    uses = {"append": set(), "clear": set(), "read": set()}
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if isinstance(node.value, cst.Name) and node.value.value == "self":
-                uses["read"].add(node.attr.value)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if (
-                isinstance(func, cst.Attribute)
-                and isinstance(func.value, cst.Attribute)
-                and isinstance(func.value.value, cst.Name)
-                and func.value.value.value == "self"
-            ):
-                name = func.value.attr.value
-                if func.attr.value in ("append", "extend"):
-                    uses["append"].add(name)
-                elif func.attr.value == "clear":
-                    uses["clear"].add(name)
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                t = target.target
-                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
-                    uses["clear"].add(t.attr.value)  # re-bound: a fresh list, or something else entirely
-
-        def visit_Del(self, node: cst.Del) -> None:
-            target = node.target
-            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute):
-                uses["clear"].add(target.value.attr.value)
-
-    walk(method, Collect())
-    return uses
-
-
-class _AppendClear(TargetedTransformer):
-    def __init__(self, additions: dict[cst.FunctionDef, list[str]], positions=None):
-        super().__init__(additions, positions)
-        self.additions = additions
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
-        names = self.additions.get(original_node)
-        if not names or not isinstance(updated_node.body, cst.IndentedBlock):
-            return updated_node
-        new = [cst.parse_statement(f"self.{name}.clear()\n") for name in names]
-        return updated_node.with_changes(body=updated_node.body.with_changes(body=[*updated_node.body.body, *new]))
-
-
-# --- the same questions on CPython's tree (``check``) ------------------------------------------
-
-
-def _tree_attribute_count(node: ast.AST, name: str) -> int:
-    """``_attribute_count`` on CPython's tree, where import paths are strings already."""
+    class means code outside it (a callback, a subclass, the script) uses the list too. Comments,
+    strings and import paths are not attributes."""
     return sum(isinstance(n, ast.Attribute) and n.attr == name for n in ast.walk(node))
 
 
@@ -305,8 +183,8 @@ def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:
     )
 
 
-def _tree_attribute_uses(method: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView) -> dict[str, set[str]]:
-    """``_attribute_uses``: self.<name> attributes a method appends to, clears, and reads."""
+def _attribute_uses(method: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView) -> dict[str, set[str]]:
+    """self.<name> attributes a method appends to, clears, and reads."""
     uses: dict[str, set[str]] = {"append": set(), "clear": set(), "read": set()}
     for node in ast.walk(method):
         if _is_self_attribute(node):
@@ -340,8 +218,8 @@ def _deletes_one(node: ast.Delete, view: TreeView) -> bool:
     return "," not in after
 
 
-def _tree_aliased(cls: ast.ClassDef, name: str) -> bool:
-    """``_aliased``: ``x = self.<name>``, ``other.append(self.<name>)``: the list itself kept."""
+def _aliased(cls: ast.ClassDef, name: str) -> bool:
+    """``x = self.<name>``, ``other.append(self.<name>)``, ``self.y = self.<name>``: the list itself kept."""
     for node in ast.walk(cls):
         if isinstance(node, ast.Assign) and _is_self_attribute(node.value, name):
             return True
