@@ -16,7 +16,7 @@ class _InsertStatements(NodeEdit):
     """``code`` (one statement's source each) inserted into the body of the function at
     ``function``; where, a subclass says. The function's own statements are kept as they are (with
     the comments above them), so a comment line above the place stays above the statement it
-    belonged to.
+    belonged to. A body on the ``def`` line becomes a block of its own first.
 
     Inserting statements that already stand next to that place, in that order (the same code,
     without a comment of their own), adds nothing: applied twice, the edit inserts them once. That
@@ -33,8 +33,7 @@ class _InsertStatements(NodeEdit):
     def rewrite(self, node: cst.FunctionDef) -> cst.FunctionDef:
         import libcst as cst
 
-        if not isinstance(node.body, cst.IndentedBlock):
-            return node  # ``def f(self): ...``: one line, no block to insert into
+        node = _as_block(node)
         body = list(node.body.body)
         index = self.index(body)
         new = [cst.parse_statement(code) for code in self.code]
@@ -60,6 +59,18 @@ class AppendStatements(_InsertStatements):
 
     def index(self, body: list[cst.BaseStatement]) -> int:
         return len(body)
+
+
+def _as_block(function: cst.FunctionDef) -> cst.FunctionDef:
+    """``def f(self): a; b  # note`` as ``def f(self):`` and the line ``a; b  # note`` indented
+    below it (the file's indentation), so that statements can go before or after it."""
+    import libcst as cst
+
+    suite = function.body
+    if not isinstance(suite, cst.SimpleStatementSuite):
+        return function
+    line = cst.SimpleStatementLine(body=suite.body, trailing_whitespace=suite.trailing_whitespace)
+    return function.with_changes(body=cst.IndentedBlock(body=[line]))
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
