@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ddpfix.edits._base import NodeEdit, Span
-
-if TYPE_CHECKING:
-    import libcst as cst
+from ddpfix.edits._base import NodeEdit, Span, cst
 
 
 @dataclass(frozen=True)
@@ -31,8 +27,6 @@ class _InsertStatements(NodeEdit):
         return self.function
 
     def rewrite(self, node: cst.FunctionDef) -> cst.FunctionDef:
-        import libcst as cst
-
         node = _as_block(node)
         body = list(node.body.body)
         index = self.index(body)
@@ -64,8 +58,6 @@ class AppendStatements(_InsertStatements):
 def _as_block(function: cst.FunctionDef) -> cst.FunctionDef:
     """``def f(self): a; b  # note`` as ``def f(self):`` and the line ``a; b  # note`` indented
     below it (the file's indentation), so that statements can go before or after it."""
-    import libcst as cst
-
     suite = function.body
     if not isinstance(suite, cst.SimpleStatementSuite):
         return function
@@ -75,8 +67,6 @@ def _as_block(function: cst.FunctionDef) -> cst.FunctionDef:
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
     """A line whose first statement is a string (as LibCST sees one: an f-string alone is not)."""
-    import libcst as cst
-
     return (
         isinstance(statement, cst.SimpleStatementLine)
         and isinstance(statement.body[0], cst.Expr)
