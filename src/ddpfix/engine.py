@@ -426,12 +426,14 @@ def _carry_out(view: ModuleView, ctx: RuleContext) -> cst.Module:
     chosen = [f for f in ctx.findings if f.fixed]
     if not chosen:
         return view.module
-    edits = [edit for finding in chosen for edit in ctx.edits.get(finding.key, ())]
+    # Findings at one place share a key, and so the edits the rule gave that key: take them once.
+    keys = list(dict.fromkeys(finding.key for finding in chosen))
+    edits = [edit for key in keys for edit in ctx.edits.get(key, ())]
     module, refused = apply_edits(view.module, view.positions, edits)
     if refused:
         failed = {f.key for f in chosen if set(ctx.edits.get(f.key, ())) & set(refused)}
         ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
-        keep = [e for f in chosen if f.key not in failed for e in ctx.edits.get(f.key, ())]
+        keep = [e for key in keys if key not in failed for e in ctx.edits.get(key, ())]
         module, _ = apply_edits(view.module, view.positions, keep) if keep else (view.module, [])
     return module
 

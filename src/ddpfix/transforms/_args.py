@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 
 import libcst as cst
@@ -22,7 +23,13 @@ def comments(node: cst.CSTNode) -> list[str]:
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+    """The argument ``name=``, spelled as Python reads it: ``ｄevice_map=`` is ``device_map=`` to
+    Python (NFKC), and the rules that decide on CPython's tree name it so."""
+    return next((a for a in call.args if a.keyword is not None and _as_python_reads(a.keyword.value) == name), None)
+
+
+def _as_python_reads(identifier: str) -> str:
+    return identifier if identifier.isascii() else unicodedata.normalize("NFKC", identifier)
 
 
 def is_true(arg: cst.Arg | None) -> bool:

@@ -10,7 +10,7 @@ import ast
 import re
 
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._lightning import lightning_name
+from ddpfix.transforms._tree_lightning import lightning_name
 
 # Factories whose values do not depend on where they are made. The random ones draw from the
 # device's generator once given a device: other numbers, and the CPU generator no longer advances.

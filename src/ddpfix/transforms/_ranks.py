@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ddpfix.imports import ImportTable, child_blocks
-from ddpfix.transforms._lightning import lightning_name, string_value
+from ddpfix.transforms._tree_lightning import lightning_name
+from ddpfix.transforms._lightning import string_value
 from ddpfix.transforms._tree_ranks import (  # noqa: F401 - the names this module's users import from here
     RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, RANK_WORDS, Guard, rank_words,
 )

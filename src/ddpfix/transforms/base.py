@@ -280,7 +280,8 @@ class RuleContext:
         else:
             apply = fixable and (applicability == SAFE or bool(self.options.get("unsafe_fixes")))
         if fixable and edits is not None:
-            self.edits[key] = tuple(edits)
+            # Findings at one place share a key (and a fix): their edits, each once.
+            self.edits[key] = tuple(dict.fromkeys((*self.edits.get(key, ()), *edits)))
         self.findings.append(
             Finding(
                 path=self.path,

@@ -88,7 +88,9 @@ class DeviceMapUnderDdp(Rule):
     ## When it does not fix
     A device map held in a variable (only inputs are moved, and the finding says that removing the
     map is the real fix). Whether a model given `device_map="auto"` fits one GPU cannot be decided
-    statically: the message says so. Scripts without Lightning or without DDP are left alone.
+    statically: the message says so. Scripts without Lightning or without DDP are left alone. A
+    quantised load inside an f-string is reported, not rewritten: before Python 3.12 the per-rank
+    map's quotes could close the f-string.
     """
 
     code = "DDP008"

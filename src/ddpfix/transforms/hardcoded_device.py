@@ -12,7 +12,7 @@ from ddpfix.transforms import _hardcoded_device_safety as safety
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._ast_shapes import imports_of, last_name, may_be, methods
-from ddpfix.transforms._lightning import TENSOR_FACTORIES, runs_on_device
+from ddpfix.transforms._tree_lightning import TENSOR_FACTORIES, runs_on_device
 from ddpfix.transforms.base import Rule, RuleContext
 
 SELF_DEVICE = "self.device"
