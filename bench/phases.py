@@ -60,15 +60,12 @@ def instrument(rules) -> None:
     timed("ast.parse", engine, "_check_syntax")
     timed("LibCST parse", engine, "_parse")
     timed("compile check", engine, "_compile_error")
-    timed("positions", positions.Positions, "__init__")
-    timed("import table", ImportTable, "from_module")
+    timed("positions (LibCST)", positions.Positions, "__init__")
+    timed("edits carried out", engine, "apply_edits")
     for rule in rules:
         timed("prefilter (trigger words)", rule, "triggered_by")
         timed("may_apply (ast)", rule, "may_apply")
-        if rule.edits:
-            timed(f"apply {rule.code} {rule.name}", rule, "apply")
-        if rule.reads_tree:
-            timed(f"check {rule.code} {rule.name}", rule, "check")
+        timed(f"check {rule.code} {rule.name}", rule, "check")
     timed("tree positions", positions.TreePositions, "__init__")
     timed("import table (ast)", ImportTable, "from_tree")
 

@@ -1,21 +1,20 @@
 """Applicability, as Ruff has it: each fix is safe or unsafe, decided once by the rule's ``check``.
 
-A test rule marks the fix of ``safe_call()`` safe and that of ``risky_call()`` unsafe; its LibCST
-``apply`` decides nothing and fixes whatever the engine lets it. The engine must apply safe fixes by
-default, unsafe ones only with ``unsafe_fixes`` or when picked by hand (``only``), and both paths
-(report-only and fixing) must carry the same applicability, since one decision feeds both.
+A test rule marks the fix of ``safe_call()`` safe and that of ``risky_call()`` unsafe, each fix a
+typed edit. The engine must apply safe fixes by default, unsafe ones only with ``unsafe_fixes`` or
+when picked by hand (``only``), and both paths (report-only and fixing) must carry the same
+applicability, since one decision feeds both.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
-import libcst as cst
-
-from ddpfix.sources import fix_source
+from ddpfix.edits import MODULE, NodeEdit, ReplaceExpression, Span
 from ddpfix.findings import SAFE, UNSAFE
-from ddpfix.transforms._walk import walk
-from ddpfix.transforms.base import NeedsLibCST, Rule
+from ddpfix.sources import fix_source
+from ddpfix.transforms.base import Rule
 
 SOURCE = b"safe_call()\nrisky_call()\n"
 RENAMED = {"safe_call": "safe_done", "risky_call": "risky_done"}
@@ -25,39 +24,37 @@ class Decides(Rule):
     code, name, summary, fixable, triggers = "DDP950", "decides", "test rule with safe and unsafe fixes", True, ("_call",)
 
     def check(self, tree, ctx):
-        if b"#" in ctx.data:
-            raise NeedsLibCST("a comment")
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in RENAMED:
-                safe = node.func.id == "safe_call"
+                safe = node.func.id == "safe_call" and b"#" not in ctx.data
+                edit = ReplaceExpression(Span.of(ctx.position(node.func)), RENAMED[node.func.id])
                 ctx.report(node, f"{node.func.id} found", fixable=True, safe=safe,
-                           why="" if safe else "risky_call may do anything")
+                           why="" if safe else "risky_call may do anything", edits=[edit])
 
-    def apply(self, module, ctx):
-        calls = []
 
-        class Collect(cst.CSTVisitor):
-            def visit_Call(self, node):
-                if isinstance(node.func, cst.Name) and node.func.value in RENAMED:
-                    calls.append(node)
+@dataclass(frozen=True)
+class AddDocstring(NodeEdit):
+    """A docstring before the module's first statement (an edit of the module itself)."""
 
-        walk(module, Collect())
-        fixed = {call for call in calls if ctx.report(call, f"{call.func.value} found", fixable=True)}
+    kind = "Module"
+    at = MODULE
 
-        class Rename(cst.CSTTransformer):
-            def leave_Call(self, original, updated):
-                if original in fixed:
-                    return updated.with_changes(func=cst.Name(RENAMED[original.func.value]))
-                return updated
+    def rewrite(self, module):
+        import libcst as cst
 
-        return module.visit(Rename()) if fixed else module
+        return module.with_changes(body=[cst.parse_statement('"""Doc."""\n'), *module.body])
 
 
 class Undecided(Decides):
-    """The same rule without a ``check``: nothing decides, so every fix is unsafe."""
+    """The same rule saying nothing of safety: every fix is unsafe."""
 
     code, name = "DDP951", "undecided"
-    check = Rule.check
+
+    def check(self, tree, ctx):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in RENAMED:
+                edit = ReplaceExpression(Span.of(ctx.position(node.func)), RENAMED[node.func.id])
+                ctx.report(node, f"{node.func.id} found", fixable=True, edits=[edit])
 
 
 def kinds(result) -> list[tuple[int, str | None, bool]]:
@@ -98,7 +95,7 @@ def test_without_a_decision_every_fix_is_unsafe():
     assert kinds(result) == [(1, UNSAFE, False), (2, UNSAFE, False)]
 
 
-def test_where_check_cannot_tell_every_fix_is_unsafe_on_both_paths():
+def test_where_check_does_not_prove_it_every_fix_is_unsafe_on_both_paths():
     source = SOURCE + b"# a comment\n"
     report = fix_source("x.py", source, [Decides], fix=False)
     fixed = fix_source("x.py", source, [Decides])
@@ -114,15 +111,9 @@ def test_the_decision_is_taken_on_the_version_being_rewritten():
         code, name, summary, fixable, triggers = "DDP949", "inserts", "test rule adding a first line", True, ("_call",)
 
         def check(self, tree, ctx):
-            if not any(isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) for n in tree.body[:1]):
-                ctx.report(tree.body[0], "no docstring", fixable=True, safe=True)
-
-        def apply(self, module, ctx):
-            if isinstance(module.body[0].body[0], cst.Expr) and isinstance(module.body[0].body[0].value, cst.SimpleString):
-                return module
-            if ctx.report(module.body[0], "no docstring", fixable=True):
-                return module.with_changes(body=[cst.parse_statement('"""Doc."""\n'), *module.body])
-            return module
+            first = tree.body[0]
+            if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)):
+                ctx.report(first, "no docstring", fixable=True, safe=True, edits=[AddDocstring()])
 
     result = fix_source("x.py", SOURCE, [InsertsALine, Decides])
     assert result.fixed == b'"""Doc."""\nsafe_done()\nrisky_call()\n'

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ddpfix.sources import fix_source
-from ddpfix.transforms._edit_imports import ensure_import
+from ddpfix.edits._imports import ensure_import
 from ddpfix.transforms.device_map_under_ddp import DeviceMapUnderDdp
 
 ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not

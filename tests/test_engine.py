@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from dataclasses import dataclass
+
 import libcst as cst
 
+from ddpfix.edits import MODULE, NodeEdit, ReplaceExpression, Span
 from ddpfix.sources import fix_source
 from ddpfix.transforms import all_rules
 from ddpfix.transforms.base import Rule
@@ -22,19 +26,29 @@ b = random_split(range(4), [2, 2], generator=torch.Generator("cuda").manual_seed
 class Exploding(Rule):
     code, name, summary, fixable, triggers = "DDP900", "exploding", "test rule that raises", True, ("Generator",)
 
-    def apply(self, module, ctx):
+    def check(self, tree, ctx):
         raise ValueError("boom")
 
 
+@dataclass(frozen=True)
+class AppendStatement(NodeEdit):
+    """``code`` appended to the module (an edit of the module itself)."""
+
+    code: str
+    kind = "Module"
+    at = MODULE
+
+    def rewrite(self, module):
+        return module.with_changes(body=[*module.body, cst.parse_statement(self.code)])
+
+
 class Corrupting(Rule):
-    """Reports a fix, then returns code that does not compile (``return`` at module level)."""
+    """Reports a fix whose edit makes code that does not compile (``return`` at module level)."""
 
     code, name, summary, fixable, triggers = "DDP901", "corrupting", "test rule that corrupts", True, ("Generator",)
 
-    def apply(self, module, ctx):
-        if ctx.report(module.body[0], "corrupt", fixable=True):
-            return module.with_changes(body=[*module.body, cst.parse_statement("return 1\n")])
-        return module
+    def check(self, tree, ctx):
+        ctx.report(tree.body[0], "corrupt", fixable=True, edits=[AppendStatement("return 1\n")])
 
 
 def test_files_without_triggers_are_not_parsed():
@@ -105,7 +119,7 @@ def test_match_statements_and_unexpected_errors_never_escape(monkeypatch):
     def broken(module):
         raise KeyError("boom")
 
-    monkeypatch.setattr(ImportTable, "from_module", staticmethod(broken))
+    monkeypatch.setattr(ImportTable, "from_tree", staticmethod(broken))
     result = fix_source("x.py", TWO_FIXES, all_rules(), options=ALL)
     assert result.fixed is None and [p.code for p in result.problems] == ["E001"]
 
@@ -175,11 +189,11 @@ class _Flip(Rule):
     fixable, triggers = True, ("x =",)
     before, after = "", ""
 
-    def apply(self, module, ctx):
-        first = module.body[0]
-        if cst.Module([first]).code.strip() == f"x = {self.before}" and ctx.report(first, "flip", fixable=True):
-            return module.with_changes(body=[cst.parse_statement(f"x = {self.after}\n"), *module.body[1:]])
-        return module
+    def check(self, tree, ctx):
+        first = tree.body[0]
+        if isinstance(first, ast.Assign) and ast.unparse(first.value) == self.before:
+            edit = ReplaceExpression(Span.of(ctx.position(first.value)), self.after)
+            ctx.report(first, "flip", fixable=True, edits=[edit])
 
 
 class FlipOneToTwo(_Flip):
@@ -284,7 +298,7 @@ def test_a_crashing_tree_rule_leaves_the_file_untouched_and_keeps_the_other_find
     assert collective.line == 19  # in the bytes the file keeps
 
 
-def test_a_fixable_rule_must_implement_check_or_apply():
+def test_a_rule_must_implement_check():
     import pytest
 
     with pytest.raises(TypeError, match="must implement check"):
@@ -297,7 +311,7 @@ def test_a_fixable_rule_must_implement_check_or_apply():
         def check(self, tree, ctx):
             pass
 
-    assert Typed.typed and not Typed.edits  # fixes through typed edits from its check
+    assert Typed.fixable  # fixes through typed edits from its check
 
 
 def test_tree_rule_findings_honour_noqa_on_the_first_line_of_their_statement():
@@ -329,102 +343,48 @@ def test_a_file_libcst_loses_text_of_is_reported_not_rewritten():
     assert [p.level for p in result.problems] == ["note"]
 
 
-class TwoPaths(Rule):
-    """Reports every ``Generator`` call: from CPython's tree where no comment is in the file, else
-    it says the tree cannot tell; ``apply`` reports (and fixes, by renaming) the same calls."""
+class Renames(Rule):
+    """Reports every ``Generator`` call, fixing it by renaming: a rule that decides once."""
 
-    code, name, summary, fixable, triggers = "DDP904", "two-paths", "test rule with both paths", True, ("Generator",)
+    code, name, summary, fixable, triggers = "DDP904", "renames", "test rule", True, ("Generator",)
     checked = 0
 
     def check(self, tree, ctx):
-        import ast
-
-        from ddpfix.transforms.base import NeedsLibCST
-
-        if b"#" in ctx.data:
-            raise NeedsLibCST
         type(self).checked += 1
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Generator":
-                ctx.report(node, "generator", fixable=True)
-
-    def apply(self, module, ctx):
-        from ddpfix.transforms._walk import walk
-
-        calls = []
-
-        class Collect(cst.CSTVisitor):
-            def visit_Call(self, node):
-                if isinstance(node.func, cst.Attribute) and node.func.attr.value == "Generator":
-                    calls.append(node)
-
-        walk(module, Collect())
-        fixed = {call for call in calls if ctx.report(call, "generator", fixable=True)}
-        if not fixed:
-            return module
-
-        class Rename(cst.CSTTransformer):
-            def leave_Call(self, original, updated):
-                return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("Gen"))) if original in fixed else updated
-
-        return module.visit(Rename())
+                edit = ReplaceExpression(Span.of(ctx.position(node.func)), ast.unparse(node.func.value) + ".Gen")
+                ctx.report(node, "generator", fixable=True, edits=[edit])
 
 
-def test_a_fixable_rule_with_a_tree_check_reports_from_it_without_libcst(monkeypatch):
+def test_a_report_never_parses_with_libcst_and_a_fix_uses_the_same_decision(monkeypatch):
     import ddpfix.engine as engine
 
     parse = engine._parse
     monkeypatch.setattr(engine, "_parse", lambda path, data: (_ for _ in ()).throw(AssertionError("parsed by LibCST")))
-    TwoPaths.checked = 0
-    report = fix_source("x.py", TWO_FIXES, [TwoPaths], fix=False, options=ALL)
-    assert TwoPaths.checked == 1 and report.fixed is None
+    Renames.checked = 0
+    report = fix_source("x.py", TWO_FIXES, [Renames], fix=False, options=ALL)
+    assert Renames.checked == 1 and report.fixed is None
     assert [(f.line, f.column, f.fixable, f.fixed) for f in report.findings] == [(4, 50, True, False), (5, 46, True, False)]
     monkeypatch.setattr(engine, "_parse", parse)
-    fixed = fix_source("x.py", TWO_FIXES, [TwoPaths], options=ALL)  # a run that fixes asks apply
+    fixed = fix_source("x.py", TWO_FIXES, [Renames], options=ALL)
     assert fixed.fixed.count(b".Gen(") == 2 and all(f.fixed for f in fixed.findings)
     assert [(f.line, f.column, f.end_column) for f in fixed.findings] == [(f.line, f.column, f.end_column) for f in report.findings]
 
 
-def test_a_tree_check_that_cannot_tell_hands_the_file_to_apply(monkeypatch):
-    import ddpfix.engine as engine
+def test_a_report_does_not_import_libcst(tmp_path):
+    """LibCST takes longer to import than a small file's whole report: ``--check`` never loads it."""
+    import subprocess
+    import sys
 
-    parsed = []
-    parse = engine._parse
-    monkeypatch.setattr(engine, "_parse", lambda path, data: parsed.append(path) or parse(path, data))
-    TwoPaths.checked = 0
-    source = TWO_FIXES + b"# a comment the tree does not hold\n"
-    report = fix_source("x.py", source, [TwoPaths], fix=False, options=ALL)
-    assert parsed == ["x.py"] and TwoPaths.checked == 0
-    assert [(f.line, f.fixable, f.fixed) for f in report.findings] == [(4, True, False), (5, True, False)]
-    assert not report.problems
-
-
-def test_needs_libcst_from_a_rule_without_apply_is_an_internal_error():
-    from ddpfix.transforms.base import NeedsLibCST
-
-    class Unsure(Rule):
-        code, name, summary, fixable, triggers = "DDP905", "unsure", "test", False, ("Generator",)
-
-        def check(self, tree, ctx):
-            raise NeedsLibCST("no way to tell")
-
-    [problem] = fix_source("x.py", TWO_FIXES, [Unsure], fix=False, options=ALL).problems
-    assert problem.code == "DDP905" and "internal error" in problem.message
-
-
-def test_a_file_whose_identifiers_cpython_renames_is_left_to_apply(monkeypatch):
-    import ddpfix.engine as engine
-
-    parsed = []
-    parse = engine._parse
-    monkeypatch.setattr(engine, "_parse", lambda path, data: parsed.append(path) or parse(path, data))
-    TwoPaths.checked = 0
-    source = TWO_FIXES + "ｃuda = 1\n".encode()  # ``cuda`` to ast (NFKC), ``ｃuda`` to LibCST
-    report = fix_source("x.py", source, [TwoPaths], fix=False, options=ALL)
-    assert parsed == ["x.py"] and TwoPaths.checked == 0 and len(report.findings) == 2
-    parsed.clear()
-    fix_source("x.py", TWO_FIXES + "é = 1\n".encode(), [TwoPaths], fix=False, options=ALL)  # normalised already
-    assert parsed == [] and TwoPaths.checked == 1
+    script = tmp_path / "train.py"
+    script.write_bytes(TWO_FIXES)
+    probe = ("import sys; from ddpfix.cli import main\n"
+             "sys.argv = ['ddpfix', '--check', '--no-color', sys.argv[1]]\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('LIBCST' if any(m == 'libcst' or m.startswith('libcst.') for m in sys.modules) else 'CLEAN')")
+    out = subprocess.run([sys.executable, "-c", probe, str(script)], capture_output=True, text=True, timeout=60)
+    assert "DDP002" in out.stdout and out.stdout.strip().endswith("CLEAN"), out.stdout + out.stderr
 
 
 def test_comment_lines_after_a_callback_name_do_not_stall_the_facts_scan():

@@ -74,27 +74,45 @@ def test_a_pass_that_stops_at_a_node_gives_the_full_ranges_of_what_it_reached(so
         assert partial.complete == (node is module)
 
 
-def test_in_a_big_file_the_view_answers_the_first_node_from_a_partial_pass_and_later_ones_from_the_full_one():
-    from ddpfix.transforms.base import ModuleView
+def test_tree_positions_are_libcsts_positions_in_characters():
+    """The spans rules read off CPython's tree (columns in characters, not UTF-8 bytes) are the
+    spans of the same nodes in LibCST's tree, where edits find their targets."""
+    import ast
 
-    from ddpfix.transforms.base import PARTIAL_POSITIONS_BYTES
+    from ddpfix.transforms.base import TreeView
 
-    source = "import torch\n\n\ndef f():\n    return 1\n\n\n" + "x = 1\n" * (PARTIAL_POSITIONS_BYTES // 6) + "y = f()\n"
+    source = "if 1:\n\tx = 'é'; y = f(\n  'ü', z)  # ñ\n\tw = g('€', h('😀'))\n".encode()
     module = cst.parse_module(source)
-    full = Positions(module)
-    first, last = module.body[0], module.body[-1]
-    view = ModuleView(module, source.encode())
-    assert view.position(first) == full[first]
-    assert view._positions is None, "the first question must not generate the whole file"
-    assert view.position(last) == full[last]
-    assert view._positions is not None
+    positions = Positions(module)
+    cst_calls = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            cst_calls.append(positions[node])
+
+    module.visit(Calls())
+    view = TreeView(ast.parse(source), source)
+    tree_calls = [view.position(n) for n in ast.walk(view.tree) if isinstance(n, ast.Call)]
+    assert tree_calls == cst_calls and cst_calls[0].start.column == 14 and len(cst_calls) == 3
 
 
-def test_in_a_small_file_the_view_makes_the_full_pass_at_once():
-    from ddpfix.transforms.base import ModuleView
+def test_statement_starts_are_libcsts_statement_lines():
+    """A ``# noqa`` on the first line of a statement line covers it: the tree's notion of that line
+    (statements joined by ``;``, continuations) is LibCST's ``SimpleStatementLine``."""
+    import ast
 
-    source = "import torch\nx = torch.zeros(1)\n"
+    from ddpfix.transforms.base import TreeView
+
+    source = (b"a = 1; b = f(\n  2)\nif x: c = g(\n  3)\nd = (\n 4); e = 5\n"
+              b"h = 1  # ;\ni = (\n 1)\nj = 1; \\\n k = 2\nl = 1;\nm = f(\n 1)\nn = 1; \\\r\no = f(\n 2)\np = 1; # c \\\nq = f(\n 3)\n")
     module = cst.parse_module(source)
-    view = ModuleView(module, source.encode())
-    assert view.position(module.body[0]) == Positions(module)[module.body[0]]
-    assert view._positions is not None
+    positions = Positions(module)
+    starts: dict[int, int] = {}
+    for node in positions:
+        if isinstance(node, cst.SimpleStatementLine):
+            first, last = positions.lines(node)
+            for covered in range(first + 1, last + 1):
+                starts.setdefault(covered, first)
+    tree_view = TreeView(ast.parse(source), source)
+    lines = range(1, source.count(b"\n") + 2)
+    assert [tree_view.statement_start(n) for n in lines] == [starts.get(n, n) for n in lines]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import warnings
 
 import hypothesmith
-from bench_scripts import load_bench
 from fixture_cases import cases
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -17,9 +16,7 @@ from ddpfix.transforms import all_rules
 
 ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
 
-FUZZ = load_bench("fuzz")  # what makes LibCST's report no reference is decided once, there
 RULES = all_rules()
-LIBCST_ONLY = [rule.without_tree_check() if rule.reads_tree and rule.edits else rule for rule in RULES]
 FIXTURE_SOURCES = [c.input.read_bytes() for c in cases() if c.input.suffix == ".py"]
 SNIPPETS = [
     b'g = torch.Generator(device="cuda")\n',
@@ -50,9 +47,8 @@ def compiles(data: bytes) -> bool:
 
 
 def check(data: bytes) -> None:
-    report, reference = fix_source("t.py", data, RULES, fix=False, options=ALL), fix_source("t.py", data, LIBCST_ONLY, fix=False, options=ALL)
-    if (report.findings, report.problems) != (reference.findings, reference.problems):
-        assert FUZZ.libcst_is_no_reference(data, report, reference), (report.findings, reference.findings)
+    report = fix_source("t.py", data, RULES, fix=False, options=ALL)  # must not raise
+    assert not [p for p in report.problems if p.code.startswith("DDP") or p.code == "E001"], report.problems
     result = fix_source("t.py", data, RULES, options=ALL)  # must not raise
     if result.fixed is not None:
         assert compiles(result.fixed), result.fixed.decode(errors="replace")

@@ -154,7 +154,7 @@ def test_every_rank_spelling_the_rank_tests_take_is_among_the_rank_rules_words()
     """A rank test may be a file's only rank word: each spelling ``RankTests`` understands (an
     attribute, an environment variable) must pass the trigger words of every rule about rank
     guards (``os.environ["RANK"]`` once did not)."""
-    from ddpfix.transforms._ranks import RANK_ATTRIBUTES, RANK_VARIABLES
+    from ddpfix.transforms._tree_ranks import RANK_ATTRIBUTES, RANK_VARIABLES
 
     spellings = {f"self.{a} == 0" for a in RANK_ATTRIBUTES} | {f'os.environ["{v}"] == "0"' for v in RANK_VARIABLES}
     for code in ("DDP003", "DDP005"):

@@ -7,7 +7,7 @@ import pytest
 from conftest import fixture_sources, libcst_parses
 from hypothesis import HealthCheck, given, settings
 
-from ddpfix.transforms._walk import walk
+from ddpfix.edits._walk import walk
 
 try:
     import hypothesmith

@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 from ddpfix.edits import apply_edits
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
-from ddpfix.transforms.base import NOT_PROVEN, ModuleView, NeedsLibCST, Rule, RuleContext, TreeView
+from ddpfix.transforms.base import Rule, RuleContext, TreeView
 
 if TYPE_CHECKING:  # LibCST is imported where a file is parsed for a fix: a report never loads it
     import libcst as cst
+
+    from ddpfix.positions import Positions
 
 PARSE_ERROR = "E999"
 READ_ERROR = "E902"
@@ -199,10 +201,10 @@ def _fix_source(
         _report(path, tree, data, active, facts, options, result)
         return result
     current: bytes | None = data  # None: the file keeps its original bytes
-    editors = [rule for rule in active if rule.edits or rule.typed]
+    editors = [rule for rule in active if rule.fixable]
     if editors:
         current = _edit(path, data, editors, facts, only, options, result, tree)
-    readers = [rule for rule in active if not (rule.edits or rule.typed)]
+    readers = [rule for rule in active if not rule.fixable]
     if readers:
         # Their findings stand in the bytes the result holds: the fixed code, or the original
         # when nothing changed or something failed (then the file keeps its original bytes).
@@ -229,40 +231,23 @@ def _fix_source(
 
 def _report(path: str, tree: ast.Module, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
             options: Mapping[str, object], result: FileResult) -> None:
-    """Report-only (nothing is rewritten, so every rule reads the file as it is): each rule that
-    reads CPython's tree reports from it; only the others, and those that cannot tell on that tree
-    (``NeedsLibCST``), make the LibCST parse."""
-    readers = [rule for rule in active if rule.reads_tree]
-    deferred: list[type[Rule]] = []
-    found, failed = _read_tree(path, tree, data, readers, facts, options, result, deferred)
-    editors = [rule for rule in active if rule.edits and (not rule.reads_tree or rule in deferred)]
-    if editors and not failed:
-        _edit(path, data, editors, facts, frozenset(), options, result, tree)
+    """Report-only (nothing is rewritten, so every rule reads the file as it is, from one tree):
+    the same ``check`` a run that fixes asks, so the two cannot disagree."""
+    found, _failed = _read_tree(path, tree, data, active, facts, options, result)
     result.findings += found
     result.findings.sort(key=lambda f: (f.line, f.column, f.code))
 
 
 def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Rule]], facts: ProjectFacts,
-               options: Mapping[str, object], result: FileResult,
-               deferred: list[type[Rule]] | None = None) -> tuple[list, bool]:
-    """The findings of the rules that report from CPython's tree of ``data``, and whether one of
-    them failed (the failure is added to ``result``; the file must then keep its original bytes).
-    A rule that raises ``NeedsLibCST`` (allowed where it implements ``apply`` too and ``deferred``
-    is given) reports nothing here and is added to ``deferred``."""
+               options: Mapping[str, object], result: FileResult) -> tuple[list, bool]:
+    """The findings of ``rules`` on CPython's tree of ``data``, and whether one of them failed (the
+    failure is added to ``result``; the file must then keep its original bytes)."""
     view = TreeView(tree, data)
     found = []
     for rule in rules:
         ctx = RuleContext(path, rule, view, facts, frozenset(), options)
         try:
-            if rule.edits and deferred is not None and view.renames_identifiers:
-                raise NeedsLibCST("an identifier that CPython renames (NFKC)")
             rule().check(tree, ctx)
-        except NeedsLibCST as err:
-            if deferred is None or not rule.edits:
-                result.problems.append(Problem(path, rule.code, _failure(err)))
-                return found, True
-            deferred.append(rule)
-            continue
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             result.problems.append(Problem(path, rule.code, _failure(err)))
             return found, True
@@ -276,57 +261,44 @@ def _failure(err: Exception) -> str:
     return f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
 
 
-class _TreeChecks:
-    """Rules' ``check`` on CPython's tree of the version of the file about to be rewritten: the one
-    place a rule decides (its findings, each fix's applicability, a typed rule's edits), so
-    ``--check`` and ``--write`` cannot disagree. Trees and views are made once per version, shared
-    by the rules."""
+class _Versions:
+    """The versions of the file a run that fixes goes through: CPython's tree of each (where the
+    rules decide), and LibCST's, parsed only once a fix is to be carried out on that version."""
 
-    def __init__(self, path: str, data: bytes, tree: ast.Module, facts: ProjectFacts, options: Mapping[str, object]):
-        self.path, self.facts, self.options = path, facts, options
+    def __init__(self, path: str, data: bytes, tree: ast.Module):
+        self.path = path
         self._data, self._view = data, TreeView(tree, data)
+        self._cst: tuple[bytes, cst.Module, Positions] | None = None
 
-    def _view_of(self, data: bytes) -> TreeView:
+    def view(self, data: bytes) -> TreeView:
         if data is not self._data:
             tree = ast.parse(data, self.path)  # the fixed code compiled, so it parses
             self._data, self._view = data, TreeView(tree, data)
         return self._view
 
-    def fixes(self, rule: type[Rule], data: bytes, only: Collection[FixKey] | None) -> RuleContext:
-        """A typed rule's findings on ``data``, each marked fixed where its fix is to be applied
-        (picked by hand, else safe, else unsafe with ``unsafe_fixes``), with the fixes' edits."""
-        view = self._view_of(data)
-        ctx = RuleContext(self.path, rule, view, self.facts, only, self.options)
-        rule().check(view.tree, ctx)
-        return ctx
+    def libcst(self, data: bytes, module: cst.Module | None = None) -> tuple[cst.Module, Positions] | Problem:
+        """LibCST's tree of ``data`` and its positions (``module``: the tree a fix just produced)."""
+        if self._cst is None or self._cst[0] is not data:
+            if module is None:
+                module = _parse(self.path, data)
+                if isinstance(module, Problem):
+                    return module
+            from ddpfix.positions import Positions
 
-    def applicability(self, rule: type[Rule], data: bytes) -> tuple[dict[FixKey, tuple[str, str]], str]:
-        """Each fix's (applicability, reason) by key, and the reason for a fix ``check`` did not decide."""
-        view = self._view_of(data)
-        ctx = RuleContext(self.path, rule, view, self.facts, frozenset(), self.options)
-        try:
-            if view.renames_identifiers:
-                raise NeedsLibCST("an identifier that CPython renames (NFKC)")
-            rule().check(view.tree, ctx)
-        except NeedsLibCST:
-            # The tree cannot tell (a comment a fix could lose): the rule's ``apply`` reports, and
-            # every fix it offers here is unsafe, as the report-only run says too.
-            return {}, NOT_PROVEN
-        return {f.key: (f.applicability, f.unsafe_reason) for f in ctx.findings if f.fixable}, NOT_PROVEN
+            self._cst = (data, module, Positions(module))
+        return self._cst[1], self._cst[2]
 
 
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
           only: Collection[FixKey] | None, options: Mapping[str, object], result: FileResult,
           tree: ast.Module) -> bytes | None:
-    """The rules that read (and may rewrite) LibCST's tree, in rounds: the bytes they leave, their
-    findings in ``result``; None when the file must keep its original bytes (the reason is in
-    ``result.problems``). ``tree``: CPython's tree of ``data``, from which each rule's ``check``
-    decides how safe its fixes are (a typed rule, everything). LibCST parses the file only once a
-    rule needs its tree: a rule with ``apply``, or a typed rule with a fix to carry out."""
-    parsed: cst.Module | None = None
-    view: ModuleView | None = None
+    """The fixable rules, in rounds: each rule's ``check`` on CPython's tree of the current version
+    decides its findings, how safe each fix is and the fix's typed edits, which are carried out on
+    LibCST's tree of that same version (parsed only when a fix is to be applied). The bytes they
+    leave, their findings in ``result``; None when the file must keep its original bytes (the
+    reason is in ``result.problems``). ``tree``: CPython's tree of ``data``."""
+    versions = _Versions(path, data, tree)
     current = data
-    checks = _TreeChecks(path, data, tree, facts, options)
     original_checked = False  # whether the original compiles, asked once a fix would replace it
     # A later rule's fix can change what an earlier rule sees (DDP008 adds ``import os``, and
     # DDP003 then understands ``os.environ["RANK"]``). So that a second run has nothing left to
@@ -343,31 +315,20 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
         runs += 1
         ctx = None
         try:
-            if rule.typed:
-                ctx = checks.fixes(rule, current, only)
-        except Exception as err:  # a rule's bug must cost one file's fixes, never the run
-            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
-            result.problems.append(Problem(path, rule.code, _failure(err)))
-            return None
-        if view is None and (ctx is None or ctx.fixes_applied):
-            parsed = _parse(path, data)
-            if isinstance(parsed, Problem):
-                result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
-                result.problems.append(parsed)
-                return None
-            view = ModuleView(parsed, data)
-        if ctx is None:
+            view = versions.view(current)
             ctx = RuleContext(path, rule, view, facts, only, options)
-        try:
-            if rule.typed:
-                new_module = _carry_out(view, ctx) if ctx.fixes_applied else None
-            else:
-                if rule.decides:
-                    ctx = RuleContext(path, rule, view, facts, only, options, *checks.applicability(rule, current))
-                new_module = rule().apply(view.module, ctx)
-            new_data = new_module.bytes if ctx.fixes_applied else None
+            rule().check(view.tree, ctx)
+            new_data, new_module = None, None
+            if ctx.fixes_applied:
+                parsed = versions.libcst(current)
+                if isinstance(parsed, Problem):
+                    result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
+                    result.problems.append(parsed)
+                    return None
+                new_module = _carry_out(*parsed, ctx)
+                new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
-            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
+            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + (ctx.findings if ctx else [])]
             result.problems.append(Problem(path, rule.code, _failure(err)))
             return None
         fixed += [f for f in ctx.findings if f.fixed]
@@ -385,7 +346,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
                 line = getattr(original, "lineno", None)
                 result.problems.append(Problem(path, PARSE_ERROR, f"cannot compile: {getattr(original, 'msg', original)}", line, getattr(original, "offset", None)))
                 return None
-            if parsed.bytes != data:
+            if versions.libcst(data)[0].bytes != data:
                 # LibCST does not always give back the bytes it parsed: it drops a form feed before
                 # code (LibCST#446) and, in a fuzzed file, a comment line after blank lines with
                 # mixed newlines. A rewrite would lose what no fix meant to touch, so none is
@@ -401,7 +362,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
             result.problems.append(Problem(path, rule.code, message))
             return None
         current = new_data
-        view = ModuleView(new_module, new_data)
+        versions.libcst(new_data, new_module)
         # The rule that changed the file runs again on its output too: a fix can settle what kept
         # another finding of the same rule from being fixed (DDP007's "set earlier" refusal, once
         # the earlier assignment is a buffer). With fixes picked by hand, one round is the promise.
@@ -420,22 +381,22 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
     return current
 
 
-def _carry_out(view: ModuleView, ctx: RuleContext) -> cst.Module:
-    """A typed rule's chosen fixes, its edits applied to LibCST's tree of the same version; a fix
-    whose edits cannot all be applied is reported as not fixed, and none of its edits is kept."""
+def _carry_out(module: cst.Module, positions: Positions, ctx: RuleContext) -> cst.Module:
+    """A rule's chosen fixes, their edits applied to LibCST's tree of the version ``check`` read;
+    a fix whose edits cannot all be applied is reported as not fixed, and none of its edits is kept."""
     chosen = [f for f in ctx.findings if f.fixed]
     if not chosen:
-        return view.module
+        return module
     # Findings at one place share a key, and so the edits the rule gave that key: take them once.
     keys = list(dict.fromkeys(finding.key for finding in chosen))
     edits = [edit for key in keys for edit in ctx.edits.get(key, ())]
-    module, refused = apply_edits(view.module, view.positions, edits)
+    fixed, refused = apply_edits(module, positions, edits)
     if refused:
-        failed = {f.key for f in chosen if set(ctx.edits.get(f.key, ())) & set(refused)}
+        failed = {key for key in keys if set(ctx.edits.get(key, ())) & set(refused)}
         ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
         keep = [e for key in keys if key not in failed for e in ctx.edits.get(key, ())]
-        module, _ = apply_edits(view.module, view.positions, keep) if keep else (view.module, [])
-    return module
+        fixed, _ = apply_edits(module, positions, keep) if keep else (module, [])
+    return fixed
 
 
 def _gathered(fixed: list, last_run: dict[str, list]) -> list:

@@ -10,68 +10,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # the LibCST halves run only where LibCST parsed the file (loaded then)
-    import libcst as cst
 
 
-def dotted_name(node: cst.BaseExpression | ast.expr) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, of LibCST's tree or CPython's; None for anything else."""
+def dotted_name(node: ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain; None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr}"
-    if isinstance(node, ast.AST):
-        return None
-    import libcst as cst
-
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
     return None
-
-
-def _statements(block: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every small statement, class and function of a block and of the blocks nested in it.
-
-    Expressions are not entered: imports and definitions only ever stand as statements.
-    """
-    import libcst as cst
-
-    for stmt in getattr(block, "body", ()):
-        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from stmt.body
-            continue
-        yield stmt
-        if isinstance(stmt, cst.BaseCompoundStatement):
-            for inner in child_blocks(stmt):
-                yield from _statements(inner)
-
-
-def child_blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
-    """The blocks of a compound statement: its body, every ``elif``/``else``, ``except`` and
-    ``finally`` block, and ``match`` cases (an IndentedBlock, or a one-line SimpleStatementSuite)."""
-    import libcst as cst
-
-    body = getattr(statement, "body", None)  # ``match`` has only its cases
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield from child_blocks(orelse)
-    elif orelse is not None:
-        yield orelse.body
-    for handler in getattr(statement, "handlers", ()):
-        yield handler.body
-    finalbody = getattr(statement, "finalbody", None)
-    if finalbody is not None:
-        yield finalbody.body
-    for case in getattr(statement, "cases", ()):
-        yield case.body
 
 
 #: The statements of CPython's tree that hold blocks (LibCST's ``BaseCompoundStatement``s).
@@ -116,44 +64,9 @@ class ImportTable:
         return {name: next(iter(found)) for name, found in self.targets.items() if len(found) == 1}
 
     @classmethod
-    def from_module(cls, module: cst.Module) -> ImportTable:
-        import libcst as cst
-
-        names: dict[str, set[str]] = _SetDict()
-        local_defs: set[str] = set()
-        for stmt in _statements(module):
-            if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
-                local_defs.add(stmt.name.value)
-            elif isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
-                local_defs.update(t.value for t in targets if isinstance(t, cst.Name))
-            if isinstance(stmt, cst.Import):
-                for alias in stmt.names:
-                    full = dotted_name(alias.name)
-                    if full is None:
-                        continue
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        names[alias.asname.name.value].add(full)
-                    else:
-                        # ``import torch.utils.data`` binds ``torch``.
-                        top = full.split(".", 1)[0]
-                        names[top].add(top)
-            elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None:
-                module_name = dotted_name(stmt.module)
-                if module_name is None or isinstance(stmt.names, cst.ImportStar):
-                    continue
-                for alias in stmt.names:
-                    if not isinstance(alias.name, cst.Name):
-                        continue
-                    local = alias.name.value
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        local = alias.asname.name.value
-                    names[local].add(f"{module_name}.{alias.name.value}")
-        return cls._without(names, local_defs)
-
-    @classmethod
     def from_tree(cls, tree: ast.Module) -> ImportTable:
-        """``from_module`` on CPython's tree (for the rules that read it): the same table."""
+        """The table of a module: every import of the file, nested ones included; a name the file
+        also defines or assigns itself is left out (which one a use means depends on order)."""
         names: dict[str, set[str]] = _SetDict()
         local_defs: set[str] = set()
         for block in tree_blocks(tree):
@@ -184,7 +97,7 @@ class ImportTable:
             names.pop(name, None)
         return cls(dict(names))
 
-    def qualify_all(self, node: cst.BaseExpression | ast.expr) -> set[str]:
+    def qualify_all(self, node: ast.expr) -> set[str]:
         """Every dotted name ``node`` may stand for through the imports (empty: none)."""
         dotted = dotted_name(node)
         if dotted is None:
@@ -192,10 +105,10 @@ class ImportTable:
         head, _, rest = dotted.partition(".")
         return {f"{target}.{rest}" if rest else target for target in self.targets.get(head, ())}
 
-    def qualify(self, node: cst.BaseExpression | ast.expr) -> str | None:
+    def qualify(self, node: ast.expr) -> str | None:
         """The dotted name an expression like ``th.Generator`` stands for, if the imports say so unambiguously."""
         found = self.qualify_all(node)
         return next(iter(found)) if len(found) == 1 else None
 
-    def is_any(self, node: cst.BaseExpression, qualified_names: frozenset[str] | set[str]) -> bool:
+    def is_any(self, node: ast.expr, qualified_names: frozenset[str] | set[str]) -> bool:
         return self.qualify(node) in qualified_names

@@ -9,8 +9,8 @@ import libcst as cst
 
 from ddpfix.edits._base import MODULE, ModuleEdit, NodeEdit, Span
 from ddpfix.positions import Positions
-from ddpfix.transforms._args import TargetedTransformer
-from ddpfix.transforms._walk import walk
+from ddpfix.edits._args import TargetedTransformer
+from ddpfix.edits._walk import walk
 
 Edit = NodeEdit | ModuleEdit
 

@@ -74,7 +74,7 @@ class NodeEdit:
         An edit that deliberately moves comments elsewhere (never drops them) may say so here."""
         import libcst as cst
 
-        from ddpfix.transforms._args import comments
+        from ddpfix.edits._args import comments
 
         if isinstance(after, cst.RemovalSentinel):
             return not comments(before)

@@ -46,7 +46,7 @@ def _space_left(before: cst.BaseParenthesizableWhitespace, comma) -> cst.BasePar
     """What stays inside ``f()`` once its only argument is gone: the whitespace after ``(`` where it
     holds a comment, else the one after the argument's comma where that does
     (``device="cuda",  # why``), else nothing."""
-    from ddpfix.transforms._args import comments
+    from ddpfix.edits._args import comments
 
     if not comments(before) and isinstance(comma, cst.Comma) and comments(comma.whitespace_after):
         before = comma.whitespace_after

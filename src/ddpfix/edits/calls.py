@@ -64,11 +64,13 @@ class ReplaceArguments(NodeEdit):
         for code in self.arguments:
             rebuilt = _appended(rebuilt, _parse_argument(code))
         for arg in kept:
-            rebuilt = _appended(rebuilt, cst.Arg(value=arg.value, keyword=arg.keyword, equal=_TIGHT_EQUAL))
+            rebuilt = _appended(rebuilt, cst.Arg(value=arg.value, keyword=arg.keyword, equal=_tight_equal()))
         return rebuilt
 
 
-_TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+def _tight_equal() -> cst.AssignEqual:
+    """``=`` with no space around it, as a keyword argument is written."""
+    return cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 
 
 def _parse_argument(code: str) -> cst.Arg:

@@ -19,6 +19,6 @@ class AddImport(ModuleEdit):
     module: str
 
     def carry_out(self, module: cst.Module) -> cst.Module:
-        from ddpfix.transforms._edit_imports import ensure_import
+        from ddpfix.edits._imports import ensure_import
 
         return ensure_import(module, self.module)

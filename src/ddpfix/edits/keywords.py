@@ -27,7 +27,7 @@ class SetKeyword(NodeEdit):
         return self.call
 
     def rewrite(self, node: cst.Call) -> cst.Call:
-        from ddpfix.transforms._args import with_keyword
+        from ddpfix.edits._args import with_keyword
 
         return with_keyword(node, self.name, self.value)
 
@@ -45,6 +45,6 @@ class DropKeyword(NodeEdit):
         return self.call
 
     def rewrite(self, node: cst.Call) -> cst.Call:
-        from ddpfix.transforms._args import without_keyword
+        from ddpfix.edits._args import without_keyword
 
         return without_keyword(node, self.name)

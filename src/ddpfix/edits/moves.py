@@ -17,13 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
-
-from ddpfix.edits._base import NodeEdit, Span
+from ddpfix.edits._base import NodeEdit, Span, cst
 
 #: The statements that own a block of statements (the module is the edit at ``MODULE``).
-BLOCK_OWNERS = (cst.FunctionDef, cst.ClassDef, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.TryStar,
-                cst.Match, cst.Module)
+BLOCK_OWNERS = ("FunctionDef", "ClassDef", "If", "For", "While", "With", "Try", "TryStar", "Match", "Module")
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 
 from ddpfix.facts import MONITORING_CALLBACKS
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.transforms._names import PURE_CALLEES, READ_ONLY_METHODS
 from ddpfix.transforms._tree_lightning import arguments_in_order, has_comment
-from ddpfix.transforms._tree_names import exit_in, statement_names
+from ddpfix.transforms._tree_names import PURE_CALLEES, READ_ONLY_METHODS, exit_in, statement_names
 from ddpfix.transforms._tree_text import end
 
 #: Callbacks and helpers whose ``monitor`` decides what a run watches (facts.MONITORING_CALLBACKS,

@@ -3,8 +3,9 @@ starts and ends, what stands between two places besides layout, whether a commen
 and the code LibCST would quote for a node.
 
 ``ast`` keeps no comments, no parentheses around an expression and no whitespace; LibCST keeps
-all three in its tree. Each function here reads from the text what LibCST's tree holds, and raises
-``NeedsLibCST`` where the text alone cannot say. ``view`` is always the file's ``TreeView``.
+all three in its tree. Each function here reads from the text what LibCST's tree holds (a rule's
+edits are carried out on LibCST's tree, so its ``check`` must know what that tree holds). ``view``
+is always the file's ``TreeView``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import io
 import re
 import tokenize
 
-from ddpfix.transforms.base import NeedsLibCST
 from ddpfix.transforms._ast_shapes import every_node
 
 #: One line break, as LibCST and ``ast`` count lines.
@@ -138,12 +138,3 @@ def _rows_kept_as_text(fragment: str) -> set[int]:
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # the fragment ends inside brackets: every token of it has been seen
     return kept
-
-
-def keyword_value(keyword: ast.keyword, view) -> ast.expr:
-    """A keyword argument's value, where ``ast``'s range of it is LibCST's ``Arg.value``: not in
-    parentheses of its own (``device=("cuda")``: LibCST's code of the value has them, ``ast``'s
-    range does not), else ``NeedsLibCST``."""
-    if squeezed(view, start(keyword, view) + len(keyword.arg), start(keyword.value, view)) != "=":
-        raise NeedsLibCST("a keyword's value in its own parentheses")
-    return keyword.value

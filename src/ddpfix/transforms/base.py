@@ -7,9 +7,8 @@ import inspect
 import io
 import re
 import tokenize
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import SAFE, UNSAFE, Finding, FixKey
@@ -17,91 +16,21 @@ from ddpfix.imports import TREE_COMPOUND, ImportTable, tree_blocks
 from ddpfix.locations import CodeRange, TreePositions
 from ddpfix.suppressions import is_suppressed, suppressions
 
-if TYPE_CHECKING:  # LibCST is loaded only where a fix is carried out: a report never needs it
-    import libcst as cst
-
-    from ddpfix.positions import Positions
-
 #: Where each rule's page lives online: ``docs/rules/<CODE>.md`` in the repository, generated from
 #: the rule's docstring (``python -m ddpfix.docs``; a test keeps them in step).
 DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
 
 
 _CONTINUATION = re.compile(r"\\(?:\r\n|\r|\n)")
-_WORD = re.compile(r"\w+")
 
 #: Why a fix is unsafe when its rule says nothing more: it was not proven safe.
 NOT_PROVEN = "not proven to keep what correct code computes"
 
-#: From this size on, a file's first position question is answered by a pass that stops at the node.
-PARTIAL_POSITIONS_BYTES = 64 * 1024
-
-
-class ModuleView:
-    """One version of the file, shared by every rule that reads it: the tree, its bytes, its import
-    table, and (computed on first use, once) node positions, suppression comments and statement starts.
-    A rule that rewrites the file starts a new view; the rules that only report share one."""
-
-    def __init__(self, module: cst.Module, data: bytes, imports: ImportTable | None = None):
-        self.module = module
-        self.data = data
-        self.imports = imports if imports is not None else ImportTable.from_module(module)
-        self._positions: Positions | None = None
-        self._first_positions: Positions | None = None  # a pass up to the first node asked about
-        self._suppressions: dict | None = None
-        self._starts: dict[int, int] | None = None
-
-    @property
-    def positions(self) -> Positions:
-        if self._positions is None:
-            from ddpfix.positions import Positions
-
-            self._positions = Positions(self.module)
-        return self._positions
-
-    def position(self, node: cst.CSTNode) -> CodeRange:
-        """``positions[node]``, where possible without generating the whole file: in a big file the
-        first node asked about is found by a pass that stops there (with every node before it); a
-        node past it makes the full pass. In torch's 460 kB distributed_test.py, one finding near
-        the top cost a full pass of 0.9 s, a third of the file's time. In a small file, where
-        findings are usually several, the stopped pass would mostly be paid twice."""
-        if self._positions is None and len(self.data) >= PARTIAL_POSITIONS_BYTES:
-            if self._first_positions is None:
-                from ddpfix.positions import Positions
-
-                self._first_positions = Positions(self.module, until=node)
-                if self._first_positions.complete:
-                    self._positions = self._first_positions
-            if node in self._first_positions:
-                return self._first_positions[node]
-        return self.positions[node]
-
-    @property
-    def suppressions(self) -> dict:
-        if self._suppressions is None:
-            wanted = b"noqa" in self.data or b"ddpfix" in self.data  # the bytes the tree was parsed from
-            self._suppressions = suppressions(self.module.code) if wanted else {}
-        return self._suppressions
-
-    def statement_start(self, line: int) -> int:
-        """The first line of the simple statement that spans ``line`` (a call over several lines)."""
-        if self._starts is None:
-            import libcst as cst
-
-            self._starts = {}
-            positions = self.positions
-            for node in positions:
-                if isinstance(node, cst.SimpleStatementLine):
-                    first, last = positions.lines(node)
-                    for covered in range(first + 1, last + 1):
-                        self._starts.setdefault(covered, first)
-        return self._starts.get(line, line)
-
-
 class TreeView:
-    """``ModuleView`` for the rules that read CPython's tree (``Rule.check``): the same questions,
-    answered from ``ast``, so that a file whose only active rules read it is never parsed by LibCST
-    (torch's 460 kB distributed_test.py: a LibCST parse of two seconds for one report-only rule)."""
+    """One version of the file as the rules read it (``Rule.check``): CPython's tree, its bytes and
+    text, its import table, and (computed on first use, once) positions as LibCST counts them,
+    suppression comments and statement starts. A report never parses the file with LibCST (torch's
+    460 kB distributed_test.py: a LibCST parse of two seconds for one report-only rule)."""
 
     def __init__(self, tree: ast.Module, data: bytes):
         self.tree = tree
@@ -126,15 +55,6 @@ class TreeView:
             self._positions = TreePositions(self.text)
         return self._positions
 
-    @property
-    def renames_identifiers(self) -> bool:
-        """Whether CPython would rename an identifier of the file: ``ast`` holds names NFKC-normalised
-        (``ｃuda`` is ``cuda`` there), LibCST as written, so rules that must answer as their ``apply``
-        does cannot read this tree (words in strings and comments count too: a cheap superset)."""
-        text = self.text
-        return not text.isascii() and any(
-            not unicodedata.is_normalized("NFKC", word) for word in _WORD.findall(text) if not word.isascii())
-
     def position(self, node: ast.AST) -> CodeRange:
         return self.positions[node]
 
@@ -146,8 +66,8 @@ class TreeView:
         return self._suppressions
 
     def statement_start(self, line: int) -> int:
-        """``ModuleView.statement_start``: the first line of the simple statement line (LibCST's
-        ``SimpleStatementLine``: statements joined by ``;`` are one) that spans ``line``."""
+        """The first line of the simple statement line (LibCST's ``SimpleStatementLine``: statements
+        joined by ``;`` are one) that spans ``line``: a ``# noqa`` there covers the whole line."""
         if self._starts is None:
             self._starts = {}
             for block in tree_blocks(self.tree):
@@ -200,23 +120,22 @@ class TreeView:
 
 
 class RuleContext:
-    """Handed to a rule for one file: where to report, and whether a fix may be applied.
+    """Handed to a rule for one file: where to report, and whether a fix is to be applied.
 
-    A rule calls :meth:`report` for each finding and applies the finding's fix only when it
-    returns True. That single gate is what lets the engine re-run a file with exactly the fixes a
-    user chose (``--interactive``, editor quick fixes) and still verify the result.
+    A rule calls :meth:`report` for each finding, with the fix (its applicability and its typed
+    edits) where it has one. The answer says whether the fix will be applied; that single gate is
+    what lets the engine re-run a file with exactly the fixes a user chose (``--interactive``,
+    editor quick fixes) and still verify the result.
     """
 
     def __init__(
         self,
         path: str,
         rule: Rule,
-        view: ModuleView | TreeView,
+        view: TreeView,
         facts: ProjectFacts,
         only: Collection[FixKey] | None,
         options: Mapping[str, object],
-        applicability: Mapping[FixKey, tuple[str, str]] | None = None,
-        undecided: str = NOT_PROVEN,
     ):
         self.path = path
         self.rule = rule
@@ -228,31 +147,24 @@ class RuleContext:
         #: whole-tree walk.
         self.data = view.data
         self._only = only
-        #: For a rule's ``apply``: each fix's applicability as its ``check`` decided it on the same
-        #: version of the file (the one place a rule decides how safe a fix is); a fix that ``check``
-        #: did not mark safe is unsafe.
-        self._applicability = applicability or {}
-        self._undecided = undecided
         self.findings: list[Finding] = []
-        #: Each fix's typed edits, by the key of its finding (rules that fix through ``check``).
+        #: Each fix's typed edits, by the key of its finding.
         self.edits: dict[FixKey, tuple] = {}
 
-    def position(self, node: cst.CSTNode | ast.AST):
-        """LibCST's CodeRange of ``node`` (1-based lines, 0-based columns), also for a node of
-        CPython's tree in a rule that reads it."""
+    def position(self, node: ast.AST) -> CodeRange:
+        """Where ``node`` stands as LibCST counts (1-based lines, 0-based columns in characters):
+        the spans typed edits name, and the places findings are reported at."""
         return self.view.position(node)
 
-    def report(self, node: cst.CSTNode | ast.AST, message: str, *, fixable: bool, safe: bool = False,
+    def report(self, node: ast.AST, message: str, *, fixable: bool, safe: bool = False,
                why: str = "", edits: Sequence[object] | None = None) -> bool:
-        """Record a finding at ``node``; True when the rule should apply its fix now.
+        """Record a finding at ``node``; True when its fix is to be applied.
 
-        In ``check`` (CPython's tree), ``safe`` says the analysis proved the fix changes nothing the
-        program computes except the DDP failure; otherwise the fix is unsafe, ``why`` saying what was
-        not proven. Unknown is not safe, so a fix is unsafe unless a rule says otherwise. In ``apply``
-        the two are ignored: the engine hands over what ``check`` decided (``applicability``). A fix
-        is applied when picked by hand (``only``), else when safe or ``--unsafe-fixes`` is on.
-        ``edits`` (a rule without ``apply``): the fix as typed edits (``ddpfix.edits``), which the
-        engine carries out on LibCST's tree when the fix is applied.
+        ``safe`` says the analysis proved the fix changes nothing the program computes except the
+        DDP failure; otherwise the fix is unsafe, ``why`` saying what was not proven. Unknown is
+        not safe, so a fix is unsafe unless a rule says otherwise. A fix is applied when picked by
+        hand (``only``), else when safe or ``--unsafe-fixes`` is on. ``edits``: the fix as typed
+        edits (``ddpfix.edits``), which the engine carries out on LibCST's tree when it is applied.
 
         A finding silenced by ``# noqa`` / ``# ddpfix: ignore`` on its line, or on the first line of
         the statement it is in, is dropped, fix included (kept, marked, with ``show_suppressed``).
@@ -271,10 +183,7 @@ class RuleContext:
         key = FixKey(self.rule.code, line, column)
         applicability, reason = None, ""
         if fixable:
-            if isinstance(self.view, TreeView):
-                applicability, reason = (SAFE, "") if safe else (UNSAFE, why or NOT_PROVEN)
-            else:
-                applicability, reason = self._applicability.get(key, (UNSAFE, self._undecided))
+            applicability, reason = (SAFE, "") if safe else (UNSAFE, why or NOT_PROVEN)
         if self._only is not None:
             apply = fixable and key in self._only
         else:
@@ -300,16 +209,6 @@ class RuleContext:
         )
         return apply
 
-    def report_fix(self, node: cst.CSTNode, message: str, before: cst.CSTNode, after: cst.CSTNode) -> bool:
-        """Report a finding whose fix turns ``before`` into ``after``; the fix is offered only if it
-        keeps every comment (else the finding says why it was not rewritten)."""
-        from ddpfix.transforms._args import keeps_comments
-
-        if not keeps_comments(before, after):
-            self.report(node, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
-            return False
-        return self.report(node, message, fixable=True)
-
     @property
     def fixes_applied(self) -> int:
         return sum(f.fixed for f in self.findings)
@@ -318,9 +217,10 @@ class RuleContext:
 class Rule:
     """Base of every rule. A subclass in a module of ``ddpfix.transforms`` is registered by being there.
 
-    Subclasses set the class attributes and implement :meth:`apply`; the class docstring is the rule's
-    page (``ddpfix --explain``): *What it does*, *Why it breaks under DDP*, *Before*, *After*,
-    *When it does not fix*.
+    Subclasses set the class attributes and implement :meth:`check`, the one place the rule
+    decides: its findings, and for a fixable rule each fix's applicability and typed edits. The
+    class docstring is the rule's page (``ddpfix --explain``): *What it does*, *Why it breaks under
+    DDP*, *Before*, *After*, *Fix safety*, *When it does not fix*.
     """
 
     code: ClassVar[str]
@@ -340,25 +240,12 @@ class Rule:
     #: one (here or through a class of the run) are skipped before parsing.
     module_only: ClassVar[bool] = False
 
-    #: Set by the class itself: the rule reports from CPython's tree (it implements ``check``).
-    reads_tree: ClassVar[bool] = False
-    #: Set by the class itself: the rule implements ``check``, where it decides each fix's applicability.
-    decides: ClassVar[bool] = False
-    #: Set by the class itself: the rule fixes through ``check`` alone, each fix a list of typed edits
-    #: (``ddpfix.edits``) that the engine carries out: one analysis for reporting and fixing.
-    typed: ClassVar[bool] = False
-    #: Set by the class itself: the rule reads (and may rewrite) LibCST's tree (it implements ``apply``).
-    edits: ClassVar[bool] = False
-
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.reads_tree = cls.decides = cls.check is not Rule.check
-        cls.edits = cls.apply is not Rule.apply
-        cls.typed = cls.fixable and cls.decides and not cls.edits
-        if cls.fixable and not cls.edits and not cls.decides:
-            raise TypeError(f"{cls.__name__} is fixable, so it must implement check (with typed edits) or apply")
+        if cls.check is Rule.check:
+            raise TypeError(f"{cls.__name__} must implement check (its findings, and its fixes as typed edits)")
         cls._compiled = tuple(
             tuple(s.encode() for s in ((t,) if isinstance(t, str) else t)) for t in cls.triggers
         )
@@ -396,18 +283,9 @@ class Rule:
         })
 
     @classmethod
-    def without_tree_check(cls) -> type[Rule]:
-        """The rule as ``apply`` alone reports: what its ``check`` is compared against. Its ``check``
-        still decides how safe each fix is (the one place that decides), so only the findings of
-        the two paths are compared, never two decisions."""
-        rule = type(cls.__name__, (cls,), {})
-        rule.reads_tree = False
-        return rule
-
-    @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
-        """A cheap look at CPython's tree (built anyway) that may rule the file out before the LibCST
-        parse. Only ever False when the rule can have nothing to say; the rule's logic stays in apply()."""
+        """A cheap look at CPython's tree that may rule the file out before ``check``. Only ever
+        False when the rule can have nothing to say: it never decides a finding."""
         return True
 
     @classmethod
@@ -419,24 +297,9 @@ class Rule:
         """The rule's page online, for editors and SARIF viewers to link to."""
         return DOCS_URL.format(code=cls.code)
 
-    def apply(self, module: cst.Module, ctx: RuleContext) -> cst.Module:
-        """Report findings on ``module`` (the previous rule's output) and return it, fixed where allowed."""
-        raise NotImplementedError
-
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        """Report findings on CPython's tree of the file, ``ctx.view`` being a ``TreeView``. A file
-        whose active rules all read this tree is never parsed by LibCST, which costs ten times more;
-        ``Positions`` and ``TreePositions`` put findings at the same places.
-
-        A report-only rule implements this instead of ``apply`` (it then runs on the fixed file, in
-        a run that fixes). A fixable rule may implement it beside ``apply``, for the runs that only
-        report (``--check``, editor diagnostics): it must report exactly what ``apply`` reports
-        with no fix applied, ``fixable`` included (``tests/test_tree_checks.py`` compares the two),
-        and raises ``NeedsLibCST`` where the tree cannot tell (a comment a fix could lose): the
-        engine then asks ``apply``."""
+        """Report findings on CPython's tree of the file (``ctx.view`` is its ``TreeView``), each
+        fixable one with its applicability and typed edits. The same call serves a report
+        (``--check``, the editor's diagnostics) and a fix (the engine then carries out the chosen
+        fixes' edits on LibCST's tree of the same version), so the two cannot disagree."""
         raise NotImplementedError
-
-
-class NeedsLibCST(Exception):
-    """Raised by ``Rule.check`` of a rule that also implements ``apply``: this file's findings
-    depend on what only LibCST's tree holds (comments, exact layout), so ``apply`` must report them."""

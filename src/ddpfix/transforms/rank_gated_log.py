@@ -11,11 +11,10 @@ from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._rank_gated_log_safety import (keyword_edits_keep_comments, move_unproven, synced_elsewhere,
                                                       unmonitored_unproven)
-from ddpfix.transforms._ranks import RANK_TRIGGERS, Guard
 from ddpfix.transforms._tree_lightning import (FUNCTIONS, arguments_in_order, has_star, is_elif, is_true, keyword,
                                                lightning_methods, self_method_calls, string_value)
 from ddpfix.transforms._tree_names import exit_in, statement_names
-from ddpfix.transforms._tree_ranks import TreeRankTests, only_returns
+from ddpfix.transforms._tree_ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
 from ddpfix.transforms.base import Rule, RuleContext, TreeView
 
 LOG_METHODS = frozenset({"log", "log_dict"})

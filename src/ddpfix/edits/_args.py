@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from ddpfix.positions import Positions
-from ddpfix.transforms._walk import walk
+from ddpfix.edits._walk import walk
 
 
 def comments(node: cst.CSTNode) -> list[str]:
