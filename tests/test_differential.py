@@ -32,7 +32,10 @@ def test_the_cases_are_there():
         by_rule[case.rule][case.expectation] += 1
     # DDP012's fixes are never safe (the split, and every draw after it, change; a seed set in the
     # shell through PL_GLOBAL_SEED cannot be ruled out): its cases are all unsafe or unchanged.
-    safe_cases = {"unseeded-random-split": 0, "epoch-log-sync": 4, "rank-gated-log": 4}
+    safe_cases = {"unseeded-random-split": 0, "epoch-log-sync": 4, "rank-gated-log": 4,
+                  # every safe fix shape of these rules runs at least once (see each rule's Fix safety)
+                  "init-module-scope": 4, "tensor-attribute": 2, "uncleared-step-outputs": 3,
+                  "spawn-without-main-guard": 2}
     for rule, safe in safe_cases.items():
         counts = by_rule.get(rule, {})
         assert sum(counts.values()) >= 8, (rule, counts)
@@ -97,9 +100,34 @@ def test_headers():
     assert harness.parse_header("# differential: safe\n") == ("safe", {})
     assert harness.parse_header("# differential: safe; reference=all\nx = 1\n") == ("safe", {"reference": "all"})
     assert harness.parse_header("# differential: unsafe") == ("unsafe", {})
-    for bad in ("", "# differential: maybe", "x = 1\n# differential: safe", "# differential: safe; reference=none"):
+    assert harness.parse_header("# differential: safe; original=fails") == ("safe", {"original": "fails"})
+    for bad in ("", "# differential: maybe", "x = 1\n# differential: safe", "# differential: safe; reference=none",
+                "# differential: safe; original=runs"):
         with pytest.raises(ValueError):
             harness.parse_header(bad)
+
+
+def test_original_fails_needs_a_reference(tmp_path):
+    """``original=fails`` (an original that cannot run even in one process, as a ddp_spawn script
+    without a main guard) makes the reference stand in for it: without a reference the case fails
+    before anything is trained."""
+    folder = tmp_path / "cases" / "spawn-without-main-guard"
+    folder.mkdir(parents=True)
+    (folder / "spawned.py").write_text(
+        "# differential: safe; original=fails\n"
+        "import lightning as L\n\n\n"
+        "class Model(L.LightningModule):\n"
+        "    pass\n\n\n"
+        "trainer = L.Trainer(accelerator=\"cpu\", devices=1, strategy=\"ddp_spawn\", logger=False)\n"
+        "trainer.fit(Model())\n",
+        encoding="utf-8",
+    )
+    [case] = harness.discover(root=tmp_path / "cases")
+    assert case.original_fails and not case.reference_everywhere and case.reference is None
+    outcome = harness.check_case(case, tmp_path / "work")
+    assert not outcome.passed
+    assert any("original=fails without a <case>.reference.py" in p for p in outcome.problems), outcome.report()
+    assert not outcome.runs
 
 
 def test_compare_sees_a_changed_metric_weight_and_split():

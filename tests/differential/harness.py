@@ -6,6 +6,7 @@ says what ddpfix must do with it::
 
     # differential: safe
     # differential: safe; reference=all
+    # differential: safe; original=fails
     # differential: unchanged
     # differential: unsafe
 
@@ -22,9 +23,12 @@ partial view on which ddpfix may hold fixes back).
   case claims a failure it does not have). ``reference=all`` makes the reference the yardstick in
   one process too, for an original whose single-process result is not reproducible (a split drawn
   from an unseeded generator): the original is then held to the rewrite's *shape* only (parameter
-  names and shapes, metric names, split sizes). The state each saves must load into the other with
-  ``strict=True``, both ways. In every DDP run of the rewrite, all ranks finish and hold the same
-  weights and the same ``splits``.
+  names and shapes, metric names, split sizes). ``original=fails`` is for an original that cannot
+  run even in one process (a ``ddp_spawn`` script without a main guard: it spawns a child for
+  ``devices=1`` too): the original must then fail in one process as well, and the reference takes
+  its place there (the yardstick, and the state loaded each way). The state each saves must load
+  into the other with ``strict=True``, both ways. In every DDP run of the rewrite, all ranks
+  finish and hold the same weights and the same ``splits``.
 - ``unchanged``: the default ``--write`` leaves the file byte-identical in both runs (the rule
   refuses, or its fix is marked unsafe). Nothing is trained.
 - ``unsafe``: the default ``--write`` leaves it byte-identical in both runs, and ``--write
@@ -102,6 +106,10 @@ class Case:
         return self.options.get("reference") == "all"
 
     @property
+    def original_fails(self) -> bool:
+        return self.options.get("original") == "fails"
+
+    @property
     def trains(self) -> bool:
         return self.expectation == "safe"
 
@@ -115,8 +123,8 @@ def parse_header(text: str) -> tuple[str, dict[str, str]]:
     for part in filter(None, (p.strip() for p in (match["options"] or "").split(";"))):
         key, _, value = part.partition("=")
         options[key.strip()] = value.strip()
-    unknown = set(options) - {"reference"}
-    if unknown or options.get("reference", "all") not in ("all", "ddp"):
+    unknown = set(options) - {"reference", "original"}
+    if unknown or options.get("reference", "all") not in ("all", "ddp") or options.get("original", "fails") != "fails":
         raise ValueError(f"unknown header options {options!r} in {first!r}")
     return match["expectation"], options
 
@@ -564,8 +572,8 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
         reference = workdir / "reference" / case.path.name
         reference.parent.mkdir()
         shutil.copyfile(case.reference, reference)
-    elif case.reference_everywhere:
-        problems.append("reference=all without a <case>.reference.py")
+    elif case.reference_everywhere or case.original_fails:
+        problems.append(f"{'reference=all' if case.reference_everywhere else 'original=fails'} without a <case>.reference.py")
         return
     runs = workdir / "runs"
 
@@ -580,12 +588,27 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
     if not rewrite1.ok:
         problems.append(f"the rewrite fails in one process: {rewrite1.describe()}")
         return
-    original1 = go(original, 1, "original", load=rewrite1.state)
-    if not original1.ok:
-        problems.append(f"the original fails in one process (a case must be a correct program there): {original1.describe()}")
-        return
-    problems += load_checks(original1, "rewrite")
-    if case.reference_everywhere:
+    if case.original_fails:
+        # The reference stands in for the original, which must fail here too (or needs no flag).
+        original1 = go(reference, 1, "reference", load=rewrite1.state)
+        if not original1.ok:
+            problems.append(f"the reference fails in one process: {original1.describe()}")
+            return
+        problems += load_checks(original1, "rewrite")
+        failing1 = go(original, 1, "original", timeout=FAILING_TIMEOUT)
+        if failing1.ok:
+            problems.append("the original runs in one process: the case must not say original=fails")
+        else:
+            outcome.notes.append("the original in one process " + ("hangs" if failing1.proc.hung else "crashes"))
+    else:
+        original1 = go(original, 1, "original", load=rewrite1.state)
+        if not original1.ok:
+            problems.append(f"the original fails in one process (a case must be a correct program there): {original1.describe()}")
+            return
+        problems += load_checks(original1, "rewrite")
+    if case.original_fails:
+        problems += compare(original1, rewrite1)  # original1 is the reference's run
+    elif case.reference_everywhere:
         reference1 = go(reference, 1, "reference")
         if not reference1.ok:
             problems.append(f"the reference fails in one process: {reference1.describe()}")
@@ -595,13 +618,14 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
     else:
         problems += compare(original1, rewrite1)
 
-    # Two processes, DDP. The rewrite loads the original's state (rewrite <- original).
+    # Two processes, DDP. The rewrite loads the original's state (rewrite <- original), or with
+    # original=fails the reference's.
     rewrite2 = go(rewritten, 2, "rewrite", load=original1.state)
     invariants = ddp_invariants(rewrite2)
     problems += invariants
     if not rewrite2.ok:
         return
-    problems += load_checks(rewrite2, "original")
+    problems += load_checks(rewrite2, original1.label)
     if reference is None:
         original2 = go(original, 2, "original")
         if not original2.ok:

@@ -35,6 +35,12 @@ def devices() -> int:
     return int(os.environ.get(DEVICES, "1"))
 
 
+# ``devices()`` as a constant, for a script that must name it without a call: ddpfix moves a
+# ddp_spawn script's Trainer into main() safely only when its arguments are literals and names
+# (a DDP011 case; a call there is an effect ddpfix does not know).
+DEVICE_COUNT = devices()
+
+
 def out_dir() -> str | None:
     return os.environ.get(OUT) or None
 
