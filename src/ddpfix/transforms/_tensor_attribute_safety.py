@@ -498,11 +498,21 @@ def _use(node: ast.Attribute, parents: dict, imports: ImportTable, bound: set[st
 AVERAGING = re.compile(PROJECT_HAZARDS["weight averaging"])
 
 
+def _whole_word(text: str, start: int, end: int) -> str:
+    """The word a match stands in (the pattern matches ``WeightAverag`` in ``EMAWeightAveraging``)."""
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    while end < len(text) and (text[end].isalnum() or text[end] == "_"):
+        end += 1
+    return text[start:end]
+
+
 def _averaging(text: str) -> str | None:
     found = AVERAGING.search(text)
     if found is None:
         return None
-    return (f"the file names {found.group(0)}: weight averaging (WeightAveraging, StochasticWeightAveraging, "
+    named = _whole_word(text, found.start(), found.end())
+    return (f"the file names {named}: weight averaging (WeightAveraging, StochasticWeightAveraging, "
             "AveragedModel(use_buffers=True)) walks the module's buffers too, and cannot average a bool or an "
             "int one")
 
