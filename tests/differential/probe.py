@@ -140,3 +140,18 @@ def finish() -> None:
         return
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
+
+
+def callback(**extra: Any) -> Any:
+    """A Lightning ``Callback`` that records each rank's results (``record``) at the end of fit, in
+    the rank's own process. For a strategy that runs fit in processes of its own, started from this
+    one (``ddp_notebook`` forks the notebook's kernel), where the code after ``trainer.fit`` runs in
+    the launching process only: pass it in the Trainer's ``callbacks`` instead of calling ``record``.
+    An ``extra`` value that is callable is called then (e.g. ``splits=lambda: {...}``)."""
+    import lightning as L
+
+    class Record(L.Callback):
+        def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
+            record(trainer, pl_module, **{k: v() if callable(v) else v for k, v in extra.items()})
+
+    return Record()
