@@ -195,16 +195,9 @@ def test_compare_sees_a_changed_metric_weight_and_split():
 # Cases that show a bug of the rule itself (a fix labelled safe that must not be): kept, so that
 # `bench/differential.py` shows them, and skipped here until the rule is fixed (src/ is not this
 # suite's to change). Each reason says how to see it.
-RULE_BUGS = {
-    "hardcoded-device/teacher_devices_in_kwargs": (
-        "DDP006 bug: Trainer(strategy='ddp', **TRAINER) counts as 'devices left out', so .to('cuda:0') "
-        "becomes self.device as a SAFE fix although **TRAINER holds devices=[1] (rank 0 on GPU 1, the "
-        "teacher on GPU 0); see: python bench/differential.py --case hardcoded-device/teacher_devices_in_kwargs"),
-    "device-map-under-ddp/quantised_devices_in_kwargs": (
-        "DDP008 bug: Trainer(strategy='ddp', **TRAINER) counts as 'devices left out', so the per-rank map "
-        "{'': int(os.environ.get('LOCAL_RANK', 0))} is a SAFE fix although **TRAINER holds devices=[2, 3] "
-        "(the copies would load onto GPUs 0 and 1); see: python bench/differential.py --case "
-        "device-map-under-ddp/quantised_devices_in_kwargs"),
+RULE_BUGS: dict[str, str] = {
+    # e.g. "hardcoded-device/teacher_devices_in_kwargs": "DDP006 bug: <what>; see: python bench/differential.py --case ...",
+    # (that one was: devices hidden in Trainer(**settings) counted as left out; fixed on main in 3542935).
 }
 
 
