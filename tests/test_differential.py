@@ -32,10 +32,12 @@ def test_the_cases_are_there():
         by_rule[case.rule][case.expectation] += 1
     # DDP012's fixes are never safe (the split, and every draw after it, change; a seed set in the
     # shell through PL_GLOBAL_SEED cannot be ruled out): its cases are all unsafe or unchanged.
+    # Every safe fix shape of these rules runs at least once (see each rule's Fix safety; the DDP008
+    # per-rank map of a quantised load cannot: it needs bitsandbytes on a GPU). DDP015: notebooks.
     safe_cases = {"unseeded-random-split": 0, "epoch-log-sync": 4, "rank-gated-log": 4,
-                  # every safe fix shape of these rules runs at least once (see each rule's Fix safety)
                   "init-module-scope": 4, "tensor-attribute": 2, "uncleared-step-outputs": 3,
-                  "spawn-without-main-guard": 2}
+                  "spawn-without-main-guard": 2, "cuda-generator": 5, "hardcoded-device": 5,
+                  "device-map-under-ddp": 4, "notebook-strategy": 4}
     for rule, safe in safe_cases.items():
         counts = by_rule.get(rule, {})
         assert sum(counts.values()) >= 8, (rule, counts)
@@ -100,9 +102,11 @@ def test_headers():
     assert harness.parse_header("# differential: safe\n") == ("safe", {})
     assert harness.parse_header("# differential: safe; reference=all\nx = 1\n") == ("safe", {"reference": "all"})
     assert harness.parse_header("# differential: unsafe") == ("unsafe", {})
-    assert harness.parse_header("# differential: safe; original=fails") == ("safe", {"original": "fails"})
+    assert harness.parse_header("# differential: safe; original=fails; stubs=stubs") == (
+        "safe", {"original": "fails", "stubs": "stubs"})
     for bad in ("", "# differential: maybe", "x = 1\n# differential: safe", "# differential: safe; reference=none",
-                "# differential: safe; original=runs"):
+                "# differential: unsafe; original=fails", "# differential: safe; original=works", "# differential: safe; original=runs",
+                "# differential: safe; stubs=../elsewhere"):
         with pytest.raises(ValueError):
             harness.parse_header(bad)
 
@@ -123,11 +127,78 @@ def test_original_fails_needs_a_reference(tmp_path):
         encoding="utf-8",
     )
     [case] = harness.discover(root=tmp_path / "cases")
-    assert case.original_fails and not case.reference_everywhere and case.reference is None
+    assert case.original_fails and case.reference_everywhere and case.reference is None
     outcome = harness.check_case(case, tmp_path / "work")
     assert not outcome.passed
     assert any("original=fails without a <case>.reference.py" in p for p in outcome.problems), outcome.report()
     assert not outcome.runs
+
+
+def test_rule_bugs_name_cases():
+    ids = {case.id for case in CASES}
+    assert set(RULE_BUGS) <= ids
+
+
+def test_original_fails_and_stubs_cases_have_what_they_name():
+    for case in CASES:
+        if case.original_fails:
+            assert case.reference is not None, f"{case.id}: original=fails needs a reference"
+            assert case.reference_everywhere
+        if "stubs" in case.options:
+            assert (case.path.parent / case.options["stubs"]).is_dir(), f"{case.id}: no folder {case.options['stubs']!r}"
+
+
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# differential: safe\n", "\n", "Why."]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["%matplotlib inline\n", "!pip install x\n", "import sys\n", "x = 1"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": "if x:\n    %time y = 2\n    y = 2\nprint(x, hasattr(sys, 'ps1'))\n"},
+    ],
+    "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def test_notebook_cases_are_found_with_their_header(tmp_path):
+    import json
+
+    (tmp_path / "some-rule").mkdir()
+    (tmp_path / "some-rule" / "nb.ipynb").write_text(json.dumps(NOTEBOOK))
+    (tmp_path / "some-rule" / "nb.reference.ipynb").write_text(json.dumps(NOTEBOOK))
+    (case,) = harness.discover(root=tmp_path)
+    assert (case.id, case.expectation, case.notebook) == ("some-rule/nb", "safe", True)
+    assert case.reference == tmp_path / "some-rule" / "nb.reference.ipynb"
+
+
+@pytest.mark.parametrize("interactive", [False, True], ids=["script", "notebook"])
+def test_notebook_cells_run_as_one_script(tmp_path, interactive):
+    """The code cells joined in order, magics commented out; run as in a notebook, the script sees
+    ``sys.ps1`` (what Lightning reads to refuse "ddp" in a kernel), and its exit status is its own."""
+    import json
+
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text(json.dumps(NOTEBOOK))
+    script = harness.notebook_script(notebook)
+    assert script.read_text() == (
+        "# %matplotlib inline\n# !pip install x\nimport sys\nx = 1\n\n"
+        "if x:\n    # %time y = 2\n    y = 2\nprint(x, hasattr(sys, 'ps1'))\n")
+    argv = [sys.executable, *(["-c", harness.INTERACTIVE] if interactive else []), str(script)]
+    proc = harness.run_group(argv, dict(__import__("os").environ), tmp_path, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, f"1 {interactive}\n")
+    script.write_text("raise SystemExit(3)\n")
+    assert harness.run_group(argv, dict(__import__("os").environ), tmp_path, timeout=60).returncode == 3
+
+
+@pytest.mark.skipif(importlib.util.find_spec("lightning") is None, reason="needs lightning")
+def test_lightning_sees_a_notebook(tmp_path):
+    script = tmp_path / "check.py"
+    script.write_text("from lightning.fabric.utilities.imports import _IS_INTERACTIVE\nprint(_IS_INTERACTIVE)\n")
+    env = dict(__import__("os").environ)
+    for interactive in (False, True):
+        argv = [sys.executable, *(["-c", harness.INTERACTIVE] if interactive else []), str(script)]
+        proc = harness.run_group(argv, env, tmp_path, timeout=120)
+        assert proc.stdout.strip() == str(interactive), proc.stderr
 
 
 def test_compare_sees_a_changed_metric_weight_and_split():
@@ -146,8 +217,19 @@ def test_compare_sees_a_changed_metric_weight_and_split():
     assert len(harness.compare(base, run(0.5, 1.0, [3], "b"), shape_only=True)) == 1
 
 
+# Cases that show a bug of the rule itself (a fix labelled safe that must not be): kept, so that
+# `bench/differential.py` shows them, and skipped here until the rule is fixed (src/ is not this
+# suite's to change). Each reason says how to see it.
+RULE_BUGS: dict[str, str] = {
+    # e.g. "hardcoded-device/teacher_devices_in_kwargs": "DDP006 bug: <what>; see: python bench/differential.py --case ...",
+    # (that one was: devices hidden in Trainer(**settings) counted as left out; fixed on main in 3542935).
+}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_case(case: harness.Case, tmp_path):
+    if case.id in RULE_BUGS:
+        pytest.skip(RULE_BUGS[case.id])
     if case.trains:
         for module in ("torch", "lightning"):
             if importlib.util.find_spec(module) is None:

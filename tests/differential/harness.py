@@ -6,7 +6,6 @@ says what ddpfix must do with it::
 
     # differential: safe
     # differential: safe; reference=all
-    # differential: safe; original=fails
     # differential: unchanged
     # differential: unsafe
 
@@ -23,12 +22,27 @@ partial view on which ddpfix may hold fixes back).
   case claims a failure it does not have). ``reference=all`` makes the reference the yardstick in
   one process too, for an original whose single-process result is not reproducible (a split drawn
   from an unseeded generator): the original is then held to the rewrite's *shape* only (parameter
-  names and shapes, metric names, split sizes). ``original=fails`` is for an original that cannot
-  run even in one process (a ``ddp_spawn`` script without a main guard: it spawns a child for
-  ``devices=1`` too): the original must then fail in one process as well, and the reference takes
-  its place there (the yardstick, and the state loaded each way). The state each saves must load
-  into the other with ``strict=True``, both ways. In every DDP run of the rewrite, all ranks
-  finish and hold the same weights and the same ``splits``.
+  names and shapes, metric names, split sizes). The state each saves must load into the other with
+  ``strict=True``, both ways. In every DDP run of the rewrite, all ranks finish and hold the same
+  weights and the same ``splits``.
+- ``original=fails`` (``safe`` only, with a reference): the original cannot run on this machine at
+  all, in one process either (CUDA-only code on a CPU-only build: ``torch.Generator(device="cuda")``,
+  ``.cuda()``, a ``device_map`` to a GPU). The reference is then the yardstick everywhere: the
+  rewrite must compute what the reference does in one process and under DDP (each loading the
+  other's state), and the original must fail in one process (its last error is noted; under DDP
+  each rank would fail the same way, so that run is left out).
+- ``stubs=FOLDER``: a folder beside the case holding a small stand-in for a library this machine
+  lacks (``transformers`` for DDP008). It is put first on the ``PYTHONPATH`` of the case's
+  training runs only (never in the folder ddpfix reads); ``DDPFIX_DIFF_NO_STUBS=1`` leaves it out,
+  to run the same case against the real library where it is installed.
+- A notebook case (``<case>.ipynb``, its first cell's first line the header): its code cells are
+  run as one script (magic lines commented out). The rewrite (and a reference) run *as in a
+  notebook*: under a launcher that sets ``sys.ps1`` before the script runs, so that Lightning sees an
+  interactive environment, as in a Jupyter kernel. The original is run twice: as a plain script
+  (the yardstick: what its code computes where Lightning lets it run) and as in a notebook, where
+  it must either compute the same or fail (the failure is noted, e.g. Lightning's refusal of
+  ``strategy="ddp"`` in an interactive environment). A notebook records its results from a
+  callback (``probe.callback()``), in each rank's own process.
 - ``unchanged``: the default ``--write`` leaves the file byte-identical in both runs (the rule
   refuses, or its fix is marked unsafe). Nothing is trained.
 - ``unsafe``: the default ``--write`` leaves it byte-identical in both runs, and ``--write
@@ -97,21 +111,50 @@ class Case:
         return f"{self.rule}/{self.name}"
 
     @property
+    def notebook(self) -> bool:
+        return self.path.suffix == ".ipynb"
+
+    @property
     def reference(self) -> Path | None:
-        path = self.path.with_name(f"{self.name}.reference.py")
+        path = self.path.with_name(f"{self.name}.reference{self.path.suffix}")
         return path if path.exists() else None
 
     @property
-    def reference_everywhere(self) -> bool:
-        return self.options.get("reference") == "all"
+    def original_fails(self) -> bool:
+        """The original cannot run on this machine at all (``original=fails``): the reference is the
+        yardstick in one process too."""
+        return self.options.get("original") == "fails"
 
     @property
-    def original_fails(self) -> bool:
-        return self.options.get("original") == "fails"
+    def reference_everywhere(self) -> bool:
+        return self.options.get("reference") == "all" or self.original_fails
+
+    @property
+    def stubs(self) -> Path | None:
+        """The folder of stand-in libraries the case's runs import (``stubs=FOLDER``), if any."""
+        name = self.options.get("stubs")
+        if not name or os.environ.get("DDPFIX_DIFF_NO_STUBS"):
+            return None
+        return self.path.parent / name
 
     @property
     def trains(self) -> bool:
         return self.expectation == "safe"
+
+
+def notebook_cells(text: str) -> list[str]:
+    """The source of each cell of a notebook (JSON text), in order."""
+    cells = json.loads(text).get("cells", [])
+    return [c["source"] if isinstance(c["source"], str) else "".join(c["source"]) for c in cells]
+
+
+def case_text(path: Path) -> str:
+    """A case's text as its header is read: a script's, or a notebook's first cell."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        cells = notebook_cells(text)
+        return cells[0] if cells else ""
+    return text
 
 
 def parse_header(text: str) -> tuple[str, dict[str, str]]:
@@ -123,25 +166,29 @@ def parse_header(text: str) -> tuple[str, dict[str, str]]:
     for part in filter(None, (p.strip() for p in (match["options"] or "").split(";"))):
         key, _, value = part.partition("=")
         options[key.strip()] = value.strip()
-    unknown = set(options) - {"reference", "original"}
-    if unknown or options.get("reference", "all") not in ("all", "ddp") or options.get("original", "fails") != "fails":
+    unknown = set(options) - {"reference", "original", "stubs"}
+    if (unknown or options.get("reference", "all") not in ("all", "ddp")
+            or options.get("original", "fails") != "fails"
+            or ("stubs" in options and not re.fullmatch(r"\w+", options["stubs"]))):
         raise ValueError(f"unknown header options {options!r} in {first!r}")
+    if "original" in options and match["expectation"] != "safe":
+        raise ValueError(f"original=fails is for safe cases (with a reference), not in {first!r}")
     return match["expectation"], options
 
 
 def discover(rule: str | None = None, case: str | None = None, root: Path = CASES) -> list[Case]:
-    """Every case (``<rule>/<case>.py``, references excluded), sorted; ``rule``/``case`` filter by
+    """Every case (``<rule>/<case>.py`` or ``.ipynb``, references excluded), sorted; ``rule``/``case`` filter by
     name (a case filter may also be ``rule/case``)."""
     found: list[Case] = []
-    for path in sorted(root.glob("*/*.py")):
-        if path.name.endswith(".reference.py") or path.name == "__init__.py":
+    for path in sorted([*root.glob("*/*.py"), *root.glob("*/*.ipynb")]):
+        if path.name.endswith((".reference.py", ".reference.ipynb")) or path.name == "__init__.py":
             continue
         name = path.stem
         if rule and path.parent.name != rule:
             continue
         if case and case not in (name, f"{path.parent.name}/{name}"):
             continue
-        expectation, options = parse_header(path.read_text(encoding="utf-8"))
+        expectation, options = parse_header(case_text(path))
         found.append(Case(path.parent.name, name, path, expectation, options))
     return found
 
@@ -344,13 +391,45 @@ class Run:
         return f"{self.label} ({self.devices} process{'es' if self.devices > 1 else ''}): {status}, ranks recorded {sorted(self.ranks)}\n{tail}"
 
 
+# Runs a script as a Jupyter kernel would hold it: ``sys.ps1`` is set (Lightning's _IS_INTERACTIVE reads
+# it, or ``sys.flags.interactive``) before the script's first line. ``python -i`` would do as well, but
+# it exits 0 whatever the script raised.
+INTERACTIVE = (
+    "import runpy, sys\n"
+    "sys.ps1 = '>>> '\n"
+    "path = sys.argv[1]\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(path, run_name='__main__')\n"
+)
+_MAGIC = re.compile(r"^(\s*)([%!])", re.M)
+
+
+def notebook_script(notebook: Path) -> Path:
+    """The code cells of ``notebook`` as one script beside it (``<stem>.py``), in order, magic and
+    shell lines (``%matplotlib``, ``!pip``) commented out."""
+    data = json.loads(notebook.read_text(encoding="utf-8"))
+    cells = [c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+             for c in data.get("cells", []) if c.get("cell_type") == "code"]
+    script = notebook.with_suffix(".py")
+    script.write_text("\n\n".join(_MAGIC.sub(r"\1# \2", cell).rstrip("\n") for cell in cells) + "\n", encoding="utf-8")
+    return script
+
+
 def train(script: Path, devices: int, out: Path, label: str, load: Path | None = None,
-          timeout: float = TRAIN_TIMEOUT) -> Run:
-    """Run a case script on CPU with ``devices`` processes; the probe writes to ``out``."""
+          timeout: float = TRAIN_TIMEOUT, interactive: bool = False, paths: Iterable[Path] = ()) -> Run:
+    """Run a case script (or a notebook's cells, see ``notebook_script``) on CPU with ``devices``
+    processes; the probe writes to ``out``. ``interactive``: as in a notebook (``INTERACTIVE``).
+    ``paths`` go first on ``PYTHONPATH`` (a case's stubs). Lightning's own environment defaults
+    ``PL_TRAINER_DEVICES`` and ``PL_TRAINER_ACCELERATOR=cpu`` are set, so that a case may leave
+    ``devices`` (and ``accelerator``) out of its Trainer call, as DDP006's and DDP008's safe fixes
+    need to see; an argument the script writes wins over them."""
     out.mkdir(parents=True, exist_ok=False)
-    env = _python_env([HERE])
+    if script.suffix == ".ipynb":
+        script = notebook_script(script)
+    env = _python_env([*paths, HERE])
     env.update(
         DDPFIX_DIFF_OUT=str(out), DDPFIX_DIFF_DEVICES=str(devices),
+        PL_TRAINER_DEVICES=str(devices), PL_TRAINER_ACCELERATOR="cpu",
         OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore", PYTHONHASHSEED="0",
         MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
     )
@@ -358,7 +437,8 @@ def train(script: Path, devices: int, out: Path, label: str, load: Path | None =
         env.pop(name, None)
     if load is not None:
         env["DDPFIX_DIFF_LOAD"] = str(load)
-    proc = run_group([sys.executable, str(script)], env, script.parent, timeout)
+    argv = [sys.executable, *(["-c", INTERACTIVE] if interactive else []), str(script)]
+    proc = run_group(argv, env, script.parent, timeout)
     ranks: dict[int, dict[str, Any]] = {}
     for path in out.glob("rank*.json"):
         try:
@@ -572,66 +652,84 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
         reference = workdir / "reference" / case.path.name
         reference.parent.mkdir()
         shutil.copyfile(case.reference, reference)
-    elif case.reference_everywhere or case.original_fails:
-        problems.append(f"{'reference=all' if case.reference_everywhere else 'original=fails'} without a <case>.reference.py")
+    elif case.reference_everywhere:
+        problems.append(f"{'original=fails' if case.original_fails else 'reference=all'} without a <case>.reference{case.path.suffix}")
         return
     runs = workdir / "runs"
+    paths = [case.stubs] if case.stubs is not None else []
 
-    def go(script: Path, devices: int, label: str, **kwargs) -> Run:
-        run = train(script, devices, runs / f"{label}-{devices}", label, **kwargs)
+    def go(script: Path, devices: int, label: str, interactive: bool | None = None, **kwargs) -> Run:
+        # A notebook case runs as in a notebook, but for its original's yardstick run (a plain script).
+        interactive = case.notebook if interactive is None else interactive
+        run = train(script, devices, runs / f"{label}-{devices}", label, interactive=interactive, paths=paths, **kwargs)
         outcome.runs.append(run)
         log(f"{case.id}: {label} on {devices}: {'ok' if run.ok else 'FAILED'} in {run.proc.seconds:.1f} s")
         return run
 
-    # One process. The rewrite first: the original then loads its state (original <- rewrite).
+    def in_notebook(devices: int, rewrite_run: Run) -> None:
+        """A notebook's original run as in a notebook: it computes what the rewrite does, or fails."""
+        run = go(original, devices, "original-in-notebook", interactive=True, timeout=FAILING_TIMEOUT)
+        setting = f"{devices} process{'es' if devices > 1 else ''}"
+        if run.ok:
+            problems.extend(compare(run, rewrite_run) + (ddp_invariants(run) if devices > 1 else []))
+            outcome.notes.append(f"the original as a notebook ({setting}) runs and computes the same")
+        else:
+            outcome.notes.append(f"the original as a notebook ({setting}) fails: {last_error(run.proc)}")
+
+    # One process. The rewrite first: the original (or, where it cannot run, the reference) then
+    # loads its state (original <- rewrite).
     rewrite1 = go(rewritten, 1, "rewrite")
     if not rewrite1.ok:
         problems.append(f"the rewrite fails in one process: {rewrite1.describe()}")
         return
     if case.original_fails:
-        # The reference stands in for the original, which must fail here too (or needs no flag).
-        original1 = go(reference, 1, "reference", load=rewrite1.state)
-        if not original1.ok:
-            problems.append(f"the reference fails in one process: {original1.describe()}")
+        reference1 = go(reference, 1, "reference", load=rewrite1.state)
+        if not reference1.ok:
+            problems.append(f"the reference fails in one process: {reference1.describe()}")
             return
-        problems += load_checks(original1, "rewrite")
-        failing1 = go(original, 1, "original", timeout=FAILING_TIMEOUT)
-        if failing1.ok:
-            problems.append("the original runs in one process: the case must not say original=fails")
+        problems += load_checks(reference1, "rewrite")
+        problems += compare(reference1, rewrite1)
+        original1 = go(original, 1, "original", timeout=FAILING_TIMEOUT)
+        if original1.ok:
+            problems.append("the original runs in one process: the case says it cannot (original=fails)")
         else:
-            outcome.notes.append("the original in one process " + ("hangs" if failing1.proc.hung else "crashes"))
+            outcome.notes.append(f"the original in one process fails: {last_error(original1.proc)}")
+        yardstick1 = reference1
     else:
-        original1 = go(original, 1, "original", load=rewrite1.state)
+        original1 = go(original, 1, "original", load=rewrite1.state, interactive=False)
         if not original1.ok:
             problems.append(f"the original fails in one process (a case must be a correct program there): {original1.describe()}")
             return
         problems += load_checks(original1, "rewrite")
-    if case.original_fails:
-        problems += compare(original1, rewrite1)  # original1 is the reference's run
-    elif case.reference_everywhere:
-        reference1 = go(reference, 1, "reference")
-        if not reference1.ok:
-            problems.append(f"the reference fails in one process: {reference1.describe()}")
-            return
-        problems += compare(reference1, rewrite1)
-        problems += compare(original1, rewrite1, shape_only=True)
-    else:
-        problems += compare(original1, rewrite1)
+        if case.reference_everywhere:
+            reference1 = go(reference, 1, "reference")
+            if not reference1.ok:
+                problems.append(f"the reference fails in one process: {reference1.describe()}")
+                return
+            problems += compare(reference1, rewrite1)
+            problems += compare(original1, rewrite1, shape_only=True)
+        else:
+            problems += compare(original1, rewrite1)
+        if case.notebook:
+            in_notebook(1, rewrite1)
+        yardstick1 = original1
 
-    # Two processes, DDP. The rewrite loads the original's state (rewrite <- original), or with
-    # original=fails the reference's.
-    rewrite2 = go(rewritten, 2, "rewrite", load=original1.state)
+    # Two processes, DDP. The rewrite loads the original's state (rewrite <- original), or the
+    # reference's where the original cannot run.
+    rewrite2 = go(rewritten, 2, "rewrite", load=yardstick1.state)
     invariants = ddp_invariants(rewrite2)
     problems += invariants
     if not rewrite2.ok:
         return
-    problems += load_checks(rewrite2, original1.label)
+    problems += load_checks(rewrite2, yardstick1.label)
     if reference is None:
-        original2 = go(original, 2, "original")
+        original2 = go(original, 2, "original", interactive=False)
         if not original2.ok:
             problems.append(f"the original fails under DDP, and the case has no reference: {original2.describe()}")
             return
         problems += compare(original2, rewrite2)
+        if case.notebook:
+            in_notebook(2, rewrite2)
         return
     reference2 = go(reference, 2, "reference")
     if not reference2.ok:
@@ -639,6 +737,8 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
         return
     problems += ddp_invariants(reference2)
     problems += compare(reference2, rewrite2)
+    if case.original_fails:
+        return  # it failed in one process (checked above): under DDP each rank fails the same way
     # The case claims that the original fails under DDP: it must, or the reference hides nothing.
     original2 = go(original, 2, "original", timeout=FAILING_TIMEOUT)
     if original2.ok and not compare(reference2, original2) and not ddp_invariants(original2):
@@ -646,7 +746,7 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
     else:
         how = "hangs" if original2.proc.hung else ("crashes" if not original2.ok else "differs from the reference")
         outcome.notes.append(f"the original under DDP {how}" + (
-            f": {(ddp_invariants(original2) + compare(reference2, original2))[:3]}" if original2.ok else ""))
+            f": {(ddp_invariants(original2) + compare(reference2, original2))[:3]}" if original2.ok else f": {last_error(original2.proc)}"))
 
 
 def check_in_tempdir(case: Case, log: Callable[[str], None] = lambda _: None, keep: bool = False) -> Outcome:
@@ -672,8 +772,8 @@ def last_error(proc: Proc) -> str:
 def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str], None] = lambda _: None) -> tuple[str, list[str]]:
     """Run the original and the rewrite (``--unsafe-fixes`` if asked) in one process and under DDP
     and say how their behaviour compares: per setting ``same``, ``differs`` (both finish, with other
-    results), ``rewrite fails``, ``original fails`` (the rewrite finishes) or ``both fail``.
-    Returns (verdict, details)."""
+    results), ``rewrite fails``, ``original fails`` (the rewrite finishes) or ``both fail``. A
+    notebook's both run as in a notebook. Returns (verdict, details)."""
     rewritten = rewrite(case.path, workdir / "rewrite", unsafe=unsafe)
     if rewritten.missing_flag:
         return NEEDS_UNSAFE, []
@@ -689,7 +789,8 @@ def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str
         runs = []
         for label, path in (("original", original), ("rewrite", script)):
             timeout = FAILING_TIMEOUT if devices == 2 else TRAIN_TIMEOUT
-            run = train(path, devices, workdir / "runs" / f"{label}-{devices}", label, timeout=timeout)
+            run = train(path, devices, workdir / "runs" / f"{label}-{devices}", label, timeout=timeout,
+                        interactive=case.notebook, paths=[case.stubs] if case.stubs is not None else [])
             log(f"{case.id}: {label} on {devices}: {'ok' if run.ok else 'FAILED'} in {run.proc.seconds:.1f} s")
             runs.append(run)
         first, second = runs

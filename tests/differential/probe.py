@@ -146,3 +146,40 @@ def finish() -> None:
         return
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
+
+
+
+_RECORD_CLASS: Any = None
+
+
+def __getattr__(name: str) -> Any:
+    """``probe.Record``, made on first use (so that importing the probe needs no Lightning), under its
+    module-level name: a strategy that pickles the Trainer (``ddp_spawn``) finds the class again."""
+    global _RECORD_CLASS
+    if name != "Record":
+        raise AttributeError(f"module 'probe' has no attribute {name!r}")
+    if _RECORD_CLASS is None:
+        import lightning as L
+
+        class Record(L.Callback):
+            """Records each rank's results at the end of fit, in the rank's own process."""
+
+            def __init__(self, **extra: Any) -> None:
+                self.extra = extra
+
+            def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
+                record(trainer, pl_module, **{k: v() if callable(v) else v for k, v in self.extra.items()})
+
+        Record.__module__, Record.__qualname__ = __name__, "Record"
+        _RECORD_CLASS = Record
+    return _RECORD_CLASS
+
+
+def callback(**extra: Any) -> Any:
+    """A Lightning ``Callback`` that records each rank's results (``record``) at the end of fit, in
+    the rank's own process. For a strategy that runs fit in processes of its own, started from this
+    one (``ddp_notebook`` forks the notebook's kernel, ``ddp_spawn`` spawns), where the code after
+    ``trainer.fit`` runs in the launching process only: pass it in the Trainer's ``callbacks``
+    instead of calling ``record``. An ``extra`` value that is callable is called then (e.g.
+    ``splits=lambda: {...}``; under ``ddp_spawn`` it must be picklable)."""
+    return __getattr__("Record")(**extra)

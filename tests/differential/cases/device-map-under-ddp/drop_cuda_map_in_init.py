@@ -1,0 +1,91 @@
+# differential: safe; original=fails; stubs=stubs
+"""A LightningModule wraps a pretrained Hugging Face model loaded in ``__init__`` with
+``device_map="cuda"``, trained by a literal DDP Trainer in the same file.
+
+``device_map`` makes accelerate pin the model (and, through its hooks, every input) to the device
+fixed at load time, while Lightning moves rank N's module to ``cuda:N``. The load builds the model
+trained under DDP, in full precision: dropping ``device_map`` (Lightning places the module) is safe.
+
+Runs against a stand-in for ``transformers`` (``stubs/``, see its README): this machine has no
+transformers, and without CUDA the original's load fails (as the real library's does: checked with
+transformers 5.24 + accelerate 1.15). The reference (``device_map`` dropped by hand) is the
+yardstick: the rewrite must load the same pretrained weights and train them to the same values.
+"""
+import tempfile
+
+import lightning as L
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+from transformers import PretrainedConfig, PreTrainedModel
+
+import probe
+
+
+class TinyConfig(PretrainedConfig):
+    model_type = "tiny-regressor"
+
+    def __init__(self, width=4, hidden=8, **kwargs):
+        super().__init__(**kwargs)
+        self.width, self.hidden = width, hidden
+
+
+class TinyRegressor(PreTrainedModel):
+    config_class = TinyConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.body = nn.Linear(config.width, config.hidden)
+        self.head = nn.Linear(config.hidden, 1)
+        self.post_init()
+
+    def forward(self, x):
+        return self.head(torch.tanh(self.body(x)))
+
+
+def pretrained_checkpoint():
+    """A small "pretrained" model saved to a folder of this process's own (same weights on every rank)."""
+    model = TinyRegressor(TinyConfig())
+    g = torch.Generator().manual_seed(100)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.copy_(0.3 * torch.randn(parameter.shape, generator=g))
+    folder = tempfile.mkdtemp(prefix="tiny-regressor-")
+    model.save_pretrained(folder)
+    return folder
+
+
+class FineTune(L.LightningModule):
+    def __init__(self, checkpoint):
+        super().__init__()
+        self.model = TinyRegressor.from_pretrained(checkpoint, device_map="cuda")
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = nn.functional.mse_loss(self.model(x), y)
+        self.log("train_loss", loss, on_epoch=True, sync_dist=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.05)
+
+
+if __name__ == "__main__":
+    L.seed_everything(7, verbose=False)
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(40, 4, generator=g)
+    y = torch.sin(x).sum(dim=1, keepdim=True)
+    model = FineTune(pretrained_checkpoint())
+    trainer = L.Trainer(
+        strategy="ddp",
+        max_epochs=2,
+        deterministic=True,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        default_root_dir=probe.out_dir(),
+    )
+    trainer.fit(model, DataLoader(TensorDataset(x, y), batch_size=8, shuffle=True))
+    probe.record(trainer, model)
+    probe.finish()

@@ -1,0 +1,33 @@
+# differential: unsafe
+"""Attention-style scaling by ``torch.tensor(np.sqrt(d))`` beside the batch in ``training_step``.
+
+``np.sqrt`` returns a NumPy float64, so the tensor is float64: on an MPS device (which cannot hold
+float64) ``device=self.device`` raises, and on CUDA the float64 scalar changes the result's dtype
+promotion nowhere but costs a float64 kernel. ddpfix cannot see the value's dtype: the fix is
+offered for review only.
+"""
+import lightning as L
+import numpy as np
+import torch
+from torch import nn
+
+
+class Scorer(L.LightningModule):
+    def __init__(self, d=16):
+        super().__init__()
+        self.query = nn.Linear(d, d)
+        self.key = nn.Linear(d, d)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        scores = self.query(x) @ self.key(x).T
+        scaled = scores / torch.tensor(np.sqrt(x.shape[-1]))
+        return nn.functional.cross_entropy(scaled, y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp", max_epochs=1)
+    trainer.fit(Scorer())
