@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._hardcoded_device_safety import devices_in_order
 from ddpfix.transforms._tree_lightning import lightning_name
@@ -29,7 +30,7 @@ class Run:
     launched by running the script again (where ``LOCAL_RANK`` is set in each process)."""
 
     def __init__(self, tree: ast.Module, imports, text: str):
-        builders = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+        builders = [node for node in every_node(tree) if isinstance(node, ast.Call)
                     and lightning_name(imports, node.func) in ("Trainer", "Fabric")]
         strategies = [tree_lightning.keyword(call, "strategy") for call in builders]
         self.ddp = bool(builders) and all(
@@ -58,7 +59,7 @@ def training_loads(tree: ast.Module, kinds: dict[str, str]) -> dict[int, str]:
     where: the name of a LightningModule's build method, or ``"fit"`` for a load in the same block
     as, and before, a ``.fit(...)`` call whose arguments it flows into (through plain assignments)."""
     found: dict[int, str] = {}
-    for cls in ast.walk(tree):
+    for cls in every_node(tree):
         if not isinstance(cls, ast.ClassDef) or kinds.get(cls.name) != "lightning":
             continue
         for method in cls.body:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
 
@@ -39,7 +40,7 @@ def ddp_file_why(tree: ast.Module, imports) -> str | None:
     strategy and devices that start at GPU 0 in order: the module this file trains runs one process
     per GPU, where ``self.device`` is the rank's and rank 0's is ``cuda:0``. Else why not (a
     finding's ``why``)."""
-    builders = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+    builders = [node for node in every_node(tree) if isinstance(node, ast.Call)
                 and lightning_name(imports, node.func) in ("Trainer", "Fabric")]
     if not builders:
         return ("this file builds no Trainer whose strategy is DDP: in one process a fixed GPU may be "
@@ -97,7 +98,7 @@ def sets_default_dtype(tree: ast.Module) -> bool:
         (isinstance(n, ast.Attribute) and n.attr in ("set_default_dtype", "set_default_tensor_type"))
         or (isinstance(n, ast.Name) and n.id in ("set_default_dtype", "set_default_tensor_type"))
         or (isinstance(n, ast.alias) and n.name.rsplit(".", 1)[-1] in ("set_default_dtype", "set_default_tensor_type"))
-        for n in ast.walk(tree))
+        for n in every_node(tree))
 
 
 def dtype_why(call: ast.Call, qualified: str, imports, default_dtype_changed: bool) -> str | None:
@@ -168,7 +169,7 @@ def other_ordinals(tree: ast.Module) -> list[int]:
     ``torch.device("cuda", 1)``, ``device=1``): the file places parts of its work on chosen GPUs
     (model parallelism), and one ``self.device`` for all would move them."""
     found: set[int] = set()
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(int(n) for n in _ORDINAL.findall(node.value) if int(n) != 0)
         elif isinstance(node, ast.Call):

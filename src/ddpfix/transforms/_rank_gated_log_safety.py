@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.facts import MONITORING_CALLBACKS
 from ddpfix.imports import TREE_COMPOUND
+from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms._tree_lightning import arguments_in_order, has_comment
 from ddpfix.transforms._tree_names import PURE_CALLEES, READ_ONLY_METHODS, exit_in, statement_names
 from ddpfix.transforms._tree_text import end
@@ -67,7 +68,7 @@ def unknown_monitor_here(tree: ast.Module) -> str | None:
     arguments of any call, the monitoring callbacks' positional ones, ``x.monitor = "..."`` and
     literal ``"monitor"`` values of dicts)."""
     found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if isinstance(node, ast.Call):
             callee = _callee(node)
             if callee in CONFIG_RUNNERS:

@@ -32,6 +32,7 @@ import re
 
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
+from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms._tree_names import bound_names
 
@@ -172,7 +173,7 @@ def _bases(tree: ast.Module, cls: ast.ClassDef, name: str, imports: ImportTable,
     if cls.keywords:
         return f"{cls.name} has class keywords (a metaclass?) that may define attributes"
     seen.add(cls.name)
-    local = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    local = {c.name: c for c in every_node(tree) if isinstance(c, ast.ClassDef)}
     for base in cls.bases:
         if lightning_name(imports, base) == "LightningModule" or imports.qualify(base) == "torch.nn.Module":
             continue
@@ -386,7 +387,7 @@ def _subclasses(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
     grew = True
     while grew:
         grew = False
-        for other in ast.walk(tree):
+        for other in every_node(tree):
             if isinstance(other, ast.ClassDef) and other not in found and any(
                 isinstance(b, ast.Name) and b.id in names for b in other.bases
             ):
@@ -402,7 +403,7 @@ def _writes(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: st
     stored = mangle(name, cls.name)
     family = _subclasses(tree, cls)
     inside = {id(n) for c in family for n in ast.walk(c)}
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if id(node) not in inside and isinstance(node, ast.Attribute) and node.attr in (name, stored):
             return f"code outside the class uses .{node.attr} (line {node.lineno})"
     for c in family:

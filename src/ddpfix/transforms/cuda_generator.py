@@ -15,7 +15,7 @@ from ddpfix.edits._base import Span
 from ddpfix.edits.arguments import DropArgument, drop_keeps_comments
 from ddpfix.transforms import _cuda_generator_safety as _safety
 from ddpfix.transforms import _tree_lightning
-from ddpfix.transforms._ast_shapes import last_name
+from ddpfix.transforms._ast_shapes import every_node, last_name
 from ddpfix.transforms._text import GAP, aliased, pattern, word_match
 from ddpfix.transforms.base import Rule, RuleContext
 
@@ -141,7 +141,7 @@ class CudaGenerator(Rule):
         ``**kwargs``): a generator made without one is a CPU generator and never reported."""
         names = {"Generator"}
         called: set[str | None] = set()  # names of the calls with a possible device argument
-        for node in ast.walk(tree):
+        for node in every_node(tree):
             if isinstance(node, ast.ImportFrom):
                 names.update(alias.asname for alias in node.names if alias.name == "Generator" and alias.asname)
             elif isinstance(node, ast.Call) and (node.args or any(k.arg in ("device", None) for k in node.keywords)):

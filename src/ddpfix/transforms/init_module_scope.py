@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ddpfix.edits import MODULE, Span
 from ddpfix.edits.with_blocks import MoveOutOfWith
 from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
-from ddpfix.transforms._ast_shapes import arguments, last_name
+from ddpfix.transforms._ast_shapes import arguments, every_node, last_name
 from ddpfix.transforms._effects import Effects
 from ddpfix.transforms._text import alias_names, aliased, call_text, calls, headers, starts_a_word
 from ddpfix.transforms._tree_lightning import (
@@ -215,7 +215,7 @@ class InitModuleScope(Rule):
         names, devices = {"set_default_device"}, {"device"}  # and the names imports give them
         calls: list[ast.Call] = []
         managers: list[ast.Call] = []
-        for node in ast.walk(tree):
+        for node in every_node(tree):
             if isinstance(node, (ast.With, ast.AsyncWith)):
                 managers.extend(item.context_expr for item in node.items if isinstance(item.context_expr, ast.Call))
             elif isinstance(node, ast.Call) and (node.args or node.keywords):

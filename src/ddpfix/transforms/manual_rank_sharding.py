@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ddpfix.imports import ImportTable
-from ddpfix.transforms._ast_shapes import arguments, import_targets, resolved
+from ddpfix.transforms._ast_shapes import arguments, every_node, import_targets, resolved
 from ddpfix.transforms._tree_lightning import LIGHTNING_PACKAGES
 from ddpfix.transforms._tree_ranks import RANK_VARIABLES
 from ddpfix.transforms._tree_lightning import (
@@ -85,7 +85,7 @@ class ManualRankSharding(Rule):
         rank_aliases: set[str] = set()  # ``from torch.distributed import get_rank as where``
         classes: list[ast.ClassDef] = []
         sampler = strategy = False
-        for node in ast.walk(tree):
+        for node in every_node(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imports.append(node)
                 if isinstance(node, ast.ImportFrom):
@@ -187,7 +187,7 @@ def _iterable(cls: ast.ClassDef, imports: ImportTable) -> bool:
 def _custom_samplers(tree: ast.Module, imports: ImportTable) -> list[ast.keyword]:
     """``sampler=`` / ``batch_sampler=`` keywords of ``DataLoader(...)`` calls that Lightning wraps."""
     found = []
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if not isinstance(node, ast.Call) or (imports.qualify(node.func) or "").rsplit(".", 1)[-1] != "DataLoader":
             continue
         for name in ("sampler", "batch_sampler"):

@@ -8,6 +8,7 @@ import re
 import tokenize
 
 from ddpfix.edits import ReplaceExpression, SetKeyword, Span
+from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms.base import Rule, RuleContext
@@ -96,7 +97,7 @@ class NotebookStrategy(Rule):
         engine carries out on LibCST's tree. A strategy argument with a comment inside is not
         rewritten (the replaced string would lose it)."""
         string_strategies, ddp_strategies = _tree_strategy_calls(tree, ctx)
-        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        parents = {id(child): node for node in every_node(tree) for child in ast.iter_child_nodes(node)}
         for arg, owner in string_strategies:
             name = tree_lightning.string_value(arg.value)
             twins = TRAINER_NOTEBOOK_STRATEGY if owner == "Trainer" else FABRIC_NOTEBOOK_STRATEGY
@@ -165,7 +166,7 @@ def _tree_strategy_calls(tree: ast.Module, ctx: RuleContext) -> tuple[list[tuple
     has notebook twins (with ``Trainer``/``Fabric``), and the ``DDPStrategy(...)`` calls passed as one."""
     string_strategies: list[tuple[ast.keyword, str]] = []
     ddp_strategies: list[ast.Call] = []
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if not isinstance(node, ast.Call):
             continue
         owner = lightning_name(ctx.imports, node.func)

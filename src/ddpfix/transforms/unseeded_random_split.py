@@ -6,7 +6,7 @@ import ast
 
 from ddpfix.edits import AddImport, SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._ast_shapes import imports_of, may_be
+from ddpfix.transforms._ast_shapes import every_node, imports_of, may_be
 from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms._tree_names import statement_names as tree_statement_names
 from ddpfix.transforms._unseeded_random_split_safety import NOT_BOUND, tree_bound, tree_other_bindings
@@ -80,7 +80,7 @@ class UnseededRandomSplit(Rule):
         """A call that may be ``torch.utils.data.random_split`` through the file's imports (a word
         in a docstring is not one)."""
         imported = imports_of(tree)
-        return any(isinstance(node, ast.Call) and may_be(node.func, RANDOM_SPLIT, imported) for node in ast.walk(tree))
+        return any(isinstance(node, ast.Call) and may_be(node.func, RANDOM_SPLIT, imported) for node in every_node(tree))
 
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """The one analysis: findings, each fix's applicability, and its typed edits (the
@@ -153,7 +153,7 @@ TORCH_SEEDS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch
 def _tree_seeding(tree: ast.Module, ctx: RuleContext) -> str | None:
     """The first call of this file that seeds torch's global generator, as written (said when its
     seed is not a literal); None if none."""
-    for node in ast.walk(tree):
+    for node in every_node(tree):
         if isinstance(node, ast.Call) and (
                 lightning_name(ctx.imports, node.func) == "seed_everything" or ctx.imports.qualify(node.func) in TORCH_SEEDS):
             text = ast.get_source_segment(ctx.view.text, node) or "seed_everything(...)"
