@@ -9,6 +9,7 @@ import tokenize
 
 from ddpfix.edits.main_guard import WrapInGuardedFunction
 from ddpfix.imports import TREE_COMPOUND, dotted_name
+from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms._text import keyword_argument, word_match
@@ -39,7 +40,8 @@ class SpawnWithoutMainGuard(Rule):
 
     ## What it does
     Finds a script that builds a Trainer with `strategy="ddp_spawn"` (or
-    `DDPStrategy(start_method="spawn")`) and calls `fit`/`validate`/`test`/`predict` at module
+    `DDPStrategy(start_method="spawn")`, also through a name the module assigns once at its top
+    level: `strategy = DDPStrategy(start_method="spawn")`) and calls `fit`/`validate`/`test`/`predict` at module
     level, and moves the module-level statements — from the first one that builds the Trainer or
     its inputs, to the end — into `def main():`, called under `if __name__ == "__main__":`.
 
@@ -363,14 +365,31 @@ def _spawns(trainer: ast.Call, ctx: RuleContext) -> bool:
     strategy = tree_lightning.keyword(trainer, "strategy")
     if strategy is None:
         return False
-    text = tree_lightning.string_value(strategy.value)
+    value = _module_value(strategy.value, ctx.view.tree)
+    text = tree_lightning.string_value(value)
     if text is not None:
         return text.startswith("ddp_spawn")
-    value = strategy.value
     if isinstance(value, ast.Call) and lightning_name(ctx.imports, value.func) == "DDPStrategy":
         method = tree_lightning.keyword(value, "start_method")
         return method is not None and tree_lightning.string_value(method.value) == "spawn"
     return False
+
+
+def _module_value(value: ast.expr, tree: ast.Module) -> ast.expr:
+    """``value``, or for a name the module binds exactly once, by a plain assignment at its top
+    level (``strategy = DDPStrategy(start_method="spawn")``), the value assigned: a name bound
+    anywhere else too (another assignment, a loop, an import, a function's ``global``) stays a name."""
+    if not isinstance(value, ast.Name):
+        return value
+    assigned = [s.value for s in tree.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == value.id]
+    bindings = [n for n in every_node(tree) if isinstance(n, ast.Name) and n.id == value.id
+                and isinstance(n.ctx, (ast.Store, ast.Del))]
+    rebound = any(isinstance(n, (ast.Global, ast.Nonlocal)) and value.id in n.names
+                  or isinstance(n, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == value.id for a in n.names)
+                  or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == value.id
+                  for n in every_node(tree))
+    return assigned[0] if len(assigned) == 1 and len(bindings) == 1 and not rebound else value
 
 
 def _runs(line: list[ast.stmt], trainers: set[str]) -> bool:
