@@ -268,7 +268,7 @@ class _Versions:
     def __init__(self, path: str, data: bytes, tree: ast.Module):
         self.path = path
         self._data, self._view = data, TreeView(tree, data)
-        self._cst: tuple[bytes, cst.Module, Positions] | None = None
+        self._cst: tuple[bytes, cst.Module, Positions | None] | None = None
 
     def view(self, data: bytes) -> TreeView:
         if data is not self._data:
@@ -276,17 +276,30 @@ class _Versions:
             self._data, self._view = data, TreeView(tree, data)
         return self._view
 
-    def libcst(self, data: bytes, module: cst.Module | None = None) -> tuple[cst.Module, Positions] | Problem:
-        """LibCST's tree of ``data`` and its positions (``module``: the tree a fix just produced)."""
-        if self._cst is None or self._cst[0] is not data:
-            if module is None:
-                module = _parse(self.path, data)
-                if isinstance(module, Problem):
-                    return module
+    def libcst(self, data: bytes) -> tuple[cst.Module, Positions] | Problem:
+        """LibCST's tree of ``data`` and its positions, computed on first use: a version that no
+        later fix rewrites never needs them (they cost more than the parse)."""
+        module = self.module(data)
+        if isinstance(module, Problem):
+            return module
+        if self._cst[2] is None:
             from ddpfix.positions import Positions
 
-            self._cst = (data, module, Positions(module))
+            self._cst = (data, self._cst[1], Positions(self._cst[1]))
         return self._cst[1], self._cst[2]
+
+    def remember(self, data: bytes, module: cst.Module) -> None:
+        """The tree a fix produced, as LibCST's tree of its bytes (no second parse)."""
+        self._cst = (data, module, None)
+
+    def module(self, data: bytes) -> cst.Module | Problem:
+        """LibCST's tree of ``data``, without positions."""
+        if self._cst is None or self._cst[0] is not data:
+            module = _parse(self.path, data)
+            if isinstance(module, Problem):
+                return module
+            self._cst = (data, module, None)
+        return self._cst[1]
 
 
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
@@ -346,7 +359,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
                 line = getattr(original, "lineno", None)
                 result.problems.append(Problem(path, PARSE_ERROR, f"cannot compile: {getattr(original, 'msg', original)}", line, getattr(original, "offset", None)))
                 return None
-            if versions.libcst(data)[0].bytes != data:
+            if versions.module(data).bytes != data:
                 # LibCST does not always give back the bytes it parsed: it drops a form feed before
                 # code (LibCST#446) and, in a fuzzed file, a comment line after blank lines with
                 # mixed newlines. A rewrite would lose what no fix meant to touch, so none is
@@ -362,7 +375,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
             result.problems.append(Problem(path, rule.code, message))
             return None
         current = new_data
-        versions.libcst(new_data, new_module)
+        versions.remember(new_data, new_module)
         # The rule that changed the file runs again on its output too: a fix can settle what kept
         # another finding of the same rule from being fixed (DDP007's "set earlier" refusal, once
         # the earlier assignment is a buffer). With fixes picked by hand, one round is the promise.

@@ -134,6 +134,15 @@ class Positions:
     def __len__(self) -> int:
         return len(self._spans)
 
+    def offsets(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """Character offsets of ``node``'s own range (what ``positions[node]`` turns into lines and
+        columns); None for a node not in the tree."""
+        return self._spans.get(node)
+
+    def offset_of(self, line: int, column: int) -> int:
+        """The character offset of a (1-based line, 0-based column) position."""
+        return self._line_starts[line - 1] + column
+
     def outer(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """Character offsets of everything ``node`` generates (decorators, leading comments and
         whitespace included): a node's descendants all lie within. None for a node not in the tree."""

@@ -3,11 +3,12 @@ that rewrites them (inner nodes first, so an outer edit sees the inner fixes).""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 
 import libcst as cst
 
-from ddpfix.edits._base import MODULE, ModuleEdit, NodeEdit, Span
+from ddpfix.edits._base import MODULE, ModuleEdit, NodeEdit
 from ddpfix.positions import Positions
 from ddpfix.edits._args import TargetedTransformer
 from ddpfix.edits._walk import walk
@@ -21,22 +22,33 @@ def _kinds(edit: NodeEdit) -> tuple[type, ...]:
 
 
 class _Targets(cst.CSTVisitor):
-    """The node each edit points at: the outermost node of the edit's kind at its span."""
+    """The node each edit points at: the outermost node of the edit's kind at its span. Spans are
+    compared as character offsets, and a node none of whose descendants can hold a target is not
+    entered: a fix touches a few lines of a file."""
 
     def __init__(self, positions: Positions, edits: list[NodeEdit]):
         super().__init__()
         self.positions = positions
-        self.wanted: dict[Span, list[tuple[NodeEdit, tuple[type, ...]]]] = {}
+        self.wanted: dict[tuple[int, int], list[tuple[NodeEdit, tuple[type, ...]]]] = {}
         for edit in edits:
-            self.wanted.setdefault(edit.at, []).append((edit, _kinds(edit)))
+            at = edit.at
+            start = positions.offset_of(at.line, at.column)
+            end = positions.offset_of(at.end_line, at.end_column)
+            self.wanted.setdefault((start, end), []).append((edit, _kinds(edit)))
+        self.starts = sorted(start for start, _end in self.wanted)
         self.found: dict[NodeEdit, cst.CSTNode] = {}
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if node in self.positions:
-            for edit, kinds in self.wanted.get(Span.of(self.positions[node]), ()):
+        span = self.positions.offsets(node)
+        if span is not None:
+            for edit, kinds in self.wanted.get(span, ()):
                 if edit not in self.found and isinstance(node, kinds):
                     self.found[edit] = node  # the outermost comes first
-        return True
+        outer = self.positions.outer(node)
+        if outer is None:
+            return True
+        first = bisect_left(self.starts, outer[0])
+        return first < len(self.starts) and self.starts[first] <= outer[1]  # a target starts inside
 
 
 class _Apply(TargetedTransformer):
