@@ -56,22 +56,32 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     new_value = cst.parse_expression(value)
     if existing is not None:
         return call.with_changes(args=[a.with_changes(value=new_value) if a is existing else a for a in call.args])
+    return with_argument(call, cst.Arg(value=new_value, keyword=cst.Name(name), equal=tight_equal()))
+
+
+def tight_equal() -> cst.AssignEqual:
+    """``=`` with no space around it, as a keyword argument is written."""
+    return cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
+def with_argument(call: cst.Call, new: cst.Arg) -> cst.Call:
+    """``call`` with ``new`` as its last argument, separated from the one before as the call's
+    arguments already are (a newline and indent in a call laid out one argument per line); a
+    trailing comma passes to ``new``."""
     args = list(call.args)
-    new_arg = cst.Arg(value=new_value, keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
     if not args:
-        return call.with_changes(args=[new_arg])
+        return call.with_changes(args=[new])
     last = args[-1]
-    # The whitespace between two arguments, as this call already has it (a newline and indent in a
-    # call laid out one argument per line).
-    separator = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else call.whitespace_before_args
+    separator = (args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma)
+                 else call.whitespace_before_args)
     if isinstance(separator, cst.SimpleWhitespace) and not separator.value:
         separator = cst.SimpleWhitespace(" ")
     if isinstance(last.comma, cst.Comma):  # trailing comma: the new argument takes it over
         args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
-        args.append(new_arg.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
+        args.append(new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
     else:
         args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace(""))
-        args.append(new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
 
 

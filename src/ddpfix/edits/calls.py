@@ -60,42 +60,19 @@ class ReplaceArguments(NodeEdit):
 
     def rewrite(self, node: cst.Call) -> cst.Call:
         kept = [arg for arg in node.args if arg.keyword is not None and arg.keyword.value in self.keep]
+        from ddpfix.edits._args import tight_equal, with_argument
+
         rebuilt = node.with_changes(args=())
         for code in self.arguments:
-            rebuilt = _appended(rebuilt, _parse_argument(code))
+            rebuilt = with_argument(rebuilt, _parse_argument(code))
         for arg in kept:
-            rebuilt = _appended(rebuilt, cst.Arg(value=arg.value, keyword=arg.keyword, equal=_tight_equal()))
+            rebuilt = with_argument(rebuilt, cst.Arg(value=arg.value, keyword=arg.keyword, equal=tight_equal()))
         return rebuilt
-
-
-def _tight_equal() -> cst.AssignEqual:
-    """``=`` with no space around it, as a keyword argument is written."""
-    return cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 
 
 def _parse_argument(code: str) -> cst.Arg:
     """One argument from its code, with no layout of its own."""
     return cst.ensure_type(cst.parse_expression(f"f({code})"), cst.Call).args[0]
-
-
-def _appended(call: cst.Call, new: cst.Arg) -> cst.Call:
-    """``call`` with ``new`` as its last argument, separated from the one before as the call's
-    arguments already are (``_args.with_keyword``'s layout: a trailing comma passes to ``new``)."""
-    args = list(call.args)
-    if not args:
-        return call.with_changes(args=[new])
-    last = args[-1]
-    separator = (args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma)
-                 else call.whitespace_before_args)
-    if isinstance(separator, cst.SimpleWhitespace) and not separator.value:
-        separator = cst.SimpleWhitespace(" ")
-    if isinstance(last.comma, cst.Comma):
-        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
-        args.append(new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
-    else:
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator), whitespace_after_arg=cst.SimpleWhitespace(""))
-        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
-    return call.with_changes(args=args)
 
 
 # --- the same places, read off the text of a call of CPython's tree ------------------------------------
