@@ -8,6 +8,7 @@ from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.edits import SetKeyword, Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._epoch_log_sync_safety import ClassFacts, fix_problem
+from ddpfix.transforms._rank_gated_log_safety import keyword_edits_keep_comments
 from ddpfix.transforms._tree_ranks import TreeRankTests, rank_words
 from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
 from ddpfix.transforms._tree_ranks import gated_statements as tree_gated_statements
@@ -58,7 +59,9 @@ class EpochLogSync(Rule):
     `if` whose test mentions a rank (a synced log that only some ranks reach hangs), or one that logs
     a torchmetrics object or `metric.compute()` (torchmetrics syncs its own state; `sync_dist` is
     ignored there).
-    Step-level logging (`training_step` without `on_epoch=True`) is left alone.
+    Step-level logging (`training_step` without `on_epoch=True`) is left alone. A call whose
+    comments sit where the new argument would go (`self.log("x", v,  # why` then a next line) is
+    reported, not rewritten: the comment would be repeated or lost.
 
     ## Fix safety
     A safe fix also needs the whole project read with no iterable dataset named in any file of it
@@ -161,6 +164,11 @@ class EpochLogSync(Rule):
                     facts = ClassFacts(tree, cls, ctx.imports)
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
+                if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
+                    # What --write would refuse (apply_edits keeps every comment): --check says so too.
+                    ctx.report(call, _message(call.func.attr, method.name)
+                               + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+                    continue
                 why = fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data")
                 ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "",
                            edits=[SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
