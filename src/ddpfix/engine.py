@@ -98,16 +98,32 @@ def _parse(path: str, data: bytes) -> cst.Module | Problem:
         return Problem(path, PARSE_ERROR, "cannot parse: too deeply nested")
 
 
-def _compile_error(path: str, data: bytes) -> SyntaxError | ValueError | None:
+def _compile_error(path: str, data: bytes, tree: ast.Module | None = None) -> SyntaxError | ValueError | None:
+    """Why ``data`` does not compile, or None. ``tree``: CPython's tree of ``data`` where it is at
+    hand (compiling it is compiling ``data`` without parsing it again)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not ours to print
-            compile(data, path, "exec", dont_inherit=True)
+            compile(data if tree is None else tree, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as err:
         return err
     except RecursionError as err:
         return SyntaxError(str(err) or "nesting too deep")
     return None
+
+
+def _compiled_tree(path: str, data: bytes) -> ast.Module | SyntaxError | ValueError:
+    """CPython's tree of ``data``, which compiles; else why it does not (one parse for both)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, path)
+    except (SyntaxError, ValueError) as err:
+        return err
+    except (RecursionError, MemoryError) as err:
+        return SyntaxError(str(err) or "nesting too deep")
+    error = _compile_error(path, data, tree)
+    return tree if error is None else error
 
 
 # LibCST walks trees recursively; long ``elif`` chains or long sums are valid code that needs more
@@ -268,7 +284,9 @@ class _Versions:
     def __init__(self, path: str, data: bytes, tree: ast.Module):
         self.path = path
         self._data, self._view = data, TreeView(tree, data)
-        self._cst: tuple[bytes, cst.Module, Positions | None] | None = None
+        # LibCST's tree of one version: (bytes, tree, positions or None, whether it was parsed from
+        # the bytes rather than made by a fix).
+        self._cst: tuple[bytes, cst.Module, Positions | None, bool] | None = None
 
     def view(self, data: bytes) -> TreeView:
         if data is not self._data:
@@ -278,28 +296,33 @@ class _Versions:
 
     def libcst(self, data: bytes) -> tuple[cst.Module, Positions] | Problem:
         """LibCST's tree of ``data`` and its positions, computed on first use: a version that no
-        later fix rewrites never needs them (they cost more than the parse)."""
-        module = self.module(data)
-        if isinstance(module, Problem):
-            return module
-        if self._cst[2] is None:
-            from ddpfix.positions import Positions
-
-            self._cst = (data, self._cst[1], Positions(self._cst[1]))
-        return self._cst[1], self._cst[2]
-
-    def remember(self, data: bytes, module: cst.Module) -> None:
-        """The tree a fix produced, as LibCST's tree of its bytes (no second parse)."""
-        self._cst = (data, module, None)
-
-    def module(self, data: bytes) -> cst.Module | Problem:
-        """LibCST's tree of ``data``, without positions."""
+        later fix rewrites never needs them (they cost more than the parse). A tree parsed from
+        bytes that LibCST does not give back byte for byte is refused: a rewrite could lose text."""
         if self._cst is None or self._cst[0] is not data:
             module = _parse(self.path, data)
             if isinstance(module, Problem):
                 return module
-            self._cst = (data, module, None)
-        return self._cst[1]
+            self._cst = (data, module, None, True)
+        _data, module, positions, parsed = self._cst
+        if positions is None:
+            from ddpfix.positions import Positions
+
+            positions = Positions(module)
+            self._cst = (data, module, positions, parsed)
+            # LibCST drops a form feed before code (LibCST#446) and, in a fuzzed file, a comment
+            # line after blank lines with mixed newlines. The code generation that computed the
+            # positions tells, at no cost.
+            if parsed and (positions.code is None or positions.code.encode(module.encoding) != data):
+                return Problem(self.path, NOTE, "fixes not applied: LibCST does not reproduce this file "
+                               "byte for byte, so a rewrite could lose text", level=NOTE)
+        return module, positions
+
+    def remember(self, data: bytes, module: cst.Module | None, tree: ast.Module) -> None:
+        """A fix's output: its bytes, the LibCST tree the fix produced (no second parse; None for
+        bytes made on the text, ``_spliced``, parsed if a later fix needs it) and CPython's tree
+        of it (from its compile check)."""
+        self._cst = None if module is None else (data, module, None, False)
+        self._data, self._view = data, TreeView(tree, data)
 
 
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
@@ -333,9 +356,11 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
             rule().check(view.tree, ctx)
             new_data, new_module = None, None
             if ctx.fixes_applied:
+                new_data = _spliced(view, ctx)
+            if ctx.fixes_applied and new_data is None:
                 parsed = versions.libcst(current)
                 if isinstance(parsed, Problem):
-                    result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
+                    result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
                     result.problems.append(parsed)
                     return None
                 new_module = _carry_out(*parsed, ctx)
@@ -351,7 +376,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
             continue
         if not original_checked:
             original_checked = True
-            original = _compile_error(path, data)
+            original = _compile_error(path, data, tree)
             if original is not None:
                 # CPython's parser accepts a little that its compiler refuses (a repeated keyword
                 # argument): what we would write could not be compared with a working original.
@@ -359,23 +384,15 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
                 line = getattr(original, "lineno", None)
                 result.problems.append(Problem(path, PARSE_ERROR, f"cannot compile: {getattr(original, 'msg', original)}", line, getattr(original, "offset", None)))
                 return None
-            if versions.module(data).bytes != data:
-                # LibCST does not always give back the bytes it parsed: it drops a form feed before
-                # code (LibCST#446) and, in a fuzzed file, a comment line after blank lines with
-                # mixed newlines. A rewrite would lose what no fix meant to touch, so none is
-                # written (one code generation per rewritten file, a tenth of a fix's time).
-                result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
-                result.problems.append(Problem(path, NOTE, "fixes not applied: LibCST does not reproduce this file "
-                                               "byte for byte, so a rewrite could lose text", level=NOTE))
-                return None
-        error = _compile_error(path, new_data)
-        if error is not None:
+        new_tree = _compiled_tree(path, new_data)
+        if not isinstance(new_tree, ast.Module):
+            error = new_tree
             result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
             message = f"{INTERNAL_ERROR}: the fix produced code that does not compile ({error}); file left as it was"
             result.problems.append(Problem(path, rule.code, message))
             return None
         current = new_data
-        versions.remember(new_data, new_module)
+        versions.remember(new_data, new_module, new_tree)
         # The rule that changed the file runs again on its output too: a fix can settle what kept
         # another finding of the same rule from being fixed (DDP007's "set earlier" refusal, once
         # the earlier assignment is a buffer). With fixes picked by hand, one round is the promise.
@@ -394,15 +411,29 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
     return current
 
 
+def _chosen(ctx: RuleContext) -> tuple[list, list]:
+    """The keys of a rule's chosen fixes and their edits, in order. Findings at one place share a
+    key, and so the edits the rule gave that key: they are taken once."""
+    keys = list(dict.fromkeys(finding.key for finding in ctx.findings if finding.fixed))
+    return keys, [edit for key in keys for edit in ctx.edits.get(key, ())]
+
+
+def _spliced(view: TreeView, ctx: RuleContext) -> bytes | None:
+    """A rule's chosen fixes carried out on the text, where ``edits._splice`` can promise the bytes
+    LibCST's pass would give (most fixes set or drop a keyword); None leaves them to LibCST."""
+    from ddpfix.edits._splice import splice
+
+    _keys, edits = _chosen(ctx)
+    text = splice(view.text, view.data, view.tree, view.positions, edits)
+    return None if text is None else text.encode("utf-8")
+
+
 def _carry_out(module: cst.Module, positions: Positions, ctx: RuleContext) -> cst.Module:
     """A rule's chosen fixes, their edits applied to LibCST's tree of the version ``check`` read;
     a fix whose edits cannot all be applied is reported as not fixed, and none of its edits is kept."""
-    chosen = [f for f in ctx.findings if f.fixed]
-    if not chosen:
+    keys, edits = _chosen(ctx)
+    if not keys:
         return module
-    # Findings at one place share a key, and so the edits the rule gave that key: take them once.
-    keys = list(dict.fromkeys(finding.key for finding in chosen))
-    edits = [edit for key in keys for edit in ctx.edits.get(key, ())]
     fixed, refused = apply_edits(module, positions, edits)
     if refused:
         failed = {key for key in keys if set(ctx.edits.get(key, ())) & set(refused)}

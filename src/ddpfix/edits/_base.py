@@ -69,6 +69,12 @@ class NodeEdit:
     def rewrite(self, node: cst.CSTNode) -> Rewritten:
         raise NotImplementedError
 
+    def splice(self, segment) -> str | None:
+        """The target's new text, where the edit can be carried out on the text (``_splice``: the
+        target's text and its tree, no comment or backslash in it) with exactly the bytes
+        ``rewrite`` would give; None to leave it to LibCST. Most edits never splice."""
+        return None
+
     def comments_kept(self, before: cst.CSTNode, after: Rewritten) -> bool:
         """Whether the rewrite keeps the node's comments: an edit that would lose one is refused.
         An edit that deliberately moves comments elsewhere (never drops them) may say so here."""

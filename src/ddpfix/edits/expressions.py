@@ -28,3 +28,8 @@ class ReplaceExpression(NodeEdit):
         import libcst as cst
 
         return cst.parse_expression(self.code)
+
+    def splice(self, segment) -> str | None:
+        # LibCST's node owns its parentheses, and the new expression comes without them.
+        plain = self.code == self.code.strip() and not any(c in self.code for c in "\n\r#\\")
+        return self.code if plain and not segment.maybe_parenthesized else None

@@ -31,6 +31,11 @@ class SetKeyword(NodeEdit):
 
         return with_keyword(node, self.name, self.value)
 
+    def splice(self, segment) -> str | None:
+        from ddpfix.edits._call_text import with_keyword
+
+        return with_keyword(segment, self.name, self.value)
+
 
 @dataclass(frozen=True)
 class DropKeyword(NodeEdit):
@@ -48,3 +53,8 @@ class DropKeyword(NodeEdit):
         from ddpfix.edits._args import without_keyword
 
         return without_keyword(node, self.name)
+
+    def splice(self, segment) -> str | None:
+        from ddpfix.edits._call_text import without_keyword
+
+        return without_keyword(segment, self.name)

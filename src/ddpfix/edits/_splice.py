@@ -1,0 +1,155 @@
+"""Carrying out simple edits on the text itself, without LibCST, where that provably gives the
+same bytes as the LibCST pass (``_apply``).
+
+Most fixes set or drop one keyword argument, or replace one expression. Carried out on LibCST's
+tree, such a fix costs a LibCST parse, a positions pass and a code generation of the whole file
+(three quarters of ``--diff``'s time on corpus B); carried out on the text, it costs a few string
+slices. The two must never disagree, so this path takes only what it can read exactly and
+declines everything else (the engine then uses LibCST):
+
+- only edits with a ``splice`` (``NodeEdit.splice``), on targets found on CPython's tree by span;
+- a file that is UTF-8 without BOM, coding cookie, form feed or carriage return (LibCST's own
+  round trip is not exact there, and the LibCST pass refuses such fixes);
+- no ``#`` and no backslash in a target's text: no comment can be moved or lost, no line joined;
+- targets that do not overlap (edits of one target apply in order, each on the text the previous
+  one left, read again);
+- each edit decides on the target's text and its tree (``Segment``) and may decline (None).
+
+``tests/test_splice.py`` compares this path with LibCST's on the fixtures and generated calls.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+from ddpfix.edits._base import MODULE, NodeEdit
+from ddpfix.locations import TreePositions
+
+# The LibCST kinds an edit names, and the node of CPython's tree that stands for each.
+_AST_KIND = {"Call": ast.Call, "BaseExpression": ast.expr}
+_SPACE = " \t"
+
+
+class Segment:
+    """A target's source text, its tree read from that text alone, and whether it may stand in
+    parentheses of its own (LibCST's node then owns them, and replacing it drops them)."""
+
+    def __init__(self, text: str, maybe_parenthesized: bool):
+        self.text = text
+        self.maybe_parenthesized = maybe_parenthesized
+        self.node = ast.parse(text, mode="eval").body  # SyntaxError: the caller declines
+        self._positions = TreePositions(text)
+
+    def start(self, node: ast.AST) -> int:
+        return self._positions.offset(node.lineno, node.col_offset)
+
+    def end(self, node: ast.AST) -> int:
+        return self._positions.offset(node.end_lineno, node.end_col_offset)
+
+
+def splice(text: str, data: bytes, tree: ast.Module, positions: TreePositions, edits: Iterable) -> str | None:
+    """``text`` with ``edits`` carried out, or None where this path cannot promise LibCST's result
+    (the caller then carries them out on LibCST's tree). ``tree``/``positions``: CPython's tree of
+    ``text`` and its positions."""
+    edits = list(edits)
+    if not edits or any(not _spliceable(edit) for edit in edits):
+        return None
+    if "\f" in text or "\r" in text or data != text.encode("utf-8") or _has_cookie(text):
+        return None
+    by_target: dict[int, tuple[ast.AST, list[NodeEdit]]] = {}
+    for edit in edits:
+        node = _target(tree, positions, edit)
+        if node is None:
+            return None
+        by_target.setdefault(id(node), (node, []))[1].append(edit)
+    spans = []
+    for node, node_edits in by_target.values():
+        start = positions.offset(node.lineno, node.col_offset)
+        end = positions.offset(node.end_lineno, node.end_col_offset)
+        spans.append((start, end, node, node_edits))
+    spans.sort(key=lambda span: span[0])
+    if any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])):
+        return None  # nested or overlapping targets: LibCST applies the inner edit first
+    pieces, done = [], 0
+    for start, end, node, node_edits in spans:
+        new = _carry_out(text, start, end, node, tree, positions, node_edits)
+        if new is None:
+            return None
+        pieces += [text[done:start], new]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _spliceable(edit) -> bool:
+    return isinstance(edit, NodeEdit) and edit.at != MODULE and edit.kind in _AST_KIND and type(edit).splice is not NodeEdit.splice
+
+
+def _has_cookie(text: str) -> bool:
+    # PEP 263: a coding comment on line 1 or 2 (LibCST then encodes with it); UTF-8 is the default.
+    head = text.split("\n", 2)[:2]
+    return any(line.lstrip().startswith("#") and "coding" in line for line in head)
+
+
+def _target(tree: ast.Module, positions: TreePositions, edit: NodeEdit) -> ast.AST | None:
+    """The outermost node of the edit's kind at its span, as ``_apply._Targets`` finds LibCST's."""
+    at, kind = edit.at, _AST_KIND[edit.kind]
+    for node in _nodes_on(tree, at.line, at.end_line):
+        if isinstance(node, kind) and node.lineno == at.line and node.end_lineno == at.end_line:
+            where = positions[node]
+            if (where.start.column, where.end.column) == (at.column, at.end_column):
+                return node
+    return None
+
+
+def _nodes_on(tree: ast.AST, line: int, end_line: int) -> Iterator[ast.AST]:
+    """Nodes that may span lines ``line``..``end_line``, outer ones first (``ast.walk``'s order),
+    entering only nodes that contain those lines."""
+    todo = [tree]
+    while todo:
+        later = []
+        for node in todo:
+            for child in ast.iter_child_nodes(node):
+                first = getattr(child, "lineno", None)
+                if first is None or (first <= line and end_line <= child.end_lineno):
+                    yield child
+                    later.append(child)
+        todo = later
+
+
+def _carry_out(text: str, start: int, end: int, node: ast.AST, tree: ast.Module, positions: TreePositions,
+               edits: list[NodeEdit]) -> str | None:
+    segment_text = text[start:end]
+    if "#" in segment_text or "\\" in segment_text:
+        return None
+    parenthesized = _maybe_parenthesized(text, start, node, tree, positions)
+    for edit in edits:
+        try:
+            segment = Segment(segment_text, parenthesized)
+        except (SyntaxError, ValueError):
+            return None
+        if type(segment.node) is not type(node):
+            return None  # an earlier edit replaced the node: LibCST would hand this one another kind
+        segment_text = edit.splice(segment)
+        if segment_text is None:
+            return None
+    return segment_text
+
+
+def _maybe_parenthesized(text: str, start: int, node: ast.AST, tree: ast.Module, positions: TreePositions) -> bool:
+    """Whether ``(`` may stand right before the node as its own parenthesis (LibCST's node then
+    includes it): True unless the code before it on its line says otherwise."""
+    before = start
+    while before > 0 and text[before - 1] in _SPACE:
+        before -= 1
+    if before == 0 or text[before - 1] == "\n":
+        return True  # the node opens its line: what is above is not read here
+    if text[before - 1] != "(":
+        return False
+    # ``f(x)``: the call's own parenthesis before its first argument.
+    for call in _nodes_on(tree, node.lineno, node.end_lineno):
+        if isinstance(call, ast.Call) and call.args and call.args[0] is node:
+            between = text[positions.offset(call.func.end_lineno, call.func.end_col_offset):before - 1]
+            return between.strip(_SPACE) != ""
+    return True
