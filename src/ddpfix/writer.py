@@ -12,7 +12,6 @@ import errno
 import os
 import re
 import stat
-import tempfile
 
 TEMP_SUFFIX = ".ddpfix.tmp"
 # ``.{name}.{8 random characters}.ddpfix.tmp``: what ``tempfile.mkstemp`` makes from the prefix and
@@ -40,6 +39,8 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
         with open(target, "rb") as current:
             if current.read() != expected:
                 raise StaleFileError(f"{path} changed on disk since it was read; not written")
+    import tempfile  # loaded by a write only: a report never needs it (start-up time)
+
     folder, base = os.path.split(target)
     fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=TEMP_SUFFIX, dir=folder)
     try:
