@@ -8,8 +8,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from ddpfix import edits
 from ddpfix.edits import MODULE, Span
-from ddpfix.edits.with_blocks import MoveOutOfWith
 from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
 from ddpfix.transforms._ast_shapes import arguments, every_node, last_name
 from ddpfix.transforms._effects import Effects
@@ -911,7 +911,7 @@ def _conflict(moved, jumped) -> str | None:
     return None
 
 
-def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> MoveOutOfWith:
+def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> edits.MoveOutOfWith:
     """The fix: the planned statements moved out of the block, the block gone if nothing stays."""
     holder = knowledge.holders[id(block.node)]
     lines = knowledge.ctx.view.statement_lines(holder)
@@ -921,7 +921,7 @@ def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> MoveOutOfWit
     else:
         first, last = knowledge.ctx.position(holder[0]), knowledge.ctx.position(holder[-1])
         span = Span(first.start.line, first.start.column, last.end.line, last.end.column)
-    return MoveOutOfWith(span, len(lines) - 1 - index, plan.before, plan.after)
+    return edits.MoveOutOfWith(span, len(lines) - 1 - index, plan.before, plan.after)
 
 
 # --- fix safety ----------------------------------------------------------------------------------

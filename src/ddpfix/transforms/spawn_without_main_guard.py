@@ -7,7 +7,7 @@ import io
 import re
 import tokenize
 
-from ddpfix.edits.main_guard import WrapInGuardedFunction
+from ddpfix import edits
 from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
@@ -155,7 +155,7 @@ class SpawnWithoutMainGuard(Rule):
             ctx.report(where, f"{MESSAGE} (not rewritten: {refusal})", fixable=False)
             return
         unknown = _parent_only_unproven(body, start, trainer_names, ctx)
-        into_main = WrapInGuardedFunction(tuple(range(start, len(body))), "main")
+        into_main = edits.WrapInGuardedFunction(tuple(range(start, len(body))), "main")
         ctx.report(where, MESSAGE, fixable=True, safe=unknown is None, why=unknown or "", edits=[into_main])
 
 
