@@ -13,10 +13,12 @@ import os
 import re
 import stat
 
+from ddpfix.lazy_regex import lazy_compile
+
 TEMP_SUFFIX = ".ddpfix.tmp"
 # ``.{name}.{8 random characters}.ddpfix.tmp``: what ``tempfile.mkstemp`` makes from the prefix and
 # suffix below. Only names of this shape, beside the file they were for, are ever cleaned up.
-_TEMP_NAME = re.compile(r"\.(?P<base>.+)\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + r"\Z")
+_TEMP_NAME = lazy_compile(r"\.(?P<base>.+)\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + r"\Z")
 
 
 class StaleFileError(Exception):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
 from ddpfix import edits
 from ddpfix.edits import Span
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms import _hardcoded_device_safety as safety
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
@@ -458,4 +458,4 @@ def _code_characters(text: str, first: int, stop: int) -> list[tuple[int, str]]:
     return found
 
 
-_LINES = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+_LINES = lazy_compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")

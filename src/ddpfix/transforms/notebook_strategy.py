@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 
 from ddpfix import edits
 from ddpfix.edits import Span
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
@@ -185,7 +185,7 @@ def _tree_strategy_calls(tree: ast.Module, ctx: RuleContext) -> tuple[list[tuple
     return string_strategies, ddp_strategies
 
 
-_STRING_PREFIX = re.compile(r"[A-Za-z]*")
+_STRING_PREFIX = lazy_compile(r"[A-Za-z]*")
 
 
 def _in_same_quotes(source: str, text: str) -> str:

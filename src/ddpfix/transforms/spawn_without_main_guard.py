@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 
 from ddpfix import edits
 from ddpfix.imports import TREE_COMPOUND, dotted_name
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
@@ -164,11 +164,11 @@ class SpawnWithoutMainGuard(Rule):
 # statement alone, or the simple statements of one ``SimpleStatementLine`` (joined by ``;``).
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_REST_OF_LINE = re.compile(r"[^\r\n]*")
+_REST_OF_LINE = lazy_compile(r"[^\r\n]*")
 #: One line of text with its line break, as LibCST splits the source.
-_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+_LINE = lazy_compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
 #: What may stand between an ``if`` test's end and its colon: closing parentheses, layout, comments.
-_CLOSING_PARENTHESES = re.compile(r"(?:[\s)\\]|#[^\r\n]*)*")
+_CLOSING_PARENTHESES = lazy_compile(r"(?:[\s)\\]|#[^\r\n]*)*")
 
 
 def _simple(line: list[ast.stmt]) -> bool:
