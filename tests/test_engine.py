@@ -387,6 +387,25 @@ def test_a_report_does_not_import_libcst(tmp_path):
     assert "DDP002" in out.stdout and out.stdout.strip().endswith("CLEAN"), out.stdout + out.stderr
 
 
+def test_a_report_with_nothing_to_fix_loads_no_edit_kind_nor_sarif(tmp_path):
+    """Start-up time: the kinds of edit (frozen dataclasses) are loaded when a fix is made, SARIF
+    when it is asked for; ``--check`` of a file with no findings loads neither."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_bytes(b'from lightning import Trainer\nTrainer(strategy="ddp", devices=2)\n')
+    probe = ("import sys; from ddpfix.cli import main\n"
+             "sys.argv = ['ddpfix', '--check', '--no-color', sys.argv[1]]\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print(' '.join(sorted(m for m in sys.modules if m.startswith('ddpfix.'))))")
+    out = subprocess.run([sys.executable, "-c", probe, str(script)], capture_output=True, text=True, timeout=60)
+    loaded = set(out.stdout.split())
+    assert "ddpfix.engine" in loaded, out.stdout + out.stderr
+    assert not {m for m in loaded if m.startswith("ddpfix.edits.") and m != "ddpfix.edits._base"}, loaded
+    assert "ddpfix.sarif" not in loaded
+
+
 def test_comment_lines_after_a_callback_name_do_not_stall_the_facts_scan():
     """The facts regex once matched a run of ``#``-filled comment lines after ``ModelCheckpoint`` in
     exponentially many ways (a 1 kB fuzzed file never finished); an alarm turns a stall into a failure."""

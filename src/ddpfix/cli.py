@@ -8,7 +8,6 @@ that could not be checked.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -17,7 +16,7 @@ from dataclasses import replace
 
 import click
 
-from ddpfix import __version__, report, sarif
+from ddpfix import __version__, report
 from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees
@@ -238,6 +237,12 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
 def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool,
                            jobs: int = 1) -> None:
     """Findings (and the files' problems) as one JSON array, a SARIF log, or GitHub annotations, on stdout."""
+    # Loaded here, for machine-readable output only: a text report (the common ``--check``) never
+    # pays for them at start-up.
+    import json
+
+    from ddpfix import sarif
+
     if output_format == "github":
         for problem in problems:
             output.out(report.github_line(problem=problem))

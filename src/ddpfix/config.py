@@ -12,11 +12,6 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 LOG_MODES = ("auto", "rank-zero-only", "sync-dist")
 LIST_KEYS = ("select", "ignore", "exclude", "extend-exclude")
 
@@ -60,6 +55,11 @@ def find_pyproject(start: str) -> str | None:
 def load(path: str | None) -> Config:
     if path is None:
         return Config()
+    # Loaded for a [tool.ddpfix] table only (``find_pyproject``): most runs find none (start-up time).
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
     try:
         with open(path, "rb") as handle:
             document = tomllib.load(handle)

@@ -18,16 +18,18 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ddpfix.lazy_regex import lazy_compile
+
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
 #: ``monitor`` when given positionally (Lightning 2.x: ``EarlyStopping(monitor, ...)``,
 #: ``ModelCheckpoint(dirpath, filename, monitor, ...)``; ``StochasticWeightAveraging`` takes none).
 MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWeightAveraging": None}
 # ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
-_CLASS = re.compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
+_CLASS = lazy_compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 # What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
 # comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
 # key), ``seed_everything``, ``use_distributed_sampler``.
-_FACT_WORDS = re.compile(
+_FACT_WORDS = lazy_compile(
     # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
     rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|LightningCLI"
@@ -44,16 +46,16 @@ _SWITCH_LITERALS = (b"set_default_device", b"set_default_tensor_type", b"init_mo
                     b"__enter__", b"enter_context")
 # ``with torch.device(...)``, ``with self.device:``: a ``with`` statement (checked: at its line's
 # start) whose items, before any colon, hold a name with "device" or "Device" in it.
-_WITH_DEVICE = re.compile(rb"with\b[^:#]{0,300}?[Dd]evice\w*[ \t]*(?:[(:,)]|as\b)")
-_INDENT = re.compile(rb"[ \t]*(?:async[ \t]+)?")
-_DEVICE_ALIAS = re.compile(rb"device[ \t]+as[ \t]+\w+[ \t]*(?:[,)\r\n#;]|\Z)")  # ``from torch import device as D``
+_WITH_DEVICE = lazy_compile(rb"with\b[^:#]{0,300}?[Dd]evice\w*[ \t]*(?:[(:,)]|as\b)")
+_INDENT = lazy_compile(rb"[ \t]*(?:async[ \t]+)?")
+_DEVICE_ALIAS = lazy_compile(rb"device[ \t]+as[ \t]+\w+[ \t]*(?:[,)\r\n#;]|\Z)")  # ``from torch import device as D``
 # A ``with`` statement starts a line (a compound statement never follows ``:`` or ``;``). Its items
 # are read from the text: one that is not plainly a call (``with lock:``, ``with cfg.device:``) may
 # hold a torch.device, so the file is parsed; a header the scan cannot read is parsed too.
-_WITH_STATEMENT = re.compile(rb"^[ \t\f]*(?:async[ \t\f]+)?with\b", re.M)
+_WITH_STATEMENT = lazy_compile(rb"^[ \t\f]*(?:async[ \t\f]+)?with\b", re.M)
 # An item's text with its brackets' contents taken out: a call is ``name.name()``, ``f()()``, ``f().g()``.
-_CALL_SHAPE = re.compile(rb"[ \t]*[A-Za-z_][\w.]*[ \t]*\(\)(?:[ \t]*(?:\.[ \t]*[A-Za-z_]\w*[ \t]*)?\(\))*[ \t]*")
-_AS_TARGET = re.compile(rb"[ \t]as\b")
+_CALL_SHAPE = lazy_compile(rb"[ \t]*[A-Za-z_][\w.]*[ \t]*\(\)(?:[ \t]*(?:\.[ \t]*[A-Za-z_]\w*[ \t]*)?\(\))*[ \t]*")
+_AS_TARGET = lazy_compile(rb"[ \t]as\b")
 SWITCH_FUNCTIONS = frozenset({"set_default_device", "set_default_tensor_type"})
 SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # Lightning's, torch's
 #: Hazards a safe fix must rule out in the whole project, not only in the file it rewrites (a
@@ -67,10 +69,10 @@ PROJECT_HAZARDS = {
     "weight averaging": r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*",
     "iterable data": r"IterableDataset|IterDataPipe",
 }
-_HAZARDS = {name: re.compile(pattern.encode()) for name, pattern in PROJECT_HAZARDS.items()}
+_HAZARDS = {name: lazy_compile(pattern.encode()) for name, pattern in PROJECT_HAZARDS.items()}
 LIGHTNING_BASES = frozenset({"LightningModule"})
 # ``from lightning import LightningModule as LM``: a class deriving from ``LM`` is a LightningModule.
-_BASE_ALIAS = re.compile(rb"LightningModule[ \t]+as[ \t]+(\w+)")
+_BASE_ALIAS = lazy_compile(rb"LightningModule[ \t]+as[ \t]+(\w+)")
 
 
 @dataclass(frozen=True)
@@ -566,11 +568,11 @@ def _monitor_argument(call: ast.Call, position: int | None) -> str | None:
 FINDER_WORDS = (b"lr_find", b"LearningRateFinder", b"auto_lr_find")
 FIXED_IN = (2, 4, 0)
 _PACKAGES = ("lightning", "pytorch-lightning", "pytorch_lightning")
-_REQUIREMENT = re.compile(
+_REQUIREMENT = lazy_compile(
     r"""(?:^|[\s"',\[])(?P<name>lightning|pytorch[-_]lightning)(?:\[[^\]]*\])?\s*(?P<spec>[<>=!~][^;"'#\n\]]*)?""",
     re.I | re.M,
 )
-_CLAUSE = re.compile(r"(===|==|~=|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)")
+_CLAUSE = lazy_compile(r"(===|==|~=|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)")
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -612,7 +614,7 @@ def verdict(spec: str) -> str:
     return "mixed"
 
 
-_POETRY = re.compile(r"""^\s*(?:lightning|pytorch[-_]lightning)\s*=\s*["']\s*([\^~]?)\s*([0-9][0-9.]*)""", re.I | re.M)
+_POETRY = lazy_compile(r"""^\s*(?:lightning|pytorch[-_]lightning)\s*=\s*["']\s*([\^~]?)\s*([0-9][0-9.]*)""", re.I | re.M)
 
 
 def _pin_in_text(text: str, source: str) -> Pin | None:

@@ -7,11 +7,12 @@ ranges here have LibCST's shape (``.start.line``, ``.end.column``), so rules and
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
+from ddpfix.lazy_regex import lazy_compile
+
 # As LibCST counts lines: ``\r\n``, a lone ``\r`` and ``\n`` each end one.
-_NEWLINE = re.compile(r"\r\n?|\n")
+_NEWLINE = lazy_compile(r"\r\n?|\n")
 
 
 class CodePosition(NamedTuple):

@@ -6,15 +6,14 @@ the CLI strips when the output is not a terminal (click does that for us).
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
-import re
 import tokenize
 
 import click
 
 from ddpfix.findings import Finding, Problem
+from ddpfix.lazy_regex import lazy_compile
 
 
 def display_path(path: str) -> str:
@@ -61,7 +60,7 @@ def problem_line(problem: Problem) -> str:
     return f"{click.style(where + ':', bold=True)} {click.style(problem.code, fg='red', bold=True)} {problem.message}"
 
 
-_BYTE_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
+_BYTE_LINE = lazy_compile(rb"[^\n]*\n|[^\n]+\Z")
 
 
 def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> bytes:
@@ -71,6 +70,8 @@ def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> by
     Lines end at ``\n`` only: ``str.splitlines`` would also split at form feeds and other
     separators that are not line ends to Python or git.
     """
+    import difflib  # loaded where a diff is shown: a report without one never needs it (start-up time)
+
     name = display_path(path)
     # git's a/ b/ prefixes make sense for paths below the current directory only.
     old_name, new_name = (name, name) if os.path.isabs(name) else (f"a/{name}", f"b/{name}")

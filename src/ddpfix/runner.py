@@ -7,7 +7,6 @@ import itertools
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
@@ -50,6 +49,8 @@ def _gitignore(folder: str) -> pathspec.PathSpec | None:
 
 def _ancestor_ignores(folder: str) -> list[tuple[str, pathspec.PathSpec]]:
     """The .gitignore files that apply to ``folder`` from above: from the repository root down to its parent."""
+    from pathlib import Path  # loaded for a folder given only: checking files named one by one never needs it
+
     here = Path(folder).resolve()
     chain = []
     for parent in [here, *here.parents]:

@@ -6,8 +6,10 @@ import io
 import re
 import tokenize
 
-_NOQA = re.compile(r"#\s*noqa(?:\s*:\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*))?", re.IGNORECASE)
-_IGNORE = re.compile(r"#\s*ddpfix:\s*ignore\b", re.IGNORECASE)
+from ddpfix.lazy_regex import lazy_compile
+
+_NOQA = lazy_compile(r"#\s*noqa(?:\s*:\s*(?P<codes>[A-Za-z]+\d+(?:[\s,]+[A-Za-z]+\d+)*))?", re.IGNORECASE)
+_IGNORE = lazy_compile(r"#\s*ddpfix:\s*ignore\b", re.IGNORECASE)
 
 ALL = None  # a bare ``# noqa`` silences every rule on its line
 

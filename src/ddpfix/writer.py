@@ -12,12 +12,13 @@ import errno
 import os
 import re
 import stat
-import tempfile
+
+from ddpfix.lazy_regex import lazy_compile
 
 TEMP_SUFFIX = ".ddpfix.tmp"
 # ``.{name}.{8 random characters}.ddpfix.tmp``: what ``tempfile.mkstemp`` makes from the prefix and
 # suffix below. Only names of this shape, beside the file they were for, are ever cleaned up.
-_TEMP_NAME = re.compile(r"\.(?P<base>.+)\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + r"\Z")
+_TEMP_NAME = lazy_compile(r"\.(?P<base>.+)\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + r"\Z")
 
 
 class StaleFileError(Exception):
@@ -40,6 +41,8 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
         with open(target, "rb") as current:
             if current.read() != expected:
                 raise StaleFileError(f"{path} changed on disk since it was read; not written")
+    import tempfile  # loaded by a write only: a report never needs it (start-up time)
+
     folder, base = os.path.split(target)
     fd, temp = tempfile.mkstemp(prefix=f".{base}.", suffix=TEMP_SUFFIX, dir=folder)
     try:

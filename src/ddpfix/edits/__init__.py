@@ -17,22 +17,58 @@ finding as not fixed; an edit that would lose a comment is refused the same way.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from ddpfix.edits._base import MODULE, ModuleEdit, NodeEdit, Rewritten, Span
-from ddpfix.edits.expressions import ReplaceExpression
-from ddpfix.edits.imports import AddImport
-from ddpfix.edits.keywords import DropKeyword, SetKeyword
 
 if TYPE_CHECKING:
     import libcst as cst
 
+    from ddpfix.edits.arguments import DropArgument, drop_keeps_comments
+    from ddpfix.edits.blocks import AppendStatements, PrependStatements
+    from ddpfix.edits.calls import CallLayout, RenameAttribute, ReplaceArguments, call_layout
+    from ddpfix.edits.expressions import ReplaceExpression
+    from ddpfix.edits.imports import AddImport
+    from ddpfix.edits.keywords import DropKeyword, SetKeyword
+    from ddpfix.edits.main_guard import WrapInGuardedFunction
+    from ddpfix.edits.moves import MoveBeforeIf, MoveOutOfIf
+    from ddpfix.edits.statements import HOLE, ReplaceAroundValue
+    from ddpfix.edits.with_blocks import MoveOutOfWith
     from ddpfix.positions import Positions
 
 Edit = NodeEdit | ModuleEdit
 
-__all__ = ["MODULE", "AddImport", "DropKeyword", "Edit", "ModuleEdit", "NodeEdit", "ReplaceExpression",
-           "Rewritten", "SetKeyword", "Span", "apply_edits"]
+#: The kinds of edit (and the few helpers a rule asks before making one), each by the module of this
+#: package that defines it. Rules name them through the package (``edits.SetKeyword``), and a module is
+#: imported when one of its names is first asked for (PEP 562): a report of a file with nothing to fix
+#: makes no edit and so never loads them (they are frozen dataclasses, slow to create: start-up time).
+_LAZY = {
+    "DropArgument": "arguments", "drop_keeps_comments": "arguments",
+    "AppendStatements": "blocks", "PrependStatements": "blocks",
+    "CallLayout": "calls", "RenameAttribute": "calls", "ReplaceArguments": "calls", "call_layout": "calls",
+    "ReplaceExpression": "expressions",
+    "AddImport": "imports",
+    "DropKeyword": "keywords", "SetKeyword": "keywords",
+    "WrapInGuardedFunction": "main_guard",
+    "MoveBeforeIf": "moves", "MoveOutOfIf": "moves",
+    "HOLE": "statements", "ReplaceAroundValue": "statements",
+    "MoveOutOfWith": "with_blocks",
+}
+
+__all__ = ["MODULE", "Edit", "ModuleEdit", "NodeEdit", "Rewritten", "Span", "apply_edits", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value  # asked once: later look-ups find it as a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def apply_edits(module: cst.Module, positions: Positions, edits) -> tuple[cst.Module, list[Edit]]:

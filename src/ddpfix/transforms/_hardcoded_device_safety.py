@@ -7,8 +7,8 @@ allowlist: what is not shown here to be harmless makes a fix unsafe.
 from __future__ import annotations
 
 import ast
-import re
 
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
@@ -32,7 +32,7 @@ BATCH_POSITION = {
     **{f"on_{stage}_batch_start": 0 for stage in _STAGES},
     **{f"on_{stage}_batch_end": 1 for stage in _STAGES},
 }
-_ORDINAL = re.compile(r"cuda:(\d+)")
+_ORDINAL = lazy_compile(r"cuda:(\d+)")
 
 
 def ddp_file_why(tree: ast.Module, imports) -> str | None:

@@ -28,10 +28,10 @@ are known not to matter (an allowlist; anything else is unsafe, with what was no
 from __future__ import annotations
 
 import ast
-import re
 
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms._tree_lightning import lightning_name
 from ddpfix.transforms._tree_names import bound_names
@@ -496,7 +496,7 @@ def _use(node: ast.Attribute, parents: dict, imports: ImportTable, bound: set[st
 #: bool buffer fails ("Subtraction, the `-` operator, with two bool tensors is not supported"), an
 #: int one fails on the GPU. Any mention in the file (code, a string, a comment) counts; the other
 #: files of the project are the facts' (``ProjectFacts.hazard("weight averaging")``).
-AVERAGING = re.compile(PROJECT_HAZARDS["weight averaging"])
+AVERAGING = lazy_compile(PROJECT_HAZARDS["weight averaging"])
 
 
 def _whole_word(text: str, start: int, end: int) -> str:

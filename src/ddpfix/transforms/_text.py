@@ -22,13 +22,15 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from ddpfix.lazy_regex import lazy_compile
+
 #: Between two tokens of one expression: spaces, newlines (inside brackets), line continuations.
 GAP = rb"(?:\s|\\)*"
 _BLANKS = b" \t\r\n\\\x0c"
 
 # A string literal on one line without escapes: removed before counting brackets on a line.
-_SHORT_STRING = re.compile(rb"\"[^\"\\\n]*\"|'[^'\\\n]*'")
-_TRAILING_WORD = re.compile(rb"\w+\Z")
+_SHORT_STRING = lazy_compile(rb"\"[^\"\\\n]*\"|'[^'\\\n]*'")
+_TRAILING_WORD = lazy_compile(rb"\w+\Z")
 
 # How far a statement header (an ``if`` test, a ``with`` line, a decorator) that spans lines is
 # followed: one of more lines than this is not code anyone writes.
@@ -46,7 +48,7 @@ def starts_a_word(data: bytes, pos: int) -> bool:
 
 def pattern(literal: str, after: bytes = b"") -> re.Pattern[bytes]:
     """``literal`` (a plain word, not a regex) followed by the regex ``after``."""
-    return re.compile(re.escape(literal.encode()) + after)
+    return lazy_compile(re.escape(literal.encode()) + after)
 
 
 def word_match(found: re.Pattern[bytes], data: bytes, start: int = 0, end: int | None = None) -> bool:

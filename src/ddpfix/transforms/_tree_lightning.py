@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 from collections.abc import Iterator, Mapping
 
 from ddpfix.imports import ImportTable
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._tree_text import comment_in, end, start
 from ddpfix.transforms._ast_shapes import every_node
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
-CUDA_STRING = re.compile(r"cuda(:\d+)?")
+CUDA_STRING = lazy_compile(r"cuda(:\d+)?")
 
 
 def lightning_name(imports: ImportTable, node: ast.expr) -> str | None:

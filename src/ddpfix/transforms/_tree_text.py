@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import every_node
 
 #: One line break, as LibCST and ``ast`` count lines.
-LINE_BREAK = re.compile(r"\r\n?|\n")
+LINE_BREAK = lazy_compile(r"\r\n?|\n")
 #: One line of text with its line break (the last line may have none).
-_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+_LINE = lazy_compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
 
 
 def start(node: ast.AST, view) -> int:

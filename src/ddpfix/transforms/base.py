@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import inspect
 import io
-import re
 import tokenize
 from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
@@ -13,6 +12,7 @@ from typing import ClassVar
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import SAFE, UNSAFE, Finding, FixKey
 from ddpfix.imports import TREE_COMPOUND, ImportTable, tree_blocks
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.locations import CodeRange, TreePositions
 from ddpfix.suppressions import is_suppressed, suppressions
 
@@ -21,7 +21,7 @@ from ddpfix.suppressions import is_suppressed, suppressions
 DOCS_URL = "https://github.com/ddpfix/ddpfix/blob/main/docs/rules/{code}.md"
 
 
-_CONTINUATION = re.compile(r"\\(?:\r\n|\r|\n)")
+_CONTINUATION = lazy_compile(r"\\(?:\r\n|\r|\n)")
 
 #: Why a fix is unsafe when its rule says nothing more: it was not proven safe.
 NOT_PROVEN = "not proven to keep what correct code computes"

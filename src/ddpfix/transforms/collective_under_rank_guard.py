@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ddpfix.imports import ImportTable
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import blocks, import_targets, last_name, may_be, root
 from ddpfix.transforms._text import aliased, bound_by_as, calls, headers, word_match
 from ddpfix.transforms._tree_ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
@@ -27,7 +28,7 @@ FABRIC_COLLECTIVES = frozenset({"barrier", "broadcast", "all_reduce", "all_gathe
 # --- the text prefilter (supersets of may_apply's shapes, see _text) ---------------------------
 
 # What ``_rankish`` takes, as words (searched within ``if`` headers only, a few lines each).
-_RANK_TOKEN = re.compile(b"|".join(re.escape(word.encode()) for word in sorted({*RANK_TRIGGERS, *RANK_VARIABLES})))
+_RANK_TOKEN = lazy_compile(b"|".join(re.escape(word.encode()) for word in sorted({*RANK_TRIGGERS, *RANK_VARIABLES})))
 _TAILS = frozenset(name.rsplit(".", 1)[1] for name in TORCH_DISTRIBUTED)
 _LIGHTNING_OWNERS = {"strategy": STRATEGY_COLLECTIVES, "fabric": FABRIC_COLLECTIVES,
                      "trainer": frozenset({"save_checkpoint"}), "self": frozenset({"all_gather"})}

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import NamedTuple
 
+from ddpfix import edits
 from ddpfix.edits._base import Span
-from ddpfix.edits.arguments import DropArgument, drop_keeps_comments
 from ddpfix.transforms import _cuda_generator_safety as _safety
 from ddpfix.transforms import _tree_lightning
 from ddpfix.transforms._ast_shapes import every_node, last_name
@@ -192,11 +192,11 @@ def _device(call: ast.Call, ctx: RuleContext) -> tuple[ast.expr | ast.keyword | 
 def _report_fix(origin: _Origin, device: ast.expr | ast.keyword, message: str, ctx: RuleContext) -> None:
     """The finding with its fix, the device argument dropped; none where that would drop a comment."""
     index = _tree_lightning.arguments_in_order(origin.call).index(device)
-    if not drop_keeps_comments(ctx.view, origin.call, index):
+    if not edits.drop_keeps_comments(ctx.view, origin.call, index):
         ctx.report(origin.call, message + " (not rewritten: it would drop a comment inside the call)", fixable=False)
         return
     why = _unproven(origin, ctx)
-    edit = DropArgument(Span.of(ctx.position(origin.call)), index)
+    edit = edits.DropArgument(Span.of(ctx.position(origin.call)), index)
     ctx.report(origin.call, message, fixable=True, safe=not why, why=why, edits=[edit])
 
 

@@ -6,8 +6,8 @@ import ast
 import io
 import tokenize
 
-from ddpfix.edits import AddImport, DropKeyword, SetKeyword, Span
-from ddpfix.edits.blocks import PrependStatements
+from ddpfix import edits
+from ddpfix.edits import Span
 from ddpfix.transforms import _device_map_under_ddp_safety as safety
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
@@ -141,11 +141,11 @@ class DeviceMapUnderDdp(Rule):
             where = Span.of(ctx.position(call))
             if quantised:
                 loses_comment = tree_text.comment_in(view, *value)  # the value is replaced
-                edits = [SetKeyword(where, "device_map", PER_RANK_MAP), AddImport("os")]
+                fix = [edits.SetKeyword(where, "device_map", PER_RANK_MAP), edits.AddImport("os")]
                 advice = "a quantised model stays where it is loaded, so load each rank's copy on its own GPU"
             else:
                 loses_comment = _removal_loses_comment(call, device_map, view)
-                edits = [DropKeyword(where, "device_map")]
+                fix = [edits.DropKeyword(where, "device_map")]
                 advice = "let Lightning place the module: drop device_map"
             if kind == "auto":
                 advice += (" (whether the model fits one GPU cannot be decided statically; if it does not, "
@@ -159,7 +159,7 @@ class DeviceMapUnderDdp(Rule):
                            "could end the string)", fixable=False)
             else:
                 safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised, device_map.value)
-                ctx.report(call, message, fixable=True, safe=safe, why=why, edits=edits)
+                ctx.report(call, message, fixable=True, safe=safe, why=why, edits=fix)
         for cls, load in wrapped_classes.items():
             _report_input_moves(cls, load, ctx)
 
@@ -179,7 +179,7 @@ def _report_input_moves(cls: ast.ClassDef, load: ast.Call, ctx: RuleContext) -> 
     ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
                f"{line} keeps a device_map; removing the device map is the real fix", fixable=True,
                why="the device map stays, and accelerate's hooks still send the inputs to the device it names",
-               edits=[PrependStatements(Span.of(ctx.position(forward)), moved)])
+               edits=[edits.PrependStatements(Span.of(ctx.position(forward)), moved)])
 
 TAIL = "; Lightning's own 4/8-bit path needs no hooks: Trainer(plugins=BitsandbytesPrecision(...))"
 

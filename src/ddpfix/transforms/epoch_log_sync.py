@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
-from ddpfix.edits import SetKeyword, Span
+from ddpfix import edits
+from ddpfix.edits import Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._epoch_log_sync_safety import ClassFacts, fix_problem
 from ddpfix.transforms._rank_gated_log_safety import keyword_edits_keep_comments
@@ -171,7 +172,7 @@ class EpochLogSync(Rule):
                     continue
                 why = fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data")
                 ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "",
-                           edits=[SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
+                           edits=[edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
 
 
 def _message(method: str, hook: str) -> str:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 
-from ddpfix.edits import ReplaceExpression, SetKeyword, Span
-from ddpfix.edits.calls import CallLayout, RenameAttribute, ReplaceArguments, call_layout
+from ddpfix import edits
+from ddpfix.edits import Span
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms import _hardcoded_device_safety as safety
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms import _tree_text as tree_text
@@ -291,7 +291,7 @@ class _Placement:
 
     what: str
     fix: str | None
-    layout: CallLayout | None = None
+    layout: edits.CallLayout | None = None
     index: int | None = None
     value: ast.expr | None = None
 
@@ -307,7 +307,7 @@ def _placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device:
             return None  # an argument we do not know: not the Tensor/Module.cuda we mean
         if not on_device:
             return _Placement(".cuda()", None)
-        return _Placement(".cuda()", REBUILT, call_layout(ctx.view, call))
+        return _Placement(".cuda()", REBUILT, edits.call_layout(ctx.view, call))
     if isinstance(func, ast.Attribute) and func.attr == "to" and imports.qualify(func) is None:
         device = tree_lightning.keyword(call, "device")
         if device is None and call.args and not isinstance(call.args[0], ast.Starred):
@@ -327,7 +327,7 @@ def _placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device:
             # Device-less tensors are only wrong where the module computes on its device.
             if not on_device or tree_lightning.has_star(call) or tree_lightning.keyword(call, "out") is not None:
                 return None
-            return _Placement(f"torch.{name}() without a device", APPENDED, call_layout(ctx.view, call))
+            return _Placement(f"torch.{name}() without a device", APPENDED, edits.call_layout(ctx.view, call))
         if tree_lightning.device_kind(device.value, imports, segment) != "cuda":
             return None
         return _replacement(f"torch.{name}(device={{}})", call, device, device.value, statement, ctx, on_device)
@@ -338,7 +338,7 @@ def _replacement(what: str, call: ast.Call, argument: ast.expr | ast.keyword, va
                  statement: ast.stmt, ctx: RuleContext, on_device: bool) -> _Placement:
     """A literal device given as ``argument`` of ``call``; ``what`` quotes its value's code as
     LibCST's tree holds it, with the parentheses around it."""
-    layout = call_layout(ctx.view, call)
+    layout = edits.call_layout(ctx.view, call)
     index = next(i for i, a in enumerate(tree_lightning.arguments_in_order(call)) if a is argument)
     if layout is None:
         code = tree_text.quoted(value, statement, ctx.view)
@@ -379,11 +379,11 @@ def _misplaced(call: ast.Call, ctx: RuleContext) -> bool:
 
 def _edits(call: ast.Call, placement: _Placement, ctx: RuleContext) -> list:
     if placement.fix is REBUILT:
-        return [RenameAttribute(Span.of(ctx.position(call.func)), "to"),
-                ReplaceArguments(Span.of(ctx.position(call)), (SELF_DEVICE,), keep=("non_blocking",))]
+        return [edits.RenameAttribute(Span.of(ctx.position(call.func)), "to"),
+                edits.ReplaceArguments(Span.of(ctx.position(call)), (SELF_DEVICE,), keep=("non_blocking",))]
     if placement.fix is APPENDED:
-        return [SetKeyword(Span.of(ctx.position(call)), "device", SELF_DEVICE)]
-    return [ReplaceExpression(Span.of(ctx.position(placement.value)), SELF_DEVICE)]
+        return [edits.SetKeyword(Span.of(ctx.position(call)), "device", SELF_DEVICE)]
+    return [edits.ReplaceExpression(Span.of(ctx.position(placement.value)), SELF_DEVICE)]
 
 
 def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, ordinals: list[int],
@@ -458,4 +458,4 @@ def _code_characters(text: str, first: int, stop: int) -> list[tuple[int, str]]:
     return found
 
 
-_LINES = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+_LINES = lazy_compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")

@@ -8,9 +8,10 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from ddpfix import edits
 from ddpfix.edits import MODULE, Span
-from ddpfix.edits.with_blocks import MoveOutOfWith
 from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import arguments, every_node, last_name
 from ddpfix.transforms._effects import Effects
 from ddpfix.transforms._text import alias_names, aliased, call_text, calls, headers, starts_a_word
@@ -25,7 +26,7 @@ TRAINERS = frozenset({"Trainer", "Fabric"})
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
 SETUP_METHODS = frozenset({"setup", "setup_module"})
 # Words in a class or variable name that say "data", not "model".
-DATA_WORDS = re.compile(r"data|loader|sampler|tokeni[sz]er|processor|collat|transform|feature_?extractor|config", re.I)
+DATA_WORDS = lazy_compile(r"data|loader|sampler|tokeni[sz]er|processor|collat|transform|feature_?extractor|config", re.I)
 MODEL_LOADERS = frozenset({"load_from_checkpoint", "from_pretrained"})
 # Libraries whose classes are known not to be models (torch.nn's are recognised before this applies).
 LIBRARIES = frozenset({
@@ -33,7 +34,7 @@ LIBRARIES = frozenset({
     "os", "sys", "pathlib", "json", "random", "math", "logging", "datasets", "wandb",
 })
 
-_DIGIT = re.compile(rb"\d")
+_DIGIT = lazy_compile(rb"\d")
 
 
 def _after_def(data: bytes, pos: int) -> bool:
@@ -260,7 +261,7 @@ _RUN_CONSEQUENCE = (
 _DATA_CONSEQUENCE = "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WITHS = (ast.With, ast.AsyncWith)
-_LINE_BREAK = re.compile(r"\r\n?|\n")
+_LINE_BREAK = lazy_compile(r"\r\n?|\n")
 
 
 def _default_device_message(loader_line: int) -> str:
@@ -911,7 +912,7 @@ def _conflict(moved, jumped) -> str | None:
     return None
 
 
-def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> MoveOutOfWith:
+def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> edits.MoveOutOfWith:
     """The fix: the planned statements moved out of the block, the block gone if nothing stays."""
     holder = knowledge.holders[id(block.node)]
     lines = knowledge.ctx.view.statement_lines(holder)
@@ -921,7 +922,7 @@ def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> MoveOutOfWit
     else:
         first, last = knowledge.ctx.position(holder[0]), knowledge.ctx.position(holder[-1])
         span = Span(first.start.line, first.start.column, last.end.line, last.end.column)
-    return MoveOutOfWith(span, len(lines) - 1 - index, plan.before, plan.after)
+    return edits.MoveOutOfWith(span, len(lines) - 1 - index, plan.before, plan.after)
 
 
 # --- fix safety ----------------------------------------------------------------------------------

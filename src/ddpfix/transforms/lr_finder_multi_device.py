@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
-import re
 
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms import _tree_text as tree_text
 from ddpfix.transforms._ast_shapes import every_node, imports_of, last_name, resolved
 from ddpfix.transforms._tree_lightning import keyword, lightning_name, string_value
@@ -237,7 +237,7 @@ def _first_paren(text: str, start: int, stop: int) -> int | None:
     return position if position < stop and text[position] == "(" else None
 
 
-_LINE_END = re.compile(r"[\r\n]")
+_LINE_END = lazy_compile(r"[\r\n]")
 
 
 def _after_blanks(text: str, position: int) -> int:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 
-from ddpfix.edits import ReplaceExpression, SetKeyword, Span
+from ddpfix import edits
+from ddpfix.edits import Span
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
@@ -112,7 +113,7 @@ class NotebookStrategy(Rule):
                            fixable=False)
                 continue
             unsafe = _unproven(arg, owner, parents)
-            edit = ReplaceExpression(Span.of(ctx.position(arg.value)), _in_same_quotes(ctx.view.positions.segment(arg.value), twin))
+            edit = edits.ReplaceExpression(Span.of(ctx.position(arg.value)), _in_same_quotes(ctx.view.positions.segment(arg.value), twin))
             ctx.report(arg, f"{message}; use {twin!r}", fixable=True, safe=unsafe is None, why=unsafe or "", edits=[edit])
         for call in ddp_strategies:
             start = tree_lightning.keyword(call, "start_method")
@@ -126,7 +127,7 @@ class NotebookStrategy(Rule):
             unsafe = "DDPStrategy's arguments are positional: `start_method` may be among them" if call.args else None
             unsafe = unsafe or _unproven(call, owner, parents)
             ctx.report(call, message + "; start_method=\"fork\" added", fixable=True, safe=unsafe is None, why=unsafe or "",
-                       edits=[SetKeyword(Span.of(ctx.position(call)), "start_method", '"fork"')])
+                       edits=[edits.SetKeyword(Span.of(ctx.position(call)), "start_method", '"fork"')])
 
 
 # --- Fix safety (``check`` only) -------------------------------------------------------------
@@ -184,7 +185,7 @@ def _tree_strategy_calls(tree: ast.Module, ctx: RuleContext) -> tuple[list[tuple
     return string_strategies, ddp_strategies
 
 
-_STRING_PREFIX = re.compile(r"[A-Za-z]*")
+_STRING_PREFIX = lazy_compile(r"[A-Za-z]*")
 
 
 def _in_same_quotes(source: str, text: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ddpfix.edits import DropKeyword, SetKeyword, Span
-from ddpfix.edits.moves import MoveBeforeIf, MoveOutOfIf
+from ddpfix import edits
+from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._ast_shapes import a_method_calls_self_log
 from ddpfix.transforms._rank_gated_log_safety import (keyword_edits_keep_comments, move_unproven, synced_elsewhere,
@@ -182,8 +182,8 @@ class RankGatedLog(Rule):
         # rank 0, now out of the sync, leaves them in their all-reduce.
         why = unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, _logged_names)
         at = Span.of(ctx.position(call))
-        edits = (*([DropKeyword(at, drop)] if drop else []), SetKeyword(at, "rank_zero_only", "True"))
-        return _Finding(call, message, True, why, edits)
+        fix = (*([edits.DropKeyword(at, drop)] if drop else []), edits.SetKeyword(at, "rank_zero_only", "True"))
+        return _Finding(call, message, True, why, fix)
 
     def _move_out(self, call: ast.Call, ctx: RuleContext, what: str, monitors, gated: _Gated, cls: ast.ClassDef,
                   method, synced: bool, tests: TreeRankTests) -> _Finding:
@@ -201,7 +201,7 @@ class RankGatedLog(Rule):
             return _Finding(call, message + COMMENT_LOST)
         why = (move_unproven(call, method, gated.guard.node, _jumped(gated), synced, bool(monitors), tests, cls)
                or synced_elsewhere(call, _logged_names(call), cls, _logged_names))
-        return _Finding(call, message, True, why, (SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True"),
+        return _Finding(call, message, True, why, (edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True"),
                                                    _move(gated, ctx)))
 
 
@@ -371,8 +371,8 @@ def _move(gated: _Gated, ctx: RuleContext):
     owner = Span.of(ctx.position(place.owner))
     line = next(i for i, unit in enumerate(gated.block) if unit is gated.line)
     if gated.guard.branch == "return":
-        return MoveBeforeIf(owner, place.block, index, line)
-    return MoveOutOfIf(owner, place.block, index, gated.guard.branch, line)
+        return edits.MoveBeforeIf(owner, place.block, index, line)
+    return edits.MoveOutOfIf(owner, place.block, index, gated.guard.branch, line)
 
 
 def _why_not_movable(call: ast.Call, gated: _Gated) -> str | None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 import io
-import re
 import tokenize
 
-from ddpfix.edits.main_guard import WrapInGuardedFunction
+from ddpfix import edits
 from ddpfix.imports import TREE_COMPOUND, dotted_name
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.transforms._ast_shapes import every_node
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._tree_lightning import lightning_name
@@ -155,7 +155,7 @@ class SpawnWithoutMainGuard(Rule):
             ctx.report(where, f"{MESSAGE} (not rewritten: {refusal})", fixable=False)
             return
         unknown = _parent_only_unproven(body, start, trainer_names, ctx)
-        into_main = WrapInGuardedFunction(tuple(range(start, len(body))), "main")
+        into_main = edits.WrapInGuardedFunction(tuple(range(start, len(body))), "main")
         ctx.report(where, MESSAGE, fixable=True, safe=unknown is None, why=unknown or "", edits=[into_main])
 
 
@@ -164,11 +164,11 @@ class SpawnWithoutMainGuard(Rule):
 # statement alone, or the simple statements of one ``SimpleStatementLine`` (joined by ``;``).
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_REST_OF_LINE = re.compile(r"[^\r\n]*")
+_REST_OF_LINE = lazy_compile(r"[^\r\n]*")
 #: One line of text with its line break, as LibCST splits the source.
-_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+_LINE = lazy_compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
 #: What may stand between an ``if`` test's end and its colon: closing parentheses, layout, comments.
-_CLOSING_PARENTHESES = re.compile(r"(?:[\s)\\]|#[^\r\n]*)*")
+_CLOSING_PARENTHESES = lazy_compile(r"(?:[\s)\\]|#[^\r\n]*)*")
 
 
 def _simple(line: list[ast.stmt]) -> bool:

@@ -6,8 +6,8 @@ import ast
 import io
 import tokenize
 
+from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.edits.statements import HOLE, ReplaceAroundValue
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
 from ddpfix.transforms._tree_lightning import TENSOR_FACTORIES
@@ -199,8 +199,8 @@ class TensorAttribute(Rule):
                     continue
                 buffer = mangle(name, cls.name)
                 why = fix_safety(tree, cls, statement, name, ctx.imports, view.text) or ctx.facts.hazard("weight averaging")
-                edit = ReplaceAroundValue(Span.of(ctx.position(statement)),
-                                          f'self.register_buffer("{buffer}", {HOLE}, persistent=False)')
+                edit = edits.ReplaceAroundValue(Span.of(ctx.position(statement)),
+                                                f'self.register_buffer("{buffer}", {edits.HOLE}, persistent=False)')
                 if ctx.report(statement, message, fixable=True, safe=why is None, why=why or "", edits=[edit]):
                     buffers.add(buffer)
 

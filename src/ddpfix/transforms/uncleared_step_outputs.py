@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.edits.blocks import AppendStatements
 from ddpfix.transforms._ast_shapes import methods
 from ddpfix.transforms._tree_lightning import FUNCTIONS, lightning_methods
 from ddpfix.transforms._tree_names import exit_in
@@ -138,8 +138,8 @@ class UnclearedStepOutputs(Rule):
                     ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
                     why = "; ".join(dict.fromkeys(whys[end]))
-                    edits = [AppendStatements(Span.of(ctx.position(end)), tuple(clears[end]))]
-                    ctx.report(end, message, fixable=True, safe=not why, why=why, edits=edits)
+                    fix = [edits.AppendStatements(Span.of(ctx.position(end)), tuple(clears[end]))]
+                    ctx.report(end, message, fixable=True, safe=not why, why=why, edits=fix)
 
 
 def _uncleared(tree: ast.Module, cls: ast.ClassDef, methods: dict, uses: dict):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.edits import AddImport, SetKeyword, Span
+from ddpfix import edits
+from ddpfix.edits import Span
 from ddpfix.transforms import _tree_lightning as tree_lightning
 from ddpfix.transforms._ast_shapes import every_node, imports_of, may_be
 from ddpfix.transforms._tree_lightning import lightning_name
@@ -93,7 +94,7 @@ class UnseededRandomSplit(Rule):
         torch_name = next((local for local, target in ctx.imports.names.items() if target == "torch"), None)
         generator = f"{torch_name or 'torch'}.Generator().manual_seed({seed})"
         # Without a torch import the fix adds one; if ``torch`` already names something else, it cannot.
-        added_import = [AddImport("torch")] if torch_name is None else []
+        added_import = [edits.AddImport("torch")] if torch_name is None else []
         splits = _tree_splits(tree, ctx, holders, everywhere)
         if not splits:
             return
@@ -114,8 +115,8 @@ class UnseededRandomSplit(Rule):
             elif torch_name is not None and (unbound or not tree_bound(tree, call, scopes, torch_name)):
                 ctx.report(call, f"{message} {NOT_BOUND.format(name=torch_name)}", fixable=False)
             else:
-                edits = [SetKeyword(Span.of(ctx.position(call)), "generator", generator), *added_import]
-                ctx.report(call, message, fixable=True, why=_why_unsafe(ctx, seeding, looped), edits=edits)
+                fix = [edits.SetKeyword(Span.of(ctx.position(call)), "generator", generator), *added_import]
+                ctx.report(call, message, fixable=True, why=_why_unsafe(ctx, seeding, looped), edits=fix)
 
 
 def _tree_names_used(tree: ast.Module) -> set[str]:
