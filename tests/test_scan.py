@@ -120,3 +120,104 @@ def test_files_the_scan_fixes_on_their_own_get_the_results_of_the_fix_pass(tmp_p
         ]
         codes = {r.path.rsplit("/", 1)[-1]: sorted(f.code for f in r.findings) for r in results}
         assert codes["torchy.py"] == ["DDP005"] and codes["model.py"] == ["DDP005", "DDP006"]
+
+
+LOADER = ("import torch\nfrom torch.utils.data import DataLoader\n\n\ndef loader(data):\n"
+          "    return DataLoader(data, shuffle=True, generator=torch.Generator(device=\"cuda\"))\n")
+
+
+def test_default_device_switches_a_file_needs_a_parse_for_are_read_only_when_asked(tmp_path):
+    """The scan records the path of a file whose only facts are ``with`` blocks (a parse each: most
+    of a big tree's scan) and reads it when DDP002 asks; the answer is the eager one, in file order."""
+    from ddpfix.facts import ProjectFacts, file_facts
+
+    (tmp_path / "a_context.py").write_text("def run(ctx, step):\n    with ctx:\n        step()\n")
+    (tmp_path / "b_switch.py").write_text("import torch\n\n\ndef go(device):\n    torch.set_default_device(device)\n"
+                                          "    with torch.device('cuda'):\n        pass\n")
+    (tmp_path / "c_loader.py").write_text(LOADER)
+    files, _, _ = discover([str(tmp_path)], respect_gitignore=False)
+    facts, to_fix = scan(files, RULES, jobs=1)
+    assert facts.switch_parts[0] == files[0]  # a_context.py: deferred
+    assert "default_devices" not in vars(facts)  # nothing asked yet
+    eager = ProjectFacts.merge([file_facts(path, read_source(path)) for path in files])
+    assert facts.default_devices == eager.default_devices and len(eager.default_devices) == 3
+    result = fix_source(files[2], read_source(files[2]), RULES, facts)
+    [finding] = [f for f in result.findings if f.code == "DDP002"]
+    assert finding.unsafe and "a_context.py:2" in finding.message
+
+
+def test_a_deferred_file_gone_by_the_time_it_is_read_counts_as_a_switch(tmp_path):
+    (tmp_path / "a_context.py").write_text("def run(ctx, step):\n    with ctx:\n        step()\n")
+    (tmp_path / "c_loader.py").write_text(LOADER)
+    files, _, _ = discover([str(tmp_path)], respect_gitignore=False)
+    facts, _ = scan(files, RULES, jobs=1)
+    (tmp_path / "a_context.py").unlink()
+    [switch] = facts.default_devices
+    assert switch.path.endswith("a_context.py") and not switch.cuda
+
+
+def test_the_cli_marks_a_generator_fix_unsafe_for_a_with_block_in_another_file(tmp_path, run_cli):
+    (tmp_path / "a_context.py").write_text("def run(ctx, step):\n    with ctx:\n        step()\n")
+    (tmp_path / "c_loader.py").write_text(LOADER)
+    records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
+    [finding] = [record for record in records if record["code"] == "DDP002"]
+    assert "a_context.py:2" in finding["message"] and finding["applicability"] == "unsafe"
+
+
+def test_the_hazard_words_let_through_every_text_a_hazard_pattern_matches():
+    from ddpfix.facts import _HAZARDS, _needles, file_facts
+
+    texts = [path.read_bytes() for path in sorted(FIXTURES.rglob("*.py"))]
+    texts += [b"from torch.optim.swa_utils import AveragedModel", b"self.ema_model = EMAHelper()", b"x = EMA",
+              b"update_bn(loader, model)", b"class D(IterableDataset): pass", b"SCHEMA = 1", b"nothing here"]
+    named = 0
+    for text in texts:
+        by_pattern = {name for name, pattern in _HAZARDS.items() if pattern.search(text)}
+        assert file_facts("x.py", text).hazards == by_pattern
+        named += bool(by_pattern)
+    assert named >= 5
+    import pytest
+
+    with pytest.raises(ValueError):
+        _needles(r"(?:a|b)c")
+
+
+def test_facts_the_scan_defers_give_every_fixture_the_same_result_as_facts_read_at_once():
+    """The scan leaves hazards and some default-device switches to be read when a rule asks; every
+    fixture case (with its other files, whole or partial as the case says) comes out the same."""
+    from fixture_cases import cases
+
+    from ddpfix.facts import ProjectFacts, file_facts
+    from ddpfix.runner import _facts_of_path
+
+    asked = 0
+    for case in cases():
+        if case.input.suffix != ".py":
+            continue
+        group = [str(path) for path in case.group]
+        deferred = ProjectFacts.merge([_facts_of_path(path) for path in group], whole=case.whole)
+        at_once = ProjectFacts.merge([file_facts(path, read_source(path)) for path in group], whole=case.whole)
+        for unsafe in (False, True):
+            options = {"unsafe_fixes": unsafe}
+            data = case.input.read_bytes()
+            late = fix_source(str(case.input), data, RULES, deferred, options=options)
+            now = fix_source(str(case.input), data, RULES, at_once, options=options)
+            assert (late.output, late.findings) == (now.output, now.findings), case.id
+        asked += bool(deferred._read)
+    assert asked >= 5  # the rules did ask for what was deferred
+
+
+def test_a_hazard_named_in_a_file_without_lightning_is_read_when_a_fix_asks(tmp_path, run_cli):
+    """``ema.py`` (no Lightning word: its hazards are left to be read) averages the weights: the
+    private-mask fix of model.py, safe on its own, is unsafe in this project."""
+    model = (FIXTURES / "tensor-attribute" / "averaging_elsewhere" / "model.py").read_text()
+    (tmp_path / "model.py").write_text(model)
+    (tmp_path / "ema.py").write_text("from torch.optim.swa_utils import AveragedModel\n\n\ndef average(model):\n"
+                                     "    return AveragedModel(model)\n")
+    records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
+    [finding] = [record for record in records if record["code"] == "DDP007"]
+    assert finding["applicability"] == "unsafe" and "weight averaging" in finding["unsafe_reason"]
+    (tmp_path / "ema.py").write_text("def average(model):\n    return model\n")
+    records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
+    [finding] = [record for record in records if record["code"] == "DDP007"]
+    assert finding["applicability"] == "safe"

@@ -217,24 +217,20 @@ def _fix_source(
         _report(path, tree, data, active, facts, options, result)
         return result
     current: bytes | None = data  # None: the file keeps its original bytes
+    fixed_tree = tree
     editors = [rule for rule in active if rule.fixable]
     if editors:
-        current = _edit(path, data, editors, facts, only, options, result, tree)
+        edited = _edit(path, data, editors, facts, only, options, result, tree)
+        current, fixed_tree = edited if edited is not None else (None, None)
     readers = [rule for rule in active if not rule.fixable]
     if readers:
         # Their findings stand in the bytes the result holds: the fixed code, or the original
         # when nothing changed or something failed (then the file keeps its original bytes).
         found, failed = _read_tree(path, tree, data, readers, facts, options, result)
         if not failed and current is not None and current != data:
-            fixed_tree = _check_syntax(path, current)  # the fixed code compiled, so it parses
-            if isinstance(fixed_tree, Problem):
-                message = f"{INTERNAL_ERROR}: the fixed code does not parse again ({fixed_tree.message}); file left as it was"
-                result.problems.append(Problem(path, "E001", message))
-                failed = True
-            else:
-                found_in_fixed, failed = _read_tree(path, fixed_tree, current, readers, facts, options, result)
-                if not failed:
-                    found = found_in_fixed
+            found_in_fixed, failed = _read_tree(path, fixed_tree, current, readers, facts, options, result)
+            if not failed:
+                found = found_in_fixed
         if failed:
             current = None
             result.findings = [_unfixed(f) for f in result.findings]
@@ -327,12 +323,13 @@ class _Versions:
 
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
           only: Collection[FixKey] | None, options: Mapping[str, object], result: FileResult,
-          tree: ast.Module) -> bytes | None:
+          tree: ast.Module) -> tuple[bytes, ast.Module] | None:
     """The fixable rules, in rounds: each rule's ``check`` on CPython's tree of the current version
     decides its findings, how safe each fix is and the fix's typed edits, which are carried out on
-    LibCST's tree of that same version (parsed only when a fix is to be applied). The bytes they
-    leave, their findings in ``result``; None when the file must keep its original bytes (the
-    reason is in ``result.problems``). ``tree``: CPython's tree of ``data``."""
+    the text (``_spliced``) or on LibCST's tree of that same version (parsed only when a fix needs
+    it). The bytes they leave and CPython's tree of them, their findings in ``result``; None when
+    the file must keep its original bytes (the reason is in ``result.problems``). ``tree``:
+    CPython's tree of ``data``."""
     versions = _Versions(path, data, tree)
     current = data
     original_checked = False  # whether the original compiles, asked once a fix would replace it
@@ -408,7 +405,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
         result.problems.append(Problem(path, changing[0], message))
         return None
     result.findings = _gathered(fixed, last_run)
-    return current
+    return current, versions.view(current).tree
 
 
 def _chosen(ctx: RuleContext) -> tuple[list, list]:

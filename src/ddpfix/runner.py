@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
 from ddpfix.sources import fix_source, is_notebook
+import ddpfix.facts as facts_module
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.transforms import all_rules
@@ -245,6 +246,19 @@ def _facts_of_path(path: str) -> FileFacts:
     return _facts_of_data(path, read_source(path))
 
 
+def _read_later(path: str) -> FileFacts | None:
+    """The whole facts of a file whose facts the scan deferred (``facts.read_later``); None where it
+    cannot be read again."""
+    data = read_source(path)
+    try:
+        return None if isinstance(data, Problem) else _facts_or_raise(path, data, defer=False)
+    except Exception:
+        return None
+
+
+facts_module.read_later = _read_later
+
+
 def _facts_of_data(path: str, data: bytes | Problem) -> FileFacts:
     try:
         return _facts_or_raise(path, data)
@@ -252,7 +266,7 @@ def _facts_of_data(path: str, data: bytes | Problem) -> FileFacts:
         return FileFacts()
 
 
-def _facts_or_raise(path: str, data: bytes | Problem) -> FileFacts:
+def _facts_or_raise(path: str, data: bytes | Problem, defer: bool = True) -> FileFacts:
     if isinstance(data, Problem) or len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
         return FileFacts()
     if is_notebook(path):
@@ -261,7 +275,7 @@ def _facts_or_raise(path: str, data: bytes | Problem) -> FileFacts:
         data = python_source(data)
         if data is None:
             return FileFacts()
-    return file_facts(path, data)
+    return file_facts(path, data, defer=defer)
 
 
 def _lean(result: FileResult) -> FileResult:

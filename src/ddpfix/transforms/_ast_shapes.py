@@ -65,8 +65,26 @@ def every_node(tree: ast.AST) -> list[ast.AST]:
         return list(ast.walk(tree))
     known = getattr(tree, "_ddpfix_nodes", None)
     if known is None:
-        known = tree._ddpfix_nodes = list(ast.walk(tree))
+        known = tree._ddpfix_nodes = _walk(tree)
     return known
+
+
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(tree))``, same nodes in the same order, without a generator per node (a
+    quarter faster: every file a rule reads is walked once)."""
+    nodes = [tree]
+    append, extend, AST = nodes.append, nodes.extend, ast.AST
+    index = 0
+    while index < len(nodes):
+        node = nodes[index]
+        index += 1
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                extend([item for item in value if isinstance(item, AST)])
+            elif isinstance(value, AST):
+                append(value)
+    return nodes
 
 
 def imports_of(tree: ast.Module) -> dict[str, set[str]]:
