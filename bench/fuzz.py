@@ -53,7 +53,7 @@ import libcst as cst  # noqa: E402
 
 from ddpfix.engine import allow_deep_trees  # noqa: E402
 from ddpfix.sources import fix_source  # noqa: E402
-from ddpfix.transforms import all_rules  # noqa: E402
+from ddpfix.rules import all_rules  # noqa: E402
 from ddpfix.findings import NOTE  # noqa: E402
 
 RULES = all_rules()

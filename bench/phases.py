@@ -31,7 +31,7 @@ import ddpfix.positions as positions  # noqa: E402
 from ddpfix.imports import ImportTable  # noqa: E402
 from ddpfix.runner import discover, gather_facts, read_source  # noqa: E402
 from ddpfix.sources import fix_source  # noqa: E402
-from ddpfix.transforms import all_rules  # noqa: E402
+from ddpfix.rules import all_rules  # noqa: E402
 
 SPENT: Counter = Counter()
 CALLS: Counter = Counter()

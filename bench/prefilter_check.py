@@ -1,6 +1,6 @@
 """Check that the rules' text prefilters hide nothing, over whole trees: ``python bench/prefilter_check.py PATH...``.
 
-A rule whose ``triggered_by`` adds a text test to its trigger words (``transforms/_text``) must
+A rule whose ``triggered_by`` adds a text test to its trigger words (``rules/_text``) must
 pass every file whose words pass and whose CPython tree ``may_apply`` takes: the text test may
 only ever spare a parse. This parses every file the words pass, so it takes a minute or two on
 corpus A (run ``python bench/run.py --corpus a`` once to build it). Prints, per rule, how many
@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from ddpfix.engine import allow_deep_trees  # noqa: E402
 from ddpfix.sources import fix_source  # noqa: E402
 from ddpfix.runner import discover, gather_facts, read_source  # noqa: E402
-from ddpfix.transforms import all_rules  # noqa: E402
+from ddpfix.rules import all_rules  # noqa: E402
 
 
 def compare_findings(files: list[str]) -> list[tuple[str, str]]:

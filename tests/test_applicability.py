@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ddpfix.edits import MODULE, NodeEdit, ReplaceExpression, Span
 from ddpfix.findings import SAFE, UNSAFE
 from ddpfix.sources import fix_source
-from ddpfix.transforms.base import Rule
+from ddpfix.rules.base import Rule
 
 SOURCE = b"safe_call()\nrisky_call()\n"
 RENAMED = {"safe_call": "safe_done", "risky_call": "risky_done"}

@@ -6,7 +6,7 @@ import ast
 
 from conftest import FIXTURES
 
-from ddpfix.transforms._ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node
 
 
 def test_every_node_is_ast_walk_in_its_order():

@@ -13,7 +13,7 @@ from ddpfix.edits import SetKeyword, Span, apply_edits
 from ddpfix.edits.calls import RenameAttribute, ReplaceArguments, call_layout
 from ddpfix.edits.expressions import ReplaceExpression
 from ddpfix.positions import Positions
-from ddpfix.transforms.base import TreeView
+from ddpfix.rules.base import TreeView
 
 # The places LibCST keeps a comment in: after "(", around commas, inside parentheses of a value,
 # before ")"; some of these calls have the same comment twice, where a loss and a copy cancel.

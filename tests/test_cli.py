@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 from fixture_cases import Case, copy_without_shared_facts, is_input
 
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 BUGGY = b'''import torch
 from torch.utils.data import DataLoader

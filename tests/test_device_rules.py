@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ddpfix.sources import fix_source
-from ddpfix.transforms.hardcoded_device import HardcodedDevice
-from ddpfix.transforms.tensor_attribute import TensorAttribute
+from ddpfix.rules.hardcoded_device import HardcodedDevice
+from ddpfix.rules.tensor_attribute import TensorAttribute
 
 ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ddpfix.docs import pages
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 from conftest import ROOT
 

@@ -13,7 +13,7 @@ from ddpfix.edits import apply_edits
 from ddpfix.edits._base import Span
 from ddpfix.edits.arguments import DropArgument, drop_keeps_comments
 from ddpfix.positions import Positions
-from ddpfix.transforms.base import TreeView
+from ddpfix.rules.base import TreeView
 
 
 def drop(source: str, index: int) -> tuple[bool, str | None]:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ddpfix.sources import fix_source
 from ddpfix.edits._imports import ensure_import
-from ddpfix.transforms.device_map_under_ddp import DeviceMapUnderDdp
+from ddpfix.rules.device_map_under_ddp import DeviceMapUnderDdp
 
 ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
 

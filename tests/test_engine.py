@@ -9,9 +9,9 @@ import libcst as cst
 
 from ddpfix.edits import MODULE, NodeEdit, ReplaceExpression, Span
 from ddpfix.sources import fix_source
-from ddpfix.transforms import all_rules
-from ddpfix.transforms.base import Rule
-from ddpfix.transforms.cuda_generator import CudaGenerator
+from ddpfix.rules import all_rules
+from ddpfix.rules.base import Rule
+from ddpfix.rules.cuda_generator import CudaGenerator
 
 ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
 

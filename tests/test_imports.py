@@ -66,7 +66,7 @@ def test_a_name_bound_twice_is_not_recognised():
 
 
 def test_lightning_fallback_imports_are_one_meaning():
-    from ddpfix.transforms._tree_lightning import lightning_name
+    from ddpfix.analysis.lightning import lightning_name
 
     source = "try:\n    import lightning.pytorch as pl\nexcept ImportError:\n    import pytorch_lightning as pl\n"
     table = ImportTable.from_tree(ast.parse(source))

@@ -20,7 +20,23 @@ def imported_by(module: str) -> set[str]:
     ("ddpfix.notebook", {"ddpfix.sources", "ddpfix.runner", "ddpfix.cli"}),
     ("ddpfix.sources", {"ddpfix.runner", "ddpfix.cli", "ddpfix.lsp_document"}),
     ("ddpfix.lsp_document", {"ddpfix.cli", "ddpfix.runner"}),
-    ("ddpfix.transforms", {"ddpfix.engine", "ddpfix.cli", "ddpfix.runner"}),
+    ("ddpfix.rules", {"ddpfix.engine", "ddpfix.cli", "ddpfix.runner"}),
 ])
 def test_no_floor_imports_one_above_it(module, above):
     assert not imported_by(module) & above
+
+
+ANALYSIS = ["ast_shapes", "effects", "lightning", "names", "ranks", "text", "tree_text"]
+
+
+@pytest.mark.parametrize("module", [f"ddpfix.analysis.{name}" for name in ANALYSIS])
+def test_the_shared_analysis_imports_no_rule(module):
+    loaded = imported_by(module)
+    assert not {m for m in loaded if m.startswith("ddpfix.rules")}
+    assert not loaded & {"ddpfix.engine", "ddpfix.edits"}
+
+
+@pytest.mark.parametrize("module", ["ddpfix.edits", "ddpfix.edits._splice", "ddpfix.edits._call_text"])
+def test_edits_know_nothing_of_rules_or_lightning(module):
+    loaded = imported_by(module)
+    assert not {m for m in loaded if m.startswith(("ddpfix.rules", "ddpfix.analysis"))}

@@ -79,7 +79,7 @@ def test_tree_positions_are_libcsts_positions_in_characters():
     spans of the same nodes in LibCST's tree, where edits find their targets."""
     import ast
 
-    from ddpfix.transforms.base import TreeView
+    from ddpfix.rules.base import TreeView
 
     source = "if 1:\n\tx = 'é'; y = f(\n  'ü', z)  # ñ\n\tw = g('€', h('😀'))\n".encode()
     module = cst.parse_module(source)
@@ -101,7 +101,7 @@ def test_statement_starts_are_libcsts_statement_lines():
     (statements joined by ``;``, continuations) is LibCST's ``SimpleStatementLine``."""
     import ast
 
-    from ddpfix.transforms.base import TreeView
+    from ddpfix.rules.base import TreeView
 
     source = (b"a = 1; b = f(\n  2)\nif x: c = g(\n  3)\nd = (\n 4); e = 5\n"
               b"h = 1  # ;\ni = (\n 1)\nj = 1; \\\n k = 2\nl = 1;\nm = f(\n 1)\nn = 1; \\\r\no = f(\n 2)\np = 1; # c \\\nq = f(\n 3)\n")

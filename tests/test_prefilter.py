@@ -13,7 +13,7 @@ from fixture_cases import cases
 
 from ddpfix.sources import fix_source
 from ddpfix.facts import ProjectFacts, file_facts
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 RULES = all_rules()
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ddpfix.sources import fix_source
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 ALL = {"unsafe_fixes": True}  # the fix machinery is tested with every fix, safe or not
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ddpfix.sources import fix_source
 from ddpfix.facts import ProjectFacts, file_facts
-from ddpfix.transforms.rank_gated_log import RankGatedLog
+from ddpfix.rules.rank_gated_log import RankGatedLog
 
 
 MODEL = b'''import lightning as L

@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 from fixture_cases import Case
 
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 # A few rule folders whose inputs hold fixable and manual findings of several rules, some files more than one.

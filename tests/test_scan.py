@@ -9,7 +9,7 @@ from conftest import FIXTURES
 
 from ddpfix.sources import fix_source
 from ddpfix.runner import discover, gather_facts, read_source, scan
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 RULES = all_rules()
 

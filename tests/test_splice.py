@@ -17,7 +17,7 @@ from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.locations import TreePositions
 from ddpfix.positions import Positions
 from ddpfix.sources import fix_source
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 CALLEES = ["f", "self.log", "(g)", "f "]
 OPEN = ["", " ", "\n    "]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddpfix.transforms._tensor_attribute_safety import _averaging
+from ddpfix.rules._tensor_attribute_safety import _averaging
 
 
 @pytest.mark.parametrize(("text", "named"), [

@@ -1,4 +1,4 @@
-"""The text prefilters (``transforms/_text``) are supersets of ``may_apply``: every spelling that
+"""The text prefilters (``rules/_text``) are supersets of ``may_apply``: every spelling that
 ``may_apply`` takes passes them (whitespace, comments and continuations between tokens, statements
 over several lines, aliases), and they rule out the common shapes that only look alike.
 
@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 RULES = {rule.code: rule for rule in all_rules()}
 
@@ -154,7 +154,7 @@ def test_every_rank_spelling_the_rank_tests_take_is_among_the_rank_rules_words()
     """A rank test may be a file's only rank word: each spelling ``RankTests`` understands (an
     attribute, an environment variable) must pass the trigger words of every rule about rank
     guards (``os.environ["RANK"]`` once did not)."""
-    from ddpfix.transforms._tree_ranks import RANK_ATTRIBUTES, RANK_VARIABLES
+    from ddpfix.analysis.ranks import RANK_ATTRIBUTES, RANK_VARIABLES
 
     spellings = {f"self.{a} == 0" for a in RANK_ATTRIBUTES} | {f'os.environ["{v}"] == "0"' for v in RANK_VARIABLES}
     for code in ("DDP003", "DDP005"):
@@ -168,7 +168,7 @@ def test_every_rank_spelling_the_rank_tests_take_is_among_the_rank_rules_words()
 
 def test_every_hook_that_logs_per_epoch_passes_the_epoch_rules_words():
     """DDP004's words name each hook it reports in (``on_validation_batch_end`` once had none)."""
-    from ddpfix.transforms.epoch_log_sync import EPOCH_HOOKS
+    from ddpfix.rules.epoch_log_sync import EPOCH_HOOKS
 
     for hook in sorted(EPOCH_HOOKS | {"training_step"}):
         data = f"class Net(LightningModule):\n    def {hook}(self):\n        self.log('x', 1.0)\n".encode()

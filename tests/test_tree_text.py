@@ -11,8 +11,8 @@ import pytest
 from fixture_cases import cases
 
 from ddpfix.positions import Positions
-from ddpfix.transforms import _tree_text as tree_text
-from ddpfix.transforms.base import TreeView
+from ddpfix.analysis import tree_text as tree_text
+from ddpfix.rules.base import TreeView
 
 TRICKY = [
     b"def main():\n    trainer = Trainer(devices=[0,\n                             1], x=f(\n        2))\n",

@@ -23,9 +23,9 @@ from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.runner import WorkerCrashed, check_files, covers_projects, discover, single_fixes
-from ddpfix import transforms
-from ddpfix.transforms import UnknownRule, all_rules, resolve
-from ddpfix.transforms.base import Rule
+from ddpfix.rules import UnknownRule, all_rules, resolve
+from ddpfix.rules import select_rules as select_registered
+from ddpfix.rules.base import Rule
 from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -35,9 +35,9 @@ PROGRESS_THRESHOLD = 200  # files
 
 
 def select_rules(select: Sequence[str], ignore: Sequence[str]) -> list[type[Rule]]:
-    """``transforms.select_rules``, its error as a usage error of the option that named no rule."""
+    """``rules.select_rules``, its error as a usage error of the option that named no rule."""
     try:
-        return transforms.select_rules(select, ignore)
+        return select_registered(select, ignore)
     except UnknownRule as err:
         raise click.BadParameter(str(err), param_hint=err.option) from err
 

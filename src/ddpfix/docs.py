@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ddpfix.transforms import all_rules
-from ddpfix.transforms.base import Rule
+from ddpfix.rules import all_rules
+from ddpfix.rules.base import Rule
 
 
 def rule_page(rule: type[Rule]) -> str:

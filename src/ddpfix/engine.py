@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ddpfix.edits import apply_edits
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
-from ddpfix.transforms.base import Rule, RuleContext, TreeView
+from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 if TYPE_CHECKING:  # LibCST is imported where a file is parsed for a fix: a report never loads it
     import libcst as cst

@@ -1,7 +1,7 @@
 """Regular expressions compiled on first use.
 
 A module-level ``re.compile`` runs when its module is imported, and every ``ddpfix`` run imports all
-the rules (``transforms.all_rules``) with their helpers: some fifty patterns, most of which a given
+the rules (``rules.all_rules``) with their helpers: some fifty patterns, most of which a given
 file never reaches (a rule's prefilter turns most files away before its patterns are asked), were
 milliseconds of each ``--check`` of a small file. ``lazy_compile`` is the one place that decides
 how a module-level pattern is made: compiled when first used, then as fast as a compiled pattern.

@@ -1,7 +1,7 @@
 """One open document as the language server sees it: the engine's result and its LSP translation.
 
 The document is run exactly as ``ddpfix PATH`` runs a file named alone: the ``[tool.ddpfix]`` that
-applies to its path picks the rules and options (``transforms.select_rules``, as the CLI), and
+applies to its path picks the rules and options (``rules.select_rules``, as the CLI), and
 ``sources.fix_source`` does the rest, ``# noqa`` included. What is left here is arithmetic: the
 engine counts 1-based lines and characters; LSP counts 0-based lines and, in the client's position
 encoding (UTF-16 code units unless negotiated otherwise), columns.
@@ -26,8 +26,8 @@ from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, FixKey, Problem
-from ddpfix.transforms import UnknownRule, all_rules, select_rules
-from ddpfix.transforms.base import Rule
+from ddpfix.rules import UnknownRule, all_rules, select_rules
+from ddpfix.rules.base import Rule
 
 SOURCE = "ddpfix"
 FIX_ALL_KIND = "source.fixAll.ddpfix"

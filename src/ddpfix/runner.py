@@ -14,8 +14,8 @@ from ddpfix.sources import fix_source, is_notebook
 import ddpfix.facts as facts_module
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.transforms import all_rules
-from ddpfix.transforms.base import Rule
+from ddpfix.rules import all_rules
+from ddpfix.rules.base import Rule
 
 if TYPE_CHECKING:
     import pathspec

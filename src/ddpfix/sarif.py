@@ -29,7 +29,7 @@ from urllib.parse import quote
 from ddpfix import __version__
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.report import display_path
-from ddpfix.transforms.base import Rule
+from ddpfix.rules.base import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/ddpfix/ddpfix"

@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping, Sequence
 from ddpfix.engine import fix_python, internal_error
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import FileResult, FixKey
-from ddpfix.transforms.base import Rule
+from ddpfix.rules.base import Rule
 
 
 def fix_source(

@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from ddpfix.sources import fix_source
-from ddpfix.transforms.init_module_scope import InitModuleScope
+from ddpfix.rules.init_module_scope import InitModuleScope
 
 from .ddp import SCRIPTS, require_lightning, run_script, whole_script_facts
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ddpfix.sources import fix_source
-from ddpfix.transforms import all_rules
+from ddpfix.rules import all_rules
 
 from .ddp import SCRIPTS, require_lightning, run_script, whole_script_facts
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ddpfix.sources import fix_source
-from ddpfix.transforms.spawn_without_main_guard import SpawnWithoutMainGuard
+from ddpfix.rules.spawn_without_main_guard import SpawnWithoutMainGuard
 
 from .ddp import SCRIPTS, require_lightning, run_script, whole_script_facts
 

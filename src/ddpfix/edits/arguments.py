@@ -9,7 +9,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from ddpfix.edits._base import NodeEdit, Span, cst
-from ddpfix.transforms._tree_text import end, start
+from ddpfix.analysis.tree_text import end, start
 
 
 @dataclass(frozen=True)

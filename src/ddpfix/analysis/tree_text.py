@@ -15,7 +15,7 @@ import io
 import tokenize
 
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node
 
 #: One line break, as LibCST and ``ast`` count lines.
 LINE_BREAK = lazy_compile(r"\r\n?|\n")

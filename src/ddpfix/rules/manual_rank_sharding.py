@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 
 from ddpfix.imports import ImportTable
-from ddpfix.transforms._ast_shapes import arguments, every_node, import_targets, resolved
-from ddpfix.transforms._tree_lightning import LIGHTNING_PACKAGES
-from ddpfix.transforms._tree_ranks import RANK_VARIABLES
-from ddpfix.transforms._tree_lightning import (
+from ddpfix.analysis.ast_shapes import arguments, every_node, import_targets, resolved
+from ddpfix.analysis.lightning import LIGHTNING_PACKAGES
+from ddpfix.analysis.ranks import RANK_VARIABLES
+from ddpfix.analysis.lightning import (
     FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
 )
-from ddpfix.transforms.base import Rule, RuleContext
-from ddpfix.transforms._text import GAP, aliased, keyword_argument, pattern, word_match
+from ddpfix.rules.base import Rule, RuleContext
+from ddpfix.analysis.text import GAP, aliased, keyword_argument, pattern, word_match
 
 REMEDIES = (
     "either let Lightning shard (drop the per-rank selection, keep use_distributed_sampler=True), or shard by hand "

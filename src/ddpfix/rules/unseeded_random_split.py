@@ -6,12 +6,12 @@ import ast
 
 from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._ast_shapes import every_node, imports_of, may_be
-from ddpfix.transforms._tree_lightning import lightning_name
-from ddpfix.transforms._tree_names import statement_names as tree_statement_names
-from ddpfix.transforms._unseeded_random_split_safety import NOT_BOUND, tree_bound, tree_other_bindings
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis.ast_shapes import every_node, imports_of, may_be
+from ddpfix.analysis.lightning import lightning_name
+from ddpfix.analysis.names import statement_names as tree_statement_names
+from ddpfix.rules._unseeded_random_split_safety import NOT_BOUND, tree_bound, tree_other_bindings
+from ddpfix.rules.base import Rule, RuleContext
 
 RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 DEFAULT_SEED = 42

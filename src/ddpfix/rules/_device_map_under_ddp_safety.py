@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.transforms._ast_shapes import every_node
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._hardcoded_device_safety import devices_in_order
-from ddpfix.transforms._tree_lightning import lightning_name
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.rules._hardcoded_device_safety import devices_in_order
+from ddpfix.analysis.lightning import lightning_name
 
 # LightningModule methods that build the module Lightning then places (and DDP wraps): they run
 # before ``strategy.setup`` moves the model. ``setup`` and ``configure_model`` run in every rank's

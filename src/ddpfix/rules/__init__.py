@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 from collections.abc import Sequence
 
-from ddpfix.transforms.base import Rule
+from ddpfix.rules.base import Rule
 
 
 @functools.cache

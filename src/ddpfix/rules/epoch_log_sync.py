@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.transforms._ast_shapes import a_method_calls_self_log
+from ddpfix.analysis.ast_shapes import a_method_calls_self_log
 from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._epoch_log_sync_safety import ClassFacts, fix_problem
-from ddpfix.transforms._rank_gated_log_safety import keyword_edits_keep_comments
-from ddpfix.transforms._tree_ranks import TreeRankTests, rank_words
-from ddpfix.transforms._tree_ranks import only_returns as tree_only_returns
-from ddpfix.transforms._tree_ranks import gated_statements as tree_gated_statements
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
+from ddpfix.rules._rank_gated_log_safety import keyword_edits_keep_comments
+from ddpfix.analysis.ranks import TreeRankTests, rank_words
+from ddpfix.analysis.ranks import only_returns as tree_only_returns
+from ddpfix.analysis.ranks import gated_statements as tree_gated_statements
+from ddpfix.rules.base import Rule, RuleContext
 
 LOG_METHODS = frozenset({"log", "log_dict"})
 # Hooks whose self.log defaults to on_epoch=True (Lightning's logger connector).

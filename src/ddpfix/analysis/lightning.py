@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._tree_text import comment_in, end, start
-from ddpfix.transforms._ast_shapes import every_node
+from ddpfix.analysis.tree_text import comment_in, end, start
+from ddpfix.analysis.ast_shapes import every_node
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
 CUDA_STRING = lazy_compile(r"cuda(:\d+)?")

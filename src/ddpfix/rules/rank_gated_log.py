@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.transforms._ast_shapes import a_method_calls_self_log
-from ddpfix.transforms._rank_gated_log_safety import (keyword_edits_keep_comments, move_unproven, synced_elsewhere,
+from ddpfix.analysis.ast_shapes import a_method_calls_self_log
+from ddpfix.rules._rank_gated_log_safety import (keyword_edits_keep_comments, move_unproven, synced_elsewhere,
                                                       unmonitored_unproven)
-from ddpfix.transforms._tree_lightning import (FUNCTIONS, arguments_in_order, has_star, is_elif, is_true, keyword,
+from ddpfix.analysis.lightning import (FUNCTIONS, arguments_in_order, has_star, is_elif, is_true, keyword,
                                                lightning_methods, self_method_calls, string_value)
-from ddpfix.transforms._tree_names import exit_in, statement_names
-from ddpfix.transforms._tree_ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
-from ddpfix.transforms.base import Rule, RuleContext, TreeView
+from ddpfix.analysis.names import exit_in, statement_names
+from ddpfix.analysis.ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
+from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 LOG_METHODS = frozenset({"log", "log_dict"})
 #: What a fix that would rewrite a call and lose one of its comments says instead.

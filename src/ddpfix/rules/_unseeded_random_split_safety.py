@@ -21,7 +21,7 @@ table drop it). A call inside an enclosing scope that binds it otherwise is not 
 from __future__ import annotations
 
 import ast
-from ddpfix.transforms._ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node
 
 NOT_BOUND = "(not rewritten: `{name}` is not imported where this call runs, so the fix would raise NameError)"
 

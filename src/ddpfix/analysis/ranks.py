@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ddpfix.imports import TREE_COMPOUND, ImportTable
-from ddpfix.transforms._ast_shapes import arguments, child_blocks, last_name, statements
-from ddpfix.transforms._tree_lightning import lightning_name
+from ddpfix.analysis.ast_shapes import arguments, child_blocks, last_name, statements
+from ddpfix.analysis.lightning import lightning_name
 
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 
 from ddpfix.imports import ImportTable
-from ddpfix.transforms._tree_names import bound_names
+from ddpfix.analysis.names import bound_names
 
 FIT_STEPS = frozenset({"training_step", "validation_step"})
 #: Calls that read the whole list the same way every epoch and keep no reference to it: they turn

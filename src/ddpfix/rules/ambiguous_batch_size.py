@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.transforms._ast_shapes import a_method_calls_self_log
-from ddpfix.transforms._tree_lightning import (
+from ddpfix.analysis.ast_shapes import a_method_calls_self_log
+from ddpfix.analysis.lightning import (
     has_star, is_true, keyword, lightning_methods, self_method_calls, single_index, string_value,
 )
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.rules.base import Rule, RuleContext
 
 STEPS = frozenset({"training_step", "validation_step", "test_step"})
 # on_epoch defaults to True in these steps (and to False in training_step).

@@ -9,12 +9,12 @@ import tokenize
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.transforms._ast_shapes import imports_of, may_be, methods
-from ddpfix.transforms._tree_lightning import TENSOR_FACTORIES
-from ddpfix.transforms._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
-from ddpfix.transforms._tree_lightning import FUNCTIONS, arguments_in_order, lightning_methods
-from ddpfix.transforms._tree_text import end, start
-from ddpfix.transforms.base import Rule, RuleContext, TreeView
+from ddpfix.analysis.ast_shapes import imports_of, may_be, methods
+from ddpfix.analysis.lightning import TENSOR_FACTORIES
+from ddpfix.rules._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
+from ddpfix.analysis.lightning import FUNCTIONS, arguments_in_order, lightning_methods
+from ddpfix.analysis.tree_text import end, start
+from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 # torch functions known to return a tensor, besides the factories.
 TENSOR_FUNCTIONS = TENSOR_FACTORIES | frozenset(

@@ -12,15 +12,15 @@ from ddpfix import edits
 from ddpfix.edits import MODULE, Span
 from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._ast_shapes import arguments, every_node, last_name
-from ddpfix.transforms._effects import Effects
-from ddpfix.transforms._text import alias_names, aliased, call_text, calls, headers, starts_a_word
-from ddpfix.transforms._tree_lightning import (
+from ddpfix.analysis.ast_shapes import arguments, every_node, last_name
+from ddpfix.analysis.effects import Effects
+from ddpfix.analysis.text import alias_names, aliased, call_text, calls, headers, starts_a_word
+from ddpfix.analysis.lightning import (
     LIGHTNING_PACKAGES, arguments_in_order, child_blocks, class_hierarchy, device_kind, is_torch_nn_module, lightning_name,
 )
-from ddpfix.transforms._tree_names import root_name, statement_names
-from ddpfix.transforms._tree_text import code_between, comment_in
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.analysis.names import root_name, statement_names
+from ddpfix.analysis.tree_text import code_between, comment_in
+from ddpfix.rules.base import Rule, RuleContext
 
 TRAINERS = frozenset({"Trainer", "Fabric"})
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})

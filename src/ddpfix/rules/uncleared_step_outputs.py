@@ -6,11 +6,11 @@ import ast
 
 from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.transforms._ast_shapes import methods
-from ddpfix.transforms._tree_lightning import FUNCTIONS, lightning_methods
-from ddpfix.transforms._tree_names import exit_in
-from ddpfix.transforms._uncleared_step_outputs_safety import clear_safety
-from ddpfix.transforms.base import Rule, RuleContext, TreeView
+from ddpfix.analysis.ast_shapes import methods
+from ddpfix.analysis.lightning import FUNCTIONS, lightning_methods
+from ddpfix.analysis.names import exit_in
+from ddpfix.rules._uncleared_step_outputs_safety import clear_safety
+from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 EPOCH_END = {
     "training_step": "on_train_epoch_end",

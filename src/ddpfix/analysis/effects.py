@@ -71,8 +71,8 @@ import ast
 from dataclasses import dataclass, field
 
 from ddpfix.imports import ImportTable, dotted_name
-from ddpfix.transforms._tree_names import bound_names
-from ddpfix.transforms._ast_shapes import every_node
+from ddpfix.analysis.names import bound_names
+from ddpfix.analysis.ast_shapes import every_node
 
 PURE_BUILTINS = frozenset({
     "len", "range", "list", "tuple", "dict", "set", "frozenset", "int", "float", "str", "bool", "min", "max",

@@ -32,9 +32,9 @@ import ast
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._ast_shapes import every_node
-from ddpfix.transforms._tree_lightning import lightning_name
-from ddpfix.transforms._tree_names import bound_names
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.lightning import lightning_name
+from ddpfix.analysis.names import bound_names
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

@@ -31,10 +31,10 @@ from collections.abc import Iterator
 
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._tree_lightning import is_torch_nn_module, lightning_name
-from ddpfix.transforms._tree_names import bound_names
-from ddpfix.transforms._ast_shapes import every_node
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis.lightning import is_torch_nn_module, lightning_name
+from ddpfix.analysis.names import bound_names
+from ddpfix.analysis.ast_shapes import every_node
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOG_METHODS = frozenset({"log", "log_dict"})

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 from ddpfix.facts import MONITORING_CALLBACKS
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.transforms._ast_shapes import every_node
-from ddpfix.transforms._tree_lightning import arguments_in_order, has_comment
-from ddpfix.transforms._tree_names import PURE_CALLEES, READ_ONLY_METHODS, exit_in, statement_names
-from ddpfix.transforms._tree_text import end
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.lightning import arguments_in_order, has_comment
+from ddpfix.analysis.names import PURE_CALLEES, READ_ONLY_METHODS, exit_in, statement_names
+from ddpfix.analysis.tree_text import end
 
 #: Callbacks and helpers whose ``monitor`` decides what a run watches (facts.MONITORING_CALLBACKS,
 #: and the Optuna/Ray pruning callbacks, which read ``trainer.callback_metrics[monitor]``).

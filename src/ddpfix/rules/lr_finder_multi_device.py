@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms import _tree_text as tree_text
-from ddpfix.transforms._ast_shapes import every_node, imports_of, last_name, resolved
-from ddpfix.transforms._tree_lightning import keyword, lightning_name, string_value
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.analysis import tree_text as tree_text
+from ddpfix.analysis.ast_shapes import every_node, imports_of, last_name, resolved
+from ddpfix.analysis.lightning import keyword, lightning_name, string_value
+from ddpfix.rules.base import Rule, RuleContext
 
 
 class LrFinderMultiDevice(Rule):

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms import _hardcoded_device_safety as safety
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms import _tree_text as tree_text
-from ddpfix.transforms._ast_shapes import imports_of, last_name, may_be, methods
-from ddpfix.transforms._tree_lightning import TENSOR_FACTORIES, runs_on_device
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.rules import _hardcoded_device_safety as safety
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis import tree_text as tree_text
+from ddpfix.analysis.ast_shapes import imports_of, last_name, may_be, methods
+from ddpfix.analysis.lightning import TENSOR_FACTORIES, runs_on_device
+from ddpfix.rules.base import Rule, RuleContext
 
 SELF_DEVICE = "self.device"
 

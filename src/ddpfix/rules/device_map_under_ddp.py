@@ -8,10 +8,10 @@ import tokenize
 
 from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.transforms import _device_map_under_ddp_safety as safety
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms import _tree_text as tree_text
-from ddpfix.transforms.base import Rule, RuleContext, TreeView
+from ddpfix.rules import _device_map_under_ddp_safety as safety
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis import tree_text as tree_text
+from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 PER_RANK_MAP = '{"": int(os.environ.get("LOCAL_RANK", 0))}'
 SINGLE_DEVICE_STRINGS = frozenset({"auto", "cuda", "cuda:0", "balanced", "balanced_low_0", "sequential"})

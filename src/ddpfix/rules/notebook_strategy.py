@@ -9,10 +9,10 @@ import tokenize
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._ast_shapes import every_node
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._tree_lightning import lightning_name
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis.lightning import lightning_name
+from ddpfix.rules.base import Rule, RuleContext
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # The launcher-only twins of each DDP strategy name: same DDP, started by fork. The Trainer registers

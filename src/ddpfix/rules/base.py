@@ -215,7 +215,7 @@ class RuleContext:
 
 
 class Rule:
-    """Base of every rule. A subclass in a module of ``ddpfix.transforms`` is registered by being there.
+    """Base of every rule. A subclass in a module of ``ddpfix.rules`` is registered by being there.
 
     Subclasses set the class attributes and implement :meth:`check`, the one place the rule
     decides: its findings, and for a fixable rule each fix's applicability and typed edits. The
@@ -264,7 +264,7 @@ class Rule:
     @classmethod
     def triggered_by(cls, data: bytes) -> bool:
         """Whether the file may concern the rule, before any parse: the trigger words, and in rules
-        that override this, a text test on top (``transforms/_text.py``), a superset of ``may_apply``."""
+        that override this, a text test on top (``analysis/text.py``), a superset of ``may_apply``."""
         return cls.has_trigger_words(data)
 
     @classmethod

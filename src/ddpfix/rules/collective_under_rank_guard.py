@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._ast_shapes import blocks, import_targets, last_name, may_be, root
-from ddpfix.transforms._text import aliased, bound_by_as, calls, headers, word_match
-from ddpfix.transforms._tree_ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.analysis.ast_shapes import blocks, import_targets, last_name, may_be, root
+from ddpfix.analysis.text import aliased, bound_by_as, calls, headers, word_match
+from ddpfix.analysis.ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
+from ddpfix.rules.base import Rule, RuleContext
 
 TORCH_DISTRIBUTED = frozenset(
     f"torch.distributed.{name}"

@@ -13,11 +13,11 @@ from typing import NamedTuple
 
 from ddpfix import edits
 from ddpfix.edits._base import Span
-from ddpfix.transforms import _cuda_generator_safety as _safety
-from ddpfix.transforms import _tree_lightning
-from ddpfix.transforms._ast_shapes import every_node, last_name
-from ddpfix.transforms._text import GAP, aliased, pattern, word_match
-from ddpfix.transforms.base import Rule, RuleContext
+from ddpfix.rules import _cuda_generator_safety as _safety
+from ddpfix.analysis import lightning as _tree_lightning
+from ddpfix.analysis.ast_shapes import every_node, last_name
+from ddpfix.analysis.text import GAP, aliased, pattern, word_match
+from ddpfix.rules.base import Rule, RuleContext
 
 GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
 DATA_PACKAGE = "torch.utils.data."

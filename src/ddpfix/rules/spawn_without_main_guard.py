@@ -9,12 +9,12 @@ import tokenize
 from ddpfix import edits
 from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._ast_shapes import every_node
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._tree_lightning import lightning_name
-from ddpfix.transforms._text import keyword_argument, word_match
-from ddpfix.transforms._tree_names import statement_names
-from ddpfix.transforms.base import Rule, RuleContext, TreeView
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis.lightning import lightning_name
+from ddpfix.analysis.text import keyword_argument, word_match
+from ddpfix.analysis.names import statement_names
+from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
 PROCESS_SETTINGS = (

@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.transforms._ast_shapes import every_node
-from ddpfix.transforms import _tree_lightning as tree_lightning
-from ddpfix.transforms._tree_lightning import lightning_name
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis.lightning import lightning_name
 
 # Factories whose values do not depend on where they are made. The random ones draw from the
 # device's generator once given a device: other numbers, and the CPU generator no longer advances.
