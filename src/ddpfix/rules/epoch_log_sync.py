@@ -9,7 +9,7 @@ from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
-from ddpfix.rules._rank_gated_log_safety import keyword_edits_keep_comments
+from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
 from ddpfix.analysis.ranks import gated_statements as tree_gated_statements
