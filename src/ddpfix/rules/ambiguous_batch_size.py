@@ -6,8 +6,8 @@ import ast
 
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log
 from ddpfix.analysis.lightning import (
-    has_star, is_true, keyword, lightning_methods, self_method_calls, single_index, string_value,
-)
+                                       has_star, is_true, keyword, lightning_methods, self_method_calls, single_index, string_value,
+                                       )
 from ddpfix.rules.base import Rule, RuleContext
 
 STEPS = frozenset({"training_step", "validation_step", "test_step"})

@@ -16,8 +16,8 @@ from ddpfix.analysis.ast_shapes import arguments, every_node, last_name
 from ddpfix.analysis.effects import Effects
 from ddpfix.analysis.text import alias_names, aliased, call_text, calls, headers, starts_a_word
 from ddpfix.analysis.lightning import (
-    LIGHTNING_PACKAGES, arguments_in_order, child_blocks, class_hierarchy, device_kind, is_torch_nn_module, lightning_name,
-)
+                                       LIGHTNING_PACKAGES, arguments_in_order, child_blocks, class_hierarchy, device_kind, is_torch_nn_module, lightning_name,
+                                       )
 from ddpfix.analysis.names import root_name, statement_names
 from ddpfix.analysis.tree_text import code_between, comment_in
 from ddpfix.rules.base import Rule, RuleContext

@@ -9,8 +9,8 @@ from ddpfix.analysis.ast_shapes import arguments, every_node, import_targets, re
 from ddpfix.analysis.lightning import LIGHTNING_PACKAGES
 from ddpfix.analysis.ranks import RANK_VARIABLES
 from ddpfix.analysis.lightning import (
-    FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
-)
+                                       FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
+                                       )
 from ddpfix.rules.base import Rule, RuleContext
 from ddpfix.analysis.text import GAP, aliased, keyword_argument, pattern, word_match
 

@@ -12,7 +12,7 @@ from ddpfix.analysis.ast_shapes import a_method_calls_self_log
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.rules._rank_gated_log_safety import move_unproven, synced_elsewhere, unmonitored_unproven
 from ddpfix.analysis.lightning import (FUNCTIONS, arguments_in_order, has_star, is_elif, is_true, keyword,
-                                               lightning_methods, self_method_calls, string_value)
+                                       lightning_methods, self_method_calls, string_value)
 from ddpfix.analysis.names import exit_in, statement_names
 from ddpfix.analysis.ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
 from ddpfix.rules.base import Rule, RuleContext, TreeView
