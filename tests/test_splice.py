@@ -159,3 +159,22 @@ def test_every_fixture_comes_out_the_same_with_and_without_splicing(monkeypatch)
             monkeypatch.setattr(engine, "_spliced", lambda view, ctx: None)
             assert _run(case, data, unsafe) == with_splicing, (case.id, unsafe)
     assert sum(used) > 50 and not all(used)
+
+
+@pytest.mark.parametrize("source, node", [
+    ("x = (1, 2)\n", ast.Tuple), ("f((1, 2))\n", ast.Tuple), ("x = ()\n", ast.Tuple), ("x[a, b]\n", ast.Tuple),
+    ("f(x for x in y)\n", ast.GeneratorExp), ("f((x for x in y), k=1)\n", ast.GeneratorExp),
+])
+def test_a_target_whose_span_differs_between_the_trees_is_left_to_libcst(source, node):
+    """Found by an adversarial review: CPython's span of a tuple or a generator may include
+    parentheses (the call's, around a lone generator) that LibCST's node leaves out."""
+    target = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, node))
+    edits = [ReplaceExpression(Span.of(TreePositions(source)[target]), "self.device")]
+    assert _spliced(source, edits) is None and _libcst(source, edits) is None
+
+
+def test_a_file_libcst_would_not_give_back_is_fixed_on_the_text_keeping_its_bytes():
+    source = "f(a, k=1)\n\n \n"
+    assert cst.parse_module(source).code != source  # LibCST drops a line: its pass refuses such files
+    edits = [DropKeyword(Span.of(TreePositions(source)[_outer_call(source)]), "k")]
+    assert _spliced(source, edits) == "f(a)\n\n \n"

@@ -15,6 +15,11 @@ declines everything else (the engine then uses LibCST):
   one left, read again);
 - each edit decides on the target's text and its tree (``Segment``) and may decline (None).
 
+One difference is deliberate: LibCST does not give back every file byte for byte (a form feed
+before code, some whitespace-only lines at the end of a file), and the LibCST pass then refuses
+every fix of the file with a note. This path needs no round trip: it writes the file's own bytes
+but for the spliced targets, so such a file gets the fixes that need nothing else.
+
 ``tests/test_splice.py`` compares this path with LibCST's on the fixtures and generated calls.
 """
 
@@ -28,6 +33,10 @@ from ddpfix.locations import TreePositions
 
 # The LibCST kinds an edit names, and the node of CPython's tree that stands for each.
 _AST_KIND = {"Call": ast.Call, "BaseExpression": ast.expr}
+# Nodes whose span on CPython's tree may include parentheses LibCST's node leaves out (a tuple's,
+# a generator's, even the call's around a lone generator argument), or that LibCST has no node for
+# (a subscript's bare tuple): LibCST finds no target there, so neither may this path.
+_SPANS_DIFFER = (ast.Tuple, ast.GeneratorExp)
 _SPACE = " \t"
 
 
@@ -99,7 +108,7 @@ def _target(tree: ast.Module, positions: TreePositions, edit: NodeEdit) -> ast.A
         if isinstance(node, kind) and node.lineno == at.line and node.end_lineno == at.end_line:
             where = positions[node]
             if (where.start.column, where.end.column) == (at.column, at.end_column):
-                return node
+                return None if isinstance(node, _SPANS_DIFFER) else node
     return None
 
 
