@@ -1,4 +1,4 @@
-"""``_ast_shapes.every_node``: the cached walk gives ``ast.walk``'s nodes in ``ast.walk``'s order."""
+"""``ast_walk`` and ``ast_shapes.every_node`` give ``ast.walk``'s nodes in ``ast.walk``'s order."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import ast
 from conftest import FIXTURES
 
 from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.ast_walk import walk, walk_list
 
 
 def test_every_node_is_ast_walk_in_its_order():
@@ -19,4 +20,7 @@ def test_every_node_is_ast_walk_in_its_order():
             continue
         walked = list(ast.walk(tree))
         assert every_node(tree) == walked
+        assert walk_list(tree) == walked
+        for node in walked[::50]:  # subtrees too, as the rules walk a method or a statement
+            assert list(walk(node)) == list(ast.walk(node))
         assert every_node(tree) is every_node(tree)  # computed once per tree

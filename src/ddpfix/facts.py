@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
 
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
@@ -367,7 +368,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
             tree = ast.parse(data, path)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return facts  # the fix pass reports it
-    nodes = list(ast.walk(tree))  # walked once: the switches and the facts below each read every node
+    nodes = list(walk(tree))  # walked once: the switches and the facts below each read every node
     if switch_words:
         facts.default_devices.extend(default_device_switches(tree, os.path.realpath(path), nodes))
     if not fact_words:
@@ -411,7 +412,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
             # ``ckpt.monitor = "val_loss"``: a callback's monitor set after it is made.
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                for part in ast.walk(target):
+                for part in walk(target):
                     if isinstance(part, ast.Attribute) and part.attr == "monitor" and isinstance(part.ctx, ast.Store):
                         # a literal assigned to it alone; else (a name, ``+=``, a tuple target) unknown
                         metric = _constant_str(node.value) if not isinstance(node, ast.AugAssign) and target is part else None
@@ -519,7 +520,7 @@ def default_device_switches(tree: ast.Module, path: str, nodes: list[ast.AST] | 
     Lightning's ``init_module()`` / ``init_tensor()`` (the root device). Read by names, without an import
     table: a function of another library with one of these names counts too (a cost to safety only)."""
     functions, devices = {name: name for name in SWITCH_FUNCTIONS}, {"device"}
-    nodes = list(ast.walk(tree)) if nodes is None else nodes  # ``ast.walk(tree)``, read three times
+    nodes = list(walk(tree)) if nodes is None else nodes  # ``walk(tree)``, read three times
     for node in nodes:
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:

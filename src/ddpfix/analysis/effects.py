@@ -70,6 +70,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable, dotted_name
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.ast_shapes import every_node
@@ -221,7 +222,7 @@ class Effects:
         other: set[str] = set()
         star = False
         plain: set[int] = set()  # ids of the Name nodes that are the one target of a plain assignment
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 values.setdefault(node.targets[0].id, []).append(node.value)
                 plain.add(id(node.targets[0]))
@@ -232,7 +233,7 @@ class Effects:
                 plain.add(id(node.target))
             elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
                 star = True
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
                 other.add(node.id)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -241,7 +242,7 @@ class Effects:
                 other.add(node.name)
             elif isinstance(node, ast.MatchMapping) and node.rest:
                 other.add(node.rest)
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, ast.arg):
                 other.add(node.arg)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -337,7 +338,7 @@ class Effects:
         return verdict
 
     def _rebound(self, name: str) -> bool:
-        for node in ast.walk(self.tree):
+        for node in walk(self.tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                     (alias.asname or alias.name).split(".")[0] == name for alias in node.names):
                 return True
@@ -443,7 +444,7 @@ def _parameters(function: ast.FunctionDef) -> list[str]:
     args = function.args
     names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    rebound = {n.id for s in function.body for n in ast.walk(s)
+    rebound = {n.id for s in function.body for n in walk(s)
                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
     if names and names[0] in rebound:
         return []

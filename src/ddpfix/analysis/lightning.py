@@ -14,6 +14,7 @@ import io
 import tokenize
 from collections.abc import Iterator, Mapping
 
+from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.tree_text import comment_in, end, start
@@ -325,7 +326,7 @@ def self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
 def metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
     """``_lightning.metric_attributes``: ``self.<name>`` attributes assigned a torchmetrics object."""
     found: set[str] = set()
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
         if (imports.qualify(node.value.func) or "").split(".")[0] != "torchmetrics":

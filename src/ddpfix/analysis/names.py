@@ -6,6 +6,8 @@ statement); the docstrings say where the two trees differ and how that is bridge
 from __future__ import annotations
 
 import ast
+
+from ddpfix.ast_walk import walk
 from dataclasses import dataclass, field
 
 
@@ -102,7 +104,7 @@ def statement_names(node) -> StatementNames:
                 names.assigns.add(root)
 
     for top in _nodes(node):
-        for n in ast.walk(top):  # parents before children: a target is bound before it is seen
+        for n in walk(top):  # parents before children: a target is bound before it is seen
             if isinstance(n, (ast.Assign, ast.Delete)):
                 for target in n.targets:
                     bind(target)
@@ -189,7 +191,7 @@ def bound_names(node) -> set[str]:
     definitions, parameters, imports, ``global``/``nonlocal``): what may shadow a builtin or an
     import there. An over-approximation on purpose: a name it holds is never taken for the builtin."""
     found: set[str] = set()
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             found.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

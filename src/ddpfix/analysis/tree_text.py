@@ -14,6 +14,7 @@ import ast
 import io
 import tokenize
 
+from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.ast_shapes import every_node
 
@@ -109,7 +110,7 @@ def statement_of(tree: ast.Module, node: ast.AST) -> ast.stmt:
             if field in _BLOCK_FIELDS:
                 continue
             for part in value if isinstance(value, list) else [value]:
-                if isinstance(part, ast.AST) and any(inner is node for inner in ast.walk(part)):
+                if isinstance(part, ast.AST) and any(inner is node for inner in walk(part)):
                     found = statement  # ast.walk goes outside in: the last hit is the innermost
     if found is None:
         raise ValueError("the node is not in the tree")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.ast_walk import walk
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.rules._hardcoded_device_safety import devices_in_order
@@ -64,7 +65,7 @@ def training_loads(tree: ast.Module, kinds: dict[str, str]) -> dict[int, str]:
             continue
         for method in cls.body:
             if isinstance(method, tree_lightning.FUNCTIONS) and method.name in BUILD_METHODS:
-                for node in ast.walk(method):
+                for node in walk(method):
                     if _is_load(node):
                         found.setdefault(id(node), method.name)
     for block in _blocks(tree):
@@ -73,15 +74,15 @@ def training_loads(tree: ast.Module, kinds: dict[str, str]) -> dict[int, str]:
             if fit is None:
                 continue
             flowing = {n.id for arg in [*fit.args, *(k.value for k in fit.keywords)]
-                       for n in ast.walk(arg) if isinstance(n, ast.Name)}
+                       for n in walk(arg) if isinstance(n, ast.Name)}
             for earlier in reversed(block[:index]):
                 if not isinstance(earlier, ast.Assign):
                     continue
                 targets = {t.id for t in earlier.targets if isinstance(t, ast.Name)}
                 if len(targets) != len(earlier.targets) or not targets & flowing:
                     continue
-                flowing |= {n.id for n in ast.walk(earlier.value) if isinstance(n, ast.Name)}
-                for node in ast.walk(earlier.value):
+                flowing |= {n.id for n in walk(earlier.value) if isinstance(n, ast.Name)}
+                for node in walk(earlier.value):
                     if _is_load(node):
                         found.setdefault(id(node), "fit")
     return found

@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ddpfix.ast_walk import walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.analysis import lightning as tree_lightning
@@ -182,7 +183,7 @@ class ClassFacts:
         # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
         # class's own, whatever Lightning calls it.
         self.assigned = {
-            target.attr for owner in self.lineage for n in ast.walk(owner)
+            target.attr for owner in self.lineage for n in walk(owner)
             for target in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)])
             if isinstance(target, ast.Attribute) and _is_self(target.value)
         }
@@ -202,7 +203,7 @@ class ClassFacts:
         good: set[str] = set()
         bad: set[str] = set()
         for owner in self.lineage:
-            for n in ast.walk(owner):
+            for n in walk(owner):
                 targets: list[ast.expr] = []
                 value = None
                 if isinstance(n, ast.Assign):
@@ -230,7 +231,7 @@ class ClassFacts:
         good: set[str] = set()
         bad: set[str] = set()
         for owner in self.lineage:
-            nodes = list(ast.walk(owner))
+            nodes = list(walk(owner))
             lists = {id(t) for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, (ast.List, ast.ListComp))
                      for t in a.targets}
             for n in nodes:
@@ -246,7 +247,7 @@ class ClassFacts:
         if self.unknown_base is not None:
             return False
         for owner in self.lineage:
-            for n in ast.walk(owner):
+            for n in walk(owner):
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
                     return False
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr in ("forward", "__call__"):
@@ -258,7 +259,7 @@ class ClassFacts:
             return True
         if not isinstance(forward, ast.FunctionDef):
             return False
-        for n in ast.walk(forward):
+        for n in walk(forward):
             word = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
             if word is not None and any(w in word.lower() for w in COLLECTIVE_WORDS):
                 return False
@@ -455,7 +456,7 @@ class ClassFacts:
                 if not isinstance(method, FUNCTIONS):
                     continue
                 direct = {id(c) for c in tree_lightning.self_method_calls(method, LOG_METHODS)}
-                for call in ast.walk(method):
+                for call in walk(method):
                     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                             and call.func.attr in LOG_METHODS and _is_self(call.func.value)):
                         continue
@@ -466,7 +467,7 @@ class ClassFacts:
                         continue
                     if id(call) not in direct or self.methods.get(method.name) is not method or not self.ordered(method, call):
                         return call
-        for n in ast.walk(self.tree):
+        for n in walk(self.tree):
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS
                     and not _is_self(n.func.value) and id(n) not in seen):
                 sync = tree_lightning.keyword(n, "sync_dist")
@@ -539,14 +540,14 @@ class Provenance:
                 if isinstance(root, ast.Name):
                     found.setdefault(root.id, []).append(ast.Tuple(elts=parts, ctx=ast.Load()) if value is not None else None)
             else:
-                for n in ast.walk(target):
+                for n in walk(target):
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                         found.setdefault(n.id, []).append(None)
 
         # A name a nested function or lambda reads may be changed whenever it is called.
-        for n in ast.walk(self.method):
+        for n in walk(self.method):
             if n is not self.method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-                for inner in ast.walk(n):
+                for inner in walk(n):
                     if isinstance(inner, ast.Name):
                         found.setdefault(inner.id, []).append(None)
         handled: set[int] = set()
@@ -554,22 +555,22 @@ class Provenance:
             if isinstance(n, ast.Assign):
                 for target in n.targets:
                     bind(target, n.value)
-                    handled.update(id(x) for x in ast.walk(target))
+                    handled.update(id(x) for x in walk(target))
             elif isinstance(n, ast.AnnAssign):
                 bind(n.target, n.value)
-                handled.update(id(x) for x in ast.walk(n.target))
+                handled.update(id(x) for x in walk(n.target))
             elif isinstance(n, ast.AugAssign):
                 # ``x += v`` is ``x = x + v``: known when ``x`` and ``v`` are.
                 value = ast.BinOp(left=ast.Name(id=n.target.id, ctx=ast.Load()), op=n.op, right=n.value) \
                     if isinstance(n.target, ast.Name) else None
                 bind(n.target, value)
-                handled.update(id(x) for x in ast.walk(n.target))
+                handled.update(id(x) for x in walk(n.target))
             elif isinstance(n, ast.NamedExpr):
                 bind(n.target, n.value)
                 handled.add(id(n.target))
             elif isinstance(n, (ast.For, ast.comprehension)) and not isinstance(n, ast.AsyncFor) and not getattr(n, "is_async", 0):
                 bind(n.target, n.iter)  # the items of a known iterable are known
-                handled.update(id(x) for x in ast.walk(n.target))
+                handled.update(id(x) for x in walk(n.target))
         for n in self._before():
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in handled:
                 found.setdefault(n.id, []).append(None)  # loop, ``with``, comprehension targets, ``del``...
@@ -689,7 +690,7 @@ class Provenance:
                     return node
                 if self._unknown(generator.iter, inner) is not None:
                     return generator.iter
-                inner |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+                inner |= {n.id for n in walk(generator.target) if isinstance(n, ast.Name)}
                 for condition in generator.ifs:
                     if self._unknown(condition, inner) is not None:
                         return condition

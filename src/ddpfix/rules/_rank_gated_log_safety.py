@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.ast_walk import walk
 from ddpfix.facts import MONITORING_CALLBACKS
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.analysis.ast_shapes import every_node
@@ -138,7 +139,7 @@ def move_unproven(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionD
     plain = _plain_attributes(cls)
     for unit in jumped:
         for statement in unit if isinstance(unit, tuple) else (unit,):
-            for node in ast.walk(statement):
+            for node in walk(statement):
                 changed = _changes_in_place(node, plain)
                 if changed is not None:
                     return (f"{changed} (line {node.lineno}) inside the guard changes a value in place, and the log "
@@ -177,7 +178,7 @@ def _changes_in_place(node: ast.AST, plain=lambda name: False) -> str | None:
         return f"`{_short(ast.unparse(node))}`"
     targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target] if isinstance(node, ast.AnnAssign) else []
     for target in targets:
-        for part in ast.walk(target):
+        for part in walk(target):
             if isinstance(part, (ast.Subscript, ast.Attribute)) and isinstance(part.ctx, (ast.Store, ast.Del)):
                 if (isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Store) and isinstance(part.value, ast.Name)
                         and part.value.id == "self" and plain(part.attr)):
@@ -195,7 +196,7 @@ def synced_elsewhere(call: ast.Call, names: list[str] | None, cls: ast.ClassDef,
     """Why the other ranks may still sync the key without rank 0 (None: no other ``self.log`` of
     the class may log it with a sync). ``else: self.log(k, sync_dist=True)``, a complementary
     ``if self.global_rank > 0:`` or a helper method logging it: rank 0 then leaves their all-reduce."""
-    for other in ast.walk(cls):
+    for other in walk(cls):
         if (other is call or not isinstance(other, ast.Call) or not isinstance(other.func, ast.Attribute)
                 or other.func.attr not in ("log", "log_dict") or not isinstance(other.func.value, ast.Name)
                 or other.func.value.id != "self" or not _may_sync(other)):
@@ -270,7 +271,7 @@ def _bound_on_every_rank(function, guard_node, tests) -> dict[str, str | None]:
             for name in names.binds:
                 bound.pop(name, None)
         else:
-            rank_dependent = any(_is_rank_test(node, tests) for node in ast.walk(statement))
+            rank_dependent = any(_is_rank_test(node, tests) for node in walk(statement))
             for name in names.binds:
                 bound[name] = (f"`{name}` depends on the rank (line {statement.lineno})" if rank_dependent else None)
     return bound

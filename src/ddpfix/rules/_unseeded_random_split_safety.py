@@ -21,6 +21,7 @@ table drop it). A call inside an enclosing scope that binds it otherwise is not 
 from __future__ import annotations
 
 import ast
+from ddpfix.ast_walk import walk
 from ddpfix.analysis.ast_shapes import every_node
 
 NOT_BOUND = "(not rewritten: `{name}` is not imported where this call runs, so the fix would raise NameError)"
@@ -66,7 +67,7 @@ def tree_other_bindings(tree: ast.Module, name: str) -> bool:
         elif isinstance(node, ast.withitem) and node.optional_vars is not None:
             targets = [node.optional_vars]
         for target in targets:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in walk(target)):
                 return True
     return False
 

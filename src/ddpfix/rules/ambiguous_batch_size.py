@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.ast_walk import walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log
 from ddpfix.analysis.lightning import (
                                        has_star, is_true, keyword, lightning_methods, self_method_calls, single_index, string_value,
@@ -97,7 +98,7 @@ def _first_string_key(method: ast.FunctionDef | ast.AsyncFunctionDef, batch: str
     one another, so the first in the source is the first LibCST's walk visits."""
     keys = []
     for statement in method.body:
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == batch:
                 index = single_index(node.slice, ctx.view.positions.segment)
                 text = string_value(index) if index is not None else None

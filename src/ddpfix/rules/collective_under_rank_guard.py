@@ -6,6 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.ast_shapes import blocks, import_targets, last_name, may_be, root
@@ -199,20 +200,20 @@ class CollectiveUnderRankGuard(Rule):
         gated: list[ast.AST] = []  # the roots of what a rank guard may gate
         for block in file_blocks:
             for index, statement in enumerate(block):
-                if isinstance(statement, ast.If) and any(_rankish(n, get_rank) for n in ast.walk(statement.test)):
+                if isinstance(statement, ast.If) and any(_rankish(n, get_rank) for n in walk(statement.test)):
                     gated.append(statement)
                     if _early_return(statement):  # the rest of the block runs on the ranks that did not return
                         gated.extend(block[index + 1:])
                         break
         gated += [f for f in functions if any(
             isinstance(n, (ast.Name, ast.Attribute)) and last_name(n) in zero_only
-            for d in f.decorator_list for n in ast.walk(d))]
+            for d in f.decorator_list for n in walk(d))]
         if not gated:
             return False
         imported = import_targets(imports)
         return any(
             isinstance(node, ast.Call) and _collective_shaped(node.func, imported)
-            for region in gated for node in ast.walk(region)
+            for region in gated for node in walk(region)
         )
 
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
@@ -248,7 +249,7 @@ def _metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
     """``self.<name>`` attributes of ``cls`` assigned a torchmetrics object (``_lightning.metric_attributes``)."""
     return {
         target.attr
-        for node in ast.walk(cls)
+        for node in walk(cls)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         and (imports.qualify(node.value.func) or "").split(".")[0] == "torchmetrics"
         for target in node.targets

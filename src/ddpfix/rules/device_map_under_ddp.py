@@ -6,6 +6,7 @@ import ast
 import io
 import tokenize
 
+from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.rules import _device_map_under_ddp_safety as safety
@@ -346,7 +347,7 @@ def _input_moves(forward: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView
     names = [p.arg for p in without_default if p.arg != "self"]
     used_as_tensor: set[str] = set()
     for statement in forward.body:
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.attr in TENSOR_METHODS:
                 used_as_tensor.add(node.value.id)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):

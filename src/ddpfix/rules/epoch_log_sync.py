@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.ast_walk import walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log
 from ddpfix import edits
 from ddpfix.edits import Span
@@ -223,7 +224,7 @@ def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, vie
     calls: set[int] = set()
 
     def all_calls(node: ast.AST) -> None:
-        calls.update(id(n) for n in ast.walk(node) if isinstance(n, ast.Call))
+        calls.update(id(n) for n in walk(node) if isinstance(n, ast.Call))
 
     def visit(node: ast.AST) -> None:
         if isinstance(node, ast.If) and _tree_mentions_rank(node, view, words):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.lazy_regex import lazy_compile
@@ -117,7 +118,7 @@ class HardcodedDevice(Rule):
         or what the device is. Lightning's own modules pass the trigger words and have none."""
         for _cls, method in methods(tree):
             on_device = runs_on_device(method.name)
-            for node in ast.walk(method):
+            for node in walk(method):
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     func = node.value.func
                     if last_name(func) == "device" or may_be(func, {"torch.device"}, imports_of(tree)):
@@ -421,7 +422,7 @@ def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleC
     found = []
     segment = ctx.view.positions.segment
     for statement in method.body:
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
                 continue
             value = node.value

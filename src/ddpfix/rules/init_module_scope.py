@@ -8,6 +8,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import MODULE, Span
 from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
@@ -452,7 +453,7 @@ class _Knowledge:
                 knowledge.blocks.append(block)
         # Blocks inside blocks: fixing the inner one first would make the outer one fixable on a
         # second run; a run must be final, so both are only reported.
-        inside = {id(b.node): {id(n) for s in b.node.body for n in ast.walk(s) if isinstance(n, _WITHS)} for b in knowledge.blocks}
+        inside = {id(b.node): {id(n) for s in b.node.body for n in walk(s) if isinstance(n, _WITHS)} for b in knowledge.blocks}
         for block in knowledge.blocks:
             for other in knowledge.blocks:
                 if other is not block and (id(other.node) in inside[id(block.node)] or id(block.node) in inside[id(other.node)]):
@@ -832,7 +833,7 @@ _RANDOM_FACTORIES = frozenset(f"torch.{n}" for n in ("rand", "randn", "randint",
 def _touches_global_state(line: list[ast.stmt], imports) -> bool:
     """Seeding, default dtype/device, or drawing random numbers from the global generator."""
     for statement in line:
-        for node in ast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, ast.Call):
                 qualified = imports.qualify(node.func) or ""
                 if (

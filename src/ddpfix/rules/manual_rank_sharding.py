@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable
 from ddpfix.analysis.ast_shapes import arguments, every_node, import_targets, resolved
 from ddpfix.analysis.lightning import LIGHTNING_PACKAGES
@@ -123,7 +124,7 @@ class ManualRankSharding(Rule):
         for node in classes:
             if node.name not in data:
                 continue
-            for inner in ast.walk(node):
+            for inner in walk(node):
                 word = (inner.attr if isinstance(inner, ast.Attribute) else inner.id if isinstance(inner, ast.Name)
                         else inner.value if isinstance(inner, ast.Constant) and isinstance(inner.value, str) else "")
                 if "rank" in word.lower() or word in RANK_VARIABLES or word in rank_aliases:

@@ -6,6 +6,7 @@ import ast
 import io
 import tokenize
 
+from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.imports import TREE_COMPOUND, dotted_name
 from ddpfix.lazy_regex import lazy_compile
@@ -229,7 +230,7 @@ def _dynamic_global_access(ctx: RuleContext) -> str | None:
     """Code of the file that may read a global by a name ddpfix does not see: ``globals()``,
     ``vars()``, ``eval``/``exec``, ``__import__``, ``sys.modules``, a frame's or function's globals,
     the ``__main__`` module by name. The first found, as code; None when there is none."""
-    for node in ast.walk(ctx.view.tree):
+    for node in walk(ctx.view.tree):
         found = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC_BUILTINS:
             if node.func.id != "vars" or not node.args:
@@ -474,7 +475,7 @@ def _compound_setting(statement: ast.stmt) -> bool:
         return False
     return any(
         isinstance(node, (ast.Name, ast.Attribute)) and _names_setting(dotted_name(node))
-        for node in ast.walk(statement)
+        for node in walk(statement)
     )
 
 

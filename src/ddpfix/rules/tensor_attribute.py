@@ -6,6 +6,7 @@ import ast
 import io
 import tokenize
 
+from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
@@ -248,7 +249,7 @@ def _is_super_init(line: list[ast.stmt]) -> bool:
     return any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__init__"
         and isinstance(node.func.value, ast.Call) and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "super"
-        for statement in line for node in ast.walk(statement)
+        for statement in line for node in walk(statement)
     )
 
 
@@ -325,7 +326,7 @@ def _setattr_targets(cls: ast.ClassDef, view: TreeView) -> set[str]:
     """``setattr(self, "name", ...)`` anywhere in the class: names set in a way the rule cannot
     follow (literal names only)."""
     names = set()
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"):
             continue
         arguments = arguments_in_order(node)
@@ -347,7 +348,7 @@ def _assignments(cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, ast
             for element in target.elts:
                 add(element, None, node)  # unpacked: its value is unknown
 
-    nodes = sorted((n for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))),
+    nodes = sorted((n for n in walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))),
                    key=lambda n: (n.lineno, n.col_offset))
     for node in nodes:
         if isinstance(node, ast.Assign):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.analysis.ast_shapes import methods
@@ -108,7 +109,7 @@ class UnclearedStepOutputs(Rule):
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend")
                 and isinstance(node.func.value, ast.Attribute) and isinstance(node.func.value.value, ast.Name)
                 and node.func.value.value.id == "self"
-                for node in ast.walk(method)
+                for node in walk(method)
             ):
                 return True
         return False
@@ -172,7 +173,7 @@ def _attribute_count(node: ast.AST, name: str) -> int:
     """How many times code under ``node`` reads or sets ``<x>.<name>``: more in the file than in the
     class means code outside it (a callback, a subclass, the script) uses the list too. Comments,
     strings and import paths are not attributes."""
-    return sum(isinstance(n, ast.Attribute) and n.attr == name for n in ast.walk(node))
+    return sum(isinstance(n, ast.Attribute) and n.attr == name for n in walk(node))
 
 
 def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:
@@ -186,7 +187,7 @@ def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:
 def _attribute_uses(method: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView) -> dict[str, set[str]]:
     """self.<name> attributes a method appends to, clears, and reads."""
     uses: dict[str, set[str]] = {"append": set(), "clear": set(), "read": set()}
-    for node in ast.walk(method):
+    for node in walk(method):
         if _is_self_attribute(node):
             uses["read"].add(node.attr)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -220,7 +221,7 @@ def _deletes_one(node: ast.Delete, view: TreeView) -> bool:
 
 def _aliased(cls: ast.ClassDef, name: str) -> bool:
     """``x = self.<name>``, ``other.append(self.<name>)``, ``self.y = self.<name>``: the list itself kept."""
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if isinstance(node, ast.Assign) and _is_self_attribute(node.value, name):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert", "add"):
