@@ -6,9 +6,10 @@ statement); the docstrings say where the two trees differ and how that is bridge
 from __future__ import annotations
 
 import ast
-
-from ddpfix.ast_walk import walk
 from dataclasses import dataclass, field
+
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.ast_walk import walk
 
 
 @dataclass
@@ -189,9 +190,17 @@ def exit_in(node) -> str | None:
 def bound_names(node) -> set[str]:
     """Every name bound anywhere in ``node`` (assignments, loop, ``with`` and ``except`` targets,
     definitions, parameters, imports, ``global``/``nonlocal``): what may shadow a builtin or an
-    import there. An over-approximation on purpose: a name it holds is never taken for the builtin."""
+    import there. An over-approximation on purpose: a name it holds is never taken for the builtin.
+    Kept on the node: several rules' safety checks ask it of the same module and methods."""
+    known = getattr(node, "_ddpfix_bound", None)
+    if known is None:
+        known = node._ddpfix_bound = frozenset(_bound_names(node))
+    return set(known)
+
+
+def _bound_names(node) -> set[str]:
     found: set[str] = set()
-    for n in walk(node):
+    for n in (every_node(node) if isinstance(node, ast.Module) else walk(node)):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             found.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
