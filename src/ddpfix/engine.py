@@ -279,15 +279,14 @@ class _Versions:
 
     def __init__(self, path: str, data: bytes, tree: ast.Module):
         self.path = path
-        self._data, self._view = data, TreeView(tree, data)
+        self._view = TreeView(tree, data)
         # LibCST's tree of one version: (bytes, tree, positions or None, whether it was parsed from
         # the bytes rather than made by a fix).
         self._cst: tuple[bytes, cst.Module, Positions | None, bool] | None = None
 
-    def view(self, data: bytes) -> TreeView:
-        if data is not self._data:
-            tree = ast.parse(data, self.path)  # the fixed code compiled, so it parses
-            self._data, self._view = data, TreeView(tree, data)
+    @property
+    def current(self) -> TreeView:
+        """CPython's view of the latest version (the original, or what ``remember`` was given)."""
         return self._view
 
     def libcst(self, data: bytes) -> tuple[cst.Module, Positions] | Problem:
@@ -318,7 +317,7 @@ class _Versions:
         bytes made on the text, ``_spliced``, parsed if a later fix needs it) and CPython's tree
         of it (from its compile check)."""
         self._cst = None if module is None else (data, module, None, False)
-        self._data, self._view = data, TreeView(tree, data)
+        self._view = TreeView(tree, data)
 
 
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
@@ -348,7 +347,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
         runs += 1
         ctx = None
         try:
-            view = versions.view(current)
+            view = versions.current
             ctx = RuleContext(path, rule, view, facts, only, options)
             rule().check(view.tree, ctx)
             new_data, new_module = None, None
@@ -405,7 +404,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
         result.problems.append(Problem(path, changing[0], message))
         return None
     result.findings = _gathered(fixed, last_run)
-    return current, versions.view(current).tree
+    return current, versions.current.tree
 
 
 def _chosen(ctx: RuleContext) -> tuple[list, list]:

@@ -130,9 +130,9 @@ class FileFacts:
     stem: str = ""  # its module name: ``model`` for ``pkg/model.py``
     lightning: bool = False  # the file mentions Lightning
     default_devices: list[DeviceSwitch] = field(default_factory=list)
-    #: The file's path where its ``default_devices`` were left to be read when a rule asks
+    #: Its ``default_devices`` were left to be read from ``path`` when a rule asks
     #: (``file_facts(..., defer=True)``): they needed a parse of their own.
-    deferred_switches: str | None = None
+    switches_deferred: bool = False
     #: The PROJECT_HAZARDS the file names; None where left to be read when a rule asks
     #: (``file_facts(..., defer=True)``: ten needles through every byte of a big tree).
     hazards: set[str] | None = field(default_factory=set)
@@ -241,8 +241,8 @@ class ProjectFacts:
             else:
                 hazards |= part.hazards
             unknown_monitors += part.unknown_monitors
-            if part.deferred_switches is not None:
-                switch_parts.append(part.deferred_switches)
+            if part.switches_deferred:
+                switch_parts.append(part.path)
             elif part.default_devices:
                 switch_parts.append(tuple(part.default_devices))
             for monitor in part.monitors:
@@ -360,7 +360,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     if not fact_words and not switch_words:
         return facts
     if defer and not fact_words:
-        facts.deferred_switches = path
+        facts.switches_deferred = True
         return facts
     try:
         with warnings.catch_warnings():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.edits._splice import Segment
+from ddpfix.edits._splice import Segment, plain_code
 
 _WHITESPACE = " \t\n"
 
@@ -22,7 +22,7 @@ def with_keyword(segment: Segment, name: str, value: str) -> str | None:
     """The call's text with ``name=value`` set: the value replaced where the keyword is present,
     else the argument appended in the call's layout (``_args.with_argument``)."""
     call, text = segment.node, segment.text
-    if not isinstance(call, ast.Call) or not _plain(value) or not text.endswith(")"):
+    if not isinstance(call, ast.Call) or not plain_code(value) or not text.endswith(")"):
         return None
     existing = next((k for k in call.keywords if k.arg == name), None)
     if existing is not None:
@@ -73,10 +73,6 @@ def without_keyword(segment: Segment, name: str) -> str | None:
             return None
         return text[:_skip_back(text, comma)] + text[end:]
     return text[:start] + text[len(text) - 1:]  # the only argument: ``f(`` and its whitespace, then ``)``
-
-
-def _plain(value: str) -> bool:
-    return value == value.strip() and not any(c in value for c in "\n\r#\\")
 
 
 def _in_order(call: ast.Call) -> list[ast.AST]:

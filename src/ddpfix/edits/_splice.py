@@ -91,6 +91,12 @@ def splice(text: str, data: bytes, tree: ast.Module, positions: TreePositions, e
     return "".join(pieces)
 
 
+def plain_code(code: str) -> bool:
+    """Code an edit may splice in as it is: LibCST's node parsed from it generates the same text
+    (no surrounding whitespace, no newline, comment or backslash)."""
+    return code == code.strip() and not any(c in code for c in "\n\r#\\")
+
+
 def _spliceable(edit) -> bool:
     return isinstance(edit, NodeEdit) and edit.at != MODULE and edit.kind in _AST_KIND and type(edit).splice is not NodeEdit.splice
 

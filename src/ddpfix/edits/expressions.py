@@ -30,6 +30,7 @@ class ReplaceExpression(NodeEdit):
         return cst.parse_expression(self.code)
 
     def splice(self, segment) -> str | None:
+        from ddpfix.edits._splice import plain_code
+
         # LibCST's node owns its parentheses, and the new expression comes without them.
-        plain = self.code == self.code.strip() and not any(c in self.code for c in "\n\r#\\")
-        return self.code if plain and not segment.maybe_parenthesized else None
+        return self.code if plain_code(self.code) and not segment.maybe_parenthesized else None
