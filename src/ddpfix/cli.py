@@ -17,6 +17,7 @@ from dataclasses import replace
 import click
 
 from ddpfix import __version__, report
+from ddpfix.cli_help import EPILOG, HELP_WIDTH
 from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
 from ddpfix.engine import allow_deep_trees
@@ -34,10 +35,10 @@ LOG_MODES = ("auto", "rank-zero-only", "sync-dist")  # also in config.py, where 
 PROGRESS_THRESHOLD = 200  # files
 
 
-def select_rules(select: Sequence[str], ignore: Sequence[str]) -> list[type[Rule]]:
+def select_rules(select: Sequence[str], ignore: Sequence[str], extend: Sequence[str] = ()) -> list[type[Rule]]:
     """``rules.select_rules``, its error as a usage error of the option that named no rule."""
     try:
-        return select_registered(select, ignore)
+        return select_registered(select, ignore, extend)
     except UnknownRule as err:
         raise click.BadParameter(str(err), param_hint=err.option) from err
 
@@ -81,8 +82,8 @@ class Output:
             self.err(text)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": HELP_WIDTH}, epilog=EPILOG)
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--diff", "diff_only", is_flag=True, help="Print the diff of the fixes; write nothing.")
 @click.option("--write", is_flag=True, help="Apply the fixes without asking.")
 @click.option("--check", is_flag=True, help="List findings only: no diff, nothing written.")
@@ -111,10 +112,18 @@ class Output:
 @click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal, unless NO_COLOR is set).")
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
+@click.option("--extend-select", multiple=True, metavar="CODES",
+              help="Add these rules to the selection (codes, code prefixes or names; comma-separated).")
+@click.option("--statistics", is_flag=True,
+              help="Count the findings left per rule instead of listing them (a --check unless --write).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are left (errors still exit 2).")
+@click.option("--add-noqa", is_flag=True, help="Silence each finding left with a '# noqa: CODE' comment.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
-            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain):
-    """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
+            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
+            extend_select, statistics, exit_zero, add_noqa):
+    """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; default '.';
+    '-' reads stdin).
 
     By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
     """
@@ -132,31 +141,35 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         return EXIT_CLEAN
     if sum((diff_only, write, check, interactive)) > 1:
         raise click.UsageError("choose one of --diff, --write, --check and --interactive")
-    if not paths:
-        raise click.UsageError("no PATH given: name files or folders to check, e.g. 'ddpfix .'")
+    if not paths:  # as Ruff and Black: the current folder, or stdin when a name is given for it
+        paths = ("-",) if stdin_filename else (".",)
     start = stdin_filename if "-" in paths and stdin_filename else (paths[0] if paths and paths[0] != "-" else ".")
     try:
         config = load_config(config_path if config_path else find_pyproject(start))
     except ConfigError as err:
         raise click.ClickException(str(err)) from err
     try:
-        select_rules(config.select, config.ignore)  # an unknown code in the file is the file's error
+        select_rules(config.select, config.ignore, config.extend_select)  # an unknown code in the file is the file's error
     except click.BadParameter as err:
         raise click.ClickException(f"{config.path}: [tool.ddpfix] {err.message}") from err
     # A --select on the command line replaces the file's selection; ignores add up otherwise.
-    rules = select_rules(select, ignore) if select else select_rules(config.select, [*config.ignore, *ignore])
+    rules = (select_rules(select, ignore, extend_select) if select else
+             select_rules(config.select, [*config.ignore, *ignore], [*config.extend_select, *extend_select]))
     options = {"log_mode": log_mode or config.log_mode or "auto", "show_suppressed": show_suppressed,
                "unsafe_fixes": bool(config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes)}
     exclude = [*(exclude or config.exclude), *config.extend_exclude]
     jobs = jobs or config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
+    mode = report_modes(mode, statistics, add_noqa, output_format)
 
     if "-" in paths:
         if len(paths) > 1:
             raise click.UsageError("'-' (stdin) cannot be combined with other paths")
         if interactive:
             raise click.UsageError("--interactive needs files, not stdin")
-        return run_stdin(rules, mode, stdin_filename or "-", output, options)
+        if add_noqa:
+            raise click.UsageError("--add-noqa needs files, not stdin")
+        return run_stdin(rules, mode, stdin_filename or "-", output, options, statistics=statistics, exit_zero=exit_zero)
     if stdin_filename:
         raise click.UsageError("--stdin-filename only applies with PATH '-'")
     if interactive and not _is_tty():
@@ -186,7 +199,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
 
     def done(applied: bool) -> int:
         return finish(results, problems, output, applied=applied, checked=len(files), report_only=report_only,
-                      unsafe_fixes=options["unsafe_fixes"])
+                      unsafe_fixes=options["unsafe_fixes"], exit_zero=exit_zero)
 
     def write_all() -> None:
         nonlocal results
@@ -194,6 +207,13 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         output.problems(failed)
         problems.extend(failed)
 
+    if add_noqa:
+        return add_noqa_comments(results, problems, rules, facts, options, output, checked=len(files), exit_zero=exit_zero)
+    if statistics:
+        if write:
+            write_all()
+        print_statistics(results, output_format, output)
+        return done(applied=write)
     if output_format != "text":
         if interactive or diff_only:
             raise click.UsageError(f"--output-format {output_format} goes with --check or --write")
@@ -280,6 +300,68 @@ def single_fix_edits(results, rules, facts, options, jobs: int = 1) -> dict[Find
     return edits
 
 
+def report_modes(mode: str, statistics: bool, add_noqa: bool, output_format: str) -> str:
+    """The mode once --statistics and --add-noqa are taken into account: both read the files as they
+    are (a --check), --statistics also after --write."""
+    if add_noqa:
+        if mode != "preview" or statistics:
+            raise click.UsageError("--add-noqa goes alone: not with --diff, --write, --check, -i or --statistics")
+        if output_format != "text":
+            raise click.UsageError("--add-noqa writes comments; it has no --output-format")
+        return "check"
+    if statistics:
+        if mode in ("diff", "interactive"):
+            raise click.UsageError("--statistics goes with --check (its default) or --write")
+        if output_format not in ("text", "json"):
+            raise click.UsageError("--statistics prints text or json (--output-format)")
+        return "check" if mode == "preview" else mode
+    return mode
+
+
+def print_statistics(results: list[FileResult], output_format: str, output: Output) -> None:
+    """The findings left, counted per rule (``statistics``), on stdout: a table, or one JSON array."""
+    from ddpfix import statistics
+
+    rows = statistics.counts(results)
+    if output_format == "json":
+        import json
+
+        output.out(json.dumps(statistics.records(rows), indent=2))
+    elif rows:
+        output.out(statistics.table(rows))
+
+
+def add_noqa_comments(results, problems, rules, facts, options, output: Output, *, checked: int,
+                      exit_zero: bool) -> int:
+    """``--add-noqa``: write a ``# noqa`` for every finding left (``add_noqa``), say what is left."""
+    from ddpfix.add_noqa import add_noqa
+
+    added = [add_noqa(result, rules, facts, options) for result in results]
+    notes = [problem for item in added for problem in item.problems]
+    output.problems(notes)
+    problems = [*problems, *notes]
+    written, failed = write_results([item.result for item in added])
+    output.problems(failed)
+    problems += failed
+    left = [finding for result in written for finding in result.findings]  # each named by a note or a problem
+    directives = sum(item.directives for item, result in zip(added, written) if result.changed)
+    files = sum(result.changed for result in written)
+    errors = len({p.path for p in problems if p.level == "error"})
+    message = f"Added {report.plural(directives, 'noqa directive')} to {report.plural(files, 'file')}"
+    message += f" ({report.plural(checked, 'file')} checked)."
+    if left:
+        message += f" {report.plural(len(left), 'finding')} could not be silenced (see the notes above)."
+    if errors:
+        message += f" {report.plural(errors, 'file')} had errors (see above)."
+    output.info(message)
+    return exit_status(EXIT_ERROR if errors else EXIT_FINDINGS if left else EXIT_CLEAN, exit_zero)
+
+
+def exit_status(status: int, exit_zero: bool) -> int:
+    """``--exit-zero`` (as Ruff's): findings left do not fail the run; errors still do (2)."""
+    return EXIT_CLEAN if exit_zero and status == EXIT_FINDINGS else status
+
+
 def _is_tty() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
@@ -312,7 +394,7 @@ def _not_written(finding: Finding) -> Finding:
 
 
 def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int,
-           report_only: bool = False, unsafe_fixes: bool = False) -> int:
+           report_only: bool = False, unsafe_fixes: bool = False, exit_zero: bool = False) -> int:
     """The summary line and the exit status. ``report_only``: the results hold findings but no fixes
     (``--check`` applies none): what would be fixed is what is fixable with the fixes allowed
     (safe ones, and unsafe ones with ``unsafe_fixes``); the unsafe fixes left out are counted apart."""
@@ -334,17 +416,22 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     if problems:
         return EXIT_ERROR
     if manual or pending or hidden or (fixes and not applied):
-        return EXIT_FINDINGS
+        return exit_status(EXIT_FINDINGS, exit_zero)
     return EXIT_CLEAN
 
 
-def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict) -> int:
+def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict, *,
+              statistics: bool = False, exit_zero: bool = False) -> int:
     """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
+    if statistics and mode != "check":
+        raise click.UsageError("--statistics on stdin goes with --check (its default)")
     data = sys.stdin.buffer.read()
     result = fix_source(name, data, rules, options=options, fix=mode != "check")
     output.problems(result.problems)
     findings_to = output.out if mode == "check" else output.err
-    for finding in result.findings:
+    if statistics:
+        print_statistics([result], "text", output)
+    for finding in [] if statistics else result.findings:
         findings_to(report.finding_line(finding, written=mode in ("write", "preview")))
     if mode == "diff":
         if result.changed:
@@ -355,7 +442,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
         sys.stdout.buffer.flush()
     applied = mode in ("write", "preview")
     return finish([result], result.problems, output, applied=applied, checked=1, report_only=mode == "check",
-                  unsafe_fixes=bool(options.get("unsafe_fixes")))
+                  unsafe_fixes=bool(options.get("unsafe_fixes")), exit_zero=exit_zero)
 
 
 def review_interactively(results, rules, facts, problems, output, options):

@@ -1,6 +1,6 @@
 """Settings from ``[tool.ddpfix]`` in the nearest ``pyproject.toml``; command-line flags win.
 
-Keys: ``select``, ``ignore``, ``exclude``, ``extend-exclude`` (lists of strings), ``log-mode``
+Keys: ``select``, ``extend-select``, ``ignore``, ``exclude``, ``extend-exclude`` (lists of strings), ``log-mode``
 (``auto`` | ``rank-zero-only`` | ``sync-dist``), ``jobs`` (a positive integer) and ``unsafe-fixes``
 (a boolean: also apply the fixes not proven safe, as ``--unsafe-fixes``). An unknown key or
 rule, or a value of the wrong type, is an error that names the key and the file.
@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 LOG_MODES = ("auto", "rank-zero-only", "sync-dist")
-LIST_KEYS = ("select", "ignore", "exclude", "extend-exclude")
+LIST_KEYS = ("select", "ignore", "exclude", "extend-exclude", "extend-select")
 
 
 class ConfigError(Exception):
@@ -27,6 +27,7 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     extend_exclude: list[str] = field(default_factory=list)
+    extend_select: list[str] = field(default_factory=list)
     log_mode: str | None = None
     jobs: int | None = None
     unsafe_fixes: bool | None = None

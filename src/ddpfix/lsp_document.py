@@ -56,7 +56,7 @@ def settings_for(start: str) -> Settings:
     config = None
     try:
         config = load_config(find_pyproject(start))
-        rules = select_rules(config.select, config.ignore)
+        rules = select_rules(config.select, config.ignore, config.extend_select)
     except ConfigError as err:
         return Settings(error=str(err))
     except UnknownRule as err:

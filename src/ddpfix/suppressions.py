@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections.abc import Iterable
 
 from ddpfix.lazy_regex import lazy_compile
 
@@ -42,3 +43,25 @@ def is_suppressed(table: dict[int, frozenset[str] | None], line: int, code: str)
         return False
     codes = table[line]
     return codes is ALL or code in codes
+
+
+def with_codes(comment: str, codes: Iterable[str]) -> str:
+    """``comment`` (a line's comment, from its ``#``) that also silences ``codes``, as Ruff's
+    ``--add-noqa`` writes it: merged into the comment's ``# noqa: X`` where it has one (its codes
+    kept as written), else ``# noqa: CODES`` after it. What counts as a directive is decided here only."""
+    wanted = sorted(set(codes))
+    match = _NOQA.search(comment)
+    if match and match.group("codes"):
+        present = {c.upper() for c in re.split(r"[\s,]+", match.group("codes")) if c}
+        missing = [code for code in wanted if code not in present]
+        if not missing:
+            return comment
+        end = match.end("codes")
+        return f"{comment[:end]}, {', '.join(missing)}{comment[end:]}"
+    if match or _IGNORE.search(comment):
+        return comment  # already silences every code
+    return f"{comment.rstrip()}  {noqa_comment(wanted)}"
+
+
+def noqa_comment(codes: Iterable[str]) -> str:
+    return f"# noqa: {', '.join(sorted(set(codes)))}"

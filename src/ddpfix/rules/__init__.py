@@ -40,7 +40,7 @@ def resolve(spec: str) -> list[type[Rule]]:
 
 
 class UnknownRule(ValueError):
-    """A --select/--ignore entry (or one of ``[tool.ddpfix]``) that names no rule."""
+    """A --select/--extend-select/--ignore entry (or one of ``[tool.ddpfix]``) that names no rule."""
 
     def __init__(self, spec: str, option: str):
         super().__init__(f"no rule is called {spec!r} (see --list-rules)")
@@ -51,15 +51,17 @@ def _split(values: Sequence[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def select_rules(select: Sequence[str], ignore: Sequence[str]) -> list[type[Rule]]:
-    """The rules a selection names, in code order: every rule unless ``select`` says otherwise, less
-    those ``ignore`` names. The one place every front-end (CLI, language server) picks rules."""
+def select_rules(select: Sequence[str], ignore: Sequence[str], extend: Sequence[str] = ()) -> list[type[Rule]]:
+    """The rules a selection names, in code order: every rule unless ``select`` says otherwise, plus
+    those ``extend`` (``extend-select``) names, less those ``ignore`` names. The one place every
+    front-end (CLI, language server) picks rules."""
     chosen: list[type[Rule]] = []
-    for spec in _split(select) or ["ALL"]:
-        matched = resolve(spec)
-        if not matched:
-            raise UnknownRule(spec, "--select")
-        chosen.extend(rule for rule in matched if rule not in chosen)
+    for specs, option in ((_split(select) or ["ALL"], "--select"), (_split(extend), "--extend-select")):
+        for spec in specs:
+            matched = resolve(spec)
+            if not matched:
+                raise UnknownRule(spec, option)
+            chosen.extend(rule for rule in matched if rule not in chosen)
     for spec in _split(ignore):
         matched = resolve(spec)
         if not matched:
