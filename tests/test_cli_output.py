@@ -13,7 +13,6 @@ import stat
 import pytest
 from conftest import FIXTURES
 from fixture_cases import copy_without_shared_facts
-from test_notebooks import notebook
 
 BUGGY = b'''import torch
 from torch.utils.data import DataLoader
@@ -232,6 +231,22 @@ def test_extend_select_adds_to_the_selection(tmp_path, run_cli):
     assert run_cli("--check", cwd=tmp_path).returncode == 1
 
 
+def test_the_language_server_honours_extend_select(tmp_path):
+    pytest.importorskip("pygls")
+    from lsp_client import LspClient
+
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nselect = ["DDP002"]\nextend-select = ["DDP003"]\n')
+    path = tmp_path / "log.py"
+    path.write_bytes(GATED_LOG + BUGGY)
+    client = LspClient(tmp_path, tmp_path / "server.log")
+    try:
+        client.initialize(tmp_path)
+        published = client.open(path, path.read_text())
+    finally:
+        client.close()
+    assert {d["code"] for d in published["diagnostics"]} == {"DDP002", "DDP003"}
+
+
 # --- --add-noqa --------------------------------------------------------------------------------
 
 
@@ -323,6 +338,19 @@ other = DataLoader(range(8), generator=torch.Generator(device="cuda"), n=1 + \\
     check = run_cli("--check", cwd=tmp_path)
     assert [m.group(0).split(":")[0] for m in FINDING.finditer(check.stdout.decode())] == ["cornered.py", "cornered.py"]
     assert run_cli("--add-noqa", "--exit-zero", cwd=tmp_path).returncode == 0
+
+
+def notebook(cells: list[str]) -> bytes:
+    """A notebook as Jupyter saves it (one-space indent, sources as lists of lines)."""
+    content = {
+        "cells": [{"cell_type": "code", "execution_count": 1, "id": f"c{i}", "metadata": {},
+                   "outputs": [{"output_type": "stream", "name": "stdout", "text": ["done ✓\n"]}],
+                   "source": source.splitlines(True)} for i, source in enumerate(cells)],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    return (json.dumps(content, indent=1, ensure_ascii=False) + "\n").encode()
 
 
 def test_add_noqa_in_a_notebook_cell(tmp_path, run_cli):

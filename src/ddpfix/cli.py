@@ -160,7 +160,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     exclude = [*(exclude or config.exclude), *config.extend_exclude]
     jobs = jobs or config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
-    mode = report_modes(mode, statistics, add_noqa, output_format)
+    mode = effective_mode(mode, statistics, add_noqa, output_format)
 
     if "-" in paths:
         if len(paths) > 1:
@@ -300,7 +300,7 @@ def single_fix_edits(results, rules, facts, options, jobs: int = 1) -> dict[Find
     return edits
 
 
-def report_modes(mode: str, statistics: bool, add_noqa: bool, output_format: str) -> str:
+def effective_mode(mode: str, statistics: bool, add_noqa: bool, output_format: str) -> str:
     """The mode once --statistics and --add-noqa are taken into account: both read the files as they
     are (a --check), --statistics also after --write."""
     if add_noqa:
