@@ -54,7 +54,7 @@ def add_noqa(result: FileResult, rules: Sequence[type[Rule]], facts: ProjectFact
         if is_notebook(result.path):
             return _notebook(result.path, result.original, findings, rules, facts, options)
         return _python(result.path, result.original, findings, rules, facts, options)
-    except (SyntaxError, ValueError, UnicodeError, LookupError, RecursionError, MemoryError) as err:
+    except (SyntaxError, tokenize.TokenError, ValueError, UnicodeError, LookupError, RecursionError, MemoryError) as err:
         why = f"cannot add noqa comments: {type(err).__name__}: {err}"
         return Added(unchanged, problems=[Problem(result.path, NOTE, why, level=NOTE)])
 

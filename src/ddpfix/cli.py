@@ -106,7 +106,7 @@ class Output:
 @click.option("--output-format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True,
               help="How findings are printed: text lines, one JSON array (with each fix's edits), a SARIF 2.1.0 log "
               "(for GitHub code scanning and SARIF viewers), or GitHub Actions annotations.")
-@click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-').")
+@click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-', or no PATH).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per CPU; 1 runs in-process).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and diffs, but no summary.")
 @click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal, unless NO_COLOR is set).")
