@@ -88,3 +88,13 @@ def test_stars_that_backtrack_exponentially_in_a_regex_are_linear_here():
     # whose i starts with the digit d.
     assert verdicts.count(True) == sum(str(i).startswith(str(d)) for d in range(10) for i in range(50))
     assert elapsed < 60, elapsed  # no hang: a regex engine takes hours here
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(patterns, paths)
+def test_the_regex_shortcut_decides_as_the_wildcard_algorithm(pattern, path):
+    spec = GitIgnore.from_lines([pattern])
+    slow = GitIgnore.from_lines([pattern])
+    for _, parsed in slow.patterns:
+        parsed.fast = None
+    assert spec.check_file(path) == slow.check_file(path), (pattern, path)

@@ -17,6 +17,7 @@ ignored. The last matching pattern decides.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -153,9 +154,10 @@ class Segment:
     the best choice (a later place leaves less room for the runs after it). Runs of plain
     characters are found with ``str.find``; O(len(name) * len(pattern)) at worst."""
 
-    __slots__ = ("runs", "starred", "plain")
+    __slots__ = ("runs", "starred", "plain", "elements")
 
     def __init__(self, elements: list[Element]):
+        self.elements = elements
         runs: list[list[Element]] = [[]]
         for element in elements:
             if element is STAR:
@@ -210,13 +212,44 @@ def _segment_matches(segment: Segment, name: str) -> bool:
     return segment(name)
 
 
+def _element_regex(element: Element) -> str:
+    if element is STAR:
+        return "[^/]*"
+    if element is ANY:
+        return "[^/]"
+    if isinstance(element, str):
+        return re.escape(element)
+    ranges = "".join(f"{re.escape(low)}-{re.escape(high)}" for low, high in element.ranges)
+    inside = re.escape(element.chars) + ranges
+    return f"(?!/)[{'^' if element.negated else ''}{inside}]" if inside else ("(?!/)." if element.negated else "(?!)")
+
+
+def _fast_regex(segments: list, dir_only: bool) -> tuple[re.Pattern, re.Pattern | None] | None:
+    """The pattern as regular expressions over the whole path (``inside``: the path or a path within
+    it; ``exactly``: the path itself, for a folder-only pattern) where that is safe: a ``**`` only in
+    front, at most one ``*`` per segment. Each ``*`` then stays inside its segment and the leading
+    ``**`` can only end at a slash, so a match costs O(slashes x length) at worst; other patterns
+    (several stars in a segment, ``**`` in the middle or at the end) take the wildcard algorithm."""
+    body_segments = segments[1:] if segments and segments[0] is GLOBSTAR else segments
+    if not body_segments or any(s is GLOBSTAR for s in body_segments):
+        return None
+    if any(sum(e is STAR for e in s.elements) > 1 for s in body_segments):
+        return None
+    body = "/".join("".join(_element_regex(e) for e in s.elements) for s in body_segments)
+    prefix = "(?:.*/)?" if segments[0] is GLOBSTAR else ""
+    if dir_only:  # a folder itself (the path ends in "/"), or what is inside one
+        return re.compile(f"{prefix}{body}/.*", re.DOTALL), re.compile(f"{prefix}{body}", re.DOTALL)
+    return re.compile(f"{prefix}{body}(?:/.*)?", re.DOTALL), None
+
+
 class Pattern:
     """One line of a gitignore file."""
 
-    __slots__ = ("negated", "dir_only", "segments")
+    __slots__ = ("negated", "dir_only", "segments", "fast")
 
     def __init__(self, negated: bool, dir_only: bool, segments: list):
         self.negated, self.dir_only, self.segments = negated, dir_only, segments
+        self.fast = _fast_regex(segments, dir_only)
 
     @classmethod
     def parse(cls, line: str) -> Pattern | None:
@@ -246,9 +279,13 @@ class Pattern:
                 segments.append(Segment(_segment(part)))
         return cls(negated, dir_only, segments)
 
-    def matches(self, names: list[str], is_dir: bool) -> bool:
-        """Whether this pattern matches the path of ``names`` (its segments), or one of the folders it
-        is in (a path inside an ignored folder is ignored)."""
+    def matches(self, names: list[str], is_dir: bool, path: str) -> bool:
+        """Whether this pattern matches the path of ``names`` (its segments; ``path``, the same
+        joined by "/"), or one of the folders it is in (a path inside an ignored folder is ignored)."""
+        if self.fast is not None:
+            inside, exactly = self.fast
+            return inside.fullmatch(path) is not None or (
+                exactly is not None and is_dir and exactly.fullmatch(path) is not None)
         for end in range(1, len(names) + 1):
             folder = end < len(names) or is_dir
             if self.dir_only and not folder:
@@ -302,8 +339,9 @@ class GitIgnore:
         names = [name for name in path.split("/") if name and name != "."]
         if not names:
             return CheckResult(None, None)
+        joined = "/".join(names)
         for index, pattern in reversed(self.patterns):
-            if pattern.matches(names, is_dir):
+            if pattern.matches(names, is_dir, joined):
                 return CheckResult(not pattern.negated, index)
         return CheckResult(None, None)
 
