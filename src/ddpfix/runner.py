@@ -18,7 +18,7 @@ from ddpfix.rules import all_rules
 from ddpfix.rules.base import Rule
 
 if TYPE_CHECKING:
-    import pathspec
+    from ddpfix.gitignore import GitIgnore
 
 DEFAULT_EXCLUDES = frozenset(
     {
@@ -34,13 +34,14 @@ PARALLEL_THRESHOLD = 16
 SINGLE_FILES_PER_JOB = 8
 
 
-def _spec(lines: Iterable[str]) -> pathspec.PathSpec:
-    import pathspec  # loaded where patterns are read: a file named alone never needs it
+def _spec(lines: Iterable[str]) -> GitIgnore:
+    # Our matcher, not a regex translation: a stranger's .gitignore must not stall the walk.
+    from ddpfix.gitignore import GitIgnore  # loaded where patterns are read: a file named alone never needs it
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return GitIgnore.from_lines(lines)
 
 
-def _gitignore(folder: str) -> pathspec.PathSpec | None:
+def _gitignore(folder: str) -> GitIgnore | None:
     try:
         with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as handle:
             return _spec(handle)
@@ -48,7 +49,7 @@ def _gitignore(folder: str) -> pathspec.PathSpec | None:
         return None
 
 
-def _ancestor_ignores(folder: str) -> list[tuple[str, pathspec.PathSpec]]:
+def _ancestor_ignores(folder: str) -> list[tuple[str, GitIgnore]]:
     """The .gitignore files that apply to ``folder`` from above: from the repository root down to its parent."""
     from pathlib import Path  # loaded for a folder given only: checking files named one by one never needs it
 
@@ -68,7 +69,7 @@ def _ancestor_ignores(folder: str) -> list[tuple[str, pathspec.PathSpec]]:
     return specs
 
 
-def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.PathSpec]]) -> bool:
+def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, GitIgnore]]) -> bool:
     """Git's verdict: the deepest .gitignore with a matching pattern decides (so ``!keep.py`` in a
     subfolder re-includes what a pattern above excluded)."""
     absolute = os.path.abspath(path)
