@@ -244,14 +244,16 @@ def print_machine_readable(output_format, results, problems, rules, facts, optio
     # pays for them at start-up.
     import json
 
-    from ddpfix import ci_output, sarif
-
     if output_format in ("github", "gitlab"):
+        from ddpfix import ci_output
+
         for line in ci_output.lines(output_format, results, problems, written=written):
             output.out(line)
         return
     edits = single_fix_edits(results, rules, facts, options, jobs)
     if output_format == "sarif":
+        from ddpfix import sarif
+
         log = sarif.sarif_log(results, problems, rules, edits, written=written)
         output.out(json.dumps(log, indent=2, ensure_ascii=False))
         return
