@@ -90,7 +90,7 @@ def _cell_sources(text: str) -> dict[int, _Source]:
             continue
         start, end = found["source"]
         strings = [(start, end)] if text[start] == '"' else _array(text, start) if text[start] == "[" else []
-        if all(text[s] == '"' for s, _ in strings):
+        if strings and all(text[s] == "\"" for s, _ in strings):
             sources[number] = _decoded(text, strings)
     return sources
 
