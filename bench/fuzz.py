@@ -2,7 +2,7 @@
 
     python bench/fuzz.py --programs 100000 --seed 0 --jobs 2
 
-Five properties, per program (README, "Reliability"):
+Five properties, per program (docs/reliability.md):
 
 1. ``fix_source`` never lets an exception escape (and never takes longer than ``--timeout`` seconds);
 2. when the input compiles, the output compiles;

@@ -111,7 +111,8 @@ def test_findings_name_the_cell_in_every_format(tmp_path, run_cli_unsafe):
     notes = [r for r in records if r["name"] == "note"]
     assert [n["cell"] for n in notes] == [2, 3]
     github = run_cli_unsafe("--output-format", "github", "nb.ipynb", cwd=tmp_path).stdout.decode()
-    assert "::warning file=nb.ipynb,line=5,col=13,title=DDP003 (cell 4)::" in github
+    # GitHub places an annotation in the file's text: the .ipynb line where cell 4's line 5 stands
+    assert "::warning file=nb.ipynb,line=58,endLine=58,col=18,endColumn=48,title=DDP003 (cell 4 line 5)::" in github
 
 
 def test_each_json_edit_reproduces_one_fix(tmp_path, run_cli):

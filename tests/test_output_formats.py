@@ -1,9 +1,12 @@
-"""--output-format json and github, through the real command line."""
+"""--output-format json, json-lines, github and gitlab, through the real command line."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+
+import jsonschema
 
 from conftest import FIXTURES
 from fixture_cases import Case
@@ -72,5 +75,134 @@ def test_github_annotations(tmp_path, run_cli):
     shutil.copy(FIXTURES / "cuda-generator" / "seed_pattern.py", tmp_path / "train.py")
     proc = run_cli("--output-format", "github", "train.py", cwd=tmp_path)
     [line] = proc.stdout.decode().splitlines()
-    assert line.startswith("::warning file=train.py,line=7,col=5,title=DDP002::CUDA generator")
+    assert line.startswith("::warning file=train.py,line=7,endLine=7,col=5,endColumn=35,title=DDP002::CUDA generator")
     assert run_cli("--output-format", "github", "--diff", "train.py", cwd=tmp_path).returncode == 2
+
+
+def test_github_spans_over_several_lines_give_lines_only(tmp_path, run_cli):
+    # GitHub takes col/endColumn only on an annotation within one line.
+    shutil.copy(FIXTURES / "cuda-generator" / "comments_in_call.py", tmp_path / "train.py")
+    lines = run_cli("--output-format", "github", "train.py", cwd=tmp_path).stdout.decode().splitlines()
+    assert [line.split("::")[1] for line in lines] == [
+        "warning file=train.py,line=5,endLine=7,title=DDP002",
+        "warning file=train.py,line=8,endLine=10,title=DDP002",
+    ]
+
+
+def test_github_escapes_properties_and_message(tmp_path, run_cli):
+    # In a property value "%", ":" and "," are escaped (they would end it); in the message only "%"
+    # (and CR, LF), as GitHub's workflow commands read them.
+    source = (FIXTURES / "rank-gated-log" / "early_return.py").read_text()
+    (tmp_path / "odd,name:1%.py").write_text(source.replace('"val_summary"', '"val%summary:a,b"'))
+    [line] = run_cli("--output-format", "github", ".", cwd=tmp_path).stdout.decode().splitlines()
+    properties, message = line.split("::")[1:]
+    assert properties.startswith("warning file=odd%2Cname%3A1%25.py,line=")
+    assert message.startswith("self.log('val%25summary:a,b') runs under the rank guard")
+    assert "\r" not in line and "\n" not in line
+
+
+def test_github_and_gitlab_name_files_from_the_git_root(tmp_path, run_cli):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "pkg").mkdir()
+    shutil.copy(FIXTURES / "cuda-generator" / "seed_pattern.py", tmp_path / "pkg" / "train.py")
+    github = run_cli("--output-format", "github", ".", cwd=tmp_path / "pkg").stdout.decode()
+    assert github.startswith("::warning file=pkg/train.py,line=7,")
+    [issue] = json.loads(run_cli("--output-format", "gitlab", ".", cwd=tmp_path / "pkg").stdout)
+    assert issue["location"] == {"path": "pkg/train.py", "lines": {"begin": 7}}
+    # json keeps the current folder's view, as the text format.
+    [record] = json.loads(run_cli("--output-format", "json", ".", cwd=tmp_path / "pkg").stdout)
+    assert record["path"] == "train.py"
+
+
+# GitLab's Code Quality report, as docs.gitlab.com/ci/testing/code_quality describes it: an array of
+# issues, each with these fields (GitLab publishes no JSON schema for it; this is the documented one).
+GITLAB_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["description", "check_name", "fingerprint", "severity", "location"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "check_name": {"type": "string", "minLength": 1},
+            "fingerprint": {"type": "string", "minLength": 1},
+            "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+            "location": {
+                "type": "object",
+                "required": ["path", "lines"],
+                "properties": {
+                    "path": {"type": "string", "minLength": 1, "not": {"pattern": "^(/|\\./)"}},
+                    "lines": {
+                        "type": "object",
+                        "required": ["begin"],
+                        "properties": {"begin": {"type": "integer", "minimum": 1}, "end": {"type": "integer", "minimum": 1}},
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def valid_gitlab(proc) -> list[dict]:
+    issues = json.loads(proc.stdout)
+    errors = list(jsonschema.Draft7Validator(GITLAB_SCHEMA).iter_errors(issues))
+    assert not errors, [f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]]
+    assert len({issue["fingerprint"] for issue in issues}) == len(issues)  # GitLab keeps one issue per fingerprint
+    return issues
+
+
+def test_gitlab_code_quality_report(tmp_path, run_cli):
+    shutil.copytree(FIXTURES / "cuda-generator", tmp_path / "cases", ignore=shutil.ignore_patterns("*.expected.py"))
+    (tmp_path / "cases" / "bad.py").write_text("from torch.utils.data import DataLoader\ng = torch.Generator(\n")
+    proc = run_cli("--output-format", "gitlab", "cases", cwd=tmp_path)
+    assert proc.returncode == 2  # bad.py
+    issues = valid_gitlab(proc)
+    records = json.loads(run_cli("--output-format", "json", "cases", cwd=tmp_path).stdout)
+    findings = [r for r in records if r["code"].startswith("DDP")]
+    assert [(i["location"]["path"], i["location"]["lines"]["begin"], i["check_name"]) for i in issues[1:]] == \
+        [(r["path"], r["line"], r["code"]) for r in findings]
+    assert all(i["severity"] == "major" and i["description"].startswith(i["check_name"] + " ") for i in issues[1:])
+    assert issues[0]["check_name"] == "E999" and issues[0]["severity"] == "critical"
+    assert issues[0]["location"] == {"path": "cases/bad.py", "lines": {"begin": 2}}
+    spans = {(r["path"], r["line"]): r["end_line"] for r in findings}
+    assert any(i["location"]["lines"].get("end") == spans[(i["location"]["path"], i["location"]["lines"]["begin"])]
+               for i in issues[1:] if "end" in i["location"]["lines"])
+    # Lines added above the findings keep every fingerprint: GitLab sees the same issues, not new ones.
+    (tmp_path / "cases" / "bad.py").unlink()
+    before = valid_gitlab(run_cli("--output-format", "gitlab", "cases", cwd=tmp_path))
+    for path in (tmp_path / "cases").rglob("*.py"):
+        path.write_text("# added\n" + path.read_text())
+    after = valid_gitlab(run_cli("--output-format", "gitlab", "cases", cwd=tmp_path))
+    assert [i["fingerprint"] for i in after] == [i["fingerprint"] for i in before]
+    assert [i["location"]["lines"]["begin"] for i in after] == [i["location"]["lines"]["begin"] + 1 for i in before]
+
+
+def test_gitlab_leaves_out_suppressed_and_written_findings_and_places_notebook_lines(tmp_path, run_cli):
+    source = (FIXTURES / "cuda-generator" / "seed_pattern.py").read_text()
+    (tmp_path / "quiet.py").write_text(source.replace('device="cuda")', 'device="cuda")  # noqa: DDP002'))
+    assert valid_gitlab(run_cli("--output-format", "gitlab", "--show-suppressed", "quiet.py", cwd=tmp_path)) == []
+    (tmp_path / "fix.py").write_text(source)
+    proc = run_cli("--output-format", "gitlab", "--write", "--unsafe-fixes", "fix.py", cwd=tmp_path)
+    assert proc.returncode == 0 and valid_gitlab(proc) == []
+    shutil.copy(FIXTURES / "notebook-strategy" / "magics_and_other_rules.ipynb", tmp_path / "nb.ipynb")
+    issues = valid_gitlab(run_cli("--output-format", "gitlab", "nb.ipynb", cwd=tmp_path))
+    assert [i["check_name"] for i in issues] == ["DDP003", "DDP002", "DDP015"]  # the notes are no issues
+    text = (tmp_path / "nb.ipynb").read_text().split("\n")
+    assert issues[0]["description"].endswith("(cell 4 line 5)")
+    assert 'self.log(\\"train_loss\\", loss)' in text[issues[0]["location"]["lines"]["begin"] - 1]
+
+
+def test_json_lines_are_the_json_records_one_a_line(tmp_path, run_cli):
+    shutil.copytree(FIXTURES / "cuda-generator", tmp_path / "cases")
+    (tmp_path / "cases" / "bad.py").write_text("from torch.utils.data import DataLoader\ng = torch.Generator(\n")
+    shutil.copy(FIXTURES / "notebook-strategy" / "magics_and_other_rules.ipynb", tmp_path / "cases" / "nb.ipynb")
+    proc = run_cli("--output-format", "json-lines", "cases", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stdout.decode().splitlines()
+    records = json.loads(run_cli("--output-format", "json", "cases", cwd=tmp_path).stdout)
+    assert len(lines) == len(records) > 10
+    assert [json.loads(line) for line in lines] == records
+    written = run_cli("--output-format", "json-lines", "--write", "cases", cwd=tmp_path).stdout.decode().splitlines()
+    assert any(json.loads(line)["fixed"] for line in written)
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    assert run_cli("--output-format", "json-lines", "ok.py", cwd=tmp_path).stdout == b""  # no records, no lines

@@ -1,4 +1,4 @@
-"""Reliability (README, "Reliability"): bad input gets a clear message and exit 2 with nothing written;
+"""Reliability (docs/reliability.md): bad input gets a clear message and exit 2 with nothing written;
 a killed ``--write`` never leaves a torn file, and the next run cleans up after it.
 
 The long versions are ``bench/fuzz.py``, ``bench/kill.py`` and ``bench/sweep.py``.

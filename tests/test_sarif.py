@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -241,21 +242,101 @@ def test_a_notebook_finding_names_its_cell_and_its_fix_edits_the_notebook_file(t
     text = run_cli("--check", "nb.ipynb", cwd=tmp_path).stdout.decode().splitlines()
     places = [line.split(": ")[0] for line in text]
     assert len(run["results"]) == len(places) >= 3
+    source = (tmp_path / "nb.ipynb").read_text(encoding="utf-8")
+    file_lines = source.split("\n")
+    cells = json.loads(source)["cells"]
     replacements = []
     for result, place in zip(run["results"], places):
         location = result["locations"][0]
-        assert "region" not in location["physicalLocation"]  # a cell's line is no line of the .ipynb file
         props = location["properties"]
         assert place == f"nb.ipynb:cell {props['cell']}:{props['startLine']}:{props['startColumn']}"
+        # The region is in the .ipynb file's own text: the JSON string holding the cell's line,
+        # its columns those of the escaped characters there.
+        span = region(result)
+        assert span["startLine"] == span["endLine"]
+        in_file = file_lines[span["startLine"] - 1][span["startColumn"] - 1:span["endColumn"] - 1]
+        cell_line = "".join(cells[props["cell"] - 1]["source"]).splitlines()[props["startLine"] - 1]
+        assert json.loads(f'"{in_file}"') == cell_line[props["startColumn"] - 1:props["endColumn"] - 1]
+        assert len(in_file) > props["endColumn"] - props["startColumn"]  # escaped quotes: the columns differ
         replacements += result["fixes"][0]["artifactChanges"][0]["replacements"]
-    # The cells that could not be read are notes: said, but the run still succeeded.
+    # The cells that could not be read are notes, placed at their cell's first line in the file.
     [invocation] = run["invocations"]
     assert invocation["executionSuccessful"] is True
-    assert {n["level"] for n in invocation["toolExecutionNotifications"]} == {"note"}
+    notes = invocation["toolExecutionNotifications"]
+    assert {n["level"] for n in notes} == {"note"}
+    for note in notes:
+        cell = note["locations"][0]["properties"]["cell"]
+        note_line = file_lines[note["locations"][0]["physicalLocation"]["region"]["startLine"] - 1]
+        assert json.loads(note_line.strip().rstrip(",")) == cells[cell - 1]["source"][0]
     # Each fix is an edit of the notebook's own text; together they make the fixed notebook.
-    source = (tmp_path / "nb.ipynb").read_text(encoding="utf-8")
     expected = Case(folder / "magics_and_other_rules.ipynb").fully_fixed.read_text(encoding="utf-8")
     assert apply_replacements(source, replacements) == expected
+
+
+def test_a_notebook_cell_saved_as_one_string_with_unicode_escapes(tmp_path, run_cli, validator):
+    # Not Jupyter's layout (a list of lines), but valid: the source is one JSON string, with its
+    # newlines and a non-ASCII letter escaped, so the cell's columns and the file's differ.
+    code = ("import torch\n# caf\u00e9 \U0001F600\nfrom torch.utils.data import DataLoader\n"
+            'l = DataLoader(range(8), shuffle=True, generator=torch.Generator(device="cuda"))\n')
+    notebook = ('{"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# title"},\n'
+                ' {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null, "source": '
+                + json.dumps(code, ensure_ascii=True) + '}],\n'
+                ' "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n')
+    (tmp_path / "one.ipynb").write_text(notebook, encoding="utf-8")
+    proc = run_cli("--output-format", "sarif", "one.ipynb", cwd=tmp_path)
+    [result] = valid_log(proc, validator)["runs"][0]["results"]
+    assert result["locations"][0]["properties"]["cell"] == 2
+    span = region(result)
+    line = notebook.split("\n")[span["startLine"] - 1]
+    assert span["startLine"] == 2
+    assert line[span["startColumn"] - 1:span["endColumn"] - 1] == 'torch.Generator(device=\\"cuda\\")'
+
+
+def fingerprints(log: dict) -> list[tuple[str, str, str]]:
+    return [(uri(r), r["ruleId"], r["partialFingerprints"]["primaryLocationLineHash"]) for r in log["runs"][0]["results"]]
+
+
+def test_fingerprints_survive_lines_inserted_above_and_tell_equal_lines_apart(tmp_path, run_cli, validator):
+    tree = buggy_tree(tmp_path)
+    before = valid_log(run_cli("--output-format", "sarif", "cases", cwd=tree), validator)
+    hashes = fingerprints(before)
+    assert all(re.fullmatch(r"[0-9a-f]{16}:[1-9][0-9]*", h) for _, _, h in hashes)
+    assert len(set(hashes)) == len(hashes)  # equal findings on equal lines get :1, :2, ...
+    # Lines inserted above every finding move them all, and change no fingerprint.
+    for path in (tree / "cases").rglob("*.py"):
+        path.write_text("# a comment added above\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    after = valid_log(run_cli("--output-format", "sarif", "cases", cwd=tree), validator)
+    assert fingerprints(after) == hashes
+    assert [region(r)["startLine"] for r in after["runs"][0]["results"]] == \
+        [region(r)["startLine"] + 2 for r in before["runs"][0]["results"]]
+    # A file holding the same pitfall twice, on lines that read the same.
+    line = '    g = torch.Generator(device="cuda")\n'
+    body = line + "    return DataLoader(range(8), shuffle=True, generator=g)\n"
+    twice = "import torch\nfrom torch.utils.data import DataLoader\n\n\ndef a():\n" + body + "\n\ndef b():\n" + body
+    (tmp_path / "twice.py").write_text(twice, encoding="utf-8")
+    log = valid_log(run_cli("--output-format", "sarif", "twice.py", cwd=tmp_path), validator)
+    [(_, _, first), (_, _, second)] = [f for f in fingerprints(log) if f[1] == "DDP002"]
+    assert first.split(":")[0] == second.split(":")[0] and (first[-2:], second[-2:]) == (":1", ":2")
+    # Editing the finding's own line makes it another finding (and the other one the only one).
+    (tmp_path / "twice.py").write_text(twice.replace(line, line.replace("g =", "g  ="), 1), encoding="utf-8")
+    edited = [f[2] for f in fingerprints(valid_log(run_cli("--output-format", "sarif", "twice.py", cwd=tmp_path),
+                                                    validator)) if f[1] == "DDP002"]
+    assert edited[0].split(":")[0] != first.split(":")[0] and edited[1] == first
+
+
+def test_uris_are_relative_to_the_git_root_when_run_from_a_subfolder(tmp_path, run_cli, validator):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    sub = tmp_path / "project" / "src"
+    sub.mkdir(parents=True)
+    shutil.copy(FIXTURES / "cuda-generator" / "seed_pattern.py", sub / "train.py")
+    (tmp_path / "other.py").write_bytes((sub / "train.py").read_bytes())
+    proc = run_cli("--output-format", "sarif", "train.py", "../../other.py", cwd=sub)
+    run = valid_log(proc, validator)["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in run["results"]] == [
+        {"uri": "other.py", "uriBaseId": "%SRCROOT%"}, {"uri": "project/src/train.py", "uriBaseId": "%SRCROOT%"}]
+    # The text format still names files from the current folder, as editors and terminals want.
+    assert run_cli("--check", "train.py", cwd=sub).stdout.decode().startswith("train.py:7:5: DDP002")
 
 
 def test_a_path_outside_the_current_directory_is_an_absolute_file_uri(tmp_path, run_cli, validator):

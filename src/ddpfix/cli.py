@@ -103,9 +103,11 @@ class Output:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read [tool.ddpfix] from this pyproject.toml (default: the nearest one above the first PATH).")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by # noqa / # ddpfix: ignore.")
-@click.option("--output-format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True,
-              help="How findings are printed: text lines, one JSON array (with each fix's edits), a SARIF 2.1.0 log "
-              "(for GitHub code scanning and SARIF viewers), or GitHub Actions annotations.")
+@click.option("--output-format", type=click.Choice(["text", "json", "json-lines", "sarif", "github", "gitlab"]),
+              default="text", show_default=True,
+              help="How findings are printed: text lines, one JSON array (with each fix's edits), the same records "
+              "one JSON object a line (json-lines), a SARIF 2.1.0 log (for GitHub code scanning and SARIF viewers), "
+              "GitHub Actions annotations, or a GitLab Code Quality report.")
 @click.option("--stdin-filename", metavar="NAME", help="The file name to report for source read from stdin (PATH '-', or no PATH).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: one per CPU; 1 runs in-process).")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings and diffs, but no summary.")
@@ -256,22 +258,22 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
 
 def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool,
                            jobs: int = 1) -> None:
-    """Findings (and the files' problems) as one JSON array, a SARIF log, or GitHub annotations, on stdout."""
+    """Findings (and the files' problems) as JSON records, a SARIF log, GitHub annotations or a GitLab
+    Code Quality report, on stdout."""
     # Loaded here, for machine-readable output only: a text report (the common ``--check``) never
     # pays for them at start-up.
     import json
 
-    from ddpfix import sarif
+    if output_format in ("github", "gitlab"):
+        from ddpfix import ci_output
 
-    if output_format == "github":
-        for problem in problems:
-            output.out(report.github_line(problem=problem))
-        for result in results:
-            for finding in result.findings:
-                output.out(report.github_line(finding))
+        for line in ci_output.lines(output_format, results, problems, written=written):
+            output.out(line)
         return
     edits = single_fix_edits(results, rules, facts, options, jobs)
     if output_format == "sarif":
+        from ddpfix import sarif
+
         log = sarif.sarif_log(results, problems, rules, edits, written=written)
         output.out(json.dumps(log, indent=2, ensure_ascii=False))
         return
@@ -280,6 +282,10 @@ def print_machine_readable(output_format, results, problems, rules, facts, optio
         for finding in result.findings:
             edit = edits.get(finding)
             records.append(report.finding_record(replace(finding, fixed=finding.fixed and written), [edit] if edit else []))
+    if output_format == "json-lines":  # the json format's records, one a line, for line-by-line readers
+        for record in records:
+            output.out(json.dumps(record, ensure_ascii=False))
+        return
     output.out(json.dumps(records, indent=2, ensure_ascii=False))
 
 

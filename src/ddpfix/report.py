@@ -212,22 +212,40 @@ def problem_record(problem: Problem) -> dict:
 
 
 def _github_escape(text: str, property_value: bool = False) -> str:
+    """GitHub's escaping of a workflow command: ``%``, CR and LF in the message; also ``:`` and
+    ``,`` in a property value, where they would end the value."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if property_value:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
 
 
-def github_line(finding: Finding | None = None, problem: Problem | None = None) -> str:
-    """A GitHub Actions workflow command, which the Actions UI shows as an annotation."""
+def github_line(finding: Finding | None = None, problem: Problem | None = None, *, path: str | None = None,
+                region: tuple[int, int, int, int] | None = None) -> str:
+    """A GitHub Actions workflow command, which the Actions UI shows as an annotation.
+
+    ``path`` is the file as the repository names it and ``region`` the span in the file's text
+    (``ci_places``: for a notebook, where the cell's line stands in the ``.ipynb`` JSON); without
+    them, the path as shown and the finding's own line and columns. GitHub takes ``col`` and
+    ``endColumn`` only on an annotation within one line: a span over several lines gives its lines only.
+    """
     if finding is not None:
-        level, path, line, column = "warning", finding.path, finding.line, finding.column
-        title, message, cell = finding.code, finding.message, finding.cell
+        level, title, message, cell = "warning", finding.code, finding.message, finding.cell
+        line, column, end_line, end_column = region or (finding.line, finding.column, finding.end_line, finding.end_column)
+        cell_line = finding.line
     else:
         level = "error" if problem.level == "error" else "notice"
-        path, line, column = problem.path, problem.line or 1, problem.column or 1
-        title, message, cell = problem.code, problem.message, problem.cell
-    if cell is not None:  # Actions cannot point into a notebook's cell: the title says which
-        title = f"{title} (cell {cell})"
-    file = _github_escape(display_path(path), True)
-    return f"::{level} file={file},line={line},col={column},title={_github_escape(title, True)}::{_github_escape(message)}"
+        line, column = (region or (problem.line or 1, problem.column or 1))[:2]
+        end_line, end_column = line, None
+        title, message, cell, cell_line = problem.code, problem.message, problem.cell, problem.line
+    if cell is not None:  # the line is one of the .ipynb file's text: the title says the cell's own
+        title = f"{title} (cell {cell}" + (f" line {cell_line})" if cell_line else ")")
+    file = path if path is not None else display_path((finding or problem).path)
+    properties = [("file", file), ("line", line), ("endLine", end_line)]
+    if end_line == line:
+        properties.append(("col", column))
+        if end_column is not None and end_column > column:
+            properties.append(("endColumn", end_column))
+    properties.append(("title", title))
+    fields = ",".join(f"{key}={_github_escape(str(value), True)}" for key, value in properties)
+    return f"::{level} {fields}::{_github_escape(message)}"

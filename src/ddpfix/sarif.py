@@ -4,16 +4,23 @@ Only the log's dict is built here; the CLI prints it. The shape, and why:
 
 - one run whose ``tool.driver.rules`` holds every selected rule (a result's ``ruleIndex`` points
   into it), each with its page as ``help`` and its online page as ``helpUri``;
-- paths are relative to the current directory under ``uriBaseId: %SRCROOT%``, which
-  ``originalUriBaseIds`` resolves to the current directory's ``file://`` URI, so code scanning
-  matches them to the repository; a path outside it becomes an absolute ``file://`` URI;
+- paths are relative to the repository's root (``repo_paths``: the git root above the current
+  folder, or the current folder outside any repository) under ``uriBaseId: %SRCROOT%``, which
+  ``originalUriBaseIds`` resolves to the root's ``file://`` URI, so code scanning matches them to
+  the repository from whatever subfolder ddpfix ran; a path outside it becomes an absolute
+  ``file://`` URI;
+- each result has ``partialFingerprints.primaryLocationLineHash`` (``hash:n``, ``ci_places``): the
+  same from run to run however lines above the finding change, so code scanning tracks an alert
+  across commits instead of closing and reopening it;
 - columns count code points (``columnKind: unicodeCodePoints``), as LibCST does;
 - a fixable finding carries its fix on its own (the edit of the file as it was read), exactly the
   edit of the json format; with ``--write`` a written fix is marked ``properties.fixed: true``, and
   no finding of a rewritten file offers ``fixes``: the file no longer holds the text they replace;
-- a finding in a notebook is placed in a cell (``cell 3``, line 2 of that cell), which is no
-  region of the ``.ipynb`` file: its location has no region, and says the cell, line and column in
-  its ``message`` and ``properties``; its fix is still an edit of the ``.ipynb`` file's text;
+- a finding in a notebook is placed in a cell (``cell 3``, line 2 of that cell). Its region is
+  where that cell line's text stands in the ``.ipynb`` file (the line of the JSON string, the
+  columns of its characters there: ``ipynb_text``), the region its fix's edit also counts in; the
+  cell, the line and column in the cell go in the location's ``message`` and ``properties``. Should
+  the place not be found in the file's JSON, the location has no region rather than a wrong one;
 - files ddpfix could not check are tool execution notifications (level ``error``), not results,
   and make ``executionSuccessful`` false (the exit code says the same: 2); notes (a notebook cell
   left out) are notifications of level ``note`` and fail nothing.
@@ -27,8 +34,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ddpfix import __version__
+from ddpfix.ci_places import CIPlaces, Region
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.report import display_path
+from ddpfix.repo_paths import repository_path, repository_root
 from ddpfix.rules.base import Rule
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -47,13 +55,14 @@ def sarif_log(
     """The whole log. ``edits`` maps a fixable finding to its fix's edit (``report.text_edit``);
     ``written`` says that ``--write`` wrote the changed files."""
     index = {rule.code: position for position, rule in enumerate(rules)}
+    places = CIPlaces(results)
     sarif_results = []
     for result in results:
         # Once a file is rewritten, no edit computed from its old text may be offered.
         stale = written and result.changed
         for finding in result.findings:
             edit = None if stale else edits.get(finding)
-            sarif_results.append(_result(finding, index[finding.code], edit, fixed=written and finding.fixed))
+            sarif_results.append(_result(finding, index[finding.code], edit, places, fixed=written and finding.fixed))
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -71,10 +80,10 @@ def sarif_log(
                 "invocations": [
                     {
                         "executionSuccessful": not any(problem.level == "error" for problem in problems),
-                        "toolExecutionNotifications": [_notification(problem) for problem in problems],
+                        "toolExecutionNotifications": [_notification(problem, places) for problem in problems],
                     }
                 ],
-                "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
+                "originalUriBaseIds": {SRCROOT: {"uri": repository_root().as_uri().rstrip("/") + "/"}},
                 "columnKind": "unicodeCodePoints",
                 "results": sarif_results,
             }
@@ -111,14 +120,15 @@ def _what_it_does(page: str) -> str:
     return " ".join(line for line in section if line)
 
 
-def _result(finding: Finding, rule_index: int, edit: dict | None, fixed: bool) -> dict:
+def _result(finding: Finding, rule_index: int, edit: dict | None, places: CIPlaces, fixed: bool) -> dict:
     where = _artifact(finding.path)
     result: dict = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
         "level": "warning",
         "message": {"text": finding.message},
-        "locations": [_finding_location(finding, where)],
+        "locations": [_finding_location(finding, where, places.region(finding))],
+        "partialFingerprints": {"primaryLocationLineHash": places.fingerprint(finding)},
     }
     if edit is not None:
         result["fixes"] = [
@@ -146,25 +156,29 @@ def _result(finding: Finding, rule_index: int, edit: dict | None, fixed: bool) -
     return result
 
 
-def _finding_location(finding: Finding, where: dict) -> dict:
-    span = _region(finding.line, finding.column, finding.end_line, finding.end_column)
+def _finding_location(finding: Finding, where: dict, region: Region | None) -> dict:
+    physical: dict = {"artifactLocation": where}
+    if region is not None:
+        physical["region"] = _region(*region)
     if finding.cell is None:
-        return {"physicalLocation": {"artifactLocation": where, "region": span}}
+        return {"physicalLocation": physical}
+    in_cell = _region(finding.line, finding.column, finding.end_line, finding.end_column)
     return {
-        "physicalLocation": {"artifactLocation": where},
+        "physicalLocation": physical,
         "message": {"text": f"cell {finding.cell}, line {finding.line}, column {finding.column}"},
-        "properties": {"cell": finding.cell, **span},
+        "properties": {"cell": finding.cell, **in_cell},
     }
 
 
-def _notification(problem: Problem) -> dict:
+def _notification(problem: Problem, places: CIPlaces) -> dict:
     location: dict = {"physicalLocation": {"artifactLocation": _artifact(problem.path)}}
-    if problem.line is not None and problem.cell is None:
-        location["physicalLocation"]["region"] = {"startLine": problem.line, "startColumn": problem.column or 1}
-    elif problem.cell is not None:
+    place = places.problem_place(problem)
+    if place is not None:
+        location["physicalLocation"]["region"] = {"startLine": place[0], "startColumn": place[1]}
+    if problem.cell is not None:
         location["message"] = {"text": f"cell {problem.cell}" + (f", line {problem.line}" if problem.line else "")}
-        place = {"cell": problem.cell, "startLine": problem.line, "startColumn": problem.column}
-        location["properties"] = {key: value for key, value in place.items() if value is not None}
+        in_cell = {"cell": problem.cell, "startLine": problem.line, "startColumn": problem.column}
+        location["properties"] = {key: value for key, value in in_cell.items() if value is not None}
     error = problem.level == "error"
     return {
         "level": "error" if error else "note",
@@ -179,10 +193,10 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict:
 
 
 def _artifact(path: str) -> dict:
-    """A path below the current directory as a URI relative to %SRCROOT%, others as ``file://``."""
+    """A path in the repository as a URI relative to %SRCROOT%, others as an absolute ``file://`` URI."""
     if path == "-":
         return {"uri": "stdin"}
-    shown = display_path(path)
-    if os.path.isabs(shown):
-        return {"uri": Path(shown).as_uri()}
-    return {"uri": quote(shown), "uriBaseId": SRCROOT}
+    relative = repository_path(path)
+    if relative is None:
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+    return {"uri": quote(relative), "uriBaseId": SRCROOT}
