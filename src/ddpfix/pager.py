@@ -1,8 +1,8 @@
 """Paging a long preview on a terminal, as git pages its diffs.
 
 The pager is ``$DDPFIX_PAGER``, else ``$PAGER``, else ``less -FRX`` (quit at once when the text fits
-one screen, keep colours, leave the text on the screen when it quits). An empty value or ``cat``
-means no pager. A pager that cannot be started is no error: the text is written as it is.
+one screen, keep colours, leave the text on the screen when it quits) where the terminal is not a
+dumb one. An empty value or ``cat`` means no pager. A pager that cannot be started is no error: the text is written as it is.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ def pager_command(environ: dict[str, str] | None = None) -> str | None:
         if name in environ:
             command = environ[name].strip()
             return None if command in ("", "cat") else command
+    if environ.get("TERM", "dumb") == "dumb":
+        return None  # less cannot page on a terminal that cannot move the cursor
     return DEFAULT_PAGER if shutil.which("less") else None
 
 
