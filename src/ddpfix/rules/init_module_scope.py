@@ -826,7 +826,7 @@ def _describe(lines, kinds, knowledge: _Knowledge) -> tuple[str, str]:
     codes = {index: layout.code(lines, index) for index in moved}
     first = next((index for index in moved if DATA_WORDS.search(codes[index])), moved[0] if moved else None)
     # The statement's first line of code (a comment above it is part of its text here).
-    code_lines = [line for line in codes[first].strip().splitlines() if not line.lstrip().startswith("#")] if first is not None else []
+    code_lines = [line.strip() for line in codes[first].strip().splitlines() if not line.lstrip().startswith("#")] if first is not None else []
     text = code_lines[0] if code_lines else "data work"
     return f"`{text}` runs", _DATA_CONSEQUENCE
 
