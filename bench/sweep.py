@@ -155,7 +155,7 @@ def main(argv=None) -> int:
             failures.append(f"--diff exited {diff.returncode}")
         changed = diffed_files(diff.stdout)
 
-        write, write_s = ddpfix("--write", cwd=written, jobs=args.jobs)
+        write, write_s = ddpfix("--write", "--show-fixes", cwd=written, jobs=args.jobs)
         fired: Counter = Counter()
         finding_lines = []
         for line in write.stdout.decode("utf-8", "replace").splitlines():

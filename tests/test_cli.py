@@ -72,7 +72,7 @@ def test_write_applies_then_second_run_changes_nothing(tree, run_cli_unsafe):
     proc = run_cli_unsafe("--write", "fixtures", cwd=tree)
     assert proc.returncode == 1  # the refusal fixtures still need a manual fix
     assert re.search(r"Fixed \d+ issues in \d+ files\.", proc.stderr.decode())
-    assert "[fixed]" in proc.stdout.decode()
+    assert "[fixed]" not in proc.stdout.decode()  # what is left only (--show-fixes lists the fixes)
     for path, expected in inputs_and_expected(tree / "fixtures"):
         assert path.read_bytes() == expected, path
     before = snapshot(tree)
@@ -287,7 +287,7 @@ def test_git_apply_accepts_bom_and_latin1_hunks_at_line_1(tmp_path, run_cli_unsa
 def test_the_same_file_twice_is_fixed_once(tmp_path, run_cli_unsafe):
     (tmp_path / "real.py").write_bytes(BUGGY)
     (tmp_path / "link.py").symlink_to(tmp_path / "real.py")
-    proc = run_cli_unsafe("--write", "real.py", "link.py", ".", cwd=tmp_path)
+    proc = run_cli_unsafe("--write", "--show-fixes", "real.py", "link.py", ".", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "real.py").read_bytes() == FIXED
     assert proc.stdout.decode().count("[fixed]") == 1
@@ -321,7 +321,7 @@ def test_log_mode_sync_dist_moves_even_unmonitored_logs_out(run_cli_unsafe):
 
 
 def test_log_mode_rank_zero_only_refuses_a_monitored_metric(run_cli_unsafe):
-    proc = run_cli_unsafe("-", "--select", "DDP003", "--log-mode", "rank-zero-only", "--check", input=MONITORED)
+    proc = run_cli_unsafe("-", "--select", "DDP003", "--log-mode", "rank-zero-only", "--check", "-v", input=MONITORED)
     assert proc.returncode == 1
     out = proc.stdout.decode()
     assert "val_loss is monitored by EarlyStopping" in out and "use --log-mode sync-dist" in out
@@ -334,7 +334,7 @@ def test_a_metric_monitored_in_another_file_of_the_run(tmp_path, run_cli_unsafe)
     shutil.copytree(FIXTURES / "rank-gated-log" / "two_files", tmp_path / "proj", ignore=shutil.ignore_patterns("*.expected.py", "*.unsafe.py"))
     alone = run_cli_unsafe("--check", "proj/model.py", cwd=tmp_path)
     assert "monitored" not in alone.stdout.decode()  # model.py alone: nobody monitors val_xfile_loss
-    together = run_cli_unsafe("--write", "proj", cwd=tmp_path)
+    together = run_cli_unsafe("--write", "--show-fixes", "-v", "proj", cwd=tmp_path)
     assert together.returncode == 0, together.stderr
     expected = Case(FIXTURES / "rank-gated-log" / "two_files" / "model.py").fully_fixed.read_bytes()
     assert (tmp_path / "proj" / "model.py").read_bytes() == expected

@@ -266,7 +266,7 @@ def test_a_file_whose_rules_all_read_cpythons_tree_is_not_parsed_by_libcst(monke
     source = b"import torch.distributed as dist\n\ndef f():\n    if dist.get_rank() == 0:\n        dist.barrier()\n"
     [finding] = fix_source("x.py", source, all_rules(), options=ALL).findings
     assert (finding.code, finding.line, finding.column, finding.end_column) == ("DDP005", 5, 9, 23)
-    assert "under the rank guard on line 4" in finding.message
+    assert "under the rank guard on line 4" in finding.detail
 
 
 def test_tree_rule_findings_stand_in_the_code_that_would_be_written():
@@ -276,7 +276,7 @@ def test_tree_rule_findings_stand_in_the_code_that_would_be_written():
     [collective] = [f for f in result.findings if f.code == "DDP005"]
     lines = result.fixed.decode().splitlines()
     assert lines[collective.line - 1].strip() == "dist.barrier()" and collective.line == 20
-    assert f"on line {collective.line - 1}" in collective.message
+    assert f"on line {collective.line - 1}" in collective.detail
     report_only = fix_source("m.py", GATED_BARRIER, all_rules(), fix=False, options=ALL)
     assert [f.line for f in report_only.findings if f.code == "DDP005"] == [19]
 

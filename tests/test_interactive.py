@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pexpect
 from conftest import ddpfix_executable
 
@@ -15,9 +17,12 @@ c = DataLoader(range(4), shuffle=True, generator=torch.Generator(device="cuda:1"
 PROMPT = r"\[y\]es / \[n\]o / \[a\]ll in this file / \[q\]uit"
 
 
-def spawn(tmp_path, *args):
+def spawn(tmp_path, *args, **env):
+    # PYTHONPATH passes on, so the console script runs the code under test (a checkout's src/).
+    inherited = {name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}
     return pexpect.spawn(
-        ddpfix_executable(), list(args), cwd=str(tmp_path), env={"NO_COLOR": "1", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
+        ddpfix_executable(), list(args), cwd=str(tmp_path),
+        env={"NO_COLOR": "1", "TERM": "dumb", "PATH": "/usr/bin:/bin", **inherited, **env},
         timeout=60, dimensions=(50, 200),
     )
 
@@ -27,16 +32,17 @@ def test_accept_one_reject_another_then_all(tmp_path):
     child = spawn(tmp_path, "--unsafe-fixes", "--interactive", "train.py")
     child.expect(r"train\.py:4:\d+: DDP002 \[[*~]\]")
     child.expect(PROMPT)
-    child.sendline("n")
+    child.send("n")  # one key, no Enter
     child.expect(r"train\.py:5:\d+: DDP002 \[[*~]\]")
     child.expect(r'\+b = random_split\(range\(4\), \[2, 2\], generator=torch\.Generator\(\)\.manual_seed\(1\)\)')
     child.expect(PROMPT)
-    child.sendline("y")
+    child.send("y")
     child.expect(r"train\.py:6:\d+: DDP002 \[[*~]\]")
     child.expect(PROMPT)
-    child.sendline("maybe")  # not an answer: asked again
+    child.send("m")  # not an answer: asked again
     child.expect("Please answer y, n, a or q.")
-    child.sendline("n")
+    child.expect(PROMPT)
+    child.send("n")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1  # two fixes were declined
@@ -50,15 +56,96 @@ def test_all_in_this_file_and_quit(tmp_path):
     child = spawn(tmp_path, "--unsafe-fixes", "-i", ".")
     child.expect(r"a\.py:4:\d+: DDP002")
     child.expect(PROMPT)
-    child.sendline("a")
+    child.send("a")
     child.expect(r"b\.py:4:\d+: DDP002")
     child.expect(PROMPT)
-    child.sendline("q")
+    child.send("q")
     child.expect(pexpect.EOF)
     child.close()
     fixed = SOURCE.replace(b'(device="cuda")', b"()").replace(b'("cuda")', b"()").replace(b'(device="cuda:1")', b"()")
     assert (tmp_path / "a.py").read_bytes() == fixed
     assert (tmp_path / "b.py").read_bytes() == SOURCE
+
+
+# Two rules' findings interleaved: DDP002 on lines 5 and 7, DDP012 (a later rule) on line 6.
+MIXED = b'''import torch
+import lightning as L
+from torch.utils.data import DataLoader, random_split
+
+a = DataLoader(range(4), shuffle=True, generator=torch.Generator(device="cuda"))
+train, val = random_split(range(4), [2, 2])
+c = DataLoader(range(4), shuffle=True, generator=torch.Generator(device="cuda:1"))
+trainer = L.Trainer(devices=2, strategy="ddp")
+'''
+
+
+def test_fixes_are_offered_in_line_order_across_rules(tmp_path):
+    (tmp_path / "train.py").write_bytes(MIXED)
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", "train.py")
+    child.expect(r"train\.py:5:\d+: DDP002 ")
+    child.expect(PROMPT)
+    child.send("n")
+    child.expect(r"train\.py:6:\d+: DDP012 \[~\]")  # rule by rule, line 7 came first
+    child.expect(r"Apply this unsafe fix \(review it\)\? " + PROMPT)
+    child.send("y")
+    child.expect(r"train\.py:7:\d+: DDP002 ")
+    child.expect(PROMPT)
+    child.send("n")
+    child.expect("Fixed 1 issue in 1 file. 2 fixes not applied.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    written = (tmp_path / "train.py").read_bytes()
+    assert written.count(b'device="cuda') == 2 and b"random_split(range(4), [2, 2], generator=" in written
+
+
+def test_quit_counts_every_fix_not_taken(tmp_path):
+    (tmp_path / "a.py").write_bytes(SOURCE)
+    (tmp_path / "b.py").write_bytes(SOURCE)
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", ".")
+    child.expect(r"a\.py:4:\d+: DDP002")
+    child.expect(PROMPT)
+    child.send("y")
+    child.expect(r"a\.py:5:\d+: DDP002")
+    child.expect(PROMPT)
+    child.send("q")
+    # a.py's lines 5 and 6 and b.py's three: five fixes left, none of them lost from the count
+    child.expect("Fixed 1 issue in 1 file. 5 fixes not applied.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1
+    assert (tmp_path / "a.py").read_bytes() == SOURCE.replace(b'(device="cuda")', b"()", 1)
+    assert (tmp_path / "b.py").read_bytes() == SOURCE
+
+
+PAGER = "cat > paged.txt; echo PAGER-DONE"
+
+
+def test_preview_pages_findings_and_diff_then_asks_with_its_summary(tmp_path):
+    (tmp_path / "train.py").write_bytes(MIXED)
+    child = spawn(tmp_path, ".", DDPFIX_PAGER=PAGER)
+    child.expect("PAGER-DONE")
+    child.expect(r"Would fix 2 issues in 1 file \(1 more with --unsafe-fixes\)\. Apply 2 fixes to 1 file\? \[y/N\]")
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    paged = (tmp_path / "paged.txt").read_text()
+    assert "train.py:6:14: DDP012 [~]" in paged and '-a = DataLoader(range(4), shuffle=True, generator=torch.Generator(device="cuda"))' in paged
+    assert (tmp_path / "train.py").read_bytes() == MIXED
+
+
+def test_no_pager_and_no_terminal_mean_no_pager(tmp_path, run_cli, monkeypatch):
+    (tmp_path / "train.py").write_bytes(MIXED)
+    child = spawn(tmp_path, "--no-pager", ".", DDPFIX_PAGER=PAGER)
+    child.expect(r"\+a = DataLoader\(range\(4\), shuffle=True, generator=torch\.Generator\(\)\)")
+    child.expect(r"Apply 2 fixes to 1 file\? \[y/N\]")
+    child.sendline("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    monkeypatch.setenv("DDPFIX_PAGER", PAGER)
+    piped = run_cli(".", cwd=tmp_path)
+    assert b"+a = DataLoader(" in piped.stdout and b"PAGER-DONE" not in piped.stdout
+    assert not (tmp_path / "paged.txt").exists()
 
 
 def test_preview_asks_before_writing(tmp_path):

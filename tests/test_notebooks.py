@@ -43,8 +43,7 @@ def test_folders_yield_notebooks_but_not_checkpoints(tmp_path, run_cli_unsafe):
     proc = run_cli_unsafe("--check", ".", cwd=tmp_path)
     assert proc.returncode == 1
     assert either_mark(proc.stdout.decode()).splitlines() == [
-        "nb.ipynb:cell 2:1:32: DDP015 [*] Trainer(strategy='ddp') in a notebook: Lightning refuses it in an "
-        "interactive environment ('not compatible with an interactive environment'); use 'ddp_notebook'"
+        "nb.ipynb:cell 2:1:32: DDP015 [*] Trainer(strategy='ddp') in a notebook: use 'ddp_notebook'"
     ]
 
 

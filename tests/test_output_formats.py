@@ -29,7 +29,7 @@ def test_json_is_one_valid_array_whose_edits_reproduce_the_fix(tmp_path, run_cli
     proc = run_cli("--output-format", "json", "cases", cwd=tmp_path)
     assert proc.returncode == 1
     records = json.loads(proc.stdout)
-    keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "fixable", "applicability",
+    keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "message", "detail", "fixable", "applicability",
             "unsafe_reason", "fixed", "suppressed", "cell", "fix"}
     assert records and all(set(r) == keys for r in records)
     assert not any(r["fixed"] for r in records)  # nothing was written

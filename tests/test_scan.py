@@ -143,7 +143,7 @@ def test_default_device_switches_a_file_needs_a_parse_for_are_read_only_when_ask
     assert facts.default_devices == eager.default_devices and len(eager.default_devices) == 3
     result = fix_source(files[2], read_source(files[2]), RULES, facts)
     [finding] = [f for f in result.findings if f.code == "DDP002"]
-    assert finding.unsafe and "a_context.py:2" in finding.message
+    assert finding.unsafe and "a_context.py:2" in finding.detail
 
 
 def test_a_deferred_file_gone_by_the_time_it_is_read_counts_as_a_switch(tmp_path):
@@ -161,7 +161,7 @@ def test_the_cli_marks_a_generator_fix_unsafe_for_a_with_block_in_another_file(t
     (tmp_path / "c_loader.py").write_text(LOADER)
     records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
     [finding] = [record for record in records if record["code"] == "DDP002"]
-    assert "a_context.py:2" in finding["message"] and finding["applicability"] == "unsafe"
+    assert "a_context.py:2" in finding["detail"] and finding["applicability"] == "unsafe"
 
 
 def test_the_hazard_words_let_through_every_text_a_hazard_pattern_matches():

@@ -53,22 +53,55 @@ def rules_table() -> str:
 
 
 class Output:
-    """Where text goes, with colour decided once."""
+    """Where text goes, with colour decided once. ``verbose``: each finding line is followed by its
+    explanation (``report.explanation``). Between ``start_paging`` and ``end_paging`` what goes to
+    stdout is gathered, then shown through the pager."""
 
-    def __init__(self, color: bool | None, quiet: bool):
+    def __init__(self, color: bool | None, quiet: bool, verbose: bool = False):
         self.color = color
         self.quiet = quiet
+        self.verbose = verbose
+        self._paged: list[bytes] | None = None
 
     def out(self, text: str = "", nl: bool = True) -> None:
+        if self._paged is not None:
+            styled = self.color if self.color is not None else sys.stdout.isatty()
+            self._paged.append(((text if styled else click.unstyle(text)) + ("\n" if nl else "")).encode())
+            return
         click.echo(text, nl=nl, color=self.color)
+
+    def finding(self, finding: Finding, written: bool = False, err: bool = False) -> None:
+        """A finding line (on stderr with ``err``), and with ``verbose`` its explanation under it."""
+        text = report.finding_line(finding, written)
+        if self.verbose:
+            more = report.explanation(finding, written)
+            text += "\n" + more if more else ""
+        if err:
+            self.err(text)
+        else:
+            self.out(text)
 
     def diff(self, data: bytes) -> None:
         """A diff goes out as the file's own bytes (so ``git apply`` takes it), coloured on a terminal."""
         if self.color if self.color is not None else sys.stdout.isatty():
             data = report.colour_diff(data)
+        if self._paged is not None:
+            self._paged.append(data)
+            return
         sys.stdout.flush()
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
+
+    def start_paging(self) -> None:
+        self._paged = []
+
+    def end_paging(self) -> None:
+        """Show what was gathered through the pager (``ddpfix.pager``)."""
+        from ddpfix import pager
+
+        gathered, self._paged = b"".join(self._paged or ()), None
+        if gathered:
+            pager.page(gathered)
 
     def problems(self, problems: Sequence[Problem]) -> None:
         for problem in problems:
@@ -120,10 +153,17 @@ class Output:
               help="Count the findings left per rule instead of listing them (a --check unless --write).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are left (errors still exit 2).")
 @click.option("--add-noqa", is_flag=True, help="Silence each finding left with a '# noqa: CODE' comment.")
+@click.option("-v", "--verbose", is_flag=True, help="Explain each finding under its line: why it breaks under DDP, "
+              "what to do, and why a fix is unsafe or not offered.")
+@click.option("--show-fixes", is_flag=True, help="With --write, also list the findings fixed, marked [fixed]; "
+              "by default only what is left is listed.")
+@click.option("--no-pager", is_flag=True, help="Print the preview straight to the terminal instead of through "
+              "$DDPFIX_PAGER / $PAGER / less.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
             log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
-            extend_select, statistics, exit_zero, add_noqa):
+            extend_select, statistics, exit_zero, add_noqa,
+            verbose, show_fixes, no_pager):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; default '.';
     '-' reads stdin).
 
@@ -131,7 +171,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     """
     if color is None and os.environ.get("NO_COLOR"):
         color = False  # https://no-color.org
-    output = Output(color, quiet)
+    output = Output(color, quiet, verbose)
     if list_rules:
         output.out(rules_table())
         return EXIT_CLEAN
@@ -232,25 +272,33 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         for result in results:
             for finding in result.findings:
                 if not finding.fixed:
-                    output.err(report.finding_line(finding))
+                    output.finding(finding, err=True)
         for result in changed:
             output.diff(report.unified_diff(result.path, result.original, result.fixed))
         return done(applied=False)
     if mode == "write":
         write_all()
+    # The preview (findings, then the diff) goes through a pager on a terminal, as git's diffs do.
+    paging = mode == "preview" and not no_pager and sys.stdout.isatty()
+    if paging:
+        output.start_paging()
     for result in results:
         for finding in result.findings:
-            output.out(report.finding_line(finding, written=mode == "write"))
+            # --write lists what is left; the fixes written only when asked (as Ruff's --fix).
+            if mode != "write" or not finding.fixed or show_fixes:
+                output.finding(finding, written=mode == "write")
     if mode in ("write", "check"):
         return done(applied=mode == "write")
 
     # preview: the diff, then the question on a terminal
     for result in changed:
         output.diff(report.unified_diff(result.path, result.original, result.fixed))
+    if paging:
+        output.end_paging()
     fixes = sum(f.fixed for r in changed for f in r.findings)
     if changed and _is_tty():
-        question = f"Apply {report.plural(fixes, 'fix', 'fixes')} to {report.plural(len(changed), 'file')}?"
-        if click.confirm(question, default=False):
+        hidden = hidden_fixes(results, options["unsafe_fixes"])
+        if click.confirm(report.preview_question(fixes, len(changed), hidden), default=False):
             write_all()
             return done(applied=True)
     return done(applied=False)
@@ -408,7 +456,7 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     problems = [p for p in problems if p.level == "error"]  # notes are said, not failed on
     findings = [f for r in results for f in r.findings if not f.suppressed]
     allowed = [f for f in findings if f.fixable and (f.safe or unsafe_fixes)]
-    hidden = sum(f.unsafe and not f.fixed for f in findings) if not unsafe_fixes else 0
+    hidden = hidden_fixes(results, unsafe_fixes)
     if report_only:
         changed = [r for r in results if any(f.fixable and not f.suppressed and (f.safe or unsafe_fixes)
                                              for f in r.findings)]
@@ -426,6 +474,13 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     return EXIT_CLEAN
 
 
+def hidden_fixes(results: list[FileResult], unsafe_fixes: bool) -> int:
+    """The unsafe fixes left out because ``--unsafe-fixes`` is off."""
+    if unsafe_fixes:
+        return 0
+    return sum(f.unsafe and not f.fixed and not f.suppressed for r in results for f in r.findings)
+
+
 def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict, *,
               statistics: bool = False, exit_zero: bool = False) -> int:
     """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
@@ -434,11 +489,10 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
     data = sys.stdin.buffer.read()
     result = fix_source(name, data, rules, options=options, fix=mode != "check")
     output.problems(result.problems)
-    findings_to = output.out if mode == "check" else output.err
     if statistics:
         print_statistics([result], "text", output)
     for finding in [] if statistics else result.findings:
-        findings_to(report.finding_line(finding, written=mode in ("write", "preview")))
+        output.finding(finding, written=mode in ("write", "preview"), err=mode != "check")
     if mode == "diff":
         if result.changed:
             output.diff(report.unified_diff(name, result.original, result.fixed))
@@ -452,91 +506,10 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
 
 
 def review_interactively(results, rules, facts, problems, output, options):
-    """Ask about each fix on its own; write each file with exactly the accepted fixes.
+    """Ask about each fix on its own (``ddpfix.review``); the results hold exactly the accepted fixes."""
+    from ddpfix import review  # loaded for -i only
 
-    Rules run in their fixed order; for each, its fixes are offered one by one against the file
-    as the earlier accepted fixes left it, and the engine re-applies just the accepted ones (and
-    verifies the result), so a file is never half-edited. Unsafe fixes are offered too, marked
-    ``[~]`` with what was not proven (a person decides); "all" takes only the safe ones unless
-    ``--unsafe-fixes`` is on.
-    """
-    reviewed: list[FileResult] = []
-    quit_all = False
-    take_unsafe = bool(options.get("unsafe_fixes"))
-    offer = {**options, "unsafe_fixes": True}
-    for result in results:
-        offered = any(f.fixable and not f.suppressed for f in result.findings)
-        if quit_all or not offered or any(p.level == "error" for p in result.problems):
-            result = _without_fixes(result)
-            for finding in result.findings:
-                output.out(report.finding_line(finding))
-            reviewed.append(result)
-            continue
-        current = result.original
-        accepted_findings = []
-        declined = []
-        accept_rest = False
-        for rule in rules:
-            if quit_all:
-                break
-            proposal = fix_source(result.path, current, [rule], facts, options=offer)
-            accepted = []
-            for finding in proposal.findings:
-                if not finding.fixed:
-                    output.out(report.finding_line(finding))
-                    declined.append(finding)
-                    continue
-                if accept_rest:
-                    if finding.safe or take_unsafe:
-                        accepted.append(finding)
-                    else:
-                        output.out(report.finding_line(finding))
-                        declined.append(_not_written(finding))
-                    continue
-                single = fix_source(result.path, current, [rule], facts, only={finding.key}, options=options)
-                output.out(report.finding_line(finding))
-                if single.changed:
-                    output.diff(report.unified_diff(result.path, current, single.fixed))
-                answer = _ask(unsafe=finding.unsafe)
-                if answer == "y":
-                    accepted.append(finding)
-                elif answer == "a":
-                    accepted.append(finding)
-                    accept_rest = True
-                elif answer == "q":
-                    declined.append(_not_written(finding))
-                    quit_all = True
-                    break
-                else:
-                    declined.append(_not_written(finding))
-            if accepted:
-                applied = fix_source(result.path, current, [rule], facts, only={f.key for f in accepted}, options=options)
-                if any(p.level == "error" for p in applied.problems):
-                    output.problems(applied.problems)
-                    problems.extend(applied.problems)
-                    break
-                current = applied.output
-                accepted_findings += [f for f in applied.findings if f.fixed]
-        final = FileResult(result.path, result.original, current if current != result.original else None,
-                           accepted_findings + [_not_written(f) for f in declined])
-        reviewed.append(final)
-    return reviewed
-
-
-def _without_fixes(result: FileResult) -> FileResult:
-    return FileResult(result.path, result.original, None, [_not_written(f) for f in result.findings], result.problems)
-
-
-def _ask(unsafe: bool = False) -> str:
-    question = "Apply this unsafe fix (review it)?" if unsafe else "Apply this fix?"
-    while True:
-        try:
-            answer = input(f"{question} [y]es / [n]o / [a]ll in this file / [q]uit: ").strip().lower()
-        except EOFError:
-            return "q"
-        if answer[:1] in ("y", "n", "a", "q"):
-            return answer[:1]
-        click.echo("Please answer y, n, a or q.")
+    return review.review(results, rules, facts, problems, output, options)
 
 
 def run_language_server(args: list[str]) -> int:

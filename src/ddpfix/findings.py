@@ -17,7 +17,11 @@ class FixKey(NamedTuple):
 
 @dataclass(frozen=True)
 class Finding:
-    """A pitfall a rule found. Lines and columns are 1-based, as editors count them."""
+    """A pitfall a rule found. Lines and columns are 1-based, as editors count them.
+
+    ``message`` is the short text of the finding line (``path:line:col: CODE [*] message``), specific
+    to this finding; ``detail`` the long one.
+    """
 
     path: str
     line: int
@@ -35,6 +39,9 @@ class Finding:
     applicability: str | None = None
     #: Why the fix is unsafe: what the analysis could not prove (empty for a safe fix).
     unsafe_reason: str = ""
+    #: The explanation behind the short ``message``: why it breaks under DDP, what to do, and why
+    #: it is not rewritten where it is not (``-v``, JSON's ``detail``; empty where the message says all).
+    detail: str = ""
 
     @property
     def safe(self) -> bool:

@@ -137,7 +137,8 @@ class Snapshot:
         rule = rule_for(finding.code)
         return types.Diagnostic(
             range=self.finding_range(finding),
-            message=finding.message,
+            # The short message first (problem lists show the first line), the explanation under it (hover).
+            message=f"{finding.message}\n\n{finding.detail}" if finding.detail else finding.message,
             severity=types.DiagnosticSeverity.Warning,
             code=finding.code,
             code_description=types.CodeDescription(rule.url()) if rule else None,

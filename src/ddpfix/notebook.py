@@ -292,8 +292,11 @@ def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None
     if end_cell != cell_index:
         end_line = line
     # A message that names another line ("the loader on line 17") names it the notebook's way.
-    message = _LINE_REFERENCE.sub(lambda m: "cell {} line {}".format(*notebook.locate(module, int(m.group(1)))), finding.message)
-    return replace(finding, line=line, end_line=end_line, cell=cell_index, message=message,
+    def in_cells(text: str) -> str:
+        return _LINE_REFERENCE.sub(lambda m: "cell {} line {}".format(*notebook.locate(module, int(m.group(1)))), text)
+
+    return replace(finding, line=line, end_line=end_line, cell=cell_index, message=in_cells(finding.message),
+                   detail=in_cells(finding.detail),
                    fixed=finding.fixed if fixed is None else fixed and finding.fixed)
 
 

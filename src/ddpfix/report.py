@@ -29,8 +29,8 @@ SAFE_MARK, UNSAFE_MARK = "[*]", "[~]"
 
 
 def finding_line(finding: Finding, written: bool = False) -> str:
-    """``path:line:col: CODE [*] message``: ``[*]`` marks a safe fix, ``[~]`` an unsafe one (with what
-    was not proven), ``[fixed]`` a fix written."""
+    """``path:line:col: CODE [*] message``: ``[*]`` marks a safe fix, ``[~]`` an unsafe one,
+    ``[fixed]`` a fix written. The message is the short one: ``explanation`` has the rest."""
     if finding.suppressed:
         mark = "[suppressed] "
     elif written and finding.fixed:
@@ -39,11 +39,23 @@ def finding_line(finding: Finding, written: bool = False) -> str:
         mark = f"{SAFE_MARK} " if finding.safe else f"{UNSAFE_MARK} "
     else:
         mark = ""
-    message = finding.message
-    if finding.unsafe and not (written and finding.fixed):
-        message += f" (unsafe fix: {finding.unsafe_reason or 'not proven safe'})"
     location = click.style(f"{place(finding.path, finding.cell)}:{finding.line}:{finding.column}:", bold=True)
-    return f"{location} {click.style(finding.code, fg='red', bold=True)} {mark}{message}"
+    return f"{location} {click.style(finding.code, fg='red', bold=True)} {mark}{finding.message}"
+
+
+#: The indent of the explanation under a finding line.
+EXPLANATION_INDENT = "    "
+
+
+def explanation(finding: Finding, written: bool = False) -> str:
+    """What ``-v`` prints under a finding line: the finding's ``detail`` and, for an unsafe fix not
+    written, what was not proven; each on an indented line of its own (the terminal wraps it; grep
+    still finds it whole), so that only the finding line matches the ``path:line:col:`` pattern
+    editors parse. Empty when there is nothing to add."""
+    lines = [finding.detail] if finding.detail else []
+    if finding.unsafe and not (written and finding.fixed):
+        lines.append(f"unsafe fix: {finding.unsafe_reason or 'not proven safe'}")
+    return "\n".join(EXPLANATION_INDENT + line for line in lines)
 
 
 def place(path: str, cell: int | None) -> str:
@@ -132,6 +144,13 @@ def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int,
     return " ".join(parts)
 
 
+def preview_question(fixes: int, files: int, hidden: int) -> str:
+    """The preview's question, with what it would do beside it (the summary comes after the answer)."""
+    more = f" ({hidden} more with --unsafe-fixes)" if hidden else ""
+    return (f"Would fix {plural(fixes, 'issue')} in {plural(files, 'file')}{more}. "
+            f"Apply {plural(fixes, 'fix', 'fixes')} to {plural(files, 'file')}?")
+
+
 # --- machine-readable formats ------------------------------------------------------------------
 
 
@@ -181,6 +200,7 @@ def finding_record(finding: Finding, edits: list[dict]) -> dict:
         "code": finding.code,
         "name": finding.name,
         "message": finding.message,
+        "detail": finding.detail or None,
         "fixable": finding.fixable,
         "applicability": finding.applicability,
         "unsafe_reason": finding.unsafe_reason or None,
@@ -201,6 +221,7 @@ def problem_record(problem: Problem) -> dict:
         "code": problem.code,
         "name": problem.level,
         "message": problem.message,
+        "detail": None,
         "fixable": False,
         "applicability": None,
         "unsafe_reason": None,

@@ -347,7 +347,7 @@ def rule_code(rule: str) -> str:
 def rewrite(source: Path, folder: Path, unsafe: bool = False, whole: bool = True) -> Rewrite:
     """Copy ``source`` alone into ``folder`` (a fresh folder, so that no other file's facts — seeds,
     monitored metrics — reach ddpfix) with a ``pyproject.toml`` of default settings (the folder is a
-    project root), and run ``python -m ddpfix --write --no-color -q`` (``--unsafe-fixes`` too if
+    project root), and run ``python -m ddpfix --write --show-fixes --no-color -q`` (``--unsafe-fixes`` too if
     asked) on it: on the folder (``whole``: the run reads the whole project, so its facts are
     complete), or on the file named alone (``FILE``: a partial view, on which ddpfix may hold back
     fixes whose safety rests on the rest of the project)."""
@@ -356,7 +356,7 @@ def rewrite(source: Path, folder: Path, unsafe: bool = False, whole: bool = True
     target = folder / source.name
     shutil.copyfile(source, target)
     before = source.read_bytes()
-    args = ["--write", "--no-color", "-q", *(["--unsafe-fixes"] if unsafe else []), "." if whole else target.name]
+    args = ["--write", "--show-fixes", "--no-color", "-q", *(["--unsafe-fixes"] if unsafe else []), "." if whole else target.name]
     proc = ddpfix(args, folder)
     return Rewrite(before, target.read_bytes(), proc, unsafe)
 

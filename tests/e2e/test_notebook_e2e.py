@@ -31,7 +31,7 @@ def test_notebook_ddp_is_refused_and_the_rewrite_trains(tmp_path):
     assert "is not compatible with an interactive environment" in before.stderr, before.stderr[-3000:]
     assert "finished" not in before.results()
 
-    proc = subprocess.run([ddpfix_executable(), "--write", str(notebook)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([ddpfix_executable(), "--write", "--show-fixes", str(notebook)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "train.ipynb:cell 3:1:" in proc.stdout and "DDP015 [fixed]" in proc.stdout
 

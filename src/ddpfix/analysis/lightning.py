@@ -103,6 +103,32 @@ def string_value(node: ast.expr, text: str | None = None) -> str | None:
     return None
 
 
+def logged_names(call: ast.Call) -> list[str] | None:
+    """The metric names a ``self.log``/``self.log_dict`` call logs, when they are literals."""
+    first = next((a for a in arguments_in_order(call)
+                  if not isinstance(a, ast.keyword) or a.arg in (None, "name", "dictionary")), None)
+    if first is None or isinstance(first, ast.Starred) or (isinstance(first, ast.keyword) and first.arg is None):
+        return None
+    value = first.value if isinstance(first, ast.keyword) else first
+    if call.func.attr == "log":
+        name = string_value(value)
+        return [name] if name is not None else None
+    if isinstance(value, ast.Dict):
+        keys = [string_value(k) if k is not None else None for k in value.keys]  # None: ``**d``
+        return keys if keys and all(k is not None for k in keys) else None
+    return None
+
+
+def log_label(call: ast.Call) -> str:
+    """``self.log('val_loss')`` for a finding: the call with the metric names it logs (``...`` when
+    they are not literals), cut short for a long ``log_dict``."""
+    names = logged_names(call)
+    shown = ", ".join(repr(n) for n in names) if names else "..."
+    if len(shown) > 40:
+        shown = shown[:39] + "…"
+    return f"self.{call.func.attr}({shown})"
+
+
 def device_kind(node: ast.expr, imports: ImportTable, segment) -> str:
     """``_lightning.device_kind`` on CPython's tree: ``"cuda"``, ``"cpu"`` or ``"unknown"``.
 

@@ -89,7 +89,8 @@ class AmbiguousBatchSize(Rule):
                 per_epoch = is_true(on_epoch) if on_epoch is not None else hook in EPOCH_BY_DEFAULT
                 if not per_epoch:
                     continue  # step values are not weighted
-                ctx.report(call, f"self.{call.func.attr}(...) in {hook} accumulates over the epoch without "
+                ctx.report(call, f"self.{call.func.attr}(...) in {hook}: per-epoch mean without batch_size",
+                           detail=f"self.{call.func.attr}(...) in {hook} accumulates over the epoch without "
                            f"batch_size: {why}, and the epoch mean is weighted by that guess; add {hint}", fixable=False)
 
 

@@ -26,6 +26,13 @@ _CONTINUATION = lazy_compile(r"\\(?:\r\n|\r|\n)")
 #: Why a fix is unsafe when its rule says nothing more: it was not proven safe.
 NOT_PROVEN = "not proven to keep what correct code computes"
 
+def clip(text: str, width: int = 30) -> str:
+    """``text`` for a finding line: code quoted in a short message is cut to ``width`` characters
+    (the ``detail`` quotes it whole)."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class TreeView:
     """One version of the file as the rules read it (``Rule.check``): CPython's tree, its bytes and
     text, its import table, and (computed on first use, once) positions as LibCST counts them,
@@ -156,9 +163,14 @@ class RuleContext:
         the spans typed edits name, and the places findings are reported at."""
         return self.view.position(node)
 
-    def report(self, node: ast.AST, message: str, *, fixable: bool, safe: bool = False,
+    def report(self, node: ast.AST, message: str, *, fixable: bool, detail: str = "", safe: bool = False,
                why: str = "", edits: Sequence[object] | None = None) -> bool:
         """Record a finding at ``node``; True when its fix is to be applied.
+
+        ``message``: what is wrong here, short enough for one finding line (about 70 characters;
+        name what makes the finding this one: the call, the metric, the hook); ``detail``: the
+        explanation (why it breaks under DDP, what to do, why it is not rewritten), shown with
+        ``-v`` and in JSON.
 
         ``safe`` says the analysis proved the fix changes nothing the program computes except the
         DDP failure; otherwise the fix is unsafe, ``why`` saying what was not proven. Unknown is
@@ -178,7 +190,8 @@ class RuleContext:
         ):
             if self.options.get("show_suppressed"):
                 self.findings.append(Finding(self.path, line, column, where.end.line, where.end.column + 1,
-                                             self.rule.code, self.rule.name, message, False, False, True))
+                                             self.rule.code, self.rule.name, message, False, False, True,
+                                             detail=detail))
             return False
         key = FixKey(self.rule.code, line, column)
         applicability, reason = None, ""
@@ -205,6 +218,7 @@ class RuleContext:
                 fixed=apply,
                 applicability=applicability,
                 unsafe_reason=reason,
+                detail=detail,
             )
         )
         return apply

@@ -227,21 +227,29 @@ class CollectiveUnderRankGuard(Rule):
         regions = [gated_at_module_level(tree, tests)] + [gated_statements(f, tests) for f in functions(tree)]
         for region in regions:
             for statement, guard in region:
-                for call, what in _collectives(statement, ctx, metrics):
+                for call, what, why in _collectives(statement, ctx, metrics):
                     if id(call) in seen:
                         continue
                     seen.add(id(call))
-                    ctx.report(call, _message(what, guard, ctx), fixable=False)
+                    ctx.report(call, _message(what, guard, ctx), detail=_detail(what, why, guard, ctx), fixable=False)
+
+
+def _where(guard: Guard, ctx: RuleContext, short: bool = False) -> str:
+    """Where the call runs on rank 0 only, as the detail says it (``short``: the finding line)."""
+    if guard.branch == "decorator":
+        return "in a @rank_zero_only function"
+    line = ctx.position(guard.node).start.line
+    return f"under a rank guard (line {line})" if short else f"under the rank guard on line {line}"
 
 
 def _message(what: str, guard: Guard, ctx: RuleContext) -> str:
-    if guard.branch == "decorator":
-        where = "in a @rank_zero_only function"
-    else:
-        where = f"under the rank guard on line {ctx.position(guard.node).start.line}"
+    return f"collective {what} {_where(guard, ctx, short=True)}: the other ranks stall"
+
+
+def _detail(what: str, why: str, guard: Guard, ctx: RuleContext) -> str:
     return (
-        f"{what} is a collective and runs {where}: only rank 0 enters it, so every rank stalls; run it on "
-        "every rank and keep only its side effects (saving, printing) under the guard"
+        f"{what}{why} is a collective and runs {_where(guard, ctx)}: only rank 0 enters it, so every rank "
+        "stalls; run it on every rank and keep only its side effects (saving, printing) under the guard"
     )
 
 
@@ -269,12 +277,16 @@ def _calls(statement: ast.stmt) -> Iterator[ast.Call]:
         pending.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def _collectives(statement: ast.stmt, ctx: RuleContext, metrics: set[str]) -> Iterator[tuple[ast.Call, str]]:
+def _collectives(statement: ast.stmt, ctx: RuleContext, metrics: set[str]) -> Iterator[tuple[ast.Call, str, str]]:
+    """Each collective call of the statement, with its text and what makes it one (or "")."""
     for call in _calls(statement):
         why = _collective(call.func, ctx, metrics)
         if why is not None:
             # The call's text only for a finding: it needs the file's line table.
-            yield call, "self.all_gather()" if why == "self" else f"{ctx.view.positions.segment(call.func)}(){why}"
+            if why == "self":
+                yield call, "self.all_gather()", ""
+            else:
+                yield call, f"{ctx.view.positions.segment(call.func)}()", why
 
 
 def _collective(func: ast.expr, ctx: RuleContext, metrics: set[str]) -> str | None:

@@ -161,17 +161,18 @@ class CudaGenerator(Rule):
             if kind == "unknown":
                 ctx.report(
                     origin.call,
-                    f"generator with a non-literal device reaches {sites}: if it is a CUDA device, data "
+                    f"generator of a non-literal device reaches {_first_site(origin)}",
+                    detail=f"generator with a non-literal device reaches {sites}: if it is a CUDA device, data "
                     "loading fails (\"Expected a 'cpu' device type for generator\"); data loading needs a "
                     "CPU generator, torch.Generator()",
                     fixable=False,
                 )
                 continue
-            message, fixable = _verdict(origin, scan.other_use(origin), sites, ctx)
+            message, detail, fixable = _verdict(origin, scan.other_use(origin), sites, ctx)
             if fixable:
-                _report_fix(origin, device, message, ctx)
+                _report_fix(origin, device, message, detail, ctx)
             else:
-                ctx.report(origin.call, message, fixable=False)
+                ctx.report(origin.call, message, detail=detail, fixable=False)
 
 
 def _device(call: ast.Call, ctx: RuleContext) -> tuple[ast.expr | ast.keyword | None, str]:
@@ -189,30 +190,39 @@ def _device(call: ast.Call, ctx: RuleContext) -> tuple[ast.expr | ast.keyword | 
     return None, "cpu"
 
 
-def _report_fix(origin: _Origin, device: ast.expr | ast.keyword, message: str, ctx: RuleContext) -> None:
+def _report_fix(origin: _Origin, device: ast.expr | ast.keyword, message: str, detail: str, ctx: RuleContext) -> None:
     """The finding with its fix, the device argument dropped; none where that would drop a comment."""
     index = _tree_lightning.arguments_in_order(origin.call).index(device)
     if not edits.drop_keeps_comments(ctx.view, origin.call, index):
-        ctx.report(origin.call, message + " (not rewritten: it would drop a comment inside the call)", fixable=False)
+        ctx.report(origin.call, message, detail=detail + " (not rewritten: it would drop a comment inside the call)",
+                   fixable=False)
         return
     why = _unproven(origin, ctx)
     edit = edits.DropArgument(Span.of(ctx.position(origin.call)), index)
-    ctx.report(origin.call, message, fixable=True, safe=not why, why=why, edits=[edit])
+    ctx.report(origin.call, message, detail=detail, fixable=True, safe=not why, why=why, edits=[edit])
 
 
-def _verdict(origin: _Origin, other_use: int | None, sites: str, ctx: RuleContext) -> tuple[str, bool]:
-    """The finding's message, and whether a fix is offered. No fix where the generator has other
+def _first_site(origin: _Origin) -> str:
+    """Where the generator goes, for the finding line: the first loader, and how many more."""
+    name, line = origin.sites[0]
+    more = len(origin.sites) - 1
+    return f"{name} (line {line})" + (f" and {more} more" if more else "")
+
+
+def _verdict(origin: _Origin, other_use: int | None, sites: str, ctx: RuleContext) -> tuple[str, str, bool]:
+    """The finding's message and detail, and whether a fix is offered. No fix where the generator has other
     work, or where this file switches the whole process to a literal CUDA default device (samplers
     need the CUDA generator there); a fix naming the switches where one stands elsewhere or its
     device is not a literal."""
+    first = _first_site(origin)
     if other_use is not None:
-        return (
+        return f"CUDA generator reaches {first} and CUDA work on line {other_use}", (
             f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
             "draws indices on the CPU and fails; give the loader its own CPU generator"
         ), False
     switches = ctx.facts.default_devices
     if switches and _safety.blocking_switch(switches, ctx.path):
-        return (
+        return f"CUDA generator reaches {first}; the default device is CUDA", (
             f"CUDA generator reaches {sites}, and the default device is CUDA "
             f"({_safety.switches_text(switches, ctx.path)}): samplers then draw on CUDA and need this generator, "
             "a CPU one fails with \"Expected a 'cuda' device type for generator but found 'cpu'\"; not rewritten: "
@@ -227,7 +237,7 @@ def _verdict(origin: _Origin, other_use: int | None, sites: str, ctx: RuleContex
             f"; but the default device may be CUDA ({_safety.switches_text(switches, ctx.path)}), where samplers "
             "need this CUDA generator: change the generator and the default-device switch together"
         )
-    return message, True
+    return f"CUDA generator reaches {first}, which draws on the CPU", message, True
 
 
 def _unproven(origin: _Origin, ctx: RuleContext) -> str:

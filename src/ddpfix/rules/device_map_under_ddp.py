@@ -12,7 +12,7 @@ from ddpfix.edits import Span
 from ddpfix.rules import _device_map_under_ddp_safety as safety
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import tree_text as tree_text
-from ddpfix.rules.base import Rule, RuleContext, TreeView
+from ddpfix.rules.base import Rule, RuleContext, TreeView, clip
 
 PER_RANK_MAP = '{"": int(os.environ.get("LOCAL_RANK", 0))}'
 SINGLE_DEVICE_STRINGS = frozenset({"auto", "cuda", "cuda:0", "balanced", "balanced_low_0", "sequential"})
@@ -127,14 +127,15 @@ class DeviceMapUnderDdp(Rule):
                 continue
             # LibCST's value of the keyword: with its own parentheses, which ``ast``'s value leaves out.
             value = (_value_start(device_map, view), tree_text.end(device_map, view))
-            head = _head(tree_text.code_between(view, *value, statement))
+            code = tree_text.code_between(view, *value, statement)
+            head, short = _head(code), f"from_pretrained(device_map={clip(code)}) under DDP pins inputs to one GPU"
             if unknown_quantisation and not quantised:
-                ctx.report(call, f"{head}; whether the model is quantised is not a literal here, so it is not "
+                ctx.report(call, short, detail=f"{head}; whether the model is quantised is not a literal here, so it is not "
                            f"rewritten: drop device_map for a full-precision model, use {PER_RANK_MAP} for a "
                            f"quantised one{TAIL}", fixable=False)
                 continue
             if kind == "variable":
-                ctx.report(call, f"{head}; the map is a variable, so it is not rewritten: drop it (or use "
+                ctx.report(call, short, detail=f"{head}; the map is a variable, so it is not rewritten: drop it (or use "
                            f"{PER_RANK_MAP} for a quantised model){TAIL}", fixable=False)
                 if cls is not None:
                     wrapped_classes.setdefault(cls, call)
@@ -153,14 +154,15 @@ class DeviceMapUnderDdp(Rule):
                            "device_map=\"auto\" is model parallelism, not DDP)")
             message = f"{head}; {advice}{TAIL}"
             if loses_comment:
-                ctx.report(call, message + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+                ctx.report(call, short, detail=message + " (not rewritten: a comment inside the call would be lost)",
+                           fixable=False)
             elif quantised and in_fstring:
                 # Before Python 3.12 an f-string's expressions cannot hold its own quote character.
-                ctx.report(call, message + " (not rewritten: inside an f-string, the quotes of the per-rank map "
-                           "could end the string)", fixable=False)
+                ctx.report(call, short, detail=message + " (not rewritten: inside an f-string, the quotes of the "
+                           "per-rank map could end the string)", fixable=False)
             else:
                 safe, why = safety.load_safety(call, trained.get(id(call)), run, quantised, device_map.value)
-                ctx.report(call, message, fixable=True, safe=safe, why=why, edits=fix)
+                ctx.report(call, short, detail=message, fixable=True, safe=safe, why=why, edits=fix)
         for cls, load in wrapped_classes.items():
             _report_input_moves(cls, load, ctx)
 
@@ -177,7 +179,8 @@ def _report_input_moves(cls: ast.ClassDef, load: ast.Call, ctx: RuleContext) -> 
     line = ctx.position(load).start.line
     names = ", ".join(moves)
     moved = tuple(f"{name} = {name}.to(self.device)" for name in moves)
-    ctx.report(forward, f"forward moves its inputs ({names}) to self.device because the model loaded on line "
+    ctx.report(forward, f"forward: move inputs to self.device (device_map kept on line {line})",
+               detail=f"forward moves its inputs ({names}) to self.device because the model loaded on line "
                f"{line} keeps a device_map; removing the device map is the real fix", fixable=True,
                why="the device map stays, and accelerate's hooks still send the inputs to the device it names",
                edits=[edits.PrependStatements(Span.of(ctx.position(forward)), moved)])

@@ -168,15 +168,20 @@ class EpochLogSync(Rule):
                 facts, unordered = safety[cls]
                 if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
                     # What --write would refuse (apply_edits keeps every comment): --check says so too.
-                    ctx.report(call, _message(call.func.attr, method.name)
+                    ctx.report(call, _message(call, method.name), detail=_detail(call.func.attr, method.name)
                                + " (not rewritten: a comment inside the call would be lost)", fixable=False)
                     continue
                 why = fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data")
-                ctx.report(call, _message(call.func.attr, method.name), fixable=True, safe=why is None, why=why or "",
+                ctx.report(call, _message(call, method.name), detail=_detail(call.func.attr, method.name),
+                           fixable=True, safe=why is None, why=why or "",
                            edits=[edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
 
 
-def _message(method: str, hook: str) -> str:
+def _message(call: ast.Call, hook: str) -> str:
+    return f"{tree_lightning.log_label(call)} in {hook}: epoch value without sync_dist"
+
+
+def _detail(method: str, hook: str) -> str:
     return (
         f"self.{method}(...) in {hook} logs per epoch without sync_dist: under DDP "
         "the value logged (and seen by checkpoints and early stopping) is rank 0's shard only; "

@@ -14,7 +14,7 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import tree_text as tree_text
 from ddpfix.analysis.ast_shapes import imports_of, last_name, may_be, methods
 from ddpfix.analysis.lightning import TENSOR_FACTORIES, runs_on_device
-from ddpfix.rules.base import Rule, RuleContext
+from ddpfix.rules.base import Rule, RuleContext, clip
 
 SELF_DEVICE = "self.device"
 
@@ -154,19 +154,25 @@ class HardcodedDevice(Rule):
                 placement = _placement(call, statement, ctx, on_device)
                 if placement is None:
                     continue
+                what = clip(placement.what, 40)
                 if placement.fix is None:
-                    ctx.report(call, f"{placement.what} in {method.name}: {_why(method.name)}", fixable=False)
+                    where = "the batch is still on the CPU" if method.name in CPU_DATA_HOOKS else "before the module is placed"
+                    ctx.report(call, f"{what} in {method.name}: {where}",
+                               detail=f"{placement.what} in {method.name}: {_why(method.name)}", fixable=False)
                     continue
+                short = f"{what} in {method.name}: one fixed GPU on every rank"
                 message = f"{placement.what} in {method.name}: on rank N the tensor must be on cuda:N; use self.device"
                 problem = _unfixable(call, placement, in_fstring, ctx)
                 if problem is not None:
-                    ctx.report(call, f"{message} (not rewritten: {problem})", fixable=False)
+                    ctx.report(call, short, detail=f"{message} (not rewritten: {problem})", fixable=False)
                     continue
                 safe, why = _safety(call, placement, facts, ddp, ordinals, ctx, default_dtype_changed)
-                ctx.report(call, message, fixable=True, safe=safe, why=why, edits=_edits(call, placement, ctx))
-            for assign, text in _device_variables(method, ctx):
-                ctx.report(assign, f"{text} in {method.name}: moves to it put every rank's tensors on one GPU; "
-                           "use self.device", fixable=False)
+                ctx.report(call, short, detail=message, fixable=True, safe=safe, why=why,
+                           edits=_edits(call, placement, ctx))
+            for assign, target in _device_variables(method, ctx):
+                ctx.report(assign, f"{clip(target)} = torch.device(...) in {method.name}: a fixed GPU",
+                           detail=f"{target} = torch.device(...) names a fixed CUDA device in {method.name}: moves to "
+                           "it put every rank's tensors on one GPU; use self.device", fixable=False)
 
 
 # Hooks whose names look like device hooks but that get the batch while it is still on the CPU.
@@ -418,7 +424,8 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, ordin
 
 
 def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
-    """``device = torch.device("cuda")`` (or ``self.device_ = ...``) inside the method, in source order."""
+    """``device = torch.device("cuda")`` (or ``self.device_ = ...``) inside the method, in source order,
+    each with its target's code."""
     found = []
     segment = ctx.view.positions.segment
     for statement in method.body:
@@ -428,7 +435,7 @@ def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleC
             value = node.value
             if ctx.imports.qualify(value.func) != "torch.device" or tree_lightning.device_kind(value, ctx.imports, segment) != "cuda":
                 continue
-            found.append((node, f"{_target_code(node, ctx)} = torch.device(...) names a fixed CUDA device"))
+            found.append((node, _target_code(node, ctx)))
     return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
 
 

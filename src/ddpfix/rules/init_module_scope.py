@@ -21,7 +21,7 @@ from ddpfix.analysis.lightning import (
                                        )
 from ddpfix.analysis.names import root_name, statement_names
 from ddpfix.analysis.tree_text import code_between, comment_in
-from ddpfix.rules.base import Rule, RuleContext
+from ddpfix.rules.base import Rule, RuleContext, clip
 
 TRAINERS = frozenset({"Trainer", "Fabric"})
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -242,15 +242,17 @@ class InitModuleScope(Rule):
             plan = _plan(block, knowledge)
             if plan.nothing_to_move:
                 continue
+            short = f"{_short_cause(plan.cause)} inside `{clip(block.label)}`"
             message = f"{plan.cause} inside `{block.label}`: {plan.consequence}; only model construction belongs inside"
             if plan.refusal:
-                ctx.report(block.node, f"{message} (not rewritten: {plan.refusal})", fixable=False)
+                ctx.report(block.node, short, detail=f"{message} (not rewritten: {plan.refusal})", fixable=False)
                 continue
             why = _unsafe_because(block, plan, knowledge)
             edit = _move_out(block, plan, knowledge)
-            ctx.report(block.node, message, fixable=True, safe=why is None, why=why or "", edits=[edit])
+            ctx.report(block.node, short, detail=message, fixable=True, safe=why is None, why=why or "", edits=[edit])
         for call, loader_line in knowledge.default_device_calls:
-            ctx.report(call, _default_device_message(loader_line), fixable=False)
+            ctx.report(call, f"set_default_device(\"cuda\") puts the loader on line {loader_line} on the GPU",
+                       detail=_default_device_message(loader_line), fixable=False)
 
 
 # --- what the file tells us ------------------------------------------------------------------
@@ -263,6 +265,12 @@ _DATA_CONSEQUENCE = "tensors it creates land on the GPU (and in the init dtype),
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WITHS = (ast.With, ast.AsyncWith)
 _LINE_BREAK = lazy_compile(r"\r\n?|\n")
+
+
+def _short_cause(cause: str) -> str:
+    """``plan.cause`` (```code` runs``) for a finding line: the code cut short."""
+    code, runs = cause.rsplit("` ", 1) if cause.startswith("`") and "` " in cause else (cause, "")
+    return f"`{clip(code.lstrip('`'), 28)}` {runs}".rstrip() if runs else clip(cause, 40)
 
 
 def _default_device_message(loader_line: int) -> str:
@@ -817,7 +825,9 @@ def _describe(lines, kinds, knowledge: _Knowledge) -> tuple[str, str]:
     # Name the data work itself where one statement says so (a DataModule, a DataLoader).
     codes = {index: layout.code(lines, index) for index in moved}
     first = next((index for index in moved if DATA_WORDS.search(codes[index])), moved[0] if moved else None)
-    text = codes[first].strip().splitlines()[0] if first is not None else "data work"
+    # The statement's first line of code (a comment above it is part of its text here).
+    code_lines = [line.strip() for line in codes[first].strip().splitlines() if not line.lstrip().startswith("#")] if first is not None else []
+    text = code_lines[0] if code_lines else "data work"
     return f"`{text}` runs", _DATA_CONSEQUENCE
 
 

@@ -8,7 +8,7 @@ from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis import tree_text as tree_text
 from ddpfix.analysis.ast_shapes import every_node, imports_of, last_name, resolved
 from ddpfix.analysis.lightning import keyword, lightning_name, string_value
-from ddpfix.rules.base import Rule, RuleContext
+from ddpfix.rules.base import Rule, RuleContext, clip
 
 
 class LrFinderMultiDevice(Rule):
@@ -92,9 +92,11 @@ class LrFinderMultiDevice(Rule):
         pin = ctx.facts.pins.get(ctx.path) if ctx.path in ctx.facts.pins else _own_pin(ctx)
         if pin is not None and pin.verdict == "fixed":
             return
-        message = _message(pin, scan.multi_device_trainers[0][1])
+        devices = scan.multi_device_trainers[0][1]
+        message = _message(pin, devices)
         for node, what in scan.finders:
-            ctx.report(node, f"{what} with a Trainer on {message}", fixable=False)
+            ctx.report(node, f"{what} on {clip(devices)} needs Lightning>=2.4.0",
+                       detail=f"{what} with a Trainer on {message}", fixable=False)
 
 
 def _message(pin, devices: str) -> str:

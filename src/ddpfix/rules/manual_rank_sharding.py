@@ -142,10 +142,12 @@ class ManualRankSharding(Rule):
                 continue  # Lightning never adds a sampler to an IterableDataset: sharding it is the author's job
             use = _RankUses(ctx).first_in(cls)
             if use is not None:
-                ctx.report(use, _sharded_message(name), fixable=False)
+                ctx.report(use, f"{name} selects its data by rank; Lightning shards it again",
+                           detail=_sharded_message(name), fixable=False)
         if builds_ddp_trainer(tree, ctx.imports, ctx.data):
             for arg in _custom_samplers(tree, ctx.imports):
-                ctx.report(arg, _sampler_message(arg.arg), fixable=False)
+                ctx.report(arg, f"DataLoader({arg.arg}=...) in a DDP script: Lightning shards it again",
+                           detail=_sampler_message(arg.arg), fixable=False)
 
 
 def _sharded_message(name: str) -> str:

@@ -12,7 +12,7 @@ from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import lightning_name
-from ddpfix.rules.base import Rule, RuleContext
+from ddpfix.rules.base import Rule, RuleContext, clip
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # The launcher-only twins of each DDP strategy name: same DDP, started by fork. The Trainer registers
@@ -105,28 +105,33 @@ class NotebookStrategy(Rule):
             message = (f"{owner}(strategy={name!r}) in a notebook: Lightning refuses it in an interactive "
                        "environment ('not compatible with an interactive environment')")
             twin = twins.get(name)
+            short = f"{owner}(strategy={clip(repr(name))}) in a notebook: use {twin or 'ddp_notebook'!r}"
             if twin is None:
-                ctx.report(arg, f"{message}; {owner} has no notebook twin of it: use 'ddp_notebook'", fixable=False)
+                ctx.report(arg, short, detail=f"{message}; {owner} has no notebook twin of it: use 'ddp_notebook'",
+                           fixable=False)
                 continue
             if tree_lightning.has_comment(arg.value, ctx.view):
-                ctx.report(arg, f"{message}; use {twin!r} (not rewritten: a comment inside the call would be lost)",
-                           fixable=False)
+                ctx.report(arg, short, detail=f"{message}; use {twin!r} (not rewritten: a comment inside the call "
+                           "would be lost)", fixable=False)
                 continue
             unsafe = _unproven(arg, owner, parents)
             edit = edits.ReplaceExpression(Span.of(ctx.position(arg.value)), _in_same_quotes(ctx.view.positions.segment(arg.value), twin))
-            ctx.report(arg, f"{message}; use {twin!r}", fixable=True, safe=unsafe is None, why=unsafe or "", edits=[edit])
+            ctx.report(arg, short, detail=f"{message}; use {twin!r}", fixable=True, safe=unsafe is None, why=unsafe or "",
+                       edits=[edit])
         for call in ddp_strategies:
             start = tree_lightning.keyword(call, "start_method")
             if start is not None and tree_lightning.string_value(start.value) in FORKING:
                 continue
             message = "DDPStrategy in a notebook must fork: 'popen' and 'spawn' are refused in an interactive environment"
+            short = "DDPStrategy in a notebook needs start_method=\"fork\""
             if start is not None and tree_lightning.string_value(start.value) is None or tree_lightning.has_star(call):
-                ctx.report(call, message + "; pass start_method=\"fork\"", fixable=False)
+                ctx.report(call, short, detail=message + "; pass start_method=\"fork\"", fixable=False)
                 continue
             owner = lightning_name(ctx.imports, parents[id(parents[id(call)])].func)
             unsafe = "DDPStrategy's arguments are positional: `start_method` may be among them" if call.args else None
             unsafe = unsafe or _unproven(call, owner, parents)
-            ctx.report(call, message + "; start_method=\"fork\" added", fixable=True, safe=unsafe is None, why=unsafe or "",
+            ctx.report(call, short, detail=message + "; start_method=\"fork\" added", fixable=True, safe=unsafe is None,
+                       why=unsafe or "",
                        edits=[edits.SetKeyword(Span.of(ctx.position(call)), "start_method", '"fork"')])
 
 

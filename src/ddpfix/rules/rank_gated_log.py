@@ -12,7 +12,7 @@ from ddpfix.analysis.ast_shapes import a_method_calls_self_log
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.rules._rank_gated_log_safety import move_unproven, synced_elsewhere, unmonitored_unproven
 from ddpfix.analysis.lightning import (FUNCTIONS, arguments_in_order, has_star, is_elif, is_true, keyword,
-                                       lightning_methods, self_method_calls, string_value)
+                                       lightning_methods, log_label, logged_names, self_method_calls)
 from ddpfix.analysis.names import exit_in, statement_names
 from ddpfix.analysis.ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
 from ddpfix.rules.base import Rule, RuleContext, TreeView
@@ -139,34 +139,37 @@ class RankGatedLog(Rule):
             for gated in _gated_lines(method, tests, ctx.view):
                 for call in self_method_calls(list(gated.line), LOG_METHODS):
                     if is_true(keyword(call, "rank_zero_only")):
-                        message = _monitored_rank_zero_only(_label(call), _where(ctx, gated.guard), _logged_names(call), ctx.facts)
-                        if message is not None:
-                            findings.append(_Finding(call, message))
+                        finding = _monitored_rank_zero_only(call, _where(ctx, gated.guard), ctx.facts)
+                        if finding is not None:
+                            findings.append(finding)
                         continue  # otherwise it already says what it means
                     findings.append(self._judge(call, gated, mode, ctx, tree, cls, method, tests))
         for finding in reversed(findings):
-            ctx.report(finding.call, finding.message, fixable=finding.fixable, safe=finding.why is None,
+            ctx.report(finding.call, finding.message, detail=finding.detail, fixable=finding.fixable, safe=finding.why is None,
                        why=finding.why or "", edits=finding.edits if finding.fixable else None)
 
     def _judge(self, call: ast.Call, gated: _Gated, mode: str, ctx: RuleContext, tree: ast.Module,
                cls: ast.ClassDef, method: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> _Finding:
         """The finding for a gated log: its fix proven safe, or marked unsafe with why, or none."""
-        names = _logged_names(call)
-        label, where = _label(call), _where(ctx, gated.guard)
+        names = logged_names(call)
+        label, where, at = log_label(call), _where(ctx, gated.guard), _where(ctx, gated.guard, short=True)
         monitors = [m for n in names or () for m in ctx.facts.monitored.get(n, ())]
         synced = is_true(keyword(call, "sync_dist"))
         if mode == "sync-dist" or (mode == "auto" and monitors):
-            return self._move_out(call, ctx, f"{label} runs {where}", monitors, gated, cls, method, synced, tests)
+            return self._move_out(call, ctx, label, where, at, monitors, gated, cls, method, synced, tests)
         if names is None and ctx.facts.monitored and mode == "auto":
             watched = ", ".join(sorted(ctx.facts.monitored))
-            return _Finding(call, f"{label} runs {where}: its name is not a literal, and {watched} is monitored; if "
+            return _Finding(call, f"{label} {at}; its name may be a monitored one",
+                            f"{label} runs {where}: its name is not a literal, and {watched} is monitored; if "
                             "this is a monitored metric, log it on every rank with sync_dist=True")
         if monitors:  # --log-mode rank-zero-only on a monitored metric would keep the crash
-            return _Finding(call, f"{label} runs {where}, but {names[0]} is monitored by {monitors[0].describe()}: "
+            return _Finding(call, f"{label} {at}; {names[0]} is monitored",
+                            f"{label} runs {where}, but {names[0]} is monitored by {monitors[0].describe()}: "
                             "rank_zero_only=True would leave the other ranks without it; use --log-mode sync-dist")
+        short = f"{label} {at}: other ranks {'hang in its sync' if synced else 'never log it'}"
         if has_star(call):
-            return _Finding(call, f"{label} runs {where}: other ranks never log it; not rewritten: the call passes "
-                            "*args or **kwargs, so rank_zero_only=True could clash with them")
+            return _Finding(call, short, f"{label} runs {where}: other ranks never log it; not rewritten: the call "
+                            "passes *args or **kwargs, so rank_zero_only=True could clash with them")
         problem = (
             "only rank 0 enters the sync_dist all-reduce, so the other ranks hang"
             if synced
@@ -175,34 +178,35 @@ class RankGatedLog(Rule):
         message = f"{label} runs {where}: {problem}; mark it rank_zero_only=True"
         drop = "sync_dist" if keyword(call, "sync_dist") is not None else None  # a no-op once rank 0 alone logs
         if not keyword_edits_keep_comments(call, ctx.view, drop, "rank_zero_only"):
-            return _Finding(call, message + COMMENT_LOST)
+            return _Finding(call, short, message + COMMENT_LOST)
         # rank_zero_only=True only turns the sync off (Lightning's ``_Sync``): nothing else changes,
         # unless a callback monitors the key, which then never exists on the other ranks.
         # The other ranks may also log the key with a sync elsewhere (``else:``, ``if rank > 0:``):
         # rank 0, now out of the sync, leaves them in their all-reduce.
-        why = unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, _logged_names)
+        why = unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, logged_names)
         at = Span.of(ctx.position(call))
         fix = (*([edits.DropKeyword(at, drop)] if drop else []), edits.SetKeyword(at, "rank_zero_only", "True"))
-        return _Finding(call, message, True, why, fix)
+        return _Finding(call, short, message, True, why, fix)
 
-    def _move_out(self, call: ast.Call, ctx: RuleContext, what: str, monitors, gated: _Gated, cls: ast.ClassDef,
-                  method, synced: bool, tests: TreeRankTests) -> _Finding:
+    def _move_out(self, call: ast.Call, ctx: RuleContext, label: str, where: str, at: str, monitors, gated: _Gated,
+                  cls: ast.ClassDef, method, synced: bool, tests: TreeRankTests) -> _Finding:
         """The finding for a log to be logged on every rank: moved out of its guard, synced."""
         reason = (
             f"{monitors[0].metric} is monitored by {monitors[0].describe()}: the other ranks crash or hang without it"
             if monitors
             else "it must be logged on every rank"
         )
-        message = f"{what}, but {reason}; log it on every rank, after the guard, with sync_dist=True"
+        short = f"{label} {at}" + (f"; {monitors[0].metric} is monitored" if monitors else ": log it on every rank")
+        message = f"{label} runs {where}, but {reason}; log it on every rank, after the guard, with sync_dist=True"
         refusal = _why_not_movable(call, gated) or _set_on_rank_zero_only(call, gated.guard, method, tests)
         if refusal is not None:
-            return _Finding(call, f"{message} (not rewritten: {refusal})")
+            return _Finding(call, short, f"{message} (not rewritten: {refusal})")
         if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
-            return _Finding(call, message + COMMENT_LOST)
+            return _Finding(call, short, message + COMMENT_LOST)
         why = (move_unproven(call, method, gated.guard.node, _jumped(gated), synced, bool(monitors), tests, cls)
-               or synced_elsewhere(call, _logged_names(call), cls, _logged_names))
-        return _Finding(call, message, True, why, (edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True"),
-                                                   _move(gated, ctx)))
+               or synced_elsewhere(call, logged_names(call), cls, logged_names))
+        return _Finding(call, short, message, True, why, (edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True"),
+                                                          _move(gated, ctx)))
 
 
 @dataclass(frozen=True)
@@ -211,47 +215,33 @@ class _Finding:
 
     call: ast.Call
     message: str
+    detail: str
     fixable: bool = False
     why: str | None = None
     edits: tuple = ()
 
 
-def _label(call: ast.Call) -> str:
-    names = _logged_names(call)
-    return f"self.{call.func.attr}({', '.join(repr(n) for n in names) if names else '...'})"
 
 
-def _where(ctx: RuleContext, guard: Guard) -> str:
+def _where(ctx: RuleContext, guard: Guard, short: bool = False) -> str:
+    """Where the call runs on rank 0 only, as the detail says it (``short``: the finding line)."""
     if guard.branch == "decorator":
         return "in a @rank_zero_only method"
-    return f"under the rank guard on line {ctx.position(guard.node).start.line}"
+    line = ctx.position(guard.node).start.line
+    return f"under a rank guard (line {line})" if short else f"under the rank guard on line {line}"
 
 
-def _monitored_rank_zero_only(label: str, where: str, names: list[str] | None, facts) -> str | None:
+def _monitored_rank_zero_only(call: ast.Call, where: str, facts) -> _Finding | None:
     """The finding for a gated call already marked ``rank_zero_only=True`` whose key a callback
     monitors: the pitfall itself (a partial run's fix may have written it), never fixed here."""
-    monitors = [m for n in names or () for m in facts.monitored.get(n, ())]
+    label = log_label(call)
+    monitors = [m for n in logged_names(call) or () for m in facts.monitored.get(n, ())]
     if not monitors:
         return None
-    return (f"{label} runs {where} with rank_zero_only=True, but {monitors[0].metric} is monitored by "
-            f"{monitors[0].describe()}: the other ranks never have it, so they crash or hang; log it on every "
-            "rank with sync_dist=True instead (not rewritten)")
-
-
-def _logged_names(call: ast.Call) -> list[str] | None:
-    """The metric names a ``self.log``/``self.log_dict`` call logs, when they are literals."""
-    first = next((a for a in arguments_in_order(call)
-                  if not isinstance(a, ast.keyword) or a.arg in (None, "name", "dictionary")), None)
-    if first is None or isinstance(first, ast.Starred) or (isinstance(first, ast.keyword) and first.arg is None):
-        return None
-    value = first.value if isinstance(first, ast.keyword) else first
-    if call.func.attr == "log":
-        name = string_value(value)
-        return [name] if name is not None else None
-    if isinstance(value, ast.Dict):
-        keys = [string_value(k) if k is not None else None for k in value.keys]  # None: ``**d``
-        return keys if keys and all(k is not None for k in keys) else None
-    return None
+    return _Finding(call, f"{label} is rank_zero_only, but {monitors[0].metric} is monitored",
+                    f"{label} runs {where} with rank_zero_only=True, but {monitors[0].metric} is monitored by "
+                    f"{monitors[0].describe()}: the other ranks never have it, so they crash or hang; log it on every "
+                    "rank with sync_dist=True instead (not rewritten)")
 
 
 # --- where logs run on rank 0 only -----------------------------------------------------------------

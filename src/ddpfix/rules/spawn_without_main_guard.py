@@ -28,6 +28,7 @@ PROCESS_SETTINGS = (
 
 _STRATEGY_KEYWORD = keyword_argument("strategy")  # what may_apply looks for, in the bytes
 
+SHORT = "ddp_spawn Trainer runs without an `if __name__ == \"__main__\":` guard"
 MESSAGE = (
     "ddp_spawn starts fresh interpreters that import this script: without `if __name__ == \"__main__\":` "
     "each child builds its own Trainer and runs it again (\"An attempt has been made to start a new process "
@@ -153,11 +154,11 @@ class SpawnWithoutMainGuard(Rule):
         refusal = _refusal(body, start, ctx.view)
         where = _line_span(body[trainer_at])
         if refusal:
-            ctx.report(where, f"{MESSAGE} (not rewritten: {refusal})", fixable=False)
+            ctx.report(where, SHORT, detail=f"{MESSAGE} (not rewritten: {refusal})", fixable=False)
             return
         unknown = _parent_only_unproven(body, start, trainer_names, ctx)
         into_main = edits.WrapInGuardedFunction(tuple(range(start, len(body))), "main")
-        ctx.report(where, MESSAGE, fixable=True, safe=unknown is None, why=unknown or "", edits=[into_main])
+        ctx.report(where, SHORT, detail=MESSAGE, fixable=True, safe=unknown is None, why=unknown or "", edits=[into_main])
 
 
 # --- The script, on CPython's tree --------------------------------------------------------------

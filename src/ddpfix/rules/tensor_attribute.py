@@ -195,14 +195,15 @@ class TensorAttribute(Rule):
                 )
                 others = [(value, node) for value, node in assignments.get(name, ()) if node is not statement]
                 refusal = _refusal(cls, members, others, statement, name, after_super, ctx)
+                short = f"self.{name} is a tensor, not a buffer: it stays on one device"
                 if refusal:
-                    ctx.report(statement, f"{message} (not rewritten: {refusal})", fixable=False)
+                    ctx.report(statement, short, detail=f"{message} (not rewritten: {refusal})", fixable=False)
                     continue
                 buffer = mangle(name, cls.name)
                 why = fix_safety(tree, cls, statement, name, ctx.imports, view.text) or ctx.facts.hazard("weight averaging")
                 edit = edits.ReplaceAroundValue(Span.of(ctx.position(statement)),
                                                 f'self.register_buffer("{buffer}", {edits.HOLE}, persistent=False)')
-                if ctx.report(statement, message, fixable=True, safe=why is None, why=why or "", edits=[edit]):
+                if ctx.report(statement, short, detail=message, fixable=True, safe=why is None, why=why or "", edits=[edit]):
                     buffers.add(buffer)
 
 

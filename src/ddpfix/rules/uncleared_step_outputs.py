@@ -134,13 +134,14 @@ class UnclearedStepOutputs(Rule):
                     why = clear_safety(tree, methods, step, end, name, ctx.imports)
                     whys.setdefault(end, []).extend([why] if why else [])
                     clears.setdefault(end, []).append(f"self.{name}.clear()")
-            for end, _name, message, refusal in found:
+            for end, name, message, refusal in found:
+                short = f"self.{name} grows every epoch: {end.name} never clears it"
                 if refusal:
-                    ctx.report(end, f"{message} (not rewritten: {refusal})", fixable=False)
+                    ctx.report(end, short, detail=f"{message} (not rewritten: {refusal})", fixable=False)
                 else:
                     why = "; ".join(dict.fromkeys(whys[end]))
                     fix = [edits.AppendStatements(Span.of(ctx.position(end)), tuple(clears[end]))]
-                    ctx.report(end, message, fixable=True, safe=not why, why=why, edits=fix)
+                    ctx.report(end, short, detail=message, fixable=True, safe=not why, why=why, edits=fix)
 
 
 def _uncleared(tree: ast.Module, cls: ast.ClassDef, methods: dict, uses: dict):

@@ -108,15 +108,17 @@ class UnseededRandomSplit(Rule):
                 f"random_split without a generator {where}: each rank draws its own split, so data one rank "
                 "validates on is trained on by another; give it a seeded generator"
             )
+            short = f"random_split without a generator {where}: ranks split differently"
             if tree_lightning.has_star(call):
-                ctx.report(call, message + " (not rewritten: *args/**kwargs may carry one)", fixable=False)
+                ctx.report(call, short, detail=message + " (not rewritten: *args/**kwargs may carry one)", fixable=False)
             elif torch_taken:
-                ctx.report(call, message + " (not rewritten: `torch` names something else in this file)", fixable=False)
+                ctx.report(call, short, detail=message + " (not rewritten: `torch` names something else in this file)",
+                           fixable=False)
             elif torch_name is not None and (unbound or not tree_bound(tree, call, scopes, torch_name)):
-                ctx.report(call, f"{message} {NOT_BOUND.format(name=torch_name)}", fixable=False)
+                ctx.report(call, short, detail=f"{message} {NOT_BOUND.format(name=torch_name)}", fixable=False)
             else:
                 fix = [edits.SetKeyword(Span.of(ctx.position(call)), "generator", generator), *added_import]
-                ctx.report(call, message, fixable=True, why=_why_unsafe(ctx, seeding, looped), edits=fix)
+                ctx.report(call, short, detail=message, fixable=True, why=_why_unsafe(ctx, seeding, looped), edits=fix)
 
 
 def _tree_names_used(tree: ast.Module) -> set[str]:

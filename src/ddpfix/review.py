@@ -1,0 +1,229 @@
+"""``ddpfix -i``: each fix offered on its own, in line order within a file, answered with one key.
+
+A file is reviewed as a sequence of versions. Each question is about the first fixable finding not
+yet answered in the current version (all rules' findings, sorted by place); an accepted fix is
+carried out at once, alone, by the engine (which verifies the result), and the next version is
+read again, so a later question always shows its fix against the code as the earlier answers left
+it. Nothing is written here: the caller writes each file once, with exactly the accepted fixes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import click
+
+from ddpfix import report
+from ddpfix.findings import FileResult, Finding, Problem
+from ddpfix.sources import fix_source
+
+ANSWERS = "ynaq"
+PROMPT = "[y]es / [n]o / [a]ll in this file / [q]uit: "
+
+
+def review(results: Sequence[FileResult], rules, facts, problems: list[Problem], output, options) -> list[FileResult]:
+    """The results with exactly the fixes accepted. Unsafe fixes are offered too, marked ``[~]``
+    (a person decides); "all" takes the rest of the file's safe fixes, and its unsafe ones only
+    with ``--unsafe-fixes``. After "quit" nothing more is offered: every fix not taken stays in the
+    findings as not applied, so the summary counts it."""
+    reviewed: list[FileResult] = []
+    quit_all = False
+    for result in results:
+        offered = any(f.fixable and not f.suppressed for f in result.findings)
+        if quit_all or not offered or any(p.level == "error" for p in result.problems):
+            result = _without_fixes(result)
+            for finding in result.findings:
+                output.finding(finding)
+            reviewed.append(result)
+            continue
+        session = _FileReview(result, rules, facts, options, output)
+        quit_all = session.run()
+        problems.extend(session.problems)
+        reviewed.append(session.result())
+    return reviewed
+
+
+@dataclass
+class _FileReview:
+    original: FileResult
+    rules: Sequence
+    facts: object
+    options: dict
+    output: object
+    problems: list[Problem] = field(default_factory=list)
+    accepted: list[Finding] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.path = self.original.path
+        self.current = self.original.original
+        self.offer = {**self.options, "unsafe_fixes": True}
+        self.take_unsafe = bool(self.options.get("unsafe_fixes"))
+        self.by_code = {rule.code: rule for rule in self.rules}
+        self.listing = self._read(self.current)
+        self.shown: set[int] = set()  # indexes into ``listing``: printed (and, if fixable, answered)
+
+    def run(self) -> bool:
+        """Ask about the file's fixes in line order; True when the user quit."""
+        take_rest = False
+        # Each answer marks a finding shown or moves to a new version; fixes settle (design.md), so
+        # this bound is never reached by a real file: it only guards against fixes that undo each other.
+        for _ in range(10 * len(self.listing) + 100):
+            index = next((i for i, f in enumerate(self.listing) if i not in self.shown and _offered(f)), None)
+            if index is None:
+                break
+            self._show_before(index)
+            finding = self.listing[index]
+            single = fix_source(self.path, self.current, [self.by_code[finding.code]], self.facts,
+                                only={finding.key}, options=self.offer)
+            errors = [p for p in single.problems if p.level == "error"]
+            if errors:  # a rule failed on this version: keep what was accepted so far, offer no more
+                self.output.problems(errors)
+                self.problems.extend(errors)
+                break
+            fixed = next((f for f in single.findings if f.fixed and f.key == finding.key), None)
+            if not single.changed or fixed is None:
+                self._show(index)  # its fix cannot be carried out alone here: said, not offered
+                continue
+            if take_rest:
+                answer = "y" if finding.safe or self.take_unsafe else "n"
+                if answer == "n":
+                    self._show(index)
+                    continue
+            else:
+                self._show(index)
+                self.output.diff(report.unified_diff(self.path, self.current, single.fixed))
+                answer = ask(unsafe=finding.unsafe)
+            if answer == "q":
+                self._show_rest()
+                return True
+            if answer == "n":
+                continue
+            take_rest = take_rest or answer == "a"
+            self.accepted.append(fixed)
+            self._advance(index, single.output)
+        self._show_rest()
+        return False
+
+    def result(self) -> FileResult:
+        changed = self.current if self.current != self.original.original else None
+        findings = sorted(self.accepted + self.listing, key=_place)
+        return FileResult(self.path, self.original.original, changed, findings, list(self.original.problems))
+
+    def _read(self, data: bytes) -> list[Finding]:
+        """Every rule's findings in ``data``, in line order; none of them fixed."""
+        found = fix_source(self.path, data, self.rules, self.facts, options=self.offer, fix=False).findings
+        return sorted(found, key=_place)
+
+    def _advance(self, index: int, data: bytes) -> None:
+        """Move to the version with one more fix: what was shown of the old version stays shown."""
+        old = [f for i, f in enumerate(self.listing) if i != index]
+        old_shown = {j - (j > index) for j in self.shown if j != index}
+        new = self._read(data)
+        self.shown = carry_over(old, old_shown, new)
+        self.listing, self.current = new, data
+
+    def _show(self, index: int) -> None:
+        self.shown.add(index)
+        self.output.finding(self.listing[index])
+
+    def _show_before(self, index: int) -> None:
+        """The findings without a fix offered that stand before the next question, in place."""
+        for i in range(index):
+            if i not in self.shown:
+                self._show(i)
+
+    def _show_rest(self) -> None:
+        for i in range(len(self.listing)):
+            if i not in self.shown:
+                self._show(i)
+
+
+def _offered(finding: Finding) -> bool:
+    return finding.fixable and not finding.suppressed
+
+
+def _place(finding: Finding) -> tuple:
+    return (finding.cell or 0, finding.line, finding.column, finding.code)
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def _signature(finding: Finding) -> tuple:
+    """What names a finding across versions of a file: its rule, cell and message, less the line
+    numbers in it (a fix above it shifts them)."""
+    return finding.code, finding.cell, _NUMBER.sub("#", finding.message)
+
+
+def carry_over(old: list[Finding], marked: set[int], new: list[Finding]) -> set[int]:
+    """The indexes in ``new`` of the findings ``marked`` in ``old``: the two lists are aligned by
+    signature in line order (a fix changes a few findings; the rest keep their order)."""
+    matcher = difflib.SequenceMatcher(None, [_signature(f) for f in old], [_signature(f) for f in new], autojunk=False)
+    carried: set[int] = set()
+    for block in matcher.get_matching_blocks():
+        for offset in range(block.size):
+            if block.a + offset in marked:
+                carried.add(block.b + offset)
+    return carried
+
+
+def _without_fixes(result: FileResult) -> FileResult:
+    return FileResult(result.path, result.original, None, [_unfixed(f) for f in result.findings], result.problems)
+
+
+def _unfixed(finding: Finding) -> Finding:
+    return replace(finding, fixed=False) if finding.fixed else finding
+
+
+# --- the question --------------------------------------------------------------------------------
+
+
+def ask(unsafe: bool = False, read: Callable[[], str] | None = None) -> str:
+    """One of ``y``, ``n``, ``a``, ``q``: one key on a terminal (no Enter), else a line. The end of
+    input quits."""
+    question = "Apply this unsafe fix (review it)?" if unsafe else "Apply this fix?"
+    read = read or read_key
+    while True:
+        click.echo(f"{question} {PROMPT}", nl=False)
+        try:
+            key = read()
+        except EOFError:
+            click.echo()
+            return "q"
+        answer = key.strip().lower()[:1]
+        click.echo(answer)  # the key, so the transcript shows what was answered
+        if answer and answer in ANSWERS:
+            return answer
+        click.echo("Please answer y, n, a or q.")
+
+
+def read_key() -> str:
+    """One key press, read in cbreak mode (no Enter, no echo; Ctrl-C still interrupts); a line
+    where stdin is not a terminal (or has no termios, as on Windows)."""
+    if sys.stdin.isatty():
+        try:
+            import termios
+            import tty
+        except ImportError:
+            termios = None
+        if termios is not None:
+            fd = sys.stdin.fileno()
+            saved = termios.tcgetattr(fd)
+            try:
+                tty.setcbreak(fd)
+                data = os.read(fd, 32)
+            finally:
+                termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+            key = data.decode("utf-8", "replace")[:1]
+            if key in ("", "\x04"):  # Ctrl-D
+                raise EOFError
+            return key
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line
