@@ -155,3 +155,99 @@ def test_stdin_buffer_of_a_notebook(tmp_path, run_cli_unsafe):
     proc = run_cli_unsafe("-", "--stdin-filename", "nb.ipynb", input=data, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == data.replace(b'\\"ddp\\"', b'\\"ddp_notebook\\"')
+
+
+# IPython syntax (docs/notebooks.md, "IPython syntax")
+
+DDP = 'L.Trainer(devices=2, strategy="ddp")'
+
+
+def test_cells_under_a_python_cell_magic_are_linted_in_place(tmp_path, run_cli):
+    shutil.copy(NOTEBOOKS / "cell_magics.ipynb", tmp_path / "nb.ipynb")
+    proc = run_cli("--check", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1
+    places = [line.split(": DDP015")[0] for line in proc.stdout.decode().splitlines()]
+    # %%time, %%capture + %%time, %%timeit, %%prun, assignments from the shell / a magic and help
+    # lines, an indented escape, a continued shell line, a string holding '%' lines
+    assert places == ["nb.ipynb:cell 2:3:51", "nb.ipynb:cell 3:3:22", "nb.ipynb:cell 4:2:22", "nb.ipynb:cell 5:2:22",
+                      "nb.ipynb:cell 6:9:32", "nb.ipynb:cell 7:4:29", "nb.ipynb:cell 8:5:5", "nb.ipynb:cell 9:6:22"]
+    assert proc.stderr.decode().startswith("Would fix 8 issues"), proc.stderr
+
+
+def test_cell_magics_whose_body_the_kernel_does_not_run_are_left_out(tmp_path, run_cli):
+    shutil.copy(NOTEBOOKS / "cell_magics_not_run_by_the_kernel.ipynb", tmp_path / "nb.ipynb")
+    proc = run_cli("--check", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == b""
+    notes = [line for line in proc.stderr.decode().splitlines() if "note: cell skipped" in line]
+    assert [note.split(": the body")[0].split("skipped: ")[1] for note in notes] == [
+        "%%bash", "%%writefile", "%%python3", "%%script", "%%sql", "%%memit", "%%bash"]
+
+
+def test_no_finding_in_a_masked_line(tmp_path, run_cli):
+    (tmp_path / "nb.ipynb").write_bytes(notebook(["import lightning as L", f"t = %time {DDP}\n%timeit {DDP}\n!echo {DDP}"]))
+    proc = run_cli("--check", "nb.ipynb", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"No DDP issues found in 1 file.\n")
+
+
+IPYTHON_CELLS = [
+    "%matplotlib inline\n%config InlineBackend.figure_format = 'retina'",
+    "%%time\nx = 1\n",
+    "%%timeit -n 3 -r 2 y = [0] * 10\nsum(y)\r\n",
+    "%%capture captured --no-stderr\n%%time\n!nvidia-smi\n",
+    "\n%%prun -s cumulative\nfiles = !ls -la\nsizes = !!du -sh .",
+    "%%debug --breakpoint x.py:1\nprint(1)",
+    "x = %env HOME\nt = %timeit -o sum(range(3))\nlen?\n?len\nlen??\n%pinfo len\n/print 1 2\n,print a b\n;print a b",
+    "for i in range(2):\n    !echo {i}\n    %time print(i)\n    pass",
+    "!pip install \\\n    lightning \\\n    torch\nimport os",
+    'text = """\n%not a magic\n!nor this\n"""\n%who',
+    "values = [\n    1,\n]\n%whos\x0c\nprint('form feed above')",
+    "a: list = !ls\nb, c = %sx echo 1\n",
+]
+
+
+def test_cells_with_ipython_syntax_come_back_byte_for_byte(tmp_path, run_cli):
+    """Each cell of IPython syntax gets a fixable line: its magics must survive the fix exactly."""
+    cells = ["import lightning as L"] + [f"{cell.rstrip()}\n{DDP}" if not cell.startswith("for") else
+                                         f"{cell}\n    {DDP}" for cell in IPYTHON_CELLS]
+    original = notebook(cells)
+    (tmp_path / "nb.ipynb").write_bytes(original)
+    proc = run_cli("--write", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.decode().startswith(f"Fixed {len(IPYTHON_CELLS)} issues"), proc.stderr
+    assert (tmp_path / "nb.ipynb").read_bytes() == original.replace(b'\\"ddp\\")', b'\\"ddp_notebook\\")')
+
+
+def test_cells_with_ipython_syntax_and_no_finding_are_not_touched(tmp_path, run_cli):
+    original = notebook(["import lightning as L", *IPYTHON_CELLS, DDP], as_list=False)
+    (tmp_path / "nb.ipynb").write_bytes(original)
+    assert run_cli("--write", "nb.ipynb", cwd=tmp_path).returncode == 0
+    fixed = json.loads((tmp_path / "nb.ipynb").read_bytes())
+    assert [cell["source"] for cell in fixed["cells"][1:-1]] == IPYTHON_CELLS
+    assert fixed["cells"][-1]["source"] == DDP.replace('"ddp"', '"ddp_notebook"')
+
+
+def ipython_lines(data: bytes) -> list[tuple[int, str]]:
+    """The lines of a notebook's code cells that look like IPython syntax, found without ddpfix's
+    classifier: a differential check of what a fix did to them."""
+    found = []
+    for number, cell in enumerate(json.loads(data)["cells"], start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        for line in source.split("\n"):
+            bare = line.strip()
+            if bare[:1] in ("%", "!", "?", "/", ",", ";") or bare.endswith("?") or re.search(r"=\s*[%!]", bare):
+                found.append((number, line))
+    return found
+
+
+def test_fixed_notebooks_keep_their_ipython_lines(tmp_path, run_cli_unsafe):
+    """Every notebook fixture, fixed with every fix, keeps each line of IPython syntax in place."""
+    for case in [c for c in map(Case, sorted(NOTEBOOKS.glob("*.ipynb"))) if ".expected" not in c.input.name
+                 and ".unsafe" not in c.input.name]:
+        target = tmp_path / case.input.name
+        shutil.copy(case.input, target)
+        run_cli_unsafe("--write", target.name, cwd=tmp_path)
+        assert ipython_lines(target.read_bytes()) == ipython_lines(case.input.read_bytes()), case.id
+        if case.fully_fixed is not None:
+            assert ipython_lines(case.fully_fixed.read_bytes()) == ipython_lines(case.input.read_bytes()), case.id

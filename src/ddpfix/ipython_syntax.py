@@ -10,8 +10,8 @@ caller then keeps the notebook as it was.
 What is masked (docs/notebooks.md has the table):
 
 - a cell magic on the cell's first line, when IPython runs its body as Python in the kernel
-  (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``, ``%%debug``); the whole line is masked,
-  options and statements on it included. Any other cell magic (``%%bash``, ``%%writefile``,
+  (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``, ``%%debug``); the whole line is masked (as
+  a comment: it only wraps the body), options and statements on it included. Any other cell magic (``%%bash``, ``%%writefile``,
   ``%%python``: another process, ``%%sql``, unknown ones) leaves the cell out.
 - at the start of a logical line (not inside a string or brackets), at any indentation: line magics
   and shell escapes (``%cd x``, ``!ls``, ``!!ls``), help (``?obj``, ``??obj``, ``obj?``, ``obj??``),
@@ -63,15 +63,18 @@ class _Masker:
         self.token = token
         self.cell = MaskedCell()
 
-    def mask(self, lines: list[str], first: int, last: int, keep: int = 0) -> None:
+    def mask(self, lines: list[str], first: int, last: int, keep: int = 0, comment: bool = False) -> None:
         """Mask ``lines[first:last + 1]``: the first line keeps its first ``keep`` characters (an
-        assignment's target) and becomes a call; the lines it continues onto become comments."""
+        assignment's target) and becomes a call (a comment with ``comment``); the lines it
+        continues onto become comments."""
         number = len(self.cell.groups)
         name = f"{self.token}{number}"
         group = []
         for index in range(first, last + 1):
             text = lines[index].rstrip("\r\n")
-            if index == first:
+            if index == first and comment:
+                masked = f"# {name}"
+            elif index == first:
                 indent = len(text) - len(text.lstrip(" \t")) if keep == 0 else keep
                 masked = f"{text[:indent]}{name}()"
             else:
@@ -99,7 +102,9 @@ def mask_cell(source: str, token: str) -> MaskedCell:
         if name not in PYTHON_CELL_MAGICS:
             cell.skipped = f"%%{name}: the body of this cell magic is not Python run by the kernel"
             return cell
-        masker.mask(lines, index, index)
+        # A comment: the body is the cell's code (the analysis sees it at the top, with no call before
+        # it), and an import a fix adds "after the leading imports" lands below the magic.
+        masker.mask(lines, index, index, comment=True)
         index += 1
     cell.leading = len(cell.groups)
     if not cell.groups and parse_problem(source) is None:
