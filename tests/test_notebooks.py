@@ -243,11 +243,130 @@ def ipython_lines(data: bytes) -> list[tuple[int, str]]:
 
 def test_fixed_notebooks_keep_their_ipython_lines(tmp_path, run_cli_unsafe):
     """Every notebook fixture, fixed with every fix, keeps each line of IPython syntax in place."""
-    for case in [c for c in map(Case, sorted(NOTEBOOKS.glob("*.ipynb"))) if ".expected" not in c.input.name
-                 and ".unsafe" not in c.input.name]:
-        target = tmp_path / case.input.name
-        shutil.copy(case.input, target)
-        run_cli_unsafe("--write", target.name, cwd=tmp_path)
-        assert ipython_lines(target.read_bytes()) == ipython_lines(case.input.read_bytes()), case.id
+    inputs = [Case(p) for p in sorted(FIXTURES.rglob("*.ipynb")) if not p.stem.endswith((".expected", ".unsafe"))]
+    for case in inputs:
+        shutil.copy(case.input, tmp_path / f"{len(list(tmp_path.iterdir()))}.ipynb")
+    run_cli_unsafe("--write", ".", cwd=tmp_path)
+    for number, case in enumerate(inputs):
+        before = ipython_lines(case.input.read_bytes())
+        assert ipython_lines((tmp_path / f"{number}.ipynb").read_bytes()) == before, case.id
         if case.fully_fixed is not None:
-            assert ipython_lines(case.fully_fixed.read_bytes()) == ipython_lines(case.input.read_bytes()), case.id
+            assert ipython_lines(case.fully_fixed.read_bytes()) == before, case.id
+    assert sum(map(bool, map(ipython_lines, (c.input.read_bytes() for c in inputs)))) >= 4  # the check has lines to check
+
+
+# Notebooks of unexpected shape (docs/notebooks.md, "Broken and hostile notebooks")
+
+def raw_notebook(cells, metadata=None) -> bytes:
+    return (json.dumps({"cells": cells, "metadata": metadata if metadata is not None else {},
+                        "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n").encode()
+
+
+def code_cell(source) -> dict:
+    return {"cell_type": "code", "metadata": {}, "outputs": [], "source": source}
+
+
+BUGGY_CELL = code_cell(["import lightning as L\n", 'L.Trainer(devices=2, strategy="ddp")'])
+FINDING = "nb.ipynb:cell {}:2:22: DDP015 [*]"
+
+UNREADABLE = {
+    "top level a list": (b"[1, 2]\n", "E902 cannot read notebook: no list of cells"),
+    "cells not a list": (b'{"cells": 5}\n', "E902 cannot read notebook: no list of cells"),
+    "top level a string": (b'"cells"\n', "E902 cannot read notebook: no list of cells"),
+    "empty file": (b"", "E902 cannot read notebook: invalid JSON (Expecting value at line 1 column 1)"),
+    "truncated": (b'{"cells": [{"cell_type": "code", "source": "x', "E902 cannot read notebook: invalid JSON"),
+    "not UTF-8": (b'{"cells": [], "x": "\xff"}', "E902 cannot read notebook: not UTF-8 (invalid start byte at byte 20)"),
+    "nested too deeply": (b'{"cells": [], "metadata": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                          "E902 cannot read notebook: its JSON is nested too deeply"),
+}
+
+
+def test_an_unreadable_notebook_is_an_error_and_never_written(tmp_path, run_cli):
+    for name, (data, message) in UNREADABLE.items():
+        path = tmp_path / "nb.ipynb"
+        path.write_bytes(data)
+        proc = run_cli("--write", "nb.ipynb", cwd=tmp_path)
+        err = proc.stderr.decode()
+        assert (proc.returncode, proc.stdout) == (2, b""), name
+        assert err.startswith("nb.ipynb: " + message), (name, err)
+        assert "Traceback" not in err and "internal error" not in err, name
+        assert path.read_bytes() == data, name
+    stdin = run_cli("-", "--stdin-filename", "nb.ipynb", input=b"[1, 2]\n", cwd=tmp_path)
+    assert stdin.returncode == 2 and b"E902 cannot read notebook" in stdin.stderr
+
+
+ODD_CELLS = {
+    "not an object": ([5, None, "x", [], BUGGY_CELL], None),
+    "no cell_type": ([{"source": "import os"}, BUGGY_CELL], None),
+    "cell_type not a string": ([{"cell_type": ["code"], "source": "x ="}, BUGGY_CELL], None),
+    "source a number": ([code_cell(5), BUGGY_CELL], "its source is a number, not text"),
+    "source null": ([code_cell(None), BUGGY_CELL], "its source is null, not text"),
+    "source an object": ([code_cell({"a": 1}), BUGGY_CELL], "its source is an object, not text"),
+    "source with a number": ([code_cell(["x = 1\n", 2]), BUGGY_CELL], "its source is a list that holds more than strings"),
+    "no source": ([{"cell_type": "code", "metadata": {}, "outputs": []}, BUGGY_CELL], "it has no source"),
+}
+
+
+def test_cells_of_unexpected_shape_are_left_out_and_the_rest_is_fixed(tmp_path, run_cli):
+    for name, (cells, note) in ODD_CELLS.items():
+        path = tmp_path / "nb.ipynb"
+        original = raw_notebook(cells)
+        path.write_bytes(original)
+        proc = run_cli("--write", "nb.ipynb", cwd=tmp_path)
+        err = proc.stderr.decode()
+        assert proc.returncode == 0, (name, err)
+        assert "Traceback" not in err and "internal error" not in err, name
+        assert path.read_bytes() == original.replace(b'\\"ddp\\")', b'\\"ddp_notebook\\")'), name
+        if note is not None:
+            assert f"nb.ipynb:cell 1:1:1: note: cell skipped: {note}" in err, (name, err)
+        else:
+            assert "note" not in err, (name, err)
+
+
+def test_odd_metadata_reads_as_a_python_notebook(tmp_path, run_cli):
+    for metadata in [5, [], {"kernelspec": 5}, {"kernelspec": {"language": 5}, "language_info": []},
+                     {"kernelspec": [], "language_info": "python"}, {"kernelspec": {"language": None}},
+                     {"language_info": {"name": ""}}]:
+        (tmp_path / "nb.ipynb").write_bytes(raw_notebook([BUGGY_CELL], metadata))
+        proc = run_cli("--check", "nb.ipynb", cwd=tmp_path)
+        assert proc.returncode == 1, (metadata, proc.stderr)
+        assert either_mark(proc.stdout.decode()).startswith(FINDING.format(1)), metadata
+
+
+def big_notebook(megabytes: int) -> bytes:
+    """A notebook of ``megabytes`` MB, nearly all training output (progress-bar lines)."""
+    line = "Epoch 0:  42%|████▏     | 420/1000 [00:10<00:14, 41.2it/s, loss=0.123, v_num=0]\r"
+    cell = dict(BUGGY_CELL, outputs=[{"name": "stderr", "output_type": "stream",
+                                      "text": [line] * (megabytes * 2**20 // (len(line.encode()) + 10))}])
+    return (json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5},
+                       indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def test_a_50_mb_notebook_of_outputs_is_fixed(tmp_path, run_cli):
+    """In bounded time (the timeout proves no hang; bench/notebook_size.py measures time and memory)."""
+    original = big_notebook(50)
+    (tmp_path / "nb.ipynb").write_bytes(original)
+    proc = run_cli("--write", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "nb.ipynb").read_bytes() == original.replace(b'\\"ddp\\")', b'\\"ddp_notebook\\")')
+
+
+def test_a_notebook_too_costly_to_read_is_reported_unread(tmp_path, run_cli):
+    """Tens of millions of tiny JSON values (some 70 MB) would take gigabytes as Python objects."""
+    data = raw_notebook([BUGGY_CELL], {"x": "@"}).replace(b'"@"', b"[" + b"0," * 36_000_000 + b"0]")
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    proc = run_cli("--write", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2
+    assert re.match(r"nb\.ipynb: E902 not analysed: reading this notebook's JSON would take about [\d.]+ GiB "
+                    r"\(the limit is 2 GiB\)", proc.stderr.decode()), proc.stderr
+    assert (tmp_path / "nb.ipynb").read_bytes() == data
+
+
+def test_a_notebook_of_huge_code_is_reported_unparsed(tmp_path, run_cli):
+    cells = [BUGGY_CELL] + [code_cell(f"x{i} = [{', '.join(['1'] * 2000)}]\n") for i in range(800)]
+    data = raw_notebook(cells)
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    proc = run_cli("--write", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2
+    assert re.match(r"nb\.ipynb: E902 not analysed: [\d.]+ MiB is over the 4 MiB limit for parsing", proc.stderr.decode())
+    assert (tmp_path / "nb.ipynb").read_bytes() == data

@@ -36,6 +36,7 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _LINE_ESCAPES = ("%", "!", "?", "/", ",", ";")  # a line starting so is IPython's, never Python
 _HELP_END = re.compile(r"%{0,2}[\w.*]+\?{1,2}")
 _MAGIC_RIGHT_SIDE = re.compile(r"%{1,2}[A-Za-z_]|!")  # what IPython's MagicAssign/SystemAssign take
+_INTERESTING = re.compile(r"[#()\[\]{}'\"\\]")  # what the scanner must look at; the rest it jumps over
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
@@ -85,9 +86,12 @@ class _Masker:
         self.cell.groups.append(group)
 
 
-def mask_cell(source: str, token: str) -> MaskedCell:
+def mask_cell(source: str, token: str, parse: bool = True) -> MaskedCell:
     """``source`` with its IPython lines masked (``token`` is a name prefix found nowhere in the
-    notebook), or why the cell stays out."""
+    notebook), or why the cell stays out. ``parse=False``: the cell is taken as it is, unparsed (a
+    notebook whose code is too large to analyse at all)."""
+    if not parse:
+        return MaskedCell(body=source)
     masker = _Masker(token)
     cell = masker.cell
     lines = lines_of(source)
@@ -194,6 +198,10 @@ class _Scanner:
                     return
                 self.open_string, position = "", end
                 continue
+            found = _INTERESTING.search(line, position)
+            if found is None:
+                return
+            position = found.start()
             char = line[position]
             if char == "#":
                 return

@@ -161,6 +161,9 @@ class NotebookError(ValueError):
     pass
 
 
+_MISSING = object()
+
+
 def load(data: bytes) -> Notebook:
     """The notebook in ``data``; NotebookError when it is not a notebook we can read. Whatever the
     JSON holds, only that error is raised: a cell of unexpected shape is left out, with its reason."""
@@ -193,16 +196,18 @@ def load(data: bytes) -> Notebook:
     for position, raw in enumerate(content["cells"], start=1):
         if not isinstance(raw, dict) or raw.get("cell_type") != "code":
             continue  # markdown, raw, or not a cell at all: nothing to lint
-        source = raw.get("source")
+        source = raw.get("source", _MISSING)
         if isinstance(source, list) and all(isinstance(part, str) for part in source):
-            cell = _Cell(position, "".join(source), as_list=True)
+            notebook.cells.append(_Cell(position, "".join(source), as_list=True))
         elif isinstance(source, str):
-            cell = _Cell(position, source, as_list=False)
+            notebook.cells.append(_Cell(position, source, as_list=False))
         else:
             notebook.cells.append(_Cell(position, "", False, MaskedCell(skipped=_not_text(source))))
-            continue
-        cell.masked = mask_cell(cell.source, notebook.mask_token)
-        notebook.cells.append(cell)
+    # Code too large to analyse is not parsed cell by cell either: the engine reports its size.
+    parse = sum(len(cell.source) for cell in notebook.cells) <= engine.MAX_PARSE_BYTES
+    for cell in notebook.cells:
+        if cell.skipped is None:
+            cell.masked = mask_cell(cell.source, notebook.mask_token, parse)
     return notebook
 
 
@@ -224,11 +229,12 @@ def _language(metadata: object) -> str:
 
 
 def _not_text(source: object) -> str:
-    if source is None:
+    if source is _MISSING:
         return "it has no source"
     if isinstance(source, list):
         return "its source is a list that holds more than strings"
-    return f"its source is {'an object' if isinstance(source, dict) else 'a ' + type(source).__name__}, not text"
+    kinds = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", dict: "an object"}
+    return f"its source is {kinds.get(type(source), type(source).__name__)}, not text"
 
 
 def _indent(text: str) -> int | None:
