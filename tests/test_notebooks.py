@@ -370,3 +370,25 @@ def test_a_notebook_of_huge_code_is_reported_unparsed(tmp_path, run_cli):
     assert proc.returncode == 2
     assert re.match(r"nb\.ipynb: E902 not analysed: [\d.]+ MiB is over the 4 MiB limit for parsing", proc.stderr.decode())
     assert (tmp_path / "nb.ipynb").read_bytes() == data
+
+
+def test_only_the_fixed_source_changes_whatever_the_rest_looks_like(tmp_path, run_cli_unsafe):
+    """The new source is spliced into the text: a byte-order mark, Windows newlines, sorted keys or
+    a compact metadata block elsewhere are all kept."""
+    plain = notebook(BUGGY)
+    fixed = plain.replace(b'\\"ddp\\")', b'\\"ddp_notebook\\")')
+    compact_metadata = b'"metadata": {"kernelspec": {"language": "python", "name": "python3"}, "zeta": 1, "alpha": [1.5e-05, 2]}'
+    variants = {
+        "bom.ipynb": (b"\xef\xbb\xbf" + plain, b"\xef\xbb\xbf" + fixed),
+        "crlf.ipynb": (plain.replace(b"\n", b"\r\n"), fixed.replace(b"\n", b"\r\n")),
+        "sorted.ipynb": (notebook(BUGGY, sort_keys=True), notebook(BUGGY, sort_keys=True).replace(b'\\"ddp\\")', b'\\"ddp_notebook\\")')),
+    }
+    folded = re.sub(rb'"metadata": \{\n  "kernelspec".*?\n \},', compact_metadata.replace(b"\\", b"\\\\") + b",", plain, flags=re.S)
+    assert folded != plain
+    variants["folded.ipynb"] = (folded, folded.replace(b'\\"ddp\\")', b'\\"ddp_notebook\\")'))
+    for name, (data, _) in variants.items():
+        (tmp_path / name).write_bytes(data)
+    proc = run_cli_unsafe("--write", ".", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for name, (_, wanted) in variants.items():
+        assert (tmp_path / name).read_bytes() == wanted, name

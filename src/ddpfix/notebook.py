@@ -4,12 +4,13 @@ The cells are joined in order, each after a marker comment line, so that imports
 count in the last (as they do in the kernel) and one pipeline serves scripts and notebooks alike.
 IPython syntax (``%%time`` cells, ``%matplotlib inline``, ``files = !ls``, ``obj?``) is masked and
 restored byte for byte by ``ipython_syntax``; a cell that is still not Python (a ``%%bash`` cell) is
-left out, with a note. A notebook of unexpected shape gives a clear problem, never a traceback. Rules run one at a time so that each finding is
-placed by the markers of the text that rule saw: ``notebook.ipynb:cell 3:2:5``.
+left out, with a note. A notebook of unexpected shape gives a clear problem, never a traceback.
+Rules run one at a time so that each finding is placed by the markers of the text that rule saw:
+``notebook.ipynb:cell 3:2:5``.
 
-The notebook is written back only when re-serialising it unchanged reproduces the original bytes
-(indentation, key order, escaping, trailing newline): then only the edited cells' ``source`` differ,
-and outputs, metadata and everything else are kept exactly.
+A fixed cell's new ``source`` is spliced into the notebook's text (``notebook_json``) only where its
+old value is laid out exactly as the writer would write it (indentation, escaping): every other
+byte (outputs, metadata, key order, the trailing newline) is kept.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ddpfix import engine
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
 from ddpfix.ipython_syntax import MaskedCell, lines_of, mask_cell, unmask
+from ddpfix.notebook_json import splice
 
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
 
@@ -38,6 +40,7 @@ class _Cell:
     index: int  # 1-based position among all cells of the notebook, as Jupyter counts them
     source: str
     as_list: bool  # nbformat allows a string or a list of lines
+    raw: object = None  # the source as the JSON holds it (a string, or the list of lines)
     masked: MaskedCell = field(default_factory=MaskedCell)  # its Python, IPython lines masked
 
     @property
@@ -52,13 +55,11 @@ class _Cell:
 
 @dataclass
 class Notebook:
-    """A parsed notebook and how to write it back byte for byte."""
+    """A parsed notebook (its code cells; not its outputs) and how to write it back byte for byte."""
 
-    data: dict
     cells: list[_Cell]
     indent: int | None
     ensure_ascii: bool
-    trailing: str
     nonce: str
     language: str
 
@@ -141,20 +142,22 @@ class Notebook:
             sources[cell.index] = text.rstrip("\n") + cell.source[len(cell.source.rstrip("\n")):]
         return sources
 
-    def dump(self, sources: Mapping[int, str]) -> bytes:
-        """The notebook's bytes with the cells' new sources put in."""
-        by_index = {cell.index: cell for cell in self.cells}
-        for position, raw in enumerate(self.data["cells"], start=1):
-            cell = by_index.get(position)
-            if cell is None or position not in sources or sources[position] == cell.source:
-                continue
-            text = sources[position]
-            raw["source"] = text.splitlines(keepends=True) if cell.as_list else text
-        return self.serialise()
-
-    def serialise(self) -> bytes:
-        text = json.dumps(self.data, indent=self.indent, ensure_ascii=self.ensure_ascii)
-        return (text + self.trailing).encode("utf-8")
+    def write(self, data: bytes, sources: Mapping[int, str]) -> bytes | None:
+        """``data`` (this notebook's bytes) with the cells' new sources put in; None when a changed
+        cell's old source is not laid out as this writer would write it."""
+        values = {}
+        for cell in self.cells:
+            new = sources.get(cell.index, cell.source)
+            if new != cell.source:
+                values[cell.index] = (cell.raw, new.splitlines(keepends=True) if cell.as_list else new)
+        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        text = splice(data[len(bom):].decode("utf-8"), values, self.indent, self.ensure_ascii)
+        if text is None:
+            return None
+        try:
+            return bom + text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate the JSON escaped, unwritable unescaped
+            return None
 
 
 class NotebookError(ValueError):
@@ -186,23 +189,20 @@ def load(data: bytes) -> Notebook:
     if not isinstance(content, dict) or not isinstance(content.get("cells", []), list):
         raise NotebookError("cannot read notebook: no list of cells (nbformat 4 is supported)")
     content.setdefault("cells", [])
-    indent = _indent(text)
-    trailing = text[len(text.rstrip()):]
     nonce = secrets.token_hex(6)
     while nonce in text:  # the markers and masks must not occur in the notebook already
         nonce = secrets.token_hex(6)
-    notebook = Notebook(content, [], indent, "\\u" in text and text.isascii(), trailing, nonce,
-                        _language(content.get("metadata")))
+    notebook = Notebook([], _indent(text), "\\u" in text and text.isascii(), nonce, _language(content.get("metadata")))
     for position, raw in enumerate(content["cells"], start=1):
         if not isinstance(raw, dict) or raw.get("cell_type") != "code":
             continue  # markdown, raw, or not a cell at all: nothing to lint
         source = raw.get("source", _MISSING)
         if isinstance(source, list) and all(isinstance(part, str) for part in source):
-            notebook.cells.append(_Cell(position, "".join(source), as_list=True))
+            notebook.cells.append(_Cell(position, "".join(source), as_list=True, raw=source))
         elif isinstance(source, str):
-            notebook.cells.append(_Cell(position, source, as_list=False))
+            notebook.cells.append(_Cell(position, source, as_list=False, raw=source))
         else:
-            notebook.cells.append(_Cell(position, "", False, MaskedCell(skipped=_not_text(source))))
+            notebook.cells.append(_Cell(position, "", False, masked=MaskedCell(skipped=_not_text(source))))
     # Code too large to analyse is not parsed cell by cell either: the engine reports its size.
     parse = sum(len(cell.source) for cell in notebook.cells) <= engine.MAX_PARSE_BYTES
     for cell in notebook.cells:
@@ -306,12 +306,12 @@ def fix_notebook(
     result.findings = sorted(findings, key=lambda f: (f.cell or 0, f.line, f.column, f.code))
     if current == module:
         return result
-    if notebook.serialise() != data:
+    fixed = notebook.write(data, notebook.restore(current))
+    if fixed is None:
         result.problems.append(Problem(path, NOTE, "fixes not written: re-saving this notebook would change its formatting "
                                        "(save it from Jupyter once, then run again)", level=NOTE))
         result.findings = [_unfixed(f) for f in result.findings]
         return result
-    fixed = notebook.dump(notebook.restore(current))
     if fixed != data:
         result.fixed = fixed
     return result
