@@ -392,3 +392,21 @@ def test_only_the_fixed_source_changes_whatever_the_rest_looks_like(tmp_path, ru
     assert proc.returncode == 0, proc.stderr
     for name, (_, wanted) in variants.items():
         assert (tmp_path / name).read_bytes() == wanted, name
+
+
+def test_a_notebook_of_large_outputs_gives_its_facts_to_the_run(tmp_path, run_cli):
+    """Its code, not its size, decides whether its facts are read: the seed in a 5 MB notebook
+    (nearly all outputs) is the run's seed for a script beside it, as in a small one."""
+    seeding = code_cell(["import lightning as L\n", "L.seed_everything(42)"])
+    script = ("import lightning as L\nfrom torch.utils import data\nfrom project import dataset\n"
+              'train, val = data.random_split(dataset, [0.8, 0.2])\nL.Trainer(devices=2, strategy="ddp")\n')
+    messages = []
+    for outputs in ([], [{"name": "stdout", "output_type": "stream", "text": ["x" * 99 + "\n"] * 50_000}]):
+        folder = tmp_path / str(len(outputs))
+        folder.mkdir()
+        (folder / "nb.ipynb").write_bytes(raw_notebook([dict(seeding, outputs=outputs)]))
+        (folder / "train.py").write_text(script)
+        proc = run_cli("--check", ".", cwd=folder)
+        messages.append([line for line in proc.stdout.decode().splitlines() if line.startswith("train.py")])
+    assert (tmp_path / "1" / "nb.ipynb").stat().st_size > 5 * 2**20
+    assert messages[0] == messages[1] and "the run seeds with 42" in messages[0][0]
