@@ -35,7 +35,9 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 
 _LINE_ESCAPES = ("%", "!", "?", "/", ",", ";")  # a line starting so is IPython's, never Python
 _HELP_END = re.compile(r"%{0,2}[\w.*]+\?{1,2}")
-_MAGIC_RIGHT_SIDE = re.compile(r"%{1,2}[A-Za-z_]|!")  # what IPython's MagicAssign/SystemAssign take
+# ``= %magic`` or ``= !command``: what IPython's MagicAssign and SystemAssign take (not ``==``, ``<=``...).
+_EQUALS = re.compile(r"(?<![=<>!:+\-*/%&|^@])=(?!=)")
+_MAGIC_RIGHT_SIDE = re.compile(r"(?<![=<>!:+\-*/%&|^@])=(?!=)[ \t]*(?=%{1,2}[A-Za-z_]|!)")
 _INTERESTING = re.compile(r"[#()\[\]{}'\"\\]")  # what the scanner must look at; the rest it jumps over
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
@@ -154,26 +156,22 @@ def _ipython_line(line: str) -> int | None:
         return None
     if rest.startswith(_LINE_ESCAPES) or _HELP_END.fullmatch(rest.rstrip()):
         return 0
-    equals = _assignment_equals(rest)
-    if equals is not None and _MAGIC_RIGHT_SIDE.match(rest[equals + 1:].lstrip()):
-        target = rest[:equals + 1]
-        right = rest[equals + 1:]
-        return indent + len(target) + len(right) - len(right.lstrip())
+    if _MAGIC_RIGHT_SIDE.search(rest) is None:
+        return None  # the common case, without parsing
+    for match in _EQUALS.finditer(rest):
+        if _is_target(rest[:match.start()]):  # the assignment's '=' (IPython: the first outside brackets)
+            right = _MAGIC_RIGHT_SIDE.match(rest, match.start())
+            return None if right is None else indent + right.end()  # up to the '%' or '!'
     return None
 
 
-def _assignment_equals(text: str) -> int | None:
-    """The index of the ``=`` of ``target = ...`` when what is left of it is an assignment target."""
-    for match in re.finditer(r"(?<![=<>!:+\-*/%&|^@])=(?!=)", text):
-        target = text[:match.start()]
-        try:
-            tree = ast.parse(target.strip() + " = 0")
-        except (SyntaxError, ValueError, MemoryError, RecursionError):
-            continue
-        if len(tree.body) == 1 and isinstance(tree.body[0], (ast.Assign, ast.AnnAssign)):
-            return match.start()
-        return None
-    return None
+def _is_target(text: str) -> bool:
+    """Whether ``text = ...`` is an assignment (IPython takes everything left of the ``=``)."""
+    try:
+        tree = ast.parse(text.strip() + " = 0")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return len(tree.body) == 1 and isinstance(tree.body[0], (ast.Assign, ast.AnnAssign))
 
 
 class _Scanner:
