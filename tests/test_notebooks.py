@@ -410,3 +410,29 @@ def test_a_notebook_of_large_outputs_gives_its_facts_to_the_run(tmp_path, run_cl
         messages.append([line for line in proc.stdout.decode().splitlines() if line.startswith("train.py")])
     assert (tmp_path / "1" / "nb.ipynb").stat().st_size > 5 * 2**20
     assert messages[0] == messages[1] and "the run seeds with 42" in messages[0][0]
+
+
+def test_a_compact_notebook_is_written_only_where_its_layout_shows(tmp_path, run_cli_unsafe):
+    """On one line, a list of two lines shows its item separator (", " or ","), a list of one does
+    not: a fix that makes a one-line cell longer (DDP012 adds ``import torch``) is then not written."""
+    rest = [["train, val = data.random_split(dataset, [0.8, 0.2])"], ['L.Trainer(devices=2, strategy="ddp")']]
+    three_lines = ["import lightning as L\n", "from torch.utils import data\n", "from project import dataset"]
+    one_line = ["import lightning as L; from torch.utils import data; from project import dataset"]
+    for imports, separators, written in [(three_lines, (", ", ": "), True), (three_lines, (",", ":"), False),
+                                         (one_line, (", ", ": "), False), (one_line, (",", ":"), False)]:
+        content = {"cells": [code_cell(source) for source in [imports, *rest]], "metadata": {},
+                   "nbformat": 4, "nbformat_minor": 5}
+        path = tmp_path / "nb.ipynb"
+        original = json.dumps(content, separators=separators).encode()
+        path.write_bytes(original)
+        proc = run_cli_unsafe("--write", "nb.ipynb", cwd=tmp_path)
+        if written:
+            assert proc.returncode == 0, proc.stderr
+            content["cells"][0]["source"] = [*imports[:-1], imports[-1] + "\n", "import torch"]
+            content["cells"][1]["source"] = ["train, val = data.random_split(dataset, [0.8, 0.2], "
+                                             "generator=torch.Generator().manual_seed(42))"]
+            content["cells"][2]["source"] = ['L.Trainer(devices=2, strategy="ddp_notebook")']
+            assert path.read_bytes() == json.dumps(content, separators=separators).encode()
+        else:
+            assert path.read_bytes() == original, (imports, separators)
+            assert "note: fixes not written" in proc.stderr.decode()

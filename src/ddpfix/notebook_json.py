@@ -57,6 +57,8 @@ def splice(text: str, values: Mapping[int, tuple[object, object]], indent: int |
             return None
         start, end = spans[position]
         old, new = values[position]
+        if indent is None and isinstance(new, list) and len(new) > 1 and not (isinstance(old, list) and len(old) > 1):
+            return None  # a one-line layout whose item separator (", " or ",") the old value does not show
         line_start = text.rfind("\n", 0, start) + 1
         nesting = _WHITESPACE.match(text, line_start).group().lstrip("\r\n")
         newline = "\r\n" if "\r\n" in text[start:end] else "\n"  # a notebook saved with Windows newlines
