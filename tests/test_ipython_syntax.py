@@ -71,3 +71,12 @@ def test_a_mask_a_fix_moved_or_changed_is_refused():
     assert unmask(masked.body.replace("    " + TOKEN, "        " + TOKEN), masked) is None  # re-indented
     assert unmask("".join(body[:2] + body[3:]), masked) is None  # dropped
     assert unmask(masked.body + body[2], masked) is None  # duplicated
+
+
+def test_python_is_never_masked():
+    """Every Python fixture, as a cell, is taken as it is: nothing in Python is IPython syntax."""
+    from conftest import fixture_sources
+
+    for source in fixture_sources():
+        masked = mask_cell(source, TOKEN)
+        assert (masked.skipped, masked.body, masked.groups) == (None, source, [])

@@ -39,6 +39,8 @@ _HELP_END = re.compile(r"%{0,2}[\w.*]+\?{1,2}")
 _EQUALS = re.compile(r"(?<![=<>!:+\-*/%&|^@])=(?!=)")
 _MAGIC_RIGHT_SIDE = re.compile(r"(?<![=<>!:+\-*/%&|^@])=(?!=)[ \t]*(?=%{1,2}[A-Za-z_]|!)")
 _INTERESTING = re.compile(r"[#()\[\]{}'\"\\]")  # what the scanner must look at; the rest it jumps over
+# A line that may be IPython's: what ``_ipython_line`` looks for, over-approximated (any line).
+_MAYBE_IPYTHON = re.compile(r"^[ \t]*[%!?/,;]|\?[ \t]*\r?$|=[ \t]*[%!]", re.M)
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
@@ -113,8 +115,9 @@ def mask_cell(source: str, token: str, parse: bool = True) -> MaskedCell:
         masker.mask(lines, index, index, comment=True)
         index += 1
     cell.leading = len(cell.groups)
-    if not cell.groups and parse_problem(source) is None:
-        cell.body = source  # plain Python: nothing to mask (a '%' line may be inside a string)
+    if not cell.groups and _MAYBE_IPYTHON.search(source) is None:
+        cell.body = source  # the common cell: one parse, no scan
+        cell.skipped = parse_problem(source)
         return cell
     problem = _mask_lines(masker, lines, index)
     if problem is not None:
@@ -122,6 +125,8 @@ def mask_cell(source: str, token: str, parse: bool = True) -> MaskedCell:
         return cell
     cell.body = "".join(lines)
     cell.skipped = parse_problem(cell.body)
+    if cell.skipped is not None and not cell.groups and parse_problem(source) is None:
+        cell.skipped, cell.body = None, source  # Python after all (a '%' line in a string: never masked)
     return cell
 
 
@@ -154,10 +159,13 @@ def _ipython_line(line: str) -> int | None:
     indent = len(line) - len(rest)
     if not rest or rest.startswith("#"):
         return None
-    if rest.startswith(_LINE_ESCAPES) or _HELP_END.fullmatch(rest.rstrip()):
+    if rest.startswith(_LINE_ESCAPES):
         return 0
-    if _MAGIC_RIGHT_SIDE.search(rest) is None:
-        return None  # the common case, without parsing
+    bare = rest.rstrip()
+    if bare.endswith("?") and _HELP_END.fullmatch(bare):
+        return 0
+    if "=" not in rest or ("%" not in rest and "!" not in rest) or _MAGIC_RIGHT_SIDE.search(rest) is None:
+        return None  # the common case, without a regular expression or a parse
     for match in _EQUALS.finditer(rest):
         if _is_target(rest[:match.start()]):  # the assignment's '=' (IPython: the first outside brackets)
             right = _MAGIC_RIGHT_SIDE.match(rest, match.start())
