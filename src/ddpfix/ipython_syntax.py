@@ -125,8 +125,8 @@ def mask_cell(source: str, token: str, parse: bool = True) -> MaskedCell:
         return cell
     cell.body = "".join(lines)
     cell.skipped = parse_problem(cell.body)
-    if cell.skipped is not None and not cell.groups and parse_problem(source) is None:
-        cell.skipped, cell.body = None, source  # Python after all (a '%' line in a string: never masked)
+    if cell.skipped is not None and cell.groups and not cell.leading and parse_problem(source) is None:
+        return MaskedCell(body=source)  # Python after all: the scan took a string's line for IPython's
     return cell
 
 
