@@ -2,21 +2,20 @@
 
 The cells are joined in order, each after a marker comment line, so that imports in the first cell
 count in the last (as they do in the kernel) and one pipeline serves scripts and notebooks alike.
-Line-leading IPython magics and shell escapes (``%matplotlib inline``, ``!pip install x``) are
-masked as comments and restored byte for byte; a cell that is still not Python (a ``%%bash`` cell,
-``x = !ls``, ``obj?``) is left out, with a note. Rules run one at a time so that each finding is
-placed by the markers of the text that rule saw: ``notebook.ipynb:cell 3:2:5``.
+IPython syntax (``%%time`` cells, ``%matplotlib inline``, ``files = !ls``, ``obj?``) is masked and
+restored byte for byte by ``ipython_syntax``; a cell that is still not Python (a ``%%bash`` cell) is
+left out, with a note. A notebook of unexpected shape gives a clear problem, never a traceback.
+Rules run one at a time so that each finding is placed by the markers of the text that rule saw:
+``notebook.ipynb:cell 3:2:5``.
 
-The notebook is written back only when re-serialising it unchanged reproduces the original bytes
-(indentation, key order, escaping, trailing newline): then only the edited cells' ``source`` differ,
-and outputs, metadata and everything else are kept exactly.
+A fixed cell's new ``source`` is spliced into the notebook's text (``notebook_json``) only where its
+old value is laid out exactly as the writer would write it (indentation, escaping): every other
+byte (outputs, metadata, key order, the trailing newline) is kept.
 """
 
 from __future__ import annotations
 
-import ast
 import json
-import warnings
 import re
 import secrets
 from collections.abc import Collection, Mapping, Sequence
@@ -25,11 +24,15 @@ from dataclasses import dataclass, field, replace
 from ddpfix import engine
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
+from ddpfix.ipython_syntax import MaskedCell, lines_of, mask_cell, unmask
+from ddpfix.notebook_json import splice
 
-# A line an IPython kernel reads as a magic or a shell escape, not as Python.
-_MAGIC_LINE = re.compile(r"^(%|!)")
-_CELL_MAGIC = re.compile(r"^\s*%%")
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
+
+# Reading a notebook builds its whole JSON as Python objects: a few times its size for text and
+# images (a 50 MB notebook of training output peaks near 0.4 GB), but some 25 times for a mass of
+# tiny objects. Past this estimate the notebook is reported, not read.
+MAX_NOTEBOOK_MEMORY = 2 * 2**30
 
 
 @dataclass
@@ -37,22 +40,33 @@ class _Cell:
     index: int  # 1-based position among all cells of the notebook, as Jupyter counts them
     source: str
     as_list: bool  # nbformat allows a string or a list of lines
-    skipped: str | None = None  # why the cell stays out of the module
-    masked: dict[str, str] = field(default_factory=dict)  # mask line -> the magic line it hides
-    body: str = ""  # the Python the module holds for this cell
+    raw: object = None  # the source as the JSON holds it (a string, or the list of lines)
+    masked: MaskedCell = field(default_factory=MaskedCell)  # its Python, IPython lines masked
+
+    @property
+    def skipped(self) -> str | None:
+        """Why the cell stays out of the module (None: it is in)."""
+        return self.masked.skipped
+
+    @property
+    def body(self) -> str:
+        return self.masked.body
 
 
 @dataclass
 class Notebook:
-    """A parsed notebook and how to write it back byte for byte."""
+    """A parsed notebook (its code cells; not its outputs) and how to write it back byte for byte."""
 
-    data: dict
     cells: list[_Cell]
     indent: int | None
     ensure_ascii: bool
-    trailing: str
     nonce: str
     language: str
+
+    @property
+    def mask_token(self) -> str:
+        """The name every mask of IPython syntax starts with (found nowhere in the notebook)."""
+        return f"_ddpfix_{self.nonce}_"
 
     def marker(self, index: int) -> str:
         return f"# ddpfix-cell {index} {self.nonce}"
@@ -67,7 +81,7 @@ class Notebook:
 
     def split(self, module: str) -> dict[int, str] | None:
         """The cells' Python in a (fixed) module, by cell index; None if the markers did not survive."""
-        lines = module.splitlines(keepends=True)
+        lines = lines_of(module)
         where = {line.rstrip("\r\n"): number for number, line in enumerate(lines)}
         positions = []
         for cell in self.cells:
@@ -89,7 +103,8 @@ class Notebook:
     def locate(self, module: str, line: int) -> tuple[int, int]:
         """(cell index, line in the cell) of a 1-based line of ``module``."""
         cell_index, start = self.cells[0].index, 0
-        for number, text in enumerate(module.splitlines(), start=1):
+        for number, text in enumerate(lines_of(module), start=1):
+            text = text.rstrip("\r\n")
             if number >= line:
                 break
             if text.startswith("# ddpfix-cell ") and text.endswith(self.nonce):
@@ -98,120 +113,133 @@ class Notebook:
 
     def joined_line(self, module: str, cell_index: int, line: int) -> int:
         """The inverse of :meth:`locate`."""
-        for number, text in enumerate(module.splitlines(), start=1):
-            if text == self.marker(cell_index):
+        for number, text in enumerate(lines_of(module), start=1):
+            if text.rstrip("\r\n") == self.marker(cell_index):
                 return number + line
         return line
 
-    def dump(self, bodies: Mapping[int, str]) -> bytes:
-        """The notebook's bytes with the cells' new Python put back (magics restored)."""
-        by_index = {cell.index: cell for cell in self.cells}
-        position = 0
-        for raw in self.data.get("cells", []):
-            position += 1
-            cell = by_index.get(position)
-            if cell is None or cell.skipped is not None or position not in bodies:
+    def masked_lines(self, module: str) -> set[int]:
+        """The 1-based lines of ``module`` that mask IPython syntax (no finding is placed there)."""
+        if self.mask_token not in module:
+            return set()
+        return {number for number, text in enumerate(lines_of(module), start=1) if self.mask_token in text}
+
+    def restore(self, module: str) -> dict[int, str] | None:
+        """The cells' new sources in a (fixed) module, IPython syntax restored, by cell index; None
+        when a fix moved code between cells or moved, re-indented or edited a masked line."""
+        bodies = self.split(module)
+        if bodies is None:
+            return None
+        sources = {}
+        for cell in self.cells:
+            if cell.skipped is not None:
                 continue
-            text = _unmask(bodies[position], cell)
+            text = unmask(bodies[cell.index], cell.masked)
+            if text is None:
+                return None
             # The newlines that end a cell are the cell's own: the joined module adds one, and a
             # rule's blank lines before the next cell's first statement land here.
-            text = text.rstrip("\n") + cell.source[len(cell.source.rstrip("\n")):]
-            if text != cell.source:
-                raw["source"] = text.splitlines(keepends=True) if cell.as_list else text
-        return self.serialise()
+            sources[cell.index] = text.rstrip("\n") + cell.source[len(cell.source.rstrip("\n")):]
+        return sources
 
-    def serialise(self) -> bytes:
-        text = json.dumps(self.data, indent=self.indent, ensure_ascii=self.ensure_ascii)
-        return (text + self.trailing).encode("utf-8")
+    def write(self, data: bytes, sources: Mapping[int, str]) -> bytes | None:
+        """``data`` (this notebook's bytes) with the cells' new sources put in; None when a changed
+        cell's old source is not laid out as this writer would write it."""
+        values = {}
+        for cell in self.cells:
+            new = sources.get(cell.index, cell.source)
+            if new != cell.source:
+                values[cell.index] = (cell.raw, new.splitlines(keepends=True) if cell.as_list else new)
+        bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+        text = splice(data[len(bom):].decode("utf-8"), values, self.indent, self.ensure_ascii)
+        if text is None:
+            return None
+        try:
+            return bom + text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate the JSON escaped, unwritable unescaped
+            return None
 
 
 class NotebookError(ValueError):
     pass
 
 
+_MISSING = object()
+
+
 def load(data: bytes) -> Notebook:
+    """The notebook in ``data``; NotebookError when it is not a notebook we can read. Whatever the
+    JSON holds, only that error is raised: a cell of unexpected shape is left out, with its reason."""
     try:
         text = data.decode("utf-8-sig")
-        content = json.loads(text)
     except UnicodeDecodeError as err:
         raise NotebookError(f"cannot read notebook: not UTF-8 ({err.reason} at byte {err.start})") from err
+    estimate = _memory_estimate(data)
+    if estimate > MAX_NOTEBOOK_MEMORY:
+        raise NotebookError(f"not analysed: reading this notebook's JSON would take about {estimate / 2**30:.1f} GiB "
+                            f"(the limit is {MAX_NOTEBOOK_MEMORY / 2**30:g} GiB)")
+    try:
+        content = json.loads(text)
     except json.JSONDecodeError as err:
         raise NotebookError(f"cannot read notebook: invalid JSON ({err.msg} at line {err.lineno} column {err.colno})") from err
+    except RecursionError as err:
+        raise NotebookError("cannot read notebook: its JSON is nested too deeply") from err
+    except MemoryError as err:
+        raise NotebookError("cannot read notebook: not enough memory to read its JSON") from err
     if not isinstance(content, dict) or not isinstance(content.get("cells", []), list):
         raise NotebookError("cannot read notebook: no list of cells (nbformat 4 is supported)")
-    metadata = content.get("metadata") if isinstance(content.get("metadata"), dict) else {}
-    language = str(
-        (metadata.get("kernelspec") or {}).get("language")
-        or (metadata.get("language_info") or {}).get("name")
-        or "python"
-    ).lower()
-    indent = _indent(text)
-    trailing = text[len(text.rstrip()):]
+    content.setdefault("cells", [])
     nonce = secrets.token_hex(6)
-    while nonce in text:  # the marker must not occur in the notebook already
+    while nonce in text:  # the markers and masks must not occur in the notebook already
         nonce = secrets.token_hex(6)
-    notebook = Notebook(content, [], indent, "\\u" in text and not _has_non_ascii(text), trailing, nonce, language)
-    for position, raw in enumerate(content.get("cells", []), start=1):
+    notebook = Notebook([], _indent(text), "\\u" in text and text.isascii(), nonce, _language(content.get("metadata")))
+    for position, raw in enumerate(content["cells"], start=1):
         if not isinstance(raw, dict) or raw.get("cell_type") != "code":
-            continue
-        source = raw.get("source", "")
-        as_list = isinstance(source, list)
-        if as_list and not all(isinstance(part, str) for part in source):
-            raise NotebookError(f"cannot read notebook: cell {position} has a source that is not text")
-        text_source = "".join(source) if as_list else str(source)
-        notebook.cells.append(_mask(_Cell(position, text_source, as_list), nonce))
+            continue  # markdown, raw, or not a cell at all: nothing to lint
+        source = raw.get("source", _MISSING)
+        if isinstance(source, list) and all(isinstance(part, str) for part in source):
+            notebook.cells.append(_Cell(position, "".join(source), as_list=True, raw=source))
+        elif isinstance(source, str):
+            notebook.cells.append(_Cell(position, source, as_list=False, raw=source))
+        else:
+            notebook.cells.append(_Cell(position, "", False, masked=MaskedCell(skipped=_not_text(source))))
+    # Code too large to analyse is not parsed cell by cell either: the engine reports its size.
+    parse = sum(len(cell.source) for cell in notebook.cells) <= engine.MAX_PARSE_BYTES
+    for cell in notebook.cells:
+        if cell.skipped is None:
+            cell.masked = mask_cell(cell.source, notebook.mask_token, parse)
     return notebook
+
+
+def _memory_estimate(data: bytes) -> int:
+    """An upper estimate of the bytes ``json.loads`` takes for ``data``: the text itself, and for
+    every object, array and item (counted by their punctuation, in strings too) its Python object."""
+    return 3 * len(data) + 64 * data.count(b"{") + 56 * data.count(b"[") + 56 * data.count(b",")
+
+
+def _language(metadata: object) -> str:
+    """The kernel's language as the metadata names it; Python where it names none (as a string)."""
+    if isinstance(metadata, dict):
+        for section, key in (("kernelspec", "language"), ("language_info", "name")):
+            values = metadata.get(section)
+            value = values.get(key) if isinstance(values, dict) else None
+            if isinstance(value, str) and value.strip():
+                return value.strip().lower()
+    return "python"
+
+
+def _not_text(source: object) -> str:
+    if source is _MISSING:
+        return "it has no source"
+    if isinstance(source, list):
+        return "its source is a list that holds more than strings"
+    kinds = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", dict: "an object"}
+    return f"its source is {kinds.get(type(source), type(source).__name__)}, not text"
 
 
 def _indent(text: str) -> int | None:
     match = re.search(r"\n( +)\"", text)
     return len(match.group(1)) if match else None
-
-
-def _has_non_ascii(text: str) -> bool:
-    return any(ord(char) > 127 for char in text)
-
-
-def _mask(cell: _Cell, nonce: str) -> _Cell:
-    """Hide line-leading magics behind comments; leave out a cell that stays not-Python."""
-    if _CELL_MAGIC.match(cell.source):
-        cell.skipped = "a %% cell magic: the cell is not Python"
-        return cell
-    if _parses(cell.source) is None:
-        cell.body = cell.source  # plain Python: nothing to mask (a '%' line may be inside a string)
-        return cell
-    lines = cell.source.splitlines(keepends=True)
-    for number, line in enumerate(lines):
-        if _MAGIC_LINE.match(line):
-            if line.rstrip("\r\n").endswith("\\"):
-                cell.skipped = f"line {number + 1}: a magic continued on the next line"
-                return cell
-            mask = f"# ddpfix-magic {len(cell.masked)} {nonce}"
-            cell.masked[mask] = line.rstrip("\r\n")
-            lines[number] = mask + line[len(line.rstrip("\r\n")):]
-    cell.body = "".join(lines)
-    cell.skipped = _parses(cell.body)
-    return cell
-
-
-def _parses(source: str) -> str | None:
-    """None when ``source`` is Python; else why not."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the user's SyntaxWarnings are not ours to print
-            ast.parse(source)
-    except (SyntaxError, ValueError) as err:
-        where = f"line {err.lineno}: " if getattr(err, "lineno", None) else ""
-        return f"{where}IPython syntax that is not Python ({getattr(err, 'msg', err)})"
-    except (MemoryError, RecursionError):
-        return "nested too deeply to analyse"
-    return None
-
-
-def _unmask(text: str, cell: _Cell) -> str:
-    for mask, magic in cell.masked.items():
-        text = text.replace(mask, magic, 1)
-    return text
 
 
 def python_source(data: bytes) -> bytes | None:
@@ -255,6 +283,8 @@ def fix_notebook(
             for key in only if key.code == rule.code and key.cell is not None
         }
         step = engine.fix_python(path, current.encode("utf-8"), [rule], facts, only=wanted, options=options)
+        masked = notebook.masked_lines(current) if step.findings else set()
+        step.findings = [f for f in step.findings if f.line not in masked]  # a mask is not the user's code
         for problem in step.problems:
             if problem.line is not None:
                 cell_index, line = notebook.locate(current, problem.line)
@@ -267,20 +297,21 @@ def fix_notebook(
         findings += [_place(f, notebook, current) for f in step.findings]
         if step.changed:
             new = step.fixed.decode("utf-8")
-            if notebook.split(new) is None:  # a fix moved code across cells: keep none of it
-                result.problems.append(Problem(path, rule.code, f"{engine.INTERNAL_ERROR}: a fix would move code between cells; notebook left as it was"))
+            if notebook.restore(new) is None:  # keep none of it
+                result.problems.append(Problem(path, rule.code, f"{engine.INTERNAL_ERROR}: a fix would move code between "
+                                               "cells or move a line of IPython syntax; notebook left as it was"))
                 result.findings = [_unfixed(f) for f in findings]
                 return result
             current = new
     result.findings = sorted(findings, key=lambda f: (f.cell or 0, f.line, f.column, f.code))
     if current == module:
         return result
-    if notebook.serialise() != data:
+    fixed = notebook.write(data, notebook.restore(current))
+    if fixed is None:
         result.problems.append(Problem(path, NOTE, "fixes not written: re-saving this notebook would change its formatting "
                                        "(save it from Jupyter once, then run again)", level=NOTE))
         result.findings = [_unfixed(f) for f in result.findings]
         return result
-    fixed = notebook.dump(notebook.split(current))
     if fixed != data:
         result.fixed = fixed
     return result

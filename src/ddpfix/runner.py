@@ -268,14 +268,16 @@ def _facts_of_data(path: str, data: bytes | Problem) -> FileFacts:
 
 
 def _facts_or_raise(path: str, data: bytes | Problem, defer: bool = True) -> FileFacts:
-    if isinstance(data, Problem) or len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
+    if isinstance(data, Problem):
         return FileFacts()
-    if is_notebook(path):
+    if is_notebook(path):  # its code, not its outputs, is what may be too large to parse
         from ddpfix.notebook import python_source
 
         data = python_source(data)
         if data is None:
             return FileFacts()
+    if len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
+        return FileFacts()
     return file_facts(path, data, defer=defer)
 
 
