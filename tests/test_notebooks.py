@@ -406,10 +406,11 @@ def test_a_notebook_of_large_outputs_gives_its_facts_to_the_run(tmp_path, run_cl
         folder.mkdir()
         (folder / "nb.ipynb").write_bytes(raw_notebook([dict(seeding, outputs=outputs)]))
         (folder / "train.py").write_text(script)
-        proc = run_cli("--check", ".", cwd=folder)
-        messages.append([line for line in proc.stdout.decode().splitlines() if line.startswith("train.py")])
+        proc = run_cli("--check", "-v", ".", cwd=folder)  # -v: the explanation names the seed
+        text = proc.stdout.decode()
+        messages.append(text[text.index("train.py"):].splitlines())  # its line and the explanation under it
     assert (tmp_path / "1" / "nb.ipynb").stat().st_size > 5 * 2**20
-    assert messages[0] == messages[1] and "the run seeds with 42" in messages[0][0]
+    assert messages[0] == messages[1] and "the run seeds with 42" in "\n".join(messages[0])
 
 
 def test_a_compact_notebook_is_written_only_where_its_layout_shows(tmp_path, run_cli_unsafe):
