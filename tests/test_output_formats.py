@@ -97,7 +97,9 @@ def test_github_escapes_properties_and_message(tmp_path, run_cli):
     [line] = run_cli("--output-format", "github", ".", cwd=tmp_path).stdout.decode().splitlines()
     properties, message = line.split("::")[1:]
     assert properties.startswith("warning file=odd%2Cname%3A1%25.py,line=")
-    assert message.startswith("self.log('val%25summary:a,b') runs under the rank guard")
+    # The short message, then (after an escaped newline) the explanation.
+    assert message.startswith("self.log('val%25summary:a,b') under a rank guard")
+    assert "%0Aself.log('val%25summary:a,b') runs under the rank guard" in message
     assert "\r" not in line and "\n" not in line
 
 
@@ -163,6 +165,9 @@ def test_gitlab_code_quality_report(tmp_path, run_cli):
         [(r["path"], r["line"], r["code"]) for r in findings]
     assert all(i["severity"] == "major" and i["description"].startswith(i["check_name"] + " ") for i in issues[1:])
     assert issues[0]["check_name"] == "E999" and issues[0]["severity"] == "critical"
+    # The short message in the description, the explanation (json's detail) in Code Climate's content.
+    assert [i.get("content", {}).get("body") for i in issues[1:]] == [r["detail"] for r in findings]
+    assert any(r["detail"] for r in findings)
     assert issues[0]["location"] == {"path": "cases/bad.py", "lines": {"begin": 2}}
     spans = {(r["path"], r["line"]): r["end_line"] for r in findings}
     assert any(i["location"]["lines"].get("end") == spans[(i["location"]["path"], i["location"]["lines"]["begin"])]

@@ -125,6 +125,11 @@ def test_many_files_rules_regions_and_order(tmp_path, run_cli, validator):
     expected = [m.groups() for m in map(TEXT_LINE.match, text) if m]
     got = [(uri(r), str(region(r)["startLine"]), str(region(r)["startColumn"]), r["ruleId"]) for r in results]
     assert got == expected and len(got) > 20
+    # Each result's text is the finding's short message, then its explanation (json's detail).
+    records = [r for r in json.loads(run_cli("--output-format", "json", "cases", cwd=tree).stdout)
+               if r["code"].startswith("DDP")]
+    assert [r["message"]["text"] for r in results] == [
+        f"{r['message']}\n{r['detail']}" if r["detail"] else r["message"] for r in records]
     # Deterministic: a second run (other worker count) prints the same bytes.
     assert run_cli("--output-format", "sarif", "-j", "1", "cases", cwd=tree).stdout == proc.stdout
 

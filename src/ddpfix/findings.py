@@ -44,6 +44,12 @@ class Finding:
     detail: str = ""
 
     @property
+    def full_message(self) -> str:
+        """The short message, then the explanation on the lines below: what CI annotations and code
+        scanning show, where there is room for the why."""
+        return f"{self.message}\n{self.detail}" if self.detail else self.message
+
+    @property
     def safe(self) -> bool:
         return self.fixable and self.applicability == SAFE
 

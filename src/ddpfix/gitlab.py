@@ -52,8 +52,10 @@ def code_quality_report(results: Sequence[FileResult], problems: Sequence[Proble
                 description += f" (cell {finding.cell} line {finding.line})"
             region = places.region(finding)
             begin, end = (region[0], region[2]) if region else (1, 1)
-            issues.append(_issue(description, finding.code, FINDING_SEVERITY, path, begin, end,
-                                 places.fingerprint(finding)))
+            issue = _issue(description, finding.code, FINDING_SEVERITY, path, begin, end, places.fingerprint(finding))
+            if finding.detail:  # Code Climate's "content": the explanation, shown when the issue is opened
+                issue["content"] = {"body": finding.detail}
+            issues.append(issue)
     return issues
 
 

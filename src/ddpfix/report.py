@@ -251,7 +251,7 @@ def github_line(finding: Finding | None = None, problem: Problem | None = None, 
     ``endColumn`` only on an annotation within one line: a span over several lines gives its lines only.
     """
     if finding is not None:
-        level, title, message, cell = "warning", finding.code, finding.message, finding.cell
+        level, title, message, cell = "warning", finding.code, finding.full_message, finding.cell
         line, column, end_line, end_column = region or (finding.line, finding.column, finding.end_line, finding.end_column)
         cell_line = finding.line
     else:

@@ -126,7 +126,7 @@ def _result(finding: Finding, rule_index: int, edit: dict | None, places: CIPlac
         "ruleId": finding.code,
         "ruleIndex": rule_index,
         "level": "warning",
-        "message": {"text": finding.message},
+        "message": {"text": finding.full_message},
         "locations": [_finding_location(finding, where, places.region(finding))],
         "partialFingerprints": {"primaryLocationLineHash": places.fingerprint(finding)},
     }
