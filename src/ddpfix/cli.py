@@ -17,12 +17,13 @@ from dataclasses import replace
 import click
 
 from ddpfix import __version__, report
-from ddpfix.config import ConfigError, find_pyproject
-from ddpfix.config import load as load_config
+from ddpfix.config import ConfigError
 from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import WorkerCrashed, check_files, covers_projects, discover, single_fixes
+from ddpfix.project import buffer_facts, project_view
+from ddpfix.runner import RunGroup, WorkerCrashed, check_groups, find_files, single_fixes
+from ddpfix.settings import Flags, Resolver
 from ddpfix.rules import UnknownRule, all_rules, resolve
 from ddpfix.rules import select_rules as select_registered
 from ddpfix.rules.base import Rule
@@ -100,7 +101,7 @@ class Output:
     "out of the guard when a callback monitors the metric), or always one of the two.",
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Read [tool.ddpfix] from this pyproject.toml (default: the nearest one above the first PATH).")
+              help="Read [tool.ddpfix] from this file for every file (default: each file's nearest pyproject.toml with one).")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by # noqa / # ddpfix: ignore.")
 @click.option("--output-format", type=click.Choice(["text", "json", "sarif", "github"]), default="text", show_default=True,
               help="How findings are printed: text lines, one JSON array (with each fix's edits), a SARIF 2.1.0 log "
@@ -111,9 +112,14 @@ class Output:
 @click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal, unless NO_COLOR is set).")
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
+@click.option("--force-exclude", is_flag=True, help="Apply the exclude settings and --exclude to paths named explicitly "
+              "too (the pre-commit hooks pass it): by default a path named is checked even if excluded.")
+@click.option("--show-settings", is_flag=True, help="Print the settings that apply to each PATH and where they come "
+              "from, then exit.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
-            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain):
+            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
+            force_exclude, show_settings):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
 
     By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
@@ -135,20 +141,23 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     if not paths:
         raise click.UsageError("no PATH given: name files or folders to check, e.g. 'ddpfix .'")
     start = stdin_filename if "-" in paths and stdin_filename else (paths[0] if paths and paths[0] != "-" else ".")
+    select_rules(select, ignore)  # the flags' own errors are usage errors
+    # Each file is checked with the settings of its nearest [tool.ddpfix] (settings.py); the first
+    # PATH's settings give the run's ``jobs`` and the rules of stdin.
+    resolver = Resolver(Flags(tuple(select), tuple(ignore), tuple(exclude), log_mode, unsafe_fixes, show_suppressed,
+                              config_path))
     try:
-        config = load_config(config_path if config_path else find_pyproject(start))
+        settings = resolver.for_path(start)
+        if show_settings:
+            for path in [start] if "-" in paths else paths:
+                output.out(report.display_path(path) + ":")
+                for line in [*resolver.for_path(path).describe(), project_line(path)]:
+                    output.out(f"  {line}")
+            return EXIT_CLEAN
     except ConfigError as err:
         raise click.ClickException(str(err)) from err
-    try:
-        select_rules(config.select, config.ignore)  # an unknown code in the file is the file's error
-    except click.BadParameter as err:
-        raise click.ClickException(f"{config.path}: [tool.ddpfix] {err.message}") from err
-    # A --select on the command line replaces the file's selection; ignores add up otherwise.
-    rules = select_rules(select, ignore) if select else select_rules(config.select, [*config.ignore, *ignore])
-    options = {"log_mode": log_mode or config.log_mode or "auto", "show_suppressed": show_suppressed,
-               "unsafe_fixes": bool(config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes)}
-    exclude = [*(exclude or config.exclude), *config.extend_exclude]
-    jobs = jobs or config.jobs
+    rules, options = list(settings.rules), dict(settings.options)
+    jobs = jobs or settings.config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
 
     if "-" in paths:
@@ -156,19 +165,34 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
             raise click.UsageError("'-' (stdin) cannot be combined with other paths")
         if interactive:
             raise click.UsageError("--interactive needs files, not stdin")
-        return run_stdin(rules, mode, stdin_filename or "-", output, options)
+        facts_for = None
+        if stdin_filename and any(rule.uses_facts for rule in rules):
+            # The buffer stands for that file: the facts come from its project, with the buffer as its content.
+            def facts_for(data: bytes):
+                return buffer_facts(stdin_filename, data, resolver, respect_gitignore, jobs or 1)
+        return run_stdin(rules, mode, stdin_filename or "-", output, options, facts_for)
     if stdin_filename:
         raise click.UsageError("--stdin-filename only applies with PATH '-'")
     if interactive and not _is_tty():
         raise click.UsageError("--interactive needs a terminal; use --diff to preview or --write to apply")
 
-    files, problems, empty = discover(paths, exclude, respect_gitignore)
-    # Facts from folders that hold whole projects are complete; from files named one by one (an
-    # editor, pre-commit's staged files) they are partial, and decisions resting on them unsafe.
-    whole = covers_projects(paths)
+    jobs = jobs or os.cpu_count() or 1
+    try:
+        found = find_files(paths, resolver, respect_gitignore, force_exclude)
+        groups = [RunGroup(group, s.rules, s.options) for s, group in resolver.groups(found.files)]
+        # The facts come from the whole project of each path named, whatever files are named
+        # (pre-commit's staged files, one file): project.py.
+        uses_facts = any(rule.uses_facts for group in groups for rule in group.rules)
+        view = project_view(paths, found.real, resolver, respect_gitignore) if uses_facts else None
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from err
+    files, problems, empty = found.files, found.problems, found.empty
+    groups = groups or [RunGroup([], rules, options)]
+    whole, facts_from = (view.whole, view.others) if view else (False, ())
+    for line in found.notes:
+        output.err(line) if line.startswith("warning") else output.info(line)
     for folder in empty:
         output.err(f"warning: {report.display_path(folder)}: no Python files or notebooks found")
-    jobs = jobs or os.cpu_count() or 1
     # Findings of the files as they are unless fixes are shown or written: --check, and json/sarif/
     # github output without --write (their regions and edits refer to the file on disk).
     report_only = mode == "check" or (output_format != "text" and mode != "write")
@@ -178,15 +202,17 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     )
     if show_progress:
         with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
-            facts, results = check_files(files, rules, jobs, options, progress=bar.update, fix=not report_only, whole=whole)
+            facts, results = check_groups(groups, jobs, bar.update, not report_only, whole, facts_from)
     else:
-        facts, results = check_files(files, rules, jobs, options, fix=not report_only, whole=whole)
+        facts, results = check_groups(groups, jobs, None, not report_only, whole, facts_from)
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 
+    unsafe_paths = {path for group in groups if group.options["unsafe_fixes"] for path in group.paths}
+
     def done(applied: bool) -> int:
         return finish(results, problems, output, applied=applied, checked=len(files), report_only=report_only,
-                      unsafe_fixes=options["unsafe_fixes"])
+                      unsafe_fixes=unsafe_paths.__contains__)
 
     def write_all() -> None:
         nonlocal results
@@ -199,10 +225,11 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
             raise click.UsageError(f"--output-format {output_format} goes with --check or --write")
         if write:
             write_all()
-        print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write, jobs=jobs)
+        print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write, jobs=jobs,
+                               groups=groups)
         return done(applied=write)
     if mode == "interactive":
-        results = review_interactively(results, rules, facts, problems, output, options)
+        results = review_interactively(results, rules, facts, problems, output, options, groups=groups)
         write_all()
         return done(applied=True)
     changed = [result for result in results if result.changed]
@@ -235,7 +262,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
 
 
 def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool,
-                           jobs: int = 1) -> None:
+                           jobs: int = 1, groups: Sequence[RunGroup] = ()) -> None:
     """Findings (and the files' problems) as one JSON array, a SARIF log, or GitHub annotations, on stdout."""
     # Loaded here, for machine-readable output only: a text report (the common ``--check``) never
     # pays for them at start-up.
@@ -250,7 +277,11 @@ def print_machine_readable(output_format, results, problems, rules, facts, optio
             for finding in result.findings:
                 output.out(report.github_line(finding))
         return
-    edits = single_fix_edits(results, rules, facts, options, jobs)
+    edits: dict[Finding, dict] = {}
+    for group in groups or [RunGroup([r.path for r in results], rules, options)]:
+        members = set(group.paths)
+        edits.update(single_fix_edits([r for r in results if r.path in members], group.rules, facts, group.options, jobs))
+    rules = sorted({rule for group in groups for rule in group.rules} or rules, key=lambda rule: rule.code)
     if output_format == "sarif":
         log = sarif.sarif_log(results, problems, rules, edits, written=written)
         output.out(json.dumps(log, indent=2, ensure_ascii=False))
@@ -319,10 +350,12 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     changed = [r for r in results if r.changed]
     problems = [p for p in problems if p.level == "error"]  # notes are said, not failed on
     findings = [f for r in results for f in r.findings if not f.suppressed]
-    allowed = [f for f in findings if f.fixable and (f.safe or unsafe_fixes)]
-    hidden = sum(f.unsafe and not f.fixed for f in findings) if not unsafe_fixes else 0
+    # Whether unsafe fixes are on is a setting, so per file (``unsafe_fixes(path)``) or for all.
+    unsafe_on = unsafe_fixes if callable(unsafe_fixes) else (lambda path, on=bool(unsafe_fixes): on)
+    allowed = [f for f in findings if f.fixable and (f.safe or unsafe_on(f.path))]
+    hidden = sum(f.unsafe and not f.fixed and not unsafe_on(f.path) for f in findings)
     if report_only:
-        changed = [r for r in results if any(f.fixable and not f.suppressed and (f.safe or unsafe_fixes)
+        changed = [r for r in results if any(f.fixable and not f.suppressed and (f.safe or unsafe_on(f.path))
                                              for f in r.findings)]
         fixes, pending = len(allowed), 0
     else:
@@ -338,10 +371,13 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     return EXIT_CLEAN
 
 
-def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict) -> int:
-    """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
+def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict,
+              facts_for=None) -> int:
+    """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr.
+    ``facts_for(data)``: the project facts with the buffer in its file's place (None: the buffer alone)."""
     data = sys.stdin.buffer.read()
-    result = fix_source(name, data, rules, options=options, fix=mode != "check")
+    facts = facts_for(data) if facts_for else None
+    result = fix_source(name, data, rules, facts, options=options, fix=mode != "check")
     output.problems(result.problems)
     findings_to = output.out if mode == "check" else output.err
     for finding in result.findings:
@@ -358,7 +394,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
                   unsafe_fixes=bool(options.get("unsafe_fixes")))
 
 
-def review_interactively(results, rules, facts, problems, output, options):
+def review_interactively(results, rules, facts, problems, output, options, groups: Sequence[RunGroup] = ()):
     """Ask about each fix on its own; write each file with exactly the accepted fixes.
 
     Rules run in their fixed order; for each, its fixes are offered one by one against the file
@@ -369,9 +405,12 @@ def review_interactively(results, rules, facts, problems, output, options):
     """
     reviewed: list[FileResult] = []
     quit_all = False
-    take_unsafe = bool(options.get("unsafe_fixes"))
-    offer = {**options, "unsafe_fixes": True}
+    settings_of = {path: (group.rules, group.options) for group in groups for path in group.paths}
+    run_settings = (rules, options)
     for result in results:
+        rules, options = settings_of.get(result.path, run_settings)  # the file's own settings
+        take_unsafe = bool(options.get("unsafe_fixes"))
+        offer = {**options, "unsafe_fixes": True}
         offered = any(f.fixable and not f.suppressed for f in result.findings)
         if quit_all or not offered or any(p.level == "error" for p in result.problems):
             result = _without_fixes(result)
@@ -444,6 +483,18 @@ def _ask(unsafe: bool = False) -> str:
         if answer[:1] in ("y", "n", "a", "q"):
             return answer[:1]
         click.echo("Please answer y, n, a or q.")
+
+
+def project_line(path: str) -> str:
+    """Where ``--show-settings`` says a path's project facts come from."""
+    from ddpfix.runner import project_root
+
+    root = project_root(path)
+    if root is None and os.path.isdir(path):
+        return "project = the folder itself (no pyproject.toml or git repository above it)"
+    if root is None:
+        return "project = none (facts from the files named only: decisions that need the whole project stay unsafe)"
+    return f"project = {report.display_path(root)} (facts from all its files)"
 
 
 def run_language_server(args: list[str]) -> int:
