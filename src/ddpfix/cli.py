@@ -22,7 +22,7 @@ from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.project import buffer_facts, project_view
-from ddpfix.runner import RunGroup, WorkerCrashed, check_groups, find_files, single_fixes
+from ddpfix.runner import RunGroup, WorkerCrashed, check_groups, find_files, named_exclusion, single_fixes
 from ddpfix.settings import Flags, Resolver
 from ddpfix.rules import UnknownRule, all_rules, resolve
 from ddpfix.rules import select_rules as select_registered
@@ -151,7 +151,11 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         if show_settings:
             for path in [start] if "-" in paths else paths:
                 output.out(report.display_path(path) + ":")
-                for line in [*resolver.for_path(path).describe(), project_line(path)]:
+                excluded = named_exclusion(path, os.path.isdir(path), resolver)
+                lines = [*resolver.for_path(path).describe(), project_line(path),
+                         f"excluded = {excluded} (checked only when named explicitly, unless --force-exclude)"
+                         if excluded else "excluded = no"]
+                for line in lines:
                     output.out(f"  {line}")
             return EXIT_CLEAN
     except ConfigError as err:

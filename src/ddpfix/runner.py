@@ -161,14 +161,14 @@ def find_files(paths: Iterable[str], resolver: Resolver, respect_gitignore: bool
     files = found.real
     for given in paths:
         if os.path.isfile(given):
-            if not (force_exclude and _named_exclusion(given, False, resolver)):
+            if not (force_exclude and named_exclusion(given, False, resolver)):
                 files.setdefault(os.path.realpath(given), os.path.normpath(given))
             continue
         if not os.path.isdir(given):
             message = "no such file or directory" if not os.path.lexists(given) else _not_a_file(given)
             found.problems.append(Problem(given, READ_ERROR, message))
             continue
-        reason = _named_exclusion(given, True, resolver)
+        reason = named_exclusion(given, True, resolver)
         shown = _display(given)
         if reason and force_exclude:
             found.notes.append(f"warning: {shown}: excluded ({reason}), so not checked (--force-exclude)")
@@ -210,7 +210,7 @@ def find_files(paths: Iterable[str], resolver: Resolver, respect_gitignore: bool
     return found
 
 
-def _named_exclusion(path: str, is_dir: bool, resolver: Resolver) -> str | None:
+def named_exclusion(path: str, is_dir: bool, resolver: Resolver) -> str | None:
     """Why a path named on the command line is excluded, or None: it, or a folder above it up to
     the current directory (or, outside it, up to its project root), is a default exclude, a
     virtualenv, or matches an exclude pattern of the settings that govern it."""
