@@ -32,6 +32,10 @@ DEFAULT_EXCLUDES = frozenset(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 16
+# A file read for its facts only (a project's file that the run did not name) costs about this
+# fraction of a file checked, when it comes to starting worker processes (bench/project_facts.py:
+# 0.5 ms a file in process; two workers cost 0.2 s to start).
+FACTS_ONLY_PER_FILE = 32
 # The largest files of a parallel run, this many per worker, are handed out one at a time.
 SINGLE_FILES_PER_JOB = 8
 
@@ -505,6 +509,8 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
     group_settings = tuple((tuple(rule.code for rule in group.rules), dict(group.options)) for group in groups)
     group_of = {path: index for index, group in enumerate(groups) for path in group.paths}
     everything = [*paths, *facts_from]
+    if len(paths) + len(facts_from) // FACTS_ONLY_PER_FILE < PARALLEL_THRESHOLD:
+        jobs = 1  # a few files named in a project of a few hundred: starting workers costs more
     # Reading a file's facts costs a fraction of a millisecond: bigger chunks than the fix pass's,
     # or the round trips between the processes cost more than the work (0.4 s of 2.4 on corpus A).
     scanned = _map(_scan_path, everything, jobs, initializer=_init_scan,
