@@ -148,3 +148,8 @@ def test_a_folder_named_that_is_excluded_is_said(tmp_path, run_cli):
     assert run_cli("--check", "--select", "DDP002", "a/gen/made.py", cwd=tmp_path).returncode == 1
     proc = run_cli("--check", "--force-exclude", "a/gen/made.py", "b/gen/made.py", cwd=tmp_path)
     assert b"b/gen/made.py" in proc.stdout and b"a/gen/made.py" not in proc.stdout + proc.stderr
+    # stdin standing for an excluded file: checked, unless --force-exclude (then echoed as it is).
+    named = ["-", "--select", "DDP002", "--stdin-filename", "a/gen/made.py"]
+    assert run_cli(*named, cwd=tmp_path, input=BUGGY).stdout != BUGGY
+    proc = run_cli(*named, "--force-exclude", cwd=tmp_path, input=BUGGY)
+    assert proc.returncode == 0 and proc.stdout == BUGGY

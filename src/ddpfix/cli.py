@@ -170,10 +170,15 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         if interactive:
             raise click.UsageError("--interactive needs files, not stdin")
         facts_for = None
+        if stdin_filename and force_exclude and named_exclusion(stdin_filename, False, resolver):
+            rules = []  # excluded: the buffer comes back as it is, with nothing to say (as Ruff)
         if stdin_filename and any(rule.uses_facts for rule in rules):
             # The buffer stands for that file: the facts come from its project, with the buffer as its content.
             def facts_for(data: bytes):
-                return buffer_facts(stdin_filename, data, resolver, respect_gitignore, jobs or 1)
+                try:
+                    return buffer_facts(stdin_filename, data, resolver, respect_gitignore, jobs or 1)
+                except ConfigError as err:
+                    raise click.ClickException(str(err)) from err
         return run_stdin(rules, mode, stdin_filename or "-", output, options, facts_for)
     if stdin_filename:
         raise click.UsageError("--stdin-filename only applies with PATH '-'")

@@ -92,13 +92,14 @@ def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.PathSp
 def project_root(path: str) -> str | None:
     """The root folder (a real path) of the project ``path`` belongs to: the folder of the nearest
     pyproject.toml at or above it, looking no further than the repository it lies in; else that
-    repository's root (its git root); None where ``path`` is in no project."""
-    folder = os.path.realpath(path)
+    repository's root (its git root); None where ``path`` is in no project. Looked up from where
+    the path is named (a symbolic link belongs to the project it lies in, not its target's)."""
+    folder = os.path.abspath(path)
     if not os.path.isdir(folder):
         folder = os.path.dirname(folder)
     while True:
         if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
-            return folder
+            return os.path.realpath(folder)
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
@@ -550,8 +551,8 @@ class RunGroup:
 def check_groups(groups: Sequence[RunGroup], jobs: int = 1, progress=None, fix: bool = True, whole: bool = False,
                  facts_from: Sequence[str] = ()) -> tuple[ProjectFacts, list[FileResult]]:
     """``check_files`` over files governed by different settings: one scan over all of them (one
-    set of facts), then the fix pass group by group. Results in the order of the paths, group
-    after group."""
+    set of facts), then the fix pass group by group. Results in the order of the paths; of
+    several groups' paths, sorted (discovery's order)."""
     first, others = groups[0], groups[1:]
     paths = [path for group in groups for path in group.paths]
     facts, to_fix, done = _scan(paths, first.rules, jobs, first.options, fix, whole, facts_from, others)
@@ -562,7 +563,8 @@ def check_groups(groups: Sequence[RunGroup], jobs: int = 1, progress=None, fix: 
     for group in groups:
         todo = [path for path in group.paths if path in waiting]
         results.update(zip(todo, fix_files(todo, group.rules, facts, jobs, group.options, progress, fix)))
-    return facts, [results[path] for path in paths if path in results]
+    order = paths if len(groups) == 1 else sorted(paths)
+    return facts, [results[path] for path in order if path in results]
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
