@@ -97,3 +97,29 @@ def test_a_link_out_of_the_folder_is_never_read_or_written(tmp_path, run_cli):
     # A file named explicitly is still taken, link or not (as before).
     named = run_cli("--check", "train.py", cwd=root)
     assert b"train.py:" in named.stdout and sha256(victim) == before
+
+
+def test_project_view_names_the_roots_the_files_to_read_and_whether_facts_are_whole(tmp_path, monkeypatch):
+    """The one function the CLI (and later the language server) asks."""
+    import ddpfix.project as project_module
+    from ddpfix.project import project_view
+    from ddpfix.settings import Flags, Resolver
+
+    root = project(tmp_path / "proj")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "util.py").write_text("x = 1\n")
+    (root / "build").mkdir()
+    (root / "build" / "old.py").write_text("x = 1\n")  # a default exclude: not part of the facts
+    monkeypatch.chdir(root)
+    view = project_view(["model.py"], ["model.py"], Resolver(Flags()))
+    assert view.roots == (str(root.resolve()),) and view.whole and view.partial_because is None
+    assert view.others == ("pkg/util.py", "train.py")
+    # A named folder that is the project: nothing more to read.
+    assert project_view(["."], ["model.py", "pkg/util.py", "train.py"], Resolver(Flags())).others == ()
+    monkeypatch.setattr(project_module, "MAX_PROJECT_FILES", 2)
+    big = project_view(["model.py"], ["model.py"], Resolver(Flags()))
+    assert not big.whole and "over 2 files" in big.partial_because
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lone.py").write_text("x = 1\n")
+    alone = project_view(["lone.py"], ["lone.py"], Resolver(Flags()))
+    assert alone.roots == () and not alone.whole and "in no project" in alone.partial_because

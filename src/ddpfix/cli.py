@@ -21,7 +21,7 @@ from ddpfix.config import ConfigError
 from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.project import buffer_facts, project_view
+from ddpfix.project import buffer_facts, project_view, settings_report
 from ddpfix.runner import RunGroup, WorkerCrashed, check_groups, find_files, named_exclusion, single_fixes
 from ddpfix.settings import Flags, Resolver
 from ddpfix.rules import UnknownRule, all_rules, resolve
@@ -149,14 +149,8 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     try:
         settings = resolver.for_path(start)
         if show_settings:
-            for path in [start] if "-" in paths else paths:
-                output.out(report.display_path(path) + ":")
-                excluded = named_exclusion(path, os.path.isdir(path), resolver)
-                lines = [*resolver.for_path(path).describe(), project_line(path),
-                         f"excluded = {excluded} (checked only when named explicitly, unless --force-exclude)"
-                         if excluded else "excluded = no"]
-                for line in lines:
-                    output.out(f"  {line}")
+            for line in settings_report([start] if "-" in paths else paths, resolver):
+                output.out(line)
             return EXIT_CLEAN
     except ConfigError as err:
         raise click.ClickException(str(err)) from err
@@ -198,7 +192,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     files, problems, empty = found.files, found.problems, found.empty
     groups = groups or [RunGroup([], rules, options)]
     whole, facts_from = (view.whole, view.others) if view else (False, ())
-    for line in found.notes:
+    for line in [*found.notes, *([f"note: {view.note}"] if view and view.note else [])]:
         output.err(line) if line.startswith("warning") else output.info(line)
     for folder in empty:
         output.err(f"warning: {report.display_path(folder)}: no Python files or notebooks found")
@@ -492,18 +486,6 @@ def _ask(unsafe: bool = False) -> str:
         if answer[:1] in ("y", "n", "a", "q"):
             return answer[:1]
         click.echo("Please answer y, n, a or q.")
-
-
-def project_line(path: str) -> str:
-    """Where ``--show-settings`` says a path's project facts come from."""
-    from ddpfix.runner import project_root
-
-    root = project_root(path)
-    if root is None and os.path.isdir(path):
-        return "project = the folder itself (no pyproject.toml or git repository above it)"
-    if root is None:
-        return "project = none (facts from the files named only: decisions that need the whole project stay unsafe)"
-    return f"project = {report.display_path(root)} (facts from all its files)"
 
 
 def run_language_server(args: list[str]) -> int:

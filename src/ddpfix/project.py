@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ddpfix.facts import ProjectFacts
-from ddpfix.runner import find_files, gather_facts, project_root
+from ddpfix.runner import find_files, gather_facts, named_exclusion, project_root
 from ddpfix.settings import Resolver
 
 #: A project above this many files is not read whole for a few files named in it (a home folder
@@ -38,8 +38,11 @@ class ProjectView:
     others: tuple[str, ...]
     #: The named files and ``others`` are every file of the projects: facts from them are whole.
     whole: bool
-    #: Why the facts are partial, for a note (None when whole).
+    #: Why the facts are partial (None when whole).
     partial_because: str | None = None
+    #: What a run should say on stderr: a project too big to read whole (a file in no project is
+    #: the plain case of a file checked alone, not worth a word).
+    note: str | None = None
 
 
 def project_view(paths: Iterable[str], named_files: dict[str, str] | Sequence[str], resolver: Resolver,
@@ -52,7 +55,7 @@ def project_view(paths: Iterable[str], named_files: dict[str, str] | Sequence[st
         named_files = {os.path.realpath(path): path for path in named_files}
     roots: list[str] = []
     covered: list[str] = []  # named folders: their files are named already
-    partial_because = None
+    partial_because = note = None
     for given in paths:
         folder = os.path.isdir(given)
         root = project_root(given)
@@ -71,11 +74,13 @@ def project_view(paths: Iterable[str], named_files: dict[str, str] | Sequence[st
         found = find_files([_shown(root)], resolver, respect_gitignore, limit=MAX_PROJECT_FILES)
         if found.truncated:
             partial_because = f"the project at {_shown(root)} has over {MAX_PROJECT_FILES:,} files"
+            note = (f"{partial_because}: facts come from the files named only, so fixes that need the whole "
+                    "project stay unsafe (name the project's folder to read it all)")
             continue
         for real, shown in found.real.items():
             if real not in named_files:
                 others.setdefault(real, shown)
-    return ProjectView(tuple(roots), tuple(sorted(others.values())), partial_because is None, partial_because)
+    return ProjectView(tuple(roots), tuple(sorted(others.values())), partial_because is None, partial_because, note)
 
 
 def buffer_facts(name: str, data: bytes, resolver: Resolver, respect_gitignore: bool = True,
@@ -89,10 +94,29 @@ def buffer_facts(name: str, data: bytes, resolver: Resolver, respect_gitignore: 
     return gather_facts(view.others, resolver.for_path(name).rules, jobs, view.whole, buffer=(name, data))
 
 
+def settings_report(paths: Iterable[str], resolver: Resolver) -> list[str]:
+    """What ``--show-settings`` prints: for each path, the settings that apply and where they come
+    from, where its facts come from, and whether it is excluded."""
+    lines = []
+    for path in paths:
+        root = project_root(path)
+        if root is not None:
+            project = f"project = {_shown(root)} (facts from all its files)"
+        elif os.path.isdir(path):
+            project = "project = the folder itself (no pyproject.toml or git repository above it)"
+        else:
+            project = "project = none (facts from the files named only: decisions that need the whole project stay unsafe)"
+        excluded = named_exclusion(path, os.path.isdir(path), resolver)
+        lines += [f"{_shown(path)}:", *(f"  {line}" for line in resolver.for_path(path).describe()), f"  {project}",
+                  f"  excluded = {excluded} (checked only when named explicitly, unless --force-exclude)"
+                  if excluded else "  excluded = no"]
+    return lines
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _shown(path: str) -> str:
     relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
