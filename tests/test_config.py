@@ -86,12 +86,17 @@ def test_suppressions_and_show_suppressed(tmp_path, run_cli):
 
 
 def subprojects(tmp_path):
-    """Two subprojects with their own settings, and a buggy file (DDP002) in each."""
-    for name, config in [("a", 'ignore = ["DDP002"]\nextend-exclude = ["gen/"]\n'), ("b", "unsafe-fixes = true\n")]:
+    """Two subprojects with their own settings, a buggy file (DDP002) and a rank-gated log (DDP003,
+    nothing monitors it) in each."""
+    from test_precommit import MODEL
+
+    for name, config in [("a", 'ignore = ["DDP002"]\nextend-exclude = ["gen/"]\n'),
+                         ("b", 'unsafe-fixes = true\nlog-mode = "sync-dist"\n')]:
         (tmp_path / name / "gen").mkdir(parents=True)
         (tmp_path / name / "pyproject.toml").write_text(f"[project]\nname = '{name}'\n\n[tool.ddpfix]\n{config}")
         (tmp_path / name / "x.py").write_bytes(BUGGY)
         (tmp_path / name / "gen" / "made.py").write_bytes(BUGGY)
+        (tmp_path / name / "model.py").write_bytes(MODEL)
     return tmp_path
 
 
@@ -101,6 +106,9 @@ def test_each_file_takes_its_nearest_settings_whatever_the_order(tmp_path, run_c
     second = run_cli("--check", "b/x.py", "a/x.py", cwd=tmp_path)
     assert first.stdout == second.stdout and first.returncode == second.returncode == 1
     assert b"b/x.py:3:32: DDP002" in first.stdout and b"a/x.py" not in first.stdout
+    as_json = [run_cli("--check", "--output-format", "json", *order, cwd=tmp_path).stdout
+               for order in (["a", "b"], ["b", "a"])]
+    assert as_json[0] == as_json[1] and b'"b/x.py"' in as_json[0] and b'"a/x.py"' not in as_json[0]
     # Each subproject's own excludes, walking from above them both.
     walked = run_cli("--check", ".", cwd=tmp_path).stdout
     assert b"b/gen/made.py" in walked and b"a/gen/made.py" not in walked and b"a/x.py" not in walked
@@ -108,12 +116,15 @@ def test_each_file_takes_its_nearest_settings_whatever_the_order(tmp_path, run_c
     assert run_cli("--check", "--config", "a/pyproject.toml", "b/x.py", "a/x.py", cwd=tmp_path).returncode == 0
     assert b"a/x.py:3:32: DDP002" in run_cli("--check", "--select", "DDP002", "b/x.py", "a/x.py", cwd=tmp_path).stdout
     # Written in either order, each file as its own settings say (b: unsafe fixes on).
-    for order in (["a/x.py", "b/x.py"], ["b/x.py", "a/x.py"]):
+    # Written in either order, each file as its own settings say (b: unsafe fixes on; its log-mode).
+    for order in (["a/x.py", "b/x.py", "a/model.py", "b/model.py"], ["b/model.py", "b/x.py", "a/model.py", "a/x.py"]):
         copy = tmp_path.parent / f"copy-{order[0][0]}"
         shutil.copytree(tmp_path, copy)
         run_cli("--write", *order, cwd=copy)
         assert (copy / "a" / "x.py").read_bytes() == BUGGY
         assert b'torch.Generator("cuda")' not in (copy / "b" / "x.py").read_bytes()
+        assert b'self.log("val_loss", loss, rank_zero_only=True)' in (copy / "a" / "model.py").read_bytes()
+        assert b'        self.log("val_loss", loss, sync_dist=True)' in (copy / "b" / "model.py").read_bytes()
 
 
 def test_show_settings_says_what_applies_and_where_it_comes_from(tmp_path, run_cli):

@@ -123,3 +123,12 @@ def test_project_view_names_the_roots_the_files_to_read_and_whether_facts_are_wh
     (tmp_path / "lone.py").write_text("x = 1\n")
     alone = project_view(["lone.py"], ["lone.py"], Resolver(Flags()))
     assert alone.roots == () and not alone.whole and "in no project" in alone.partial_because
+
+
+def test_a_fifo_in_the_project_blocks_neither_the_facts_nor_the_run(tmp_path, run_cli):
+    root = project(tmp_path / "proj")
+    os.mkfifo(root / "pipe.py")
+    alone = run_cli("--check", "model.py", cwd=root, timeout=60)  # pipe.py read for facts only: not reported
+    assert alone.returncode == 1 and b"pipe.py" not in alone.stdout + alone.stderr and MONITORED_LINE in alone.stdout
+    whole = run_cli("--check", ".", cwd=root, timeout=60)
+    assert whole.returncode == 2 and b"pipe.py: E902 cannot read: not a regular file" in whole.stderr
