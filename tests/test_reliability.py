@@ -124,14 +124,14 @@ def test_a_file_deleted_after_discovery(tmp_path, monkeypatch):
     """The same with a real file, deleted right after the real discovery (in-process)."""
     (tmp_path / "gone.py").write_bytes(BUGGY)
     (tmp_path / "train.py").write_bytes(BUGGY)
-    real_discover = cli.discover
+    real_discover = cli.find_files
 
     def discover_then_delete(*args, **kwargs):
         found = real_discover(*args, **kwargs)
         (tmp_path / "gone.py").unlink()
         return found
 
-    monkeypatch.setattr(cli, "discover", discover_then_delete)
+    monkeypatch.setattr(cli, "find_files", discover_then_delete)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli.command, ["--write", "--unsafe-fixes", "--no-color", "--jobs", "1", "."], standalone_mode=False)
     assert result.return_value == cli.EXIT_ERROR, result.output

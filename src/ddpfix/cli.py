@@ -11,19 +11,20 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import click
 
 from ddpfix import __version__, report
 from ddpfix.cli_help import EPILOG, HELP_WIDTH
-from ddpfix.config import ConfigError, find_pyproject
-from ddpfix.config import load as load_config
+from ddpfix.config import ConfigError
 from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.runner import WorkerCrashed, check_files, covers_projects, discover, single_fixes
+from ddpfix.project import buffer_facts, project_view, settings_report
+from ddpfix.runner import RunGroup, WorkerCrashed, check_groups, find_files, named_exclusion, single_fixes
+from ddpfix.settings import Flags, Resolver
 from ddpfix.rules import UnknownRule, all_rules, resolve
 from ddpfix.rules import select_rules as select_registered
 from ddpfix.rules.base import Rule
@@ -134,7 +135,7 @@ class Output:
     "out of the guard when a callback monitors the metric), or always one of the two.",
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Read [tool.ddpfix] from this pyproject.toml (default: the nearest one above the first PATH).")
+              help="Read [tool.ddpfix] from this file for every file (default: each file's nearest pyproject.toml with one).")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by # noqa / # ddpfix: ignore.")
 @click.option("--output-format", type=click.Choice(["text", "json", "json-lines", "sarif", "github", "gitlab"]),
               default="text", show_default=True,
@@ -159,11 +160,16 @@ class Output:
               "by default only what is left is listed.")
 @click.option("--no-pager", is_flag=True, help="Print the preview straight to the terminal instead of through "
               "$DDPFIX_PAGER / $PAGER / less.")
+@click.option("--force-exclude", is_flag=True, help="Apply the exclude settings and --exclude to paths named explicitly "
+              "too (the pre-commit hooks pass it): by default a path named is checked even if excluded.")
+@click.option("--show-settings", is_flag=True, help="Print the settings that apply to each PATH and where they come "
+              "from, then exit.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
             log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
             extend_select, statistics, exit_zero, add_noqa,
-            verbose, show_fixes, no_pager):
+            verbose, show_fixes, no_pager,
+            force_exclude, show_settings):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; default '.';
     '-' reads stdin).
 
@@ -186,21 +192,21 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     if not paths:  # as Ruff and Black: the current folder, or stdin when a name is given for it
         paths = ("-",) if stdin_filename else (".",)
     start = stdin_filename if "-" in paths and stdin_filename else (paths[0] if paths and paths[0] != "-" else ".")
+    select_rules(select, ignore, extend_select)  # the flags' own errors are usage errors
+    # Each file is checked with the settings of its nearest [tool.ddpfix] (settings.py); the first
+    # PATH's settings give the run's ``jobs`` and the rules of stdin.
+    resolver = Resolver(Flags(tuple(select), tuple(ignore), tuple(exclude), log_mode, unsafe_fixes, show_suppressed,
+                              config_path, tuple(extend_select)))
     try:
-        config = load_config(config_path if config_path else find_pyproject(start))
+        settings = resolver.for_path(start)
+        if show_settings:
+            for line in settings_report([start] if "-" in paths else paths, resolver):
+                output.out(line)
+            return EXIT_CLEAN
     except ConfigError as err:
         raise click.ClickException(str(err)) from err
-    try:
-        select_rules(config.select, config.ignore, config.extend_select)  # an unknown code in the file is the file's error
-    except click.BadParameter as err:
-        raise click.ClickException(f"{config.path}: [tool.ddpfix] {err.message}") from err
-    # A --select on the command line replaces the file's selection; ignores add up otherwise.
-    rules = (select_rules(select, ignore, extend_select) if select else
-             select_rules(config.select, [*config.ignore, *ignore], [*config.extend_select, *extend_select]))
-    options = {"log_mode": log_mode or config.log_mode or "auto", "show_suppressed": show_suppressed,
-               "unsafe_fixes": bool(config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes)}
-    exclude = [*(exclude or config.exclude), *config.extend_exclude]
-    jobs = jobs or config.jobs
+    rules, options = list(settings.rules), dict(settings.options)
+    jobs = jobs or settings.config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
     mode = effective_mode(mode, statistics, add_noqa, output_format)
 
@@ -211,19 +217,40 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
             raise click.UsageError("--interactive needs files, not stdin")
         if add_noqa:
             raise click.UsageError("--add-noqa needs files, not stdin")
-        return run_stdin(rules, mode, stdin_filename or "-", output, options, statistics=statistics, exit_zero=exit_zero)
+        facts_for = None
+        if stdin_filename and force_exclude and named_exclusion(stdin_filename, False, resolver):
+            rules = []  # excluded: the buffer comes back as it is, with nothing to say (as Ruff)
+        if stdin_filename and any(rule.uses_facts for rule in rules):
+            # The buffer stands for that file: the facts come from its project, with the buffer as its content.
+            def facts_for(data: bytes):
+                try:
+                    return buffer_facts(stdin_filename, data, resolver, respect_gitignore, jobs or 1)
+                except ConfigError as err:
+                    raise click.ClickException(str(err)) from err
+        return run_stdin(rules, mode, stdin_filename or "-", output, options, facts_for,
+                         statistics=statistics, exit_zero=exit_zero)
     if stdin_filename:
         raise click.UsageError("--stdin-filename only applies with PATH '-'")
     if interactive and not _is_tty():
         raise click.UsageError("--interactive needs a terminal; use --diff to preview or --write to apply")
 
-    files, problems, empty = discover(paths, exclude, respect_gitignore)
-    # Facts from folders that hold whole projects are complete; from files named one by one (an
-    # editor, pre-commit's staged files) they are partial, and decisions resting on them unsafe.
-    whole = covers_projects(paths)
+    jobs = jobs or os.cpu_count() or 1
+    try:
+        found = find_files(paths, resolver, respect_gitignore, force_exclude)
+        groups = [RunGroup(group, s.rules, s.options) for s, group in resolver.groups(found.files)]
+        # The facts come from the whole project of each path named, whatever files are named
+        # (pre-commit's staged files, one file): project.py.
+        uses_facts = any(rule.uses_facts for group in groups for rule in group.rules)
+        view = project_view(paths, found.real, resolver, respect_gitignore) if uses_facts else None
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from err
+    files, problems, empty = found.files, found.problems, found.empty
+    groups = groups or [RunGroup([], rules, options)]
+    whole, facts_from = (view.whole, view.others) if view else (False, ())
+    for line in [*found.notes, *([f"note: {view.note}"] if view and view.note else [])]:
+        output.err(line) if line.startswith("warning") else output.info(line)
     for folder in empty:
         output.err(f"warning: {report.display_path(folder)}: no Python files or notebooks found")
-    jobs = jobs or os.cpu_count() or 1
     # Findings of the files as they are unless fixes are shown or written: --check, and json/sarif/
     # github output without --write (their regions and edits refer to the file on disk).
     report_only = mode == "check" or (output_format != "text" and mode != "write")
@@ -233,15 +260,17 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     )
     if show_progress:
         with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
-            facts, results = check_files(files, rules, jobs, options, progress=bar.update, fix=not report_only, whole=whole)
+            facts, results = check_groups(groups, jobs, bar.update, not report_only, whole, facts_from)
     else:
-        facts, results = check_files(files, rules, jobs, options, fix=not report_only, whole=whole)
+        facts, results = check_groups(groups, jobs, None, not report_only, whole, facts_from)
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
 
+    unsafe_paths = {path for group in groups if group.options["unsafe_fixes"] for path in group.paths}
+
     def done(applied: bool) -> int:
         return finish(results, problems, output, applied=applied, checked=len(files), report_only=report_only,
-                      unsafe_fixes=options["unsafe_fixes"], exit_zero=exit_zero)
+                      unsafe_fixes=unsafe_paths.__contains__, exit_zero=exit_zero)
 
     def write_all() -> None:
         nonlocal results
@@ -250,7 +279,8 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         problems.extend(failed)
 
     if add_noqa:
-        return add_noqa_comments(results, problems, rules, facts, options, output, checked=len(files), exit_zero=exit_zero)
+        return add_noqa_comments(results, problems, rules, facts, options, output, checked=len(files), exit_zero=exit_zero,
+                                 groups=groups)
     if statistics:
         if write:
             write_all()
@@ -261,10 +291,11 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
             raise click.UsageError(f"--output-format {output_format} goes with --check or --write")
         if write:
             write_all()
-        print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write, jobs=jobs)
+        print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write, jobs=jobs,
+                               groups=groups)
         return done(applied=write)
     if mode == "interactive":
-        results = review_interactively(results, rules, facts, problems, output, options)
+        results = review_interactively(results, rules, facts, problems, output, options, groups=groups)
         write_all()
         return done(applied=True)
     changed = [result for result in results if result.changed]
@@ -297,7 +328,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         output.end_paging()
     fixes = sum(f.fixed for r in changed for f in r.findings)
     if changed and _is_tty():
-        hidden = hidden_fixes(results, options["unsafe_fixes"])
+        hidden = hidden_fixes(results, unsafe_paths.__contains__)
         if click.confirm(report.preview_question(fixes, len(changed), hidden), default=False):
             write_all()
             return done(applied=True)
@@ -305,7 +336,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
 
 
 def print_machine_readable(output_format, results, problems, rules, facts, options, output: Output, written: bool,
-                           jobs: int = 1) -> None:
+                           jobs: int = 1, groups: Sequence[RunGroup] = ()) -> None:
     """Findings (and the files' problems) as JSON records, a SARIF log, GitHub annotations or a GitLab
     Code Quality report, on stdout."""
     # Loaded here, for machine-readable output only: a text report (the common ``--check``) never
@@ -318,7 +349,11 @@ def print_machine_readable(output_format, results, problems, rules, facts, optio
         for line in ci_output.lines(output_format, results, problems, written=written):
             output.out(line)
         return
-    edits = single_fix_edits(results, rules, facts, options, jobs)
+    edits: dict[Finding, dict] = {}
+    for group in groups or [RunGroup([r.path for r in results], rules, options)]:
+        members = set(group.paths)
+        edits.update(single_fix_edits([r for r in results if r.path in members], group.rules, facts, group.options, jobs))
+    rules = sorted({rule for group in groups for rule in group.rules} or rules, key=lambda rule: rule.code)
     if output_format == "sarif":
         from ddpfix import sarif
 
@@ -386,11 +421,16 @@ def print_statistics(results: list[FileResult], output_format: str, output: Outp
 
 
 def add_noqa_comments(results, problems, rules, facts, options, output: Output, *, checked: int,
-                      exit_zero: bool) -> int:
-    """``--add-noqa``: write a ``# noqa`` for every finding left (``add_noqa``), say what is left."""
+                      exit_zero: bool, groups: Sequence[RunGroup] = ()) -> int:
+    """``--add-noqa``: write a ``# noqa`` for every finding left (``add_noqa``), each file with its own
+    settings (``groups``), and say what is left."""
     from ddpfix.add_noqa import add_noqa
 
-    added = [add_noqa(result, rules, facts, options) for result in results]
+    settings_of = {path: (group.rules, group.options) for group in groups for path in group.paths}
+    added = []
+    for result in results:
+        own_rules, own_options = settings_of.get(result.path, (rules, options))
+        added.append(add_noqa(result, own_rules, facts, own_options))
     notes = [problem for item in added for problem in item.problems]
     output.problems(notes)
     problems = [*problems, *notes]
@@ -455,10 +495,11 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     changed = [r for r in results if r.changed]
     problems = [p for p in problems if p.level == "error"]  # notes are said, not failed on
     findings = [f for r in results for f in r.findings if not f.suppressed]
-    allowed = [f for f in findings if f.fixable and (f.safe or unsafe_fixes)]
+    unsafe_on = _unsafe_on(unsafe_fixes)
+    allowed = [f for f in findings if f.fixable and (f.safe or unsafe_on(f.path))]
     hidden = hidden_fixes(results, unsafe_fixes)
     if report_only:
-        changed = [r for r in results if any(f.fixable and not f.suppressed and (f.safe or unsafe_fixes)
+        changed = [r for r in results if any(f.fixable and not f.suppressed and (f.safe or unsafe_on(f.path))
                                              for f in r.findings)]
         fixes, pending = len(allowed), 0
     else:
@@ -474,20 +515,27 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
     return EXIT_CLEAN
 
 
-def hidden_fixes(results: list[FileResult], unsafe_fixes: bool) -> int:
-    """The unsafe fixes left out because ``--unsafe-fixes`` is off."""
-    if unsafe_fixes:
-        return 0
-    return sum(f.unsafe and not f.fixed and not f.suppressed for r in results for f in r.findings)
+def _unsafe_on(unsafe_fixes) -> Callable[[str], bool]:
+    """Whether unsafe fixes are on is a setting, so per file (``unsafe_fixes(path)``) or for all (a bool)."""
+    return unsafe_fixes if callable(unsafe_fixes) else (lambda path, on=bool(unsafe_fixes): on)
 
 
-def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict, *,
-              statistics: bool = False, exit_zero: bool = False) -> int:
-    """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr."""
+def hidden_fixes(results: list[FileResult], unsafe_fixes) -> int:
+    """The unsafe fixes left out because ``--unsafe-fixes`` is off (for their file: ``_unsafe_on``)."""
+    unsafe_on = _unsafe_on(unsafe_fixes)
+    return sum(f.unsafe and not f.fixed and not f.suppressed and not unsafe_on(f.path)
+               for r in results for f in r.findings)
+
+
+def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output, options: dict,
+              facts_for=None, *, statistics: bool = False, exit_zero: bool = False) -> int:
+    """Editor-buffer mode: source on stdin, fixed source (or diff) on stdout, findings on stderr.
+    ``facts_for(data)``: the project facts with the buffer in its file's place (None: the buffer alone)."""
     if statistics and mode != "check":
         raise click.UsageError("--statistics on stdin goes with --check (its default)")
     data = sys.stdin.buffer.read()
-    result = fix_source(name, data, rules, options=options, fix=mode != "check")
+    facts = facts_for(data) if facts_for else None
+    result = fix_source(name, data, rules, facts, options=options, fix=mode != "check")
     output.problems(result.problems)
     if statistics:
         print_statistics([result], "text", output)
@@ -505,11 +553,13 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
                   unsafe_fixes=bool(options.get("unsafe_fixes")), exit_zero=exit_zero)
 
 
-def review_interactively(results, rules, facts, problems, output, options):
-    """Ask about each fix on its own (``ddpfix.review``); the results hold exactly the accepted fixes."""
+def review_interactively(results, rules, facts, problems, output, options, groups: Sequence[RunGroup] = ()):
+    """Ask about each fix on its own (``ddpfix.review``), each file with its own settings (``groups``);
+    the results hold exactly the accepted fixes."""
     from ddpfix import review  # loaded for -i only
 
-    return review.review(results, rules, facts, problems, output, options)
+    settings_of = {path: (group.rules, group.options) for group in groups for path in group.paths}
+    return review.review(results, rules, facts, problems, output, options, settings_of)
 
 
 def run_language_server(args: list[str]) -> int:

@@ -41,16 +41,22 @@ def find_pyproject(start: str) -> str | None:
         folder = os.path.dirname(folder)
     while True:
         candidate = os.path.join(folder, "pyproject.toml")
-        try:
-            with open(candidate, "rb") as handle:
-                if b"[tool.ddpfix" in handle.read():
-                    return candidate
-        except OSError:
-            pass
+        if declares_settings(candidate):
+            return candidate
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
         folder = parent
+
+
+def declares_settings(candidate: str) -> bool:
+    """Whether the file ``candidate`` (a pyproject.toml) has a [tool.ddpfix] table: the one test of
+    which pyproject.toml governs a file (``find_pyproject``, ``settings.Resolver``)."""
+    try:
+        with open(candidate, "rb") as handle:
+            return b"[tool.ddpfix" in handle.read()
+    except OSError:
+        return False
 
 
 def load(path: str | None) -> Config:

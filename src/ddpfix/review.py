@@ -13,7 +13,7 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import click
@@ -26,8 +26,10 @@ ANSWERS = "ynaq"
 PROMPT = "[y]es / [n]o / [a]ll in this file / [q]uit: "
 
 
-def review(results: Sequence[FileResult], rules, facts, problems: list[Problem], output, options) -> list[FileResult]:
-    """The results with exactly the fixes accepted. Unsafe fixes are offered too, marked ``[~]``
+def review(results: Sequence[FileResult], rules, facts, problems: list[Problem], output, options,
+           settings_of: Mapping[str, tuple] | None = None) -> list[FileResult]:
+    """The results with exactly the fixes accepted. ``settings_of``: a file's own (rules, options),
+    where its settings differ from the run's ``rules`` and ``options``. Unsafe fixes are offered too, marked ``[~]``
     (a person decides); "all" takes the rest of the file's safe fixes, and its unsafe ones only
     with ``--unsafe-fixes``. After "quit" nothing more is offered: every fix not taken stays in the
     findings as not applied, so the summary counts it."""
@@ -41,7 +43,8 @@ def review(results: Sequence[FileResult], rules, facts, problems: list[Problem],
                 output.finding(finding)
             reviewed.append(result)
             continue
-        session = _FileReview(result, rules, facts, options, output)
+        own_rules, own_options = (settings_of or {}).get(result.path, (rules, options))
+        session = _FileReview(result, own_rules, facts, own_options, output)
         quit_all = session.run()
         problems.extend(session.problems)
         reviewed.append(session.result())

@@ -7,6 +7,7 @@ import itertools
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
@@ -16,6 +17,7 @@ from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.rules import all_rules
 from ddpfix.rules.base import Rule
+from ddpfix.settings import Flags, Resolver
 
 if TYPE_CHECKING:
     from ddpfix.gitignore import GitIgnore
@@ -30,6 +32,10 @@ DEFAULT_EXCLUDES = frozenset(
 SOURCE_SUFFIXES = (".py", ".ipynb")
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 16
+# A file read for its facts only (a project's file that the run did not name) costs about this
+# fraction of a file checked, when it comes to starting worker processes (bench/project_facts.py:
+# 0.5 ms a file in process; two workers cost 0.2 s to start).
+FACTS_ONLY_PER_FILE = 32
 # The largest files of a parallel run, this many per worker, are handed out one at a time.
 SINGLE_FILES_PER_JOB = 8
 
@@ -84,59 +90,105 @@ def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, GitIgnore]]) ->
     return ignored
 
 
-#: What marks a project's root folder, as Ruff and Black look for one.
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-
-
-def _is_project_root(folder: str) -> bool:
-    return any(os.path.exists(os.path.join(folder, marker)) for marker in PROJECT_MARKERS)
-
-
-def covers_projects(paths: Iterable[str]) -> bool:
-    """Whether the paths named hold whole projects, so the facts read from them are complete: each is
-    a folder that is a project root itself, or that no project root above it contains (then the
-    folder is all the project there is). A file named on its own, or a folder inside a project
-    (``src/`` of a repository), is part of a project: its facts are partial."""
-    for given in paths:
-        if not os.path.isdir(given):
-            return False
-        folder = os.path.abspath(given)
-        if _is_project_root(folder):
-            continue
+def project_root(path: str) -> str | None:
+    """The root folder (a real path) of the project ``path`` belongs to: the folder of the nearest
+    pyproject.toml at or above it, looking no further than the repository it lies in; else that
+    repository's root (its git root); None where ``path`` is in no project. Looked up from where
+    the path is named (a symbolic link belongs to the project it lies in, not its target's)."""
+    folder = os.path.abspath(path)
+    if not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    while True:
+        if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
+            return os.path.realpath(folder)
         parent = os.path.dirname(folder)
-        while parent != folder:
-            if _is_project_root(parent):
-                return False
-            folder, parent = parent, os.path.dirname(parent)
-    return True
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def walk_boundary(folder: str) -> str:
+    """How far a walk of ``folder`` may reach (a real path): the repository it lies in, else its
+    project, else the folder itself. A symbolic link in the walk to a file beyond it is skipped:
+    discovery never reads or writes a file outside what the run was given (``ddpfix --write .``
+    must not rewrite ``../outside/victim.py`` through ``train.py -> ../outside/victim.py``)."""
+    real = here = os.path.realpath(folder)
+    project = None
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        if project is None and os.path.isfile(os.path.join(here, "pyproject.toml")):
+            project = here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return project or real
+        here = parent
+
+
+def _inside(real: str, folder: str) -> bool:
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class Discovery:
+    """What ``find_files`` found: the files to check (sorted, no duplicates), problems with the
+    paths given, folders without Python files, and lines for stderr (``warning: ...`` for a folder
+    named but excluded under ``--force-exclude``; ``note: ...`` for one checked although excluded,
+    and for a symbolic link out of the folder given, skipped)."""
+
+    files: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    #: The real path of each file found -> the path as the user will see it.
+    real: dict[str, str] = field(default_factory=dict)
+    #: The walk stopped at ``limit`` files: ``files`` is not all there is.
+    truncated: bool = False
 
 
 def discover(
     paths: Iterable[str], exclude: Sequence[str] = (), respect_gitignore: bool = True
 ) -> tuple[list[str], list[Problem], list[str]]:
-    """The files to check (sorted, no duplicates), problems with the paths given, and folders without Python files.
+    """``find_files`` with ``exclude`` patterns (anchored at the current directory) and no
+    pyproject.toml: the files, the problems, the folders without Python files."""
+    found = find_files(paths, Resolver(Flags(exclude=tuple(exclude)), tables=False), respect_gitignore)
+    return found.files, found.problems, found.empty
 
-    Explicit files are always taken; folders are walked for Python files, skipping default
-    excludes, virtualenvs, ``--exclude`` patterns and (unless told not to) .gitignore'd paths.
-    """
-    excluded = _spec(exclude) if exclude else None
-    files: dict[str, str] = {}  # real path -> the path as the user will see it
-    problems: list[Problem] = []
-    empty: list[str] = []
+
+def find_files(paths: Iterable[str], resolver: Resolver, respect_gitignore: bool = True,
+               force_exclude: bool = False, limit: int | None = None) -> Discovery:
+    """The files of a run. Explicit files are always taken (unless ``force_exclude`` and their
+    settings exclude them, as Ruff's ``--force-exclude``); folders are walked for Python files and
+    notebooks, skipping default excludes, virtualenvs, each folder's ``exclude`` settings
+    (``resolver``), .gitignore'd paths (unless told not to) and symbolic links to files outside
+    the folder's repository or project. A folder named that is itself excluded is checked (it was
+    named: Ruff's rule), with a note; with ``force_exclude`` it is skipped with a warning."""
+    found = Discovery()
+    files = found.real
     for given in paths:
         if os.path.isfile(given):
-            files.setdefault(os.path.realpath(given), os.path.normpath(given))
+            if not (force_exclude and named_exclusion(given, False, resolver)):
+                files.setdefault(os.path.realpath(given), os.path.normpath(given))
             continue
         if not os.path.isdir(given):
             message = "no such file or directory" if not os.path.lexists(given) else _not_a_file(given)
-            problems.append(Problem(given, READ_ERROR, message))
+            found.problems.append(Problem(given, READ_ERROR, message))
             continue
+        reason = named_exclusion(given, True, resolver)
+        shown = _display(given)
+        if reason and force_exclude:
+            found.notes.append(f"warning: {shown}: excluded ({reason}), so not checked (--force-exclude)")
+            continue
+        if reason:
+            found.notes.append(f"note: {shown}: checked because it was named, although excluded ({reason}); "
+                               "--force-exclude skips it")
         root_specs = _ancestor_ignores(given) if respect_gitignore else []
-        found = list(_walk(given, excluded, root_specs, respect_gitignore))
-        if not found:
-            empty.append(given)
+        boundary = walk_boundary(given)
+        spare = os.path.abspath(given) if reason else None
         real_folders: dict[str, str] = {}
-        for path in found:
+        walked = 0
+        for path in _walk(given, resolver, spare, root_specs, respect_gitignore):
+            walked += 1
             # The same file twice (a symlink, or a file inside a folder also given) is checked once:
             # a second write would find the file already changed. The walk does not enter linked
             # folders, so a file that is no link itself is its folder's real path plus its name (one
@@ -144,12 +196,47 @@ def discover(
             folder, name = os.path.split(path)
             if os.path.islink(path):
                 real = os.path.realpath(path)
+                if not _inside(real, boundary):
+                    found.notes.append(f"note: {_display(path)}: skipped: a symbolic link to {real}, outside "
+                                       f"{_display(boundary)}; it is never read or written")
+                    continue
             else:
                 if folder not in real_folders:
                     real_folders[folder] = os.path.realpath(folder)
                 real = os.path.join(real_folders[folder], name)
             files.setdefault(real, path)
-    return sorted(set(files.values())), problems, empty
+            if limit is not None and len(files) > limit:
+                found.truncated = True
+                break
+        if not walked:
+            found.empty.append(given)
+        if found.truncated:
+            break
+    found.files = sorted(set(files.values()))
+    return found
+
+
+def named_exclusion(path: str, is_dir: bool, resolver: Resolver) -> str | None:
+    """Why a path named on the command line is excluded, or None: it, or a folder above it up to
+    the current directory (or, outside it, up to its project root), is a default exclude, a
+    virtualenv, or matches an exclude pattern of the settings that govern it."""
+    absolute = os.path.abspath(path)
+    here = os.getcwd()
+    stop = here if _inside(absolute, here) else project_root(absolute)
+    item, item_is_dir = absolute, is_dir
+    while item != stop and os.path.dirname(item) != item:
+        name = os.path.basename(item)
+        if item_is_dir and name in DEFAULT_EXCLUDES:
+            return f'default exclude "{name}"'
+        if item_is_dir and os.path.exists(os.path.join(item, "pyvenv.cfg")):
+            return "a virtualenv"
+        reason = resolver.for_folder(os.path.dirname(item)).excluded(item, item_is_dir)
+        if reason:
+            return reason
+        if stop is None:
+            break  # in no project: the path alone is judged
+        item, item_is_dir = os.path.dirname(item), True
+    return None
 
 
 def _not_a_file(path: str) -> str:
@@ -165,7 +252,7 @@ def _not_a_file(path: str) -> str:
     return "not a file or directory"
 
 
-def _walk(root, excluded, root_specs, respect_gitignore):
+def _walk(root, resolver, spare, root_specs, respect_gitignore):
     specs_by_dir: dict[str, list] = {}
     for folder, dirs, names in os.walk(root):
         specs = specs_by_dir.pop(folder, root_specs)
@@ -173,9 +260,10 @@ def _walk(root, excluded, root_specs, respect_gitignore):
             own = _gitignore(folder)
             if own is not None:
                 specs = [*specs, (os.path.abspath(folder), own)]
+        settings = resolver.for_walked(folder, names)
 
         def keep(path: str, is_dir: bool) -> bool:
-            if excluded is not None and excluded.match_file(_display(path) + ("/" if is_dir else "")):
+            if settings.excluded(path, is_dir, spare) is not None:
                 return False
             return not (respect_gitignore and _ignored(path, is_dir, specs))
 
@@ -291,11 +379,16 @@ def _fix_in_worker(path: str) -> FileResult:
     return _lean(fix_path(path, _worker_rules, _worker_facts, _worker_options, _worker_fix))
 
 
-def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> ProjectFacts:
-    """The facts pass over the whole run, done only when a selected rule reads facts."""
+def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1, whole: bool = False,
+                 buffer: tuple[str, bytes] | None = None) -> ProjectFacts:
+    """The facts pass over the whole run, done only when a selected rule reads facts. ``buffer``:
+    (path, bytes) of a file read elsewhere (stdin, an editor buffer), in place of what is on disk."""
     if not any(rule.uses_facts for rule in rules):
-        return ProjectFacts()
-    return ProjectFacts.merge(_map(_facts_of_path, paths, jobs))
+        return ProjectFacts(whole=whole)
+    parts = _map(_facts_of_path, paths, jobs)
+    if buffer is not None:
+        parts.append(_facts_of_data(*buffer))
+    return ProjectFacts.merge(parts, whole=whole)
 
 
 # What the scan says of a file: the fix pass must see it, may skip it, or must see it if a class
@@ -306,15 +399,26 @@ FIX, SKIP, IF_LIGHTNING, DONE = "fix", "skip", "if-lightning", "done"
 _scan_rules: tuple[type[Rule], ...] = ()
 _scan_options: Mapping[str, object] = {}
 _scan_fix: bool | None = None  # None: the scan fixes nothing itself
+#: Per-file settings: (codes, options) of each group, and each path's group where not the first.
+_scan_groups: tuple[tuple[tuple[type[Rule], ...], Mapping[str, object]], ...] = ()
+_scan_group_of: Mapping[str, int] = {}
+#: Files of the project that the run did not name: their facts are read, nothing else.
+_scan_facts_only: frozenset[str] = frozenset()
 
 
-def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = None, fix: bool | None = None) -> None:
-    global _scan_rules, _scan_options, _scan_fix
+def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = None, fix: bool | None = None,
+               groups: Sequence[tuple[tuple[str, ...], Mapping[str, object]]] = (), group_of: Mapping[str, int] | None = None,
+               facts_only: frozenset[str] = frozenset()) -> None:
+    global _scan_rules, _scan_options, _scan_fix, _scan_groups, _scan_group_of, _scan_facts_only
     allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _scan_rules = tuple(by_code[code] for code in codes)
     _scan_options = options or {}
     _scan_fix = fix
+    _scan_groups = tuple((tuple(by_code[code] for code in group_codes), group_options)
+                         for group_codes, group_options in groups)
+    _scan_group_of = group_of or {}
+    _scan_facts_only = facts_only
 
 
 def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
@@ -323,11 +427,22 @@ def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
         facts = _facts_or_raise(path, data)
     except Exception:  # no facts, so no class list to decide IF_LIGHTNING by: the fix pass decides
         return FileFacts(), FIX, None
+    if path in _scan_facts_only:
+        return facts, SKIP, None
+    group = _scan_group_of.get(path)
+    if group is not None:
+        rules, options = _scan_groups[group]
+        return _scan_verdict(path, data, facts, rules, options)
+    return _scan_verdict(path, data, facts, _scan_rules, _scan_options)
+
+
+def _scan_verdict(path: str, data: bytes | Problem, facts: FileFacts, rules: Sequence[type[Rule]],
+                  options: Mapping[str, object]) -> tuple[FileFacts, str, FileResult | None]:
     # ``facts.lightning`` is ``b"lightning" in data`` wherever the verdict asks it: a full scan of
     # the file, which most files fail, is not repeated.
-    verdict = _verdict(path, data, _scan_rules, facts.classes, facts.lightning)
-    if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, _scan_rules, facts.lightning):
-        return facts, DONE, _lean(fix_source(path, data, _scan_rules, None, options=_scan_options, fix=_scan_fix))
+    verdict = _verdict(path, data, rules, facts.classes, facts.lightning)
+    if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, rules, facts.lightning):
+        return facts, DONE, _lean(fix_source(path, data, rules, None, options=options, fix=_scan_fix))
     return facts, verdict, None
 
 
@@ -385,16 +500,25 @@ def scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> tu
 
 
 def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options: Mapping[str, object] | None = None,
-          fix: bool | None = None, whole: bool = False) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
+          fix: bool | None = None, whole: bool = False, facts_from: Sequence[str] = (),
+          groups: Sequence[RunGroup] = ()) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
     """``scan``; with ``fix`` (True or False, as ``fix_files`` takes it) the scan also fixes the
-    files it can on their own, and returns their results. ``whole``: ``paths`` are every file of
-    the project (``covers_projects``)."""
-    if not any(rule.uses_facts for rule in rules):
+    files it can on their own, and returns their results. ``whole``: ``paths`` and ``facts_from``
+    are every file of their projects (``project.project_view``). ``facts_from``: files of the
+    project the run did not name, read for their facts only. ``groups``: the paths checked with
+    other settings than ``rules`` and ``options`` (``check_groups``)."""
+    if not any(rule.uses_facts for rule in [*rules, *(rule for group in groups for rule in group.rules)]):
         return ProjectFacts(whole=whole), list(paths), {}
     codes = tuple(rule.code for rule in rules)
+    group_settings = tuple((tuple(rule.code for rule in group.rules), dict(group.options)) for group in groups)
+    group_of = {path: index for index, group in enumerate(groups) for path in group.paths}
+    everything = [*paths, *facts_from]
+    if len(paths) + len(facts_from) // FACTS_ONLY_PER_FILE < PARALLEL_THRESHOLD:
+        jobs = 1  # a few files named in a project of a few hundred: starting workers costs more
     # Reading a file's facts costs a fraction of a millisecond: bigger chunks than the fix pass's,
     # or the round trips between the processes cost more than the work (0.4 s of 2.4 on corpus A).
-    scanned = _map(_scan_path, paths, jobs, initializer=_init_scan, initargs=(codes, dict(options or {}), fix),
+    scanned = _map(_scan_path, everything, jobs, initializer=_init_scan,
+                   initargs=(codes, dict(options or {}), fix, group_settings, group_of, frozenset(facts_from)),
                    max_chunk=32)
     facts = ProjectFacts.merge((file for file, _, _ in scanned), whole=whole)
     lightning_modules = facts.lightning_modules.keys()
@@ -410,17 +534,40 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
 
 def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1,
                 options: Mapping[str, object] | None = None, progress=None, fix: bool = True, whole: bool = False,
-                ) -> tuple[ProjectFacts, list[FileResult]]:
+                facts_from: Sequence[str] = ()) -> tuple[ProjectFacts, list[FileResult]]:
     """The whole run over ``paths``: the scan (which fixes the files it can on their own), then
     the fix pass over the files that need the run's facts. Results of the files with something to
     say or that were looked at, in the order of ``paths``. ``progress(n)`` as in ``fix_files``;
-    ``whole`` as in ``_scan``."""
-    facts, to_fix, done = _scan(paths, rules, jobs, options, fix, whole)
+    ``whole`` and ``facts_from`` as in ``_scan``."""
+    return check_groups([RunGroup(paths, rules, options or {})], jobs, progress, fix, whole, facts_from)
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """Files checked with the same rules and options (the settings that govern them)."""
+
+    paths: Sequence[str]
+    rules: Sequence[type[Rule]]
+    options: Mapping[str, object]
+
+
+def check_groups(groups: Sequence[RunGroup], jobs: int = 1, progress=None, fix: bool = True, whole: bool = False,
+                 facts_from: Sequence[str] = ()) -> tuple[ProjectFacts, list[FileResult]]:
+    """``check_files`` over files governed by different settings: one scan over all of them (one
+    set of facts), then the fix pass group by group. Results in the order of the paths; of
+    several groups' paths, sorted (discovery's order)."""
+    first, others = groups[0], groups[1:]
+    paths = [path for group in groups for path in group.paths]
+    facts, to_fix, done = _scan(paths, first.rules, jobs, first.options, fix, whole, facts_from, others)
     if progress:
         progress(len(paths) - len(to_fix))
     results = dict(done)
-    results.update(zip(to_fix, fix_files(to_fix, rules, facts, jobs, options, progress, fix)))
-    return facts, [results[path] for path in paths if path in results]
+    waiting = set(to_fix)
+    for group in groups:
+        todo = [path for path in group.paths if path in waiting]
+        results.update(zip(todo, fix_files(todo, group.rules, facts, jobs, group.options, progress, fix)))
+    order = paths if len(groups) == 1 else sorted(paths)
+    return facts, [results[path] for path in order if path in results]
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,

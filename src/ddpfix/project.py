@@ -1,0 +1,122 @@
+"""Project facts whatever paths are named.
+
+What crosses files (a monitor in train.py of a metric model.py logs under a rank guard) must come
+from the whole project, even when only some of its files are named: pre-commit names the staged
+files, an editor one buffer. So the facts are read from every file of each project a named path
+belongs to (``runner.project_root``: the folder of the nearest pyproject.toml, else the git root),
+found by the same discovery rules as a folder named (default excludes, .gitignore, ``exclude``
+settings), while only the named files are reported and fixed. The facts are then whole
+(``ProjectFacts.whole``), and fixes resting on them can be safe. A named file in no project keeps
+partial facts, so such decisions stay unsafe or report-only.
+
+The one place this is decided: the CLI (files and stdin) and the language server ask
+``project_view``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ddpfix.facts import ProjectFacts
+from ddpfix.runner import find_files, gather_facts, named_exclusion, project_root
+from ddpfix.settings import Resolver
+
+#: A project above this many files is not read whole for a few files named in it (a home folder
+#: that is a git repository): the facts stay partial, as for a file in no project.
+MAX_PROJECT_FILES = 20_000
+
+
+@dataclass(frozen=True)
+class ProjectView:
+    """The projects of the paths a run names."""
+
+    #: Their project roots (real paths), in the order first named.
+    roots: tuple[str, ...]
+    #: The files of those projects the run did not name: read for their facts, never reported or written.
+    others: tuple[str, ...]
+    #: The named files and ``others`` are every file of the projects: facts from them are whole.
+    whole: bool
+    #: Why the facts are partial (None when whole).
+    partial_because: str | None = None
+    #: What a run should say on stderr: a project too big to read whole (a file in no project is
+    #: the plain case of a file checked alone, not worth a word).
+    note: str | None = None
+
+
+def project_view(paths: Iterable[str], named_files: dict[str, str] | Sequence[str], resolver: Resolver,
+                 respect_gitignore: bool = True) -> ProjectView:
+    """The projects of ``paths`` (files and folders as named on the command line, or the file name
+    an editor buffer or stdin stands for). ``named_files``: the files the run checks (their real
+    path -> the path shown, as ``Discovery.real``; or plain paths). A named folder that is in no
+    project is a project of its own; a named file in none leaves the facts partial."""
+    if not isinstance(named_files, dict):
+        named_files = {os.path.realpath(path): path for path in named_files}
+    roots: list[str] = []
+    covered: list[str] = []  # named folders: their files are named already
+    partial_because = note = None
+    for given in paths:
+        folder = os.path.isdir(given)
+        root = project_root(given)
+        if folder:
+            covered.append(os.path.realpath(given))
+        if root is None:
+            if not folder:
+                partial_because = f"{_shown(given)} is in no project (no pyproject.toml or git repository above it)"
+            continue
+        if root not in roots:
+            roots.append(root)
+    others: dict[str, str] = {}
+    for root in roots:
+        if any(_inside(root, folder) for folder in covered):
+            continue  # a folder named holds this project: its files were found by the same rules
+        found = find_files([_shown(root)], resolver, respect_gitignore, limit=MAX_PROJECT_FILES)
+        if found.truncated:
+            partial_because = f"the project at {_shown(root)} has over {MAX_PROJECT_FILES:,} files"
+            note = (f"{partial_because}: facts come from the files named only, so fixes that need the whole "
+                    "project stay unsafe (name the project's folder to read it all)")
+            continue
+        for real, shown in found.real.items():
+            if real not in named_files:
+                others.setdefault(real, shown)
+    return ProjectView(tuple(roots), tuple(sorted(others.values())), partial_because is None, partial_because, note)
+
+
+def buffer_facts(name: str, data: bytes, resolver: Resolver, respect_gitignore: bool = True,
+                 jobs: int = 1) -> ProjectFacts | None:
+    """The facts for a buffer that stands for the file ``name`` (stdin with ``--stdin-filename``,
+    an editor buffer): its project's files, with the buffer in place of that file. None where the
+    file is in no project: the buffer alone, so partial facts (the engine's default)."""
+    view = project_view([name], [name], resolver, respect_gitignore)
+    if not view.roots:
+        return None
+    return gather_facts(view.others, resolver.for_path(name).rules, jobs, view.whole, buffer=(name, data))
+
+
+def settings_report(paths: Iterable[str], resolver: Resolver) -> list[str]:
+    """What ``--show-settings`` prints: for each path, the settings that apply and where they come
+    from, where its facts come from, and whether it is excluded."""
+    lines = []
+    for path in paths:
+        root = project_root(path)
+        if root is not None:
+            project = f"project = {_shown(root)} (facts from all its files)"
+        elif os.path.isdir(path):
+            project = "project = the folder itself (no pyproject.toml or git repository above it)"
+        else:
+            project = "project = none (facts from the files named only: decisions that need the whole project stay unsafe)"
+        excluded = named_exclusion(path, os.path.isdir(path), resolver)
+        lines += [f"{_shown(path)}:", *(f"  {line}" for line in resolver.for_path(path).describe()), f"  {project}",
+                  f"  excluded = {excluded} (checked only when named explicitly, unless --force-exclude)"
+                  if excluded else "  excluded = no"]
+    return lines
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _shown(path: str) -> str:
+    relative = os.path.relpath(path)
+    return (path if relative.startswith("..") else relative).replace(os.sep, "/")

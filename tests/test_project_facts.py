@@ -1,0 +1,134 @@
+"""Facts from the whole project whatever paths are named (project.py), and discovery that never
+leaves the folder it was given, through the real command line."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+
+from test_precommit import MODEL, TRAIN
+
+MONITORED_LINE = b"monitored by EarlyStopping"
+MOVED = b'        self.log("val_loss", loss, sync_dist=True)\n'
+MARKED = b'self.log("val_loss", loss, rank_zero_only=True)'
+
+
+def project(root, marker="pyproject"):
+    root.mkdir(parents=True, exist_ok=True)
+    if marker == "pyproject":
+        (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    elif marker == "git":
+        (root / ".git").mkdir()
+    (root / "model.py").write_bytes(MODEL)
+    (root / "train.py").write_bytes(TRAIN)
+    return root
+
+
+def model_lines(proc) -> list[bytes]:
+    return [line for line in proc.stdout.splitlines() if b"model.py:" in line]
+
+
+def test_one_file_named_decides_as_the_whole_project_does(tmp_path, run_cli):
+    for marker in ("pyproject", "git"):
+        root = project(tmp_path / marker, marker)
+        whole = run_cli("--check", ".", cwd=root)
+        alone = run_cli("--check", "model.py", cwd=root)
+        assert model_lines(alone) == model_lines(whole) and len(model_lines(whole)) == 1, marker
+        assert b"DDP003 [*]" in alone.stdout and MONITORED_LINE in alone.stdout, alone.stdout
+        # Named from elsewhere, and from inside a subfolder of the project: the same decision.
+        deeper = run_cli("--check", str(root / "model.py"), cwd="/")
+        assert b"DDP003 [*]" in deeper.stdout and MONITORED_LINE in deeper.stdout
+        written = tmp_path / f"{marker}-written"
+        shutil.copytree(root, written)
+        assert run_cli("--write", "model.py", cwd=written).returncode == 0
+        assert run_cli("--write", ".", cwd=root).returncode == 0
+        assert (written / "model.py").read_bytes() == (root / "model.py").read_bytes()
+        assert MOVED in (root / "model.py").read_bytes() and MARKED not in (root / "model.py").read_bytes()
+
+
+def test_a_file_in_no_project_keeps_partial_facts(tmp_path, run_cli):
+    (tmp_path / "model.py").write_bytes(MODEL)
+    (tmp_path / "train.py").write_bytes(TRAIN)
+    proc = run_cli("--check", "model.py", cwd=tmp_path)
+    assert b"DDP003 [~]" in proc.stdout and b"part of the project" in proc.stdout, proc.stdout
+    proc = run_cli("--write", "model.py", cwd=tmp_path)
+    assert (tmp_path / "model.py").read_bytes() == MODEL  # no safe fix decided on partial facts
+
+
+def test_stdin_takes_its_projects_facts_with_the_buffer_in_its_files_place(tmp_path, run_cli):
+    root = project(tmp_path / "proj")
+    proc = run_cli("-", "--stdin-filename", "model.py", cwd=root, input=MODEL)
+    assert proc.returncode == 0 and MOVED in proc.stdout, proc.stderr
+    # The buffer replaces model.py in the facts: on disk model.py still has a monitor of val_loss,
+    # the buffer (what the editor holds) has none, and train.py no longer monitors it. Read from the
+    # buffer, nothing monitors val_loss, so rank_zero_only=True is safe; read from disk, it is not.
+    (root / "model.py").write_bytes(MODEL + b'\ncallbacks = [EarlyStopping(monitor="val_loss")]\n')
+    (root / "train.py").write_bytes(TRAIN.replace(b'callbacks=[EarlyStopping(monitor="val_loss")]', b"callbacks=[]"))
+    proc = run_cli("-", "--stdin-filename", "model.py", cwd=root, input=MODEL)
+    assert proc.returncode == 0 and MARKED in proc.stdout, proc.stdout + proc.stderr
+
+
+def sha256(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_link_out_of_the_folder_is_never_read_or_written(tmp_path, run_cli):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    # The file out there is buggy (a write would change it) and monitors val_loss (a fact read
+    # from it would turn model.py's fix into the sync_dist move).
+    victim = outside / "victim.py"
+    victim.write_bytes(TRAIN + b'\nimport torch\nfrom torch.utils.data import DataLoader\n'
+                       b'DataLoader(range(3), generator=torch.Generator("cuda"))\n')
+    before = sha256(victim)
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "model.py").write_bytes(MODEL)
+    os.symlink("../outside/victim.py", root / "train.py")
+    os.symlink("model.py", root / "alias.py")  # a link inside the folder: the same file, checked once
+    proc = run_cli("--write", "--unsafe-fixes", ".", cwd=root)
+    assert sha256(victim) == before
+    err = proc.stderr.decode()
+    assert "note: train.py: skipped: a symbolic link to" in err and "victim.py" in err, err
+    assert b"train.py" not in proc.stdout
+    fixed = (root / "model.py").read_bytes()
+    assert MARKED in fixed and MOVED not in fixed  # the victim's monitor was not read
+    # A file named explicitly is still taken, link or not (as before).
+    named = run_cli("--check", "train.py", cwd=root)
+    assert b"train.py:" in named.stdout and sha256(victim) == before
+
+
+def test_project_view_names_the_roots_the_files_to_read_and_whether_facts_are_whole(tmp_path, monkeypatch):
+    """The one function the CLI (and later the language server) asks."""
+    import ddpfix.project as project_module
+    from ddpfix.project import project_view
+    from ddpfix.settings import Flags, Resolver
+
+    root = project(tmp_path / "proj")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "util.py").write_text("x = 1\n")
+    (root / "build").mkdir()
+    (root / "build" / "old.py").write_text("x = 1\n")  # a default exclude: not part of the facts
+    monkeypatch.chdir(root)
+    view = project_view(["model.py"], ["model.py"], Resolver(Flags()))
+    assert view.roots == (str(root.resolve()),) and view.whole and view.partial_because is None
+    assert view.others == ("pkg/util.py", "train.py")
+    # A named folder that is the project: nothing more to read.
+    assert project_view(["."], ["model.py", "pkg/util.py", "train.py"], Resolver(Flags())).others == ()
+    monkeypatch.setattr(project_module, "MAX_PROJECT_FILES", 2)
+    big = project_view(["model.py"], ["model.py"], Resolver(Flags()))
+    assert not big.whole and "over 2 files" in big.partial_because
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lone.py").write_text("x = 1\n")
+    alone = project_view(["lone.py"], ["lone.py"], Resolver(Flags()))
+    assert alone.roots == () and not alone.whole and "in no project" in alone.partial_because
+
+
+def test_a_fifo_in_the_project_blocks_neither_the_facts_nor_the_run(tmp_path, run_cli):
+    root = project(tmp_path / "proj")
+    os.mkfifo(root / "pipe.py")
+    alone = run_cli("--check", "model.py", cwd=root, timeout=60)  # pipe.py read for facts only: not reported
+    assert alone.returncode == 1 and b"pipe.py" not in alone.stdout + alone.stderr and MONITORED_LINE in alone.stdout
+    whole = run_cli("--check", ".", cwd=root, timeout=60)
+    assert whole.returncode == 2 and b"pipe.py: E902 cannot read: not a regular file" in whole.stderr
