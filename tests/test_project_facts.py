@@ -32,12 +32,12 @@ def model_lines(proc) -> list[bytes]:
 def test_one_file_named_decides_as_the_whole_project_does(tmp_path, run_cli):
     for marker in ("pyproject", "git"):
         root = project(tmp_path / marker, marker)
-        whole = run_cli("--check", ".", cwd=root)
-        alone = run_cli("--check", "model.py", cwd=root)
+        whole = run_cli("--check", "-v", ".", cwd=root)
+        alone = run_cli("--check", "-v", "model.py", cwd=root)
         assert model_lines(alone) == model_lines(whole) and len(model_lines(whole)) == 1, marker
         assert b"DDP003 [*]" in alone.stdout and MONITORED_LINE in alone.stdout, alone.stdout
         # Named from elsewhere, and from inside a subfolder of the project: the same decision.
-        deeper = run_cli("--check", str(root / "model.py"), cwd="/")
+        deeper = run_cli("--check", "-v", str(root / "model.py"), cwd="/")
         assert b"DDP003 [*]" in deeper.stdout and MONITORED_LINE in deeper.stdout
         written = tmp_path / f"{marker}-written"
         shutil.copytree(root, written)
@@ -50,7 +50,7 @@ def test_one_file_named_decides_as_the_whole_project_does(tmp_path, run_cli):
 def test_a_file_in_no_project_keeps_partial_facts(tmp_path, run_cli):
     (tmp_path / "model.py").write_bytes(MODEL)
     (tmp_path / "train.py").write_bytes(TRAIN)
-    proc = run_cli("--check", "model.py", cwd=tmp_path)
+    proc = run_cli("--check", "-v", "model.py", cwd=tmp_path)
     assert b"DDP003 [~]" in proc.stdout and b"part of the project" in proc.stdout, proc.stdout
     proc = run_cli("--write", "model.py", cwd=tmp_path)
     assert (tmp_path / "model.py").read_bytes() == MODEL  # no safe fix decided on partial facts
@@ -95,7 +95,7 @@ def test_a_link_out_of_the_folder_is_never_read_or_written(tmp_path, run_cli):
     fixed = (root / "model.py").read_bytes()
     assert MARKED in fixed and MOVED not in fixed  # the victim's monitor was not read
     # A file named explicitly is still taken, link or not (as before).
-    named = run_cli("--check", "train.py", cwd=root)
+    named = run_cli("--check", "-v", "train.py", cwd=root)
     assert b"train.py:" in named.stdout and sha256(victim) == before
 
 
@@ -128,7 +128,7 @@ def test_project_view_names_the_roots_the_files_to_read_and_whether_facts_are_wh
 def test_a_fifo_in_the_project_blocks_neither_the_facts_nor_the_run(tmp_path, run_cli):
     root = project(tmp_path / "proj")
     os.mkfifo(root / "pipe.py")
-    alone = run_cli("--check", "model.py", cwd=root, timeout=60)  # pipe.py read for facts only: not reported
+    alone = run_cli("--check", "-v", "model.py", cwd=root, timeout=60)  # pipe.py read for facts only: not reported
     assert alone.returncode == 1 and b"pipe.py" not in alone.stdout + alone.stderr and MONITORED_LINE in alone.stdout
-    whole = run_cli("--check", ".", cwd=root, timeout=60)
+    whole = run_cli("--check", "-v", ".", cwd=root, timeout=60)
     assert whole.returncode == 2 and b"pipe.py: E902 cannot read: not a regular file" in whole.stderr

@@ -74,20 +74,20 @@ def _notebook(path, data, findings, rules, facts, options) -> Added:
     from ddpfix import notebook  # loaded for notebooks only
 
     book = notebook.load(data)
-    if book.serialise() != data:
-        return _left(path, data, findings, "no noqa added: re-saving this notebook would change its formatting "
-                     "(save it from Jupyter once, then run again)")
-    module = book.module()
+    module = book.module()  # IPython lines masked: a comment is never put on one
     view = TreeView(_parse(module.encode("utf-8")), module.encode("utf-8"))
     placed = {f: book.joined_line(module, f.cell, f.line) for f in findings if f.cell is not None}
     new_module, directives, skipped = with_noqa(module, placed, view.statement_start)
     skipped += [f for f in findings if f.cell is None]
     fixed = None
     if directives:
-        bodies = book.split(new_module)
-        if bodies is None:
+        sources = book.restore(new_module)
+        if sources is None:
             return _left(path, data, findings, "no noqa added: the notebook's cells could not be told apart")
-        fixed = book.dump(bodies)
+        fixed = book.write(data, sources)
+        if fixed is None:
+            return _left(path, data, findings, "no noqa added: writing this notebook back would change its "
+                         "formatting (save it from Jupyter once, then run again)")
     return _checked(path, data, fixed, findings, skipped, directives, rules, facts, options)
 
 
