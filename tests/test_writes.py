@@ -18,7 +18,7 @@ def test_a_failed_write_is_reported_and_the_exit_code_says_so(tmp_path, monkeypa
     def refuse(path, data, expected=None):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(cli, "write_atomic", refuse)
+    monkeypatch.setattr(writer, "write_atomic", refuse)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli.command, ["--write", "--unsafe-fixes", "--no-color", "train.py"], standalone_mode=False)
     assert result.return_value == cli.EXIT_ERROR
