@@ -456,7 +456,7 @@ def main() -> None:
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:
         sys.exit(run_language_server(sys.argv[2:]))
-    interrupts.install()  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
+    interrupts.install(_written_so_far)  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
     try:
         code = command.main(standalone_mode=False)
     except click.exceptions.Exit as exit_:

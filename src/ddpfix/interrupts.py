@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 #: The exit status of a process ended by SIGINT, as shells report it (128 + 2).
 EXIT_INTERRUPTED = 130
@@ -35,13 +35,16 @@ class _State:
     interrupted = False
     deferring = 0
     pending = False
+    describe: Callable[[], str] = staticmethod(lambda: "")  # what was written, for the last words
 
 
 _state = _State()
 
 
-def install() -> None:
-    """Let this process (the console script's) handle Ctrl-C as this module says."""
+def install(describe: Callable[[], str] = lambda: "") -> None:
+    """Let this process (the console script's) handle Ctrl-C as this module says. ``describe()``
+    says what the run has written, for the message of a second Ctrl-C."""
+    _state.describe = describe
     _state.owner = os.getpid()
     _state.interrupted = _state.pending = False
     signal.signal(signal.SIGINT, handle_sigint)
@@ -121,7 +124,7 @@ def stop_now() -> None:
         for child in children:  # reaped, so none is left behind even as a zombie
             child.join(max(0.0, deadline - time.monotonic()))
     with contextlib.suppress(Exception):
-        sys.stderr.write("Interrupted again: stopped at once.\n")
+        sys.stderr.write(f"Interrupted again: stopped at once; {_state.describe()}\n")
         sys.stderr.flush()
     os._exit(EXIT_INTERRUPTED)
 
