@@ -49,8 +49,9 @@ class Progress:
         self._labels = {"scan": "Scanning", "fix": fix_label}
         self.label = fix_label
         self._lock = threading.Lock()
-        self.start([], [])
+        self._drawing = threading.Lock()  # the ticker and the main thread (``start``) both draw
         self._drawn = 0  # the length of the line on the terminal now
+        self.start([], [])
         self._stop = threading.Event()
         self._thread = None
         if stream is not None:
@@ -75,6 +76,8 @@ class Progress:
             self._done = 0
             self._first_open = 0  # the first position not finished
             self._began = self._last_finish = self.clock()
+        if self.bar and self._names and self.stream is not None:
+            self._draw(self.line())  # at once: a short stage would otherwise go unseen between two ticks
 
     def finished(self, position: int) -> None:
         with self._lock:
@@ -142,14 +145,15 @@ class Progress:
         width = shutil.get_terminal_size().columns - 1  # never wrap: "\r" goes back one line only
         if len(text) > width:
             text = text[: max(0, width - 3)] + "..."
-        if not text and not self._drawn:
-            return
-        try:
-            self.stream.write("\r" + text + " " * max(0, self._drawn - len(text)) + "\r" * bool(not text))
-            self.stream.flush()
-        except (OSError, ValueError):
-            return
-        self._drawn = len(text)
+        with self._drawing:
+            if not text and not self._drawn:
+                return
+            try:
+                self.stream.write("\r" + text + " " * max(0, self._drawn - len(text)) + "\r" * bool(not text))
+                self.stream.flush()
+            except (OSError, ValueError):
+                return
+            self._drawn = len(text)
 
     def close(self) -> None:
         """Stop drawing and clear the line, so what the run prints next starts on a clean line."""
