@@ -310,15 +310,18 @@ FIX, SKIP, IF_LIGHTNING, DONE = "fix", "skip", "if-lightning", "done"
 _scan_rules: tuple[type[Rule], ...] = ()
 _scan_options: Mapping[str, object] = {}
 _scan_fix: bool | None = None  # None: the scan fixes nothing itself
+_scan_named: frozenset[str] = frozenset()
 
 
-def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = None, fix: bool | None = None) -> None:
-    global _scan_rules, _scan_options, _scan_fix
+def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = None, fix: bool | None = None,
+               named: frozenset[str] = frozenset()) -> None:
+    global _scan_rules, _scan_options, _scan_fix, _scan_named
     allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _scan_rules = tuple(by_code[code] for code in codes)
     _scan_options = options or {}
     _scan_fix = fix
+    _scan_named = named
 
 
 def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
@@ -331,7 +334,8 @@ def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
     # the file, which most files fail, is not repeated.
     verdict = _verdict(path, data, _scan_rules, facts.classes, facts.lightning)
     if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, _scan_rules, facts.lightning):
-        return facts, DONE, _lean(fix_source(path, data, _scan_rules, None, options=_scan_options, fix=_scan_fix))
+        result = fix_source(path, data, _scan_rules, None, options=_scan_options, fix=_scan_fix)
+        return facts, DONE, _lean(with_syntax_checked(result) if path in _scan_named else result)
     return facts, verdict, None
 
 
@@ -393,8 +397,8 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
           on_result=None) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
     """``scan``; with ``fix`` (True or False, as ``fix_files`` takes it) the scan also fixes the
     files it can on their own, and returns their results. ``whole``: ``paths`` are every file of
-    the project (``covers_projects``). ``named``: paths the fix pass must see whatever the scan says
-    (files named on the command line are always syntax-checked). ``progress`` and ``on_result`` as
+    the project (``covers_projects``). ``named``: files named on the command line, always
+    syntax-checked: by the scan where it fixes them, else by the fix pass, whatever the scan says. ``progress`` and ``on_result`` as
     in ``check_files``: a result the scan made is final, and handed to ``on_result`` at once, when no
     class of the file has a base (only a base could make it Lightning code through the run's facts)."""
     if not any(rule.uses_facts for rule in rules):
@@ -405,7 +409,7 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
     def final_at_once(index: int, scanned: tuple[FileFacts, str, FileResult | None]):
         file, verdict, result = scanned
         path = paths[index]
-        if verdict == DONE and path not in named and not any(bases for _, bases in file.classes):
+        if verdict == DONE and not any(bases for _, bases in file.classes):
             handed.add(path)
             return file, verdict, on_result(result)
         return scanned
@@ -414,18 +418,16 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
         progress.stage("scan")
     # Reading a file's facts costs a fraction of a millisecond: bigger chunks than the fix pass's,
     # or the round trips between the processes cost more than the work (0.4 s of 2.4 on corpus A).
-    scanned = _map(_scan_path, paths, jobs, initializer=_init_scan, initargs=(codes, dict(options or {}), fix),
+    scanned = _map(_scan_path, paths, jobs, initializer=_init_scan, initargs=(codes, dict(options or {}), fix, named),
                    max_chunk=32, progress=progress, on_result=final_at_once if on_result else None)
     facts = ProjectFacts.merge((file for file, _, _ in scanned), whole=whole)
     lightning_modules = facts.lightning_modules.keys()
     to_fix, done = [], {}
     for path, (file, verdict, result) in zip(paths, scanned):
         subclass = verdict in (IF_LIGHTNING, DONE) and any(lightning_modules & set(bases) for _, bases in file.classes)
-        if path in named:
-            to_fix.append(path)
-        elif verdict == DONE and not subclass:
+        if verdict == DONE and not subclass:
             done[path] = result if path in handed or not on_result else on_result(result)
-        elif verdict in (FIX, DONE) or subclass:
+        elif verdict in (FIX, DONE) or subclass or path in named:
             to_fix.append(path)  # a DONE file that is Lightning code after all: its Lightning rules did not run
     return facts, to_fix, done
 
@@ -531,6 +533,7 @@ def _map(function, items: Sequence, jobs: int, initializer=None, initargs=(), pr
         for future in as_completed(futures):
             for position, result in zip(futures[future], future.result()):
                 take(position, result)
+        pool.shutdown()
     except BrokenProcessPool as err:
         stop_pool(pool, grace=0)
         raise WorkerCrashed(
@@ -540,7 +543,6 @@ def _map(function, items: Sequence, jobs: int, initializer=None, initargs=(), pr
     except BaseException:
         stop_pool(pool)
         raise
-    pool.shutdown()
     return results
 
 
