@@ -22,7 +22,7 @@ from collections.abc import Sequence
 STALL_SECONDS = 1.0
 #: How often the line is drawn.
 TICK_SECONDS = 0.2
-#: No estimate before this much of a stage has passed: the first results say little.
+#: No estimate before this much of a stage has passed (nor before a file is done): the first results say little.
 ESTIMATE_AFTER_SECONDS = 1.0
 BAR_WIDTH = 24
 
@@ -96,8 +96,8 @@ class Progress:
         """Seconds left in this stage, or None while too little is known."""
         with self._lock:
             elapsed = self.clock() - self._began
-            if elapsed < ESTIMATE_AFTER_SECONDS or not self._total:
-                return None
+            if elapsed < ESTIMATE_AFTER_SECONDS or not self._done or not self._total:
+                return None  # before a file is done, the time a file takes is a guess
             held, position = 0, self._first_open
             for _ in range(self.jobs):  # the workers hold (about) the first open files
                 while position < len(self._finished) and self._finished[position]:
