@@ -398,21 +398,17 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
     """``scan``; with ``fix`` (True or False, as ``fix_files`` takes it) the scan also fixes the
     files it can on their own, and returns their results. ``whole``: ``paths`` are every file of
     the project (``covers_projects``). ``named``: files named on the command line, always
-    syntax-checked: by the scan where it fixes them, else by the fix pass, whatever the scan says. ``progress`` and ``on_result`` as
-    in ``check_files``: a result the scan made is final, and handed to ``on_result`` at once, when no
-    class of the file has a base (only a base could make it Lightning code through the run's facts)."""
+    syntax-checked: by the scan where it fixes them, else by the fix pass, whatever the scan says.
+    ``progress`` as in ``check_files``; ``on_result(result)`` is handed, as they come, the results
+    the scan made that are final and whose file no one reads again (``_final_at_once``); the
+    caller hands over the rest."""
     if not any(rule.uses_facts for rule in rules):
         return ProjectFacts(whole=whole), list(paths), {}
     codes = tuple(rule.code for rule in rules)
-    handed: set[str] = set()
 
     def final_at_once(index: int, scanned: tuple[FileFacts, str, FileResult | None]):
         file, verdict, result = scanned
-        path = paths[index]
-        if verdict == DONE and not any(bases for _, bases in file.classes):
-            handed.add(path)
-            return file, verdict, on_result(result)
-        return scanned
+        return (file, verdict, on_result(result)) if verdict == DONE and _final_at_once(file) else scanned
 
     if progress:
         progress.stage("scan")
@@ -426,10 +422,24 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
     for path, (file, verdict, result) in zip(paths, scanned):
         subclass = verdict in (IF_LIGHTNING, DONE) and any(lightning_modules & set(bases) for _, bases in file.classes)
         if verdict == DONE and not subclass:
-            done[path] = result if path in handed or not on_result else on_result(result)
+            done[path] = result
         elif verdict in (FIX, DONE) or subclass or path in named:
             to_fix.append(path)  # a DONE file that is Lightning code after all: its Lightning rules did not run
     return facts, to_fix, done
+
+
+def _final_at_once(file: FileFacts) -> bool:
+    """Whether the scan's result for ``file`` is final and may be handed over (written) before the
+    scan ends: no class of the file has a base (only a base could make it Lightning code through the
+    run's facts), and no facts of it were deferred (the fix pass may read it again: ``_read_again``)."""
+    return file.hazards is not None and not file.switches_deferred and not any(bases for _, bases in file.classes)
+
+
+def _read_again(facts: ProjectFacts) -> set[str]:
+    """The files whose facts were deferred: a worker of the fix pass may read them again
+    (``read_later``), and must find them as the scan did. Their results are handed over (written)
+    once the fix pass is over."""
+    return {*facts.hazard_sources, *(part for part in facts.switch_parts if isinstance(part, str))}
 
 
 def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1,
@@ -440,17 +450,35 @@ def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1
     say or that were looked at, in the order of ``paths``. ``whole`` as in ``_scan``; ``named``: the
     paths named on the command line, always syntax-checked (``syntax``).
 
-    ``on_result(result)``, where given, is called in this process with each file's final result as
-    soon as it is known (in the order they come in), and what it returns is kept: ``--write`` writes
-    each file then, so a run stopped part-way keeps what it fixed. ``progress``: told of each stage
+    ``on_result(result)``, where given, is called in this process once with each file's final
+    result, as soon as it is known (in the order they come in), and what it returns is kept:
+    ``--write`` writes each file then, so a run stopped part-way keeps what it fixed. A file whose
+    facts the fix pass may read again (``_read_again``) is handed over when that pass is over: it
+    must not change under a worker's feet. ``progress``: told of each stage
     (``stage("scan")``, ``stage("fix")``) and, through ``_map``, of each file's start and end."""
     named = frozenset(named)
-    facts, to_fix, done = _scan(paths, rules, jobs, options, fix, whole, named, progress, on_result)
+    handed: set[str] = set()  # the paths whose results ``on_result`` has had
+
+    def hand(result: FileResult) -> FileResult:
+        handed.add(result.path)
+        return on_result(result)
+
+    facts, to_fix, done = _scan(paths, rules, jobs, options, fix, whole, named, progress, on_result and hand)
+    later = _read_again(facts) if on_result else set()
+    for path, result in done.items():
+        if on_result and path not in handed and path not in later:
+            done[path] = hand(result)
     if progress:
         progress.stage("fix")
     results = dict(done)
-    results.update(zip(to_fix, fix_files(to_fix, rules, facts, jobs, options, progress, fix, named, on_result)))
-    return facts, [results[path] for path in paths if path in results]
+    at_once = (lambda result: result if result.path in later else hand(result)) if on_result else None
+    results.update(zip(to_fix, fix_files(to_fix, rules, facts, jobs, options, progress, fix, named, at_once)))
+    ordered = [path for path in paths if path in results]
+    if on_result:
+        for path in ordered:  # the files the fix pass might have read again, now it is over
+            if path not in handed:
+                results[path] = hand(results[path])
+    return facts, [results[path] for path in ordered]
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
