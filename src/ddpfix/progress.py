@@ -1,8 +1,9 @@
 """What a run shows on stderr while it works (a terminal only: the CLI decides whether).
 
-A run of many files gets a bar (``Scanning`` through the facts pass, then ``Fixing``, or ``Checking``
-for a report-only run) with an estimate of the time left; any run names a file that has kept it
-waiting for more than a second (``Fixing big.py (3.9 MiB)...``): a 4 MiB file takes LibCST seconds.
+A run of many files gets a bar: ``Scanning`` through the facts pass, then ``Fixing`` (``Checking``
+for a report-only run), and ``Writing`` for the files ``--write`` could not write as they came, with
+the files done and an estimate of the time left. Any run names a file that has kept it waiting for
+more than a second (``Fixing big.py (3.9 MiB)...``): a 4 MiB file takes LibCST seconds.
 
 Progress counts bytes, not files. The runner hands the largest files out first, and the time a file
 takes grows with its size: counted in files, the first seconds see a few big files done of
@@ -46,7 +47,7 @@ class Progress:
         self.bar = bar
         self.jobs = max(1, jobs)
         self.clock = clock
-        self._labels = {"scan": "Scanning", "fix": fix_label}
+        self._labels = {"scan": "Scanning", "fix": fix_label, "write": "Writing"}
         self.label = fix_label
         self._lock = threading.Lock()
         self._drawing = threading.Lock()  # the ticker and the main thread (``start``) both draw
@@ -61,7 +62,8 @@ class Progress:
     # --- what the runner says ----------------------------------------------------------------
 
     def stage(self, kind: str) -> None:
-        """``"scan"`` (the facts pass) or ``"fix"`` (the pass that fixes, or checks)."""
+        """``"scan"`` (the facts pass), ``"fix"`` (the pass that fixes, or checks), or ``"write"``
+        (the files ``--write`` could only write once the fix pass was over)."""
         self.label = self._labels[kind]
         self.start([], [])
 

@@ -474,10 +474,15 @@ def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1
     at_once = (lambda result: result if result.path in later else hand(result)) if on_result else None
     results.update(zip(to_fix, fix_files(to_fix, rules, facts, jobs, options, progress, fix, named, at_once)))
     ordered = [path for path in paths if path in results]
-    if on_result:
-        for path in ordered:  # the files the fix pass might have read again, now it is over
-            if path not in handed:
-                results[path] = hand(results[path])
+    if on_result:  # the files the fix pass might have read again, now it is over
+        held = [path for path in ordered if path not in handed]
+        if progress and any(results[path].changed for path in held):
+            progress.stage("write")
+            progress.start(held, [len(results[path].output) for path in held])
+        for position, path in enumerate(held):
+            results[path] = hand(results[path])
+            if progress:
+                progress.finished(position)
     return facts, [results[path] for path in ordered]
 
 
