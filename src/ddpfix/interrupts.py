@@ -74,9 +74,9 @@ def deferred() -> Iterator[None]:
         yield
     finally:
         _state.deferring -= 1
-    if _state.pending and not _state.deferring:
-        _state.pending = False
-        _act()
+        if _state.pending and not _state.deferring:  # also when the block failed: the user asked to stop
+            _state.pending = False
+            _act()
 
 
 def ignore_in_worker() -> None:
@@ -87,12 +87,13 @@ def ignore_in_worker() -> None:
 def stop_pool(pool, grace: float = GRACE_SECONDS) -> None:
     """End a ProcessPoolExecutor now: pending work is cancelled; the workers get ``grace`` seconds
     to finish the file they hold (their results are not used), then are terminated, then killed.
-    Never waits longer than about three times ``grace``; a second Ctrl-C meanwhile kills them at once."""
+    Never waits longer than about three times ``grace``; a second Ctrl-C meanwhile kills them at once
+    (``stop_now``, or here where no handler is installed)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     try:
         _end(processes, grace)
-    except Interrupted:
+    except BaseException:
         _end(processes, 0)
         raise
 
