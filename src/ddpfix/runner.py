@@ -454,8 +454,8 @@ def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1
     result, as soon as it is known (in the order they come in), and what it returns is kept:
     ``--write`` writes each file then, so a run stopped part-way keeps what it fixed. A file whose
     facts the fix pass may read again (``_read_again``) is handed over when that pass is over: it
-    must not change under a worker's feet. ``progress``: told of each stage
-    (``stage("scan")``, ``stage("fix")``) and, through ``_map``, of each file's start and end."""
+    must not change under a worker's feet. ``progress``: told of each stage (``stage("scan")``,
+    ``stage("fix")``, then ``stage("write")`` for those files) and of each file's start and end."""
     named = frozenset(named)
     handed: set[str] = set()  # the paths whose results ``on_result`` has had
 
