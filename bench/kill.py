@@ -85,15 +85,14 @@ def reference(files: int, cases: list[tuple[bytes, bytes]], jobs: int, workdir: 
     how many files it fixed otherwise than their fixture's expected output."""
     root = workdir / "reference"
     tree = make_tree(root, files, cases)
-    first, last = min(tree), max(tree)
     began = time.perf_counter()
+    watch = folder_times(root)
     process = subprocess.Popen([*ddpfix_command(), "--write", "--unsafe-fixes", "--quiet", "--jobs", str(jobs), str(root)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ, NO_COLOR="1"))
-    wait_for_writes(first, tree[first][0], process, 600)
+    wait_for_writes(watch, process, 600)
     writes_began = time.perf_counter()
-    wait_for_writes(last, tree[last][0], process, 600)
-    writes = time.perf_counter() - writes_began
     stderr = process.communicate()[1]
+    writes = time.perf_counter() - writes_began  # each file is written as it is fixed: to the end of the run
     duration = time.perf_counter() - began
     if process.returncode == 2:
         raise SystemExit(f"the reference run failed:\n{stderr.decode(errors='replace')}")
@@ -103,12 +102,18 @@ def reference(files: int, cases: list[tuple[bytes, bytes]], jobs: int, workdir: 
     return fixed, duration, writes, process.returncode, off_expected
 
 
-def wait_for_writes(first: Path, original: bytes, process: subprocess.Popen, limit: float) -> None:
-    """Until the first file in write order changed (writing has begun), the run ended, or ``limit``."""
+def folder_times(root: Path) -> dict[Path, int]:
+    """The mtime of every folder under ``root``: a file replaced changes its folder's."""
+    return {folder: folder.stat().st_mtime_ns for folder in [root, *root.rglob("*")] if folder.is_dir()}
+
+
+def wait_for_writes(before: dict[Path, int], process: subprocess.Popen, limit: float) -> None:
+    """Until some file was replaced (writing has begun: ``before`` from ``folder_times``), the run
+    ended, or ``limit``."""
     end = time.perf_counter() + limit
     while time.perf_counter() < end and process.poll() is None:
         try:
-            if first.read_bytes() != original:
+            if any(folder.stat().st_mtime_ns != mtime for folder, mtime in before.items()):
                 return
         except OSError:
             pass
@@ -119,14 +124,14 @@ def trial(number: int, rng: random.Random, files: int, cases: list[tuple[bytes, 
           writes: float, exit_code: int, workdir: Path) -> dict:
     root = workdir / f"trial{number:02d}"
     tree = make_tree(root, files, cases)
-    first = min(tree)  # ddpfix writes in path order
+    watch = folder_times(root)
     during_writes = number % 2 == 1
     process = subprocess.Popen([*ddpfix_command(), "--write", "--unsafe-fixes", "--quiet", "--jobs", str(jobs), str(root)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
                                env=dict(os.environ, NO_COLOR="1"))
     began = time.perf_counter()
     if during_writes:
-        wait_for_writes(first, tree[first][0], process, duration * 3)
+        wait_for_writes(watch, process, duration * 3)
         delay = rng.uniform(0, writes * 1.2)
     else:
         delay = rng.uniform(0, duration * 1.1)

@@ -16,19 +16,21 @@ from dataclasses import replace
 
 import click
 
-from ddpfix import __version__, report
+from ddpfix import __version__, interrupts, report
 from ddpfix.cli_help import EPILOG, HELP_WIDTH
 from ddpfix.config import ConfigError
 from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
+from ddpfix.progress import Progress
 from ddpfix.project import buffer_facts, project_view, settings_report
 from ddpfix.runner import RunGroup, WorkerCrashed, check_groups, find_files, named_exclusion, single_fixes
 from ddpfix.settings import Flags, Resolver
 from ddpfix.rules import UnknownRule, all_rules, resolve
 from ddpfix.rules import select_rules as select_registered
 from ddpfix.rules.base import Rule
-from ddpfix.writer import StaleFileError, remove_stale_temps, write_atomic
+from ddpfix.syntax import with_syntax_checked
+from ddpfix.writer import ResultWriter, files_written
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 RUN_STARTED = time.time()  # temp files older than this run are a killed earlier run's (writer.remove_stale_temps)
@@ -254,17 +256,26 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     # Findings of the files as they are unless fixes are shown or written: --check, and json/sarif/
     # github output without --write (their regions and edits refer to the file on disk).
     report_only = mode == "check" or (output_format != "text" and mode != "write")
-    # A progress bar for long runs, on a terminal only, and never where stdout is machine-readable.
-    show_progress = (
-        len(files) > PROGRESS_THRESHOLD and not quiet and output_format == "text" and sys.stderr.isatty()
-    )
-    if show_progress:
-        with click.progressbar(length=len(files), label="Checking", file=sys.stderr) as bar:
-            facts, results = check_groups(groups, jobs, bar.update, not report_only, whole, facts_from)
-    else:
-        facts, results = check_groups(groups, jobs, None, not report_only, whole, facts_from)
+    # Progress on a terminal only, and never where stdout is machine-readable: a bar for long runs,
+    # else only the name of a file that keeps the run waiting.
+    progress = None
+    if not quiet and output_format == "text" and sys.stderr.isatty():
+        progress = Progress(sys.stderr, bar=len(files) > PROGRESS_THRESHOLD,
+                            fix_label="Checking" if report_only else "Fixing", jobs=jobs)
+    # --write writes each file as soon as its result is final: a run stopped part-way keeps those.
+    writes = ResultWriter(RUN_STARTED) if mode == "write" else None
+    named = {os.path.normpath(path) for path in paths if os.path.isfile(path)}  # always syntax-checked
+    try:
+        facts, results = check_groups(groups, jobs, progress, not report_only, whole, facts_from,
+                                      named=named.intersection(files), on_result=writes)
+    finally:
+        if progress:
+            progress.close()
     problems += [problem for result in results for problem in result.problems]
     output.problems(problems)
+    if writes:
+        output.problems(writes.failed)
+        problems.extend(writes.failed)
 
     unsafe_paths = {path for group in groups if group.options["unsafe_fixes"] for path in group.paths}
 
@@ -281,16 +292,12 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     if add_noqa:
         return add_noqa_comments(results, problems, rules, facts, options, output, checked=len(files), exit_zero=exit_zero,
                                  groups=groups)
-    if statistics:
-        if write:
-            write_all()
+    if statistics:  # with --write, the files were written as their results came in
         print_statistics(results, output_format, output)
         return done(applied=write)
     if output_format != "text":
         if interactive or diff_only:
             raise click.UsageError(f"--output-format {output_format} goes with --check or --write")
-        if write:
-            write_all()
         print_machine_readable(output_format, results, problems, rules, facts, options, output, written=write, jobs=jobs,
                                groups=groups)
         return done(applied=write)
@@ -307,8 +314,6 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         for result in changed:
             output.diff(report.unified_diff(result.path, result.original, result.fixed))
         return done(applied=False)
-    if mode == "write":
-        write_all()
     # The preview (findings, then the diff) goes through a pager on a terminal, as git's diffs do.
     paging = mode == "preview" and not no_pager and sys.stdout.isatty()
     if paging:
@@ -461,26 +466,11 @@ def _is_tty() -> bool:
 
 
 def write_results(results: list[FileResult]) -> tuple[list[FileResult], list[Problem]]:
-    """Write every changed file. A file that cannot be written is a problem, and its fixes count as not applied.
-
-    Each folder written to is first rid of the temp files a killed earlier run left there.
-    """
-    kept, failed = [], []
-    cleaned: set[str] = set()
-    for result in results:
-        if result.changed:
-            folder = os.path.dirname(os.path.realpath(result.path))
-            if folder not in cleaned:
-                cleaned.add(folder)
-                remove_stale_temps(folder, RUN_STARTED)
-            try:
-                write_atomic(result.path, result.fixed, expected=result.original)
-            except (OSError, StaleFileError) as err:
-                message = str(err) if isinstance(err, StaleFileError) else f"cannot write: {err.strerror or err}"
-                failed.append(Problem(result.path, "E902", message))
-                result = FileResult(result.path, result.original, None, [_not_written(f) for f in result.findings])
-        kept.append(result)
-    return kept, failed
+    """Write every changed file (after the preview's question, or ``-i``'s review; ``--write``
+    writes each as it comes, ``check_files``'s ``on_result``). A file that cannot be written is a
+    problem, and its fixes count as not applied (``writer.ResultWriter``)."""
+    writes = ResultWriter(RUN_STARTED)
+    return [writes(result) for result in results], writes.failed
 
 
 def _not_written(finding: Finding) -> Finding:
@@ -535,7 +525,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
         raise click.UsageError("--statistics on stdin goes with --check (its default)")
     data = sys.stdin.buffer.read()
     facts = facts_for(data) if facts_for else None
-    result = fix_source(name, data, rules, facts, options=options, fix=mode != "check")
+    result = with_syntax_checked(fix_source(name, data, rules, facts, options=options, fix=mode != "check"))
     output.problems(result.problems)
     if statistics:
         print_statistics([result], "text", output)
@@ -580,6 +570,7 @@ def main() -> None:
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:
         sys.exit(run_language_server(sys.argv[2:]))
+    interrupts.install(_written_so_far)  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
     try:
         code = command.main(standalone_mode=False)
     except click.exceptions.Exit as exit_:
@@ -591,9 +582,15 @@ def main() -> None:
         click.echo("Aborted.", err=True)
         sys.exit(EXIT_FINDINGS)
     except WorkerCrashed as err:
-        click.echo(f"error: {err}", err=True)
+        click.echo(f"error: {err} {_written_so_far()}", err=True)
         sys.exit(EXIT_ERROR)
-    except KeyboardInterrupt:
-        click.echo("Interrupted: files already written are complete; the others are untouched.", err=True)
-        sys.exit(130)
+    except (interrupts.Interrupted, KeyboardInterrupt):
+        interrupts.leave(f"Interrupted: {_written_so_far()}")
     sys.exit(code or 0)
+
+
+def _written_so_far() -> str:
+    written = files_written()
+    if not written:
+        return "nothing written."
+    return f"{report.plural(written, 'file')} written (complete), the others untouched."

@@ -1,9 +1,9 @@
-"""Many files: discovery, then ``sources.fix_source`` over them in parallel, results in path order."""
+"""Many files: discovery, then ``sources.fix_source`` over them in parallel, results in path order
+(and, to a caller that asks, each file's result as soon as it is final: ``--write`` writes it then)."""
 
 from __future__ import annotations
 
 import errno
-import itertools
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
+from ddpfix.interrupts import deferred, ignore_in_worker, stop_pool
+from ddpfix.syntax import with_syntax_checked
 from ddpfix.sources import fix_source, is_notebook
 import ddpfix.facts as facts_module
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
@@ -294,17 +296,19 @@ _worker_rules: tuple[type[Rule], ...] = ()
 _worker_facts: ProjectFacts | None = None
 _worker_options: Mapping[str, object] = {}
 _worker_fix = True
+_worker_named: frozenset[str] = frozenset()
 
 
 def _init_worker(codes: tuple[str, ...], facts: ProjectFacts | None, options: Mapping[str, object],
-                 fix: bool = True) -> None:
-    global _worker_rules, _worker_facts, _worker_options, _worker_fix
+                 fix: bool = True, named: frozenset[str] = frozenset()) -> None:
+    global _worker_rules, _worker_facts, _worker_options, _worker_fix, _worker_named
     allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _worker_rules = tuple(by_code[code] for code in codes)
     _worker_facts = facts
     _worker_options = options
     _worker_fix = fix
+    _worker_named = named
 
 
 def read_source(path: str) -> bytes | Problem:
@@ -376,7 +380,10 @@ def _lean(result: FileResult) -> FileResult:
 
 
 def _fix_in_worker(path: str) -> FileResult:
-    return _lean(fix_path(path, _worker_rules, _worker_facts, _worker_options, _worker_fix))
+    result = fix_path(path, _worker_rules, _worker_facts, _worker_options, _worker_fix)
+    if path in _worker_named:
+        result = with_syntax_checked(result)
+    return _lean(result)
 
 
 def gather_facts(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1, whole: bool = False,
@@ -404,12 +411,14 @@ _scan_groups: tuple[tuple[tuple[type[Rule], ...], Mapping[str, object]], ...] = 
 _scan_group_of: Mapping[str, int] = {}
 #: Files of the project that the run did not name: their facts are read, nothing else.
 _scan_facts_only: frozenset[str] = frozenset()
+#: Files named on the command line: always syntax-checked (``syntax``).
+_scan_named: frozenset[str] = frozenset()
 
 
 def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = None, fix: bool | None = None,
                groups: Sequence[tuple[tuple[str, ...], Mapping[str, object]]] = (), group_of: Mapping[str, int] | None = None,
-               facts_only: frozenset[str] = frozenset()) -> None:
-    global _scan_rules, _scan_options, _scan_fix, _scan_groups, _scan_group_of, _scan_facts_only
+               facts_only: frozenset[str] = frozenset(), named: frozenset[str] = frozenset()) -> None:
+    global _scan_rules, _scan_options, _scan_fix, _scan_groups, _scan_group_of, _scan_facts_only, _scan_named
     allow_deep_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _scan_rules = tuple(by_code[code] for code in codes)
@@ -419,6 +428,7 @@ def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = No
                          for group_codes, group_options in groups)
     _scan_group_of = group_of or {}
     _scan_facts_only = facts_only
+    _scan_named = named
 
 
 def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
@@ -442,7 +452,8 @@ def _scan_verdict(path: str, data: bytes | Problem, facts: FileFacts, rules: Seq
     # the file, which most files fail, is not repeated.
     verdict = _verdict(path, data, rules, facts.classes, facts.lightning)
     if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, rules, facts.lightning):
-        return facts, DONE, _lean(fix_source(path, data, rules, None, options=options, fix=_scan_fix))
+        result = fix_source(path, data, rules, None, options=options, fix=_scan_fix)
+        return facts, DONE, _lean(with_syntax_checked(result) if path in _scan_named else result)
     return facts, verdict, None
 
 
@@ -501,12 +512,17 @@ def scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> tu
 
 def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options: Mapping[str, object] | None = None,
           fix: bool | None = None, whole: bool = False, facts_from: Sequence[str] = (),
-          groups: Sequence[RunGroup] = ()) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
+          groups: Sequence[RunGroup] = (), named: frozenset[str] = frozenset(), progress=None,
+          on_result=None) -> tuple[ProjectFacts, list[str], dict[str, FileResult]]:
     """``scan``; with ``fix`` (True or False, as ``fix_files`` takes it) the scan also fixes the
     files it can on their own, and returns their results. ``whole``: ``paths`` and ``facts_from``
     are every file of their projects (``project.project_view``). ``facts_from``: files of the
     project the run did not name, read for their facts only. ``groups``: the paths checked with
-    other settings than ``rules`` and ``options`` (``check_groups``)."""
+    other settings than ``rules`` and ``options`` (``check_groups``). ``named``: files named on the
+    command line, always syntax-checked: by the scan where it fixes them, else by the fix pass,
+    whatever the scan says. ``progress`` as in ``check_files``; ``on_result(result)`` is handed, as
+    they come, the results the scan made that are final and whose file no one reads again
+    (``_final_at_once``); the caller hands over the rest."""
     if not any(rule.uses_facts for rule in [*rules, *(rule for group in groups for rule in group.rules)]):
         return ProjectFacts(whole=whole), list(paths), {}
     codes = tuple(rule.code for rule in rules)
@@ -515,11 +531,18 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
     everything = [*paths, *facts_from]
     if len(paths) + len(facts_from) // FACTS_ONLY_PER_FILE < PARALLEL_THRESHOLD:
         jobs = 1  # a few files named in a project of a few hundred: starting workers costs more
+
+    def final_at_once(index: int, scanned: tuple[FileFacts, str, FileResult | None]):
+        file, verdict, result = scanned
+        return (file, verdict, on_result(result)) if verdict == DONE and _final_at_once(file) else scanned
+
+    if progress:
+        progress.stage("scan")
     # Reading a file's facts costs a fraction of a millisecond: bigger chunks than the fix pass's,
     # or the round trips between the processes cost more than the work (0.4 s of 2.4 on corpus A).
     scanned = _map(_scan_path, everything, jobs, initializer=_init_scan,
-                   initargs=(codes, dict(options or {}), fix, group_settings, group_of, frozenset(facts_from)),
-                   max_chunk=32)
+                   initargs=(codes, dict(options or {}), fix, group_settings, group_of, frozenset(facts_from), named),
+                   max_chunk=32, progress=progress, on_result=final_at_once if on_result else None)
     facts = ProjectFacts.merge((file for file, _, _ in scanned), whole=whole)
     lightning_modules = facts.lightning_modules.keys()
     to_fix, done = [], {}
@@ -527,19 +550,42 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
         subclass = verdict in (IF_LIGHTNING, DONE) and any(lightning_modules & set(bases) for _, bases in file.classes)
         if verdict == DONE and not subclass:
             done[path] = result
-        elif verdict in (FIX, DONE) or subclass:
+        elif verdict in (FIX, DONE) or subclass or path in named:
             to_fix.append(path)  # a DONE file that is Lightning code after all: its Lightning rules did not run
     return facts, to_fix, done
 
 
+def _final_at_once(file: FileFacts) -> bool:
+    """Whether the scan's result for ``file`` is final and may be handed over (written) before the
+    scan ends: no class of the file has a base (only a base could make it Lightning code through the
+    run's facts), and no facts of it were deferred (the fix pass may read it again: ``_read_again``)."""
+    return file.hazards is not None and not file.switches_deferred and not any(bases for _, bases in file.classes)
+
+
+def _read_again(facts: ProjectFacts) -> set[str]:
+    """The files whose facts were deferred: a worker of the fix pass may read them again
+    (``read_later``), and must find them as the scan did. Their results are handed over (written)
+    once the fix pass is over."""
+    return {*facts.hazard_sources, *(part for part in facts.switch_parts if isinstance(part, str))}
+
+
 def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1,
                 options: Mapping[str, object] | None = None, progress=None, fix: bool = True, whole: bool = False,
-                facts_from: Sequence[str] = ()) -> tuple[ProjectFacts, list[FileResult]]:
+                facts_from: Sequence[str] = (), named: Iterable[str] = (), on_result=None,
+                ) -> tuple[ProjectFacts, list[FileResult]]:
     """The whole run over ``paths``: the scan (which fixes the files it can on their own), then
     the fix pass over the files that need the run's facts. Results of the files with something to
-    say or that were looked at, in the order of ``paths``. ``progress(n)`` as in ``fix_files``;
-    ``whole`` and ``facts_from`` as in ``_scan``."""
-    return check_groups([RunGroup(paths, rules, options or {})], jobs, progress, fix, whole, facts_from)
+    say or that were looked at, in the order of ``paths``. ``whole`` and ``facts_from`` as in
+    ``_scan``; ``named``: the paths named on the command line, always syntax-checked (``syntax``).
+
+    ``on_result(result)``, where given, is called in this process once with each file's final
+    result, as soon as it is known (in the order they come in), and what it returns is kept:
+    ``--write`` writes each file then, so a run stopped part-way keeps what it fixed. A file whose
+    facts the fix pass may read again (``_read_again``) is handed over when that pass is over: it
+    must not change under a worker's feet. ``progress``: told of each stage (``stage("scan")``,
+    ``stage("fix")``, then ``stage("write")`` for those files) and of each file's start and end."""
+    return check_groups([RunGroup(paths, rules, options or {})], jobs, progress, fix, whole, facts_from, named,
+                        on_result)
 
 
 @dataclass(frozen=True)
@@ -552,31 +598,56 @@ class RunGroup:
 
 
 def check_groups(groups: Sequence[RunGroup], jobs: int = 1, progress=None, fix: bool = True, whole: bool = False,
-                 facts_from: Sequence[str] = ()) -> tuple[ProjectFacts, list[FileResult]]:
+                 facts_from: Sequence[str] = (), named: Iterable[str] = (), on_result=None,
+                 ) -> tuple[ProjectFacts, list[FileResult]]:
     """``check_files`` over files governed by different settings: one scan over all of them (one
     set of facts), then the fix pass group by group. Results in the order of the paths; of
     several groups' paths, sorted (discovery's order)."""
     first, others = groups[0], groups[1:]
     paths = [path for group in groups for path in group.paths]
-    facts, to_fix, done = _scan(paths, first.rules, jobs, first.options, fix, whole, facts_from, others)
+    named = frozenset(named)
+    handed: set[str] = set()  # the paths whose results ``on_result`` has had
+
+    def hand(result: FileResult) -> FileResult:
+        handed.add(result.path)
+        return on_result(result)
+
+    facts, to_fix, done = _scan(paths, first.rules, jobs, first.options, fix, whole, facts_from, others, named,
+                                progress, on_result and hand)
+    later = _read_again(facts) if on_result else set()
+    for path, result in done.items():
+        if on_result and path not in handed and path not in later:
+            done[path] = hand(result)
     if progress:
-        progress(len(paths) - len(to_fix))
+        progress.stage("fix")
     results = dict(done)
+    at_once = (lambda result: result if result.path in later else hand(result)) if on_result else None
     waiting = set(to_fix)
     for group in groups:
         todo = [path for path in group.paths if path in waiting]
-        results.update(zip(todo, fix_files(todo, group.rules, facts, jobs, group.options, progress, fix)))
-    order = paths if len(groups) == 1 else sorted(paths)
-    return facts, [results[path] for path in order if path in results]
+        results.update(zip(todo, fix_files(todo, group.rules, facts, jobs, group.options, progress, fix, named, at_once)))
+    ordered = [path for path in (paths if len(groups) == 1 else sorted(paths)) if path in results]
+    if on_result:  # the files the fix pass might have read again, now it is over
+        held = [path for path in ordered if path not in handed]
+        if progress and any(results[path].changed for path in held):
+            progress.stage("write")
+            progress.start(held, [len(results[path].output) for path in held])
+        for position, path in enumerate(held):
+            results[path] = hand(results[path])
+            if progress:
+                progress.finished(position)
+    return facts, [results[path] for path in ordered]
 
 
 def fix_files(paths: Sequence[str], rules: Sequence[type[Rule]], facts: ProjectFacts, jobs: int = 1,
-              options: Mapping[str, object] | None = None, progress=None, fix: bool = True) -> list[FileResult]:
+              options: Mapping[str, object] | None = None, progress=None, fix: bool = True,
+              named: frozenset[str] = frozenset(), on_result=None) -> list[FileResult]:
     """``fix_path`` over every path; with ``jobs`` > 1 in worker processes. Results in the order of
-    ``paths``. ``progress(n)`` is called as results come in. ``fix=False``: findings only (``--check``)."""
+    ``paths``; ``progress`` and ``on_result`` as in ``check_files``. ``fix=False``: findings only (``--check``)."""
     codes = tuple(rule.code for rule in rules)
     return _map(_fix_in_worker, paths, jobs, initializer=_init_worker,
-                initargs=(codes, facts, dict(options or {}), fix), progress=progress)
+                initargs=(codes, facts, dict(options or {}), fix, named), progress=progress,
+                on_result=(lambda index, result: on_result(result)) if on_result else None)
 
 
 def single_fixes(results: Sequence[FileResult], rules: Sequence[type[Rule]], facts: ProjectFacts,
@@ -601,42 +672,74 @@ def _single_fixes_of(result: FileResult) -> list[tuple[Finding, bytes]]:
     ]
 
 
-def _map(function, paths: Sequence, jobs: int, initializer=None, initargs=(), progress=None,
-         max_chunk: int = 8, size=None) -> list:
-    results = []
-    if jobs <= 1 or len(paths) < PARALLEL_THRESHOLD:
-        if initializer is not None:
-            initializer(*initargs)
-        for path in paths:
-            results.append(function(path))
-            if progress:
-                progress(1)
-        return results
+def _map(function, items: Sequence, jobs: int, initializer=None, initargs=(), progress=None,
+         max_chunk: int = 8, size=None, on_result=None) -> list:
+    """``function`` over ``items``, results in the order of ``items``; with ``jobs`` > 1 (and enough
+    items) in worker processes, which hand results back as they finish. ``on_result(index, result)``
+    is called in this process as each comes in, and its return value is kept. ``progress``, where
+    given, hears ``start(names, sizes)`` with the items in the order they are handed out, then
+    ``finished(position)`` of each, in that order's positions.
+
+    A Ctrl-C (or any exception) while the workers run ends them within a deadline
+    (``interrupts.stop_pool``) before it goes on up: no worker outlives the run."""
+    size = size or _size
+    parallel = jobs > 1 and len(items) >= PARALLEL_THRESHOLD
+    sizes = [size(item) for item in items] if parallel or progress else []
     # Largest files first, the largest one by one: one big file handed out last (torch's 460 kB
     # distributed_test.py parses for two seconds) would leave the other workers idle at the end,
     # and one in a chunk with other big ones would make that chunk the end of the run.
-    size = size or _size
-    order = sorted(range(len(paths)), key=lambda i: -size(paths[i]))
-    chunk = max(1, min(max_chunk, len(paths) // (jobs * 16)))
+    order = sorted(range(len(items)), key=lambda i: -sizes[i]) if parallel else range(len(items))
+    if progress:
+        progress.start([str(items[i]) for i in order], [sizes[i] for i in order])
+    results = [None] * len(items)
+
+    def take(position: int, result) -> None:
+        index = order[position]
+        results[index] = on_result(index, result) if on_result else result
+        if progress:
+            progress.finished(position)
+
+    if not parallel:
+        if initializer is not None:
+            initializer(*initargs)
+        for position, item in enumerate(items):
+            take(position, function(item))
+        return results
+    chunk = max(1, min(max_chunk, len(items) // (jobs * 16)))
     singles = jobs * SINGLE_FILES_PER_JOB if chunk > 1 else 0
-    results = [None] * len(paths)
-    from concurrent.futures import ProcessPoolExecutor  # a run of one file, or a few, never starts a pool
+    batches = [range(p, p + 1) for p in range(min(singles, len(items)))]
+    batches += [range(p, min(p + chunk, len(items))) for p in range(len(batches), len(items), chunk)]
+    from concurrent.futures import ProcessPoolExecutor, as_completed  # a run of one file, or a few, never starts a pool
     from concurrent.futures.process import BrokenProcessPool
 
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(initializer, initargs))
     try:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=initializer, initargs=initargs) as pool:
-            largest = pool.map(function, [paths[i] for i in order[:singles]])
-            rest = pool.map(function, [paths[i] for i in order[singles:]], chunksize=chunk)
-            for index, result in zip(order, itertools.chain(largest, rest)):
-                results[index] = result
-                if progress:
-                    progress(1)
-            return results
+        with deferred():  # the workers start here: a Ctrl-C waits until stop_pool can know them all
+            futures = {pool.submit(_run_batch, function, [items[order[p]] for p in batch]): batch for batch in batches}
+        for future in as_completed(futures):
+            for position, result in zip(futures[future], future.result()):
+                take(position, result)
+        pool.shutdown()
     except BrokenProcessPool as err:
+        stop_pool(pool, grace=0)
         raise WorkerCrashed(
-            "a worker process died (out of memory, or a crash in the parser); nothing was written. "
+            "a worker process died (out of memory, or a crash in the parser); the run stopped. "
             "Run again with --jobs 1 to see which file causes it."
         ) from err
+    except BaseException:
+        stop_pool(pool)
+        raise
+    return results
+
+
+def _start_worker(initializer, initargs) -> None:
+    ignore_in_worker()
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _run_batch(function, items: Sequence) -> list:
+    return [function(item) for item in items]
 
 
 def _size(path: str) -> int:

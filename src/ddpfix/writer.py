@@ -2,7 +2,8 @@
 
 The bytes written are the engine's output, which already carries the file's encoding, BOM and
 newline style; this module keeps the file's mode (and owner, where allowed) and writes through
-symlinks to their target.
+symlinks to their target. ``ResultWriter`` writes a run's results one by one as they arrive, so a
+run stopped part-way (Ctrl-C) keeps every file already fixed.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import errno
 import os
 import re
 import stat
+from dataclasses import replace
 
+from ddpfix.findings import FileResult, Problem
+from ddpfix.interrupts import deferred
 from ddpfix.lazy_regex import lazy_compile
 
 TEMP_SUFFIX = ".ddpfix.tmp"
@@ -23,6 +27,18 @@ _TEMP_NAME = lazy_compile(r"\.(?P<base>.+)\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFI
 
 class StaleFileError(Exception):
     """The file changed on disk after ddpfix read it; writing would lose that change."""
+
+
+class _Tally:
+    written = 0  # files this process replaced: what an interrupted run reports
+
+
+_tally = _Tally()
+
+
+def files_written() -> int:
+    """How many files this process has written (each one complete)."""
+    return _tally.written
 
 
 def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
@@ -54,6 +70,7 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
         with contextlib.suppress(OSError):
             os.chown(temp, info.st_uid, info.st_gid)
         os.replace(temp, target)
+        _tally.written += 1
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
@@ -86,3 +103,35 @@ def remove_stale_temps(folder: str, before: float) -> list[str]:
             continue
         removed.append(entry.path)
     return removed
+
+
+class ResultWriter:
+    """Writes each changed file of a run as its result is handed in (``__call__``), and returns the
+    result as it then stands: a file that cannot be written (or that changed on disk since it was
+    read) is a problem, kept in ``failed``, and its fixes count as not applied.
+
+    Each folder written to is first rid of the temp files a killed earlier run left there (older
+    than ``run_started``). A Ctrl-C during a write waits for its end (``interrupts.deferred``): a
+    file is written whole and counted, or not touched.
+    """
+
+    def __init__(self, run_started: float):
+        self.run_started = run_started
+        self.failed: list[Problem] = []
+        self._cleaned: set[str] = set()
+
+    def __call__(self, result: FileResult) -> FileResult:
+        if not result.changed:
+            return result
+        with deferred():
+            folder = os.path.dirname(os.path.realpath(result.path))
+            if folder not in self._cleaned:
+                self._cleaned.add(folder)
+                remove_stale_temps(folder, self.run_started)
+            try:
+                write_atomic(result.path, result.fixed, expected=result.original)
+            except (OSError, StaleFileError) as err:
+                message = str(err) if isinstance(err, StaleFileError) else f"cannot write: {err.strerror or err}"
+                self.failed.append(Problem(result.path, "E902", message))
+                return FileResult(result.path, result.original, None, [replace(f, fixed=False) for f in result.findings])
+        return result

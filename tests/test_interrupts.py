@@ -1,0 +1,222 @@
+"""Ctrl-C during ``ddpfix --write`` (docs/interrupts.md): the real console script in its own process
+group, sent SIGINT as a terminal sends it (to the whole group, workers included). It must end within
+a hard timeout with status 130, every file it wrote complete (its fixed bytes, which compile), the
+others byte-identical, no temp file left, no worker left, and say how many files it wrote; and
+``--write`` writes each file as soon as it is fixed, so an early interrupt keeps those.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bench_scripts import load_bench
+from conftest import ddpfix_executable
+
+from ddpfix.writer import TEMP_SUFFIX
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads worker processes from /proc")
+
+kill = load_bench("kill")
+FILES = 400
+HARD_TIMEOUT = 15  # seconds from the SIGINT to the exit; the run takes about a second to stop
+WRITTEN = re.compile(r"Interrupted(?: again: stopped at once;|:) (?:(\d+) files? written \(complete\), the others untouched|nothing written)\.")
+
+
+def start(tree: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [ddpfix_executable(), "--write", "--unsafe-fixes", *args, str(tree)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, NO_COLOR="1"),
+    )
+
+
+def children(pid: int) -> dict[int, str]:
+    """The live child processes of ``pid``: pid -> start time (which tells a reused pid apart)."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found[int(entry)] = fields[19]
+    return found
+
+
+def left_over(workers: dict[int, str]) -> list[int]:
+    """The ``workers`` still there, zombies included (a zombie is a worker nobody waited for)."""
+    alive = []
+    for pid, started in workers.items():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[19] == started:
+            alive.append(pid)
+    return alive
+
+
+def wait_until(condition, process: subprocess.Popen, limit: float = 120) -> None:
+    end = time.monotonic() + limit
+    while not condition():
+        assert process.poll() is None, "the run ended before the moment to interrupt it"
+        assert time.monotonic() < end, "the run never got there"
+        time.sleep(0.005)
+
+
+def first_write(tree: Path):
+    """A condition: some file under ``tree`` was replaced (a rename changes its folder's mtime: a
+    cheap way to see the first write)."""
+    folders = [tree, *(path for path in tree.rglob("*") if path.is_dir())]
+    before = [folder.stat().st_mtime_ns for folder in folders]
+    return lambda: [folder.stat().st_mtime_ns for folder in folders] != before
+
+
+def interrupt(process: subprocess.Popen, twice: bool = False) -> tuple[float, str, dict[int, str]]:
+    """SIGINT to the process group, as Ctrl-C on a terminal; the seconds to the exit, stderr, the workers."""
+    workers = children(process.pid)
+    began = time.monotonic()
+    os.killpg(process.pid, signal.SIGINT)
+    if twice:
+        time.sleep(0.05)
+        try:
+            os.killpg(process.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass  # it had already ended
+    try:
+        _, stderr = process.communicate(timeout=HARD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"no exit within {HARD_TIMEOUT} s of the SIGINT")
+    return time.monotonic() - began, stderr.decode(errors="replace"), workers
+
+
+def check_after(tree: dict[Path, tuple[bytes, bytes]], root: Path, reference: dict[str, bytes], process,
+                stderr: str, workers: dict[int, str]) -> int:
+    """The properties every interrupted run must have; returns how many files it wrote."""
+    assert process.returncode == 130, stderr
+    written = 0
+    for path, (source, _) in tree.items():
+        data = path.read_bytes()
+        if data != source:
+            assert data == reference[str(path.relative_to(root))], f"{path}: neither its original nor its fixed bytes"
+            compile(data, str(path), "exec", dont_inherit=True)
+            written += 1
+    said = WRITTEN.search(stderr)
+    assert said, stderr
+    assert int(said.group(1) or 0) == written, stderr
+    assert not [p for p in root.rglob("*") if p.name.endswith(TEMP_SUFFIX)]
+    assert left_over(workers) == [], "a worker outlived the run"
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)  # nothing of the run's process group is left
+    assert "Traceback" not in stderr
+    return written
+
+
+@pytest.fixture(scope="module")
+def fixable(tmp_path_factory):
+    """The tree's files, what an uninterrupted run makes of them (facts of the other files of the
+    tree can change a fix, so the fixtures' expected files are not the reference), and when that
+    run wrote its first file and when it ended (seconds from its start)."""
+    cases = kill.fixable_cases()
+    root = tmp_path_factory.mktemp("reference")
+    tree = kill.make_tree(root, FILES, cases)
+    written = first_write(root)
+    began = time.monotonic()
+    process = start(root, "-j", "2")
+    wait_until(written, process)
+    first = time.monotonic() - began
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode in (0, 1), stderr
+    timing = (first, time.monotonic() - began)
+    return cases, {str(path.relative_to(root)): path.read_bytes() for path in tree}, timing
+
+
+@pytest.mark.parametrize("twice", [False, True], ids=["ctrl-c", "ctrl-c twice"])
+def test_sigint_during_write_ends_promptly_and_keeps_every_file_whole(fixable, tmp_path, twice):
+    """10 runs (4 with a second Ctrl-C 50 ms after the first), interrupted at random moments: half
+    once the workers run (the scan, or early in the fix pass), half among the writes (which go on
+    from the first result to the end of the run)."""
+    cases, reference, (first, end) = fixable
+    rng = random.Random(21)
+    exits, writes = [], []
+    for trial in range(10 if not twice else 4):
+        root = tmp_path / f"trial{trial}"
+        tree = kill.make_tree(root, FILES, cases)
+        written = first_write(root)
+        process = start(root, "-j", "2")
+        if trial % 2:
+            wait_until(written, process)
+            time.sleep(rng.uniform(0, 0.6 * (end - first)))
+        else:
+            wait_until(lambda: len(children(process.pid)) >= 2, process)
+            time.sleep(rng.uniform(0, 0.5 * first))
+        took, stderr, workers = interrupt(process, twice)
+        writes.append(check_after(tree, root, reference, process, stderr, workers))
+        exits.append(took)
+        shutil.rmtree(root)
+    print(f"exits after SIGINT: {', '.join(f'{t:.2f}' for t in exits)} s; files written: {writes}")
+    assert max(exits) < HARD_TIMEOUT
+
+
+def padded(source: bytes, helpers: int) -> bytes:
+    return source + b"\n" + b"".join(
+        b"def helper_%d(values, scale=2):\n    total = 0\n    for value in values:\n"
+        b"        total += value * scale\n    return {'total': total, 'count': len(values)}\n\n" % i
+        for i in range(helpers)
+    )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_early_interrupt_keeps_the_files_already_written(tmp_path, jobs):
+    """One slow file (the largest, handed out first; with -j 1 last in path order) and 30 small ones:
+    the small ones are written as they are fixed, so a Ctrl-C right after the first write, long
+    before the slow file is done, keeps them (all files used to be written together at the end)."""
+    cases = kill.fixable_cases()
+    small = kill.make_tree(tmp_path / "pkg", 30, cases, per_folder=30)
+    big = tmp_path / "pkg" / "zz_big.py"
+    big_source = padded(cases[0][0], 600)
+    big.write_bytes(big_source)
+    reference_root = tmp_path / "reference"
+    shutil.copytree(tmp_path / "pkg", reference_root)
+    run = subprocess.run([ddpfix_executable(), "--write", "--unsafe-fixes", "-q", "-j", jobs, str(reference_root)],
+                         capture_output=True, timeout=600, env=dict(os.environ, NO_COLOR="1"))
+    assert run.returncode in (0, 1), run.stderr
+    reference = {str(p.relative_to(reference_root)): p.read_bytes() for p in reference_root.rglob("*.py")}
+    assert reference["zz_big.py"] != big_source
+
+    written = first_write(tmp_path / "pkg")
+    process = start(tmp_path / "pkg", "-j", jobs)
+    wait_until(written, process)
+    took, stderr, workers = interrupt(process)
+    tree = {**small, big: (big_source, b"")}
+    written = check_after(tree, tmp_path / "pkg", reference, process, stderr, workers)
+    assert written >= 1
+    assert big.read_bytes() == big_source, "the slow file was done before the first write"
+    print(f"-j {jobs}: {written} of 31 files written before the interrupt; exit {took:.2f} s after it")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a pseudo-terminal of Linux")
+def test_ctrl_c_at_the_preview_question_exits_130_and_writes_nothing(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    source = kill.fixable_cases()[0][0]
+    (tmp_path / "train.py").write_bytes(source)
+    child = pexpect.spawn(ddpfix_executable(), ["--unsafe-fixes", "train.py"], cwd=str(tmp_path), timeout=60,
+                          env={**os.environ, "NO_COLOR": "1", "TERM": "dumb"})
+    child.expect(r"Apply \d+ fix(es)? to 1 file\? \[y/N\]")
+    child.sendintr()
+    child.expect("Interrupted: nothing written.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert (tmp_path / "train.py").read_bytes() == source
