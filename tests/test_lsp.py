@@ -119,7 +119,16 @@ def write(path, text: str) -> str:
 
 
 def quick_fixes(actions: list[dict]) -> list[dict]:
-    return [action for action in actions if action["kind"] == "quickfix"]
+    """The fixes offered (the quickfix actions but "Disable DDPnnn for this line")."""
+    return [action for action in actions if action["kind"] == "quickfix" and not action["title"].startswith("Disable ")]
+
+
+def silencers(actions: list[dict]) -> list[dict]:
+    """The "Disable DDPnnn for this line" actions."""
+    return [action for action in actions if action["kind"] == "quickfix" and action["title"].startswith("Disable ")]
+
+
+FIX_TITLE = re.compile(r"(DDP\d+)( \(unsafe fix, review it\))?: (.+)")
 
 
 def fix_all(actions: list[dict]) -> dict | None:
@@ -155,7 +164,10 @@ def test_initialize_announces_sync_and_code_actions(tmp_path):
     assert capabilities["positionEncoding"] == "utf-16"
     sync = capabilities["textDocumentSync"]
     assert sync["openClose"] is True and sync["change"] == 2 and sync["save"]  # 2: incremental
-    assert set(capabilities["codeActionProvider"]["codeActionKinds"]) == {"quickfix", "source.fixAll.ddpfix"}
+    assert set(capabilities["codeActionProvider"]["codeActionKinds"]) == {
+        "quickfix", "source.fixAll.ddpfix", "notebook.source.fixAll.ddpfix"}
+    assert capabilities["codeActionProvider"]["resolveProvider"] is True
+    assert "notebookDocumentSync" not in capabilities  # this client did not say it handles notebooks
 
 
 @needs_pygls
@@ -197,14 +209,14 @@ def test_each_quick_fix_and_fix_all_give_the_cli_result(server, project, tmp_pat
     uri = path.as_uri()
     server.open(path, BUGGY)
     actions = server.code_actions(uri)
-    titles = [re.match(r"(Fix|Unsafe fix) (DDP\d+)", a["title"]) for a in quick_fixes(actions)]
-    assert [t.group(2) for t in titles] == FIXABLE_IN_BUGGY
+    titles = [FIX_TITLE.fullmatch(a["title"]) for a in quick_fixes(actions)]
+    assert [t.group(1) for t in titles] == FIXABLE_IN_BUGGY
     safe = 0
     for action, title in zip(quick_fixes(actions), titles):
         is_safe = action["diagnostics"][0]["data"]["applicability"] == "safe"
         safe += is_safe
         # An unsafe fix says so and is never preferred (editors apply a preferred fix on one key).
-        assert action["isPreferred"] is is_safe and (title.group(1) == "Fix") is is_safe
+        assert action["isPreferred"] is is_safe and (title.group(2) is None) is is_safe
         assert edits_of(action, uri)[1] == 1  # for the version it was computed on
 
     if safe:
@@ -346,7 +358,7 @@ def test_columns_count_the_clients_code_units(start_server, project, tmp_path, e
     assert ddp003["range"]["start"]["character"] == expected != len(prefix)
     assert as_tuples(published["diagnostics"]) == cli_diagnostics(path, encoding)
     actions = client.code_actions(path.as_uri())
-    fix = next(a for a in actions if "DDP003" in a["title"])
+    fix = next(a for a in quick_fixes(actions) if "DDP003" in a["title"])
     single = apply_edits(NON_ASCII, edits_of(fix, path.as_uri())[0], encoding)
     assert 'note = "é🎉"; self.log("train_loss", loss, rank_zero_only=True)' in single
     everything = apply_edits(NON_ASCII, edits_of(fix_all(actions), path.as_uri())[0], encoding)
@@ -464,11 +476,18 @@ def test_readme_editor_settings_start_this_server():
 
 def snapshot_of(text: str, result=None, encoding: str = "utf-16"):
     from ddpfix.findings import FileResult
-    from ddpfix.lsp_document import Settings, Snapshot
+    from ddpfix.lsp_document import Settings, Snapshot, TextView
 
     units = utf16 if encoding == "utf-16" else (lambda chunk: len(chunk.encode(encoding)))
     data = text.encode("utf-8")
-    return Snapshot("file:///t.py", 1, text, data, "utf-8", Settings(), result or FileResult("t.py", data), units)
+    view = TextView("file:///t.py", 1, text, units)
+    return Snapshot("file:///t.py", 1, {None: view}, data, "utf-8", Settings(), result or FileResult("t.py", data))
+
+
+def as_dicts(edits) -> list[dict]:
+    return [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
+                       "end": {"line": e.range.end.line, "character": e.range.end.character}}, "newText": e.new_text}
+            for e in edits]
 
 
 FIXTURE_PAIRS = sorted(FIXTURES.rglob("*.expected.py"))
@@ -484,10 +503,40 @@ def test_edits_turn_every_fixture_into_its_expected_output(newline, encoding):
         # Non-ASCII at the start of every line moves every column the edits name.
         before, after = (("# é🎉\n" + t).replace("\n", newline) for t in (before, after))
         snapshot = snapshot_of(before, encoding=encoding)
-        edits = [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
-                            "end": {"line": e.range.end.line, "character": e.range.end.character}}, "newText": e.new_text}
-                 for e in snapshot.edits_to(after.encode("utf-8"))]
-        assert apply_edits(before, edits, encoding) == after, expected_path
+        edits = snapshot.text_edits(snapshot.changes_to(after.encode("utf-8"))).get("file:///t.py", [])
+        assert apply_edits(before, as_dicts(edits), encoding) == after, expected_path
+
+
+def test_line_diff_keeps_each_edit_to_its_place():
+    """The diff behind every edit is linear (``text_diff``): the edits of a fix spread over a big
+    file are one per changed place, whatever the repeated lines between them, and turn the text
+    into the new one exactly."""
+    from ddpfix.text_diff import line_hunks
+
+    block = ["    def step(self):\n", "        x = 1\n", "        return x\n", "\n"]
+    old = [line for n in range(300) for line in [f"class M{n}:\n", *block]]
+    new = list(old)
+    for n in range(0, 300, 7):
+        new[n * 5 + 2] = "        x = 2\n"
+    new.insert(10, "# added\n")
+    del new[700]
+    hunks = line_hunks(old, new)
+    rebuilt, at = [], 0
+    for i1, i2, j1, j2 in hunks:
+        rebuilt += old[at:i1] + new[j1:j2]
+        at = i2
+    assert rebuilt + old[at:] == new
+    assert len(hunks) == len(range(0, 300, 7)) + 2 and all(i2 - i1 <= 1 for i1, i2, _, _ in hunks)
+
+
+@needs_pygls
+def test_snapshot_edits_of_a_spread_out_fix_are_one_per_place():
+    text = "".join(f"class M{n}:\n    x = 'cuda:0'\n\n" for n in range(200))
+    after = text.replace("'cuda:0'", "self.device")
+    snapshot = snapshot_of(text)
+    changes = snapshot.changes_to(after.encode())
+    assert len(changes) == 200 and {text[c.start:c.end] for c in changes} == {"'cuda:0'"}
+    assert apply_edits(text, as_dicts(snapshot.text_edits(changes)["file:///t.py"])) == after
 
 
 @needs_pygls
@@ -497,6 +546,6 @@ def test_problems_without_a_place_are_marked_on_the_first_line():
     text = "x = 1  # é\ny = 2\n"
     result = FileResult("t.py", text.encode(), problems=[Problem("t.py", "DDP003", "internal error: boom"),
                                                           Problem("t.py", "E999", "cannot parse", 2, 3)])
-    first, second = snapshot_of(text, result).diagnostics()
+    first, second = snapshot_of(text, result).diagnostics()["file:///t.py"]
     assert (first.code, first.severity, first.range.start.line, first.range.end.character) == ("DDP003", 1, 0, 10)
     assert (second.code, second.range.start.line, second.range.start.character, second.range.end.character) == ("E999", 1, 2, 5)
