@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import FIXTURES, ROOT, ddpfix_executable
@@ -437,6 +438,227 @@ def test_shutdown_then_exit_ends_the_process_with_0(server):
 def test_exit_without_shutdown_ends_the_process_with_1(server):
     server.notify("exit", None)
     assert server.process.wait(timeout=TIMEOUT) == 1
+
+
+# --- quick fix titles and "Disable DDPnnn for this line" ----------------------------------------------
+
+
+TWO_ON_A_LINE = """\
+import lightning as L
+import torch
+
+
+class Model(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        w = torch.ones(x.shape[1], device="cuda:0") * torch.zeros(x.shape[1], device="cuda:0")
+        m = x.to("cuda") + torch.arange(4)
+        self.log("val", w.sum(), on_epoch=True)  # keep an eye on it
+        return self.loss(self.net(x) * w * m, y)
+"""
+
+
+@needs_pygls
+def test_quick_fix_titles_say_what_each_fix_does_and_are_unique(server, project):
+    path = project / "train.py"
+    uri = path.as_uri()
+    server.open(path, write(path, TWO_ON_A_LINE))
+    fixes = quick_fixes(server.code_actions(uri))
+    titles = [action["title"] for action in fixes]
+    assert len(titles) == len(set(titles)) == 5
+    described = [FIX_TITLE.fullmatch(title).group(3) for title in titles]
+    # Two fixes alike on one line: told apart by their places.
+    assert described[:2] == ['use self.device instead of "cuda:0" (line 8, column 13)',
+                             'use self.device instead of "cuda:0" (line 8, column 55)']
+    assert described[2:] == ['use self.device instead of "cuda"', "add device=self.device", "add sync_dist=True"]
+    # Each title's fix is its own finding's: applied alone, it changes that place only.
+    lines = TWO_ON_A_LINE.splitlines()
+    ones = apply_edits(TWO_ON_A_LINE, edits_of(fixes[0], uri)[0]).splitlines()
+    assert ones[7] == lines[7].replace('device="cuda:0"', "device=self.device", 1) and ones[7].count('"cuda:0"') == 1
+
+
+@needs_pygls
+def test_disable_for_this_line_appends_or_merges_a_noqa_comment(server, project, tmp_path):
+    text = TWO_ON_A_LINE.replace('m = x.to("cuda") + torch.arange(4)', 'm = x.to("cuda") + torch.arange(4)  # noqa: E501')
+    path = project / "train.py"
+    uri = path.as_uri()
+    server.open(path, write(path, text))
+    lines = text.splitlines()
+
+    def silencer(line: int, code: str) -> dict:
+        [action] = [a for a in silencers(server.code_actions(uri, (line, 0), (line, 200))) if code in a["title"]]
+        assert action["title"] == f"Disable {code} for this line"
+        return action
+
+    # Two DDP006 on line 8: one action silences both.
+    both = silencer(7, "DDP006")
+    assert [d["code"] for d in both["diagnostics"]] == ["DDP006", "DDP006"]
+    silenced = apply_edits(text, edits_of(both, uri)[0]).splitlines()
+    assert silenced[7] == lines[7] + "  # noqa: DDP006"
+    # An existing noqa list gets the code added; another comment keeps its words, the noqa after it.
+    assert apply_edits(text, edits_of(silencer(8, "DDP006"), uri)[0]).splitlines()[8] == lines[8] + ", DDP006"
+    assert apply_edits(text, edits_of(silencer(9, "DDP004"), uri)[0]).splitlines()[9] == lines[9] + "  # noqa: DDP004"
+
+    # Applied one after the other, in the editor: nothing is left, and the CLI agrees.
+    version = 1
+    for line, code in [(7, "DDP006"), (8, "DDP006"), (9, "DDP004")]:
+        text = apply_edits(text, edits_of(silencer(line, code), uri)[0])
+        version += 1
+        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]})
+    assert server.diagnostics(uri, version)["diagnostics"] == []
+    write(path, text)
+    assert cli_diagnostics(path) == []
+
+
+# --- notebooks -----------------------------------------------------------------------------------------
+
+
+NOTEBOOK_CLIENT = {"workspace": {"workspaceEdit": {"documentChanges": True}}, "notebookDocument": {"synchronization": {}}}
+
+
+def notebook_cells() -> list[tuple[str, str]]:
+    """A markdown cell, then the code cells of a fixture notebook with magics, skipped cells and
+    findings of three rules (one with a safe fix)."""
+    content = json.loads((FIXTURES / "notebook-strategy" / "magics_and_other_rules.ipynb").read_text(encoding="utf-8"))
+    return [("markdown", "# Training\nwith `ddp_spawn`")] + [("code", "".join(cell["source"])) for cell in content["cells"]]
+
+
+def write_notebook(path, cells: list[tuple[str, str]]) -> None:
+    content = {"cells": [{"cell_type": kind, "metadata": {}, "source": text,
+                          **({"execution_count": None, "outputs": []} if kind == "code" else {})} for kind, text in cells],
+               "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(content, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def cli_notebook_findings(path) -> set[tuple]:
+    records = json.loads(run_cli("--check", "--output-format", "json", path).stdout)
+    return {(r["cell"], r["code"], r["line"], r["column"]) for r in records}
+
+
+@needs_pygls
+def test_a_notebook_gets_diagnostics_per_cell_as_the_cli_reports_them(start_server, project):
+    client = start_server(NOTEBOOK_CLIENT)
+    assert client.initialize_result["capabilities"]["notebookDocumentSync"]["notebookSelector"] == [
+        {"notebook": "jupyter-notebook", "cells": [{"language": "python"}]}]
+    path = project / "train.ipynb"
+    cells = notebook_cells()
+    write_notebook(path, cells)
+    uris = client.open_notebook(path, cells)
+    published = {uri: client.diagnostics(uri, 1)["diagnostics"] for uri in uris[1:]}  # every code cell
+    found = {(uris.index(uri) + 1, d["code"], d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1)
+             for uri, diagnostics in published.items() for d in diagnostics}
+    assert found == cli_notebook_findings(path)
+    by_code = {d["code"]: (uri, d) for uri, diagnostics in published.items() for d in diagnostics if d["code"].startswith("DDP")}
+    assert by_code["DDP015"][0] == uris[5] and by_code["DDP003"][0] == uris[4]
+    assert {d["severity"] for d in published[uris[2]] + published[uris[3]]} == {3}  # "cell skipped": information
+    assert all(m["params"]["uri"] != uris[0] for m in client.drain(0.5) if m.get("method") == "textDocument/publishDiagnostics")
+
+    # An edit in one cell: that cell's diagnostics change, numbered in its own lines.
+    fixed_cell = cells[5][1].replace('"ddp_spawn"', '"ddp_notebook"')
+    client.change_cell(path, 2, uris[5], fixed_cell)
+    assert [d["code"] for d in client.diagnostics(uris[5], 2)["diagnostics"]] == ["DDP002"]
+    client.notify("notebookDocument/didClose", {"notebookDocument": {"uri": path.as_uri()},
+                                                 "cellTextDocuments": [{"uri": uri} for uri in uris]})
+    for uri in uris[1:]:  # every cell's diagnostics cleared
+        client.notification("textDocument/publishDiagnostics", lambda params, uri=uri: params["uri"] == uri and not params["diagnostics"])
+
+
+@needs_pygls
+def test_notebook_fixes_edit_the_cells_as_the_cli_writes_them(start_server, project, tmp_path):
+    client = start_server(NOTEBOOK_CLIENT)
+    path = project / "train.ipynb"
+    cells = notebook_cells()
+    write_notebook(path, cells)
+    uris = client.open_notebook(path, cells)
+    ddp015 = next(d for d in client.diagnostics(uris[5], 1)["diagnostics"] if d["code"] == "DDP015")
+    line = ddp015["range"]["start"]["line"]
+    actions = client.code_actions(uris[5], (line, 0), (line, 200))
+    [fix] = [a for a in quick_fixes(actions) if a["title"].startswith("DDP015")]
+    assert fix["title"] == 'DDP015: use "ddp_notebook" instead of "ddp_spawn"' and fix["isPreferred"] is True
+    [change] = fix["edit"]["documentChanges"]
+    assert change["textDocument"] == {"uri": uris[5], "version": 1}
+    assert [a["title"] for a in silencers(actions)] == ["Disable DDP015 for this line"]
+
+    # "Fix all" on a cell edits every cell that needs it, as `ddpfix --write` writes the notebook.
+    edits = fix_all(client.code_actions(uris[1], only=["source.fixAll"]))["edit"]["documentChanges"]
+    texts = {uri: text for uri, (_, text) in zip(uris, cells)}
+    for change in edits:
+        texts[change["textDocument"]["uri"]] = apply_edits(texts[change["textDocument"]["uri"]], change["edits"])
+    copy = path.with_name("cli_copy.ipynb")
+    shutil.copyfile(path, copy)
+    run_cli("--write", copy)
+    written = ["".join(cell["source"]) for cell in json.loads(copy.read_text(encoding="utf-8"))["cells"]]
+    assert [texts[uri] for uri in uris] == written != [text for _, text in cells]
+    notebook_wide = client.code_actions(uris[1], only=["notebook.source.fixAll"])
+    assert [a["kind"] for a in notebook_wide] == ["notebook.source.fixAll.ddpfix"]
+    assert notebook_wide[0]["edit"] == fix_all(client.code_actions(uris[1], only=["source.fixAll"]))["edit"]
+
+
+# --- never blocked -------------------------------------------------------------------------------------
+
+
+def big_file(classes: int) -> str:
+    """bench/lsp_latency.py's generated file: fixture-like LightningModules, repeated."""
+    spec = importlib.util.spec_from_file_location("lsp_latency", ROOT / "bench" / "lsp_latency.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.big_file(classes)
+
+
+@needs_pygls
+def test_a_cancelled_fix_all_answers_at_once_and_other_documents_go_on(server, project):
+    big, small = project / "big.py", project / "train.py"
+    text = write(big, big_file(150))  # seconds of analysis and more of fixing
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": big.as_uri(), "languageId": "python", "version": 1, "text": text}})
+    request = server.code_action_request(big.as_uri(), only=["source.fixAll"])
+    server.send(request)
+    time.sleep(0.3)
+    server.notify("$/cancelRequest", {"id": request["id"]})
+    cancelled_at = time.monotonic()
+    answer = server.response(request["id"])
+    assert answer["error"]["code"] == -32800, answer  # RequestCancelled
+    assert time.monotonic() - cancelled_at < 5
+    # Another document is analysed and answered while the big one is still being analysed.
+    small_published = server.open(small, write(small, BUGGY))
+    assert [d["code"] for d in small_published["diagnostics"]] == ["DDP003", "DDP004", "DDP005", "DDP002"]
+    assert_alive(server)
+    big_published = [m for m in server.kept if m.get("method") == "textDocument/publishDiagnostics"
+                     and m["params"]["uri"] == big.as_uri()]
+    assert big_published == []  # still under way: the small document did not wait for it
+
+
+@needs_pygls
+def test_fix_all_is_resolved_when_picked_where_the_client_resolves_edits(start_server, project):
+    capabilities = {"workspace": {"workspaceEdit": {"documentChanges": True}},
+                    "textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}}}}
+    client = start_server(capabilities)
+    path = project / "case.py"
+    text = write(path, big_file(2))  # four safe fixes
+    uri = path.as_uri()
+    client.open(path, text)
+    listed = fix_all(client.code_actions(uri))
+    assert "edit" not in listed and listed["data"] == {"uri": uri, "version": 1}
+    edits, version = edits_of(client.resolved(listed), uri)
+    assert version == 1 and apply_edits(text, edits) == cli_written(path, path.parent)
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text + "\n"}]})
+    stale = client.request("codeAction/resolve", listed)
+    assert stale["error"]["code"] == -32801  # ContentModified: the client asks again
+
+
+def test_diagnostics_never_load_libcst_or_difflib(tmp_path):
+    """Time to first diagnostics: LibCST (a rewrite's) and difflib stay unloaded by a report."""
+    path = tmp_path / "train.py"
+    write(path, BUGGY)
+    code = (
+        "import sys\n"
+        "from ddpfix.lsp import build_server\n"
+        "from ddpfix.lsp_document import analyse\n"
+        f"snapshot = analyse({path.as_uri()!r}, 1, {BUGGY!r}, {str(path)!r}, len, None)\n"
+        "assert snapshot.diagnostics()\n"
+        "print(sorted(m for m in ('libcst', 'difflib', 'click') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
 
 
 # --- the entry point ---------------------------------------------------------------------------------

@@ -316,8 +316,7 @@ class Snapshot:
             from ddpfix.sources import fix_source
 
             single = fix_source(self.result.path, self.data, self.settings.rules, only={finding.key}, options=self.settings.options)
-            changed = single.changed and not single.problems
-            self._single_fixes[finding.key] = self.changes_to(single.fixed) if changed else []
+            self._single_fixes[finding.key] = self.changes_to(single.fixed) if _fixed_cleanly(single) else []
         return self._single_fixes[finding.key]
 
     def fix_all(self) -> list[Change]:
@@ -331,7 +330,7 @@ class Snapshot:
 
                 options = {**self.settings.options, "unsafe_fixes": False}
                 fixed = fix_source(self.result.path, self.data, self.settings.rules, options=options)
-                if fixed.changed and not [p for p in fixed.problems if p.level != NOTE]:
+                if _fixed_cleanly(fixed):
                     found = self.changes_to(fixed.fixed)
             self._all_fixes = found
         return self._all_fixes
@@ -389,6 +388,12 @@ class Snapshot:
         if not new.strip():
             return f"remove {old.strip(' ,')}"
         return f"use {new.strip()} instead of {old.strip()}"
+
+
+def _fixed_cleanly(result: FileResult) -> bool:
+    """Whether a fix run changed the file and nothing went wrong (a note, such as a notebook cell
+    left out, is only said)."""
+    return result.changed and all(problem.level == NOTE for problem in result.problems)
 
 
 def _lines_edited(snapshot: Snapshot, changes: Sequence[Change]) -> str | None:
