@@ -683,14 +683,21 @@ def test_python_dash_m_and_arguments(tmp_path):
     assert proc.returncode == 2 and b"--tcp" in proc.stderr
 
 
-def test_readme_editor_settings_start_this_server():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Language server"):]
+def test_editor_settings_start_this_server():
+    text = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    section = text[text.index("## Language server"):text.index("## The CLI as a task")]
     settings = json.loads(section[section.index("```json") + len("```json"):section.index("```", section.index("```json") + 7)])
     assert [settings["glspc.server.command"], *settings["glspc.server.commandArguments"]] == ["ddpfix", "lsp"]
     assert settings["glspc.server.languageId"] == ["python"]
     assert "source.fixAll.ddpfix" in settings["[python]"]["editor.codeActionsOnSave"]
-    assert 'cmd = { "ddpfix", "lsp" }' in section and "vim.lsp.start" in section and "pyproject.toml" in section
+    modern, older = re.findall(r"```lua\n(.*?)```", section, re.S)
+    for recipe in (modern, older):
+        assert 'cmd = { "ddpfix", "lsp" }' in recipe and "pyproject.toml" in recipe
+    assert "vim.lsp.start({" in modern and "vim.fs.root" in modern
+    # Neovim 0.7 has neither vim.lsp.start nor vim.fs: the older recipe starts and attaches by hand.
+    assert "vim.lsp.start_client(" in older and "vim.lsp.buf_attach_client(" in older
+    assert "vim.lsp.start(" not in older and "vim.fs." not in older
+    assert "docs/editors.md" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 # --- the arithmetic, in-process ----------------------------------------------------------------------
