@@ -12,6 +12,8 @@ What it measures, each as the client sees it (wall time from sending to receivin
 
 - **first diagnostics** (median of ``--runs`` fresh servers): start the process, ``initialize``,
   open a small fixture file, until its ``publishDiagnostics``; the ``initialize`` answer on its own;
+  and where that time goes (imports of lsprotocol, of the rest of pygls, of ddpfix's modules, the
+  first analysis), timed inside one process the same way;
 - **big file**: a generated file of ``--classes`` LightningModules (150: about 4,500 lines and
   1,200 findings, 600 of them with a safe fix), like the one an issue measured: its diagnostics
   after ``didOpen``; "fix all" (``source.fixAll.ddpfix``, through ``codeAction/resolve`` where the
@@ -254,6 +256,41 @@ def first_diagnostics(src: Path, work: Path, pycache: Path, runs: int) -> dict:
             "runs": runs}
 
 
+STARTUP_PHASES = """\
+import sys, time
+start = time.perf_counter()
+import lsprotocol.types
+lsprotocol_done = time.perf_counter()
+import pygls.lsp.server
+pygls_done = time.perf_counter()
+import ddpfix.cli, ddpfix.lsp
+ddpfix_done = time.perf_counter()
+from ddpfix.lsp_document import analyse
+path = sys.argv[1]
+analyse("file://" + path, 1, open(path).read(), path, len, None).diagnostics()
+analysed = time.perf_counter()
+print(lsprotocol_done - start, pygls_done - lsprotocol_done, ddpfix_done - pygls_done, analysed - ddpfix_done,
+      "libcst" in sys.modules)
+"""
+
+
+def startup_phases(src: Path, work: Path, pycache: Path, runs: int) -> dict:
+    """Where the first diagnostics' time goes, in one process as the server's start-up runs it:
+    importing lsprotocol (pygls's protocol types), the rest of pygls, ddpfix's CLI and server
+    modules, then the first analysis of the small file (the engine and rules load here)."""
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONPYCACHEPREFIX=str(pycache))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    phases = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", STARTUP_PHASES, str(work / "small.py")], env=env,
+                             capture_output=True, text=True, check=True, timeout=120).stdout.split()
+        phases.append([float(value) for value in out[:4]] + [out[4] == "True"])
+    names = ["import_lsprotocol_s", "import_rest_of_pygls_s", "import_ddpfix_cli_and_lsp_s", "first_analysis_s"]
+    found = {name: statistics.median(row[k] for row in phases) for k, name in enumerate(names)}
+    found["libcst_loaded_for_diagnostics"] = any(row[4] for row in phases)
+    return found
+
+
 def big_file_session(src: Path, work: Path, pycache: Path, classes: int) -> dict:
     big, other = work / "big.py", work / "other.py"
     text = big_file(classes)
@@ -345,7 +382,8 @@ def main() -> int:
         work, pycache = Path(folder) / "work", Path(folder) / "pycache"
         work.mkdir()
         first_diagnostics(src, work, pycache, 1)  # writes the byte code cache
-        results = {"src": str(src), **first_diagnostics(src, work, pycache, args.runs)}
+        results = {"src": str(src), **first_diagnostics(src, work, pycache, args.runs),
+                   **startup_phases(src, work, pycache, args.runs)}
         if not args.skip_big:
             results.update(big_file_session(src, work, pycache, args.classes))
             results["engine_fix_s"] = engine_fix_time(src, work, args.classes)

@@ -117,6 +117,7 @@ class DdpfixServer(LanguageServer):
         self.saves: dict[str, int] = {}  # saves of each: a save may change the pyproject.toml that applies
         self.published: dict[str, set[str]] = {}  # the text documents each has diagnostics in
         self.jobs: dict[tuple, asyncio.Future] = {}  # work under way in the worker threads
+        self.latest: dict[str, tuple] = {}  # each document's state as last seen (read by the workers)
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.tasks: set[asyncio.Task] = set()
         self.executor = ThreadPoolExecutor(WORKERS, thread_name_prefix="ddpfix")
@@ -137,11 +138,19 @@ class DdpfixServer(LanguageServer):
 
     async def run(self, key: tuple, work: Callable, *args):
         """``work(*args)`` in a worker thread, once for every caller asking with ``key`` while it
-        runs. A caller cancelled while it waits (``$/cancelRequest``) stops waiting; the work goes
+        runs. ``key``: (what, document URI, the document's state, ...): work that a newer version
+        of the document superseded before a thread took it up is skipped (None), so a burst of
+        edits to a big file leaves no queue of stale analyses for other documents to wait behind.
+        A caller cancelled while it waits (``$/cancelRequest``) stops waiting; work under way goes
         on for the others and for the cache it fills."""
         job = self.jobs.get(key)
         if job is None:
-            job = asyncio.get_running_loop().run_in_executor(self.executor, work, *args)
+            uri, state = key[1], key[2]
+
+            def unless_superseded():
+                return work(*args) if self.latest.get(uri) == state else None
+
+            job = asyncio.get_running_loop().run_in_executor(self.executor, unless_superseded)
             self.jobs[key] = job
             job.add_done_callback(lambda done: self.jobs.pop(key) if self.jobs.get(key) is done else None)
         return await asyncio.shield(job)
@@ -149,15 +158,20 @@ class DdpfixServer(LanguageServer):
     # --- documents ---------------------------------------------------------------------------
 
     def state(self, uri: str) -> tuple | None:
-        """What identifies the version of tracked document ``uri`` the client holds now."""
+        """What identifies the version of tracked document ``uri`` the client holds now (noted in
+        ``latest``, which the worker threads read)."""
         if uri not in self.tracked:
+            self.latest.pop(uri, None)
             return None
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
         if notebook is None:
             document = self.workspace.get_text_document(uri)
-            return self.saves.get(uri, 0), document.version
-        cells = tuple((cell.document, self.workspace.get_text_document(cell.document).version) for cell in notebook.cells)
-        return self.saves.get(uri, 0), notebook.version, cells
+            state = (self.saves.get(uri, 0), document.version)
+        else:
+            cells = tuple((cell.document, self.workspace.get_text_document(cell.document).version) for cell in notebook.cells)
+            state = (self.saves.get(uri, 0), notebook.version, cells)
+        self.latest[uri] = state
+        return state
 
     def owner(self, uri: str) -> str | None:
         """The tracked document that text document ``uri`` belongs to: itself, or its notebook."""
@@ -176,7 +190,7 @@ class DdpfixServer(LanguageServer):
         if cached is not None and cached[0] == state:
             return cached[1]
         snapshot = await self.run(("analyse", uri, state), self._analysis(uri))
-        if self.state(uri) == state:
+        if snapshot is not None and self.state(uri) == state:
             self.snapshots[uri] = (state, snapshot)
         return snapshot
 
@@ -233,6 +247,7 @@ class DdpfixServer(LanguageServer):
 
     def publish_later(self, uri: str) -> None:
         self.cancel_timer(uri)
+        self.state(uri)  # work queued for the version before this change is now superseded
         self.timers[uri] = asyncio.get_running_loop().call_later(self.debounce, self.publish_soon, uri)
 
     def cancel_timer(self, uri: str) -> None:
@@ -246,6 +261,7 @@ class DdpfixServer(LanguageServer):
         self.tracked.discard(uri)
         self.snapshots.pop(uri, None)
         self.saves.pop(uri, None)
+        self.latest.pop(uri, None)
         for text_uri in self.published.pop(uri, {uri}):
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(text_uri, []))
 
@@ -324,7 +340,7 @@ class DdpfixServer(LanguageServer):
         if snapshot is None or snapshot.version != data.get("version") or self.state(owner) != state:
             raise JsonRpcContentModified("the document changed since this action was offered; ask again")
         changes = await self.run(("fix all", owner, state), snapshot.fix_all)
-        action.edit = self.workspace_edit(snapshot, changes)
+        action.edit = self.workspace_edit(snapshot, changes or [])
         return action
 
     def resolves_edits(self) -> bool:
