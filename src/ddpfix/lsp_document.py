@@ -23,11 +23,15 @@ import re
 import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
 from ddpfix.text_diff import changed_span, line_hunks
+
+if TYPE_CHECKING:  # the engine and the rules load with the first analysis, not at start-up
+    from ddpfix.rules.base import Rule
 
 SOURCE = "ddpfix"
 FIX_ALL_KIND = "source.fixAll.ddpfix"
@@ -52,7 +56,7 @@ _TITLE_LIMIT = 60  # characters of code a title quotes; a longer edit is describ
 class Settings:
     """The rules and rule options for one path, or why the configuration could not be read."""
 
-    rules: tuple = ()
+    rules: tuple[type[Rule], ...] = ()
     options: Mapping[str, object] = field(default_factory=dict)
     error: str | None = None
 
@@ -236,6 +240,7 @@ class Snapshot:
     encoding: str
     settings: Settings
     result: FileResult
+    _diagnostics: dict[str, list[types.Diagnostic]] | None = None
     _single_fixes: dict[FixKey, list[Change]] = field(default_factory=dict)
     _all_fixes: list[Change] | None = None
 
@@ -259,7 +264,12 @@ class Snapshot:
         return types.Range(view.position(finding.line, finding.column), view.position(finding.end_line, finding.end_column))
 
     def diagnostics(self) -> dict[str, list[types.Diagnostic]]:
-        """Every text document's diagnostics (an empty list clears a cell's)."""
+        """Every text document's diagnostics (an empty list clears a cell's); built once."""
+        if self._diagnostics is None:
+            self._diagnostics = self._build_diagnostics()
+        return self._diagnostics
+
+    def _build_diagnostics(self) -> dict[str, list[types.Diagnostic]]:
         found: dict[str, list[types.Diagnostic]] = {view.uri: [] for view in self.views.values()}
         for problem in self.result.problems:
             found[self.view(problem.cell).uri].append(self._problem_diagnostic(problem))
@@ -448,7 +458,7 @@ def _report(name: str, data: bytes, settings_path: str) -> tuple[FileResult, Set
 
 
 @functools.cache
-def rule_for(code: str):
+def rule_for(code: str) -> type[Rule] | None:
     from ddpfix.rules import all_rules
 
     return next((rule for rule in all_rules() if rule.code == code), None)
