@@ -28,8 +28,10 @@ What it measures, each as the client sees it (wall time from sending to receivin
   RequestCancelled, when honoured); then an edit to the small document: how long until its new
   diagnostics (the server's 0.3 s pause after typing included).
 
-The server's own share is "fix all" minus the engine's time for the same fix run in this process
-(printed beside it): the engine's speed on big files is measured by bench/phases.py.
+Wall times move with the machine's load; CPU seconds (the server process's, read from ``/proc``,
+and the start-up phases') hardly do, so compare those between runs. The server's own share of
+"fix all" is its CPU time minus the engine's for the same fix run (``engine_fix_cpu_s``, printed
+beside it); the engine's speed on big files is bench/phases.py's subject.
 """
 
 from __future__ import annotations
@@ -99,6 +101,13 @@ FINDINGS_PER_MODULE = 8  # and two DDP004, two DDP003 (unsafe from one file's fa
 def big_file(classes: int) -> str:
     """Fixture-like LightningModules, repeated: many findings of several rules in one file."""
     return HEAD + "".join(MODULE.format(n=n) for n in range(classes)) + TAIL
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time a process has used so far, all its threads (Linux ``/proc``): unlike wall time,
+    it hardly moves with the load of other processes on a shared machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Client:
@@ -262,42 +271,43 @@ def apply(text: str, edits: list[dict]) -> str:
 def first_diagnostics(src: Path, work: Path, pycache: Path, runs: int) -> dict:
     small = work / "small.py"
     small.write_text(SMALL_FIXTURE.read_text())
-    initialized, diagnosed = [], []
+    initialized, diagnosed, cpu = [], [], []
     for _ in range(runs):
         client = Client(src, work, pycache)
         try:
             initialized.append(client.initialize(work) - client.started)
             client.open(small, small.read_text())
             when, _ = client.diagnostics(small.as_uri(), 1, 120)
+            cpu.append(cpu_seconds(client.process.pid))
             diagnosed.append(when - client.started)
         finally:
             client.close()
     return {"initialize_s": statistics.median(initialized), "first_diagnostics_s": statistics.median(diagnosed),
-            "runs": runs}
+            "first_diagnostics_server_cpu_s": statistics.median(cpu), "runs": runs}
 
 
 STARTUP_PHASES = """\
 import sys, time
-start = time.perf_counter()
+start = time.process_time()
 import lsprotocol.types
-lsprotocol_done = time.perf_counter()
+lsprotocol_done = time.process_time()
 import pygls.lsp.server
-pygls_done = time.perf_counter()
+pygls_done = time.process_time()
 import ddpfix.cli, ddpfix.lsp
-ddpfix_done = time.perf_counter()
+ddpfix_done = time.process_time()
 from ddpfix.lsp_document import analyse
 path = sys.argv[1]
 analyse("file://" + path, 1, open(path).read(), path, len, None).diagnostics()
-analysed = time.perf_counter()
+analysed = time.process_time()
 print(lsprotocol_done - start, pygls_done - lsprotocol_done, ddpfix_done - pygls_done, analysed - ddpfix_done,
       "libcst" in sys.modules)
 """
 
 
 def startup_phases(src: Path, work: Path, pycache: Path, runs: int) -> dict:
-    """Where the first diagnostics' time goes, in one process as the server's start-up runs it:
-    importing lsprotocol (pygls's protocol types), the rest of pygls, ddpfix's CLI and server
-    modules, then the first analysis of the small file (the engine and rules load here)."""
+    """Where the first diagnostics' time goes, in one process as the server's start-up runs it
+    (CPU seconds): importing lsprotocol (pygls's protocol types), the rest of pygls, ddpfix's CLI
+    and server modules, then the first analysis of the small file (the engine and rules load here)."""
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONPYCACHEPREFIX=str(pycache))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     phases = []
@@ -305,7 +315,7 @@ def startup_phases(src: Path, work: Path, pycache: Path, runs: int) -> dict:
         out = subprocess.run([sys.executable, "-c", STARTUP_PHASES, str(work / "small.py")], env=env,
                              capture_output=True, text=True, check=True, timeout=120).stdout.split()
         phases.append([float(value) for value in out[:4]] + [out[4] == "True"])
-    names = ["import_lsprotocol_s", "import_rest_of_pygls_s", "import_ddpfix_cli_and_lsp_s", "first_analysis_s"]
+    names = ["cpu_import_lsprotocol_s", "cpu_import_rest_of_pygls_s", "cpu_import_ddpfix_cli_and_lsp_s", "cpu_first_analysis_s"]
     found = {name: statistics.median(row[k] for row in phases) for k, name in enumerate(names)}
     found["libcst_loaded_for_diagnostics"] = any(row[4] for row in phases)
     return found
@@ -326,9 +336,10 @@ def big_file_session(src: Path, work: Path, pycache: Path, classes: int) -> dict
         found["big_diagnostics_s"] = when - sent
         found["big_findings"] = len(message["params"]["diagnostics"])
 
-        sent = time.perf_counter()
+        sent, cpu = time.perf_counter(), cpu_seconds(client.process.pid)
         when, action = finish_fix_all(client, fix_all_request(client, big))
         found["fix_all_s"] = when - sent
+        found["fix_all_server_cpu_s"] = cpu_seconds(client.process.pid) - cpu
         edits = edits_of(action, big.as_uri())
         fixed = apply(text, edits)
         compile(fixed, "big.py", "exec")
@@ -369,8 +380,8 @@ def big_file_session(src: Path, work: Path, pycache: Path, classes: int) -> dict
 
 
 def engine_fix_time(src: Path, work: Path, classes: int) -> float:
-    """The engine's own time for the same "fix all" run, in a subprocess with ``src`` (for the
-    server's share of the total)."""
+    """The engine's own CPU time for the same "fix all" run, in a subprocess with ``src`` (for the
+    server's share of the server's CPU time for "fix all")."""
     script = (
         "import sys, time\n"
         "from ddpfix.lsp_document import settings_for\n"
@@ -378,9 +389,9 @@ def engine_fix_time(src: Path, work: Path, classes: int) -> float:
         "path = sys.argv[1]\n"
         "settings = settings_for(path)\n"
         "data = open(path, 'rb').read()\n"
-        "start = time.perf_counter()\n"
+        "start = time.process_time()\n"
         "fix_source(path, data, settings.rules, options={**settings.options, 'unsafe_fixes': False})\n"
-        "print(time.perf_counter() - start)\n"
+        "print(time.process_time() - start)\n"
     )
     path = work / "engine.py"
     path.write_text(big_file(classes))
@@ -406,7 +417,7 @@ def main() -> int:
                    **startup_phases(src, work, pycache, args.runs)}
         if not args.skip_big:
             results.update(big_file_session(src, work, pycache, args.classes))
-            results["engine_fix_s"] = engine_fix_time(src, work, args.classes)
+            results["engine_fix_cpu_s"] = engine_fix_time(src, work, args.classes)
     width = max(map(len, results))
     for name, value in results.items():
         print(f"{name:<{width}}  {value:.3f}" if isinstance(value, float) else f"{name:<{width}}  {value}")
