@@ -39,6 +39,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from ddpfix import __version__
+from ddpfix.findings import Finding
 from ddpfix.lsp_document import (
     FIX_ALL_KIND,
     FIX_ALL_TITLE,
@@ -46,6 +47,7 @@ from ddpfix.lsp_document import (
     Cell,
     Change,
     Snapshot,
+    TextView,
     analyse,
     analyse_notebook,
     unique_titles,
@@ -279,47 +281,54 @@ class DdpfixServer(LanguageServer):
         actions: list[types.CodeAction] = []
         if _wants(wanted, types.CodeActionKind.QuickFix):
             in_range = [f for f in snapshot.findings_in(uri) if _overlaps(snapshot.finding_range(f), params.range)]
-            titled: list[tuple[str, object]] = []
-            fixes: list[tuple[list[Change], object]] = []
-            for finding in in_range:
-                if finding.fixable:
-                    changes = await self.run(("fix", owner, state, finding.key), snapshot.single_fix, finding)
-                    if changes:
-                        titled.append((snapshot.fix_title(finding, changes), finding))
-                        fixes.append((changes, finding))
-            silences: dict[tuple[int, str], tuple[Change, list]] = {}
-            if in_range:
-                await self.run(("comments", owner, state, uri), view.comment_places)  # tokenizes the text, once
-            for finding in in_range:
-                place = (finding.line, finding.code)
-                if place in silences:
-                    silences[place][1].append(finding)
-                    continue
-                change = view.noqa_change(finding.line, finding.code)
-                if change is not None:
-                    silences[place] = (change, [finding])
-                    titled.append((f"Disable {finding.code} for this line", finding))
-            titles = iter(unique_titles(titled))
-            for changes, finding in fixes:
-                # An unsafe fix is never the preferred action (editors apply a preferred quick fix
-                # on a single key press); its title says it is unsafe.
-                actions.append(types.CodeAction(
-                    title=next(titles), kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[snapshot.finding_diagnostic(finding)], is_preferred=finding.safe,
-                    edit=self.workspace_edit(snapshot, changes),
-                ))
-            for change, findings in silences.values():
-                actions.append(types.CodeAction(
-                    title=next(titles), kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[snapshot.finding_diagnostic(f) for f in findings],
-                    edit=self.workspace_edit(snapshot, [change]),
-                ))
+            actions += await self.quick_fixes(owner, state, snapshot, view, in_range)
         kinds = [FIX_ALL_KIND] + ([NOTEBOOK_FIX_ALL_KIND] if snapshot.is_notebook and wanted else [])
         for kind in kinds:
             if _wants(wanted, kind) and snapshot.has_safe_fix():
                 action = await self.fix_all_action(owner, state, snapshot, kind)
                 if action is not None:
                     actions.append(action)
+        return actions
+
+    async def quick_fixes(self, owner: str, state: tuple, snapshot: Snapshot, view: TextView,
+                          findings: list[Finding]) -> list[types.CodeAction]:
+        """A fix for each fixable finding, then a "Disable DDPnnn for this line" for each line and
+        code, every title unique in the menu."""
+        titled: list[tuple[str, Finding]] = []
+        fixes: list[tuple[list[Change], Finding]] = []
+        for finding in findings:
+            if finding.fixable:
+                changes = await self.run(("fix", owner, state, finding.key), snapshot.single_fix, finding)
+                if changes:
+                    titled.append((snapshot.fix_title(finding, changes), finding))
+                    fixes.append((changes, finding))
+        silences: dict[tuple[int, str], tuple[Change, list[Finding]]] = {}
+        if findings:
+            await self.run(("comments", owner, state, view.uri), view.comment_places)  # tokenizes the text, once
+        for finding in findings:
+            place = (finding.line, finding.code)
+            if place in silences:  # two findings of one rule on one line: one comment silences both
+                silences[place][1].append(finding)
+                continue
+            change = view.noqa_change(finding.line, finding.code)
+            if change is not None:
+                silences[place] = (change, [finding])
+                titled.append((f"Disable {finding.code} for this line", finding))
+        titles = iter(unique_titles(titled))
+        # An unsafe fix is never the preferred action (editors apply a preferred quick fix on a
+        # single key press); its title says it is unsafe.
+        actions = [
+            types.CodeAction(title=next(titles), kind=types.CodeActionKind.QuickFix,
+                             diagnostics=[snapshot.finding_diagnostic(finding)], is_preferred=finding.safe,
+                             edit=self.workspace_edit(snapshot, changes))
+            for changes, finding in fixes
+        ]
+        actions += [
+            types.CodeAction(title=next(titles), kind=types.CodeActionKind.QuickFix,
+                             diagnostics=[snapshot.finding_diagnostic(f) for f in silenced],
+                             edit=self.workspace_edit(snapshot, [change]))
+            for change, silenced in silences.values()
+        ]
         return actions
 
     async def fix_all_action(self, owner: str, state: tuple, snapshot: Snapshot, kind: str) -> types.CodeAction | None:
