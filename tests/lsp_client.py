@@ -93,10 +93,17 @@ class LspClient:
     def exchange(self, message: dict, timeout: float = TIMEOUT) -> dict:
         """Send a request as given (however malformed) and return the response to its id."""
         self.send(message)
+        return self.response(message["id"], timeout)
+
+    def response(self, request_id, timeout: float = TIMEOUT) -> dict:
+        """The response to the request ``request_id`` sent before (kept or new)."""
+        for index, message in enumerate(self.kept):
+            if message.get("id") == request_id and "method" not in message:
+                return self.kept.pop(index)
         deadline = time.monotonic() + timeout
         while True:
             answer = self._next(deadline)
-            if answer.get("id") == message["id"] and "method" not in answer:
+            if answer.get("id") == request_id and "method" not in answer:
                 return answer
             self.kept.append(answer)
 
@@ -135,6 +142,7 @@ class LspClient:
             "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities or default,
         })
         self.notify("initialized", {})
+        self.initialize_result = response["result"]
         return response["result"]
 
     def open(self, path: Path, text: str, version: int = 1) -> dict:
@@ -145,6 +153,31 @@ class LspClient:
         })
         return self.diagnostics(uri, version)
 
+    def open_notebook(self, path: Path, cells: list[tuple[str, str]], version: int = 1) -> list[str]:
+        """notebookDocument/didOpen of a Jupyter notebook whose cells are ``(kind, text)``, kind
+        "code" (Python) or "markdown"; the cells' URIs, as VS Code names them."""
+        uris = [f"vscode-notebook-cell:{path.as_posix()}#cell{number}" for number in range(len(cells))]
+        self.notify("notebookDocument/didOpen", {
+            "notebookDocument": {
+                "uri": path.as_uri(), "notebookType": "jupyter-notebook", "version": version,
+                "cells": [{"kind": 2 if kind == "code" else 1, "document": uri} for uri, (kind, _) in zip(uris, cells)],
+            },
+            "cellTextDocuments": [
+                {"uri": uri, "languageId": "python" if kind == "code" else "markdown", "version": version, "text": text}
+                for uri, (kind, text) in zip(uris, cells)
+            ],
+        })
+        return uris
+
+    def change_cell(self, notebook: Path, version: int, cell_uri: str, text: str) -> None:
+        """notebookDocument/didChange: one cell's whole text replaced (cell and notebook at ``version``)."""
+        self.notify("notebookDocument/didChange", {
+            "notebookDocument": {"uri": notebook.as_uri(), "version": version},
+            "change": {"cells": {"textContent": [
+                {"document": {"uri": cell_uri, "version": version}, "changes": [{"text": text}]},
+            ]}},
+        })
+
     def diagnostics(self, uri: str, version: int | None = None, timeout: float = TIMEOUT) -> dict:
         return self.notification(
             "textDocument/publishDiagnostics",
@@ -152,17 +185,28 @@ class LspClient:
             timeout,
         )
 
-    def code_actions(self, uri: str, start=(0, 0), end=(10**6, 0), only: list[str] | None = None) -> list[dict]:
+    def code_action_request(self, uri: str, start=(0, 0), end=(10**6, 0), only: list[str] | None = None) -> dict:
         context = {"diagnostics": []}
         if only is not None:
             context["only"] = only
-        response = self.request("textDocument/codeAction", {
+        return {"jsonrpc": "2.0", "id": next(self.ids), "method": "textDocument/codeAction", "params": {
             "textDocument": {"uri": uri},
             "range": {"start": {"line": start[0], "character": start[1]}, "end": {"line": end[0], "character": end[1]}},
             "context": context,
-        })
+        }}
+
+    def code_actions(self, uri: str, start=(0, 0), end=(10**6, 0), only: list[str] | None = None) -> list[dict]:
+        response = self.exchange(self.code_action_request(uri, start, end, only))
         assert "error" not in response, response
         return response["result"] or []
+
+    def resolved(self, action: dict | None) -> dict | None:
+        """The action with its edit: resolved (``codeAction/resolve``) where the server left it out."""
+        if action is None or "edit" in action:
+            return action
+        response = self.request("codeAction/resolve", action)
+        assert "error" not in response, response
+        return response["result"]
 
     def close(self) -> int | None:
         if self.process.poll() is None:

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import FIXTURES, ROOT, ddpfix_executable
@@ -119,7 +120,16 @@ def write(path, text: str) -> str:
 
 
 def quick_fixes(actions: list[dict]) -> list[dict]:
-    return [action for action in actions if action["kind"] == "quickfix"]
+    """The fixes offered (the quickfix actions but "Disable DDPnnn for this line")."""
+    return [action for action in actions if action["kind"] == "quickfix" and not action["title"].startswith("Disable ")]
+
+
+def silencers(actions: list[dict]) -> list[dict]:
+    """The "Disable DDPnnn for this line" actions."""
+    return [action for action in actions if action["kind"] == "quickfix" and action["title"].startswith("Disable ")]
+
+
+FIX_TITLE = re.compile(r"(DDP\d+)( \(unsafe fix, review it\))?: (.+)")
 
 
 def fix_all(actions: list[dict]) -> dict | None:
@@ -155,7 +165,10 @@ def test_initialize_announces_sync_and_code_actions(tmp_path):
     assert capabilities["positionEncoding"] == "utf-16"
     sync = capabilities["textDocumentSync"]
     assert sync["openClose"] is True and sync["change"] == 2 and sync["save"]  # 2: incremental
-    assert set(capabilities["codeActionProvider"]["codeActionKinds"]) == {"quickfix", "source.fixAll.ddpfix"}
+    assert set(capabilities["codeActionProvider"]["codeActionKinds"]) == {
+        "quickfix", "source.fixAll.ddpfix", "notebook.source.fixAll.ddpfix"}
+    assert capabilities["codeActionProvider"]["resolveProvider"] is True
+    assert "notebookDocumentSync" not in capabilities  # this client did not say it handles notebooks
 
 
 @needs_pygls
@@ -197,14 +210,14 @@ def test_each_quick_fix_and_fix_all_give_the_cli_result(server, project, tmp_pat
     uri = path.as_uri()
     server.open(path, BUGGY)
     actions = server.code_actions(uri)
-    titles = [re.match(r"(Fix|Unsafe fix) (DDP\d+)", a["title"]) for a in quick_fixes(actions)]
-    assert [t.group(2) for t in titles] == FIXABLE_IN_BUGGY
+    titles = [FIX_TITLE.fullmatch(a["title"]) for a in quick_fixes(actions)]
+    assert [t.group(1) for t in titles] == FIXABLE_IN_BUGGY
     safe = 0
     for action, title in zip(quick_fixes(actions), titles):
         is_safe = action["diagnostics"][0]["data"]["applicability"] == "safe"
         safe += is_safe
         # An unsafe fix says so and is never preferred (editors apply a preferred fix on one key).
-        assert action["isPreferred"] is is_safe and (title.group(1) == "Fix") is is_safe
+        assert action["isPreferred"] is is_safe and (title.group(2) is None) is is_safe
         assert edits_of(action, uri)[1] == 1  # for the version it was computed on
 
     if safe:
@@ -350,7 +363,7 @@ def test_columns_count_the_clients_code_units(start_server, project, tmp_path, e
     assert ddp003["range"]["start"]["character"] == expected != len(prefix)
     assert as_tuples(published["diagnostics"]) == cli_diagnostics(path, encoding)
     actions = client.code_actions(path.as_uri())
-    fix = next(a for a in actions if "DDP003" in a["title"])
+    fix = next(a for a in quick_fixes(actions) if "DDP003" in a["title"])
     single = apply_edits(NON_ASCII, edits_of(fix, path.as_uri())[0], encoding)
     assert 'note = "é🎉"; self.log("train_loss", loss, rank_zero_only=True)' in single
     everything = apply_edits(NON_ASCII, edits_of(fix_all(actions), path.as_uri())[0], encoding)
@@ -431,6 +444,227 @@ def test_exit_without_shutdown_ends_the_process_with_1(server):
     assert server.process.wait(timeout=TIMEOUT) == 1
 
 
+# --- quick fix titles and "Disable DDPnnn for this line" ----------------------------------------------
+
+
+TWO_ON_A_LINE = """\
+import lightning as L
+import torch
+
+
+class Model(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        w = torch.ones(x.shape[1], device="cuda:0") * torch.zeros(x.shape[1], device="cuda:0")
+        m = x.to("cuda") + torch.arange(4)
+        self.log("val", w.sum(), on_epoch=True)  # keep an eye on it
+        return self.loss(self.net(x) * w * m, y)
+"""
+
+
+@needs_pygls
+def test_quick_fix_titles_say_what_each_fix_does_and_are_unique(server, project):
+    path = project / "train.py"
+    uri = path.as_uri()
+    server.open(path, write(path, TWO_ON_A_LINE))
+    fixes = quick_fixes(server.code_actions(uri))
+    titles = [action["title"] for action in fixes]
+    assert len(titles) == len(set(titles)) == 5
+    described = [FIX_TITLE.fullmatch(title).group(3) for title in titles]
+    # Two fixes alike on one line: told apart by their places.
+    assert described[:2] == ['use self.device instead of "cuda:0" (line 8, column 13)',
+                             'use self.device instead of "cuda:0" (line 8, column 55)']
+    assert described[2:] == ['use self.device instead of "cuda"', "add device=self.device", "add sync_dist=True"]
+    # Each title's fix is its own finding's: applied alone, it changes that place only.
+    lines = TWO_ON_A_LINE.splitlines()
+    ones = apply_edits(TWO_ON_A_LINE, edits_of(fixes[0], uri)[0]).splitlines()
+    assert ones[7] == lines[7].replace('device="cuda:0"', "device=self.device", 1) and ones[7].count('"cuda:0"') == 1
+
+
+@needs_pygls
+def test_disable_for_this_line_appends_or_merges_a_noqa_comment(server, project, tmp_path):
+    text = TWO_ON_A_LINE.replace('m = x.to("cuda") + torch.arange(4)', 'm = x.to("cuda") + torch.arange(4)  # noqa: E501')
+    path = project / "train.py"
+    uri = path.as_uri()
+    server.open(path, write(path, text))
+    lines = text.splitlines()
+
+    def silencer(line: int, code: str) -> dict:
+        [action] = [a for a in silencers(server.code_actions(uri, (line, 0), (line, 200))) if code in a["title"]]
+        assert action["title"] == f"Disable {code} for this line"
+        return action
+
+    # Two DDP006 on line 8: one action silences both.
+    both = silencer(7, "DDP006")
+    assert [d["code"] for d in both["diagnostics"]] == ["DDP006", "DDP006"]
+    silenced = apply_edits(text, edits_of(both, uri)[0]).splitlines()
+    assert silenced[7] == lines[7] + "  # noqa: DDP006"
+    # An existing noqa list gets the code added; another comment keeps its words, the noqa after it.
+    assert apply_edits(text, edits_of(silencer(8, "DDP006"), uri)[0]).splitlines()[8] == lines[8] + ", DDP006"
+    assert apply_edits(text, edits_of(silencer(9, "DDP004"), uri)[0]).splitlines()[9] == lines[9] + "  # noqa: DDP004"
+
+    # Applied one after the other, in the editor: nothing is left, and the CLI agrees.
+    version = 1
+    for line, code in [(7, "DDP006"), (8, "DDP006"), (9, "DDP004")]:
+        text = apply_edits(text, edits_of(silencer(line, code), uri)[0])
+        version += 1
+        server.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]})
+    assert server.diagnostics(uri, version)["diagnostics"] == []
+    write(path, text)
+    assert cli_diagnostics(path) == []
+
+
+# --- notebooks -----------------------------------------------------------------------------------------
+
+
+NOTEBOOK_CLIENT = {"workspace": {"workspaceEdit": {"documentChanges": True}}, "notebookDocument": {"synchronization": {}}}
+
+
+def notebook_cells() -> list[tuple[str, str]]:
+    """A markdown cell, then the code cells of a fixture notebook with magics, skipped cells and
+    findings of three rules (one with a safe fix)."""
+    content = json.loads((FIXTURES / "notebook-strategy" / "magics_and_other_rules.ipynb").read_text(encoding="utf-8"))
+    return [("markdown", "# Training\nwith `ddp_spawn`")] + [("code", "".join(cell["source"])) for cell in content["cells"]]
+
+
+def write_notebook(path, cells: list[tuple[str, str]]) -> None:
+    content = {"cells": [{"cell_type": kind, "metadata": {}, "source": text,
+                          **({"execution_count": None, "outputs": []} if kind == "code" else {})} for kind, text in cells],
+               "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(content, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def cli_notebook_findings(path) -> set[tuple]:
+    records = json.loads(run_cli("--check", "--output-format", "json", path).stdout)
+    return {(r["cell"], r["code"], r["line"], r["column"]) for r in records}
+
+
+@needs_pygls
+def test_a_notebook_gets_diagnostics_per_cell_as_the_cli_reports_them(start_server, project):
+    client = start_server(NOTEBOOK_CLIENT)
+    assert client.initialize_result["capabilities"]["notebookDocumentSync"]["notebookSelector"] == [
+        {"notebook": "jupyter-notebook", "cells": [{"language": "python"}]}]
+    path = project / "train.ipynb"
+    cells = notebook_cells()
+    write_notebook(path, cells)
+    uris = client.open_notebook(path, cells)
+    published = {uri: client.diagnostics(uri, 1)["diagnostics"] for uri in uris[1:]}  # every code cell
+    found = {(uris.index(uri) + 1, d["code"], d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1)
+             for uri, diagnostics in published.items() for d in diagnostics}
+    assert found == cli_notebook_findings(path)
+    by_code = {d["code"]: (uri, d) for uri, diagnostics in published.items() for d in diagnostics if d["code"].startswith("DDP")}
+    assert by_code["DDP015"][0] == uris[5] and by_code["DDP003"][0] == uris[4]
+    assert {d["severity"] for d in published[uris[2]] + published[uris[3]]} == {3}  # "cell skipped": information
+    assert all(m["params"]["uri"] != uris[0] for m in client.drain(0.5) if m.get("method") == "textDocument/publishDiagnostics")
+
+    # An edit in one cell: that cell's diagnostics change, numbered in its own lines.
+    fixed_cell = cells[5][1].replace('"ddp_spawn"', '"ddp_notebook"')
+    client.change_cell(path, 2, uris[5], fixed_cell)
+    assert [d["code"] for d in client.diagnostics(uris[5], 2)["diagnostics"]] == ["DDP002"]
+    client.notify("notebookDocument/didClose", {"notebookDocument": {"uri": path.as_uri()},
+                                                 "cellTextDocuments": [{"uri": uri} for uri in uris]})
+    for uri in uris[1:]:  # every cell's diagnostics cleared
+        client.notification("textDocument/publishDiagnostics", lambda params, uri=uri: params["uri"] == uri and not params["diagnostics"])
+
+
+@needs_pygls
+def test_notebook_fixes_edit_the_cells_as_the_cli_writes_them(start_server, project, tmp_path):
+    client = start_server(NOTEBOOK_CLIENT)
+    path = project / "train.ipynb"
+    cells = notebook_cells()
+    write_notebook(path, cells)
+    uris = client.open_notebook(path, cells)
+    ddp015 = next(d for d in client.diagnostics(uris[5], 1)["diagnostics"] if d["code"] == "DDP015")
+    line = ddp015["range"]["start"]["line"]
+    actions = client.code_actions(uris[5], (line, 0), (line, 200))
+    [fix] = [a for a in quick_fixes(actions) if a["title"].startswith("DDP015")]
+    assert fix["title"] == 'DDP015: use "ddp_notebook" instead of "ddp_spawn"' and fix["isPreferred"] is True
+    [change] = fix["edit"]["documentChanges"]
+    assert change["textDocument"] == {"uri": uris[5], "version": 1}
+    assert [a["title"] for a in silencers(actions)] == ["Disable DDP015 for this line"]
+
+    # "Fix all" on a cell edits every cell that needs it, as `ddpfix --write` writes the notebook.
+    edits = fix_all(client.code_actions(uris[1], only=["source.fixAll"]))["edit"]["documentChanges"]
+    texts = {uri: text for uri, (_, text) in zip(uris, cells)}
+    for change in edits:
+        texts[change["textDocument"]["uri"]] = apply_edits(texts[change["textDocument"]["uri"]], change["edits"])
+    copy = path.with_name("cli_copy.ipynb")
+    shutil.copyfile(path, copy)
+    run_cli("--write", copy)
+    written = ["".join(cell["source"]) for cell in json.loads(copy.read_text(encoding="utf-8"))["cells"]]
+    assert [texts[uri] for uri in uris] == written != [text for _, text in cells]
+    notebook_wide = client.code_actions(uris[1], only=["notebook.source.fixAll"])
+    assert [a["kind"] for a in notebook_wide] == ["notebook.source.fixAll.ddpfix"]
+    assert notebook_wide[0]["edit"] == fix_all(client.code_actions(uris[1], only=["source.fixAll"]))["edit"]
+
+
+# --- never blocked -------------------------------------------------------------------------------------
+
+
+def big_file(classes: int) -> str:
+    """bench/lsp_latency.py's generated file: fixture-like LightningModules, repeated."""
+    spec = importlib.util.spec_from_file_location("lsp_latency", ROOT / "bench" / "lsp_latency.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.big_file(classes)
+
+
+@needs_pygls
+def test_a_cancelled_fix_all_answers_at_once_and_other_documents_go_on(server, project):
+    big, small = project / "big.py", project / "train.py"
+    text = write(big, big_file(150))  # seconds of analysis and more of fixing
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": big.as_uri(), "languageId": "python", "version": 1, "text": text}})
+    request = server.code_action_request(big.as_uri(), only=["source.fixAll"])
+    server.send(request)
+    time.sleep(0.3)
+    server.notify("$/cancelRequest", {"id": request["id"]})
+    cancelled_at = time.monotonic()
+    answer = server.response(request["id"])
+    assert answer["error"]["code"] == -32800, answer  # RequestCancelled
+    assert time.monotonic() - cancelled_at < 5
+    # Another document is analysed and answered while the big one is still being analysed.
+    small_published = server.open(small, write(small, BUGGY))
+    assert [d["code"] for d in small_published["diagnostics"]] == ["DDP003", "DDP004", "DDP005", "DDP002"]
+    assert_alive(server)
+    big_published = [m for m in server.kept if m.get("method") == "textDocument/publishDiagnostics"
+                     and m["params"]["uri"] == big.as_uri()]
+    assert big_published == []  # still under way: the small document did not wait for it
+
+
+@needs_pygls
+def test_fix_all_is_resolved_when_picked_where_the_client_resolves_edits(start_server, project):
+    capabilities = {"workspace": {"workspaceEdit": {"documentChanges": True}},
+                    "textDocument": {"codeAction": {"resolveSupport": {"properties": ["edit"]}}}}
+    client = start_server(capabilities)
+    path = project / "case.py"
+    text = write(path, big_file(2))  # four safe fixes
+    uri = path.as_uri()
+    client.open(path, text)
+    listed = fix_all(client.code_actions(uri))
+    assert "edit" not in listed and listed["data"] == {"uri": uri, "version": 1}
+    edits, version = edits_of(client.resolved(listed), uri)
+    assert version == 1 and apply_edits(text, edits) == cli_written(path, path.parent)
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": text + "\n"}]})
+    stale = client.request("codeAction/resolve", listed)
+    assert stale["error"]["code"] == -32801  # ContentModified: the client asks again
+
+
+def test_diagnostics_never_load_libcst_or_difflib(tmp_path):
+    """Time to first diagnostics: LibCST (a rewrite's) and difflib stay unloaded by a report."""
+    path = tmp_path / "train.py"
+    write(path, BUGGY)
+    code = (
+        "import sys\n"
+        "from ddpfix.lsp import build_server\n"
+        "from ddpfix.lsp_document import analyse\n"
+        f"snapshot = analyse({path.as_uri()!r}, 1, {BUGGY!r}, {str(path)!r}, len, None)\n"
+        "assert snapshot.diagnostics()\n"
+        "print(sorted(m for m in ('libcst', 'difflib', 'click') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
+
+
 # --- the entry point ---------------------------------------------------------------------------------
 
 
@@ -453,14 +687,21 @@ def test_python_dash_m_and_arguments(tmp_path):
     assert proc.returncode == 2 and b"--tcp" in proc.stderr
 
 
-def test_readme_editor_settings_start_this_server():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## Language server"):]
+def test_editor_settings_start_this_server():
+    text = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    section = text[text.index("## Language server"):text.index("## The CLI as a task")]
     settings = json.loads(section[section.index("```json") + len("```json"):section.index("```", section.index("```json") + 7)])
     assert [settings["glspc.server.command"], *settings["glspc.server.commandArguments"]] == ["ddpfix", "lsp"]
     assert settings["glspc.server.languageId"] == ["python"]
     assert "source.fixAll.ddpfix" in settings["[python]"]["editor.codeActionsOnSave"]
-    assert 'cmd = { "ddpfix", "lsp" }' in section and "vim.lsp.start" in section and "pyproject.toml" in section
+    modern, older = re.findall(r"```lua\n(.*?)```", section, re.S)
+    for recipe in (modern, older):
+        assert 'cmd = { "ddpfix", "lsp" }' in recipe and "pyproject.toml" in recipe
+    assert "vim.lsp.start({" in modern and "vim.fs.root" in modern
+    # Neovim 0.7 has neither vim.lsp.start nor vim.fs: the older recipe starts and attaches by hand.
+    assert "vim.lsp.start_client(" in older and "vim.lsp.buf_attach_client(" in older
+    assert "vim.lsp.start(" not in older and "vim.fs." not in older
+    assert "docs/editors.md" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 # --- the arithmetic, in-process ----------------------------------------------------------------------
@@ -468,11 +709,18 @@ def test_readme_editor_settings_start_this_server():
 
 def snapshot_of(text: str, result=None, encoding: str = "utf-16"):
     from ddpfix.findings import FileResult
-    from ddpfix.lsp_document import Settings, Snapshot
+    from ddpfix.lsp_document import Settings, Snapshot, TextView
 
     units = utf16 if encoding == "utf-16" else (lambda chunk: len(chunk.encode(encoding)))
     data = text.encode("utf-8")
-    return Snapshot("file:///t.py", 1, text, data, "utf-8", Settings(), result or FileResult("t.py", data), units)
+    view = TextView("file:///t.py", 1, text, units)
+    return Snapshot("file:///t.py", 1, {None: view}, data, "utf-8", Settings(), result or FileResult("t.py", data))
+
+
+def as_dicts(edits) -> list[dict]:
+    return [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
+                       "end": {"line": e.range.end.line, "character": e.range.end.character}}, "newText": e.new_text}
+            for e in edits]
 
 
 FIXTURE_PAIRS = sorted(FIXTURES.rglob("*.expected.py"))
@@ -488,10 +736,40 @@ def test_edits_turn_every_fixture_into_its_expected_output(newline, encoding):
         # Non-ASCII at the start of every line moves every column the edits name.
         before, after = (("# é🎉\n" + t).replace("\n", newline) for t in (before, after))
         snapshot = snapshot_of(before, encoding=encoding)
-        edits = [{"range": {"start": {"line": e.range.start.line, "character": e.range.start.character},
-                            "end": {"line": e.range.end.line, "character": e.range.end.character}}, "newText": e.new_text}
-                 for e in snapshot.edits_to(after.encode("utf-8"))]
-        assert apply_edits(before, edits, encoding) == after, expected_path
+        edits = snapshot.text_edits(snapshot.changes_to(after.encode("utf-8"))).get("file:///t.py", [])
+        assert apply_edits(before, as_dicts(edits), encoding) == after, expected_path
+
+
+def test_line_diff_keeps_each_edit_to_its_place():
+    """The diff behind every edit is linear (``text_diff``): the edits of a fix spread over a big
+    file are one per changed place, whatever the repeated lines between them, and turn the text
+    into the new one exactly."""
+    from ddpfix.text_diff import line_hunks
+
+    block = ["    def step(self):\n", "        x = 1\n", "        return x\n", "\n"]
+    old = [line for n in range(300) for line in [f"class M{n}:\n", *block]]
+    new = list(old)
+    for n in range(0, 300, 7):
+        new[n * 5 + 2] = "        x = 2\n"
+    new.insert(10, "# added\n")
+    del new[700]
+    hunks = line_hunks(old, new)
+    rebuilt, at = [], 0
+    for i1, i2, j1, j2 in hunks:
+        rebuilt += old[at:i1] + new[j1:j2]
+        at = i2
+    assert rebuilt + old[at:] == new
+    assert len(hunks) == len(range(0, 300, 7)) + 2 and all(i2 - i1 <= 1 for i1, i2, _, _ in hunks)
+
+
+@needs_pygls
+def test_snapshot_edits_of_a_spread_out_fix_are_one_per_place():
+    text = "".join(f"class M{n}:\n    x = 'cuda:0'\n\n" for n in range(200))
+    after = text.replace("'cuda:0'", "self.device")
+    snapshot = snapshot_of(text)
+    changes = snapshot.changes_to(after.encode())
+    assert len(changes) == 200 and {text[c.start:c.end] for c in changes} == {"'cuda:0'"}
+    assert apply_edits(text, as_dicts(snapshot.text_edits(changes)["file:///t.py"])) == after
 
 
 @needs_pygls
@@ -501,6 +779,6 @@ def test_problems_without_a_place_are_marked_on_the_first_line():
     text = "x = 1  # é\ny = 2\n"
     result = FileResult("t.py", text.encode(), problems=[Problem("t.py", "DDP003", "internal error: boom"),
                                                           Problem("t.py", "E999", "cannot parse", 2, 3)])
-    first, second = snapshot_of(text, result).diagnostics()
+    first, second = snapshot_of(text, result).diagnostics()["file:///t.py"]
     assert (first.code, first.severity, first.range.start.line, first.range.end.character) == ("DDP003", 1, 0, 10)
     assert (second.code, second.range.start.line, second.range.start.character, second.range.end.character) == ("E999", 1, 2, 5)

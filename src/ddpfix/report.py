@@ -14,6 +14,7 @@ import click
 
 from ddpfix.findings import Finding, Problem
 from ddpfix.lazy_regex import lazy_compile
+from ddpfix.text_diff import changed_span
 
 
 def display_path(path: str) -> str:
@@ -170,16 +171,10 @@ def source_text(data: bytes) -> str:
 def text_edit(before: str, after: str) -> dict | None:
     """The one edit that turns ``before`` into ``after``: the changed span (1-based lines and
     columns, end exclusive) and its replacement text."""
-    if before == after:
+    span = changed_span(before, after)
+    if span is None:
         return None
-    start = 0
-    limit = min(len(before), len(after))
-    while start < limit and before[start] == after[start]:
-        start += 1
-    end_before, end_after = len(before), len(after)
-    while end_before > start and end_after > start and before[end_before - 1] == after[end_after - 1]:
-        end_before -= 1
-        end_after -= 1
+    start, end_before, end_after = span
 
     def place(offset: int) -> tuple[int, int]:
         line = before.count("\n", 0, offset) + 1
