@@ -321,14 +321,34 @@ def test_pyproject_beside_the_file_is_respected(server, project, tmp_path):
     assert "DDP004" not in codes and "DDP003" in codes
     assert as_tuples(published["diagnostics"]) == cli_diagnostics(path)
     edits, _ = edits_of(fix_all(server.code_actions(path.as_uri())), path.as_uri())
-    # The server checks the buffer alone (partial facts); the CLI reads a named file's project
-    # (docs/precommit-and-config.md), so it is compared on a nameless buffer with the same settings.
-    alone = subprocess.run([ddpfix_executable(), "-", "--write", "--config", str(project / "pyproject.toml")],
-                           input=BUGGY.encode(), capture_output=True, timeout=120).stdout.decode()
-    assert apply_edits(BUGGY, edits) == alone
+    # The server reads the buffer's project with the buffer in its file's place, as the CLI does for
+    # stdin named with --stdin-filename (docs/precommit-and-config.md).
+    cli = subprocess.run([ddpfix_executable(), "-", "--write", "--stdin-filename", str(path)], cwd=project,
+                         input=BUGGY.encode(), capture_output=True, timeout=120).stdout.decode()
+    assert apply_edits(BUGGY, edits) == cli
     [ddp003] = [a for a in quick_fixes(server.code_actions(path.as_uri())) if "DDP003" in a["title"]]
     fixed = apply_edits(BUGGY, edits_of(ddp003, path.as_uri())[0])
     assert "sync_dist=True" in fixed and "rank_zero_only" not in fixed  # log-mode reached the rule
+
+
+@needs_pygls
+def test_the_buffers_project_gives_the_facts_as_for_the_cli(server, project):
+    # The pre-commit case in an editor: model.py logs val_loss under a rank guard and train.py's
+    # EarlyStopping monitors it. Only the project's facts make the safe fix the move out of the guard
+    # with sync_dist=True (rank_zero_only=True would crash the other ranks).
+    from test_precommit import MODEL, TRAIN
+
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    write(project / "train.py", TRAIN.decode())
+    path = project / "model.py"
+    published = server.open(path, write(path, MODEL.decode()))
+    assert as_tuples(published["diagnostics"]) == cli_diagnostics(path)
+    edits, _ = edits_of(fix_all(server.code_actions(path.as_uri())), path.as_uri())
+    fixed = apply_edits(MODEL.decode(), edits)
+    assert 'self.log("val_loss", loss, sync_dist=True)' in fixed and "rank_zero_only" not in fixed
+    cli = subprocess.run([ddpfix_executable(), "-", "--write", "--stdin-filename", str(path)], cwd=project,
+                         input=MODEL, capture_output=True, timeout=120).stdout.decode()
+    assert fixed == cli
 
 
 @needs_pygls

@@ -31,6 +31,7 @@ from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
 from ddpfix.text_diff import changed_span, line_hunks
 
 if TYPE_CHECKING:  # the engine and the rules load with the first analysis, not at start-up
+    from ddpfix.facts import ProjectFacts
     from ddpfix.rules.base import Rule
 
 SOURCE = "ddpfix"
@@ -62,20 +63,34 @@ class Settings:
 
 
 def settings_for(start: str) -> Settings:
-    """What the CLI would use for a file at ``start`` (no command-line flags)."""
-    from ddpfix.config import ConfigError, find_pyproject
-    from ddpfix.config import load as load_config
-    from ddpfix.rules import UnknownRule, select_rules
+    """What the CLI would use for a file at ``start`` with no command-line flags (``settings``, the
+    one place that decides it). Unsafe fixes stay out of the server's "fix all" whatever the table
+    says: each is a quick fix of its own (``Snapshot.fix_all``)."""
+    from ddpfix.config import ConfigError
+    from ddpfix.settings import Flags, Resolver
 
-    config = None
     try:
-        config = load_config(find_pyproject(start))
-        rules = select_rules(config.select, config.ignore, config.extend_select)
+        found = Resolver(Flags()).for_path(start)
     except ConfigError as err:
         return Settings(error=str(err))
-    except UnknownRule as err:
-        return Settings(error=f"{config.path}: [tool.ddpfix] {err}")
-    return Settings(tuple(rules), {"log_mode": config.log_mode or "auto", "show_suppressed": False})
+    return Settings(tuple(found.rules), {**found.options, "show_suppressed": False})
+
+
+def project_facts(name: str, data: bytes, rules: Sequence[type[Rule]]) -> ProjectFacts | None:
+    """The facts of the buffer's project with the buffer in its file's place, as the CLI reads them
+    for a file named alone (``project.buffer_facts``); None (the buffer alone: partial facts, so
+    decisions resting on the rest of the project stay unsafe) for a file in no project, a buffer
+    with no file behind it, or a project that cannot be read."""
+    if not os.path.isabs(name) or not any(rule.uses_facts for rule in rules):
+        return None
+    from ddpfix.config import ConfigError
+    from ddpfix.project import buffer_facts
+    from ddpfix.settings import Flags, Resolver
+
+    try:
+        return buffer_facts(name, data, Resolver(Flags()))
+    except (ConfigError, OSError):
+        return None
 
 
 def _source_encoding(text: str) -> str:
@@ -240,6 +255,7 @@ class Snapshot:
     encoding: str
     settings: Settings
     result: FileResult
+    facts: ProjectFacts | None = None  # the project's, as the CLI reads them (``project_facts``)
     _diagnostics: dict[str, list[types.Diagnostic]] | None = None
     _single_fixes: dict[FixKey, list[Change]] = field(default_factory=dict)
     _all_fixes: list[Change] | None = None
@@ -326,7 +342,8 @@ class Snapshot:
         if finding.key not in self._single_fixes:
             from ddpfix.sources import fix_source
 
-            single = fix_source(self.result.path, self.data, self.settings.rules, only={finding.key}, options=self.settings.options)
+            single = fix_source(self.result.path, self.data, self.settings.rules, self.facts, only={finding.key},
+                                options=self.settings.options)
             self._single_fixes[finding.key] = self.changes_to(single.fixed) if _fixed_cleanly(single) else []
         return self._single_fixes[finding.key]
 
@@ -340,7 +357,7 @@ class Snapshot:
                 from ddpfix.sources import fix_source
 
                 options = {**self.settings.options, "unsafe_fixes": False}
-                fixed = fix_source(self.result.path, self.data, self.settings.rules, options=options)
+                fixed = fix_source(self.result.path, self.data, self.settings.rules, self.facts, options=options)
                 if _fixed_cleanly(fixed):
                     found = self.changes_to(fixed.fixed)
             self._all_fixes = found
@@ -429,8 +446,8 @@ def analyse(uri: str, version: int | None, text: str, path: str | None, units: U
     encoding = _source_encoding(text)
     data = text.encode(encoding, _errors(encoding))
     name = path or uri
-    result, settings = _report(name, data, path or workspace_root or os.getcwd())
-    return Snapshot(uri, version, {None: TextView(uri, version, text, units)}, data, encoding, settings, result)
+    result, settings, facts = _report(name, data, path or workspace_root or os.getcwd())
+    return Snapshot(uri, version, {None: TextView(uri, version, text, units)}, data, encoding, settings, result, facts)
 
 
 def analyse_notebook(uri: str, version: int | None, cells: Sequence[Cell], path: str | None, units: Units,
@@ -440,22 +457,23 @@ def analyse_notebook(uri: str, version: int | None, cells: Sequence[Cell], path:
     name = path or uri
     if not name.endswith(NOTEBOOK_SUFFIX):
         name += NOTEBOOK_SUFFIX  # an untitled notebook: still the notebook front-end's
-    result, settings = _report(name, data, path or workspace_root or os.getcwd())
+    result, settings, facts = _report(name, data, path or workspace_root or os.getcwd())
     views = {number: TextView(cell.uri, cell.version, cell.text, units)
              for number, cell in enumerate(cells, start=1) if cell.kind == "code"}
     if not views:
         views = {number: TextView(cell.uri, cell.version, cell.text, units) for number, cell in enumerate(cells[:1], start=1)}
-    return Snapshot(uri, version, views, data, "utf-8", settings, result)
+    return Snapshot(uri, version, views, data, "utf-8", settings, result, facts)
 
 
-def _report(name: str, data: bytes, settings_path: str) -> tuple[FileResult, Settings]:
+def _report(name: str, data: bytes, settings_path: str) -> tuple[FileResult, Settings, ProjectFacts | None]:
     settings = settings_for(settings_path)
     if settings.error:
-        return FileResult(name, data), settings
+        return FileResult(name, data), settings, None
     from ddpfix.sources import fix_source  # the engine: loaded on the first analysis, not at start-up
 
+    facts = project_facts(name, data, settings.rules)
     # Report-only: findings where they stand in the buffer; fixes are computed when asked for.
-    return fix_source(name, data, settings.rules, facts=None, options=settings.options, fix=False), settings
+    return fix_source(name, data, settings.rules, facts=facts, options=settings.options, fix=False), settings, facts
 
 
 @functools.cache
