@@ -283,8 +283,6 @@ def fix_notebook(
             for key in only if key.code == rule.code and key.cell is not None
         }
         step = engine.fix_python(path, current.encode("utf-8"), [rule], facts, only=wanted, options=options)
-        masked = notebook.masked_lines(current) if step.findings else set()
-        step.findings = [f for f in step.findings if f.line not in masked]  # a mask is not the user's code
         for problem in step.problems:
             if problem.line is not None:
                 cell_index, line = notebook.locate(current, problem.line)
@@ -294,15 +292,19 @@ def fix_notebook(
             findings = [_unfixed(f) for f in findings]
             result.findings = findings + [_place(f, notebook, current, fixed=False) for f in step.findings]
             return result
+        if step.changed and notebook.restore(step.fixed.decode("utf-8")) is None:
+            # Some of this rule's fixes cannot be written back: keep the others, report these unfixed.
+            step, refused = _restorable_fixes(path, notebook, current, rule, facts, options, step)
+            for finding in refused:
+                cell_index, line = notebook.locate(current, finding.line)
+                result.problems.append(Problem(path, rule.code, "fix not applied: it would move a line of IPython "
+                                               "syntax or move code between cells", line, finding.column,
+                                               cell=cell_index, level=NOTE))
+        masked = notebook.masked_lines(current) if step.findings else set()
+        step.findings = [f for f in step.findings if f.line not in masked]  # a mask is not the user's code
         findings += [_place(f, notebook, current) for f in step.findings]
         if step.changed:
-            new = step.fixed.decode("utf-8")
-            if notebook.restore(new) is None:  # keep none of it
-                result.problems.append(Problem(path, rule.code, f"{engine.INTERNAL_ERROR}: a fix would move code between "
-                                               "cells or move a line of IPython syntax; notebook left as it was"))
-                result.findings = [_unfixed(f) for f in findings]
-                return result
-            current = new
+            current = step.fixed.decode("utf-8")
     result.findings = sorted(findings, key=lambda f: (f.cell or 0, f.line, f.column, f.code))
     if current == module:
         return result
@@ -315,6 +317,28 @@ def fix_notebook(
     if fixed != data:
         result.fixed = fixed
     return result
+
+
+def _restorable_fixes(path, notebook: Notebook, module: str, rule, facts, options, step: FileResult) -> tuple[FileResult, list[Finding]]:
+    """``rule`` run again over ``module`` with only the fixes whose result can be turned back into
+    cells (each tried alone, then all of them together), and the findings whose fix cannot."""
+    data = module.encode("utf-8")
+
+    def restorable(keys) -> FileResult | None:
+        attempt = engine.fix_python(path, data, [rule], facts, only=keys, options=options)
+        if any(p.level != NOTE for p in attempt.problems):
+            return None
+        if attempt.changed and notebook.restore(attempt.fixed.decode("utf-8")) is None:
+            return None
+        return attempt
+
+    fixed = [f for f in step.findings if f.fixed]
+    good = {f.key for f in fixed if restorable({f.key}) is not None}
+    together = restorable(good) if good else None
+    if together is None:  # the fixes that go back alone do not go back together: take none
+        good, together = set(), restorable(set())
+    refused = [f for f in fixed if f.key not in good]
+    return together, refused
 
 
 def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None = None) -> Finding:
