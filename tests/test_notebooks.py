@@ -459,3 +459,18 @@ def test_a_fix_that_would_move_a_magic_is_left_out_and_the_other_fixes_are_kept(
     assert "".join(written[2]) == 'with trainer.init_module():\n    model = Model()\ndm.setup("fit")\ntrainer.fit(model, datamodule=dm)\n'
     again = run_cli_unsafe("--write", "nb.ipynb", cwd=tmp_path)
     assert again.returncode == 1 and json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"][1]["source"] == written[1]
+
+
+def test_an_added_import_goes_after_the_install_line_not_above_it(tmp_path, run_cli_unsafe):
+    """A notebook's first lines are often ``!pip install``/``%env``: the ``import torch`` that
+    DDP012's fix needs goes after the leading imports, past those lines (above them, it would run
+    before the package is installed)."""
+    cells = ["!pip install -q torch lightning\n%env CUDA_VISIBLE_DEVICES=0,1\nimport lightning as L\n"
+             "from torch.utils.data import random_split\n",
+             'train, val = random_split(range(10), [5, 5])\ntrainer = L.Trainer(devices=2, strategy="ddp_notebook")\n']
+    (tmp_path / "nb.ipynb").write_bytes(notebook(cells))
+    proc = run_cli_unsafe("--write", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
+    assert written[0] == cells[0] + "import torch\n"
+    assert written[1].startswith("train, val = random_split(range(10), [5, 5], generator=torch.Generator()")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from ddpfix import engine
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
-from ddpfix.ipython_syntax import MaskedCell, lines_of, mask_cell, unmask
+from ddpfix.ipython_syntax import MASK_PREFIX, MaskedCell, lines_of, mask_cell, unmask
 from ddpfix.notebook_json import splice
 
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
@@ -66,7 +66,7 @@ class Notebook:
     @property
     def mask_token(self) -> str:
         """The name every mask of IPython syntax starts with (found nowhere in the notebook)."""
-        return f"_ddpfix_{self.nonce}_"
+        return f"{MASK_PREFIX}{self.nonce}_"
 
     def marker(self, index: int) -> str:
         return f"# ddpfix-cell {index} {self.nonce}"
