@@ -177,3 +177,31 @@ def test_progress_bar_only_for_long_runs_on_a_terminal(tmp_path, run_cli):
     assert child.exitstatus == 0
     piped = run_cli("--check", ".", cwd=tmp_path)  # not a terminal: no bar
     assert b"Checking" not in piped.stderr and piped.returncode == 0
+
+
+def test_keys_typed_ahead_answer_the_next_questions(tmp_path):
+    """Three answers typed at once (while a fix is worked out, or held down) answer three questions,
+    in order: a read that brings several keys loses none of them."""
+    (tmp_path / "train.py").write_bytes(SOURCE)
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", "train.py")
+    child.expect(r"train\.py:4:\d+: DDP002")
+    child.expect(PROMPT)
+    child.send("nyn")
+    child.expect("Fixed 1 issue in 1 file. 2 fixes not applied.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (tmp_path / "train.py").read_bytes() == SOURCE.replace(b'torch.Generator("cuda")', b"torch.Generator()")
+
+
+def test_an_arrow_key_is_one_wrong_answer(tmp_path):
+    (tmp_path / "train.py").write_bytes(SOURCE)
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", "train.py")
+    child.expect(PROMPT)
+    child.send("\x1b[A")  # the up arrow: one key, asked again once
+    child.expect("Please answer y, n, a or q.")
+    child.expect(PROMPT)
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.before.count(b"Please answer") == 0  # no second complaint for the rest of the sequence
+    assert (tmp_path / "train.py").read_bytes() == SOURCE

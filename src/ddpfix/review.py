@@ -202,9 +202,18 @@ def ask(unsafe: bool = False, read: Callable[[], str] | None = None) -> str:
         click.echo("Please answer y, n, a or q.")
 
 
+# Keys typed ahead (while the next fix was being worked out) that one read brought in with the key
+# it answered: each answers a later question, in order, as ``git add -p`` takes them.
+_typed_ahead: list[str] = []
+# One key: an escape sequence (an arrow key) whole, else one character.
+_KEY = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?|.", re.S)
+
+
 def read_key() -> str:
     """One key press, read in cbreak mode (no Enter, no echo; Ctrl-C still interrupts); a line
     where stdin is not a terminal (or has no termios, as on Windows)."""
+    if _typed_ahead:
+        return _key(_typed_ahead.pop(0))
     if sys.stdin.isatty():
         try:
             import termios
@@ -217,13 +226,35 @@ def read_key() -> str:
             try:
                 tty.setcbreak(fd)
                 data = os.read(fd, 32)
+                while data and _incomplete_utf8(data):  # a character split by the read
+                    more = os.read(fd, 32)
+                    if not more:
+                        break
+                    data += more
             finally:
                 termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-            key = data.decode("utf-8", "replace")[:1]
-            if key in ("", "\x04"):  # Ctrl-D
+            keys = _KEY.findall(data.decode("utf-8", "replace"))
+            if not keys:
                 raise EOFError
-            return key
+            _typed_ahead.extend(keys[1:])
+            return _key(keys[0])
     line = sys.stdin.readline()
     if not line:
         raise EOFError
     return line
+
+
+def _key(key: str) -> str:
+    if key == "\x04":  # Ctrl-D
+        raise EOFError
+    return key
+
+
+def _incomplete_utf8(data: bytes) -> bool:
+    """Whether ``data`` ends inside a UTF-8 character."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # a lead byte (or ASCII): how many bytes its character takes
+            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4 if byte >> 3 == 0b11110 else 1
+            return need > back
+    return False
