@@ -474,3 +474,20 @@ def test_an_added_import_goes_after_the_install_line_not_above_it(tmp_path, run_
     written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
     assert written[0] == cells[0] + "import torch\n"
     assert written[1].startswith("train, val = random_split(range(10), [5, 5], generator=torch.Generator()")
+
+
+def test_messages_name_ipython_lines_and_places_the_notebook_way(tmp_path, run_cli):
+    """-v explains DDP003's unsafe fix by the statement in the guard: a masked line is named by
+    its IPython syntax (never ``_ddpfix_..._0()``), and the monitoring callback's place by its cell
+    (never the line of the cells joined)."""
+    model = ("class M(L.LightningModule):\n    def validation_step(self, batch, batch_idx):\n"
+             "        loss = batch.sum()\n        if self.trainer.is_global_zero:\n"
+             '            %time print("rank zero")\n            self.log("val_loss", loss)\n        return loss\n')
+    fit = "%%time\ntrainer = L.Trainer(devices=2, strategy='ddp_notebook', callbacks=[ModelCheckpoint(monitor='val_loss')])\n"
+    setup = "import lightning as L\nfrom lightning.pytorch.callbacks import ModelCheckpoint\n"
+    (tmp_path / "nb.ipynb").write_bytes(notebook([setup, model, fit]))
+    out = run_cli("--check", "-v", "nb.ipynb", cwd=tmp_path).stdout.decode()
+    assert "DDP003" in out, out
+    assert "_ddpfix_" not in out, out
+    assert 'unsafe fix: `%time print("rank zero")` inside the guard' in out, out
+    assert "monitored by ModelCheckpoint (nb.ipynb:cell 3:2)" in out, out

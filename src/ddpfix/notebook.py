@@ -118,6 +118,20 @@ class Notebook:
                 return number + line
         return line
 
+    def ipython_text(self, text: str) -> str:
+        """``text`` (a message) with each mask it names (``_ddpfix_..._3_0()``) shown as the IPython
+        syntax it hides (``%time trainer.fit(model)``)."""
+        if self.mask_token not in text:
+            return text
+        hidden = {}
+        for cell in self.cells:
+            for mask, original in cell.masked.originals.items():
+                start = mask.find(self.mask_token)
+                if start >= 0 and mask.endswith("()"):  # a call: the line, or an assignment's right side
+                    hidden[mask[start:]] = original[start:].strip()
+        pattern = re.escape(self.mask_token) + r"\d+_\d+\(\)"
+        return re.sub(pattern, lambda m: hidden.get(m.group(), m.group()), text)
+
     def masked_lines(self, module: str) -> set[int]:
         """The 1-based lines of ``module`` that mask IPython syntax (no finding is placed there)."""
         if self.mask_token not in module:
@@ -207,7 +221,9 @@ def load(data: bytes) -> Notebook:
     parse = sum(len(cell.source) for cell in notebook.cells) <= engine.MAX_PARSE_BYTES
     for cell in notebook.cells:
         if cell.skipped is None:
-            cell.masked = mask_cell(cell.source, notebook.mask_token, parse)
+            # Each cell's masks are named apart (its index in the name), so that a mask named in a
+            # message is known for the IPython line it hides.
+            cell.masked = mask_cell(cell.source, f"{notebook.mask_token}{cell.index}_", parse)
     return notebook
 
 
@@ -290,7 +306,7 @@ def fix_notebook(
             result.problems.append(problem)
         if any(p.level != NOTE for p in step.problems):
             findings = [_unfixed(f) for f in findings]
-            result.findings = findings + [_place(f, notebook, current, fixed=False) for f in step.findings]
+            result.findings = findings + [_place(f, notebook, current, fixed=False, original=module) for f in step.findings]
             return result
         if step.changed and notebook.restore(step.fixed.decode("utf-8")) is None:
             # Some of this rule's fixes cannot be written back: keep the others, report these unfixed.
@@ -302,7 +318,7 @@ def fix_notebook(
                                                cell=cell_index, level=NOTE))
         masked = notebook.masked_lines(current) if step.findings else set()
         step.findings = [f for f in step.findings if f.line not in masked]  # a mask is not the user's code
-        findings += [_place(f, notebook, current) for f in step.findings]
+        findings += [_place(f, notebook, current, original=module) for f in step.findings]
         if step.changed:
             current = step.fixed.decode("utf-8")
     result.findings = sorted(findings, key=lambda f: (f.cell or 0, f.line, f.column, f.code))
@@ -341,17 +357,25 @@ def _restorable_fixes(path, notebook: Notebook, module: str, rule, facts, option
     return together, refused
 
 
-def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None = None) -> Finding:
+def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None = None,
+           original: str | None = None) -> Finding:
+    """``finding`` of the joined ``module`` placed in its cell; ``original``: the module the run's
+    facts were read from (their places, ``nb.ipynb:27``, count in it)."""
     cell_index, line = notebook.locate(module, finding.line)
     end_cell, end_line = notebook.locate(module, finding.end_line)
     if end_cell != cell_index:
         end_line = line
-    # A message that names another line ("the loader on line 17") names it the notebook's way.
+    here = re.compile(re.escape(finding.path) + r":(\d+)\b")
+
+    # A message that names another line ("the loader on line 17", "ModelCheckpoint (nb.ipynb:27)")
+    # names it the notebook's way, and a masked line by its IPython syntax.
     def in_cells(text: str) -> str:
-        return _LINE_REFERENCE.sub(lambda m: "cell {} line {}".format(*notebook.locate(module, int(m.group(1)))), text)
+        text = _LINE_REFERENCE.sub(lambda m: "cell {} line {}".format(*notebook.locate(module, int(m.group(1)))), text)
+        text = here.sub(lambda m: "{}:cell {}:{}".format(finding.path, *notebook.locate(original or module, int(m.group(1)))), text)
+        return notebook.ipython_text(text)
 
     return replace(finding, line=line, end_line=end_line, cell=cell_index, message=in_cells(finding.message),
-                   detail=in_cells(finding.detail),
+                   detail=in_cells(finding.detail), unsafe_reason=in_cells(finding.unsafe_reason),
                    fixed=finding.fixed if fixed is None else fixed and finding.fixed)
 
 
