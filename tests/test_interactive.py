@@ -234,3 +234,36 @@ def test_a_notebook_fix_that_would_move_a_magic_is_not_offered_and_the_review_go
     written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
     assert written == [cells[0].replace('"ddp"', '"ddp_notebook"'), cells[1],
                        "with trainer.init_module():\n    model = Model()\ntrainer.fit(model)\n"]
+
+
+# Two DDP006 findings at one place (the call ``.cuda()`` starts where ``torch.ones(...)`` does): they
+# share a key and so one fix, which takes both.
+SHARED = b'''import torch
+import lightning as L
+
+
+class Model(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return batch.sum() + torch.ones(1, device="cuda:0").cuda()
+'''
+
+
+def test_findings_at_one_place_are_one_question(tmp_path):
+    (tmp_path / "train.py").write_bytes(SHARED)
+    child = spawn(tmp_path, "-i", "train.py")
+    child.expect(r"train\.py:7:30: DDP006 \[~\] ")
+    child.expect(r"train\.py:7:30: DDP006 \[~\] ")
+    child.expect(PROMPT)
+    child.send("n")
+    assert child.expect([PROMPT, pexpect.EOF]) == 1  # not asked again about the same fix
+    child.close()
+    assert child.exitstatus == 1 and (tmp_path / "train.py").read_bytes() == SHARED
+    child = spawn(tmp_path, "-i", "train.py")
+    child.expect(PROMPT)
+    child.send("y")
+    child.expect("Fixed 2 issues in 1 file.")  # both findings, as --write counts them
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "train.py").read_bytes() == SHARED.replace(b'torch.ones(1, device="cuda:0").cuda()',
+                                                                  b"torch.ones(1, device=self.device).to(self.device)")
