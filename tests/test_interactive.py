@@ -177,3 +177,93 @@ def test_progress_bar_only_for_long_runs_on_a_terminal(tmp_path, run_cli):
     assert child.exitstatus == 0
     piped = run_cli("--check", ".", cwd=tmp_path)  # not a terminal: no bar
     assert b"Checking" not in piped.stderr and piped.returncode == 0
+
+
+def test_keys_typed_ahead_answer_the_next_questions(tmp_path):
+    """Three answers typed at once (while a fix is worked out, or held down) answer three questions,
+    in order: a read that brings several keys loses none of them."""
+    (tmp_path / "train.py").write_bytes(SOURCE)
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", "train.py")
+    child.expect(r"train\.py:4:\d+: DDP002")
+    child.expect(PROMPT)
+    child.send("nyn")
+    child.expect("Fixed 1 issue in 1 file. 2 fixes not applied.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (tmp_path / "train.py").read_bytes() == SOURCE.replace(b'torch.Generator("cuda")', b"torch.Generator()")
+
+
+def test_an_arrow_key_is_one_wrong_answer(tmp_path):
+    (tmp_path / "train.py").write_bytes(SOURCE)
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", "train.py")
+    child.expect(PROMPT)
+    child.send("\x1b[A")  # the up arrow: one key, asked again once
+    child.expect("Please answer y, n, a or q.")
+    child.expect(PROMPT)
+    child.send("q")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.before.count(b"Please answer") == 0  # no second complaint for the rest of the sequence
+    assert (tmp_path / "train.py").read_bytes() == SOURCE
+
+
+def test_a_notebook_fix_that_would_move_a_magic_is_not_offered_and_the_review_goes_on(tmp_path):
+    """DDP001's fix in cell 2 would move ``%time trainer.fit(...)`` out of ``init_module()``: it is
+    listed, not offered, and the review goes on to cell 3's fix (it used to stop the review)."""
+    import json
+
+    fit_in_init = 'with trainer.init_module():\n    model = Model()\n    {}trainer.fit(model)\n'
+    cells = ['import lightning as L\nfrom project import Model\ntrainer = L.Trainer(devices=2, strategy="ddp")\n',
+             fit_in_init.format("%time "), fit_in_init.format("")]
+    content = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                          "source": source.splitlines(True)} for i, source in enumerate(cells)],
+               "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(content, indent=1) + "\n")
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", "nb.ipynb")
+    child.expect(r"nb\.ipynb:cell 1:3:\d+: DDP015")
+    child.expect(PROMPT)
+    child.send("y")
+    child.expect(r"nb\.ipynb:cell 2:1:1: DDP001")
+    child.expect(r"nb\.ipynb:cell 3:1:1: DDP001")
+    child.expect(PROMPT)
+    child.send("y")
+    child.expect("Fixed 2 issues in 1 file.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1  # cell 2's finding is left
+    written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
+    assert written == [cells[0].replace('"ddp"', '"ddp_notebook"'), cells[1],
+                       "with trainer.init_module():\n    model = Model()\ntrainer.fit(model)\n"]
+
+
+# Two DDP006 findings at one place (the call ``.cuda()`` starts where ``torch.ones(...)`` does): they
+# share a key and so one fix, which takes both.
+SHARED = b'''import torch
+import lightning as L
+
+
+class Model(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        return batch.sum() + torch.ones(1, device="cuda:0").cuda()
+'''
+
+
+def test_findings_at_one_place_are_one_question(tmp_path):
+    (tmp_path / "train.py").write_bytes(SHARED)
+    child = spawn(tmp_path, "-i", "train.py")
+    child.expect(r"train\.py:7:30: DDP006 \[~\] ")
+    child.expect(r"train\.py:7:30: DDP006 \[~\] ")
+    child.expect(PROMPT)
+    child.send("n")
+    assert child.expect([PROMPT, pexpect.EOF]) == 1  # not asked again about the same fix
+    child.close()
+    assert child.exitstatus == 1 and (tmp_path / "train.py").read_bytes() == SHARED
+    child = spawn(tmp_path, "-i", "train.py")
+    child.expect(PROMPT)
+    child.send("y")
+    child.expect("Fixed 2 issues in 1 file.")  # both findings, as --write counts them
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "train.py").read_bytes() == SHARED.replace(b'torch.ones(1, device="cuda:0").cuda()',
+                                                                  b"torch.ones(1, device=self.device).to(self.device)")

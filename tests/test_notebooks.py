@@ -437,3 +437,57 @@ def test_a_compact_notebook_is_written_only_where_its_layout_shows(tmp_path, run
         else:
             assert path.read_bytes() == original, (imports, separators)
             assert "note: fixes not written" in proc.stderr.decode()
+
+
+def test_a_fix_that_would_move_a_magic_is_left_out_and_the_other_fixes_are_kept(tmp_path, run_cli_unsafe):
+    """DDP001 moves the statements after a model's construction out of ``init_module()``: where one
+    of them is ``%time trainer.fit(...)`` that fix cannot be written back. Only it is left out (a
+    note, exit 1): the other cells' fixes, and later rules' findings, are kept."""
+    fit_in_init = 'with trainer.init_module():\n    model = Model()\n    dm.setup("fit")\n    {}trainer.fit(model, datamodule=dm)\n'
+    cells = ['import lightning as L\nfrom project import DataModule, Model\ndm = DataModule()\n'
+             'trainer = L.Trainer(devices=2, strategy="ddp")\n', fit_in_init.format("%time "), fit_in_init.format("")]
+    (tmp_path / "nb.ipynb").write_bytes(notebook(cells))
+    proc = run_cli_unsafe("--write", "--show-fixes", "nb.ipynb", cwd=tmp_path)
+    out, err = proc.stdout.decode(), proc.stderr.decode()
+    assert proc.returncode == 1 and "internal error" not in out + err, out + err
+    assert "nb.ipynb:cell 2:1:1: note: fix not applied: it would move a line of IPython syntax" in err
+    assert re.search(r"cell 1:4:\d+: DDP015 \[fixed\]", out) and re.search(r"cell 3:1:1: DDP001 \[fixed\]", out), out
+    assert re.search(r"cell 2:1:1: DDP001 \[~\]", out), out
+    written = [cell["source"] for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
+    assert "".join(written[0]).endswith('strategy="ddp_notebook")\n')
+    assert "".join(written[1]) == cells[1]
+    assert "".join(written[2]) == 'with trainer.init_module():\n    model = Model()\ndm.setup("fit")\ntrainer.fit(model, datamodule=dm)\n'
+    again = run_cli_unsafe("--write", "nb.ipynb", cwd=tmp_path)
+    assert again.returncode == 1 and json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"][1]["source"] == written[1]
+
+
+def test_an_added_import_goes_after_the_install_line_not_above_it(tmp_path, run_cli_unsafe):
+    """A notebook's first lines are often ``!pip install``/``%env``: the ``import torch`` that
+    DDP012's fix needs goes after the leading imports, past those lines (above them, it would run
+    before the package is installed)."""
+    cells = ["!pip install -q torch lightning\n%env CUDA_VISIBLE_DEVICES=0,1\nimport lightning as L\n"
+             "from torch.utils.data import random_split\n",
+             'train, val = random_split(range(10), [5, 5])\ntrainer = L.Trainer(devices=2, strategy="ddp_notebook")\n']
+    (tmp_path / "nb.ipynb").write_bytes(notebook(cells))
+    proc = run_cli_unsafe("--write", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
+    assert written[0] == cells[0] + "import torch\n"
+    assert written[1].startswith("train, val = random_split(range(10), [5, 5], generator=torch.Generator()")
+
+
+def test_messages_name_ipython_lines_and_places_the_notebook_way(tmp_path, run_cli):
+    """-v explains DDP003's unsafe fix by the statement in the guard: a masked line is named by
+    its IPython syntax (never ``_ddpfix_..._0()``), and the monitoring callback's place by its cell
+    (never the line of the cells joined)."""
+    model = ("class M(L.LightningModule):\n    def validation_step(self, batch, batch_idx):\n"
+             "        loss = batch.sum()\n        if self.trainer.is_global_zero:\n"
+             '            %time print("rank zero")\n            self.log("val_loss", loss)\n        return loss\n')
+    fit = "%%time\ntrainer = L.Trainer(devices=2, strategy='ddp_notebook', callbacks=[ModelCheckpoint(monitor='val_loss')])\n"
+    setup = "import lightning as L\nfrom lightning.pytorch.callbacks import ModelCheckpoint\n"
+    (tmp_path / "nb.ipynb").write_bytes(notebook([setup, model, fit]))
+    out = run_cli("--check", "-v", "nb.ipynb", cwd=tmp_path).stdout.decode()
+    assert "DDP003" in out, out
+    assert "_ddpfix_" not in out, out
+    assert 'unsafe fix: `%time print("rank zero")` inside the guard' in out, out
+    assert "monitored by ModelCheckpoint (nb.ipynb:cell 3:2)" in out, out

@@ -28,6 +28,10 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
+#: What every mask's name starts with (a notebook's nonce follows): the edits that look for a
+#: file's leading imports step over a mask, so an import a fix adds lands after ``!pip install``.
+MASK_PREFIX = "_ddpfix_"
+
 #: Cell magics whose body IPython runs as Python in the kernel (its own namespace). ``%%timeit``
 #: runs it in a function, many times; linting it as module code is still what its author wants.
 #: ``%%python``/``%%script`` run another process, ``%%writefile`` runs nothing: not here.

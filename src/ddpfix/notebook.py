@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from ddpfix import engine
 from ddpfix.facts import ProjectFacts, file_facts
 from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
-from ddpfix.ipython_syntax import MaskedCell, lines_of, mask_cell, unmask
+from ddpfix.ipython_syntax import MASK_PREFIX, MaskedCell, lines_of, mask_cell, unmask
 from ddpfix.notebook_json import splice
 
 _LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
@@ -66,7 +66,7 @@ class Notebook:
     @property
     def mask_token(self) -> str:
         """The name every mask of IPython syntax starts with (found nowhere in the notebook)."""
-        return f"_ddpfix_{self.nonce}_"
+        return f"{MASK_PREFIX}{self.nonce}_"
 
     def marker(self, index: int) -> str:
         return f"# ddpfix-cell {index} {self.nonce}"
@@ -117,6 +117,20 @@ class Notebook:
             if text.rstrip("\r\n") == self.marker(cell_index):
                 return number + line
         return line
+
+    def ipython_text(self, text: str) -> str:
+        """``text`` (a message) with each mask it names (``_ddpfix_..._3_0()``) shown as the IPython
+        syntax it hides (``%time trainer.fit(model)``)."""
+        if self.mask_token not in text:
+            return text
+        hidden = {}
+        for cell in self.cells:
+            for mask, original in cell.masked.originals.items():
+                start = mask.find(self.mask_token)
+                if start >= 0 and mask.endswith("()"):  # a call: the line, or an assignment's right side
+                    hidden[mask[start:]] = original[start:].strip()
+        pattern = re.escape(self.mask_token) + r"\d+_\d+\(\)"
+        return re.sub(pattern, lambda m: hidden.get(m.group(), m.group()), text)
 
     def masked_lines(self, module: str) -> set[int]:
         """The 1-based lines of ``module`` that mask IPython syntax (no finding is placed there)."""
@@ -207,7 +221,9 @@ def load(data: bytes) -> Notebook:
     parse = sum(len(cell.source) for cell in notebook.cells) <= engine.MAX_PARSE_BYTES
     for cell in notebook.cells:
         if cell.skipped is None:
-            cell.masked = mask_cell(cell.source, notebook.mask_token, parse)
+            # Each cell's masks are named apart (its index in the name), so that a mask named in a
+            # message is known for the IPython line it hides.
+            cell.masked = mask_cell(cell.source, f"{notebook.mask_token}{cell.index}_", parse)
     return notebook
 
 
@@ -283,8 +299,6 @@ def fix_notebook(
             for key in only if key.code == rule.code and key.cell is not None
         }
         step = engine.fix_python(path, current.encode("utf-8"), [rule], facts, only=wanted, options=options)
-        masked = notebook.masked_lines(current) if step.findings else set()
-        step.findings = [f for f in step.findings if f.line not in masked]  # a mask is not the user's code
         for problem in step.problems:
             if problem.line is not None:
                 cell_index, line = notebook.locate(current, problem.line)
@@ -292,17 +306,21 @@ def fix_notebook(
             result.problems.append(problem)
         if any(p.level != NOTE for p in step.problems):
             findings = [_unfixed(f) for f in findings]
-            result.findings = findings + [_place(f, notebook, current, fixed=False) for f in step.findings]
+            result.findings = findings + [_place(f, notebook, current, fixed=False, original=module) for f in step.findings]
             return result
-        findings += [_place(f, notebook, current) for f in step.findings]
+        if step.changed and notebook.restore(step.fixed.decode("utf-8")) is None:
+            # Some of this rule's fixes cannot be written back: keep the others, report these unfixed.
+            step, refused = _restorable_fixes(path, notebook, current, rule, facts, options, step)
+            for finding in refused:
+                cell_index, line = notebook.locate(current, finding.line)
+                result.problems.append(Problem(path, rule.code, "fix not applied: it would move a line of IPython "
+                                               "syntax or move code between cells", line, finding.column,
+                                               cell=cell_index, level=NOTE))
+        masked = notebook.masked_lines(current) if step.findings else set()
+        step.findings = [f for f in step.findings if f.line not in masked]  # a mask is not the user's code
+        findings += [_place(f, notebook, current, original=module) for f in step.findings]
         if step.changed:
-            new = step.fixed.decode("utf-8")
-            if notebook.restore(new) is None:  # keep none of it
-                result.problems.append(Problem(path, rule.code, f"{engine.INTERNAL_ERROR}: a fix would move code between "
-                                               "cells or move a line of IPython syntax; notebook left as it was"))
-                result.findings = [_unfixed(f) for f in findings]
-                return result
-            current = new
+            current = step.fixed.decode("utf-8")
     result.findings = sorted(findings, key=lambda f: (f.cell or 0, f.line, f.column, f.code))
     if current == module:
         return result
@@ -317,17 +335,47 @@ def fix_notebook(
     return result
 
 
-def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None = None) -> Finding:
+def _restorable_fixes(path, notebook: Notebook, module: str, rule, facts, options, step: FileResult) -> tuple[FileResult, list[Finding]]:
+    """``rule`` run again over ``module`` with only the fixes whose result can be turned back into
+    cells (each tried alone, then all of them together), and the findings whose fix cannot."""
+    data = module.encode("utf-8")
+
+    def restorable(keys) -> FileResult | None:
+        attempt = engine.fix_python(path, data, [rule], facts, only=keys, options=options)
+        if any(p.level != NOTE for p in attempt.problems):
+            return None
+        if attempt.changed and notebook.restore(attempt.fixed.decode("utf-8")) is None:
+            return None
+        return attempt
+
+    fixed = [f for f in step.findings if f.fixed]
+    good = {f.key for f in fixed if restorable({f.key}) is not None}
+    together = restorable(good) if good else None
+    if together is None:  # the fixes that go back alone do not go back together: take none
+        good, together = set(), restorable(set())
+    refused = [f for f in fixed if f.key not in good]
+    return together, refused
+
+
+def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None = None,
+           original: str | None = None) -> Finding:
+    """``finding`` of the joined ``module`` placed in its cell; ``original``: the module the run's
+    facts were read from (their places, ``nb.ipynb:27``, count in it)."""
     cell_index, line = notebook.locate(module, finding.line)
     end_cell, end_line = notebook.locate(module, finding.end_line)
     if end_cell != cell_index:
         end_line = line
-    # A message that names another line ("the loader on line 17") names it the notebook's way.
+    here = re.compile(re.escape(finding.path) + r":(\d+)\b")
+
+    # A message that names another line ("the loader on line 17", "ModelCheckpoint (nb.ipynb:27)")
+    # names it the notebook's way, and a masked line by its IPython syntax.
     def in_cells(text: str) -> str:
-        return _LINE_REFERENCE.sub(lambda m: "cell {} line {}".format(*notebook.locate(module, int(m.group(1)))), text)
+        text = _LINE_REFERENCE.sub(lambda m: "cell {} line {}".format(*notebook.locate(module, int(m.group(1)))), text)
+        text = here.sub(lambda m: "{}:cell {}:{}".format(finding.path, *notebook.locate(original or module, int(m.group(1)))), text)
+        return notebook.ipython_text(text)
 
     return replace(finding, line=line, end_line=end_line, cell=cell_index, message=in_cells(finding.message),
-                   detail=in_cells(finding.detail),
+                   detail=in_cells(finding.detail), unsafe_reason=in_cells(finding.unsafe_reason),
                    fixed=finding.fixed if fixed is None else fixed and finding.fixed)
 
 

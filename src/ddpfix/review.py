@@ -81,6 +81,8 @@ class _FileReview:
                 break
             self._show_before(index)
             finding = self.listing[index]
+            # Findings at one place share a key and so one fix (engine._chosen): one question for all.
+            group = [i for i, f in enumerate(self.listing) if i not in self.shown and _offered(f) and f.key == finding.key]
             single = fix_source(self.path, self.current, [self.by_code[finding.code]], self.facts,
                                 only={finding.key}, options=self.offer)
             errors = [p for p in single.problems if p.level == "error"]
@@ -88,27 +90,27 @@ class _FileReview:
                 self.output.problems(errors)
                 self.problems.extend(errors)
                 break
-            fixed = next((f for f in single.findings if f.fixed and f.key == finding.key), None)
-            if not single.changed or fixed is None:
-                self._show(index)  # its fix cannot be carried out alone here: said, not offered
+            fixed = [f for f in single.findings if f.fixed and f.key == finding.key]
+            if not single.changed or not fixed:
+                self._show(*group)  # its fix cannot be carried out alone here: said, not offered
                 continue
             if take_rest:
-                answer = "y" if finding.safe or self.take_unsafe else "n"
+                answer = "y" if all(self.listing[i].safe for i in group) or self.take_unsafe else "n"
                 if answer == "n":
-                    self._show(index)
+                    self._show(*group)
                     continue
             else:
-                self._show(index)
+                self._show(*group)
                 self.output.diff(report.unified_diff(self.path, self.current, single.fixed))
-                answer = ask(unsafe=finding.unsafe)
+                answer = ask(unsafe=any(self.listing[i].unsafe for i in group))
             if answer == "q":
                 self._show_rest()
                 return True
             if answer == "n":
                 continue
             take_rest = take_rest or answer == "a"
-            self.accepted.append(fixed)
-            self._advance(index, single.output)
+            self.accepted.extend(fixed)
+            self._advance(group, single.output)
         self._show_rest()
         return False
 
@@ -122,17 +124,20 @@ class _FileReview:
         found = fix_source(self.path, data, self.rules, self.facts, options=self.offer, fix=False).findings
         return sorted(found, key=_place)
 
-    def _advance(self, index: int, data: bytes) -> None:
-        """Move to the version with one more fix: what was shown of the old version stays shown."""
-        old = [f for i, f in enumerate(self.listing) if i != index]
-        old_shown = {j - (j > index) for j in self.shown if j != index}
+    def _advance(self, fixed: list[int], data: bytes) -> None:
+        """Move to the version with one more fix (the findings ``fixed`` share it): what was shown
+        of the old version stays shown."""
+        kept = [i for i in range(len(self.listing)) if i not in fixed]
+        old = [self.listing[i] for i in kept]
+        old_shown = {position for position, i in enumerate(kept) if i in self.shown}
         new = self._read(data)
         self.shown = carry_over(old, old_shown, new)
         self.listing, self.current = new, data
 
-    def _show(self, index: int) -> None:
-        self.shown.add(index)
-        self.output.finding(self.listing[index])
+    def _show(self, *indexes: int) -> None:
+        for index in indexes:
+            self.shown.add(index)
+            self.output.finding(self.listing[index])
 
     def _show_before(self, index: int) -> None:
         """The findings without a fix offered that stand before the next question, in place."""
@@ -205,9 +210,18 @@ def ask(unsafe: bool = False, read: Callable[[], str] | None = None) -> str:
         click.echo("Please answer y, n, a or q.")
 
 
+# Keys typed ahead (while the next fix was being worked out) that one read brought in with the key
+# it answered: each answers a later question, in order, as ``git add -p`` takes them.
+_typed_ahead: list[str] = []
+# One key: an escape sequence (an arrow key) whole, else one character.
+_KEY = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|O.|.)?|.", re.S)
+
+
 def read_key() -> str:
     """One key press, read in cbreak mode (no Enter, no echo; Ctrl-C still interrupts); a line
     where stdin is not a terminal (or has no termios, as on Windows)."""
+    if _typed_ahead:
+        return _key(_typed_ahead.pop(0))
     if sys.stdin.isatty():
         try:
             import termios
@@ -220,13 +234,35 @@ def read_key() -> str:
             try:
                 tty.setcbreak(fd)
                 data = os.read(fd, 32)
+                while data and _incomplete_utf8(data):  # a character split by the read
+                    more = os.read(fd, 32)
+                    if not more:
+                        break
+                    data += more
             finally:
                 termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-            key = data.decode("utf-8", "replace")[:1]
-            if key in ("", "\x04"):  # Ctrl-D
+            keys = _KEY.findall(data.decode("utf-8", "replace"))
+            if not keys:
                 raise EOFError
-            return key
+            _typed_ahead.extend(keys[1:])
+            return _key(keys[0])
     line = sys.stdin.readline()
     if not line:
         raise EOFError
     return line
+
+
+def _key(key: str) -> str:
+    if key == "\x04":  # Ctrl-D
+        raise EOFError
+    return key
+
+
+def _incomplete_utf8(data: bytes) -> bool:
+    """Whether ``data`` ends inside a UTF-8 character."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # a lead byte (or ASCII): how many bytes its character takes
+            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4 if byte >> 3 == 0b11110 else 1
+            return need > back
+    return False

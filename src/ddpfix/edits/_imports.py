@@ -4,11 +4,23 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ddpfix.ipython_syntax import MASK_PREFIX
+
 
 def _is_import(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
     )
+
+
+def _is_ipython_mask(statement: cst.CSTNode) -> bool:
+    """A notebook's line of IPython syntax, masked (``!pip install x`` as ``_ddpfix_..._0()``): an
+    import added after it, not above the install or ``%env`` that the imports may need."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    value = statement.body[0].value if isinstance(statement.body[0], cst.Expr) else None
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+            and value.func.value.startswith(MASK_PREFIX) and not value.args)
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
@@ -33,13 +45,14 @@ def has_plain_import(module: cst.Module, name: str) -> bool:
 
 
 def ensure_import(module: cst.Module, name: str) -> cst.Module:
-    """``module`` with ``import <name>`` after its leading imports (or its docstring), unless it has one."""
+    """``module`` with ``import <name>`` after its leading imports (or its docstring; a notebook's
+    masked IPython lines among them count with them), unless it has one."""
     if has_plain_import(module, name):
         return module
     body = list(module.body)
     position = 0
     for index, statement in enumerate(body):
-        if _is_import(statement):
+        if _is_import(statement) or _is_ipython_mask(statement):
             position = index + 1
         elif index == 0 and _is_docstring(statement):
             position = 1
