@@ -19,6 +19,7 @@ import click
 from ddpfix import __version__, report
 from ddpfix.config import ConfigError, find_pyproject
 from ddpfix.config import load as load_config
+from ddpfix.budget import limit_options
 from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
@@ -111,9 +112,16 @@ class Output:
 @click.option("--color/--no-color", default=None, help="Colour the output (default: only on a terminal, unless NO_COLOR is set).")
 @click.option("--list-rules", is_flag=True, help="List the rules and exit.")
 @click.option("--explain", metavar="CODE", help="Print a rule's page (what, why, before/after) and exit.")
+@click.option("--max-file-size", metavar="SIZE", default=None,
+              help="Largest file parsed, e.g. 8MiB (default 4MiB); larger ones are reported (E902). See docs/limits.md.")
+@click.option("--fix-time-budget", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", default=None,
+              help="Time each file's analysis and fixes may take (default 60); a file over it is left as it was (E903).")
+@click.option("--fix-memory-budget", metavar="SIZE", default=None,
+              help="Memory each file's analysis and fixes may take, e.g. 4GiB (default 2GiB); over it: E903.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
-            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain):
+            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
+            max_file_size, fix_time_budget, fix_memory_budget):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; '-' reads stdin).
 
     By default ddpfix previews the fixes as a diff and, on a terminal, asks before writing.
@@ -147,6 +155,10 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     rules = select_rules(select, ignore) if select else select_rules(config.select, [*config.ignore, *ignore])
     options = {"log_mode": log_mode or config.log_mode or "auto", "show_suppressed": show_suppressed,
                "unsafe_fixes": bool(config.unsafe_fixes if unsafe_fixes is None else unsafe_fixes)}
+    try:
+        options.update(limit_options(config, max_file_size, fix_time_budget, fix_memory_budget))
+    except ValueError as err:
+        raise click.UsageError(str(err)) from err
     exclude = [*(exclude or config.exclude), *config.extend_exclude]
     jobs = jobs or config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"

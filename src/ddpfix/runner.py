@@ -9,7 +9,7 @@ import stat
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
+from ddpfix.engine import READ_ERROR, allow_deep_trees, decode_problem, max_file_size
 from ddpfix.sources import fix_source, is_notebook
 import ddpfix.facts as facts_module
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
@@ -267,7 +267,7 @@ def _facts_of_data(path: str, data: bytes | Problem) -> FileFacts:
 
 
 def _facts_or_raise(path: str, data: bytes | Problem, defer: bool = True) -> FileFacts:
-    if isinstance(data, Problem) or len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
+    if isinstance(data, Problem) or len(data) > max_file_size(_scan_options):  # too large to parse: the fix pass says so
         return FileFacts()
     if is_notebook(path):
         from ddpfix.notebook import python_source
@@ -348,7 +348,7 @@ def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]],
     """``engine._fix_source``'s first questions, asked while the facts pass has the bytes anyway:
     a file that cannot be read or decoded, or that some rule's trigger words may concern, goes to
     the fix pass. Only ever SKIP where ``fix_source`` would return nothing to say."""
-    if isinstance(data, Problem) or is_notebook(path) or len(data) > MAX_PARSE_BYTES:
+    if isinstance(data, Problem) or is_notebook(path) or len(data) > max_file_size(_scan_options):
         return FIX
     if decode_problem(path, data, nul_checked=True) is not None:  # ``read_source`` checked for NUL bytes
         return FIX
