@@ -9,8 +9,10 @@ The cases (deterministic):
   generated or concatenated project would have them: the fixture inputs with findings of every rule
   (``corpus.fixture_snippets``, renamed per copy so no two classes clash), padded with ordinary code
   (helpers, datasets, dataclasses, argument parsers) as corpus B pads its scripts.
-- ``many_logs.py`` (~710 kB): one LightningModule whose ``on_validation_epoch_end`` holds 20,000
-  ``self.log`` calls without ``sync_dist`` (20,000 DDP002 findings, each with a safe fix).
+- ``many_logs.py`` (~710 kB): one ``training_step`` whose rank guard holds 20,000 ``self.log`` calls
+  (20,000 DDP003 findings, each with a fix).
+- ``many_epoch_logs.py`` (~80 kB): one ``on_validation_epoch_end`` with 2,000 ``self.log`` calls without
+  ``sync_dist`` (2,000 DDP004 findings).
 - ``long_sum.py``: one ``self.log`` whose value is a 30,000-term ``b.sum() + b.sum() + ...``: a tree
   far deeper than any real file, which LibCST's native parser does not finish in minutes (and a
   module-level ``Trainer`` whose DDP011 fix, with ``--unsafe-fixes``, needs LibCST's tree).
@@ -58,7 +60,23 @@ def lightning_file(size: int, seed: int = 0) -> str:
 
 
 def many_logs_file(calls: int = 20_000) -> str:
-    """One method with ``calls`` ``self.log`` calls at epoch end, none synchronised (DDP002 each)."""
+    """One method with ``calls`` ``self.log`` calls under a rank guard (a DDP003 finding and fix
+    each: ``rank_zero_only=True``)."""
+    lines = [
+        "import lightning as L\n\n\n",
+        "class Wide(L.LightningModule):\n",
+        "    def training_step(self, batch, batch_idx):\n",
+        "        loss = self(batch).mean()\n",
+        "        if self.global_rank == 0:\n",
+    ]
+    lines += [f'            self.log("t{i}", loss)\n' for i in range(calls)]
+    lines.append("        return loss\n")
+    return "".join(lines)
+
+
+def many_epoch_logs_file(calls: int = 2_000) -> str:
+    """One epoch-end hook with ``calls`` ``self.log`` calls without ``sync_dist`` (a DDP004 finding
+    each, whose safety proof reads the hook up to the call: quadratic in the hook's length)."""
     lines = [
         "import lightning as L\nimport torch\n\n\n",
         "class Wide(L.LightningModule):\n",
@@ -91,6 +109,7 @@ def make(folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     cases = {f"lightning_{name}.py": lightning_file(size) for name, size in SIZES.items()}
     cases["many_logs.py"] = many_logs_file()
+    cases["many_epoch_logs.py"] = many_epoch_logs_file()
     cases["long_sum.py"] = long_sum_file()
     written = []
     for name, text in cases.items():
@@ -113,7 +132,8 @@ def _measure(command: list[str], env: dict, timeout: float) -> dict:
 
 def _ddpfix(src: str, mode: str, path: Path) -> tuple[list[str], dict]:
     env = {**os.environ, "PYTHONPATH": src}
-    return [sys.executable, "-m", "ddpfix", f"--{mode}", "--jobs", "1", "--quiet", "--no-respect-gitignore",
+    flags = ["--diff", "--unsafe-fixes"] if mode == "diff-unsafe" else [f"--{mode}"]
+    return [sys.executable, "-m", "ddpfix", *flags, "--jobs", "1", "--quiet", "--no-respect-gitignore",
             str(path)], env
 
 
@@ -161,7 +181,7 @@ def main(argv: list[str]) -> int:
     measured = sub.add_parser("measure")
     measured.add_argument("folder", type=Path)
     measured.add_argument("--main", help="another checkout's src folder to measure beside this one (before/after)")
-    measured.add_argument("--modes", default="diff,check")
+    measured.add_argument("--modes", default="diff,check", help="of diff, check, diff-unsafe (--diff --unsafe-fixes)")
     measured.add_argument("--only", default="", help="comma-separated file stems")
     measured.add_argument("--timeout", type=float, default=600)
     measured.add_argument("--out", type=Path)
