@@ -181,6 +181,7 @@ def main(argv: list[str]) -> int:
     measured = sub.add_parser("measure")
     measured.add_argument("folder", type=Path)
     measured.add_argument("--main", help="another checkout's src folder to measure beside this one (before/after)")
+    measured.add_argument("--this", default=str(ROOT / "src"), help="the src folder measured as 'this' (default: this checkout's)")
     measured.add_argument("--modes", default="diff,check", help="of diff, check, diff-unsafe (--diff --unsafe-fixes)")
     measured.add_argument("--only", default="", help="comma-separated file stems")
     measured.add_argument("--timeout", type=float, default=600)
@@ -190,7 +191,7 @@ def main(argv: list[str]) -> int:
         for path in make(args.folder):
             print(f"{path}  {path.stat().st_size / 1000:.0f} kB")
         return 0
-    others = {"this": str(ROOT / "src")}
+    others = {"this": args.this}
     if args.main:
         others = {"main": args.main, **others}
     rows = measure(args.folder, others, args.modes.split(","), args.timeout, [s for s in args.only.split(",") if s])
