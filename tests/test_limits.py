@@ -73,8 +73,9 @@ def test_a_tiny_time_budget_leaves_the_file_and_keeps_its_findings(tmp_path, run
                      cwd=tmp_path, timeout=120)
     text = output(result)
     assert result.returncode == 2, text
-    assert "train.py: E903 too slow to fix: still working after" in text
-    assert "over the 0.01 s budget per file (fix-time-budget); file left as it was" in text
+    assert "train.py: E903 too slow to fix: " in text
+    assert "0.01 s budget per file" in text
+    assert "(fix-time-budget); file left as it was" in text
     assert "train.py:13:1: DDP011" in text  # the finding, computed before the budget ran out
     assert "+++ " not in text
     assert (tmp_path / "train.py").read_bytes() == SPAWN.read_bytes()
@@ -100,7 +101,7 @@ def test_budgets_and_size_limit_come_from_pyproject(tmp_path, run_cli):
     (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nfix-time-budget = 0.01\nfix-memory-budget = "4GiB"\n')
     result = run_cli("--diff", "--unsafe-fixes", "--jobs", "1", "train.py", cwd=tmp_path, timeout=120)
     assert result.returncode == 2
-    assert "over the 0.01 s budget per file" in output(result)
+    assert "E903 too slow to fix: " in output(result) and "0.01 s budget per file" in output(result)
     # The flag wins over the file: a generous budget fixes the file.
     result = run_cli("--diff", "--unsafe-fixes", "--jobs", "1", "--fix-time-budget", "100", "train.py",
                      cwd=tmp_path, timeout=120)

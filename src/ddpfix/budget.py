@@ -51,6 +51,8 @@ LIBCST_BYTES_PER_BYTE = 450
 #: LibCST's parse time grows with the cube of the deepest chain of nested expressions (left-leaning
 #: ``a + b + c ...``, ``x.f().g()...``, ``x[0][0]...``): about this many seconds per depth**3.
 LIBCST_SECONDS_PER_DEPTH_CUBED = 4e-9
+#: LibCST's parse of ordinary code, seconds per MB, on a fast machine (it errs on the side of parsing).
+LIBCST_SECONDS_PER_MB = 1.0
 #: Below this depth no prediction is needed (LibCST takes milliseconds): the tree is not measured.
 SHALLOW = 200
 
@@ -117,6 +119,10 @@ def limit_options(config, max_file_size: str | None, time_budget: float | None, 
     return options
 
 
+def _seconds(value: float) -> str:
+    return f"{value:.1f}" if value >= 1 else f"{value:.2f}"
+
+
 def describe_size(size: int) -> str:
     """``4 MiB``, ``1.5 GiB``, ``976.6 KiB``: as the settings are written."""
     for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
@@ -141,8 +147,8 @@ class Budget:
         """Why the file is over its budget, or None."""
         elapsed = time.monotonic() - self.started
         if elapsed > self.seconds:
-            taken = f"{elapsed:.1f}" if elapsed >= 1 else f"{elapsed:.2f}"
-            return f"too slow to fix: still working after {taken} s, over the {self.seconds:g} s budget per file (fix-time-budget)"
+            return (f"too slow to fix: still working after {_seconds(elapsed)} s, over the {self.seconds:g} s budget "
+                    "per file (fix-time-budget)")
         rss = _rss()
         if rss is not None and self.base_rss is not None and rss - self.base_rss > self.memory:
             return (f"too large to fix: {describe_size(rss - self.base_rss)} of memory taken, over the "
@@ -185,7 +191,8 @@ def bounded(options: Mapping[str, object] | None) -> Iterator[Budget]:
                     raise OverBudget(reason)
 
         previous = signal.signal(signal.SIGALRM, tick)
-        signal.setitimer(signal.ITIMER_REAL, min(TICK, budget.seconds), TICK)
+        # Someone else's timer (an embedding program's alarm) is put back afterwards, less the time spent.
+        other_delay, other_interval = signal.setitimer(signal.ITIMER_REAL, min(TICK, budget.seconds), TICK)
     try:
         yield budget
     finally:
@@ -193,6 +200,9 @@ def bounded(options: Mapping[str, object] | None) -> Iterator[Budget]:
         if timed:
             signal.setitimer(signal.ITIMER_REAL, 0, 0)
             signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+            if other_delay > 0:
+                left = other_delay - (time.monotonic() - budget.started)
+                signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), other_interval)
 
 
 def checkpoint() -> None:
@@ -221,6 +231,13 @@ def libcst_refusal(tree: ast.Module, size: int) -> str | None:
     if depth > SHALLOW and predicted > seconds:
         return (f"too deeply nested to fix: an expression at line {line} is nested {depth:,} levels deep; "
                 f"LibCST would take about {predicted:,.0f} s to parse it, over the {seconds:g} s budget per file "
+                "(fix-time-budget)")
+    # The time left must hold the parse too: once started, it runs to its end, over budget or not.
+    spent = time.monotonic() - budget.started if budget is not None else 0.0
+    predicted += size / 1e6 * LIBCST_SECONDS_PER_MB
+    if spent + predicted > seconds:
+        return (f"too slow to fix: {_seconds(spent)} s of the {seconds:g} s budget per file spent, and LibCST's "
+                f"parse of this {describe_size(size)} file would take about {_seconds(predicted)} s more "
                 "(fix-time-budget)")
     return None
 
