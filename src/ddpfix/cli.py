@@ -17,8 +17,9 @@ from dataclasses import replace
 import click
 
 from ddpfix import __version__, interrupts, report
+from ddpfix.budget import limit_options
 from ddpfix.cli_help import EPILOG, HELP_WIDTH
-from ddpfix.config import ConfigError
+from ddpfix.config import Config, ConfigError
 from ddpfix.engine import allow_deep_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
@@ -166,12 +167,19 @@ class Output:
               "too (the pre-commit hooks pass it): by default a path named is checked even if excluded.")
 @click.option("--show-settings", is_flag=True, help="Print the settings that apply to each PATH and where they come "
               "from, then exit.")
+@click.option("--max-file-size", metavar="SIZE", default=None,
+              help="Largest file parsed, e.g. 8MiB (default 4MiB); larger ones are reported (E902). See docs/limits.md.")
+@click.option("--fix-time-budget", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS", default=None,
+              help="Time each file's analysis and fixes may take (default 60); a file over it is left as it was (E903).")
+@click.option("--fix-memory-budget", metavar="SIZE", default=None,
+              help="Memory each file's analysis and fixes may take, e.g. 4GiB (default 2GiB); over it: E903.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
             log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
             extend_select, statistics, exit_zero, add_noqa,
             verbose, show_fixes, no_pager,
-            force_exclude, show_settings):
+            force_exclude, show_settings,
+            max_file_size, fix_time_budget, fix_memory_budget):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; default '.';
     '-' reads stdin).
 
@@ -195,10 +203,14 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
         paths = ("-",) if stdin_filename else (".",)
     start = stdin_filename if "-" in paths and stdin_filename else (paths[0] if paths and paths[0] != "-" else ".")
     select_rules(select, ignore, extend_select)  # the flags' own errors are usage errors
+    try:
+        limit_options(Config(), max_file_size, fix_time_budget, fix_memory_budget)
+    except ValueError as err:
+        raise click.UsageError(str(err)) from err
     # Each file is checked with the settings of its nearest [tool.ddpfix] (settings.py); the first
     # PATH's settings give the run's ``jobs`` and the rules of stdin.
     resolver = Resolver(Flags(tuple(select), tuple(ignore), tuple(exclude), log_mode, unsafe_fixes, show_suppressed,
-                              config_path, tuple(extend_select)))
+                              config_path, tuple(extend_select), max_file_size, fix_time_budget, fix_memory_budget))
     try:
         settings = resolver.for_path(start)
         if show_settings:

@@ -2,7 +2,8 @@
 
 Keys: ``select``, ``extend-select``, ``ignore``, ``exclude``, ``extend-exclude`` (lists of strings), ``log-mode``
 (``auto`` | ``rank-zero-only`` | ``sync-dist``), ``jobs`` (a positive integer) and ``unsafe-fixes``
-(a boolean: also apply the fixes not proven safe, as ``--unsafe-fixes``). An unknown key or
+(a boolean: also apply the fixes not proven safe, as ``--unsafe-fixes``); the limits per file
+``max-file-size``, ``fix-time-budget``, ``fix-memory-budget`` (docs/limits.md). An unknown key or
 rule, or a value of the wrong type, is an error that names the key and the file.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 LOG_MODES = ("auto", "rank-zero-only", "sync-dist")
 LIST_KEYS = ("select", "ignore", "exclude", "extend-exclude", "extend-select")
+LIMIT_KEYS = ("max-file-size", "fix-time-budget", "fix-memory-budget")  # checked by budget.limit_setting
 
 
 class ConfigError(Exception):
@@ -31,6 +33,9 @@ class Config:
     log_mode: str | None = None
     jobs: int | None = None
     unsafe_fixes: bool | None = None
+    max_file_size: int | None = None
+    fix_time_budget: float | None = None
+    fix_memory_budget: int | None = None
 
 
 def find_pyproject(start: str) -> str | None:
@@ -95,7 +100,14 @@ def load(path: str | None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: [tool.ddpfix] unsafe-fixes must be true or false")
             config.unsafe_fixes = value
+        elif key in LIMIT_KEYS:
+            from ddpfix.budget import limit_setting
+
+            try:
+                setattr(config, key.replace("-", "_"), limit_setting(key, value))
+            except ValueError as err:
+                raise ConfigError(f"{path}: [tool.ddpfix] {err}") from err
         else:
-            known = ", ".join((*LIST_KEYS, "log-mode", "jobs", "unsafe-fixes"))
+            known = ", ".join((*LIST_KEYS, "log-mode", "jobs", "unsafe-fixes", *LIMIT_KEYS))
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.ddpfix] (known: {known})")
     return config

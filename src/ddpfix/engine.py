@@ -16,6 +16,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ddpfix import budget
+from ddpfix.budget import TOO_COSTLY, OverBudget
 from ddpfix.edits import apply_edits
 from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
@@ -133,8 +135,14 @@ RECURSION_LIMIT = 20_000
 
 # LibCST holds several hundred bytes of tree per byte of source: a 50 MB generated file took 23 GB
 # and more than five minutes. A file this large that holds trigger words is reported, not parsed;
-# the largest file in torch, lightning and transformers is 1.4 MB.
-MAX_PARSE_BYTES = 4 * 1024 * 1024
+# the largest file in torch, lightning and transformers is 1.4 MB. The default of the
+# ``max-file-size`` setting (``options["max_file_size"]``; docs/limits.md).
+MAX_PARSE_BYTES = budget.DEFAULT_MAX_FILE_SIZE
+
+
+def max_file_size(options: Mapping[str, object] | None) -> int:
+    """The largest file parsed, in bytes (``--max-file-size``)."""
+    return int((options or {}).get("max_file_size") or MAX_PARSE_BYTES)
 
 # Rounds of the rules over a file in fix mode, at most: each round after the first only runs while
 # some rule's fix changed what another rule sees (one extra round in practice).
@@ -156,11 +164,25 @@ def fix_python(
 ) -> FileResult:
     """Run ``rules`` over one Python file's bytes, whatever its name; see ``_fix_source``. Never
     raises: a bug of ours outside any rule (reading imports, facts) costs this file, reported, and
-    never the run."""
+    never the run. The work keeps within the file's budget of time and memory (``budget``): a
+    file over it keeps its bytes and the findings computed so far, with an ``E903``."""
+    result = FileResult(path, data)
     try:
-        return _fix_source(path, data, rules, facts, only, options)
+        with budget.bounded(options):
+            return _fix_source(path, data, rules, facts, only, options, result)
+    except OverBudget as over:
+        return over_budget(result, over.message)
     except Exception as err:
         return internal_error(path, data, err)
+
+
+def over_budget(result: FileResult, message: str) -> FileResult:
+    """The file's result once its budget is spent: its original bytes, the findings computed so
+    far (none of them fixed), and why."""
+    result.fixed = None
+    result.findings = sorted((_unfixed(f) for f in result.findings), key=lambda f: (f.line, f.column, f.code))
+    result.problems.append(Problem(result.path, TOO_COSTLY, f"{message}; file left as it was"))
+    return result
 
 
 def internal_error(path: str, data: bytes, err: Exception) -> FileResult:
@@ -175,15 +197,15 @@ def _fix_source(
     facts: ProjectFacts | None,
     only: Collection[FixKey] | None,
     options: Mapping[str, object] | None,
+    result: FileResult,
 ) -> FileResult:
-    """Run ``rules`` over one file's bytes.
+    """Run ``rules`` over one file's bytes, into ``result`` (empty: ``FileResult(path, data)``).
 
     ``only``: apply just the fixes with these keys (None: every fixable finding). Findings of other
     fixable cases are still reported, as not fixed. ``facts``: what the run knows across files; None
     means this file is the whole run. ``options``: rule settings such as ``log_mode``. Whatever fails, the result's bytes are either
     the original or a version that parsed and compiled after every rule that changed it.
     """
-    result = FileResult(path, data)
     problem = decode_problem(path, data)
     if problem is not None:
         result.problems.append(problem)
@@ -199,9 +221,11 @@ def _fix_source(
         active = [rule for rule in active if not rule.module_only]
     if not active:
         return result
-    if len(data) > MAX_PARSE_BYTES:
-        size, limit = len(data) / 2**20, MAX_PARSE_BYTES / 2**20
-        result.problems.append(Problem(path, READ_ERROR, f"not analysed: {size:.1f} MiB is over the {limit:g} MiB limit for parsing"))
+    limit = max_file_size(options)
+    if len(data) > limit:
+        size = len(data) / 2**20
+        result.problems.append(Problem(path, READ_ERROR, f"not analysed: {size:.1f} MiB is over the "
+                                       f"{budget.describe_size(limit)} limit for parsing (max-file-size)"))
         return result
     tree = _check_syntax(path, data)
     if isinstance(tree, Problem):
@@ -226,11 +250,17 @@ def _fix_source(
     if readers:
         # Their findings stand in the bytes the result holds: the fixed code, or the original
         # when nothing changed or something failed (then the file keeps its original bytes).
-        found, failed = _read_tree(path, tree, data, readers, facts, options, result)
-        if not failed and current is not None and current != data:
-            found_in_fixed, failed = _read_tree(path, fixed_tree, current, readers, facts, options, result)
-            if not failed:
-                found = found_in_fixed
+        found: list = []
+        try:
+            failed = _read_tree(path, tree, data, readers, facts, options, result, found)
+            if not failed and current is not None and current != data:
+                found_in_fixed: list = []
+                failed = _read_tree(path, fixed_tree, current, readers, facts, options, result, found_in_fixed)
+                if not failed:
+                    found = found_in_fixed
+        except OverBudget:
+            result.findings += found  # those of the original, read before the budget ran out
+            raise
         if failed:
             current = None
             result.findings = [_unfixed(f) for f in result.findings]
@@ -245,32 +275,38 @@ def _report(path: str, tree: ast.Module, data: bytes, active: Sequence[type[Rule
             options: Mapping[str, object], result: FileResult) -> None:
     """Report-only (nothing is rewritten, so every rule reads the file as it is, from one tree):
     the same ``check`` a run that fixes asks, so the two cannot disagree."""
-    found, _failed = _read_tree(path, tree, data, active, facts, options, result)
-    result.findings += found
+    found: list = []
+    try:
+        _read_tree(path, tree, data, active, facts, options, result, found)
+    finally:  # over budget: the findings of the rules that finished are kept
+        result.findings += found
     result.findings.sort(key=lambda f: (f.line, f.column, f.code))
 
 
 def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Rule]], facts: ProjectFacts,
-               options: Mapping[str, object], result: FileResult) -> tuple[list, bool]:
-    """The findings of ``rules`` on CPython's tree of ``data``, and whether one of them failed (the
-    failure is added to ``result``; the file must then keep its original bytes)."""
+               options: Mapping[str, object], result: FileResult, found: list) -> bool:
+    """The findings of ``rules`` on CPython's tree of ``data``, added to ``found`` rule by rule;
+    whether one of the rules failed (the failure is added to ``result``; the file must then keep
+    its original bytes)."""
     view = TreeView(tree, data)
-    found = []
     for rule in rules:
+        budget.checkpoint()
         ctx = RuleContext(path, rule, view, facts, frozenset(), options)
         try:
             rule().check(tree, ctx)
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
-            result.problems.append(Problem(path, rule.code, _failure(err)))
-            return found, True
+            result.problems.append(_failure(path, rule.code, err))
+            return True
         found += ctx.findings
-    return found, False
+    return False
 
 
-def _failure(err: Exception) -> str:
+def _failure(path: str, code: str, err: Exception) -> Problem:
     if isinstance(err, RecursionError):
-        return f"{INTERNAL_ERROR}: the code is nested too deeply to analyse; file left as it was"
-    return f"{INTERNAL_ERROR}: {type(err).__name__}: {err}"
+        # Not a bug: a limit, as a budget is (an expression thousands of levels deep).
+        return Problem(path, TOO_COSTLY, f"too deeply nested to analyse: {code} reached Python's recursion limit; "
+                       "file left as it was")
+    return Problem(path, code, f"{INTERNAL_ERROR}: {type(err).__name__}: {err}")
 
 
 class _Versions:
@@ -294,6 +330,10 @@ class _Versions:
         later fix rewrites never needs them (they cost more than the parse). A tree parsed from
         bytes that LibCST does not give back byte for byte is refused: a rewrite could lose text."""
         if self._cst is None or self._cst[0] is not data:
+            # LibCST's native parser cannot be interrupted: what it would cost is judged first.
+            refusal = budget.libcst_refusal(self._view.tree, len(data))
+            if refusal is not None:
+                raise OverBudget(refusal)
             module = _parse(self.path, data)
             if isinstance(module, Problem):
                 return module
@@ -323,6 +363,19 @@ class _Versions:
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
           only: Collection[FixKey] | None, options: Mapping[str, object], result: FileResult,
           tree: ast.Module) -> tuple[bytes, ast.Module] | None:
+    """``_rounds``; over budget, the findings of the rules' runs that finished are kept."""
+    fixed: list = []
+    last_run: dict[str, list] = {}
+    try:
+        return _rounds(path, data, active, facts, only, options, result, tree, fixed, last_run)
+    except OverBudget:
+        result.findings = _gathered(fixed, last_run)
+        raise
+
+
+def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,
+            only: Collection[FixKey] | None, options: Mapping[str, object], result: FileResult,
+            tree: ast.Module, fixed: list, last_run: dict[str, list]) -> tuple[bytes, ast.Module] | None:
     """The fixable rules, in rounds: each rule's ``check`` on CPython's tree of the current version
     decides its findings, how safe each fix is and the fix's typed edits, which are carried out on
     the text (``_spliced``) or on LibCST's tree of that same version (parsed only when a fix needs
@@ -336,20 +389,20 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
     # DDP003 then understands ``os.environ["RANK"]``). So that a second run has nothing left to
     # do, the rules go round until each has run on the final code; with ``only`` (fixes picked by
     # hand) one round applies exactly what was picked. Each rule's fixed findings are kept from
-    # the run that fixed them, its other findings from its last run.
-    fixed: list = []
-    last_run: dict[str, list] = {}
+    # the run that fixed them, its other findings from its last run (``fixed``, ``last_run``).
     unchanged_in_a_row, runs = 0, 0
     last_change: dict[str, int] = {}  # rule code -> the run in which it last changed the file
-    budget = len(active) * (MAX_ROUNDS if only is None else 1)
-    while unchanged_in_a_row < len(active) and runs < budget:
+    max_runs = len(active) * (MAX_ROUNDS if only is None else 1)
+    while unchanged_in_a_row < len(active) and runs < max_runs:
         rule = active[runs % len(active)]
         runs += 1
         ctx = None
+        budget.checkpoint()
         try:
             view = versions.current
             ctx = RuleContext(path, rule, view, facts, only, options)
             rule().check(view.tree, ctx)
+            last_run[rule.code] = ctx.findings  # this run's, should the budget end the file's work here
             new_data, new_module = None, None
             if ctx.fixes_applied:
                 new_data = _spliced(view, ctx)
@@ -363,7 +416,7 @@ def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFa
                 new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + (ctx.findings if ctx else [])]
-            result.problems.append(Problem(path, rule.code, _failure(err)))
+            result.problems.append(_failure(path, rule.code, err))
             return None
         fixed += [f for f in ctx.findings if f.fixed]
         last_run[rule.code] = [f for f in ctx.findings if not f.fixed]

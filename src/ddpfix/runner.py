@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ddpfix.engine import MAX_PARSE_BYTES, READ_ERROR, allow_deep_trees, decode_problem
+from ddpfix.engine import READ_ERROR, allow_deep_trees, decode_problem, max_file_size
 from ddpfix.interrupts import deferred, ignore_in_worker, stop_pool
 from ddpfix.syntax import with_syntax_checked
 from ddpfix.sources import fix_source, is_notebook
@@ -368,7 +368,7 @@ def _facts_or_raise(path: str, data: bytes | Problem, defer: bool = True) -> Fil
         data = python_source(data)
         if data is None:
             return FileFacts()
-    if len(data) > MAX_PARSE_BYTES:  # too large to parse: the fix pass says so
+    if len(data) > max_file_size(_scan_options):  # too large to parse: the fix pass says so
         return FileFacts()
     return file_facts(path, data, defer=defer)
 
@@ -477,7 +477,7 @@ def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]],
     """``engine._fix_source``'s first questions, asked while the facts pass has the bytes anyway:
     a file that cannot be read or decoded, or that some rule's trigger words may concern, goes to
     the fix pass. Only ever SKIP where ``fix_source`` would return nothing to say."""
-    if isinstance(data, Problem) or is_notebook(path) or len(data) > MAX_PARSE_BYTES:
+    if isinstance(data, Problem) or is_notebook(path) or len(data) > max_file_size(_scan_options):
         return FIX
     if decode_problem(path, data, nul_checked=True) is not None:  # ``read_source`` checked for NUL bytes
         return FIX

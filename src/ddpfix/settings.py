@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ddpfix.config import Config, ConfigError, declares_settings, load
+from ddpfix.budget import describe_limit, limit_options
+from ddpfix.config import LIMIT_KEYS, Config, ConfigError, declares_settings, load
 from ddpfix.rules import UnknownRule, select_rules
 from ddpfix.rules.base import Rule
 
@@ -38,6 +39,10 @@ class Flags:
     show_suppressed: bool = False
     config: str | None = None  # --config FILE: this file's table for every file
     extend_select: tuple[str, ...] = ()
+    # The limits per file (docs/limits.md), as the flags give them (checked by budget.limit_options).
+    max_file_size: str | None = None
+    fix_time_budget: float | None = None
+    fix_memory_budget: str | None = None
 
 
 class Settings:
@@ -64,6 +69,7 @@ class Settings:
             "log_mode": flags.log_mode or config.log_mode or "auto",
             "show_suppressed": flags.show_suppressed,
             "unsafe_fixes": bool(config.unsafe_fixes if flags.unsafe_fixes is None else flags.unsafe_fixes),
+            **limit_options(config, flags.max_file_size, flags.fix_time_budget, flags.fix_memory_budget),
         }
         # --exclude replaces the table's ``exclude``; ``extend-exclude`` always adds to it.
         base = os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd()
@@ -115,6 +121,7 @@ class Settings:
             f"unsafe-fixes = {str(self.options['unsafe_fixes']).lower()}",
             f"exclude = [{', '.join(repr(p) for p in exclude)}]",
             f"jobs = {self.config.jobs if self.config.jobs is not None else 'one per CPU'}",
+            *(f"{key} = {describe_limit(key, self.options.get(key.replace('-', '_')))}" for key in LIMIT_KEYS),
         ]
 
 

@@ -338,15 +338,12 @@ class Effects:
         return verdict
 
     def _rebound(self, name: str) -> bool:
-        for node in walk(self.tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                    (alias.asname or alias.name).split(".")[0] == name for alias in node.names):
-                return True
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-                return True
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-                return True
-        return False
+        # The file's rebound names in one walk, kept on its tree: asked for each class a call may
+        # construct, a walk per name made a file with many classes quadratic.
+        names = getattr(self.tree, "_ddpfix_rebound", None)
+        if names is None:
+            names = self.tree._ddpfix_rebound = _rebound_names(self.tree)
+        return name in names
 
     def _judge(self, node: ast.ClassDef, seen: frozenset[str]) -> str | None:
         if not node.bases:
@@ -449,3 +446,16 @@ def _parameters(function: ast.FunctionDef) -> list[str]:
     if names and names[0] in rebound:
         return []
     return [names[0], *(n for n in names[1:] if n not in rebound)] if names else []
+
+
+def _rebound_names(tree: ast.AST) -> frozenset[str]:
+    """Names an import, an assignment, a ``del`` or a function definition binds anywhere in ``tree``."""
+    names: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+    return frozenset(names)

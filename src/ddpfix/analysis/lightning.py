@@ -241,7 +241,13 @@ _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, 
 
 
 def classes(node) -> list[ast.ClassDef]:
-    return [s for s in statements(node) if isinstance(s, ast.ClassDef)]
+    if not isinstance(node, ast.Module):
+        return [s for s in statements(node) if isinstance(s, ast.ClassDef)]
+    # A module's are kept on its tree: the rules ask for them once per class of the file.
+    known = getattr(node, "_ddpfix_classes", None)
+    if known is None:
+        known = node._ddpfix_classes = [s for s in statements(node) if isinstance(s, ast.ClassDef)]
+    return list(known)
 
 
 def all_functions(node) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

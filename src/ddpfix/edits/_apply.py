@@ -10,7 +10,7 @@ import libcst as cst
 
 from ddpfix.edits._base import MODULE, ModuleEdit, NodeEdit
 from ddpfix.positions import Positions
-from ddpfix.edits._args import TargetedTransformer
+from ddpfix.edits._args import TargetedTransformer, remembered_comments
 from ddpfix.edits._walk import walk
 
 Edit = NodeEdit | ModuleEdit
@@ -69,7 +69,11 @@ def apply_edits(module: cst.Module, positions: Positions, edits: Iterable[Edit])
     """``module`` with ``edits`` applied, and the edits that could not be (target not found, or a
     comment would be lost). Edits of one node apply in the order given; a rewrite inside another
     one's target is kept (each applies to the updated node). Module edits come last, in order."""
-    edits = list(edits)
+    with remembered_comments():
+        return _apply_edits(module, positions, list(edits))
+
+
+def _apply_edits(module: cst.Module, positions: Positions, edits: list[Edit]) -> tuple[cst.Module, list[Edit]]:
     node_edits = [e for e in edits if isinstance(e, NodeEdit) and e.at != MODULE]
     on_module = [e for e in edits if isinstance(e, NodeEdit) and e.at == MODULE]
     targets = _Targets(positions, node_edits)

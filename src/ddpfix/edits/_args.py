@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import libcst as cst
 
 from ddpfix.positions import Positions
-from ddpfix.edits._walk import walk
+from ddpfix.edits._walk import _FIELD_ORDER, _fields, walk
 
 
 def comments(node: cst.CSTNode) -> list[str]:
+    if _statements_seen is not None:
+        return sorted(_comments_below(node, _statements_seen))
     found: list[str] = []
 
     class Collect(cst.CSTVisitor):
@@ -20,6 +23,50 @@ def comments(node: cst.CSTNode) -> list[str]:
 
     walk(node, Collect())
     return sorted(found)
+
+
+#: While ``remembered_comments`` holds: id -> (statement, the comments below it). An edit of the
+#: whole module (an import added, the script wrapped in a main guard) compares the comments of
+#: the module before and after: the statements the edit left as they were are the same objects
+#: in both, and are not walked twice. Statements only: a table of every node would cost memory.
+_statements_seen: dict[int, tuple[cst.CSTNode, tuple[str, ...]]] | None = None
+_REMEMBERED = (cst.BaseStatement, cst.BaseSuite)
+
+
+@contextmanager
+def remembered_comments() -> Iterator[None]:
+    """Within the block, ``comments`` of a statement already asked about is not walked again."""
+    global _statements_seen
+    outer = _statements_seen
+    if outer is None:
+        _statements_seen = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _statements_seen = None
+
+
+def _comments_below(node: cst.CSTNode, seen: dict) -> tuple[str, ...]:
+    """The comments of ``node`` and every node below it (those the ``walk`` of ``comments`` meets)."""
+    remember = isinstance(node, _REMEMBERED)
+    if remember:
+        hit = seen.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+    found: list[str] = [node.value] if isinstance(node, cst.Comment) else []
+    for name in _FIELD_ORDER.get(type(node)) or _fields(node):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            found += _comments_below(value, seen)
+        elif type(value) is tuple or type(value) is list:
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    found += _comments_below(item, seen)
+    result = tuple(found)
+    if remember:
+        seen[id(node)] = (node, result)
+    return result
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:

@@ -176,9 +176,9 @@ class ClassFacts:
                 if isinstance(statement, FUNCTIONS):
                     self.methods[statement.name] = statement
         # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
-        self.called_names = {
+        self.called_names = _per_file(tree, "called_names", lambda: {
             n.func.attr for n in every_node(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-        }
+        })
         self.file_names = bound_names(tree)
         # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
         # class's own, whatever Lightning calls it.
@@ -194,7 +194,7 @@ class ClassFacts:
             self.metrics |= tree_lightning.metric_attributes(owner, imports)
         self.forward_is_local = self._forward_is_local()
         self._steps: dict[str, bool] = {}
-        self.iterable_data = _iterable_dataset_word(tree)
+        self.iterable_data = _per_file(tree, "iterable_data", lambda: _iterable_dataset_word(tree))
 
 
     def _torch_submodules(self) -> set[str]:
@@ -467,13 +467,31 @@ class ClassFacts:
                         continue
                     if id(call) not in direct or self.methods.get(method.name) is not method or not self.ordered(method, call):
                         return call
-        for n in walk(self.tree):
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS
-                    and not _is_self(n.func.value) and id(n) not in seen):
-                sync = tree_lightning.keyword(n, "sync_dist")
-                if tree_lightning.has_star(n) or (sync is not None and not (isinstance(sync.value, ast.Constant) and sync.value.value is False)):
-                    return n
-        return None
+        # ``seen`` holds ``self.log`` calls only: the file's other syncing logs are the same for
+        # every class, found once.
+        return _per_file(self.tree, "other_syncing_log", lambda: _other_syncing_log(self.tree))
+
+
+def _other_syncing_log(tree: ast.Module) -> ast.Call | None:
+    """The first log of the file through another object than ``self`` that may sync."""
+    for n in walk(tree):
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS
+                and not _is_self(n.func.value)):
+            sync = tree_lightning.keyword(n, "sync_dist")
+            if tree_lightning.has_star(n) or (sync is not None and not (isinstance(sync.value, ast.Constant) and sync.value.value is False)):
+                return n
+    return None
+
+
+def _per_file(tree: ast.Module, what: str, compute):
+    """What ``compute()`` says of the whole file, kept on its tree: ``ClassFacts`` is built for each
+    class of the file, and a file of many classes walked itself once per class."""
+    cache = getattr(tree, "_ddpfix_epoch_log_sync", None)
+    if cache is None:
+        cache = tree._ddpfix_epoch_log_sync = {}
+    if what not in cache:
+        cache[what] = compute()
+    return cache[what]
 
 
 def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:

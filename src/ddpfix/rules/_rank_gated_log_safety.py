@@ -63,7 +63,15 @@ def _literal(node: ast.AST | None) -> bool:
 def unknown_monitor_here(tree: ast.Module) -> str | None:
     """The first monitor of this file that is not a literal (the facts keep literal ``monitor=``
     arguments of any call, the monitoring callbacks' positional ones, ``x.monitor = "..."`` and
-    literal ``"monitor"`` values of dicts)."""
+    literal ``"monitor"`` values of dicts). Kept on the tree: asked for every gated log, it walked
+    the whole file each time (20,000 logs in one method took minutes)."""
+    known = getattr(tree, "_ddpfix_unknown_monitor", False)
+    if known is False:
+        known = tree._ddpfix_unknown_monitor = _unknown_monitor_here(tree)
+    return known
+
+
+def _unknown_monitor_here(tree: ast.Module) -> str | None:
     found: list[tuple[int, str]] = []
     for node in every_node(tree):
         if isinstance(node, ast.Call):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from ddpfix.ast_walk import walk
 from ddpfix import edits
@@ -174,7 +175,13 @@ def _attribute_count(node: ast.AST, name: str) -> int:
     """How many times code under ``node`` reads or sets ``<x>.<name>``: more in the file than in the
     class means code outside it (a callback, a subclass, the script) uses the list too. Comments,
     strings and import paths are not attributes."""
-    return sum(isinstance(n, ast.Attribute) and n.attr == name for n in walk(node))
+    if not isinstance(node, ast.Module):
+        return sum(isinstance(n, ast.Attribute) and n.attr == name for n in walk(node))
+    # The whole file's counts, kept on its tree: asked for every list attribute of every class.
+    counts = getattr(node, "_ddpfix_attribute_counts", None)
+    if counts is None:
+        counts = node._ddpfix_attribute_counts = Counter(n.attr for n in walk(node) if isinstance(n, ast.Attribute))
+    return counts[name]
 
 
 def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:

@@ -1,0 +1,160 @@
+"""The limits per file (docs/limits.md), through the command line: a file over its budget of time or
+memory, or one LibCST could not parse within it, is reported (E903) and left as it was, its
+findings kept, and the run goes on; the size limit for parsing is a setting (E902). Each run has a
+hard timeout: these tests prove that nothing hangs, in one process (--jobs 1) as in workers."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SPAWN = FIXTURES / "spawn-without-main-guard" / "ddp_strategy_spawn.py"  # a DDP011 fix on LibCST's tree
+
+
+def deep_sum(terms: int) -> bytes:
+    """One ``self.log`` of a ``terms``-term sum, and a module-level Trainer whose DDP011 fix (with
+    --unsafe-fixes) is carried out on LibCST's tree."""
+    value = " + ".join(["b.sum()"] * terms)
+    return (
+        "import lightning as L\n\n\n"
+        "class Deep(L.LightningModule):\n"
+        "    def training_step(self, batch, batch_idx):\n"
+        "        b = batch\n"
+        f'        self.log("total", {value})\n'
+        "        return b.sum()\n\n\n"
+        'trainer = L.Trainer(devices=2, strategy="ddp_spawn")\n'
+        "trainer.fit(Deep())\n"
+    ).encode()
+
+
+def output(result) -> str:
+    return result.stderr.decode() + result.stdout.decode()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_30000_term_expression_is_reported_quickly_and_left_alone(tmp_path, run_cli, jobs):
+    source = tmp_path / "deep.py"
+    source.write_bytes(deep_sum(30_000))
+    began = time.monotonic()
+    result = run_cli("--write", "--unsafe-fixes", "--jobs", jobs, "deep.py", cwd=tmp_path, timeout=120)
+    assert time.monotonic() - began < 60
+    assert result.returncode == 2, output(result)
+    assert "deep.py: E903 too deeply nested" in output(result)
+    assert "file left as it was" in output(result)
+    assert "Traceback" not in output(result)
+    assert source.read_bytes() == deep_sum(30_000)
+
+
+def test_an_expression_libcst_would_take_minutes_over_is_refused_before_parsing(tmp_path, run_cli):
+    """3,000 nested ``+``: CPython and the rules take it, LibCST's native parser (which no signal
+    interrupts) would take minutes: predicted from CPython's tree, and refused before it starts.
+    The finding whose fix needed LibCST is kept, not fixed."""
+    source = tmp_path / "deep.py"
+    source.write_bytes(deep_sum(3_000))
+    began = time.monotonic()
+    result = run_cli("--write", "--unsafe-fixes", "--jobs", "1", "deep.py", cwd=tmp_path, timeout=120)
+    assert time.monotonic() - began < 30
+    assert result.returncode == 2, output(result)
+    text = output(result)
+    assert "deep.py: E903 too deeply nested to fix: an expression at line 7 is nested 3,003 levels deep" in text
+    assert "deep.py:11:1: DDP011" in text
+    assert "[fixed]" not in text
+    assert source.read_bytes() == deep_sum(3_000)
+
+
+@pytest.mark.parametrize("mode", ["--write", "--diff"])
+def test_a_tiny_time_budget_leaves_the_file_and_keeps_its_findings(tmp_path, run_cli, mode):
+    shutil.copy(SPAWN, tmp_path / "train.py")
+    result = run_cli(mode, "--unsafe-fixes", "--fix-time-budget", "0.01", "--jobs", "1", "train.py",
+                     cwd=tmp_path, timeout=120)
+    text = output(result)
+    assert result.returncode == 2, text
+    assert "train.py: E903 too slow to fix: " in text
+    assert "0.01 s budget per file" in text
+    assert "(fix-time-budget); file left as it was" in text
+    assert "train.py:13:1: DDP011" in text  # the finding, computed before the budget ran out
+    assert "+++ " not in text
+    assert (tmp_path / "train.py").read_bytes() == SPAWN.read_bytes()
+
+
+def test_the_budget_costs_its_file_only_and_the_run_goes_on_in_workers(tmp_path, run_cli):
+    """Twenty files (a process pool): each is over its budget on its own; a clean file is no problem."""
+    for index in range(20):
+        shutil.copy(SPAWN, tmp_path / f"train_{index:02d}.py")
+    (tmp_path / "clean.py").write_text("print('hello')\n")
+    result = run_cli("--write", "--unsafe-fixes", "--fix-time-budget", "0.01", "--jobs", "2", ".",
+                     cwd=tmp_path, timeout=300)
+    text = output(result)
+    assert result.returncode == 2, text
+    assert text.count(": E903 too slow to fix") == 20
+    assert "clean.py" not in text
+    for index in range(20):
+        assert (tmp_path / f"train_{index:02d}.py").read_bytes() == SPAWN.read_bytes()
+
+
+def test_budgets_and_size_limit_come_from_pyproject(tmp_path, run_cli):
+    shutil.copy(SPAWN, tmp_path / "train.py")
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nfix-time-budget = 0.01\nfix-memory-budget = "4GiB"\n')
+    result = run_cli("--diff", "--unsafe-fixes", "--jobs", "1", "train.py", cwd=tmp_path, timeout=120)
+    assert result.returncode == 2
+    assert "E903 too slow to fix: " in output(result) and "0.01 s budget per file" in output(result)
+    # The flag wins over the file: a generous budget fixes the file.
+    result = run_cli("--diff", "--unsafe-fixes", "--jobs", "1", "--fix-time-budget", "100", "train.py",
+                     cwd=tmp_path, timeout=120)
+    assert result.returncode == 1, output(result)
+    assert "E903" not in output(result)
+    assert "+if __name__ == \"__main__\":" in output(result)
+
+
+def test_a_tiny_memory_budget_leaves_the_file(tmp_path, run_cli):
+    shutil.copy(SPAWN, tmp_path / "train.py")
+    result = run_cli("--write", "--unsafe-fixes", "--fix-memory-budget", "1KiB", "--jobs", "1", "train.py",
+                     cwd=tmp_path, timeout=120)
+    assert result.returncode == 2, output(result)
+    assert "train.py: E903 too large to fix:" in output(result)
+    assert "budget per file (fix-memory-budget); file left as it was" in output(result)
+    assert (tmp_path / "train.py").read_bytes() == SPAWN.read_bytes()
+
+
+def test_max_file_size_is_a_setting(tmp_path, run_cli):
+    shutil.copy(SPAWN, tmp_path / "train.py")
+    size = (tmp_path / "train.py").stat().st_size
+    result = run_cli("--check", "--max-file-size", "100", "train.py", cwd=tmp_path, timeout=120)
+    assert result.returncode == 2
+    assert f"train.py: E902 not analysed: {size / 2**20:.1f} MiB is over the 100 bytes limit for parsing (max-file-size)" \
+        in output(result)
+    assert "DDP011" not in output(result)
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nmax-file-size = "0.25k"\n')
+    result = run_cli("--check", "train.py", cwd=tmp_path, timeout=120)
+    assert "over the 256 bytes limit for parsing (max-file-size)" in output(result)
+    result = run_cli("--check", "--max-file-size", "8MiB", "train.py", cwd=tmp_path, timeout=120)
+    assert result.returncode == 1, output(result)
+    assert "train.py:13:1: DDP011" in output(result)
+
+
+@pytest.mark.parametrize(("args", "config", "message"), [
+    (["--max-file-size", "lots"], "", "--max-file-size must be a size such as 4MiB or 8000000, not 'lots'"),
+    (["--fix-memory-budget", "-1"], "", "--fix-memory-budget must be a positive size"),
+    (["--fix-time-budget", "0"], "", "--fix-time-budget"),
+    ([], "fix-time-budget = \"soon\"\n", "[tool.ddpfix] fix-time-budget must be a positive number of seconds"),
+    ([], "max-file-size = true\n", "[tool.ddpfix] max-file-size must be a size"),
+])
+def test_bad_limit_values_are_usage_errors(tmp_path, run_cli, args, config, message):
+    (tmp_path / "train.py").write_text("print('hello')\n")
+    if config:
+        (tmp_path / "pyproject.toml").write_text("[tool.ddpfix]\n" + config)
+    result = run_cli("--check", *args, "train.py", cwd=tmp_path, timeout=60)
+    assert result.returncode == 2
+    assert message in output(result)
+
+
+def test_the_default_limits_never_trigger_on_the_fixtures(tmp_path, run_cli):
+    shutil.copytree(FIXTURES, tmp_path / "fixtures")
+    for mode in ("--check", "--diff"):
+        result = run_cli(mode, "--unsafe-fixes", "--jobs", "2", "fixtures", cwd=tmp_path, timeout=600)
+        assert "E903" not in output(result)
+        assert "E902 not analysed" not in output(result)
