@@ -158,3 +158,26 @@ def test_the_default_limits_never_trigger_on_the_fixtures(tmp_path, run_cli):
         result = run_cli(mode, "--unsafe-fixes", "--jobs", "2", "fixtures", cwd=tmp_path, timeout=600)
         assert "E903" not in output(result)
         assert "E902 not analysed" not in output(result)
+
+
+def test_a_budget_run_out_inside_code_that_wraps_errors_is_still_the_budget(monkeypatch):
+    """The timer raises wherever Python runs; an import's class body turns what it gets into a
+    RuntimeError (``__set_name__``). The file is over its budget (E903), not a rule's bug (E001):
+    seen as "DDP011 internal error: RuntimeError: Error calling __set_name__" on workers' first
+    files, whose LibCST import the tick interrupted."""
+    from ddpfix import budget
+    from ddpfix.rules import all_rules
+    from ddpfix.sources import fix_source
+
+    [rule] = [r for r in all_rules() if r.code == "DDP011"]
+
+    def check(self, tree, ctx):
+        try:
+            raise budget.OverBudget("too slow to fix: still working after 0.02 s, over the 0.01 s budget per file")
+        except budget.OverBudget as over:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from over
+
+    monkeypatch.setattr(rule, "check", check)
+    result = fix_source("train.py", SPAWN.read_bytes(), [rule])
+    assert [p.code for p in result.problems] == ["E903"] and result.fixed is None
+    assert "over the 0.01 s budget" in result.problems[0].message

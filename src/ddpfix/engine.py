@@ -173,6 +173,10 @@ def fix_python(
     except OverBudget as over:
         return over_budget(result, over.message)
     except Exception as err:
+        try:
+            budget.raise_if_wrapped(err)
+        except OverBudget as over:
+            return over_budget(result, over.message)
         return internal_error(path, data, err)
 
 
@@ -295,6 +299,7 @@ def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Ru
         try:
             rule().check(tree, ctx)
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
+            budget.raise_if_wrapped(err)
             result.problems.append(_failure(path, rule.code, err))
             return True
         found += ctx.findings
@@ -415,6 +420,7 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
                 new_module = _carry_out(*parsed, ctx)
                 new_data = new_module.bytes if ctx.fixes_applied else None
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
+            budget.raise_if_wrapped(err)
             result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + (ctx.findings if ctx else [])]
             result.problems.append(_failure(path, rule.code, err))
             return None
