@@ -389,9 +389,36 @@ def ddpfix_command() -> list[str]:
     return [str(beside)] if beside.exists() else [sys.executable, "-m", "ddpfix"]
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                found.extend(int(c) for c in handle.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _peak_rss(pid: int) -> int:
+    """The high-water mark of the process's resident set since its exec (``VmHWM``), in bytes."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def run_command(argv: list[str], cwd: Path, timeout: float) -> dict:
-    """Run ``argv`` in its own process group; kill the group at ``timeout``. Wall time, exit code, the
-    largest process's peak RSS (``wait4``: the child and every descendant it waited for) and output."""
+    """Run ``argv`` in its own process group; kill the group at ``timeout``. Wall time, exit code,
+    output, and the largest peak resident set of any one process of the command: ``VmHWM`` of the
+    command and each descendant, sampled every 20 ms (it only grows, so the last sample misses at
+    most a process's last 20 ms). Not ``getrusage``: a child's ``ru_maxrss`` keeps the high-water
+    mark of the process it was forked from (Linux carries it over ``exec``), so it would report this
+    campaign's own size after a big case was built."""
     out = tempfile.TemporaryFile()
     env = dict(os.environ, NO_COLOR="1")
     start = time.perf_counter()
@@ -399,18 +426,19 @@ def run_command(argv: list[str], cwd: Path, timeout: float) -> dict:
                                start_new_session=True)
     pid = process.pid
     timed_out = False
-    status = usage = None
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            break
+    peaks: dict[int, int] = {}
+    while process.poll() is None:
+        todo = [pid]
+        while todo:
+            current = todo.pop()
+            peaks[current] = max(peaks.get(current, 0), _peak_rss(current))
+            todo.extend(_children(current))
         if time.perf_counter() - start > timeout:
             timed_out = True
             os.killpg(pid, signal.SIGKILL)
-            _, status, usage = os.wait4(pid, 0)
+            process.wait()
             break
         time.sleep(0.02)
-    process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - start
     try:
         os.killpg(pid, signal.SIGKILL)  # workers the run left behind are a finding too: counted below
@@ -419,7 +447,7 @@ def run_command(argv: list[str], cwd: Path, timeout: float) -> dict:
         leftover = False
     out.seek(0)
     text = out.read().decode("utf-8", "replace")
-    return {"rc": process.returncode, "wall_s": round(wall, 2), "maxrss_mb": round(usage.ru_maxrss / 1024, 1),
+    return {"rc": process.returncode, "wall_s": round(wall, 2), "maxrss_mb": round(max(peaks.values(), default=0) / 2**20, 1),
             "timed_out": timed_out, "leftover_processes": leftover, "output": text}
 
 

@@ -300,7 +300,7 @@ class ClassFacts:
             return f"the code calls `{method.name}` itself, maybe on some ranks only"
         if LOG_METHODS & set(self.methods):
             return "the class defines its own `log`"
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(method.body)):
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in _outside_functions_with_places(method)):
             return f"`{method.name}` is a generator"
         return None
 
@@ -315,9 +315,9 @@ class ClassFacts:
         for statement in statements:
             index = next(i for i, s in enumerate(block) if s is statement)
             for earlier in block[:index]:
-                for n in _walk_outside_functions([earlier]):
-                    if isinstance(n, (ast.Return, ast.Raise)):
-                        return f"a `{'return' if isinstance(n, ast.Return) else 'raise'}` at line {n.lineno} may skip it on some ranks"
+                n = _first_exit(earlier)
+                if n is not None:
+                    return f"a `{'return' if isinstance(n, ast.Return) else 'raise'}` at line {n.lineno} may skip it on some ranks"
             if statement is path[-2]:
                 return None
             if not isinstance(statement, ast.With):
@@ -495,17 +495,137 @@ def _per_file(tree: ast.Module, what: str, compute):
 
 
 def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
-    """Nodes from ``root`` down to ``target``, without entering nested functions."""
-    stack: list[tuple[ast.AST, list[ast.AST]]] = [(root, [root])]
-    while stack:
-        node, path = stack.pop()
-        if node is target:
-            return path
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (*FUNCTIONS, ast.Lambda, ast.ClassDef)) and child is not target:
-                continue
-            stack.append((child, [*path, child]))
-    return None
+    """Nodes from ``root`` down to ``target``, without entering nested functions (``target`` itself
+    may be one). Climbs ``_parents``, kept on ``root``: a hook's every log asks its path."""
+    parents = getattr(root, "_ddpfix_parents", None)
+    if parents is None:
+        parents = root._ddpfix_parents = {}
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+                if not isinstance(child, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+                    stack.append(child)
+    path = [target]
+    while path[-1] is not root:
+        parent = parents.get(id(path[-1]))
+        if parent is None:
+            return None
+        path.append(parent)
+    return path[::-1]
+
+
+def _first_exit(statement: ast.AST) -> ast.Return | ast.Raise | None:
+    """A ``return`` or ``raise`` in ``statement`` outside nested functions (the first the walk
+    meets), or None. Kept on the statement: every log below it asks."""
+    found = getattr(statement, "_ddpfix_exit", False)
+    if found is False:
+        found = statement._ddpfix_exit = next(
+            (n for n in _walk_outside_functions([statement]) if isinstance(n, (ast.Return, ast.Raise))), None)
+    return found
+
+
+def _outside_functions_with_places(method: ast.AST) -> list[tuple[ast.AST, tuple[int, int] | None]]:
+    """``_walk_outside_functions`` of the method's body, each node with its start (None: it has
+    none), in that walk's order. Kept on the node: a hook's every log asks it (``Provenance``), and
+    walking the hook again for each made a hook of many logs quadratic."""
+    found = getattr(method, "_ddpfix_outside", None)
+    if found is None:
+        found = method._ddpfix_outside = [
+            (n, (n.lineno, n.col_offset) if hasattr(n, "lineno") else None) for n in _walk_outside_functions(method.body)
+        ]
+    return found
+
+
+def _names_in_nested_scopes(method: ast.AST) -> list[str]:
+    """Every name read or bound inside a function, lambda or class nested in ``method`` (with
+    repeats, in walk order). Kept on the node, as ``_outside_functions_with_places``."""
+    found = getattr(method, "_ddpfix_nested_names", None)
+    if found is None:
+        found = method._ddpfix_nested_names = [
+            inner.id
+            for n in walk(method) if n is not method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef))
+            for inner in walk(n) if isinstance(inner, ast.Name)
+        ]
+    return found
+
+
+Place = tuple[int, int] | None
+
+
+def _binding_events(method: ast.AST) -> tuple[list[tuple[Place, list[tuple[str, ast.expr | None]], set[int]]],
+                                               list[tuple[Place, int | None, list[str]]],
+                                               list[tuple[Place, ast.Call]]]:
+    """What binds names in the method's body (outside nested functions), in walk order, each with
+    its place: the assignments with their (name, value) pairs and the ids of their target nodes;
+    the bindings of unknown value (a target node's id where an assignment may have handled it);
+    and the calls. ``Provenance`` keeps the events before its call. Kept on the node: walking the
+    hook again for each of its logs made a hook of many logs quadratic."""
+    cached = getattr(method, "_ddpfix_binding_events", None)
+    if cached is not None:
+        return cached
+
+    def bind(target: ast.expr, value: ast.expr | None, pairs: list) -> None:
+        if isinstance(target, ast.Name):
+            pairs.append((target.id, value))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:  # unpacking a known value gives known parts
+                bind(element.value if isinstance(element, ast.Starred) else element, value, pairs)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            # ``total[0] = v`` / ``out.loss = v`` change what ``total`` / ``out`` hold.
+            parts: list[ast.expr] = [] if value is None else [value]
+            root: ast.expr = target
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                if isinstance(root, ast.Subscript):
+                    parts.append(root.slice)
+                root = root.value
+            if isinstance(root, ast.Name):
+                pairs.append((root.id, ast.Tuple(elts=parts, ctx=ast.Load()) if value is not None else None))
+        else:
+            for n in walk(target):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    pairs.append((n.id, None))
+
+    bindings, unknown, calls = [], [], []
+    for n, place in _outside_functions_with_places(method):
+        pairs: list[tuple[str, ast.expr | None]] = []
+        targets: set[int] = set()
+        if isinstance(n, ast.Assign):
+            for target in n.targets:
+                bind(target, n.value, pairs)
+                targets.update(id(x) for x in walk(target))
+        elif isinstance(n, ast.AnnAssign):
+            bind(n.target, n.value, pairs)
+            targets.update(id(x) for x in walk(n.target))
+        elif isinstance(n, ast.AugAssign):
+            # ``x += v`` is ``x = x + v``: known when ``x`` and ``v`` are.
+            value = ast.BinOp(left=ast.Name(id=n.target.id, ctx=ast.Load()), op=n.op, right=n.value) \
+                if isinstance(n.target, ast.Name) else None
+            bind(n.target, value, pairs)
+            targets.update(id(x) for x in walk(n.target))
+        elif isinstance(n, ast.NamedExpr):
+            bind(n.target, n.value, pairs)
+            targets.add(id(n.target))
+        elif isinstance(n, (ast.For, ast.comprehension)) and not isinstance(n, ast.AsyncFor) and not getattr(n, "is_async", 0):
+            bind(n.target, n.iter, pairs)  # the items of a known iterable are known
+            targets.update(id(x) for x in walk(n.target))
+        if pairs or targets:
+            bindings.append((place, pairs, targets))
+    for n, place in _outside_functions_with_places(method):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            unknown.append((place, id(n), [n.id]))
+        elif isinstance(n, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, *FUNCTIONS, ast.ClassDef)):
+            names = n.names if isinstance(n, (ast.Global, ast.Nonlocal)) else \
+                [(a.asname or a.name).split(".")[0] for a in n.names] if isinstance(n, (ast.Import, ast.ImportFrom)) \
+                else [n.name]
+            unknown.append((place, None, list(names)))
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            unknown.append((place, None, [n.name]))
+        elif isinstance(n, ast.Call):
+            calls.append((place, n))
+    cached = method._ddpfix_binding_events = (bindings, unknown, calls)
+    return cached
 
 
 class Provenance:
@@ -532,74 +652,25 @@ class Provenance:
         self.local_names = bound_names(method) - {method.name}
         self.known = self._fixpoint()
 
-    def _before(self) -> Iterator[ast.AST]:
-        for n in _walk_outside_functions(self.method.body):
-            if not hasattr(n, "lineno") or (n.lineno, n.col_offset) < self.until:
-                yield n
-
     def _bindings(self) -> dict[str, list[ast.expr | None]]:
-        """Local name -> the value of each of its bindings (None: a binding of unknown value)."""
+        """Local name -> the value of each of its bindings (None: a binding of unknown value), from
+        the code that may run before ``until`` (the method's binding events, ``_binding_events``,
+        read once per method and filtered here by place)."""
         found: dict[str, list[ast.expr | None]] = {}
-
-        def bind(target: ast.expr, value: ast.expr | None) -> None:
-            if isinstance(target, ast.Name):
-                found.setdefault(target.id, []).append(value)
-            elif isinstance(target, (ast.Tuple, ast.List)):
-                for element in target.elts:  # unpacking a known value gives known parts
-                    bind(element.value if isinstance(element, ast.Starred) else element, value)
-            elif isinstance(target, (ast.Attribute, ast.Subscript)):
-                # ``total[0] = v`` / ``out.loss = v`` change what ``total`` / ``out`` hold.
-                parts: list[ast.expr] = [] if value is None else [value]
-                root: ast.expr = target
-                while isinstance(root, (ast.Attribute, ast.Subscript)):
-                    if isinstance(root, ast.Subscript):
-                        parts.append(root.slice)
-                    root = root.value
-                if isinstance(root, ast.Name):
-                    found.setdefault(root.id, []).append(ast.Tuple(elts=parts, ctx=ast.Load()) if value is not None else None)
-            else:
-                for n in walk(target):
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                        found.setdefault(n.id, []).append(None)
-
         # A name a nested function or lambda reads may be changed whenever it is called.
-        for n in walk(self.method):
-            if n is not self.method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
-                for inner in walk(n):
-                    if isinstance(inner, ast.Name):
-                        found.setdefault(inner.id, []).append(None)
+        for name in _names_in_nested_scopes(self.method):
+            found.setdefault(name, []).append(None)
+        bindings, unknown, _ = _binding_events(self.method)
         handled: set[int] = set()
-        for n in self._before():
-            if isinstance(n, ast.Assign):
-                for target in n.targets:
-                    bind(target, n.value)
-                    handled.update(id(x) for x in walk(target))
-            elif isinstance(n, ast.AnnAssign):
-                bind(n.target, n.value)
-                handled.update(id(x) for x in walk(n.target))
-            elif isinstance(n, ast.AugAssign):
-                # ``x += v`` is ``x = x + v``: known when ``x`` and ``v`` are.
-                value = ast.BinOp(left=ast.Name(id=n.target.id, ctx=ast.Load()), op=n.op, right=n.value) \
-                    if isinstance(n.target, ast.Name) else None
-                bind(n.target, value)
-                handled.update(id(x) for x in walk(n.target))
-            elif isinstance(n, ast.NamedExpr):
-                bind(n.target, n.value)
-                handled.add(id(n.target))
-            elif isinstance(n, (ast.For, ast.comprehension)) and not isinstance(n, ast.AsyncFor) and not getattr(n, "is_async", 0):
-                bind(n.target, n.iter)  # the items of a known iterable are known
-                handled.update(id(x) for x in walk(n.target))
-        for n in self._before():
-            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in handled:
-                found.setdefault(n.id, []).append(None)  # loop, ``with``, comprehension targets, ``del``...
-            elif isinstance(n, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, *FUNCTIONS, ast.ClassDef)):
-                names = n.names if isinstance(n, (ast.Global, ast.Nonlocal)) else \
-                    [(a.asname or a.name).split(".")[0] for a in n.names] if isinstance(n, (ast.Import, ast.ImportFrom)) \
-                    else [n.name]
+        for place, pairs, targets in bindings:
+            if place is None or place < self.until:
+                for name, value in pairs:
+                    found.setdefault(name, []).append(value)
+                handled.update(targets)
+        for place, node, names in unknown:
+            if (place is None or place < self.until) and (node is None or node not in handled):
                 for name in names:
-                    found.setdefault(name, []).append(None)
-            elif isinstance(n, ast.ExceptHandler) and n.name:
-                found.setdefault(n.name, []).append(None)
+                    found.setdefault(name, []).append(None)  # loop, ``with``, comprehension targets, ``del``...
         for name in self.parameters:
             found.setdefault(name, [])
         for name in self.untrusted:
@@ -609,7 +680,7 @@ class Provenance:
     def _fixpoint(self) -> set[str]:
         bindings = self.bindings = self._bindings()
         known = set(bindings)
-        self.calls = [n for n in self._before() if isinstance(n, ast.Call)]
+        self.calls = [call for place, call in _binding_events(self.method)[2] if place is None or place < self.until]
         self.changed_by: dict[str, ast.Call] = {}
         changed = True
         while changed:
