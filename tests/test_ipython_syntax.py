@@ -51,6 +51,8 @@ def test_what_is_masked_and_what_is_not():
 
 def test_cells_left_out():
     assert mask_cell("%%bash\necho 1", TOKEN).skipped.startswith("%%bash:")
+    # Python, but run many times inside a function: not the module code the rules reason about
+    assert mask_cell("%%timeit -n1 import os\nx = 1", TOKEN).skipped.startswith("%%timeit: the body runs many times")
     assert mask_cell("%%time\n%%writefile x.py\nx = 1", TOKEN).skipped.startswith("%%writefile:")
     assert mask_cell("x = 1\n%%time\ny = 2", TOKEN).skipped == "line 2: a %% cell magic that is not at the top of the cell"
     assert mask_cell("!ls\nprint 'x'", TOKEN).skipped.startswith("line 2: IPython syntax that is not Python")

@@ -10,7 +10,7 @@ caller then keeps the notebook as it was.
 What is masked (docs/notebooks.md has the table):
 
 - a cell magic on the cell's first line, when IPython runs its body as Python in the kernel
-  (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``, ``%%debug``); the whole line is masked (as
+  (``%%time``, ``%%capture``, ``%%prun``, ``%%debug``; not ``%%timeit``); the whole line is masked (as
   a comment: it only wraps the body), options and statements on it included. Any other cell magic (``%%bash``, ``%%writefile``,
   ``%%python``: another process, ``%%sql``, unknown ones) leaves the cell out.
 - at the start of a logical line (not inside a string or brackets), at any indentation: line magics
@@ -32,10 +32,15 @@ from dataclasses import dataclass, field
 #: file's leading imports step over a mask, so an import a fix adds lands after ``!pip install``.
 MASK_PREFIX = "_ddpfix_"
 
-#: Cell magics whose body IPython runs as Python in the kernel (its own namespace). ``%%timeit``
-#: runs it in a function, many times; linting it as module code is still what its author wants.
-#: ``%%python``/``%%script`` run another process, ``%%writefile`` runs nothing: not here.
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+#: Cell magics whose body IPython runs once, as the cell's code, in the kernel's namespace: what
+#: the rules prove of module code holds for it. ``%%python``/``%%script`` run another process,
+#: ``%%writefile`` runs nothing: not here.
+PYTHON_CELL_MAGICS = frozenset({"time", "capture", "prun", "debug"})
+#: Cell magics whose body is Python, but not run as the cell's code: the cell is left out, with why.
+#: ``%%timeit`` compiles its body into a function and runs it many times, so a fix proven for code
+#: run once at the top level (a moved statement, an added import) is proven for nothing there.
+NOT_MODULE_CODE = {"timeit": "%%timeit: the body runs many times inside a function, not once as the "
+                             "notebook's code, so it is not checked"}
 
 _LINE_ESCAPES = ("%", "!", "?", "/", ",", ";")  # a line starting so is IPython's, never Python
 _HELP_END = re.compile(r"%{0,2}[\w.*]+\?{1,2}")
@@ -112,7 +117,7 @@ def mask_cell(source: str, token: str, parse: bool = True) -> MaskedCell:
             break
         name = lines[index][2:].split(None, 1)[0] if lines[index][2:].strip() else ""
         if name not in PYTHON_CELL_MAGICS:
-            cell.skipped = f"%%{name}: the body of this cell magic is not Python run by the kernel"
+            cell.skipped = NOT_MODULE_CODE.get(name, f"%%{name}: the body of this cell magic is not Python run by the kernel")
             return cell
         # A comment: the body is the cell's code (the analysis sees it at the top, with no call before
         # it), and an import a fix adds "after the leading imports" lands below the magic.
