@@ -39,6 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # the other bench scripts (measure.py), when loaded by a test
+from measure import _children  # noqa: E402 - a process's children, from /proc
 #: Scale of each case: ``full`` is the issue's sizes, ``ci`` a slice that runs in a couple of minutes.
 SCALES = ("full", "ci")
 
@@ -387,17 +390,6 @@ def _sums(paths: list[Path]) -> dict[str, str]:
 def ddpfix_command() -> list[str]:
     beside = Path(sys.executable).parent / "ddpfix"
     return [str(beside)] if beside.exists() else [sys.executable, "-m", "ddpfix"]
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as handle:
-                found.extend(int(c) for c in handle.read().split())
-    except OSError:
-        pass
-    return found
 
 
 def _peak_rss(pid: int) -> int:

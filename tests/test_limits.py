@@ -10,25 +10,16 @@ import time
 from pathlib import Path
 
 import pytest
+from bench_scripts import load_bench
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SPAWN = FIXTURES / "spawn-without-main-guard" / "ddp_strategy_spawn.py"  # a DDP011 fix on LibCST's tree
 
 
 def deep_sum(terms: int) -> bytes:
-    """One ``self.log`` of a ``terms``-term sum, and a module-level Trainer whose DDP011 fix (with
-    --unsafe-fixes) is carried out on LibCST's tree."""
-    value = " + ".join(["b.sum()"] * terms)
-    return (
-        "import lightning as L\n\n\n"
-        "class Deep(L.LightningModule):\n"
-        "    def training_step(self, batch, batch_idx):\n"
-        "        b = batch\n"
-        f'        self.log("total", {value})\n'
-        "        return b.sum()\n\n\n"
-        'trainer = L.Trainer(devices=2, strategy="ddp_spawn")\n'
-        "trainer.fit(Deep())\n"
-    ).encode()
+    """bench/bigfiles.py's ``long_sum_file``: one ``self.log`` of a ``terms``-term sum, and a
+    module-level Trainer whose DDP011 fix (with --unsafe-fixes) is carried out on LibCST's tree."""
+    return load_bench("bigfiles").long_sum_file(terms).encode()
 
 
 def output(result) -> str:
