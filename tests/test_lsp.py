@@ -352,6 +352,29 @@ def test_the_buffers_project_gives_the_facts_as_for_the_cli(server, project):
 
 
 @needs_pygls
+def test_unsaved_edits_in_another_open_file_make_the_project_facts_partial(start_server, project):
+    # train.py is open with edits not saved: the disk no longer says what the project monitors, so
+    # the move that only its facts make safe is not part of "fix all" (it stays an unsafe quick fix).
+    from test_precommit import MODEL, TRAIN
+
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    write(project / "train.py", TRAIN.decode())
+    path = project / "model.py"
+    write(path, MODEL.decode())
+    client = start_server()
+    client.open(project / "train.py", TRAIN.decode() + "\n# edited, not saved\n")
+    client.open(path, MODEL.decode())
+    fixed = apply_edits(MODEL.decode(), edits_of(fix_all(client.code_actions(path.as_uri())), path.as_uri())[0])
+    assert "sync_dist=True" not in fixed
+    # Saved (the same text on disk): the project's facts again.
+    client2 = start_server()
+    client2.open(project / "train.py", TRAIN.decode())
+    client2.open(path, MODEL.decode())
+    fixed = apply_edits(MODEL.decode(), edits_of(fix_all(client2.code_actions(path.as_uri())), path.as_uri())[0])
+    assert 'self.log("val_loss", loss, sync_dist=True)' in fixed
+
+
+@needs_pygls
 def test_a_bad_pyproject_is_an_error_diagnostic(server, project):
     (project / "pyproject.toml").write_text('[tool.ddpfix]\nselect = ["NOPE"]\n')
     path = project / "train.py"

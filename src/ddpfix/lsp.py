@@ -200,13 +200,14 @@ class DdpfixServer(LanguageServer):
         """The analysis of ``uri``'s current text, as a function of nothing the event loop changes."""
         path = to_fs_path(uri) if uri.startswith("file:") else None
         units, root = self.workspace.position_codec.client_num_units, self.workspace.root_path
+        elsewhere = self.open_elsewhere(uri)
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
         if notebook is None:
             document = self.workspace.get_text_document(uri)
             version, text = document.version, document.source
 
             def work() -> Snapshot:
-                snapshot = analyse(uri, version, text, path, units, root)
+                snapshot = analyse(uri, version, text, path, units, root, elsewhere)
                 snapshot.diagnostics()  # built here, not on the event loop
                 return snapshot
 
@@ -217,11 +218,23 @@ class DdpfixServer(LanguageServer):
         def work_on_notebook() -> Snapshot | None:
             if not cells:
                 return None
-            snapshot = analyse_notebook(uri, version, cells, path, units, root)
+            snapshot = analyse_notebook(uri, version, cells, path, units, root, elsewhere)
             snapshot.diagnostics()
             return snapshot
 
         return work_on_notebook
+
+    def open_elsewhere(self, uri: str) -> dict[str, str | None]:
+        """The other open documents with a file behind them: path -> the text the editor holds
+        (None for a notebook, whose cells are not compared with its file). Facts read from the
+        disk stand for the project only where these are saved (``lsp_document.project_facts``)."""
+        found: dict[str, str | None] = {}
+        for other in self.tracked:
+            if other == uri or not other.startswith("file:"):
+                continue
+            notebook = self.workspace.get_notebook_document(notebook_uri=other)
+            found[to_fs_path(other)] = None if notebook is not None else self.workspace.get_text_document(other).source
+        return found
 
     async def publish(self, uri: str) -> None:
         self.cancel_timer(uri)

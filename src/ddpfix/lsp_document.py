@@ -76,21 +76,51 @@ def settings_for(start: str) -> Settings:
     return Settings(tuple(found.rules), {**found.options, "show_suppressed": False})
 
 
-def project_facts(name: str, data: bytes, rules: Sequence[type[Rule]]) -> ProjectFacts | None:
+def project_facts(name: str, data: bytes, rules: Sequence[type[Rule]],
+                  open_elsewhere: Mapping[str, str | None] | None = None) -> ProjectFacts | None:
     """The facts of the buffer's project with the buffer in its file's place, as the CLI reads them
     for a file named alone (``project.buffer_facts``); None (the buffer alone: partial facts, so
     decisions resting on the rest of the project stay unsafe) for a file in no project, a buffer
-    with no file behind it, or a project that cannot be read."""
+    with no file behind it, a project that cannot be read, or one where another open document
+    holds edits not saved (``open_elsewhere``: its path -> the editor's text, None where that
+    cannot be compared, as a notebook's): the files on disk are then not what the user has."""
     if not os.path.isabs(name) or not any(rule.uses_facts for rule in rules):
         return None
     from ddpfix.config import ConfigError
     from ddpfix.project import buffer_facts
+    from ddpfix.runner import project_root
     from ddpfix.settings import Flags, Resolver
 
+    root = project_root(name)
+    if root is None:
+        return None
+    for path, text in (open_elsewhere or {}).items():
+        if os.path.abspath(path) != os.path.abspath(name) and _inside(path, root) and not _saved(path, text):
+            return None
     try:
         return buffer_facts(name, data, Resolver(Flags()))
     except (ConfigError, OSError):
         return None
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.abspath(path).startswith(os.path.join(os.path.abspath(folder), ""))
+
+
+def _saved(path: str, text: str | None) -> bool:
+    """Whether an open document's text is what its file holds (as UTF-8, or in its cookie's encoding)."""
+    if text is None:
+        return False
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    encoding = _source_encoding(text)
+    try:
+        return data == text.encode(encoding, _errors(encoding)) or data == b"\xef\xbb\xbf" + text.encode(encoding)
+    except UnicodeError:
+        return False
 
 
 def _source_encoding(text: str) -> str:
@@ -440,24 +470,25 @@ def unique_titles(titled: Sequence[tuple[str, Finding]]) -> list[str]:
             for title, finding in titled]
 
 
-def analyse(uri: str, version: int | None, text: str, path: str | None, units: Units, workspace_root: str | None) -> Snapshot:
+def analyse(uri: str, version: int | None, text: str, path: str | None, units: Units, workspace_root: str | None,
+            open_elsewhere: Mapping[str, str | None] | None = None) -> Snapshot:
     """Run the engine over one document's text. ``path``: the file behind it (None for an unsaved
     buffer: its settings come from the workspace root, and the URI names it in messages)."""
     encoding = _source_encoding(text)
     data = text.encode(encoding, _errors(encoding))
     name = path or uri
-    result, settings, facts = _report(name, data, path or workspace_root or os.getcwd())
+    result, settings, facts = _report(name, data, path or workspace_root or os.getcwd(), open_elsewhere)
     return Snapshot(uri, version, {None: TextView(uri, version, text, units)}, data, encoding, settings, result, facts)
 
 
 def analyse_notebook(uri: str, version: int | None, cells: Sequence[Cell], path: str | None, units: Units,
-                     workspace_root: str | None) -> Snapshot:
+                     workspace_root: str | None, open_elsewhere: Mapping[str, str | None] | None = None) -> Snapshot:
     """Run the engine over a notebook's cells, as the CLI runs the ``.ipynb`` file."""
     data = notebook_bytes(cells)
     name = path or uri
     if not name.endswith(NOTEBOOK_SUFFIX):
         name += NOTEBOOK_SUFFIX  # an untitled notebook: still the notebook front-end's
-    result, settings, facts = _report(name, data, path or workspace_root or os.getcwd())
+    result, settings, facts = _report(name, data, path or workspace_root or os.getcwd(), open_elsewhere)
     views = {number: TextView(cell.uri, cell.version, cell.text, units)
              for number, cell in enumerate(cells, start=1) if cell.kind == "code"}
     if not views:
@@ -465,13 +496,14 @@ def analyse_notebook(uri: str, version: int | None, cells: Sequence[Cell], path:
     return Snapshot(uri, version, views, data, "utf-8", settings, result, facts)
 
 
-def _report(name: str, data: bytes, settings_path: str) -> tuple[FileResult, Settings, ProjectFacts | None]:
+def _report(name: str, data: bytes, settings_path: str, open_elsewhere: Mapping[str, str | None] | None = None,
+            ) -> tuple[FileResult, Settings, ProjectFacts | None]:
     settings = settings_for(settings_path)
     if settings.error:
         return FileResult(name, data), settings, None
     from ddpfix.sources import fix_source  # the engine: loaded on the first analysis, not at start-up
 
-    facts = project_facts(name, data, settings.rules)
+    facts = project_facts(name, data, settings.rules, open_elsewhere)
     # Report-only: findings where they stand in the buffer; fixes are computed when asked for.
     return fix_source(name, data, settings.rules, facts=facts, options=settings.options, fix=False), settings, facts
 
