@@ -20,6 +20,7 @@ Without ``DDPFIX_DIFF_OUT`` every function still works, so a case also runs on i
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -104,6 +105,7 @@ def record(trainer: Any, model: Any, **extra: Any) -> dict[str, Any] | None:
     folder = out_dir()
     if folder is None:
         return None
+    _finish_at_exit()
     rank = int(getattr(trainer, "global_rank", 0))
     state = model.state_dict()
     result: dict[str, Any] = {
@@ -147,6 +149,19 @@ def finish() -> None:
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
 
+
+_FINISH_REGISTERED = False
+
+
+def _finish_at_exit() -> None:
+    """Have ``finish`` run when this process exits. A rank that ``ddp_spawn`` started never runs the
+    script's own ``finish()`` (the code after ``fit`` runs in the launching process only); left up,
+    its gloo group is torn down during interpreter shutdown, where it sometimes aborts ("terminate
+    called without an active exception", SIGABRT) after training finished, failing a correct run."""
+    global _FINISH_REGISTERED
+    if not _FINISH_REGISTERED:
+        atexit.register(finish)
+        _FINISH_REGISTERED = True
 
 
 _RECORD_CLASS: Any = None
