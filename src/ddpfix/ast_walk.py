@@ -43,3 +43,16 @@ def walk_list(node: ast.AST) -> list[ast.AST]:
             elif isinstance(value, _AST):
                 append(value)
     return nodes
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, in its order, without its two generators: the per-hook
+    proofs ask it of every node of every hook."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            found.extend([item for item in value if isinstance(item, _AST)])
+        elif isinstance(value, _AST):
+            found.append(value)
+    return found

@@ -58,13 +58,19 @@ def import_targets(nodes: Iterable[ast.AST]) -> dict[str, set[str]]:
     return imported
 
 
+# The nodes whose walk is kept: a module, and the classes and functions in it, which the per-class
+# and per-hook proofs walk again and again (DDP004 and DDP006 each walk a LightningModule about ten
+# times per run). Trees are never changed once parsed: a fix makes a new tree, with lists of its own.
+_KEPT_WALKS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def every_node(tree: ast.AST) -> list[ast.AST]:
-    """``walk(tree)`` as a list, in its order, kept on a module's tree: a dozen rules and their
-    safety checks walk the same file, and the walk itself (a generator over every child list) cost
-    more than the questions they ask of the nodes."""
-    if not isinstance(tree, ast.Module):
+    """``walk(tree)`` as a list, in its order, kept on a module's, class's or function's node: a
+    dozen rules and their safety checks walk the same file and the same classes, and the walk itself
+    (a generator over every child list) cost more than the questions they ask of the nodes."""
+    if not isinstance(tree, _KEPT_WALKS):
         return walk_list(tree)
-    known = getattr(tree, "_ddpfix_nodes", None)
+    known = tree.__dict__.get("_ddpfix_nodes")
     if known is None:
         known = tree._ddpfix_nodes = walk_list(tree)
     return known

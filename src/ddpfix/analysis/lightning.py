@@ -14,7 +14,7 @@ import io
 import tokenize
 from collections.abc import Iterator, Mapping
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.tree_text import comment_in, end, start
@@ -332,9 +332,19 @@ def data_classes(tree: ast.Module, imports: ImportTable) -> dict[str, ast.ClassD
 # --- expressions -----------------------------------------------------------------------------
 
 
-def nodes_outside_functions(node) -> Iterator[ast.AST]:
+def nodes_outside_functions(node) -> Iterator[ast.AST] | list[ast.AST]:
     """Every node below ``node`` (a node or a list of statements), pre-order, without entering a
-    nested ``def`` (which runs when it is called, not here); ``node`` itself is entered."""
+    nested ``def`` (which runs when it is called, not here); ``node`` itself is entered. For a
+    function, the list is kept on its node: the proofs ask it of each hook again and again."""
+    if isinstance(node, FUNCTIONS):
+        known = node.__dict__.get("_ddpfix_outside_functions")
+        if known is None:
+            known = node._ddpfix_outside_functions = list(_nodes_outside_functions(node))
+        return known
+    return _nodes_outside_functions(node)
+
+
+def _nodes_outside_functions(node) -> Iterator[ast.AST]:
     pending = list(reversed(node)) if isinstance(node, list) else [node]
     first = None if isinstance(node, list) else node
     while pending:
@@ -342,7 +352,9 @@ def nodes_outside_functions(node) -> Iterator[ast.AST]:
         if current is not first and isinstance(current, FUNCTIONS):
             continue
         yield current
-        pending.extend(reversed(list(ast.iter_child_nodes(current))))
+        children = child_nodes(current)
+        children.reverse()
+        pending.extend(children)
 
 
 def self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
@@ -358,7 +370,7 @@ def self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
 def metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
     """``_lightning.metric_attributes``: ``self.<name>`` attributes assigned a torchmetrics object."""
     found: set[str] = set()
-    for node in walk(cls):
+    for node in every_node(cls):
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
         if (imports.qualify(node.value.func) or "").split(".")[0] != "torchmetrics":

@@ -187,20 +187,21 @@ def exit_in(node) -> str | None:
     return None
 
 
-def bound_names(node) -> set[str]:
+def bound_names(node) -> frozenset[str]:
     """Every name bound anywhere in ``node`` (assignments, loop, ``with`` and ``except`` targets,
     definitions, parameters, imports, ``global``/``nonlocal``): what may shadow a builtin or an
     import there. An over-approximation on purpose: a name it holds is never taken for the builtin.
-    Kept on the node: several rules' safety checks ask it of the same module and methods."""
+    Kept on the node (and not copied: it is asked once per class of a file, and read only):
+    several rules' safety checks ask it of the same module and methods."""
     known = getattr(node, "_ddpfix_bound", None)
     if known is None:
         known = node._ddpfix_bound = frozenset(_bound_names(node))
-    return set(known)
+    return known
 
 
 def _bound_names(node) -> set[str]:
     found: set[str] = set()
-    for n in (every_node(node) if isinstance(node, ast.Module) else walk(node)):
+    for n in every_node(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             found.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -27,6 +27,7 @@ Each question returns None when proven, else the reason (``why``) it was not.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterator
 
 from ddpfix.ast_walk import walk
@@ -183,7 +184,7 @@ class ClassFacts:
         # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
         # class's own, whatever Lightning calls it.
         self.assigned = {
-            target.attr for owner in self.lineage for n in walk(owner)
+            target.attr for owner in self.lineage for n in every_node(owner)
             for target in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)])
             if isinstance(target, ast.Attribute) and _is_self(target.value)
         }
@@ -194,8 +195,20 @@ class ClassFacts:
             self.metrics |= tree_lightning.metric_attributes(owner, imports)
         self.forward_is_local = self._forward_is_local()
         self._steps: dict[str, bool] = {}
+        self._provenances: dict[tuple[int, int, int], Provenance] = {}
         self.iterable_data = _per_file(tree, "iterable_data", lambda: _iterable_dataset_word(tree))
 
+
+    def provenance(self, method: ast.FunctionDef, until: ast.expr) -> Provenance:
+        """``Provenance(self, method, until)``, kept: it depends on ``until`` only through which of
+        the hook's binding events come before the place where it ends, and a hook's logs are asked
+        about several times (whether each may sync, then what the one to fix logs); logs with no
+        binding between them share one."""
+        key = (id(method), bisect.bisect_left(_event_places(method), (until.end_lineno, until.end_col_offset)))
+        known = self._provenances.get(key)
+        if known is None:
+            known = self._provenances[key] = Provenance(self, method, until)
+        return known
 
     def _torch_submodules(self) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its ancestors) builds a
@@ -203,7 +216,7 @@ class ClassFacts:
         good: set[str] = set()
         bad: set[str] = set()
         for owner in self.lineage:
-            for n in walk(owner):
+            for n in every_node(owner):
                 targets: list[ast.expr] = []
                 value = None
                 if isinstance(n, ast.Assign):
@@ -231,7 +244,7 @@ class ClassFacts:
         good: set[str] = set()
         bad: set[str] = set()
         for owner in self.lineage:
-            nodes = list(walk(owner))
+            nodes = every_node(owner)
             lists = {id(t) for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, (ast.List, ast.ListComp))
                      for t in a.targets}
             for n in nodes:
@@ -247,7 +260,7 @@ class ClassFacts:
         if self.unknown_base is not None:
             return False
         for owner in self.lineage:
-            for n in walk(owner):
+            for n in every_node(owner):
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
                     return False
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr in ("forward", "__call__"):
@@ -259,7 +272,7 @@ class ClassFacts:
             return True
         if not isinstance(forward, ast.FunctionDef):
             return False
-        for n in walk(forward):
+        for n in every_node(forward):
             word = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
             if word is not None and any(w in word.lower() for w in COLLECTIVE_WORDS):
                 return False
@@ -277,7 +290,7 @@ class ClassFacts:
                 isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(step.body)):
             known = False
         else:
-            known = all(r.value is None or Provenance(self, step, r.value).unknown(r.value) is None
+            known = all(r.value is None or self.provenance(step, r.value).unknown(r.value) is None
                         for r in _walk_outside_functions(step.body) if isinstance(r, ast.Return))
         self._steps[name] = known
         return known
@@ -340,7 +353,7 @@ class ClassFacts:
         return isinstance(root, ast.Name) and root.id in bound_names(method)
 
     def known_in(self, node: ast.expr, method: ast.FunctionDef) -> bool:
-        return Provenance(self, method, node).unknown(node) is None
+        return self.provenance(method, node).unknown(node) is None
 
     # --- what the call logs -------------------------------------------------------------------
 
@@ -380,7 +393,7 @@ class ClassFacts:
         values = self.values(call)
         if values is None:
             return "what it logs is not known"
-        provenance = Provenance(self, method, call)
+        provenance = self.provenance(method, call)
         for value in values:
             unknown = provenance.unknown(value)
             if unknown is None:
@@ -436,7 +449,7 @@ class ClassFacts:
                 return True
             values = [dictionary]  # a dictionary built from known values holds no Metric
         if isinstance(method, ast.FunctionDef):
-            provenance = Provenance(self, method, call)
+            provenance = self.provenance(method, call)
             return any(provenance.unknown(v) is not None for v in values)
         return True
 
@@ -456,7 +469,7 @@ class ClassFacts:
                 if not isinstance(method, FUNCTIONS):
                     continue
                 direct = {id(c) for c in tree_lightning.self_method_calls(method, LOG_METHODS)}
-                for call in walk(method):
+                for call in every_node(method):
                     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                             and call.func.attr in LOG_METHODS and _is_self(call.func.value)):
                         continue
@@ -474,7 +487,7 @@ class ClassFacts:
 
 def _other_syncing_log(tree: ast.Module) -> ast.Call | None:
     """The first log of the file through another object than ``self`` that may sync."""
-    for n in walk(tree):
+    for n in every_node(tree):
         if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS
                 and not _is_self(n.func.value)):
             sync = tree_lightning.keyword(n, "sync_dist")
@@ -545,13 +558,24 @@ def _names_in_nested_scopes(method: ast.AST) -> list[str]:
     if found is None:
         found = method._ddpfix_nested_names = [
             inner.id
-            for n in walk(method) if n is not method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef))
+            for n in every_node(method) if n is not method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef))
             for inner in walk(n) if isinstance(inner, ast.Name)
         ]
     return found
 
 
 Place = tuple[int, int] | None
+
+
+def _event_places(method: ast.AST) -> list[tuple[int, int]]:
+    """The places of the method's binding events (``_binding_events``), sorted, without repeats:
+    ``Provenance`` keeps the events whose place is before its end (and those without a place)."""
+    cached = getattr(method, "_ddpfix_event_places", None)
+    if cached is None:
+        bindings, unknown, calls = _binding_events(method)
+        places = {event[0] for events in (bindings, unknown, calls) for event in events if event[0] is not None}
+        cached = method._ddpfix_event_places = sorted(places)
+    return cached
 
 
 def _binding_events(method: ast.AST) -> tuple[list[tuple[Place, list[tuple[str, ast.expr | None]], set[int]]],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis import lightning as tree_lightning
@@ -200,8 +200,8 @@ class MethodFacts:
         self.parents: dict[int, ast.AST] = {}
         self.stores: dict[str, int] = {}
         self.loads: dict[str, list[ast.Name]] = {}
-        for node in walk(method):
-            for child in ast.iter_child_nodes(node):
+        for node in every_node(method):
+            for child in child_nodes(node):
                 self.parents[id(child)] = node
             if isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Load):
@@ -232,7 +232,7 @@ class MethodFacts:
         grew = True
         while grew:
             grew = False
-            for node in walk(self.method):
+            for node in every_node(self.method):
                 if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not self.on_device(node.value):
                     continue
                 target = node.targets[0]

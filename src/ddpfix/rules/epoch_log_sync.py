@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ddpfix.ast_walk import walk
-from ddpfix.analysis.ast_shapes import a_method_calls_self_log
+from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
@@ -227,6 +227,8 @@ def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, vie
     """``_ranks.maybe_rank_gated`` on CPython's tree: ids of the calls under an ``if`` whose test
     mentions a rank, or after ``if <rank words>: return`` in the same block."""
     calls: set[int] = set()
+    if not any(isinstance(n, ast.If) for n in every_node(function)):
+        return calls  # most hooks: nothing to look for (the walk is kept on the hook's node)
 
     def all_calls(node: ast.AST) -> None:
         calls.update(id(n) for n in walk(node) if isinstance(n, ast.Call))

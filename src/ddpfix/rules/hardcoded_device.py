@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import Span
+from ddpfix.ast_walk import child_nodes
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.rules import _hardcoded_device_safety as safety
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import tree_text as tree_text
-from ddpfix.analysis.ast_shapes import imports_of, last_name, may_be, methods
+from ddpfix.analysis.ast_shapes import every_node, imports_of, last_name, may_be, methods
 from ddpfix.analysis.lightning import TENSOR_FACTORIES, runs_on_device
 from ddpfix.rules.base import Rule, RuleContext, clip
 
@@ -118,7 +118,7 @@ class HardcodedDevice(Rule):
         or what the device is. Lightning's own modules pass the trigger words and have none."""
         for _cls, method in methods(tree):
             on_device = runs_on_device(method.name)
-            for node in walk(method):
+            for node in every_node(method):
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                     func = node.value.func
                     if last_name(func) == "device" or may_be(func, {"torch.device"}, imports_of(tree)):
@@ -212,7 +212,7 @@ def _calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
     pending: list[tuple[ast.AST, ast.stmt, bool]] = [(s, s, False) for s in reversed(method.body)]
     while pending:
         node, statement, in_fstring = pending.pop()
-        children = list(ast.iter_child_nodes(node))
+        children = child_nodes(node)
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr == "register_buffer":
@@ -428,14 +428,14 @@ def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleC
     each with its target's code."""
     found = []
     segment = ctx.view.positions.segment
-    for statement in method.body:
-        for node in walk(statement):
-            if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
-                continue
-            value = node.value
-            if ctx.imports.qualify(value.func) != "torch.device" or tree_lightning.device_kind(value, ctx.imports, segment) != "cuda":
-                continue
-            found.append((node, _target_code(node, ctx)))
+    # Every assignment of the method's body (a decorator or a default holds none): the walk kept on it.
+    for node in every_node(method):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            continue
+        value = node.value
+        if ctx.imports.qualify(value.func) != "torch.device" or tree_lightning.device_kind(value, ctx.imports, segment) != "cuda":
+            continue
+        found.append((node, _target_code(node, ctx)))
     return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
 
 
