@@ -359,7 +359,20 @@ def _nodes_outside_functions(node) -> Iterator[ast.AST]:
 
 def self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
     """``_lightning.self_method_calls``: calls ``self.<name>(...)`` inside ``node``, nested
-    functions left out."""
+    functions left out. For a function, kept on its node per set of names (each rule's proof asks
+    it of every hook, and again of each hook's logs); a copy, so a caller may change its list."""
+    if not isinstance(node, FUNCTIONS):
+        return _self_method_calls(node, names)
+    kept = node.__dict__.get("_ddpfix_self_calls")
+    if kept is None:
+        kept = node._ddpfix_self_calls = {}
+    found = kept.get(names)
+    if found is None:
+        found = kept[names] = _self_method_calls(node, names)
+    return list(found)
+
+
+def _self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
     return [
         n for n in nodes_outside_functions(node)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in names

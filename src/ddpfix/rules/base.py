@@ -9,12 +9,13 @@ import tokenize
 from collections.abc import Collection, Mapping, Sequence
 from typing import ClassVar
 
+from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import SAFE, UNSAFE, Finding, FixKey
 from ddpfix.imports import TREE_COMPOUND, ImportTable, tree_blocks
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.locations import CodeRange, TreePositions
-from ddpfix.suppressions import is_suppressed, suppressions
+from ddpfix.suppressions import is_suppressed, may_hold_directives, suppressions
 
 #: Where each rule's page lives online: ``docs/rules/<CODE>.md`` in the repository, generated from
 #: the rule's docstring (``python -m ddpfix.docs``; a test keeps them in step).
@@ -68,9 +69,26 @@ class TreeView:
     @property
     def suppressions(self) -> dict:
         if self._suppressions is None:
-            wanted = b"noqa" in self.data or b"ddpfix" in self.data
-            self._suppressions = suppressions(self.text) if wanted else {}
+            wanted = may_hold_directives(self.data)
+            self._suppressions = suppressions(self.text, self.string_spans()) if wanted else {}
         return self._suppressions
+
+    def string_spans(self) -> list[tuple[int, int]]:
+        """Where the string literals stand, as sorted, disjoint (start, end) character offsets:
+        the spans of the outermost string nodes (an f-string's parts lie inside its own)."""
+        offset = self.positions.offset
+        spans = sorted(
+            (offset(n.lineno, n.col_offset), offset(n.end_lineno, n.end_col_offset))
+            for n in every_node(self.tree)
+            if isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)))
+        )
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        return merged
 
     def statement_start(self, line: int) -> int:
         """The first line of the simple statement line (LibCST's ``SimpleStatementLine``: statements
