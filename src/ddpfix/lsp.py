@@ -46,7 +46,7 @@ from ddpfix.lsp_document import (
     analyse_notebook,
     unique_titles,
 )
-from ddpfix.lsp_rpc import Connection, ContentModified, need, optional
+from ddpfix.lsp_rpc import Connection, ContentModified, InvalidParams, need, optional
 from ddpfix.lsp_workspace import MARKUP_CELL, TextDocument, Workspace, capability, choose_encoding, path_of
 
 DEBOUNCE_SECONDS = 0.3
@@ -271,7 +271,7 @@ class DdpfixServer(Connection):
         wanted_range = _range(need(params, "range", dict))
         wanted = optional(need(params, "context", dict), "only", list, "context")
         if wanted is not None and not all(isinstance(kind, str) for kind in wanted):
-            wanted = [kind for kind in wanted if isinstance(kind, str)]
+            raise InvalidParams("context.only must be an array of strings")
         owner = self.owner(uri)
         state = self.state(owner) if owner is not None else None  # what the snapshot below is of
         snapshot = await self.snapshot(owner) if state is not None else None

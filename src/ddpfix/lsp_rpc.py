@@ -146,7 +146,10 @@ def read_frame(stream: BinaryIO) -> bytes | None:
 
 
 def write_frame(stream: BinaryIO, message: dict) -> None:
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    try:
+        body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (an editor's text mid-edit): escaped, so still UTF-8
+        body = json.dumps(message, separators=(",", ":")).encode("ascii")
     stream.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     stream.flush()
 
@@ -243,7 +246,7 @@ class Connection:
                 post(self._stop)
                 return
             try:
-                message = json.loads(body)
+                message = json.loads(body.decode("utf-8"))  # LSP's one encoding (bytes would be sniffed)
             except (ValueError, RecursionError) as err:  # bad UTF-8 is a ValueError too
                 post(self._unreadable, f"a message that is not JSON: {err}")
                 continue
@@ -263,7 +266,7 @@ class Connection:
             return
         method, has_id, request_id = message.get("method"), "id" in message, message.get("id")
         if message.get("jsonrpc") != "2.0":
-            self._invalid(request_id if has_id else None, 'not a JSON-RPC 2.0 message ("jsonrpc": "2.0" missing)')
+            self._invalid(request_id if _is_id(request_id) else None, 'not a JSON-RPC 2.0 message ("jsonrpc": "2.0" missing)')
         elif method is None and has_id and ("result" in message or "error" in message):
             logger.info("ignored a response to id %r: this server sends no requests", request_id)
         elif not isinstance(method, str):

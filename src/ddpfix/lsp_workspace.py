@@ -85,12 +85,12 @@ class TextDocument:
     def offset(self, position: Any, units: Units) -> int:
         """The index in the text of an LSP position; one past a line's end is its end, one past
         the last line the text's end."""
-        line = need(position, "line", int, "position")
+        line = max(need(position, "line", int, "position"), 0)
         character = need(position, "character", int, "position")
         starts = [0] + [match.end() for match in _LINE_END.finditer(self.text)]
         if line >= len(starts):
             return len(self.text)
-        start = starts[max(line, 0)]
+        start = starts[line]
         end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
         content = self.text[start:end].rstrip("\r\n")
         if units is len or content.isascii():
