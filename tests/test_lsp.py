@@ -398,6 +398,43 @@ def test_columns_count_the_clients_code_units(start_server, project, tmp_path, e
     assert everything == cli_written(path, tmp_path)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+def test_incremental_edits_count_the_clients_code_units(start_server, project, encoding):
+    """Ranges in didChange are the client's: its code units after non-ASCII text, its line ends
+    (\r\n), a line past the end meaning the end. The text the server ends with is the file's."""
+    capabilities = {"general": {"positionEncodings": [encoding]}} if encoding == "utf-8" else None
+    client = start_server(capabilities)
+    path = project / "train.py"
+    text = NON_ASCII.replace("\n", "\r\n")
+    uri = path.as_uri()
+    client.open(path, text)
+    index = next(n for n, line in enumerate(text.split("\r\n")) if "note =" in line)
+    line = text.split("\r\n")[index]
+    units = utf16 if encoding == "utf-16" else (lambda chunk: len(chunk.encode("utf-8")))
+
+    def at(line_number: int, character: int) -> dict:
+        return {"start": {"line": line_number, "character": character}, "end": {"line": line_number, "character": character}}
+
+    changes = [
+        {"range": at(index, units(line)), "text": "  # 🎉"},  # after "é🎉", in code units
+        {"range": {"start": {"line": index, "character": units(line[: line.index("note")])},
+                   "end": {"line": index, "character": units(line[: line.index("self.log")])}}, "text": "x = '🎉'; "},
+        {"range": at(0, 0), "text": "# é\r\n"},
+        {"range": at(10**6, 0), "text": "# the end\r\n"},
+    ]
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": changes})
+    expected = text.split("\r\n")
+    expected[index] = line[: line.index("note")] + "x = '🎉'; " + line[line.index("self.log"):] + "  # 🎉"
+    expected = "# é\r\n" + "\r\n".join(expected) + "# the end\r\n"
+    published = client.diagnostics(uri, 2)
+    write(path, expected)
+    assert as_tuples(published["diagnostics"]) == cli_diagnostics(path, encoding)
+    assert "DDP003" in [d["code"] for d in published["diagnostics"]]
+    fix = next(a for a in quick_fixes(client.code_actions(uri)) if "DDP003" in a["title"])
+    fixed = apply_edits(expected, edits_of(fix, uri)[0], encoding)
+    assert """x = '🎉'; self.log("train_loss", loss, rank_zero_only=True)  # 🎉\r\n""" in fixed
+
+
 def test_crlf_documents_keep_their_line_ends(server, project, tmp_path):
     text = BUGGY.replace("\n", "\r\n")
     path = project / "train.py"
@@ -702,6 +739,35 @@ def test_a_notebook_gets_diagnostics_per_cell_as_the_cli_reports_them(start_serv
                                                  "cellTextDocuments": [{"uri": uri} for uri in uris]})
     for uri in uris[1:]:  # every cell's diagnostics cleared
         client.notification("textDocument/publishDiagnostics", lambda params, uri=uri: params["uri"] == uri and not params["diagnostics"])
+
+
+def test_cells_added_and_removed_are_analysed_as_the_notebook_now_is(start_server, project):
+    client = start_server(NOTEBOOK_CLIENT)
+    path = project / "train.ipynb"
+    cells = notebook_cells()
+    uris = client.open_notebook(path, cells)
+    first = {uri: client.diagnostics(uri, 1)["diagnostics"] for uri in uris[1:]}
+    assert any(d["code"] == "DDP015" for d in first[uris[5]])
+    # The DDP015 cell deleted, then put back as a new cell before the first code cell.
+    added_uri, added = f"vscode-notebook-cell:{path.as_posix()}#added", cells[5][1]
+    client.notify("notebookDocument/didChange", {
+        "notebookDocument": {"uri": path.as_uri(), "version": 2},
+        "change": {"cells": {"structure": {"array": {"start": 5, "deleteCount": 1}, "didClose": [{"uri": uris[5]}]}}},
+    })
+    client.notify("notebookDocument/didChange", {
+        "notebookDocument": {"uri": path.as_uri(), "version": 3},
+        "change": {"cells": {"structure": {
+            "array": {"start": 1, "deleteCount": 0, "cells": [{"kind": 2, "document": added_uri}]},
+            "didOpen": [{"uri": added_uri, "languageId": "python", "version": 1, "text": added}]}}},
+    })
+    assert client.notification("textDocument/publishDiagnostics", lambda p: p["uri"] == uris[5])["diagnostics"] == []
+    now = [cells[0], ("code", added)] + [cell for number, cell in enumerate(cells) if number not in (0, 5)]
+    write_notebook(path, now)
+    new_uris = [uris[0], added_uri] + [uri for number, uri in enumerate(uris) if number not in (0, 5)]
+    published = {uri: client.diagnostics(uri, 1)["diagnostics"] for uri in new_uris[1:]}
+    found = {(new_uris.index(uri) + 1, d["code"], d["range"]["start"]["line"] + 1, d["range"]["start"]["character"] + 1)
+             for uri, diagnostics in published.items() for d in diagnostics}
+    assert found == cli_notebook_findings(path) and (2, "DDP015") in {(cell, code) for cell, code, *_ in found}
 
 
 def test_notebook_fixes_edit_the_cells_as_the_cli_writes_them(start_server, project, tmp_path):
