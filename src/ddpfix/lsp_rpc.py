@@ -145,13 +145,13 @@ def read_frame(stream: BinaryIO) -> bytes | None:
     return b"".join(parts)
 
 
-def write_frame(stream: BinaryIO, message: dict) -> None:
+def frame(message: dict) -> bytes:
+    """``message`` framed for the wire (TypeError or ValueError where it is no JSON)."""
     try:
         body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate (an editor's text mid-edit): escaped, so still UTF-8
         body = json.dumps(message, separators=(",", ":")).encode("ascii")
-    stream.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
-    stream.flush()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
 # --- the connection ------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ class Connection:
         self.requests: dict[str, Handler] = {}
         self.notifications: dict[str, Handler] = {}
         self.pending: dict[int | str, asyncio.Task] = {}
-        self.tasks: set[asyncio.Task] = set()  # notification handlers under way
+        self.tasks: set[asyncio.Task] = set()  # work under way that answers no request (notifications')
         self.initialized = False
         self.shutdown_requested = False
         self.on_shutdown: list[Callable[[], None]] = []
@@ -196,7 +196,15 @@ class Connection:
     def send(self, message: dict) -> None:
         message = {"jsonrpc": "2.0", **message}
         try:
-            write_frame(self.output, message)
+            data = frame(message)
+        except (TypeError, ValueError) as err:  # a bug of ours; a request still gets its answer
+            logger.error("cannot send %s: %s", message.get("method") or f"the answer to {message.get('id')!r}", err)
+            if "method" in message or "error" in message:
+                return
+            data = frame({"jsonrpc": "2.0", "id": message["id"], "error": RpcError(f"internal error: {err}").to_json()})
+        try:
+            self.output.write(data)
+            self.output.flush()
         except (OSError, ValueError):  # the pipe is gone (or closed): so is the client
             logger.error("cannot write to the client; stopping")
             self._stop()
