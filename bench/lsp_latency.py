@@ -12,8 +12,10 @@ What it measures, each as the client sees it (wall time from sending to receivin
 
 - **first diagnostics** (median of ``--runs`` fresh servers): start the process, ``initialize``,
   open a small fixture file, until its ``publishDiagnostics``; the ``initialize`` answer on its own;
-  and where that time goes (imports of lsprotocol, of the rest of pygls, of ddpfix's modules, the
-  first analysis), timed inside one process the same way;
+  and where that time goes (the interpreter's own start, the import of the protocol layer, of
+  ddpfix's CLI and server modules, the first analysis), timed inside one process the same way. The
+  protocol layer is ddpfix's own (``lsp_rpc``, ``lsp_workspace``: asyncio, json, threads); for a
+  ``--src`` from before it, pygls and its lsprotocol types;
 - **big file**: a generated file of ``--classes`` LightningModules (150: about 4,500 lines and
   1,200 findings, 600 of them with a safe fix), like the one an issue measured: its diagnostics
   after ``didOpen``; "fix all" (``source.fixAll.ddpfix``, through ``codeAction/resolve`` where the
@@ -287,36 +289,38 @@ def first_diagnostics(src: Path, work: Path, pycache: Path, runs: int) -> dict:
 
 
 STARTUP_PHASES = """\
-import sys, time
-start = time.process_time()
-import lsprotocol.types
-lsprotocol_done = time.process_time()
-import pygls.lsp.server
-pygls_done = time.process_time()
+import importlib.util, sys, time
+start = time.process_time()  # the interpreter's start-up so far (site and its imports)
+own = importlib.util.find_spec("ddpfix.lsp_rpc") is not None
+for name in ["ddpfix.lsp_rpc", "ddpfix.lsp_workspace"] if own else ["lsprotocol.types", "pygls.lsp.server"]:
+    __import__(name)
+protocol_done = time.process_time()
 import ddpfix.cli, ddpfix.lsp
 ddpfix_done = time.process_time()
 from ddpfix.lsp_document import analyse
 path = sys.argv[1]
 analyse("file://" + path, 1, open(path).read(), path, len, None).diagnostics()
 analysed = time.process_time()
-print(lsprotocol_done - start, pygls_done - lsprotocol_done, ddpfix_done - pygls_done, analysed - ddpfix_done,
-      "libcst" in sys.modules)
+print(start, protocol_done - start, ddpfix_done - protocol_done, analysed - ddpfix_done, "libcst" in sys.modules,
+      "own" if own else "pygls")
 """
 
 
 def startup_phases(src: Path, work: Path, pycache: Path, runs: int) -> dict:
     """Where the first diagnostics' time goes, in one process as the server's start-up runs it
-    (CPU seconds): importing lsprotocol (pygls's protocol types), the rest of pygls, ddpfix's CLI
-    and server modules, then the first analysis of the small file (the engine and rules load here)."""
+    (CPU seconds): the interpreter's start, importing the protocol layer (ddpfix's own, or pygls
+    and lsprotocol for a ``--src`` from before), ddpfix's CLI and server modules, then the first
+    analysis of the small file (the engine and rules load here)."""
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONPYCACHEPREFIX=str(pycache))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     phases = []
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", STARTUP_PHASES, str(work / "small.py")], env=env,
                              capture_output=True, text=True, check=True, timeout=120).stdout.split()
-        phases.append([float(value) for value in out[:4]] + [out[4] == "True"])
-    names = ["cpu_import_lsprotocol_s", "cpu_import_rest_of_pygls_s", "cpu_import_ddpfix_cli_and_lsp_s", "cpu_first_analysis_s"]
+        phases.append([float(value) for value in out[:4]] + [out[4] == "True", out[5]])
+    names = ["cpu_interpreter_start_s", "cpu_import_protocol_layer_s", "cpu_import_ddpfix_cli_and_lsp_s", "cpu_first_analysis_s"]
     found = {name: statistics.median(row[k] for row in phases) for k, name in enumerate(names)}
+    found["protocol_layer"] = phases[0][5]  # "own" (lsp_rpc) or "pygls"
     found["libcst_loaded_for_diagnostics"] = any(row[4] for row in phases)
     return found
 

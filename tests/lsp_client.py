@@ -27,12 +27,12 @@ class ServerGone(AssertionError):
 
 
 class LspClient:
-    def __init__(self, cwd: Path, log: Path, args: tuple[str, ...] = ("lsp",)):
+    def __init__(self, cwd: Path, log: Path, args: tuple[str, ...] = ("lsp",), env: dict | None = None):
         # stderr goes to a file (closed in close()): a full pipe would block the server.
         self.log = open(log, "wb")  # noqa: SIM115
         self.process = subprocess.Popen(
             [ddpfix_executable(), *args], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.log, env=dict(os.environ),
+            stderr=self.log, env=env or dict(os.environ),
         )
         self.ids = itertools.count(1)
         self.inbox: queue.Queue = queue.Queue()
@@ -62,7 +62,11 @@ class LspClient:
             self.inbox.put(message)
 
     def send_raw(self, body: bytes) -> None:
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def write(self, data: bytes) -> None:
+        """Bytes as they are, framed or not."""
+        self.process.stdin.write(data)
         self.process.stdin.flush()
 
     def send(self, message: dict) -> None:

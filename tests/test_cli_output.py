@@ -232,7 +232,6 @@ def test_extend_select_adds_to_the_selection(tmp_path, run_cli):
 
 
 def test_the_language_server_honours_extend_select(tmp_path):
-    pytest.importorskip("pygls")
     from lsp_client import LspClient
 
     (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nselect = ["DDP002"]\nextend-select = ["DDP003"]\n')

@@ -20,6 +20,9 @@ def imported_by(module: str) -> set[str]:
     ("ddpfix.notebook", {"ddpfix.sources", "ddpfix.runner", "ddpfix.cli"}),
     ("ddpfix.sources", {"ddpfix.runner", "ddpfix.cli", "ddpfix.lsp_document"}),
     ("ddpfix.lsp_document", {"ddpfix.cli", "ddpfix.runner"}),
+    # The language server's transport and document store know nothing of the engine.
+    ("ddpfix.lsp_rpc", {"ddpfix.lsp", "ddpfix.lsp_workspace", "ddpfix.lsp_document", "ddpfix.engine", "ddpfix.sources"}),
+    ("ddpfix.lsp_workspace", {"ddpfix.lsp", "ddpfix.lsp_document", "ddpfix.engine", "ddpfix.sources"}),
     ("ddpfix.rules", {"ddpfix.engine", "ddpfix.cli", "ddpfix.runner"}),
 ])
 def test_no_floor_imports_one_above_it(module, above):

@@ -565,14 +565,9 @@ def review_interactively(results, rules, facts, problems, output, options, group
 
 
 def run_language_server(args: list[str]) -> int:
-    """``ddpfix lsp``: pygls is an optional extra, so say how to get it rather than fail on import."""
-    try:
-        from ddpfix import lsp
-    except ModuleNotFoundError as err:
-        if (err.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
-            raise
-        click.echo("error: the language server needs pygls: pip install 'ddpfix[lsp]'", err=True)
-        return EXIT_ERROR
+    """``ddpfix lsp``: loaded only when asked for."""
+    from ddpfix import lsp
+
     return lsp.main(args)
 
 

@@ -1,7 +1,8 @@
 """The language server, ``ddpfix lsp``: DDP findings as diagnostics, their fixes as code actions.
 
 A front-end over ``sources.fix_source``, never a second pipeline (see ``lsp_document``). It speaks
-LSP over stdin/stdout through pygls (the ``ddpfix[lsp]`` extra):
+LSP over stdin/stdout through its own JSON-RPC layer on plain dicts (``lsp_rpc``; the open documents
+are ``lsp_workspace``'s), which starts in a fraction of the time a general LSP framework takes:
 
 - Python documents, and the Python cells of Jupyter notebooks (``notebookDocument/*``: the cells go
   to the engine as the notebook the CLI reads, and each cell gets its own diagnostics);
@@ -29,14 +30,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-
-from lsprotocol import types
-from pygls.capabilities import get_capability
-from pygls.exceptions import FeatureRequestError, JsonRpcContentModified, JsonRpcException
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.uris import to_fs_path
+from typing import Any
 
 from ddpfix import __version__
 from ddpfix.findings import Finding
@@ -52,12 +46,16 @@ from ddpfix.lsp_document import (
     analyse_notebook,
     unique_titles,
 )
+from ddpfix.lsp_rpc import Connection, ContentModified, InvalidParams, need, optional
+from ddpfix.lsp_workspace import MARKUP_CELL, TextDocument, Workspace, capability, choose_encoding, path_of
 
 DEBOUNCE_SECONDS = 0.3
 PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_TYPE = "jupyter-notebook"
+QUICK_FIX = "quickfix"
 #: Worker threads: enough that a long "fix all" (or one cancelled, which runs on) leaves others free.
 WORKERS = 4
+INCREMENTAL = 2  # TextDocumentSyncKind.Incremental
 
 logger = logging.getLogger("ddpfix.lsp")
 
@@ -71,49 +69,12 @@ Usage: ddpfix lsp [--stdio]
 """
 
 
-@dataclass
-class _Unreadable:
-    """A request whose params did not fit its method: answered with the error instead of dropped."""
-
-    id: int | str
-    method: str
-    error: JsonRpcException
-    jsonrpc: str = "2.0"
-
-
-class TolerantProtocol(LanguageServerProtocol):
-    """pygls logs and drops a request it cannot deserialize, which leaves the client waiting for
-    its response forever; this one answers it with the JSON-RPC error (Invalid params)."""
-
-    def structure_message(self, data):
-        try:
-            return super().structure_message(data)
-        except JsonRpcException as err:
-            if isinstance(data, dict) and "id" in data and isinstance(data.get("method"), str):
-                return _Unreadable(data["id"], data["method"], err)
-            raise
-
-    def handle_message(self, message):
-        if isinstance(message, _Unreadable):
-            logger.warning("malformed %s request (id %r): %s", message.method, message.id, message.error.message)
-            self._send_response(message.id, None, message.error.to_response_error())
-            return
-        super().handle_message(message)
-
-
-class DdpfixServer(LanguageServer):
+class DdpfixServer(Connection):
     def __init__(self, debounce: float = DEBOUNCE_SECONDS):
-        super().__init__(
-            "ddpfix", __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-            notebook_document_sync=types.NotebookDocumentSyncOptions(
-                notebook_selector=[types.NotebookDocumentFilterWithCells(
-                    cells=[types.NotebookCellLanguage("python")], notebook=NOTEBOOK_TYPE)],
-                save=True,
-            ),
-            protocol_cls=TolerantProtocol,
-        )
+        super().__init__("ddpfix")
         self.debounce = debounce
+        self.workspace = Workspace(None)  # replaced on initialize
+        self.client_capabilities: dict = {}
         self.tracked: set[str] = set()  # open Python documents and notebooks, by URI
         self.snapshots: dict[str, tuple[tuple, Snapshot]] = {}  # the latest analysis of each, by its state
         self.saves: dict[str, int] = {}  # saves of each: a save may change the pyproject.toml that applies
@@ -121,20 +82,32 @@ class DdpfixServer(LanguageServer):
         self.jobs: dict[tuple, asyncio.Future] = {}  # work under way in the worker threads
         self.latest: dict[str, tuple] = {}  # each document's state as last seen (read by the workers)
         self.timers: dict[str, asyncio.TimerHandle] = {}
-        self.tasks: set[asyncio.Task] = set()
         self.executor = ThreadPoolExecutor(WORKERS, thread_name_prefix="ddpfix")
-        self.shutdown_requested = False
+        self.on_shutdown.append(self.cancel_timers)
 
-    def report_server_error(self, error: Exception, source) -> None:
-        # pygls pops up a message for every unreadable message or failed notification (and has
-        # logged it to stderr); a line in the client's log is enough for what is the client's
-        # mistake or ours, and keeps the editor quiet. A failed request has its error response.
-        if source is FeatureRequestError:
-            return
-        try:
-            self.window_log_message(types.LogMessageParams(types.MessageType.Error, f"ddpfix: {error}"))
-        except Exception:  # the transport itself may be what failed
-            logger.exception("cannot send a log message to the client")
+    def initialize(self, params: Any) -> dict:
+        """The workspace, and what this server does for this client."""
+        capabilities = optional(params, "capabilities", dict) or {}
+        root_uri = optional(params, "rootUri", str)
+        root_path = path_of(root_uri) if root_uri is not None else optional(params, "rootPath", str)
+        encoding = choose_encoding(capabilities)
+        self.client_capabilities = capabilities
+        self.workspace = Workspace(root_path, encoding)
+        found: dict[str, Any] = {
+            "positionEncoding": encoding,
+            "textDocumentSync": {"openClose": True, "change": INCREMENTAL, "save": {"includeText": False}},
+            "codeActionProvider": {"codeActionKinds": [QUICK_FIX, FIX_ALL_KIND, NOTEBOOK_FIX_ALL_KIND], "resolveProvider": True},
+            # Folders are accepted and need nothing: each file's settings come from its own path.
+            "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}},
+        }
+        if capabilities.get("notebookDocument") is not None:
+            found["notebookDocumentSync"] = {
+                "notebookSelector": [{"notebook": NOTEBOOK_TYPE, "cells": [{"language": "python"}]}], "save": True}
+        return {"capabilities": found, "serverInfo": {"name": "ddpfix", "version": __version__}}
+
+    def report_server_error(self, error: Exception, source: str) -> None:
+        """A failure of ours while analysing a document: a line in the client's log, never a pop-up."""
+        self.log_to_client(f"{source}: {error}")
 
     # --- work off the event loop -------------------------------------------------------------
 
@@ -165,21 +138,24 @@ class DdpfixServer(LanguageServer):
         if uri not in self.tracked:
             self.latest.pop(uri, None)
             return None
-        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        notebook = self.workspace.notebook(uri)
         if notebook is None:
-            document = self.workspace.get_text_document(uri)
-            state = (self.saves.get(uri, 0), document.version)
+            state = (self.saves.get(uri, 0), self.workspace.document(uri).version)
         else:
-            cells = tuple((cell.document, self.workspace.get_text_document(cell.document).version) for cell in notebook.cells)
+            cells = tuple((cell.document, self._cell_document(cell.document).version) for cell in notebook.cells)
             state = (self.saves.get(uri, 0), notebook.version, cells)
         self.latest[uri] = state
         return state
+
+    def _cell_document(self, uri: str) -> TextDocument:
+        # A cell the client listed without sending its text is an empty one.
+        return self.workspace.document(uri) or TextDocument(uri, None, None, "")
 
     def owner(self, uri: str) -> str | None:
         """The tracked document that text document ``uri`` belongs to: itself, or its notebook."""
         if uri in self.tracked:
             return uri
-        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        notebook = self.workspace.notebook_of_cell(uri)
         return notebook.uri if notebook is not None and notebook.uri in self.tracked else None
 
     async def snapshot(self, uri: str) -> Snapshot | None:
@@ -198,13 +174,13 @@ class DdpfixServer(LanguageServer):
 
     def _analysis(self, uri: str) -> Callable[[], Snapshot]:
         """The analysis of ``uri``'s current text, as a function of nothing the event loop changes."""
-        path = to_fs_path(uri) if uri.startswith("file:") else None
-        units, root = self.workspace.position_codec.client_num_units, self.workspace.root_path
+        path = path_of(uri)
+        units, root = self.workspace.units, self.workspace.root_path
         elsewhere = self.open_elsewhere(uri)
-        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        notebook = self.workspace.notebook(uri)
         if notebook is None:
-            document = self.workspace.get_text_document(uri)
-            version, text = document.version, document.source
+            document = self.workspace.document(uri)
+            version, text = document.version, document.text
 
             def work() -> Snapshot:
                 snapshot = analyse(uri, version, text, path, units, root, elsewhere)
@@ -212,7 +188,7 @@ class DdpfixServer(LanguageServer):
                 return snapshot
 
             return work
-        cells = [_cell(self.workspace.get_text_document(cell.document), cell.kind) for cell in notebook.cells]
+        cells = [_cell(self._cell_document(cell.document), cell.kind) for cell in notebook.cells]
         version = notebook.version
 
         def work_on_notebook() -> Snapshot | None:
@@ -230,11 +206,16 @@ class DdpfixServer(LanguageServer):
         disk stand for the project only where these are saved (``lsp_document.project_facts``)."""
         found: dict[str, str | None] = {}
         for other in self.tracked:
-            if other == uri or not other.startswith("file:"):
-                continue
-            notebook = self.workspace.get_notebook_document(notebook_uri=other)
-            found[to_fs_path(other)] = None if notebook is not None else self.workspace.get_text_document(other).source
+            path = path_of(other) if other != uri else None
+            if path is not None:
+                found[path] = None if self.workspace.notebook(other) is not None else self.workspace.document(other).text
         return found
+
+    def publish_diagnostics(self, uri: str, diagnostics: list[dict], version: int | None = None) -> None:
+        params: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        self.notify("textDocument/publishDiagnostics", params)
 
     async def publish(self, uri: str) -> None:
         self.cancel_timer(uri)
@@ -249,11 +230,10 @@ class DdpfixServer(LanguageServer):
             return  # closed or changed meanwhile: the newer version publishes its own
         by_uri = snapshot.diagnostics() if snapshot is not None else {}
         for gone in self.published.get(uri, set()) - set(by_uri):  # a cell deleted since
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(gone, []))
+            self.publish_diagnostics(gone, [])
         self.published[uri] = set(by_uri)
         for text_uri, diagnostics in by_uri.items():
-            view = snapshot.view_for(text_uri)
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(text_uri, diagnostics, version=view.version))
+            self.publish_diagnostics(text_uri, diagnostics, snapshot.view_for(text_uri).version)
 
     def publish_soon(self, uri: str) -> None:
         task = asyncio.ensure_future(self.publish(uri))
@@ -270,6 +250,10 @@ class DdpfixServer(LanguageServer):
         if timer is not None:
             timer.cancel()
 
+    def cancel_timers(self) -> None:
+        for uri in list(self.timers):
+            self.cancel_timer(uri)
+
     def forget(self, uri: str) -> None:
         """Stop tracking ``uri`` and clear every diagnostic it published."""
         self.cancel_timer(uri)
@@ -278,22 +262,25 @@ class DdpfixServer(LanguageServer):
         self.saves.pop(uri, None)
         self.latest.pop(uri, None)
         for text_uri in self.published.pop(uri, {uri}):
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(text_uri, []))
+            self.publish_diagnostics(text_uri, [])
 
     # --- code actions ------------------------------------------------------------------------
 
-    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        uri = params.text_document.uri
+    async def code_actions(self, params: Any) -> list[dict] | None:
+        uri = need(need(params, "textDocument", dict), "uri", str, "textDocument")
+        wanted_range = _range(need(params, "range", dict))
+        wanted = optional(need(params, "context", dict), "only", list, "context")
+        if wanted is not None and not all(isinstance(kind, str) for kind in wanted):
+            raise InvalidParams("context.only must be an array of strings")
         owner = self.owner(uri)
         state = self.state(owner) if owner is not None else None  # what the snapshot below is of
         snapshot = await self.snapshot(owner) if state is not None else None
         view = snapshot.view_for(uri) if snapshot is not None else None
         if view is None:
             return None
-        wanted = params.context.only
-        actions: list[types.CodeAction] = []
-        if _wants(wanted, types.CodeActionKind.QuickFix):
-            in_range = [f for f in snapshot.findings_in(uri) if _overlaps(snapshot.finding_range(f), params.range)]
+        actions: list[dict] = []
+        if _wants(wanted, QUICK_FIX):
+            in_range = [f for f in snapshot.findings_in(uri) if _overlaps(snapshot.finding_range(f), wanted_range)]
             actions += await self.quick_fixes(owner, state, snapshot, view, in_range)
         kinds = [FIX_ALL_KIND] + ([NOTEBOOK_FIX_ALL_KIND] if snapshot.is_notebook and wanted else [])
         for kind in kinds:
@@ -304,7 +291,7 @@ class DdpfixServer(LanguageServer):
         return actions
 
     async def quick_fixes(self, owner: str, state: tuple, snapshot: Snapshot, view: TextView,
-                          findings: list[Finding]) -> list[types.CodeAction]:
+                          findings: list[Finding]) -> list[dict]:
         """A fix for each fixable finding, then a "Disable DDPnnn for this line" for each line and
         code, every title unique in the menu."""
         titled: list[tuple[str, Finding]] = []
@@ -331,63 +318,61 @@ class DdpfixServer(LanguageServer):
         # An unsafe fix is never the preferred action (editors apply a preferred quick fix on a
         # single key press); its title says it is unsafe.
         actions = [
-            types.CodeAction(title=next(titles), kind=types.CodeActionKind.QuickFix,
-                             diagnostics=[snapshot.finding_diagnostic(finding)], is_preferred=finding.safe,
-                             edit=self.workspace_edit(snapshot, changes))
+            {"title": next(titles), "kind": QUICK_FIX, "diagnostics": [snapshot.finding_diagnostic(finding)],
+             "isPreferred": finding.safe, "edit": self.workspace_edit(snapshot, changes)}
             for changes, finding in fixes
         ]
         actions += [
-            types.CodeAction(title=next(titles), kind=types.CodeActionKind.QuickFix,
-                             diagnostics=[snapshot.finding_diagnostic(f) for f in silenced],
-                             edit=self.workspace_edit(snapshot, [change]))
+            {"title": next(titles), "kind": QUICK_FIX, "diagnostics": [snapshot.finding_diagnostic(f) for f in silenced],
+             "edit": self.workspace_edit(snapshot, [change])}
             for change, silenced in silences.values()
         ]
         return actions
 
-    async def fix_all_action(self, owner: str, state: tuple, snapshot: Snapshot, kind: str) -> types.CodeAction | None:
+    async def fix_all_action(self, owner: str, state: tuple, snapshot: Snapshot, kind: str) -> dict | None:
         """"Fix all": its edit left to ``codeAction/resolve`` where the client resolves edits (the
         fix runs only when the action is picked), else computed now."""
         if self.resolves_edits():
-            return types.CodeAction(title=FIX_ALL_TITLE, kind=kind, data={"uri": owner, "version": snapshot.version})
+            return {"title": FIX_ALL_TITLE, "kind": kind, "data": {"uri": owner, "version": snapshot.version}}
         changes = await self.run(("fix all", owner, state), snapshot.fix_all)
         if not changes:
             return None
-        return types.CodeAction(title=FIX_ALL_TITLE, kind=kind, edit=self.workspace_edit(snapshot, changes))
+        return {"title": FIX_ALL_TITLE, "kind": kind, "edit": self.workspace_edit(snapshot, changes)}
 
-    async def resolve(self, action: types.CodeAction) -> types.CodeAction:
-        data = action.data if isinstance(action.data, dict) else {}
+    async def resolve(self, action: Any) -> dict:
+        need(action, "title", str)  # a CodeAction, as this server sent it
+        data = action.get("data") if isinstance(action.get("data"), dict) else {}
         owner = data.get("uri")
         state = self.state(owner) if isinstance(owner, str) else None
         snapshot = await self.snapshot(owner) if state is not None else None
         if snapshot is None or snapshot.version != data.get("version") or self.state(owner) != state:
-            raise JsonRpcContentModified("the document changed since this action was offered; ask again")
+            raise ContentModified("the document changed since this action was offered; ask again")
         changes = await self.run(("fix all", owner, state), snapshot.fix_all)
-        action.edit = self.workspace_edit(snapshot, changes or [])
-        return action
+        return {**action, "edit": self.workspace_edit(snapshot, changes or [])}
 
     def resolves_edits(self) -> bool:
-        support = get_capability(self.client_capabilities, "text_document.code_action.resolve_support", None)
-        return support is not None and "edit" in (support.properties or [])
+        properties = capability(self.client_capabilities, "textDocument", "codeAction", "resolveSupport", "properties")
+        return isinstance(properties, list) and "edit" in properties
 
-    def workspace_edit(self, snapshot: Snapshot, changes: Sequence[Change]) -> types.WorkspaceEdit:
+    def workspace_edit(self, snapshot: Snapshot, changes: Sequence[Change]) -> dict:
         """The edits for the versions they were computed on, where the client can check versions."""
         by_uri = snapshot.text_edits(changes)
         if not by_uri and not snapshot.is_notebook:
             by_uri = {snapshot.uri: []}
-        if get_capability(self.client_capabilities, "workspace.workspace_edit.document_changes", False):
-            return types.WorkspaceEdit(document_changes=[
-                types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(uri, snapshot.view_for(uri).version), edits)
+        if capability(self.client_capabilities, "workspace", "workspaceEdit", "documentChanges"):
+            return {"documentChanges": [
+                {"textDocument": {"uri": uri, "version": snapshot.view_for(uri).version}, "edits": edits}
                 for uri, edits in by_uri.items()
-            ])
-        return types.WorkspaceEdit(changes=by_uri)
+            ]}
+        return {"changes": by_uri}
 
 
-def _cell(document, kind: types.NotebookCellKind) -> Cell:
-    if kind == types.NotebookCellKind.Markup:
+def _cell(document: TextDocument, kind: int) -> Cell:
+    if kind == MARKUP_CELL:
         cell_type = "markdown"
     else:  # code in another language (a %%sql cell's, say) is not the engine's
         cell_type = "code" if document.language_id in (None, "", "python") else "raw"
-    return Cell(document.uri, document.version, cell_type, document.source)
+    return Cell(document.uri, document.version, cell_type, document.text)
 
 
 def _wants(only: list[str] | None, kind: str) -> bool:
@@ -395,89 +380,98 @@ def _wants(only: list[str] | None, kind: str) -> bool:
     return only is None or any(kind == want or kind.startswith(want + ".") for want in only)
 
 
-def _overlaps(a: types.Range, b: types.Range) -> bool:
+def _range(value: dict) -> dict:
+    """A Range from the client, checked: its start and end are positions."""
+    for end in ("start", "end"):
+        position = need(value, end, dict, "range")
+        need(position, "line", int, f"range.{end}")
+        need(position, "character", int, f"range.{end}")
+    return value
+
+
+def _overlaps(a: dict, b: dict) -> bool:
     # Touching counts: a cursor at either end of a finding asks for its fix.
-    def key(position: types.Position) -> tuple[int, int]:
-        return position.line, position.character
+    def key(position: dict) -> tuple[int, int]:
+        return position["line"], position["character"]
 
-    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+    return key(a["start"]) <= key(b["end"]) and key(b["start"]) <= key(a["end"])
 
 
-def _is_python(document: types.TextDocumentItem) -> bool:
+def _is_python(document: TextDocument) -> bool:
     return document.language_id == "python" or document.uri.endswith(PYTHON_SUFFIXES)
+
+
+def _uri(params: Any, document: str) -> str:
+    """``params[document].uri``: the text document or notebook a notification is about."""
+    return need(need(params, document, dict), "uri", str, document)
 
 
 def build_server(debounce: float = DEBOUNCE_SECONDS) -> DdpfixServer:
     server = DdpfixServer(debounce)
+    server.request("initialize")(server.initialize)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: DdpfixServer, params: types.DidOpenTextDocumentParams) -> None:
-        if _is_python(params.text_document) and ls.workspace.get_notebook_document(cell_uri=params.text_document.uri) is None:
-            ls.tracked.add(params.text_document.uri)
-            await ls.publish(params.text_document.uri)
+    @server.request("textDocument/codeAction")
+    async def code_action(params):
+        return await server.code_actions(params)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: DdpfixServer, params: types.DidChangeTextDocumentParams) -> None:
-        if params.text_document.uri in ls.tracked:
-            ls.publish_later(params.text_document.uri)
+    @server.request("codeAction/resolve")
+    async def code_action_resolve(params):
+        return await server.resolve(params)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    async def did_save(ls: DdpfixServer, params: types.DidSaveTextDocumentParams) -> None:
-        if params.text_document.uri in ls.tracked:
-            ls.saves[params.text_document.uri] = ls.saves.get(params.text_document.uri, 0) + 1
-            await ls.publish(params.text_document.uri)
+    @server.notification("textDocument/didOpen")
+    def did_open(params) -> None:
+        document = server.workspace.open_text(params)
+        if _is_python(document) and server.workspace.notebook_of_cell(document.uri) is None:
+            server.tracked.add(document.uri)
+            server.publish_soon(document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: DdpfixServer, params: types.DidCloseTextDocumentParams) -> None:
-        if params.text_document.uri in ls.tracked:
-            ls.forget(params.text_document.uri)
+    @server.notification("textDocument/didChange")
+    def did_change(params) -> None:
+        uri = server.workspace.change_text(params)
+        if uri in server.tracked:
+            server.publish_later(uri)
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
-    async def notebook_did_open(ls: DdpfixServer, params: types.DidOpenNotebookDocumentParams) -> None:
-        ls.tracked.add(params.notebook_document.uri)
-        await ls.publish(params.notebook_document.uri)
+    @server.notification("textDocument/didSave")
+    def did_save(params) -> None:
+        uri = _uri(params, "textDocument")
+        if uri in server.tracked:
+            server.saves[uri] = server.saves.get(uri, 0) + 1
+            server.publish_soon(uri)
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
-    def notebook_did_change(ls: DdpfixServer, params: types.DidChangeNotebookDocumentParams) -> None:
-        if params.notebook_document.uri in ls.tracked:
-            ls.publish_later(params.notebook_document.uri)
+    @server.notification("textDocument/didClose")
+    def did_close(params) -> None:
+        uri = server.workspace.close_text(params)
+        if uri in server.tracked:
+            server.forget(uri)
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
-    async def notebook_did_save(ls: DdpfixServer, params: types.DidSaveNotebookDocumentParams) -> None:
-        uri = params.notebook_document.uri
-        if uri in ls.tracked:
-            ls.saves[uri] = ls.saves.get(uri, 0) + 1
-            await ls.publish(uri)
+    @server.notification("notebookDocument/didOpen")
+    def notebook_did_open(params) -> None:
+        notebook = server.workspace.open_notebook(params)
+        server.tracked.add(notebook.uri)
+        server.publish_soon(notebook.uri)
 
-    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
-    def notebook_did_close(ls: DdpfixServer, params: types.DidCloseNotebookDocumentParams) -> None:
-        if params.notebook_document.uri in ls.tracked:
-            ls.forget(params.notebook_document.uri)
+    @server.notification("notebookDocument/didChange")
+    def notebook_did_change(params) -> None:
+        uri = server.workspace.change_notebook(params)
+        if uri in server.tracked:
+            server.publish_later(uri)
 
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND, NOTEBOOK_FIX_ALL_KIND],
-                                resolve_provider=True),
-    )
-    async def code_action(ls: DdpfixServer, params: types.CodeActionParams):
-        return await ls.code_actions(params)
+    @server.notification("notebookDocument/didSave")
+    def notebook_did_save(params) -> None:
+        uri = _uri(params, "notebookDocument")
+        if uri in server.tracked:
+            server.saves[uri] = server.saves.get(uri, 0) + 1
+            server.publish_soon(uri)
 
-    @server.feature(types.CODE_ACTION_RESOLVE)
-    async def code_action_resolve(ls: DdpfixServer, params: types.CodeAction) -> types.CodeAction:
-        return await ls.resolve(params)
+    @server.notification("notebookDocument/didClose")
+    def notebook_did_close(params) -> None:
+        uri = server.workspace.close_notebook(params)
+        if uri in server.tracked:
+            server.forget(uri)
 
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: DdpfixServer, params) -> None:
-        ls.shutdown_requested = True
-        for uri in list(ls.timers):
-            ls.cancel_timer(uri)
-
-    @server.feature(types.EXIT)
-    def exit_(ls: DdpfixServer, params) -> None:
-        # pygls would wait for its stdin reader thread, which only returns when the client closes
-        # the pipe; the protocol says to exit now (0 after a shutdown request, 1 without one).
-        logging.shutdown()
-        os._exit(0 if ls.shutdown_requested else 1)
+    # Nothing to do: settings come from each file's pyproject.toml, folders need no bookkeeping.
+    for method in ("initialized", "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders"):
+        server.notification(method)(lambda params: None)
 
     return server
 
@@ -494,5 +488,9 @@ def main(args: list[str]) -> int:
     server = build_server()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
-    server.start_io(stdin, stdout)
-    return 0 if server.shutdown_requested else 1
+    code = server.serve(stdin, stdout)
+    # The client is gone: a fix still running in a worker thread has nobody to answer, so the
+    # process ends now instead of waiting for it.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(code)

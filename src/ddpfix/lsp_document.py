@@ -25,8 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from lsprotocol import types
-
 from ddpfix.findings import NOTE, FileResult, Finding, FixKey, Problem
 from ddpfix.text_diff import changed_span, line_hunks
 
@@ -42,8 +40,10 @@ FIX_ALL_TITLE = "Fix all DDP issues"
 CONFIG_ERROR = "config"
 NOTEBOOK_SUFFIX = ".ipynb"
 
-#: Counts a string in the client's position units (``PositionCodec.client_num_units``).
+#: Counts a string in the client's position units (``lsp_workspace.UNITS``).
 Units = Callable[[str], int]
+#: LSP's DiagnosticSeverity.
+ERROR, WARNING, INFORMATION = 1, 2, 3
 
 # LSP ends lines at \r\n, \r and \n only (Python's str.splitlines also splits at form feeds & co.).
 _LINE_END = re.compile(r"\r\n|\r|\n")
@@ -140,6 +140,16 @@ def _errors(encoding: str) -> str:
     return "surrogatepass" if encoding == "utf-8" else "strict"
 
 
+def position(line: int, character: int) -> dict:
+    """An LSP Position (0-based line, character in the client's units), as sent."""
+    return {"line": line, "character": character}
+
+
+def span(start: dict, end: dict) -> dict:
+    """An LSP Range, as sent."""
+    return {"start": start, "end": end}
+
+
 @dataclass(frozen=True)
 class Change:
     """One replaced span of one text document: ``text[start:end]`` (character offsets) becomes ``new``."""
@@ -166,21 +176,22 @@ class TextView:
         end = self._starts[index + 1] if index + 1 < len(self._starts) else len(self.text)
         return self.text[start:end].rstrip("\r\n")
 
-    def position(self, line: int, column: int) -> types.Position:
+    def position(self, line: int, column: int) -> dict:
         """The LSP position of a 1-based line and 1-based character column, clamped into the text."""
         index = min(max(line - 1, 0), len(self._starts) - 1)
         line_text = self._line_text(index)
-        return types.Position(index, self.units(line_text[: min(max(column - 1, 0), len(line_text))]))
+        return position(index, self.units(line_text[: min(max(column - 1, 0), len(line_text))]))
 
-    def line_end(self, line: int) -> types.Position:
+    def line_end(self, line: int) -> dict:
         return self.position(line, len(self._line_text(min(max(line - 1, 0), len(self._starts) - 1))) + 1)
 
-    def position_at(self, offset: int) -> types.Position:
+    def position_at(self, offset: int) -> dict:
         index = bisect.bisect_right(self._starts, offset) - 1
-        return types.Position(index, self.units(self.text[self._starts[index]:offset]))
+        return position(index, self.units(self.text[self._starts[index]:offset]))
 
-    def text_edit(self, change: Change) -> types.TextEdit:
-        return types.TextEdit(types.Range(self.position_at(change.start), self.position_at(change.end)), change.new)
+    def text_edit(self, change: Change) -> dict:
+        """An LSP TextEdit, as sent."""
+        return {"range": span(self.position_at(change.start), self.position_at(change.end)), "newText": change.new}
 
     # --- edits -------------------------------------------------------------------------------
 
@@ -286,7 +297,7 @@ class Snapshot:
     settings: Settings
     result: FileResult
     facts: ProjectFacts | None = None  # the project's, as the CLI reads them (``project_facts``)
-    _diagnostics: dict[str, list[types.Diagnostic]] | None = None
+    _diagnostics: dict[str, list[dict]] | None = None
     _single_fixes: dict[FixKey, list[Change]] = field(default_factory=dict)
     _all_fixes: list[Change] | None = None
 
@@ -305,52 +316,54 @@ class Snapshot:
 
     # --- diagnostics -------------------------------------------------------------------------
 
-    def finding_range(self, finding: Finding) -> types.Range:
+    def finding_range(self, finding: Finding) -> dict:
         view = self.view(finding.cell)
-        return types.Range(view.position(finding.line, finding.column), view.position(finding.end_line, finding.end_column))
+        return span(view.position(finding.line, finding.column), view.position(finding.end_line, finding.end_column))
 
-    def diagnostics(self) -> dict[str, list[types.Diagnostic]]:
-        """Every text document's diagnostics (an empty list clears a cell's); built once."""
+    def diagnostics(self) -> dict[str, list[dict]]:
+        """Every text document's LSP Diagnostics, as sent (an empty list clears a cell's); built once."""
         if self._diagnostics is None:
             self._diagnostics = self._build_diagnostics()
         return self._diagnostics
 
-    def _build_diagnostics(self) -> dict[str, list[types.Diagnostic]]:
-        found: dict[str, list[types.Diagnostic]] = {view.uri: [] for view in self.views.values()}
+    def _build_diagnostics(self) -> dict[str, list[dict]]:
+        found: dict[str, list[dict]] = {view.uri: [] for view in self.views.values()}
         for problem in self.result.problems:
             found[self.view(problem.cell).uri].append(self._problem_diagnostic(problem))
         if self.settings.error:
             view = self.view(None)
-            found[view.uri].append(types.Diagnostic(types.Range(view.position(1, 1), view.line_end(1)), self.settings.error,
-                                                    severity=types.DiagnosticSeverity.Error, code=CONFIG_ERROR, source=SOURCE))
+            found[view.uri].append({"range": span(view.position(1, 1), view.line_end(1)), "message": self.settings.error,
+                                    "severity": ERROR, "code": CONFIG_ERROR, "source": SOURCE})
         for finding in self.visible_findings():
             found[self.view(finding.cell).uri].append(self.finding_diagnostic(finding))
         return found
 
-    def finding_diagnostic(self, finding: Finding) -> types.Diagnostic:
+    def finding_diagnostic(self, finding: Finding) -> dict:
         rule = rule_for(finding.code)
-        return types.Diagnostic(
-            range=self.finding_range(finding),
+        diagnostic = {
+            "range": self.finding_range(finding),
             # The short message first (problem lists show the first line), the explanation under it (hover).
-            message=f"{finding.message}\n\n{finding.detail}" if finding.detail else finding.message,
-            severity=types.DiagnosticSeverity.Warning,
-            code=finding.code,
-            code_description=types.CodeDescription(rule.url()) if rule else None,
-            source=SOURCE,
-            data={"fix": [finding.code, finding.line, finding.column] if finding.fixable else None,
-                  "applicability": finding.applicability},
-        )
+            "message": f"{finding.message}\n\n{finding.detail}" if finding.detail else finding.message,
+            "severity": WARNING,
+            "code": finding.code,
+            "source": SOURCE,
+            "data": {"fix": [finding.code, finding.line, finding.column] if finding.fixable else None,
+                     "applicability": finding.applicability},
+        }
+        if rule:
+            diagnostic["codeDescription"] = {"href": rule.url()}
+        return diagnostic
 
-    def _problem_diagnostic(self, problem: Problem) -> types.Diagnostic:
+    def _problem_diagnostic(self, problem: Problem) -> dict:
         # A problem with a place (a syntax error) is marked from there to the end of its line; a
         # note (a notebook cell left out) is information, not an error.
         view = self.view(problem.cell)
         if problem.line is not None:
-            where = types.Range(view.position(problem.line, problem.column or 1), view.line_end(problem.line))
+            where = span(view.position(problem.line, problem.column or 1), view.line_end(problem.line))
         else:
-            where = types.Range(view.position(1, 1), view.line_end(1))
-        severity = types.DiagnosticSeverity.Information if problem.level == NOTE else types.DiagnosticSeverity.Error
-        return types.Diagnostic(where, problem.message, severity=severity, code=problem.code, source=SOURCE)
+            where = span(view.position(1, 1), view.line_end(1))
+        severity = INFORMATION if problem.level == NOTE else ERROR
+        return {"range": where, "message": problem.message, "severity": severity, "code": problem.code, "source": SOURCE}
 
     # --- findings ----------------------------------------------------------------------------
 
@@ -408,9 +421,9 @@ class Snapshot:
             found += view.changes_to("".join(source) if isinstance(source, list) else str(source))
         return found
 
-    def text_edits(self, changes: Sequence[Change]) -> dict[str, list[types.TextEdit]]:
-        """The changes as LSP edits, by text document (in the order of the views)."""
-        by_uri: dict[str, list[types.TextEdit]] = {}
+    def text_edits(self, changes: Sequence[Change]) -> dict[str, list[dict]]:
+        """The changes as LSP TextEdits, by text document (in the order of the views)."""
+        by_uri: dict[str, list[dict]] = {}
         for view in self.views.values():
             edits = [view.text_edit(change) for change in changes if change.uri == view.uri]
             if edits:
@@ -455,7 +468,7 @@ def _fixed_cleanly(result: FileResult) -> bool:
 
 
 def _lines_edited(snapshot: Snapshot, changes: Sequence[Change]) -> str | None:
-    lines = sorted({snapshot.view_for(c.uri).position_at(c.start).line + 1 for c in changes})
+    lines = sorted({snapshot.view_for(c.uri).position_at(c.start)["line"] + 1 for c in changes})
     if not lines:
         return None
     return f"edit line {lines[0]}" if len(lines) == 1 else f"edit lines {lines[0]}-{lines[-1]}"
