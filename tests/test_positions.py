@@ -116,3 +116,70 @@ def test_statement_starts_are_libcsts_statement_lines():
     tree_view = TreeView(ast.parse(source), source)
     lines = range(1, source.count(b"\n") + 2)
     assert [tree_view.statement_start(n) for n in lines] == [starts.get(n, n) for n in lines]
+
+
+def _assert_spliced_matches_a_full_pass(module: cst.Module, before: cst.Module, positions: Positions,
+                                       after=Positions.after) -> Positions:
+    spliced = after(module, before, positions)
+    full = Positions(module)
+    assert spliced.code == full.code == module.code
+    for node in full:
+        assert spliced.offsets(node) == full.offsets(node), type(node).__name__
+        assert spliced.outer(node) == full.outer(node), type(node).__name__
+        assert spliced[node] == full[node]
+    return spliced
+
+
+def test_positions_after_a_fix_are_those_of_a_full_pass(monkeypatch):
+    """``Positions.after`` (the code of the statements a fix did not enter taken over, their spans
+    shifted) gives every node of the fixed module the span a full pass gives, over every fix the
+    fixtures make, safe and unsafe. (The engine turns a failure inside a fix into a finding, so
+    each comparison's outcome is gathered here.)"""
+    from conftest import FIXTURES
+
+    from ddpfix.positions import _Spliced
+    from ddpfix.rules import all_rules
+    from ddpfix.sources import fix_source
+
+    original = Positions.after
+    outcomes: list[str] = []
+
+    def checked(module, before, positions):
+        try:
+            spliced = _assert_spliced_matches_a_full_pass(module, before, positions, original)
+        except AssertionError as error:
+            outcomes.append(f"differs: {error}")
+            raise
+        outcomes.append("spliced" if isinstance(spliced, _Spliced) else "full pass")
+        return spliced
+
+    monkeypatch.setattr(Positions, "after", staticmethod(checked))
+    for path in sorted(FIXTURES.rglob("*.py")):
+        for unsafe in (False, True):
+            fix_source(str(path), path.read_bytes(), all_rules(), options={"unsafe_fixes": unsafe})
+    assert len(outcomes) > 100 and set(outcomes) == {"spliced"}, sorted(set(outcomes))[:3]
+
+
+def test_positions_after_a_fix_of_a_moved_inserted_and_removed_statement():
+    before = cst.parse_module("import os\n\n# lead\nx = 1\n\n\ndef f(a):\n    return a\n\ny = f(x)  # tail\n# footer\n")
+    positions = Positions(before)
+    first, second, third, fourth = before.body
+    changed = before.with_changes(body=[fourth, cst.parse_statement("z = 2\n"), first, third])
+    spliced = _assert_spliced_matches_a_full_pass(changed, before, positions)
+    # A node of a statement the fix dropped is not in the new tree.
+    assert spliced.offsets(second) is None and second not in spliced
+    again = changed.with_changes(body=[*changed.body[:2], cst.parse_statement("w = z\n")])
+    _assert_spliced_matches_a_full_pass(again, changed, spliced)
+
+
+def test_positions_after_fall_back_to_a_full_pass_where_the_module_changed_around_the_statements():
+    from ddpfix.positions import _Spliced
+
+    before = cst.parse_module("x = 1\ny = 2\n")
+    positions = Positions(before)
+    no_newline = before.with_changes(has_trailing_newline=False)
+    assert not isinstance(Positions.after(no_newline, before, positions), _Spliced)
+    twice = before.with_changes(body=[before.body[0], before.body[0]])
+    assert not isinstance(Positions.after(twice, before, positions), _Spliced)
+    _assert_spliced_matches_a_full_pass(no_newline, before, positions)
+    _assert_spliced_matches_a_full_pass(twice, before, positions)

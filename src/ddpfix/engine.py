@@ -357,11 +357,12 @@ class _Versions:
                                "byte for byte, so a rewrite could lose text", level=NOTE)
         return module, positions
 
-    def remember(self, data: bytes, module: cst.Module | None, tree: ast.Module) -> None:
+    def remember(self, data: bytes, module: cst.Module | None, tree: ast.Module,
+                 positions: Positions | None = None) -> None:
         """A fix's output: its bytes, the LibCST tree the fix produced (no second parse; None for
-        bytes made on the text, ``_spliced``, parsed if a later fix needs it) and CPython's tree
-        of it (from its compile check)."""
-        self._cst = None if module is None else (data, module, None, False)
+        bytes made on the text, ``_spliced``, parsed if a later fix needs it) with its positions
+        where they are known, and CPython's tree of it (from its compile check)."""
+        self._cst = None if module is None else (data, module, positions, False)
         self._view = TreeView(tree, data)
 
 
@@ -408,7 +409,7 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
             ctx = RuleContext(path, rule, view, facts, only, options)
             rule().check(view.tree, ctx)
             last_run[rule.code] = ctx.findings  # this run's, should the budget end the file's work here
-            new_data, new_module = None, None
+            new_data, new_module, new_positions = None, None, None
             if ctx.fixes_applied:
                 new_data = _spliced(view, ctx)
             if ctx.fixes_applied and new_data is None:
@@ -417,8 +418,14 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
                     result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
                     result.problems.append(parsed)
                     return None
-                new_module = _carry_out(*parsed, ctx)
-                new_data = new_module.bytes if ctx.fixes_applied else None
+                module, positions = parsed
+                new_module = _carry_out(module, positions, ctx)
+                if ctx.fixes_applied:
+                    from ddpfix.positions import Positions
+
+                    # The fixed module's code and positions from one pass over what the fix changed.
+                    new_positions = Positions.after(new_module, module, positions)
+                    new_data = new_positions.code.encode(new_module.encoding)
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             budget.raise_if_wrapped(err)
             result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + (ctx.findings if ctx else [])]
@@ -447,7 +454,7 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
             result.problems.append(Problem(path, rule.code, message))
             return None
         current = new_data
-        versions.remember(new_data, new_module, new_tree)
+        versions.remember(new_data, new_module, new_tree, new_positions)
         # The rule that changed the file runs again on its output too: a fix can settle what kept
         # another finding of the same rule from being fixed (DDP007's "set earlier" refusal, once
         # the earlier assignment is a buffer). With fixes picked by hand, one round is the promise.

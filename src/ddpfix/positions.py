@@ -9,6 +9,10 @@ The answers are the same ranges (a test compares the two over the fixtures and g
 
 A pass can stop at a node (``until``): a rule that reports one node near the top of a big file
 does not pay for generating the rest of it.
+
+After a fix, ``Positions.after`` gives the fixed module's positions and code without generating
+the top-level statements the fix did not enter (LibCST keeps those nodes as they were): their code
+is the one generated before, their spans are shifted on demand.
 """
 
 from __future__ import annotations
@@ -156,3 +160,121 @@ class Positions:
         """First and last line of ``node``, without building positions."""
         start, end = self._spans[node]
         return bisect_right(self._line_starts, start), bisect_right(self._line_starts, end)
+
+    @staticmethod
+    def after(module: cst.Module, before: cst.Module, positions: Positions) -> Positions:
+        """``Positions(module)``, where ``module`` is ``before`` (whose complete ``positions`` are
+        given) with a fix carried out: the top-level statements both share keep the code generated
+        before, and only the others are generated. Top-level code does not depend on what is around
+        it, only on the module's indent and newline. Where the two modules differ elsewhere (header,
+        footer, settings, a statement shared twice), the whole module is generated."""
+        shared = _shared_layout(module, before, positions)
+        if shared is None:
+            return Positions(module)
+        return _Spliced(module, before, positions, shared)
+
+
+def _same_nodes(first, second) -> bool:
+    return len(first) == len(second) and all(a is b for a, b in zip(first, second))
+
+
+def _shared_layout(module: cst.Module, before: cst.Module, positions: Positions) -> dict[int, tuple[int, int]] | None:
+    """The code spans in ``before`` of its top-level statements, by id, when ``module`` can take the
+    code of those it shares; else None."""
+    if (positions.code is None or not before.body or not module.has_trailing_newline or not before.has_trailing_newline
+            or module.default_indent != before.default_indent or module.default_newline != before.default_newline
+            or not _same_nodes(module.header, before.header) or not _same_nodes(module.footer, before.footer)):
+        return None
+    spans: dict[int, tuple[int, int]] = {}
+    for statement in before.body:
+        span = positions.outer(statement)
+        if span is None:
+            return None
+        spans[id(statement)] = span
+    seen: set[int] = set()
+    for statement in module.body:
+        if id(statement) in spans:
+            if id(statement) in seen:
+                return None  # one node in two places: which one a span is asked for is not known
+            seen.add(id(statement))
+    return spans
+
+
+class _Spliced(Positions):
+    """``Positions`` of a module made by a fix from a module whose positions are known: own spans
+    for what was generated (the statements the fix made), the earlier spans, shifted, for the code
+    taken over (the header, the statements kept, the footer)."""
+
+    def __init__(self, module: cst.Module, before: cst.Module, positions: Positions, shared: dict[int, tuple[int, int]]):
+        old_code = positions.code
+        first = shared[id(before.body[0])][0]
+        last = shared[id(before.body[-1])][1]
+        pieces = [old_code[:first]]
+        segments = [(0, first, 0)]  # (start, end) in the old code, and the shift to the new one
+        state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+        state.offset = first
+        for statement in module.body:
+            span = shared.get(id(statement))
+            if span is not None:
+                segments.append((span[0], span[1], state.offset - span[0]))
+                pieces.append(old_code[span[0]:span[1]])
+                state.offset += span[1] - span[0]
+            else:
+                mark = len(state.tokens)
+                statement._codegen(state)
+                pieces.append("".join(state.tokens[mark:]))
+        segments.append((last, len(old_code), state.offset - last))
+        pieces.append(old_code[last:])
+        code = "".join(pieces)
+        state.spans[module] = state.outer[module] = (0, len(code))
+        self.complete = True
+        self.code = code
+        self._spans = state.spans
+        self._outer = state.outer
+        self._old = positions
+        segments.sort()
+        self._segments = segments
+        self._segment_starts = [segment[0] for segment in segments]
+        self._line_starts = [0, *(m.end() for m in _NEWLINE.finditer(code))]
+
+    def _shifted(self, span: tuple[int, int] | None) -> tuple[int, int] | None:
+        """An earlier span in the new code, where it lies in code taken over; else None (its node
+        was in a statement the fix replaced)."""
+        if span is None:
+            return None
+        index = bisect_right(self._segment_starts, span[0]) - 1
+        if index < 0:
+            return None
+        start, end, shift = self._segments[index]
+        if span[1] > end:
+            return None
+        return span[0] + shift, span[1] + shift
+
+    def offsets(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        own = self._spans.get(node)
+        return own if own is not None else self._shifted(self._old.offsets(node))
+
+    def outer(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        own = self._outer.get(node)
+        return own if own is not None else self._shifted(self._old.outer(node))
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        span = self.offsets(node)
+        if span is None:
+            raise KeyError(node)
+        return CodeRange(self._position(span[0]), self._position(span[1]))
+
+    def __contains__(self, node: object) -> bool:
+        return self.offsets(node) is not None  # type: ignore[arg-type]
+
+    def lines(self, node: cst.CSTNode) -> tuple[int, int]:
+        span = self.offsets(node)
+        if span is None:
+            raise KeyError(node)
+        return bisect_right(self._line_starts, span[0]), bisect_right(self._line_starts, span[1])
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        raise TypeError("the nodes of spliced positions are not listed; generate Positions(module)")
+
+    def __len__(self) -> int:
+        raise TypeError("the nodes of spliced positions are not counted; generate Positions(module)")
