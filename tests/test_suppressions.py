@@ -38,7 +38,7 @@ def test_directives_in_comments_only_whatever_the_case(tmp_path, run_cli):
 
 def test_fast_reading_matches_the_tokenizer():
     view = TreeView(ast.parse(EDGES), EDGES)
-    assert suppressions(view.text, view.string_spans()) == _tokenized(view.text) == {
+    assert suppressions(view.text, view.string_spans) == _tokenized(view.text) == {
         4: frozenset({"DDP002"}), 5: ALL, 7: frozenset({"DDP002"}), 11: ALL}
 
 
@@ -52,7 +52,7 @@ def test_fast_reading_matches_the_tokenizer_on_the_project(folder):
         except SyntaxError:
             continue
         view = TreeView(tree, data)
-        assert suppressions(view.text, view.string_spans()) == _tokenized(view.text), path
+        assert suppressions(view.text, view.string_spans) == _tokenized(view.text), path
         compared += 1
     assert compared > 10
 

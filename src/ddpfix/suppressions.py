@@ -6,7 +6,7 @@ import io
 import re
 import tokenize
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ddpfix.lazy_regex import lazy_compile
 
@@ -29,31 +29,38 @@ def may_hold_directives(text: str | bytes) -> bool:
     return bool(_DIRECTIVE_WORD.search(text))
 
 
-def suppressions(source: str, strings: Sequence[tuple[int, int]] | None = None) -> dict[int, frozenset[str] | None]:
+def suppressions(source: str, strings: Callable[[set[int]], Sequence[tuple[int, int]]] | None = None,
+                 ) -> dict[int, frozenset[str] | None]:
     """Line number -> the codes silenced there (``ALL`` for every code). Only real comments count,
     not ``# noqa`` inside a string.
 
-    ``strings``: where the file's string literals stand, as sorted, disjoint (start, end) character
-    offsets (``string_spans``). With them, a ``#`` outside every string starts a comment, so the
-    file is tokenized (a tenth of a second on 200 kB, once per version a fix makes) only when a
-    directive's ``#`` lies inside a string's span: a ``"# noqa"`` string, or a comment between the
-    parts of an implicit concatenation, which the string's span covers too."""
+    ``strings``: given line numbers, where the string literals that touch those lines stand, as
+    sorted, disjoint (start, end) character offsets (``TreeView.string_spans``). With them, a ``#``
+    outside every string starts a comment, so the file is tokenized (a tenth of a second on 200 kB,
+    once per version a fix makes) only when a directive's ``#`` lies inside a string's span: a
+    ``"# noqa"`` string, or a comment between the parts of an implicit concatenation, which the
+    string's span covers too."""
     found: dict[int, frozenset[str] | None] = {}
     if not may_hold_directives(source):
         return found
     if strings is None:
         return _tokenized(source)
-    starts = [start for start, _end in strings]
+    candidates: list[tuple[int, int, str]] = []  # (offset of the '#', line, comment)
     line, counted = 1, 0
     for match in _FROM_HASH.finditer(source):
         comment = match.group()
-        if not _DIRECTIVE_WORD.search(comment):
-            continue
-        index = bisect_right(starts, match.start()) - 1
-        if index >= 0 and match.start() < strings[index][1]:
+        if _DIRECTIVE_WORD.search(comment):
+            line += _newlines(source, counted, match.start())
+            counted = match.start()
+            candidates.append((match.start(), line, comment))
+    if not candidates:
+        return found
+    spans = strings({line for _offset, line, _comment in candidates})
+    starts = [start for start, _end in spans]
+    for offset, line, comment in candidates:
+        index = bisect_right(starts, offset) - 1
+        if index >= 0 and offset < spans[index][1]:
             return _tokenized(source)  # in a string's span: only the tokenizer can tell
-        line += _newlines(source, counted, match.start())
-        counted = match.start()
         _read(comment, line, found)
     return found
 

@@ -84,8 +84,29 @@ class NodeEdit:
 
         if isinstance(after, cst.RemovalSentinel):
             return not comments(before)
+        if isinstance(before, cst.Module) and isinstance(after, cst.Module):
+            return _module_comments_kept(before, after)
         nodes = after.nodes if isinstance(after, cst.FlattenSentinel) else [after]
         return comments(before) == sorted(c for node in nodes for c in comments(node))
+
+
+def _module_comments_kept(before, after) -> bool:
+    """``comments_kept`` of a whole module (an import added, a main guard): the top-level
+    statements both modules hold (the same objects) hold the same comments, so only the others,
+    the header and the footer are compared; a statement held twice makes the whole comparison."""
+    from ddpfix.edits._args import comments
+
+    old_ids = [id(s) for s in before.body]
+    new_ids = [id(s) for s in after.body]
+    if len(set(old_ids)) != len(old_ids) or len(set(new_ids)) != len(new_ids):
+        return comments(before) == comments(after)
+    shared = set(old_ids) & set(new_ids)
+
+    def rest(module) -> list[str]:
+        parts = [*module.header, *(s for s in module.body if id(s) not in shared), *module.footer]
+        return sorted(c for part in parts for c in comments(part))
+
+    return rest(before) == rest(after)
 
 
 class ModuleEdit:

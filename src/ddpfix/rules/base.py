@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from bisect import bisect_left
 import io
 import tokenize
 from collections.abc import Collection, Mapping, Sequence
@@ -70,17 +71,27 @@ class TreeView:
     def suppressions(self) -> dict:
         if self._suppressions is None:
             wanted = may_hold_directives(self.data)
-            self._suppressions = suppressions(self.text, self.string_spans()) if wanted else {}
+            self._suppressions = suppressions(self.text, self.string_spans) if wanted else {}
         return self._suppressions
 
-    def string_spans(self) -> list[tuple[int, int]]:
-        """Where the string literals stand, as sorted, disjoint (start, end) character offsets:
-        the spans of the outermost string nodes (an f-string's parts lie inside its own)."""
+    def string_spans(self, lines: set[int] | None = None) -> list[tuple[int, int]]:
+        """Where the string literals stand (those that touch ``lines``; None: all), as sorted,
+        disjoint (start, end) character offsets: the spans of the outermost string nodes (an
+        f-string's parts lie inside its own)."""
         offset = self.positions.offset
+        wanted = sorted(lines) if lines is not None else None
+
+        def touches(node: ast.AST) -> bool:
+            if wanted is None:
+                return True
+            index = bisect_left(wanted, node.lineno)
+            return index < len(wanted) and wanted[index] <= node.end_lineno
+
         spans = sorted(
             (offset(n.lineno, n.col_offset), offset(n.end_lineno, n.end_col_offset))
             for n in every_node(self.tree)
-            if isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)))
+            if (isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))))
+            and touches(n)
         )
         merged: list[tuple[int, int]] = []
         for start, end in spans:
