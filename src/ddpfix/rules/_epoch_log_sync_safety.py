@@ -195,7 +195,8 @@ class ClassFacts:
             self.metrics |= tree_lightning.metric_attributes(owner, imports)
         self.forward_is_local = self._forward_is_local()
         self._steps: dict[str, bool] = {}
-        self._provenances: dict[tuple[int, int, int], Provenance] = {}
+        self._provenances: dict[tuple[int, int], Provenance] = {}
+        self._hook_problems: dict[int, str | None] = {}
         self.iterable_data = _per_file(tree, "iterable_data", lambda: _iterable_dataset_word(tree))
 
 
@@ -298,7 +299,14 @@ class ClassFacts:
     # --- where the call is --------------------------------------------------------------------
 
     def hook_problem(self, method: ast.AST) -> str | None:
-        """None when Lightning calls ``method`` on every rank, the same way, and nothing else calls it."""
+        """None when Lightning calls ``method`` on every rank, the same way, and nothing else calls it.
+        Kept per hook: each of its logs asks."""
+        key = id(method)
+        if key not in self._hook_problems:
+            self._hook_problems[key] = self._hook_problem(method)
+        return self._hook_problems[key]
+
+    def _hook_problem(self, method: ast.AST) -> str | None:
         if not isinstance(method, ast.FunctionDef):
             return f"`{method.name}` is an async method"
         if method.name not in EVERY_RANK_HOOKS:
@@ -326,11 +334,9 @@ class ClassFacts:
         statements = path[1:-1]  # from the method's first block down to the ``Expr``
         block = method.body
         for statement in statements:
-            index = next(i for i, s in enumerate(block) if s is statement)
-            for earlier in block[:index]:
-                n = _first_exit(earlier)
-                if n is not None:
-                    return f"a `{'return' if isinstance(n, ast.Return) else 'raise'}` at line {n.lineno} may skip it on some ranks"
+            indexes, first, n = _block_exits(method, block)
+            if first < indexes[id(statement)]:
+                return f"a `{'return' if isinstance(n, ast.Return) else 'raise'}` at line {n.lineno} may skip it on some ranks"
             if statement is path[-2]:
                 return None
             if not isinstance(statement, ast.With):
@@ -529,6 +535,25 @@ def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
     return path[::-1]
 
 
+def _block_exits(method: ast.AST, block: list[ast.stmt]) -> tuple[dict[int, int], int, ast.Return | ast.Raise | None]:
+    """Where each statement of one of the method's blocks stands in it (by id), and the first
+    statement of the block holding a ``return`` or ``raise`` (its index, ``len(block)`` if none, and
+    that exit). Kept on the method: each log of a hook of many asked it of the statements above."""
+    blocks = method.__dict__.get("_ddpfix_block_exits")
+    if blocks is None:
+        blocks = method._ddpfix_block_exits = {}
+    known = blocks.get(id(block))
+    if known is None:
+        first, exit_node = len(block), None
+        for index, statement in enumerate(block):
+            exit_node = _first_exit(statement)
+            if exit_node is not None:
+                first = index
+                break
+        known = blocks[id(block)] = ({id(statement): index for index, statement in enumerate(block)}, first, exit_node)
+    return known
+
+
 def _first_exit(statement: ast.AST) -> ast.Return | ast.Raise | None:
     """A ``return`` or ``raise`` in ``statement`` outside nested functions (the first the walk
     meets), or None. Kept on the statement: every log below it asks."""
@@ -567,12 +592,21 @@ def _names_in_nested_scopes(method: ast.AST) -> list[str]:
 Place = tuple[int, int] | None
 
 
+def _is_self_log(call: ast.Call) -> bool:
+    """``self.log(...)`` / ``self.log_dict(...)``: Lightning's log, which changes none of its arguments."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and func.attr in LOG_METHODS and _is_self(func.value)
+
+
 def _event_places(method: ast.AST) -> list[tuple[int, int]]:
     """The places of the method's binding events (``_binding_events``), sorted, without repeats:
     ``Provenance`` keeps the events whose place is before its end (and those without a place)."""
     cached = getattr(method, "_ddpfix_event_places", None)
     if cached is None:
         bindings, unknown, calls = _binding_events(method)
+        # ``self.log(...)`` changes no value (``Provenance._mutated`` passes over it): logs with only
+        # logs between them share one Provenance, and a hook of many logs is not quadratic.
+        calls = [(place, call) for place, call in calls if not _is_self_log(call)]
         places = {event[0] for events in (bindings, unknown, calls) for event in events if event[0] is not None}
         cached = method._ddpfix_event_places = sorted(places)
     return cached
@@ -726,7 +760,7 @@ class Provenance:
         found: set[str] = set()
         for call in self.calls:
             func = call.func
-            if isinstance(func, ast.Attribute) and _is_self(func.value) and func.attr in (*LOG_METHODS, *self.facts.metrics):
+            if _is_self_log(call) or (isinstance(func, ast.Attribute) and _is_self(func.value) and func.attr in self.facts.metrics):
                 continue
             if (isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.metrics
                     and func.attr in ("update", "forward", "reset")):
