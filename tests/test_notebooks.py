@@ -375,6 +375,50 @@ def test_a_notebook_of_huge_code_is_reported_unparsed(tmp_path, run_cli):
     assert (tmp_path / "nb.ipynb").read_bytes() == data
 
 
+def huge_code_notebook() -> bytes:
+    """Over 5 MiB of code (the default limit is 4 MiB), with a line magic the cells must be masked for."""
+    magic = code_cell(["%matplotlib inline\n", "import lightning as L\n", 'L.Trainer(devices=2, strategy="ddp")'])
+    return raw_notebook([magic] + [code_cell(f"x{i} = [{', '.join(['1'] * 2000)}]\n") for i in range(900)])
+
+
+def test_a_raised_max_file_size_reads_a_notebook_of_huge_code(tmp_path, run_cli):
+    """The limit is the file's setting, flag or ``[tool.ddpfix]``: the cells are masked and parsed
+    under it (with the default's 4 MiB here, ``%matplotlib`` reached the parser as it is: E999)."""
+    data = huge_code_notebook()
+    assert 5 * 2**20 < len(data) < 8 * 2**20
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    proc = run_cli("--check", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2 and "over the 4 MiB limit for parsing (max-file-size)" in proc.stderr.decode()
+    proc = run_cli("--check", "--max-file-size", "8MiB", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode().startswith("nb.ipynb:cell 1:3:22: DDP015"), proc.stdout
+    assert "E999" not in proc.stderr.decode() and "E902" not in proc.stderr.decode()
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nmax-file-size = "8MiB"\n')
+    proc = run_cli("--check", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode().startswith("nb.ipynb:cell 1:3:22: DDP015"), proc.stdout
+    assert (tmp_path / "nb.ipynb").read_bytes() == data
+
+
+def test_a_lowered_max_file_size_reports_a_notebook_as_it_reports_a_script(tmp_path, run_cli):
+    cells = [code_cell(["%matplotlib inline\n", "import torch\n", "from torch.utils.data import DataLoader\n",
+                        'DataLoader(range(3), generator=torch.Generator("cuda"))\n']),
+             code_cell("x = [" + ", ".join(["1"] * 1000) + "]\n")]
+    data = raw_notebook(cells)
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    (tmp_path / "nb.py").write_text("".join("".join(cell["source"]) for cell in cells).replace("%matplotlib inline\n", ""))
+    for setting in (["--max-file-size", "1KiB"], []):
+        if not setting:
+            (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nmax-file-size = "1k"\n')
+        proc = run_cli("--write", *setting, "nb.ipynb", "nb.py", cwd=tmp_path, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        messages = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in proc.stderr.decode().splitlines()
+                    if " E902 " in f" {line}"}
+        assert messages == {"nb.ipynb": "E902 not analysed: 0.0 MiB is over the 1 KiB limit for parsing (max-file-size)",
+                            "nb.py": "E902 not analysed: 0.0 MiB is over the 1 KiB limit for parsing (max-file-size)"}, proc.stderr
+        assert (tmp_path / "nb.ipynb").read_bytes() == data
+
+
 def test_only_the_fixed_source_changes_whatever_the_rest_looks_like(tmp_path, run_cli_unsafe):
     """The new source is spliced into the text: a byte-order mark, Windows newlines, sorted keys or
     a compact metadata block elsewhere are all kept."""

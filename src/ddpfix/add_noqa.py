@@ -73,7 +73,7 @@ def _python(path, data, findings, rules, facts, options) -> Added:
 def _notebook(path, data, findings, rules, facts, options) -> Added:
     from ddpfix import notebook  # loaded for notebooks only
 
-    book = notebook.load(data)
+    book = notebook.load(data, options)
     module = book.module()  # IPython lines masked: a comment is never put on one
     view = TreeView(_parse(module.encode("utf-8")), module.encode("utf-8"))
     placed = {f: book.joined_line(module, f.cell, f.line) for f in findings if f.cell is not None}

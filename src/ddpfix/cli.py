@@ -537,7 +537,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
         raise click.UsageError("--statistics on stdin goes with --check (its default)")
     data = sys.stdin.buffer.read()
     facts = facts_for(data) if facts_for else None
-    result = with_syntax_checked(fix_source(name, data, rules, facts, options=options, fix=mode != "check"))
+    result = with_syntax_checked(fix_source(name, data, rules, facts, options=options, fix=mode != "check"), options)
     output.problems(result.problems)
     if statistics:
         print_statistics([result], "text", output)

@@ -181,9 +181,10 @@ class NotebookError(ValueError):
 _MISSING = object()
 
 
-def load(data: bytes) -> Notebook:
+def load(data: bytes, options: Mapping[str, object] | None = None) -> Notebook:
     """The notebook in ``data``; NotebookError when it is not a notebook we can read. Whatever the
-    JSON holds, only that error is raised: a cell of unexpected shape is left out, with its reason."""
+    JSON holds, only that error is raised: a cell of unexpected shape is left out, with its reason.
+    ``options``: the file's settings (its ``max-file-size`` decides whether the cells are parsed)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -217,8 +218,9 @@ def load(data: bytes) -> Notebook:
             notebook.cells.append(_Cell(position, source, as_list=False, raw=source))
         else:
             notebook.cells.append(_Cell(position, "", False, masked=MaskedCell(skipped=_not_text(source))))
-    # Code too large to analyse is not parsed cell by cell either: the engine reports its size.
-    parse = sum(len(cell.source) for cell in notebook.cells) <= engine.MAX_PARSE_BYTES
+    # Code too large to analyse is not parsed cell by cell either: the engine reports its size,
+    # against the same limit (the file's ``max-file-size``).
+    parse = sum(len(cell.source) for cell in notebook.cells) <= engine.max_file_size(options)
     for cell in notebook.cells:
         if cell.skipped is None:
             # Each cell's masks are named apart (its index in the name), so that a mask named in a
@@ -258,10 +260,10 @@ def _indent(text: str) -> int | None:
     return len(match.group(1)) if match else None
 
 
-def python_source(data: bytes) -> bytes | None:
+def python_source(data: bytes, options: Mapping[str, object] | None = None) -> bytes | None:
     """The code cells as one module (what the facts pass reads), or None for a notebook we cannot read."""
     try:
-        notebook = load(data)
+        notebook = load(data, options)
     except NotebookError:
         return None
     return notebook.module().encode("utf-8") if notebook.language == "python" else None
@@ -277,7 +279,7 @@ def fix_notebook(
 ) -> FileResult:
     result = FileResult(path, data)
     try:
-        notebook = load(data)
+        notebook = load(data, options)
     except NotebookError as err:
         result.problems.append(Problem(path, engine.READ_ERROR, str(err)))
         return result
