@@ -8,6 +8,12 @@ that could not be checked.
 
 from __future__ import annotations
 
+from ddpfix.interrupted_exit import quiet_while_loading
+
+# First, before the modules below take their few tenths of a second to load: a Ctrl-C meanwhile
+# ends the run with one line and status 130, not a traceback (docs/interrupts.md).
+quiet_while_loading()
+
 import os
 import sys
 import time
@@ -582,8 +588,8 @@ def main() -> None:
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:
         sys.exit(run_language_server(sys.argv[2:]))
-    interrupts.install(_written_so_far)  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
     try:
+        interrupts.install(_written_so_far)  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
         code = command.main(standalone_mode=False)
     except click.exceptions.Exit as exit_:
         sys.exit(exit_.exit_code)
