@@ -508,6 +508,59 @@ def test_a_fix_that_would_move_a_magic_is_left_out_and_the_other_fixes_are_kept(
     assert again.returncode == 1 and json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"][1]["source"] == written[1]
 
 
+TIMED = ["import lightning as L\nfrom project import Model\nmodel = Model()\n",
+         '%time trainer = L.Trainer(devices=2, strategy="ddp")\n%time trainer.fit(model)\n']
+
+
+def test_the_statement_after_time_is_linted_and_never_fixed(tmp_path, run_cli_unsafe):
+    """``%time STATEMENT`` runs the statement once as the cell's top-level code: its finding is the
+    one the statement gets without ``%time`` (the column counts the magic), with no fix, and a note
+    says why on --write; the notebook stays byte-identical."""
+    plain = notebook([TIMED[0], TIMED[1].replace("%time ", "")])
+    timed = notebook(TIMED)
+    (tmp_path / "plain.ipynb").write_bytes(plain)
+    (tmp_path / "timed.ipynb").write_bytes(timed)
+    proc = run_cli_unsafe("--check", "plain.ipynb", "timed.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode().splitlines() == [
+        "plain.ipynb:cell 2:1:32: DDP015 [*] Trainer(strategy='ddp') in a notebook: use 'ddp_notebook'",
+        "timed.ipynb:cell 2:1:38: DDP015 Trainer(strategy='ddp') in a notebook: use 'ddp_notebook'",
+    ]
+    detail = json.loads(run_cli_unsafe("--check", "--output-format=json", "timed.ipynb", cwd=tmp_path).stdout)
+    assert [(f["code"], f["fixable"], f["fix"]) for f in detail] == [("DDP015", False, [])]
+    assert detail[0]["detail"].endswith("Not fixed: it would edit a line of IPython syntax (a statement that %time "
+                                        "runs); ddpfix keeps such lines as written: change it by hand.")
+    proc = run_cli_unsafe("--write", "timed.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "timed.ipynb:cell 2:1:38: note: fix not applied: it would edit a line of IPython syntax" in proc.stderr.decode()
+    assert "timed.ipynb:cell 2:1:38: DDP015 Trainer(strategy='ddp')" in proc.stdout.decode()
+    assert (tmp_path / "timed.ipynb").read_bytes() == timed
+
+
+def test_a_time_line_keeps_its_magic_while_the_rest_is_fixed(tmp_path, run_cli_unsafe):
+    """The other cells' fixes are made; ``%timeit`` (many runs, inside a function) and an indented
+    ``%time`` stay masked as before: no finding there."""
+    cells = [TIMED[0], TIMED[1], '%timeit -n1 L.Trainer(devices=2, strategy="ddp")\n',
+             'if True:\n    %time L.Trainer(devices=2, strategy="ddp")\n', 'L.Trainer(devices=2, strategy="ddp")\n']
+    (tmp_path / "nb.ipynb").write_bytes(notebook(cells))
+    proc = run_cli_unsafe("--write", "--show-fixes", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [line.split(" DDP015 ")[0] for line in proc.stdout.decode().splitlines() if " DDP015 " in line] == [
+        "nb.ipynb:cell 2:1:38:", "nb.ipynb:cell 5:1:22:"], proc.stdout
+    assert "cell 5:1:22: DDP015 [fixed]" in proc.stdout.decode()
+    written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
+    assert written == cells[:4] + ['L.Trainer(devices=2, strategy="ddp_notebook")\n']
+
+
+def test_add_noqa_puts_the_comment_on_the_time_line(tmp_path, run_cli):
+    (tmp_path / "nb.ipynb").write_bytes(notebook(TIMED))
+    proc = run_cli("--add-noqa", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
+    assert written[1] == TIMED[1].replace('"ddp")\n', '"ddp")  # noqa: DDP015\n', 1)
+    assert run_cli("--check", "nb.ipynb", cwd=tmp_path).returncode == 0
+
+
 def test_an_added_import_goes_after_the_install_line_not_above_it(tmp_path, run_cli_unsafe):
     """A notebook's first lines are often ``!pip install``/``%env``: the ``import torch`` that
     DDP012's fix needs goes after the leading imports, past those lines (above them, it would run
