@@ -36,9 +36,15 @@ def quiet_while_loading() -> None:
     ``Interrupted: nothing written.``, status 130. Through ``sys.excepthook``, which Python calls
     only for what nothing caught: a process that imports the command's modules without running the
     command (a test run) catches its KeyboardInterrupt as before. A hook set by someone else is
-    left alone."""
+    left alone.
+
+    A KeyboardInterrupt that Python cannot raise where the program is (inside a weakref callback of
+    the import system's module locks, a ``__del__``) is "ignored": printed, and the run went on as
+    if Ctrl-C had not been pressed (1 in 600 Ctrl-Cs sent during loading). It ends the process too."""
     if sys.excepthook is sys.__excepthook__:
         sys.excepthook = _uncaught
+    if sys.unraisablehook is sys.__unraisablehook__:
+        sys.unraisablehook = _unraisable
 
 
 def _uncaught(kind, value, traceback) -> None:
@@ -48,3 +54,9 @@ def _uncaught(kind, value, traceback) -> None:
     if interrupts is not None and issubclass(kind, interrupts.Interrupted):
         leave(f"Interrupted: {interrupts.written()}")
     sys.__excepthook__(kind, value, traceback)
+
+
+def _unraisable(unraisable) -> None:
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        leave("Interrupted: nothing written.")
+    sys.__unraisablehook__(unraisable)
