@@ -21,6 +21,7 @@ import pytest
 from bench_scripts import load_bench
 from conftest import ddpfix_executable
 
+import ddpfix
 from ddpfix.writer import TEMP_SUFFIX
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads worker processes from /proc")
@@ -220,3 +221,67 @@ def test_ctrl_c_at_the_preview_question_exits_130_and_writes_nothing(tmp_path):
     child.close()
     assert child.exitstatus == 130
     assert (tmp_path / "train.py").read_bytes() == source
+
+
+STARTUP_DELAYS = [0, 0.05, 0.1, 0.15, 0.2]  # seconds after the start; Python loads ddpfix for about 0.3
+PACKAGE = Path(ddpfix.__file__).parent
+FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def before_the_hook(path: str, line: int) -> bool:
+    """Whether ``line`` of ``path`` runs before the console script sets its hook for Ctrl-C: the
+    lines of cli.py up to that call, and the module that holds the hook."""
+    cli = PACKAGE / "cli.py"
+    hook_line = next((number for number, text in enumerate(cli.read_text().splitlines(), start=1)
+                      if text.startswith("quiet_while_loading()")), 0)  # 0: no hook, no line before it
+    return Path(path) == PACKAGE / "interrupted_exit.py" or (Path(path) == cli and line <= hook_line)
+
+
+def interrupted_before_ddpfix_could_act(process: subprocess.Popen, stderr: str) -> bool:
+    """Whether the SIGINT came while CPython itself was starting, before ddpfix could set its hook:
+    killed by the signal's default action before Python set its handler (no word said; a shell
+    reports 130), or a KeyboardInterrupt that Python's handler raised while it imported ``site``,
+    looked for the ``ddpfix`` package or loaded the hook (a traceback with no later frame of the
+    package). CPython takes some 15-30 ms to start on the shared test machine, and no package's code
+    runs in that time."""
+    if process.returncode == -signal.SIGINT and not stderr:
+        return True
+    frames = [(path, int(line)) for path, line in FRAME.findall(stderr)]
+    ours = [(path, line) for path, line in frames if Path(path).parent == PACKAGE]
+    return ("Traceback" in stderr and process.returncode in (1, -signal.SIGINT)
+            and all(before_the_hook(path, line) for path, line in ours))
+
+
+def test_ctrl_c_while_python_loads_ddpfix_says_one_line_and_writes_nothing(tmp_path):
+    """The console script sent SIGINT at once and in its first tenths of a second, four times at each
+    moment: exit 130 with ``Interrupted: nothing written.`` and no traceback (one was printed until
+    ddpfix had loaded), every file as it was; or, where the run had got that far, every file written
+    whole and counted (``check_after``)."""
+    cases = kill.fixable_cases()
+    reference_root = tmp_path / "reference"
+    kill.make_tree(reference_root, 6, cases)
+    run = subprocess.run([ddpfix_executable(), "--write", "--unsafe-fixes", "-q", str(reference_root)],
+                         capture_output=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
+    assert run.returncode in (0, 1), run.stderr
+    reference = {str(p.relative_to(reference_root)): p.read_bytes() for p in reference_root.rglob("*.py")}
+    outcomes: dict[str, int] = {}
+    for trial, delay in enumerate(STARTUP_DELAYS * 4):
+        root = tmp_path / f"trial{trial}"
+        tree = kill.make_tree(root, 6, cases)
+        process = start(root)
+        time.sleep(delay)
+        if process.poll() is not None:  # done already (a fast machine): nothing to interrupt
+            process.communicate()
+            assert {str(path.relative_to(root)): path.read_bytes() for path in tree} == reference
+            outcome = "finished"
+        else:
+            _, stderr, workers = interrupt(process)
+            if interrupted_before_ddpfix_could_act(process, stderr):
+                outcome = "before ddpfix could act" + (" (a traceback)" if stderr else "")
+            else:
+                assert len(stderr.splitlines()) == 1, stderr  # its last words and nothing else
+                outcome = f"{check_after(tree, root, reference, process, stderr, workers)} written"
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        shutil.rmtree(root)
+    print(f"outcomes: {outcomes}")
+    assert outcomes.get("0 written", 0) >= len(STARTUP_DELAYS)  # most runs are stopped while loading

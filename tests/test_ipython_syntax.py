@@ -15,6 +15,10 @@ TOKEN = "_ddpfix_0123456789ab_"
 IPYTHON_LINES = ["%matplotlib inline", "!pip install -q 'lightning>=2'", "!!ls", "files = !ls *.ckpt",
                  "t = %timeit -o f()", "len?", "os.path??", "?len", "??os", "/print 1 2", ",print a b",
                  ";print a b", "%env X=\"a#b\"", "a: list = !ls", "!echo 'unbalanced ("]
+# %time runs its statement once as top-level code: at column 0 the statement stays visible (a mask
+# only for the magic); indented, unparsable alone or continued, the whole line is masked as above.
+TIME_LINES = ["%time x = f()", "%time   trainer.fit(model)  # once", "%time for i in range(2): f(i)",
+              "%time return 1", "%time f(a,", "    %time y = 2", "%time x = 1 \\", "%time", "%timeit x = f()"]
 PYTHON_LINES = ["x = 1", "y = (1,", "     2)", 'z = """', "%inside a string", '"""', "if x:", "    x += 1",
                 "# a comment?", "w = x % 2", "v = x != 1", "", "   ", "print('?')"]
 CELL_MAGICS = ["%%time", "%%timeit -n1 import os", "%%capture out", "%%prun -s cumulative", "%%debug"]
@@ -24,7 +28,7 @@ ENDINGS = ["\n", "\r\n"]
 @st.composite
 def cells(draw):
     magics = draw(st.lists(st.sampled_from(CELL_MAGICS), max_size=2))
-    body = draw(st.lists(st.sampled_from(IPYTHON_LINES + PYTHON_LINES), max_size=12))
+    body = draw(st.lists(st.sampled_from(IPYTHON_LINES + TIME_LINES + PYTHON_LINES), max_size=12))
     ending = draw(st.sampled_from(ENDINGS))
     final = draw(st.sampled_from(["", ending]))
     return ending.join(magics + body) + final
@@ -38,6 +42,8 @@ def test_masking_comes_back_byte_for_byte(source):
         ast.parse(masked.body)
         assert len(lines_of(masked.body)) == len(lines_of(source))  # lines stay where they were
         assert unmask(masked.body, masked) == source
+        for mask, shift in masked.statements.items():  # a %time statement is there, as written
+            assert mask.startswith(masked.originals[mask][shift:] + "  # " + TOKEN)
 
 
 def test_what_is_masked_and_what_is_not():
@@ -82,3 +88,19 @@ def test_python_is_never_masked():
     for source in fixture_sources():
         masked = mask_cell(source, TOKEN)
         assert (masked.skipped, masked.body, masked.groups) == (None, source, [])
+
+
+def test_the_statement_of_a_time_line_stays_visible_and_in_place():
+    source = "import os\n%time trainer = make(strategy='ddp')  # once\n%timeit f()\nfor i in x:\n    %time g(i)\nz = 1\n"
+    masked = mask_cell(source, TOKEN)
+    body = lines_of(masked.body)
+    assert body[1] == f"trainer = make(strategy='ddp')  # once  # {TOKEN}0\n"
+    assert masked.statements == {body[1].rstrip("\n"): len("%time ")}
+    assert body[2] == f"{TOKEN}1()\n" and body[4] == f"    {TOKEN}2()\n"  # %timeit, and an indented %time: opaque
+    assert unmask(masked.body, masked) == source
+    # code added or changed around it is fine; the statement edited, moved or re-indented is not
+    assert unmask("import sys\n" + masked.body.replace("z = 1", "z = 2"), masked) == "import sys\n" + source.replace("z = 1", "z = 2")
+    assert unmask(masked.body.replace("'ddp'", "'ddp_notebook'"), masked) is None
+    assert unmask("".join([body[1], body[0], *body[2:]]), masked) is None
+    assert unmask("".join([body[0], *body[2:4], body[1], *body[4:]]), masked) is None
+    assert unmask(masked.body.replace("trainer =", "    trainer ="), masked) is None

@@ -375,6 +375,50 @@ def test_a_notebook_of_huge_code_is_reported_unparsed(tmp_path, run_cli):
     assert (tmp_path / "nb.ipynb").read_bytes() == data
 
 
+def huge_code_notebook() -> bytes:
+    """Over 5 MiB of code (the default limit is 4 MiB), with a line magic the cells must be masked for."""
+    magic = code_cell(["%matplotlib inline\n", "import lightning as L\n", 'L.Trainer(devices=2, strategy="ddp")'])
+    return raw_notebook([magic] + [code_cell(f"x{i} = [{', '.join(['1'] * 2000)}]\n") for i in range(900)])
+
+
+def test_a_raised_max_file_size_reads_a_notebook_of_huge_code(tmp_path, run_cli):
+    """The limit is the file's setting, flag or ``[tool.ddpfix]``: the cells are masked and parsed
+    under it (with the default's 4 MiB here, ``%matplotlib`` reached the parser as it is: E999)."""
+    data = huge_code_notebook()
+    assert 5 * 2**20 < len(data) < 8 * 2**20
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    proc = run_cli("--check", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 2 and "over the 4 MiB limit for parsing (max-file-size)" in proc.stderr.decode()
+    proc = run_cli("--check", "--max-file-size", "8MiB", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode().startswith("nb.ipynb:cell 1:3:22: DDP015"), proc.stdout
+    assert "E999" not in proc.stderr.decode() and "E902" not in proc.stderr.decode()
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nmax-file-size = "8MiB"\n')
+    proc = run_cli("--check", "nb.ipynb", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode().startswith("nb.ipynb:cell 1:3:22: DDP015"), proc.stdout
+    assert (tmp_path / "nb.ipynb").read_bytes() == data
+
+
+def test_a_lowered_max_file_size_reports_a_notebook_as_it_reports_a_script(tmp_path, run_cli):
+    cells = [code_cell(["%matplotlib inline\n", "import torch\n", "from torch.utils.data import DataLoader\n",
+                        'DataLoader(range(3), generator=torch.Generator("cuda"))\n']),
+             code_cell("x = [" + ", ".join(["1"] * 1000) + "]\n")]
+    data = raw_notebook(cells)
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    (tmp_path / "nb.py").write_text("".join("".join(cell["source"]) for cell in cells).replace("%matplotlib inline\n", ""))
+    for setting in (["--max-file-size", "1KiB"], []):
+        if not setting:
+            (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nmax-file-size = "1k"\n')
+        proc = run_cli("--write", *setting, "nb.ipynb", "nb.py", cwd=tmp_path, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        messages = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for line in proc.stderr.decode().splitlines()
+                    if " E902 " in f" {line}"}
+        assert messages == {"nb.ipynb": "E902 not analysed: 0.0 MiB is over the 1 KiB limit for parsing (max-file-size)",
+                            "nb.py": "E902 not analysed: 0.0 MiB is over the 1 KiB limit for parsing (max-file-size)"}, proc.stderr
+        assert (tmp_path / "nb.ipynb").read_bytes() == data
+
+
 def test_only_the_fixed_source_changes_whatever_the_rest_looks_like(tmp_path, run_cli_unsafe):
     """The new source is spliced into the text: a byte-order mark, Windows newlines, sorted keys or
     a compact metadata block elsewhere are all kept."""
@@ -462,6 +506,59 @@ def test_a_fix_that_would_move_a_magic_is_left_out_and_the_other_fixes_are_kept(
     assert "".join(written[2]) == 'with trainer.init_module():\n    model = Model()\ndm.setup("fit")\ntrainer.fit(model, datamodule=dm)\n'
     again = run_cli_unsafe("--write", "nb.ipynb", cwd=tmp_path)
     assert again.returncode == 1 and json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"][1]["source"] == written[1]
+
+
+TIMED = ["import lightning as L\nfrom project import Model\nmodel = Model()\n",
+         '%time trainer = L.Trainer(devices=2, strategy="ddp")\n%time trainer.fit(model)\n']
+
+
+def test_the_statement_after_time_is_linted_and_never_fixed(tmp_path, run_cli_unsafe):
+    """``%time STATEMENT`` runs the statement once as the cell's top-level code: its finding is the
+    one the statement gets without ``%time`` (the column counts the magic), with no fix, and a note
+    says why on --write; the notebook stays byte-identical."""
+    plain = notebook([TIMED[0], TIMED[1].replace("%time ", "")])
+    timed = notebook(TIMED)
+    (tmp_path / "plain.ipynb").write_bytes(plain)
+    (tmp_path / "timed.ipynb").write_bytes(timed)
+    proc = run_cli_unsafe("--check", "plain.ipynb", "timed.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode().splitlines() == [
+        "plain.ipynb:cell 2:1:32: DDP015 [*] Trainer(strategy='ddp') in a notebook: use 'ddp_notebook'",
+        "timed.ipynb:cell 2:1:38: DDP015 Trainer(strategy='ddp') in a notebook: use 'ddp_notebook'",
+    ]
+    detail = json.loads(run_cli_unsafe("--check", "--output-format=json", "timed.ipynb", cwd=tmp_path).stdout)
+    assert [(f["code"], f["fixable"], f["fix"]) for f in detail] == [("DDP015", False, [])]
+    assert detail[0]["detail"].endswith("Not fixed: it would edit a line of IPython syntax (a statement that %time "
+                                        "runs); ddpfix keeps such lines as written: change it by hand.")
+    proc = run_cli_unsafe("--write", "timed.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "timed.ipynb:cell 2:1:38: note: fix not applied: it would edit a line of IPython syntax" in proc.stderr.decode()
+    assert "timed.ipynb:cell 2:1:38: DDP015 Trainer(strategy='ddp')" in proc.stdout.decode()
+    assert (tmp_path / "timed.ipynb").read_bytes() == timed
+
+
+def test_a_time_line_keeps_its_magic_while_the_rest_is_fixed(tmp_path, run_cli_unsafe):
+    """The other cells' fixes are made; ``%timeit`` (many runs, inside a function) and an indented
+    ``%time`` stay masked as before: no finding there."""
+    cells = [TIMED[0], TIMED[1], '%timeit -n1 L.Trainer(devices=2, strategy="ddp")\n',
+             'if True:\n    %time L.Trainer(devices=2, strategy="ddp")\n', 'L.Trainer(devices=2, strategy="ddp")\n']
+    (tmp_path / "nb.ipynb").write_bytes(notebook(cells))
+    proc = run_cli_unsafe("--write", "--show-fixes", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert [line.split(" DDP015 ")[0] for line in proc.stdout.decode().splitlines() if " DDP015 " in line] == [
+        "nb.ipynb:cell 2:1:38:", "nb.ipynb:cell 5:1:22:"], proc.stdout
+    assert "cell 5:1:22: DDP015 [fixed]" in proc.stdout.decode()
+    written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
+    assert written == cells[:4] + ['L.Trainer(devices=2, strategy="ddp_notebook")\n']
+
+
+def test_add_noqa_puts_the_comment_on_the_time_line(tmp_path, run_cli):
+    (tmp_path / "nb.ipynb").write_bytes(notebook(TIMED))
+    proc = run_cli("--add-noqa", "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_bytes())["cells"]]
+    assert written[1] == TIMED[1].replace('"ddp")\n', '"ddp")  # noqa: DDP015\n', 1)
+    assert run_cli("--check", "nb.ipynb", cwd=tmp_path).returncode == 0
 
 
 def test_an_added_import_goes_after_the_install_line_not_above_it(tmp_path, run_cli_unsafe):

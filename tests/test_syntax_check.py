@@ -77,3 +77,29 @@ def test_a_folder_walk_parses_only_files_with_trigger_words(tmp_path, run_cli):
     assert "pkg/train.py:4:5: E999" in text(result) and "plain.py" not in text(result)
     result = run_cli("--check", "pkg", "pkg/plain.py", cwd=tmp_path)
     assert f"pkg/plain.py:1:5: {MESSAGE}" in text(result) and "pkg/train.py:4:5: E999" in text(result)
+
+
+def test_the_check_of_a_named_file_takes_its_max_file_size(tmp_path, run_cli):
+    """A file over the parse limit is not parsed (docs/limits.md); the limit is the file's setting,
+    raised by the flag or by ``[tool.ddpfix]``, for named files and stdin alike."""
+    big = b"x = 1\n" * (5 * 2**20 // 6 + 1) + UNCLOSED
+    lines = big.count(b"\n")
+    (tmp_path / "big.py").write_bytes(big)
+    result = run_cli("--check", "big.py", cwd=tmp_path, timeout=120)
+    assert result.returncode == 0 and "E999" not in text(result), text(result)
+    result = run_cli("--check", "--max-file-size", "8MiB", "big.py", cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and f"big.py:{lines}:5: {MESSAGE}" in text(result), text(result)
+    result = run_cli("-", "--stdin-filename", "big.py", "--max-file-size", "8MiB", input=big, cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and f"big.py:{lines}:5: {MESSAGE}" in text(result), text(result)
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nmax-file-size = "8MiB"\n')
+    result = run_cli("--check", "big.py", cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and f"big.py:{lines}:5: {MESSAGE}" in text(result), text(result)
+    assert (tmp_path / "big.py").read_bytes() == big
+
+
+def test_a_lowered_max_file_size_reports_the_size_not_the_syntax(tmp_path, run_cli):
+    (tmp_path / "bad.py").write_bytes(BUGGY + UNCLOSED)
+    result = run_cli("--check", "--max-file-size", "64", "bad.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "bad.py: E902 not analysed: 0.0 MiB is over the 64 bytes limit for parsing (max-file-size)" in text(result)
+    assert "E999" not in text(result)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from ddpfix.engine import INTERNAL_ERROR
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import NOTE, FileResult, Finding, Problem
+from ddpfix.ipython_syntax import lines_of
 from ddpfix.rules.base import Rule, TreeView
 from ddpfix.sources import fix_source, is_notebook
 from ddpfix.suppressions import noqa_comment, with_codes
@@ -73,22 +74,52 @@ def _python(path, data, findings, rules, facts, options) -> Added:
 def _notebook(path, data, findings, rules, facts, options) -> Added:
     from ddpfix import notebook  # loaded for notebooks only
 
-    book = notebook.load(data)
+    book = notebook.load(data, options)
     module = book.module()  # IPython lines masked: a comment is never put on one
     view = TreeView(_parse(module.encode("utf-8")), module.encode("utf-8"))
     placed = {f: book.joined_line(module, f.cell, f.line) for f in findings if f.cell is not None}
+    # A finding in a ``%time`` statement: its line in the module is a mask, which must come back as
+    # it was; the comment goes on the cell's own line instead.
+    statements = book.statement_lines(module)
+    on_magic_lines = {f: statements[line] for f, line in placed.items() if line in statements}
+    placed = {f: line for f, line in placed.items() if line not in statements}
     new_module, directives, skipped = with_noqa(module, placed, view.statement_start)
     skipped += [f for f in findings if f.cell is None]
     fixed = None
-    if directives:
+    if directives or on_magic_lines:
         sources = book.restore(new_module)
         if sources is None:
             return _left(path, data, findings, "no noqa added: the notebook's cells could not be told apart")
+        directives += _noqa_on_magic_lines(sources, on_magic_lines)
         fixed = book.write(data, sources)
         if fixed is None:
             return _left(path, data, findings, "no noqa added: writing this notebook back would change its "
                          "formatting (save it from Jupyter once, then run again)")
     return _checked(path, data, fixed, findings, skipped, directives, rules, facts, options)
+
+
+def _noqa_on_magic_lines(sources: dict[int, str], findings: Mapping[Finding, int]) -> int:
+    """Put the ``# noqa`` of each finding in a ``%time`` statement on its line of ``sources`` (by
+    cell), after the statement (``findings``: where it starts in the line); the lines changed."""
+    changed = 0
+    for (cell, line), group in _by_line(findings).items():
+        rows = lines_of(sources[cell])
+        row = rows[line - 1]
+        body = row.rstrip("\r\n")
+        start = findings[group[0]]
+        statement, count, _ = with_noqa(body[start:] + "\n", dict.fromkeys(group, 1), lambda number: number)
+        if count:
+            rows[line - 1] = body[:start] + statement.rstrip("\n") + row[len(body):]
+            sources[cell] = "".join(rows)
+            changed += 1
+    return changed
+
+
+def _by_line(findings: Mapping[Finding, int]) -> dict[tuple[int, int], list[Finding]]:
+    lines: dict[tuple[int, int], list[Finding]] = {}
+    for finding in findings:
+        lines.setdefault((finding.cell, finding.line), []).append(finding)
+    return lines
 
 
 def with_noqa(text: str, lines: Mapping[Finding, int], statement_start: Callable[[int], int]

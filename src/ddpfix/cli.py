@@ -8,6 +8,12 @@ that could not be checked.
 
 from __future__ import annotations
 
+from ddpfix.interrupted_exit import quiet_while_loading
+
+# First, before the modules below take their few tenths of a second to load: a Ctrl-C meanwhile
+# ends the run with one line and status 130, not a traceback (docs/interrupts.md).
+quiet_while_loading()
+
 import os
 import sys
 import time
@@ -537,7 +543,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
         raise click.UsageError("--statistics on stdin goes with --check (its default)")
     data = sys.stdin.buffer.read()
     facts = facts_for(data) if facts_for else None
-    result = with_syntax_checked(fix_source(name, data, rules, facts, options=options, fix=mode != "check"))
+    result = with_syntax_checked(fix_source(name, data, rules, facts, options=options, fix=mode != "check"), options)
     output.problems(result.problems)
     if statistics:
         print_statistics([result], "text", output)
@@ -577,8 +583,8 @@ def main() -> None:
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:
         sys.exit(run_language_server(sys.argv[2:]))
-    interrupts.install(_written_so_far)  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
     try:
+        interrupts.install(_written_so_far)  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
         code = command.main(standalone_mode=False)
     except click.exceptions.Exit as exit_:
         sys.exit(exit_.exit_code)

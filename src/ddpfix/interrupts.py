@@ -6,6 +6,10 @@ for the section's end: so a file is either written and counted, or untouched. Wo
 SIGINT (a terminal sends it to the whole process group): ``stop_pool`` cancels their pending work and
 ends them, gently first. A second SIGINT kills the workers and leaves at once.
 
+Before ``install`` (while Python loads the command's modules, some tenths of a second) Python's own
+handler raises KeyboardInterrupt; ``interrupted_exit.quiet_while_loading`` makes that end the process
+the same way, one line and status 130, instead of a traceback.
+
 ``Interrupted`` derives from BaseException, as KeyboardInterrupt does: the engine's ``except
 Exception`` (a file's bug costs that file, never the run) must not swallow it; and it is not a
 KeyboardInterrupt, which click would turn into "Aborted." and exit 1.
@@ -20,8 +24,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
-#: The exit status of a process ended by SIGINT, as shells report it (128 + 2).
-EXIT_INTERRUPTED = 130
+# How a stopped run ends lives there (the console script loads it first): part of this module's word.
+from ddpfix.interrupted_exit import EXIT_INTERRUPTED, leave  # noqa: F401
+
 #: How long the workers get to finish what they hold before they are terminated, then killed.
 GRACE_SECONDS = 1.0
 
@@ -35,19 +40,24 @@ class _State:
     interrupted = False
     deferring = 0
     pending = False
-    describe: Callable[[], str] = staticmethod(lambda: "")  # what was written, for the last words
+    describe: Callable[[], str] = staticmethod(lambda: "nothing written.")  # what was written, for the last words
 
 
 _state = _State()
 
 
-def install(describe: Callable[[], str] = lambda: "") -> None:
+def install(describe: Callable[[], str] = lambda: "nothing written.") -> None:
     """Let this process (the console script's) handle Ctrl-C as this module says. ``describe()``
     says what the run has written, for the message of a second Ctrl-C."""
     _state.describe = describe
     _state.owner = os.getpid()
     _state.interrupted = _state.pending = False
     signal.signal(signal.SIGINT, handle_sigint)
+
+
+def written() -> str:
+    """What the run has written, as the last words say it (``nothing written.``, ``3 files written ...``)."""
+    return _state.describe()
 
 
 def handle_sigint(signum, frame) -> None:
@@ -125,17 +135,6 @@ def stop_now() -> None:
         for child in children:  # reaped, so none is left behind even as a zombie
             child.join(max(0.0, deadline - time.monotonic()))
     with contextlib.suppress(Exception):
-        sys.stderr.write(f"Interrupted again: stopped at once; {_state.describe()}\n")
-        sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)
-
-
-def leave(message: str) -> None:
-    """Say ``message`` and end the process with status 130, without waiting on threads (a pool's
-    manager thread, which interpreter exit would join) that an interrupted run may have left."""
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
-    with contextlib.suppress(Exception):
-        sys.stderr.write(message + "\n")
+        sys.stderr.write(f"Interrupted again: stopped at once; {written()}\n")
         sys.stderr.flush()
     os._exit(EXIT_INTERRUPTED)

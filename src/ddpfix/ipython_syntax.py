@@ -17,6 +17,9 @@ What is masked (docs/notebooks.md has the table):
   and shell escapes (``%cd x``, ``!ls``, ``!!ls``), help (``?obj``, ``??obj``, ``obj?``, ``obj??``),
   auto-call and auto-quote (``/f x``, ``,f a b``, ``;f a b``); a backslash at the end continues
   them, as in IPython;
+- except a line magic that runs its statement once as the cell's own code (``%time STATEMENT`` at
+  the top level of the cell): only the magic is hidden, the statement stays on its line for the
+  rules to see (a trailing comment names the mask), and no fix may move or change that line;
 - assignments from a magic or the shell (``files = !ls``, ``t = %timeit -o f()``): the target
   stays, the right-hand side is masked.
 """
@@ -41,6 +44,15 @@ PYTHON_CELL_MAGICS = frozenset({"time", "capture", "prun", "debug"})
 #: run once at the top level (a moved statement, an added import) is proven for nothing there.
 NOT_MODULE_CODE = {"timeit": "%%timeit: the body runs many times inside a function, not once as the "
                              "notebook's code, so it is not checked"}
+
+#: Line magics whose argument IPython runs once as the cell's top-level code: ``%time STATEMENT``
+#: (``ExecutionMagics.time``: no options; the line, not variable-expanded, is transformed as a cell
+#: and run with ``exec(code, user_ns, local_ns)``, the caller's namespace being the kernel's at a
+#: cell's top level). What the rules find in that statement holds for it. Not ``%timeit`` (many runs,
+#: inside a function), ``%prun`` (getopt options before the statement), ``%debug`` (argparse splits
+#: the statement into words and joins them with newlines): those stay opaque.
+STATEMENT_LINE_MAGICS = frozenset({"time"})
+_STATEMENT_MAGIC = re.compile(r"%(\w+)[ \t]+(?=[^ \t])")
 
 _LINE_ESCAPES = ("%", "!", "?", "/", ",", ";")  # a line starting so is IPython's, never Python
 _HELP_END = re.compile(r"%{0,2}[\w.*]+\?{1,2}")
@@ -70,6 +82,9 @@ class MaskedCell:
     originals: dict[str, str] = field(default_factory=dict)  # mask line -> the line it hides (no endings)
     groups: list[list[str]] = field(default_factory=list)  # each masked construct's mask lines, in order
     leading: int = 0  # how many groups are cell magics (they must stay the cell's first lines)
+    #: mask line -> how many columns its statement moved left: the lines that keep the statement of
+    #: a ``%time`` (``STATEMENT_LINE_MAGICS``) for the rules to see
+    statements: dict[str, int] = field(default_factory=dict)
 
 
 class _Masker:
@@ -97,6 +112,17 @@ class _Masker:
             group.append(masked)
             lines[index] = masked + _ending(lines[index])
         self.cell.groups.append(group)
+
+    def mask_magic(self, lines: list[str], index: int, statement: int) -> None:
+        """Mask the line magic of ``lines[index]``, whose statement starts at column ``statement``:
+        the statement moves to the line's start, the mask's name to a comment after it."""
+        name = f"{self.token}{len(self.cell.groups)}"
+        text = lines[index].rstrip("\r\n")
+        masked = f"{text[statement:]}  # {name}"
+        self.cell.originals[masked] = text
+        self.cell.statements[masked] = statement
+        self.cell.groups.append([masked])
+        lines[index] = masked + _ending(lines[index])
 
 
 def mask_cell(source: str, token: str, parse: bool = True) -> MaskedCell:
@@ -153,12 +179,33 @@ def _mask_lines(masker: _Masker, lines: list[str], start: int) -> str | None:
                 last = index
                 while lines[last].rstrip("\r\n").endswith("\\") and last + 1 < len(lines):
                     last += 1  # IPython joins a magic's backslash-continued lines
+                statement = _magic_statement(line) if last == index else None
+                if statement is not None:
+                    masker.mask_magic(lines, index, statement)
+                    index += 1
+                    continue
                 masker.mask(lines, index, last, keep)
                 index = last + 1
                 continue
         scanner.feed(line)
         index += 1
     return None
+
+
+def _magic_statement(line: str) -> int | None:
+    """Where the statement of a ``%time STATEMENT`` line starts, for one at the cell's top level (at
+    column 0: indented, it may be in a function, whose locals IPython's ``exec`` would only copy)
+    whose statement is a whole Python statement on its own; None for any other line."""
+    match = _STATEMENT_MAGIC.match(line)
+    if match is None or match.group(1) not in STATEMENT_LINE_MAGICS:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(line[match.end():], "<%time>", "exec", dont_inherit=True)  # also no top-level return, await
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return match.end()
 
 
 def _ipython_line(line: str) -> int | None:
@@ -265,6 +312,8 @@ def unmask(text: str, cell: MaskedCell) -> str | None:
             if line in where:
                 return None
             where[line] = number
+    if cell.statements and not _statements_in_place(cell, stripped):
+        return None
     previous = -1
     for count, group in enumerate(cell.groups):
         if any(mask not in where for mask in group):
@@ -278,6 +327,18 @@ def unmask(text: str, cell: MaskedCell) -> str | None:
     for mask, number in where.items():
         lines[number] = cell.originals[mask] + _ending(lines[number])
     return "".join(lines)
+
+
+def _statements_in_place(cell: MaskedCell, lines: list[str]) -> bool:
+    """Whether each line that keeps a ``%time`` statement is still where it was among the lines
+    around it: a fix may add or change code before or after it, not move it."""
+    import difflib  # loaded for the rare cell with a %time statement
+
+    before = [line.rstrip("\r\n") for line in lines_of(cell.body)]
+    kept = set()
+    for start, _, size in difflib.SequenceMatcher(None, before, lines, autojunk=False).get_matching_blocks():
+        kept.update(line for line in before[start:start + size] if line in cell.statements)
+    return kept == cell.statements.keys()
 
 
 def parse_problem(source: str) -> str | None:

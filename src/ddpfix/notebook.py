@@ -133,10 +133,25 @@ class Notebook:
         return re.sub(pattern, lambda m: hidden.get(m.group(), m.group()), text)
 
     def masked_lines(self, module: str) -> set[int]:
-        """The 1-based lines of ``module`` that mask IPython syntax (no finding is placed there)."""
+        """The 1-based lines of ``module`` that mask IPython syntax (no finding is placed there); not
+        those that keep a ``%time`` statement (``statement_lines``)."""
         if self.mask_token not in module:
             return set()
-        return {number for number, text in enumerate(lines_of(module), start=1) if self.mask_token in text}
+        statements = self.statement_lines(module)
+        return {number for number, text in enumerate(lines_of(module), start=1)
+                if self.mask_token in text and number not in statements}
+
+    def statement_lines(self, module: str) -> dict[int, int]:
+        """The 1-based lines of ``module`` that keep the statement of a line magic such as ``%time``
+        (``ipython_syntax.STATEMENT_LINE_MAGICS``), each with how many columns the statement
+        moved left (the magic's width in the cell)."""
+        if self.mask_token not in module:
+            return {}
+        shifts = {mask: shift for cell in self.cells for mask, shift in cell.masked.statements.items()}
+        if not shifts:
+            return {}
+        return {number: shifts[text.rstrip("\r\n")] for number, text in enumerate(lines_of(module), start=1)
+                if text.rstrip("\r\n") in shifts}
 
     def restore(self, module: str) -> dict[int, str] | None:
         """The cells' new sources in a (fixed) module, IPython syntax restored, by cell index; None
@@ -181,9 +196,10 @@ class NotebookError(ValueError):
 _MISSING = object()
 
 
-def load(data: bytes) -> Notebook:
+def load(data: bytes, options: Mapping[str, object] | None = None) -> Notebook:
     """The notebook in ``data``; NotebookError when it is not a notebook we can read. Whatever the
-    JSON holds, only that error is raised: a cell of unexpected shape is left out, with its reason."""
+    JSON holds, only that error is raised: a cell of unexpected shape is left out, with its reason.
+    ``options``: the file's settings (its ``max-file-size`` decides whether the cells are parsed)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -217,8 +233,9 @@ def load(data: bytes) -> Notebook:
             notebook.cells.append(_Cell(position, source, as_list=False, raw=source))
         else:
             notebook.cells.append(_Cell(position, "", False, masked=MaskedCell(skipped=_not_text(source))))
-    # Code too large to analyse is not parsed cell by cell either: the engine reports its size.
-    parse = sum(len(cell.source) for cell in notebook.cells) <= engine.MAX_PARSE_BYTES
+    # Code too large to analyse is not parsed cell by cell either: the engine reports its size,
+    # against the same limit (the file's ``max-file-size``).
+    parse = sum(len(cell.source) for cell in notebook.cells) <= engine.max_file_size(options)
     for cell in notebook.cells:
         if cell.skipped is None:
             # Each cell's masks are named apart (its index in the name), so that a mask named in a
@@ -258,10 +275,10 @@ def _indent(text: str) -> int | None:
     return len(match.group(1)) if match else None
 
 
-def python_source(data: bytes) -> bytes | None:
+def python_source(data: bytes, options: Mapping[str, object] | None = None) -> bytes | None:
     """The code cells as one module (what the facts pass reads), or None for a notebook we cannot read."""
     try:
-        notebook = load(data)
+        notebook = load(data, options)
     except NotebookError:
         return None
     return notebook.module().encode("utf-8") if notebook.language == "python" else None
@@ -277,7 +294,7 @@ def fix_notebook(
 ) -> FileResult:
     result = FileResult(path, data)
     try:
-        notebook = load(data)
+        notebook = load(data, options)
     except NotebookError as err:
         result.problems.append(Problem(path, engine.READ_ERROR, str(err)))
         return result
@@ -299,6 +316,15 @@ def fix_notebook(
             for key in only if key.code == rule.code and key.cell is not None
         }
         step = engine.fix_python(path, current.encode("utf-8"), [rule], facts, only=wanted, options=options)
+        statements = notebook.statement_lines(current)
+        magic_fixes = [f for f in step.findings if f.fixed and f.line in statements]
+        if magic_fixes:  # a fix there would change a line of IPython syntax: the rule's other fixes only
+            keep = {f.key for f in step.findings if f.fixed and f.line not in statements}
+            step = engine.fix_python(path, current.encode("utf-8"), [rule], facts, only=keep, options=options)
+        for finding in magic_fixes:
+            cell_index, line = notebook.locate(current, finding.line)
+            result.problems.append(Problem(path, rule.code, f"fix not applied: {MAGIC_STATEMENT_UNFIXED}", line,
+                                           finding.column + statements[finding.line], cell=cell_index, level=NOTE))
         for problem in step.problems:
             if problem.line is not None:
                 cell_index, line = notebook.locate(current, problem.line)
@@ -306,7 +332,9 @@ def fix_notebook(
             result.problems.append(problem)
         if any(p.level != NOTE for p in step.problems):
             findings = [_unfixed(f) for f in findings]
-            result.findings = findings + [_place(f, notebook, current, fixed=False, original=module) for f in step.findings]
+            result.findings = findings + [_place(_without_fix(f) if f.line in statements else f, notebook, current,
+                                                 fixed=False, original=module, shifts=statements)
+                                          for f in step.findings]
             return result
         if step.changed and notebook.restore(step.fixed.decode("utf-8")) is None:
             # Some of this rule's fixes cannot be written back: keep the others, report these unfixed.
@@ -318,7 +346,8 @@ def fix_notebook(
                                                cell=cell_index, level=NOTE))
         masked = notebook.masked_lines(current) if step.findings else set()
         step.findings = [f for f in step.findings if f.line not in masked]  # a mask is not the user's code
-        findings += [_place(f, notebook, current, original=module) for f in step.findings]
+        findings += [_place(_without_fix(f) if f.line in statements else f, notebook, current, original=module,
+                            shifts=statements) for f in step.findings]
         if step.changed:
             current = step.fixed.decode("utf-8")
     result.findings = sorted(findings, key=lambda f: (f.cell or 0, f.line, f.column, f.code))
@@ -358,13 +387,17 @@ def _restorable_fixes(path, notebook: Notebook, module: str, rule, facts, option
 
 
 def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None = None,
-           original: str | None = None) -> Finding:
+           original: str | None = None, shifts: Mapping[int, int] | None = None) -> Finding:
     """``finding`` of the joined ``module`` placed in its cell; ``original``: the module the run's
-    facts were read from (their places, ``nb.ipynb:27``, count in it)."""
+    facts were read from (their places, ``nb.ipynb:27``, count in it); ``shifts``: the module's
+    lines that keep a ``%time`` statement, and how far left it moved (``statement_lines``)."""
     cell_index, line = notebook.locate(module, finding.line)
     end_cell, end_line = notebook.locate(module, finding.end_line)
     if end_cell != cell_index:
         end_line = line
+    shifts = shifts or {}
+    column = finding.column + shifts.get(finding.line, 0)
+    end_column = finding.end_column + shifts.get(finding.end_line, 0)
     here = re.compile(re.escape(finding.path) + r":(\d+)\b")
 
     # A message that names another line ("the loader on line 17", "ModelCheckpoint (nb.ipynb:27)")
@@ -374,9 +407,22 @@ def _place(finding: Finding, notebook: Notebook, module: str, fixed: bool | None
         text = here.sub(lambda m: "{}:cell {}:{}".format(finding.path, *notebook.locate(original or module, int(m.group(1)))), text)
         return notebook.ipython_text(text)
 
-    return replace(finding, line=line, end_line=end_line, cell=cell_index, message=in_cells(finding.message),
+    return replace(finding, line=line, end_line=end_line, column=column, end_column=end_column, cell=cell_index,
+                   message=in_cells(finding.message),
                    detail=in_cells(finding.detail), unsafe_reason=in_cells(finding.unsafe_reason),
                    fixed=finding.fixed if fixed is None else fixed and finding.fixed)
+
+
+#: Why a finding in the statement of a ``%time`` line has no fix.
+MAGIC_STATEMENT_UNFIXED = ("it would edit a line of IPython syntax (a statement that %time runs); "
+                           "ddpfix keeps such lines as written: change it by hand")
+
+
+def _without_fix(finding: Finding) -> Finding:
+    """``finding`` in the statement of a ``%time`` line: reported, with no fix, saying why."""
+    why = f"Not fixed: {MAGIC_STATEMENT_UNFIXED}."
+    return replace(finding, fixable=False, fixed=False, applicability=None, unsafe_reason="",
+                   detail=f"{finding.detail}\n\n{why}" if finding.detail else why)
 
 
 def _unfixed(finding: Finding) -> Finding:

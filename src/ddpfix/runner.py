@@ -362,13 +362,14 @@ def _facts_of_data(path: str, data: bytes | Problem) -> FileFacts:
 def _facts_or_raise(path: str, data: bytes | Problem, defer: bool = True) -> FileFacts:
     if isinstance(data, Problem):
         return FileFacts()
+    options = _scan_options_of(path)
     if is_notebook(path):  # its code, not its outputs, is what may be too large to parse
         from ddpfix.notebook import python_source
 
-        data = python_source(data)
+        data = python_source(data, options)
         if data is None:
             return FileFacts()
-    if len(data) > max_file_size(_scan_options):  # too large to parse: the fix pass says so
+    if len(data) > max_file_size(options):  # too large to parse: the fix pass says so
         return FileFacts()
     return file_facts(path, data, defer=defer)
 
@@ -382,7 +383,7 @@ def _lean(result: FileResult) -> FileResult:
 def _fix_in_worker(path: str) -> FileResult:
     result = fix_path(path, _worker_rules, _worker_facts, _worker_options, _worker_fix)
     if path in _worker_named:
-        result = with_syntax_checked(result)
+        result = with_syntax_checked(result, _worker_options)
     return _lean(result)
 
 
@@ -431,6 +432,12 @@ def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = No
     _scan_named = named
 
 
+def _scan_options_of(path: str) -> Mapping[str, object]:
+    """The options of the settings that govern ``path`` in the scan (its group's, where not the first)."""
+    group = _scan_group_of.get(path)
+    return _scan_options if group is None else _scan_groups[group][1]
+
+
 def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
     data = read_source(path)
     try:
@@ -450,10 +457,10 @@ def _scan_verdict(path: str, data: bytes | Problem, facts: FileFacts, rules: Seq
                   options: Mapping[str, object]) -> tuple[FileFacts, str, FileResult | None]:
     # ``facts.lightning`` is ``b"lightning" in data`` wherever the verdict asks it: a full scan of
     # the file, which most files fail, is not repeated.
-    verdict = _verdict(path, data, rules, facts.classes, facts.lightning)
+    verdict = _verdict(path, data, rules, options, facts.classes, facts.lightning)
     if verdict == FIX and _scan_fix is not None and isinstance(data, bytes) and _on_its_own(path, data, rules, facts.lightning):
         result = fix_source(path, data, rules, None, options=options, fix=_scan_fix)
-        return facts, DONE, _lean(with_syntax_checked(result) if path in _scan_named else result)
+        return facts, DONE, _lean(with_syntax_checked(result, options) if path in _scan_named else result)
     return facts, verdict, None
 
 
@@ -472,12 +479,12 @@ def _on_its_own(path: str, data: bytes, rules: Sequence[type[Rule]], lightning: 
     )
 
 
-def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]],
+def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]], options: Mapping[str, object],
              classes: Sequence[tuple[str, tuple[str, ...]]], lightning: bool) -> str:
     """``engine._fix_source``'s first questions, asked while the facts pass has the bytes anyway:
     a file that cannot be read or decoded, or that some rule's trigger words may concern, goes to
     the fix pass. Only ever SKIP where ``fix_source`` would return nothing to say."""
-    if isinstance(data, Problem) or is_notebook(path) or len(data) > max_file_size(_scan_options):
+    if isinstance(data, Problem) or is_notebook(path) or len(data) > max_file_size(options):
         return FIX
     if decode_problem(path, data, nul_checked=True) is not None:  # ``read_source`` checked for NUL bytes
         return FIX
