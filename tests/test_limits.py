@@ -172,3 +172,25 @@ def test_a_budget_run_out_inside_code_that_wraps_errors_is_still_the_budget(monk
     result = fix_source("train.py", SPAWN.read_bytes(), [rule])
     assert [p.code for p in result.problems] == ["E903"] and result.fixed is None
     assert "over the 0.01 s budget" in result.problems[0].message
+
+
+@pytest.mark.parametrize("fix", [True, False])
+def test_a_ctrl_c_inside_code_that_wraps_errors_stops_the_run(monkeypatch, fix):
+    """A Ctrl-C that lands in an import's class body arrives as a RuntimeError (``__set_name__``):
+    it must still stop the run, not become one file's internal error while the run goes on (seen
+    in a Ctrl-C test: "DDP002 internal error: RuntimeError: Error calling __set_name__ ...", then
+    "Fixed 6 issues in 5 files")."""
+    from ddpfix.rules import all_rules
+    from ddpfix.sources import fix_source
+
+    [rule] = [r for r in all_rules() if r.code == "DDP011"]
+
+    def check(self, tree, ctx):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as key:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance 'whitespace_after'") from key
+
+    monkeypatch.setattr(rule, "check", check)
+    with pytest.raises(KeyboardInterrupt):
+        fix_source("train.py", SPAWN.read_bytes(), [rule], fix=fix)

@@ -67,14 +67,16 @@ class OverBudget(BaseException):
 
 
 def raise_if_wrapped(err: BaseException) -> None:
-    """Raise the ``OverBudget`` that ``err`` wraps, if it does. The timer raises wherever Python code
-    runs, and some code hands what it catches on inside an error of its own: a class body that an
-    import was running when the tick came (``__set_name__`` turns it into a RuntimeError). The file
-    is then over its budget (E903), not a rule's bug."""
+    """Raise the ``OverBudget``, or the Ctrl-C (``KeyboardInterrupt``, ``interrupts.Interrupted``),
+    that ``err`` wraps, if it does. The timer and SIGINT raise wherever Python code runs, and some
+    code hands what it catches on inside an error of its own: a class body that an import was
+    running when the tick or the key came (``__set_name__`` turns it into a RuntimeError). The file
+    is then over its budget (E903), or the run was interrupted: not a rule's bug. Whatever is no
+    ``Exception`` stops the work it reaches, so it is raised as it is."""
     seen: set[int] = set()
     cause: BaseException | None = err
     while cause is not None and id(cause) not in seen:
-        if isinstance(cause, OverBudget):
+        if not isinstance(cause, Exception):
             raise cause
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ddpfix import budget
 from ddpfix.engine import READ_ERROR, allow_deep_trees, decode_problem, max_file_size
 from ddpfix.interrupts import deferred, ignore_in_worker, stop_pool
 from ddpfix.syntax import with_syntax_checked
@@ -345,7 +346,8 @@ def _read_later(path: str) -> FileFacts | None:
     data = read_source(path)
     try:
         return None if isinstance(data, Problem) else _facts_or_raise(path, data, defer=False)
-    except Exception:
+    except Exception as err:
+        budget.raise_if_wrapped(err)
         return None
 
 
@@ -355,7 +357,8 @@ facts_module.read_later = _read_later
 def _facts_of_data(path: str, data: bytes | Problem) -> FileFacts:
     try:
         return _facts_or_raise(path, data)
-    except Exception:  # a file we cannot read facts from contributes none; the fix pass reports it
+    except Exception as err:  # a file we cannot read facts from contributes none; the fix pass reports it
+        budget.raise_if_wrapped(err)
         return FileFacts()
 
 
@@ -442,7 +445,8 @@ def _scan_path(path: str) -> tuple[FileFacts, str, FileResult | None]:
     data = read_source(path)
     try:
         facts = _facts_or_raise(path, data)
-    except Exception:  # no facts, so no class list to decide IF_LIGHTNING by: the fix pass decides
+    except Exception as err:  # no facts, so no class list to decide IF_LIGHTNING by: the fix pass decides
+        budget.raise_if_wrapped(err)
         return FileFacts(), FIX, None
     if path in _scan_facts_only:
         return facts, SKIP, None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from ddpfix import budget
 from ddpfix.engine import fix_python, internal_error
 from ddpfix.facts import ProjectFacts
 from ddpfix.findings import FileResult, FixKey
@@ -37,6 +38,7 @@ def fix_source(
 
             return fix_notebook(path, data, rules, facts, only, options)
         except Exception as err:
+            budget.raise_if_wrapped(err)
             return internal_error(path, data, err)
     return fix_python(path, data, rules, facts, only, options)
 
