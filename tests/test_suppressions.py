@@ -62,3 +62,18 @@ def test_an_upper_case_directive_alone_in_a_file(tmp_path, run_cli):
                                         b'a = DataLoader(range(3), generator=torch.Generator("cuda"))  # NOQA\n')
     proc = run_cli("--check", "train.py", cwd=tmp_path)
     assert proc.returncode == 0 and b"DDP002" not in proc.stdout
+
+
+def test_a_lone_cr_ends_a_line_for_directives_as_for_findings(tmp_path, run_cli):
+    """A stray CR (pasted old-Mac text) ends a line for CPython and LibCST: the ``# noqa`` of the line
+    after it silences that line's finding, whether the tokenizer is asked or not."""
+    hook = (b'import lightning as L\n\n\nclass M(L.LightningModule):\n    def on_validation_epoch_end(self):\n'
+            b'        """Old Mac text:\rstray carriage return."""\n'
+            b'        self.log("a", 1.0)  # noqa: DDP004\n        self.log("b", 1.0)%s\n')
+    for tail in (b"", b'; s = "# noqa"'):  # the second: a directive's "#" in a string, so the tokenizer reads
+        (tmp_path / "m.py").write_bytes(hook % tail)
+        lines = run_cli("--check", "m.py", cwd=tmp_path).stdout.decode().splitlines()
+        assert [line.split(":")[1] for line in lines if "DDP004" in line] == ["9"]
+    for source in ('"""a\rb"""\nx = 1  # noqa\n', '"""a\rb"""\nx = "#"  # noqa\n'):
+        view = TreeView(ast.parse(source), source.encode())
+        assert suppressions(view.text, view.string_spans) == _tokenized(view.text) == {3: ALL}

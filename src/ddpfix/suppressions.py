@@ -74,7 +74,8 @@ def _newlines(source: str, start: int, end: int) -> int:
 def _tokenized(source: str) -> dict[int, frozenset[str] | None]:
     found: dict[int, frozenset[str] | None] = {}
     try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        # Universal newlines: a lone CR ends a line, as CPython's and LibCST's line numbers count.
+        for token in tokenize.generate_tokens(io.StringIO(source, newline=None).readline):
             if token.type == tokenize.COMMENT:
                 _read(token.string, token.start[0], found)
     except (tokenize.TokenError, SyntaxError):

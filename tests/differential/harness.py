@@ -256,6 +256,13 @@ def run_group(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -
         if _other_members(proc.pid):
             stragglers = True
             os.killpg(proc.pid, signal.SIGKILL)
+    if hung or stragglers:
+        # SIGKILL is sent, not done: on a loaded machine a member may run on for a moment (CI saw
+        # one still alive right after). Wait for the group to end while the leader, unreaped, holds
+        # its id.
+        gone_by = time.monotonic() + 10.0
+        while _other_members(proc.pid) and time.monotonic() < gone_by:
+            time.sleep(0.01)
     returncode = proc.wait()  # reaps the leader: only now may its pid (the group id) be reused
     for reader in readers:
         reader.join(timeout=10)
