@@ -372,6 +372,14 @@ def self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
     return list(found)
 
 
+def self_method_calls_in_body(method, names: frozenset[str]) -> list[ast.Call]:
+    """``self_method_calls(method.body, names)``, from the list kept on the method: its calls that
+    start where the body does or later (a decorator's, a default's or an annotation's come before),
+    in the same order."""
+    start = (method.body[0].lineno, method.body[0].col_offset)
+    return [call for call in self_method_calls(method, names) if (call.lineno, call.col_offset) >= start]
+
+
 def _self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
     return [
         n for n in nodes_outside_functions(node)

@@ -153,7 +153,7 @@ class EpochLogSync(Rule):
             gated = {id(c) for statement, _guard in tree_gated_statements(method, tests)
                      for c in tree_lightning.self_method_calls(statement, LOG_METHODS)}
             gated |= _tree_maybe_rank_gated(method, ctx.view, words)
-            for call in tree_lightning.self_method_calls(method.body, LOG_METHODS):
+            for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS):
                 if id(call) in gated or not _tree_logs_per_epoch(call, method.name):
                     continue
                 if tree_lightning.has_star(call):
