@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ddpfix.edits._base import MODULE, NodeEdit
 from ddpfix.locations import TreePositions
@@ -120,44 +120,44 @@ def _targets(tree: ast.Module, positions: TreePositions, edits: list[NodeEdit]) 
     for edit in edits:
         wanted.setdefault((edit.at.line, edit.at.end_line), []).append(edit)
     starts = sorted(line for line, _end in wanted)
+
+    def some_span_starts_within(node: ast.AST) -> bool:
+        index = bisect_left(starts, node.lineno)
+        return index < len(starts) and starts[index] <= node.end_lineno
+
     found: dict[NodeEdit, ast.AST] = {}
     decided: set[NodeEdit] = set()
-    todo = [tree]
-    while todo:
-        later = []
-        for node in todo:
-            for child in ast.iter_child_nodes(node):
-                first = getattr(child, "lineno", None)
-                if first is None:
-                    later.append(child)
-                    continue
-                index = bisect_left(starts, first)
-                if index == len(starts) or starts[index] > child.end_lineno:
-                    continue  # no span starts within its lines
-                later.append(child)
-                for edit in wanted.get((first, child.end_lineno), ()):
-                    if edit in decided or not isinstance(child, _AST_KIND[edit.kind]):
-                        continue
-                    where = positions[child]
-                    at = edit.at
-                    if (where.start.column, where.end.column) == (at.column, at.end_column):
-                        decided.add(edit)
-                        if not isinstance(child, _SPANS_DIFFER):
-                            found[edit] = child
-        todo = later
+    for child in _outer_first(tree, some_span_starts_within):
+        if getattr(child, "lineno", None) is None:
+            continue  # entered (an ``arguments`` holds nodes with lines), never a target
+        for edit in wanted.get((child.lineno, child.end_lineno), ()):
+            if edit in decided or not isinstance(child, _AST_KIND[edit.kind]):
+                continue
+            where = positions[child]
+            at = edit.at
+            if (where.start.column, where.end.column) == (at.column, at.end_column):
+                decided.add(edit)
+                if not isinstance(child, _SPANS_DIFFER):
+                    found[edit] = child
     return found
 
 
 def _nodes_on(tree: ast.AST, line: int, end_line: int) -> Iterator[ast.AST]:
     """Nodes that may span lines ``line``..``end_line``, outer ones first (``ast.walk``'s order),
     entering only nodes that contain those lines."""
+    return _outer_first(tree, lambda node: node.lineno <= line and end_line <= node.end_lineno)
+
+
+def _outer_first(tree: ast.AST, enter: Callable[[ast.AST], bool]) -> Iterator[ast.AST]:
+    """The nodes below ``tree``, outer ones first (``ast.walk``'s order), of those ``enter`` admits
+    (a node without lines, such as an ``arguments`` or an operator, is always admitted): one that
+    is not admitted is neither given nor entered."""
     todo = [tree]
     while todo:
         later = []
         for node in todo:
             for child in ast.iter_child_nodes(node):
-                first = getattr(child, "lineno", None)
-                if first is None or (first <= line and end_line <= child.end_lineno):
+                if getattr(child, "lineno", None) is None or enter(child):
                     yield child
                     later.append(child)
         todo = later

@@ -74,16 +74,14 @@ class TreeView:
             self._suppressions = suppressions(self.text, self.string_spans) if wanted else {}
         return self._suppressions
 
-    def string_spans(self, lines: set[int] | None = None) -> list[tuple[int, int]]:
-        """Where the string literals stand (those that touch ``lines``; None: all), as sorted,
-        disjoint (start, end) character offsets: the spans of the outermost string nodes (an
-        f-string's parts lie inside its own)."""
+    def string_spans(self, lines: set[int]) -> list[tuple[int, int]]:
+        """Where the string literals that touch ``lines`` stand, as sorted, disjoint (start, end)
+        character offsets: the spans of the outermost string nodes (an f-string's parts lie inside
+        its own)."""
         offset = self.positions.offset
-        wanted = sorted(lines) if lines is not None else None
+        wanted = sorted(lines)
 
         def touches(node: ast.AST) -> bool:
-            if wanted is None:
-                return True
             index = bisect_left(wanted, node.lineno)
             return index < len(wanted) and wanted[index] <= node.end_lineno
 
