@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import libcst as cst  # noqa: E402
 
-from ddpfix.engine import allow_deep_trees  # noqa: E402
+from ddpfix.engine import set_up_for_trees  # noqa: E402
 from ddpfix.sources import fix_source  # noqa: E402
 from ddpfix.rules import all_rules  # noqa: E402
 from ddpfix.findings import NOTE  # noqa: E402
@@ -523,7 +523,7 @@ def make_program(rng: random.Random, kind: str, pool: list[str], fixtures: list[
 def run_chunk(args) -> tuple[Counter, list[str], float]:
     global PREFILTER_CHECK
     seed_value, start, count, fresh_ratio, failures, timeout, PREFILTER_CHECK = args
-    allow_deep_trees()
+    set_up_for_trees()
     warnings.simplefilter("ignore")
     pool = hypothesmith_programs(max(1, int(count * fresh_ratio)), seed_value * 1_000_003 + start)
     fixtures = [p.read_bytes() for p in FIXTURE_INPUTS]

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fix", action="store_true", help="apply fixes (as --diff/--write) instead of report-only")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N")
     args = parser.parse_args(argv)
-    engine.allow_deep_trees()
+    engine.set_up_for_trees()
     rules = all_rules()
     files, problems, _ = discover(args.paths, [], False)
     files = files[: args.files] if args.files else files

@@ -21,7 +21,7 @@ import warnings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from ddpfix.engine import allow_deep_trees  # noqa: E402
+from ddpfix.engine import set_up_for_trees  # noqa: E402
 from ddpfix.sources import fix_source  # noqa: E402
 from ddpfix.runner import discover, gather_facts, read_source  # noqa: E402
 from ddpfix.rules import all_rules  # noqa: E402
@@ -45,7 +45,7 @@ def compare_findings(files: list[str]) -> list[tuple[str, str]]:
 
 
 def main(argv: list[str]) -> int:
-    allow_deep_trees()
+    set_up_for_trees()
     findings = "--findings" in argv
     paths = [arg for arg in argv if arg != "--findings"]
     rules = [rule for rule in all_rules() if rule.has_text_prefilter()]

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from ddpfix.engine import allow_deep_trees  # noqa: E402
+from ddpfix.engine import set_up_for_trees  # noqa: E402
 from ddpfix.progress import Progress  # noqa: E402
 from ddpfix.rules import all_rules  # noqa: E402
 from ddpfix.runner import check_files, discover  # noqa: E402
@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="report only (as --check), else fix (as --diff)")
     parser.add_argument("--every", type=float, default=0.25)
     args = parser.parse_args()
-    allow_deep_trees()
+    set_up_for_trees()
     files, _, _ = discover([args.path], respect_gitignore=False)
     options = {"log_mode": "auto", "show_suppressed": False, "unsafe_fixes": True}
     progress = Sampled(args.jobs, args.every)

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from ddpfix.engine import allow_deep_trees  # noqa: E402
+from ddpfix.engine import set_up_for_trees  # noqa: E402
 from ddpfix.rules import all_rules  # noqa: E402
 from ddpfix.runner import _scan, check_files, discover, read_source  # noqa: E402
 
@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    allow_deep_trees()
+    set_up_for_trees()
     files, _, _ = discover([args.path], respect_gitignore=False)
     rules = list(all_rules())
     options = {"log_mode": "auto", "show_suppressed": False, "unsafe_fixes": False}

@@ -31,6 +31,8 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from ddpfix.ast_walk import child_nodes
+
 TOO_COSTLY = "E903"
 
 #: Defaults sized so that no real file comes near them: the largest file of torch, lightning and
@@ -283,7 +285,7 @@ def expression_depth(tree: ast.AST) -> tuple[int, int]:
                 deepest, where = depth, node.lineno
         else:
             depth = 0
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if depth == 0 and not isinstance(child, ast.stmt):
                 end = getattr(child, "end_lineno", None)
                 if end is not None and end == child.lineno and child.end_col_offset - child.col_offset < SHALLOW:

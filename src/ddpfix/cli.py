@@ -26,7 +26,7 @@ from ddpfix import __version__, interrupts, report
 from ddpfix.budget import limit_options
 from ddpfix.cli_help import EPILOG, HELP_WIDTH
 from ddpfix.config import Config, ConfigError
-from ddpfix.engine import allow_deep_trees
+from ddpfix.engine import set_up_for_trees
 from ddpfix.sources import fix_source
 from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.progress import Progress
@@ -578,7 +578,7 @@ def run_language_server(args: list[str]) -> int:
 
 
 def main() -> None:
-    allow_deep_trees()
+    set_up_for_trees()
     # Exactly ``lsp`` as the first argument starts the language server; a folder named lsp is
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:

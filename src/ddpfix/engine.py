@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import gc
 import io
 import sys
 import tokenize
@@ -132,6 +133,12 @@ def _compiled_tree(path: str, data: bytes) -> ast.Module | SyntaxError | ValueEr
 # than Python's default 1000 frames. Python-to-Python calls do not grow the C stack, so this is safe.
 RECURSION_LIMIT = 20_000
 
+# A file's trees are hundreds of thousands of small objects without reference cycles, alive until
+# its work ends; at the default thresholds (700, 10, 10) the collector walked them over and over:
+# a third of the CPU time on a 1 MB file, a tenth on ordinary scripts (bench/README.md). Young
+# collections come after 50,000 new objects instead of 700; the few cycles there are still go.
+GC_THRESHOLDS = (50_000, 20, 10)
+
 
 # LibCST holds several hundred bytes of tree per byte of source: a 50 MB generated file took 23 GB
 # and more than five minutes. A file this large that holds trigger words is reported, not parsed;
@@ -149,9 +156,12 @@ def max_file_size(options: Mapping[str, object] | None) -> int:
 MAX_ROUNDS = 3
 
 
-def allow_deep_trees() -> None:
+def set_up_for_trees() -> None:
+    """The interpreter's settings for analysing big trees, once per process (the CLI, the language
+    server, each worker)."""
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def fix_python(
@@ -413,6 +423,8 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
             if ctx.fixes_applied:
                 new_data = _spliced(view, ctx)
             if ctx.fixes_applied and new_data is None:
+                new_data = _in_parts(view, ctx)
+            if ctx.fixes_applied and new_data is None:
                 parsed = versions.libcst(current)
                 if isinstance(parsed, Problem):
                     result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
@@ -490,6 +502,34 @@ def _spliced(view: TreeView, ctx: RuleContext) -> bytes | None:
     return None if text is None else text.encode("utf-8")
 
 
+def _in_parts(view: TreeView, ctx: RuleContext) -> bytes | None:
+    """A rule's chosen fixes carried out on LibCST's trees of the top-level statements they touch
+    (``edits._in_parts``), where those give the whole-file pass's bytes; None leaves them to the
+    whole file. As there, a fix whose edits cannot all be applied is reported as not fixed."""
+    from ddpfix.edits._in_parts import Parts
+
+    keys, edits = _chosen(ctx)
+    # LibCST's native parser cannot be interrupted: what it would cost is judged first, as for the file.
+    refusal = budget.libcst_refusal(view.tree, len(view.data))
+    if refusal is not None:
+        raise OverBudget(refusal)
+    parts = Parts.of(view.text, view.data, view.tree, view.positions, edits)
+    if parts is None:
+        return None
+    text, refused = parts.carry_out(edits)
+    if refused:
+        failed = _failed_keys(keys, ctx, refused)
+        ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
+        keep = [e for key in keys if key not in failed for e in ctx.edits.get(key, ())]
+        text, _ = parts.carry_out(keep)
+    return text.encode("utf-8")
+
+
+def _failed_keys(keys: list, ctx: RuleContext, refused: list) -> set:
+    """The fixes one of whose edits was refused: none of their edits is kept."""
+    return {key for key in keys if set(ctx.edits.get(key, ())) & set(refused)}
+
+
 def _carry_out(module: cst.Module, positions: Positions, ctx: RuleContext) -> cst.Module:
     """A rule's chosen fixes, their edits applied to LibCST's tree of the version ``check`` read;
     a fix whose edits cannot all be applied is reported as not fixed, and none of its edits is kept."""
@@ -498,7 +538,7 @@ def _carry_out(module: cst.Module, positions: Positions, ctx: RuleContext) -> cs
         return module
     fixed, refused = apply_edits(module, positions, edits)
     if refused:
-        failed = {key for key in keys if set(ctx.edits.get(key, ())) & set(refused)}
+        failed = _failed_keys(keys, ctx, refused)
         ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
         keep = [e for key in keys if key not in failed for e in ctx.edits.get(key, ())]
         fixed, _ = apply_edits(module, positions, keep) if keep else (module, [])

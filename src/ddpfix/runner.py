@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ddpfix import budget
-from ddpfix.engine import READ_ERROR, allow_deep_trees, decode_problem, max_file_size
+from ddpfix.engine import READ_ERROR, set_up_for_trees, decode_problem, max_file_size
 from ddpfix.interrupts import deferred, ignore_in_worker, stop_pool
 from ddpfix.syntax import with_syntax_checked
 from ddpfix.sources import fix_source, is_notebook
@@ -303,7 +303,7 @@ _worker_named: frozenset[str] = frozenset()
 def _init_worker(codes: tuple[str, ...], facts: ProjectFacts | None, options: Mapping[str, object],
                  fix: bool = True, named: frozenset[str] = frozenset()) -> None:
     global _worker_rules, _worker_facts, _worker_options, _worker_fix, _worker_named
-    allow_deep_trees()
+    set_up_for_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _worker_rules = tuple(by_code[code] for code in codes)
     _worker_facts = facts
@@ -423,7 +423,7 @@ def _init_scan(codes: tuple[str, ...], options: Mapping[str, object] | None = No
                groups: Sequence[tuple[tuple[str, ...], Mapping[str, object]]] = (), group_of: Mapping[str, int] | None = None,
                facts_only: frozenset[str] = frozenset(), named: frozenset[str] = frozenset()) -> None:
     global _scan_rules, _scan_options, _scan_fix, _scan_groups, _scan_group_of, _scan_facts_only, _scan_named
-    allow_deep_trees()
+    set_up_for_trees()
     by_code = {rule.code: rule for rule in all_rules()}
     _scan_rules = tuple(by_code[code] for code in codes)
     _scan_options = options or {}

@@ -70,7 +70,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable, dotted_name
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.ast_shapes import every_node
@@ -155,7 +155,7 @@ class Effects:
             return None  # building a function runs nothing of its body
         if isinstance(node, (ast.expr, ast.comprehension, ast.keyword, ast.expr_context, ast.boolop, ast.operator,
                              ast.unaryop, ast.cmpop)):
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 found = self.unknown_in(child)
                 if found is not None:
                     return found
@@ -218,48 +218,24 @@ class Effects:
         such name stays in it). A star import may bind any name: then none."""
         if self._tensor_free_names is not None:
             return self._tensor_free_names
-        values: dict[str, list[ast.expr]] = {}
-        other: set[str] = set()
-        star = False
-        plain: set[int] = set()  # ids of the Name nodes that are the one target of a plain assignment
-        for node in walk(self.tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                values.setdefault(node.targets[0].id, []).append(node.value)
-                plain.add(id(node.targets[0]))
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
-                if node.value is None:
-                    continue  # ``n: int`` binds nothing
-                values.setdefault(node.target.id, []).append(node.value)
-                plain.add(id(node.target))
-            elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
-                star = True
-        for node in walk(self.tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
-                other.add(node.id)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                continue  # the assignments themselves are counted
-            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-                other.add(node.name)
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                other.add(node.rest)
-        for node in walk(self.tree):
-            if isinstance(node, ast.arg):
-                other.add(node.arg)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                other.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                other.add(node.name)
-        names = set() if star else set(values) - other
+        values = _plain_assignments(self.tree)
+        names = set() if values is None else set(values)
         self._tensor_free_names = names
-        changed = True
-        while changed:
-            changed = False
-            for name in sorted(names):
-                if not all(self.tensor_free(value) for value in values[name]):
-                    names.discard(name)
-                    changed = True
+        # ``tensor_free`` only grows with ``names``, so the greatest set is reached by dropping a
+        # name whose values are not tensor-free and then asking again only of the names whose
+        # values mention it: each value is read a few times, not once per name dropped.
+        readers: dict[str, set[str]] = {}
+        for name in names:
+            for value in values[name]:
+                for node in walk(value):
+                    if isinstance(node, ast.Name) and node.id in names:
+                        readers.setdefault(node.id, set()).add(name)
+        pending = sorted(names)
+        while pending:
+            name = pending.pop()
+            if name in names and not all(self.tensor_free(value) for value in values[name]):
+                names.discard(name)
+                pending.extend(reader for reader in readers.get(name, ()) if reader in names)
         return names
 
     def _pure_callee(self, func: ast.expr) -> bool:
@@ -451,7 +427,7 @@ def _parameters(function: ast.FunctionDef) -> list[str]:
 def _rebound_names(tree: ast.AST) -> frozenset[str]:
     """Names an import, an assignment, a ``del`` or a function definition binds anywhere in ``tree``."""
     names: set[str] = set()
-    for node in walk(tree):
+    for node in every_node(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -459,3 +435,42 @@ def _rebound_names(tree: ast.AST) -> frozenset[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.add(node.name)
     return frozenset(names)
+
+
+def _plain_assignments(tree: ast.Module) -> dict[str, list[ast.expr]] | None:
+    """The values of each name the file binds only by plain assignments (one ``Name`` target of
+    ``=``, ``: T =`` or ``+=``), in whatever scope; None after a star import, which may bind any
+    name. One pass: a statement comes before the ``Name`` it binds (``every_node`` is breadth
+    first), so a binding that is no plain assignment is known as such when it is met."""
+    values: dict[str, list[ast.expr]] = {}
+    other: set[str] = set()
+    plain: set[int] = set()  # ids of the Name nodes that are the one target of a plain assignment
+    for node in every_node(tree):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load) and id(node) not in plain:
+                other.add(node.id)
+        elif isinstance(node, ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                values.setdefault(node.targets[0].id, []).append(node.value)
+                plain.add(id(node.targets[0]))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            if isinstance(node.target, ast.Name) and node.value is not None:  # ``n: int`` binds nothing
+                values.setdefault(node.target.id, []).append(node.value)
+                plain.add(id(node.target))
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
+                return None
+            other.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler):
+            if node.name:
+                other.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    return {name: found for name, found in values.items() if name not in other}

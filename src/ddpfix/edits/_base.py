@@ -75,6 +75,13 @@ class NodeEdit:
         ``rewrite`` would give; None to leave it to LibCST. Most edits never splice."""
         return None
 
+    def alone(self) -> tuple[int, NodeEdit] | None:
+        """For an edit of the module that rewrites one top-level statement line and nothing else
+        (the lines after it up to the next statement at most): that line, counted from the
+        module's end (0: the last), and this edit made for a module that holds only that line
+        (``_in_parts``). None, the default: the edit needs the whole module."""
+        return None
+
     def comments_kept(self, before: cst.CSTNode, after: Rewritten) -> bool:
         """Whether the rewrite keeps the node's comments: an edit that would lose one is refused.
         An edit that deliberately moves comments elsewhere (never drops them) may say so here."""

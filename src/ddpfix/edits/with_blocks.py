@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ddpfix.edits._base import NodeEdit, Span
+from ddpfix.edits._base import MODULE, NodeEdit, Span
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -39,6 +39,11 @@ class MoveOutOfWith(NodeEdit):
     @property
     def at(self) -> Span:
         return self.block
+
+    def alone(self) -> tuple[int, MoveOutOfWith] | None:
+        # What the rewrite touches besides the ``with``: the statement after it (comments carried
+        # above it), which a module of the ``with`` alone holds as its footer, in the same place.
+        return (self.from_end, replace(self, from_end=0)) if self.block == MODULE else None
 
     def rewrite(self, node: cst.IndentedBlock | cst.Module) -> cst.IndentedBlock | cst.Module:
         body = list(node.body)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.rules._hardcoded_device_safety import devices_in_order
@@ -65,7 +65,7 @@ def training_loads(tree: ast.Module, kinds: dict[str, str]) -> dict[int, str]:
             continue
         for method in cls.body:
             if isinstance(method, tree_lightning.FUNCTIONS) and method.name in BUILD_METHODS:
-                for node in walk(method):
+                for node in every_node(method):
                     if _is_load(node):
                         found.setdefault(id(node), method.name)
     for block in _blocks(tree):
@@ -114,7 +114,7 @@ def _blocks(tree: ast.Module):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 yield block
-        pending.extend(ast.iter_child_nodes(node))
+        pending.extend(child_nodes(node))
 
 
 def _current_device(value: ast.expr) -> bool:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
@@ -195,7 +195,7 @@ def _names(cls: ast.ClassDef, name: str) -> bool:
     return any(
         (isinstance(n, ast.Attribute) and n.attr == name) or (isinstance(n, FUNCTIONS) and n.name == name)
         or (isinstance(n, ast.Name) and n.id == name)
-        for n in walk(cls)
+        for n in every_node(cls)
     )
 
 
@@ -403,26 +403,26 @@ def _subclasses(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
 def _writes(tree: ast.Module, cls: ast.ClassDef, statement: ast.Assign, name: str, imports: ImportTable) -> str | None:
     stored = mangle(name, cls.name)
     family = _subclasses(tree, cls)
-    inside = {id(n) for c in family for n in walk(c)}
+    inside = {id(n) for c in family for n in every_node(c)}
     for node in every_node(tree):
         if id(node) not in inside and isinstance(node, ast.Attribute) and node.attr in (name, stored):
             return f"code outside the class uses .{node.attr} (line {node.lineno})"
     for c in family:
-        for node in walk(c):
+        for node in every_node(c):
             if isinstance(node, ast.Attribute) and node.attr in ("buffers", "named_buffers", "_buffers", "__dict__"):
                 return f"{c.name} walks its buffers or its __dict__ (line {node.lineno}), where a new buffer shows"
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "vars"):
                 return f"{c.name} reads attributes by name (line {node.lineno}), which ddpfix does not follow"
     parents = {}
     for c in family:
-        for node in walk(c):
-            for child in ast.iter_child_nodes(node):
+        for node in every_node(c):
+            for child in child_nodes(node):
                 parents[child] = node
     bound = bound_names(tree)
     target = statement.targets[0]
     for c in family:
         own = name if c is cls else None  # in a subclass ``self.__name`` is another attribute
-        for node in walk(c):
+        for node in every_node(c):
             if node is target or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                                       and node.value.id == "self" and node.attr in (own, stored)):
                 continue
@@ -568,7 +568,7 @@ def _reads_beside_cpu_data(tree: ast.Module, cls: ast.ClassDef, statement: ast.A
         while grew:  # the methods the CPU hooks call (``self.helper(batch)``)
             grew = False
             for hook in list(cpu):
-                for node in walk(methods[hook]):
+                for node in every_node(methods[hook]):
                     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                             and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
                             and node.func.attr in methods and node.func.attr not in cpu):
@@ -576,14 +576,14 @@ def _reads_beside_cpu_data(tree: ast.Module, cls: ast.ClassDef, statement: ast.A
                         grew = True
         for method in methods.values():
             parents = {}
-            for node in walk(method):
-                for child in ast.iter_child_nodes(node):
+            for node in every_node(method):
+                for child in child_nodes(node):
                     parents[child] = node
-            cpu_names = {n.id for node in walk(method) if isinstance(node, (ast.Assign, ast.AnnAssign))
+            cpu_names = {n.id for node in every_node(method) if isinstance(node, (ast.Assign, ast.AnnAssign))
                          and node.value is not None and _makes_cpu_tensor(node.value, imports)
                          for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
                          for n in walk(target) if isinstance(n, ast.Name)}
-            for node in walk(method):
+            for node in every_node(method):
                 if node is statement.targets[0] or not (
                         isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                         and node.value.id == "self" and node.attr in (own, stored)):

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.imports import ImportTable
 from ddpfix.analysis.names import bound_names
 
@@ -86,7 +87,7 @@ def _created(methods: dict, name: str) -> str | None:
     if len(made) > 1:
         return f"self.{name} is used in {made[1][0]} too (line {made[1][1].lineno})"
     method_name, use = made[0]
-    parent = next((n for n in walk(methods[method_name]) if isinstance(n, ast.Assign) and use in n.targets), None)
+    parent = next((n for n in every_node(methods[method_name]) if isinstance(n, ast.Assign) and use in n.targets), None)
     if method_name != "__init__" or parent is None or len(parent.targets) != 1:
         return f"self.{name} is made in {method_name} in a way ddpfix does not follow (line {use.lineno})"
     value = parent.value
@@ -101,7 +102,7 @@ def _created(methods: dict, name: str) -> str | None:
 
 
 def _step_only_appends(step: ast.FunctionDef, name: str) -> str | None:
-    parents = {child: node for node in walk(step) for child in ast.iter_child_nodes(node)}
+    parents = {child: node for node in every_node(step) for child in child_nodes(node)}
     for use in _self_uses(step, name):
         method = parents.get(use)
         call = parents.get(method)
@@ -117,7 +118,7 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
     """None when the epoch-end hook reads the list only as a whole, the same way every epoch: through
     ``torch.stack``/``torch.cat`` and kin (their result not indexed, sliced, sized or reduced to an
     extreme or a total), or a ``for`` over it."""
-    parents = {child: node for node in walk(end) for child in ast.iter_child_nodes(node)}
+    parents = {child: node for node in every_node(end) for child in child_nodes(node)}
     bound = bound_names(tree)
     for use in sorted(_self_uses(end, name), key=lambda n: (n.lineno, n.col_offset)):
         parent = parents.get(use)
@@ -163,7 +164,7 @@ def _array_read_whole(array: ast.expr, parents: dict, bound: set[str], end: ast.
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
         local = parent.targets[0].id
         method = end if end is not None else next(n for n in parents.values() if isinstance(n, ast.FunctionDef))
-        names = [n for n in walk(method) if isinstance(n, ast.Name) and n.id == local]
+        names = [n for n in every_node(method) if isinstance(n, ast.Name) and n.id == local]
         if local in seen or sum(isinstance(n.ctx, ast.Store) for n in names) != 1 or any(isinstance(n.ctx, ast.Del) for n in names):
             return False
         return all(_array_read_whole(n, parents, bound, method, seen | {local}) for n in names if isinstance(n.ctx, ast.Load))

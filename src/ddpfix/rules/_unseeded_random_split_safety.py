@@ -21,7 +21,7 @@ table drop it). A call inside an enclosing scope that binds it otherwise is not 
 from __future__ import annotations
 
 import ast
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis.ast_shapes import every_node
 
 NOT_BOUND = "(not rewritten: `{name}` is not imported where this call runs, so the fix would raise NameError)"
@@ -37,7 +37,7 @@ def _tree_import_binds(statement: ast.stmt, name: str) -> bool:
 
 def _tree_scope_imports(scope: ast.AST, name: str) -> bool:
     """The scope binds ``name`` by an import somewhere in its own code (nested scopes left out)."""
-    pending = list(ast.iter_child_nodes(scope))
+    pending = child_nodes(scope)
     while pending:
         node = pending.pop()
         if isinstance(node, ast.Import) and any((a.asname or a.name.split(".", 1)[0]) == name for a in node.names):
@@ -45,7 +45,7 @@ def _tree_scope_imports(scope: ast.AST, name: str) -> bool:
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
             return True
         if not isinstance(node, _TREE_SCOPES):
-            pending.extend(ast.iter_child_nodes(node))
+            pending.extend(child_nodes(node))
     return False
 
 

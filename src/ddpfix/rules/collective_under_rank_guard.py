@@ -6,10 +6,10 @@ import ast
 import re
 from collections.abc import Iterator
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.analysis.ast_shapes import blocks, import_targets, last_name, may_be, root
+from ddpfix.analysis.ast_shapes import blocks, every_node, import_targets, last_name, may_be, root
 from ddpfix.analysis.text import aliased, bound_by_as, calls, headers, word_match
 from ddpfix.analysis.ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
 from ddpfix.rules.base import Rule, RuleContext
@@ -257,7 +257,7 @@ def _metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
     """``self.<name>`` attributes of ``cls`` assigned a torchmetrics object (``_lightning.metric_attributes``)."""
     return {
         target.attr
-        for node in walk(cls)
+        for node in every_node(cls)
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
         and (imports.qualify(node.value.func) or "").split(".")[0] == "torchmetrics"
         for target in node.targets
@@ -274,7 +274,7 @@ def _calls(statement: ast.stmt) -> Iterator[ast.Call]:
             continue
         if isinstance(node, ast.Call):
             yield node
-        pending.extend(reversed(list(ast.iter_child_nodes(node))))
+        pending.extend(reversed(child_nodes(node)))
 
 
 def _collectives(statement: ast.stmt, ctx: RuleContext, metrics: set[str]) -> Iterator[tuple[ast.Call, str, str]]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import NamedTuple
 
+from ddpfix.ast_walk import child_nodes
 from ddpfix import edits
 from ddpfix.edits._base import Span
 from ddpfix.rules import _cuda_generator_safety as _safety
@@ -350,7 +351,7 @@ class _Scan:
             visit = _VISITS.get(kind)
             if visit is not None:
                 scope = visit(self, node, scope) or scope
-            pending.extend((child, scope) for child in ast.iter_child_nodes(node))
+            pending.extend((child, scope) for child in child_nodes(node))
 
     # scopes (the returned scope is the one the node's children live in)
     def _function(self, node, scope: _Scope) -> _Scope:

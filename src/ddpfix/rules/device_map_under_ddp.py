@@ -6,7 +6,7 @@ import ast
 import io
 import tokenize
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.rules import _device_map_under_ddp_safety as safety
@@ -245,7 +245,7 @@ def _scan(tree: ast.Module, ctx: RuleContext, kinds: dict[str, str]):
                 ddp_trainer = _ddp_strategy(node, ctx)
         in_fstring = in_fstring or isinstance(node, ast.JoinedStr)
         pending.extend((child, cls, child if isinstance(child, ast.stmt) else statement, in_fstring)
-                       for child in ast.iter_child_nodes(node))
+                       for child in child_nodes(node))
     # In source order, outer calls first: the first variable load of a class is the one quoted.
     loads.sort(key=lambda load: (load[0].lineno, load[0].col_offset, -load[0].end_lineno, -load[0].end_col_offset))
     return loads, ddp_trainer

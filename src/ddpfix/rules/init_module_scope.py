@@ -8,7 +8,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix import edits
 from ddpfix.edits import MODULE, Span
 from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
@@ -345,7 +345,7 @@ class _Scan:
             if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Assign, ast.AnnAssign, *_WITHS, ast.Call)):
                 events.append((_event_key(node), node, depth))
             inner = depth + 1 if isinstance(node, _FUNCTIONS) else depth  # decorators and defaults too
-            pending.extend((child, inner) for child in ast.iter_child_nodes(node))
+            pending.extend([(child, inner) for child in child_nodes(node)])
         events.sort(key=lambda event: event[0])
         for _key, node, depth in events:
             if isinstance(node, ast.ClassDef):
@@ -807,7 +807,7 @@ def _exits(node: ast.AST, loops: int):
         for statement in node.orelse:
             yield from _exits(statement, loops)
         return
-    for child in ast.iter_child_nodes(node):
+    for child in child_nodes(node):
         yield from _exits(child, loops)
 
 

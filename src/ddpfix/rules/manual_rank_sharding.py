@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable
 from ddpfix.analysis.ast_shapes import arguments, every_node, import_targets, resolved
 from ddpfix.analysis.lightning import LIGHTNING_PACKAGES
@@ -318,7 +318,7 @@ def _source_children(node: ast.AST) -> list[ast.AST]:
     if isinstance(node, ast.ClassDef):
         header = sorted([*node.bases, *node.keywords], key=lambda n: (n.lineno, n.col_offset))
         return [*node.decorator_list, *header, *node.body]
-    return list(ast.iter_child_nodes(node))
+    return child_nodes(node)
 
 
 def _parameters(args: ast.arguments) -> list[ast.AST]:

@@ -6,6 +6,7 @@ import ast
 import io
 import tokenize
 
+from ddpfix.ast_walk import child_nodes
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.lazy_regex import lazy_compile
@@ -98,7 +99,7 @@ class NotebookStrategy(Rule):
         engine carries out on LibCST's tree. A strategy argument with a comment inside is not
         rewritten (the replaced string would lose it)."""
         string_strategies, ddp_strategies = _tree_strategy_calls(tree, ctx)
-        parents = {id(child): node for node in every_node(tree) for child in ast.iter_child_nodes(node)}
+        parents = {id(child): node for node in every_node(tree) for child in child_nodes(node)}
         for arg, owner in string_strategies:
             name = tree_lightning.string_value(arg.value)
             twins = TRAINER_NOTEBOOK_STRATEGY if owner == "Trainer" else FABRIC_NOTEBOOK_STRATEGY

@@ -231,7 +231,7 @@ def _dynamic_global_access(ctx: RuleContext) -> str | None:
     """Code of the file that may read a global by a name ddpfix does not see: ``globals()``,
     ``vars()``, ``eval``/``exec``, ``__import__``, ``sys.modules``, a frame's or function's globals,
     the ``__main__`` module by name. The first found, as code; None when there is none."""
-    for node in walk(ctx.view.tree):
+    for node in every_node(ctx.view.tree):
         found = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC_BUILTINS:
             if node.func.id != "vars" or not node.args:

@@ -10,7 +10,7 @@ from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.analysis.ast_shapes import imports_of, may_be, methods
+from ddpfix.analysis.ast_shapes import every_node, imports_of, may_be, methods
 from ddpfix.analysis.lightning import TENSOR_FACTORIES
 from ddpfix.rules._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
 from ddpfix.analysis.lightning import FUNCTIONS, arguments_in_order, lightning_methods
@@ -327,7 +327,7 @@ def _setattr_targets(cls: ast.ClassDef, view: TreeView) -> set[str]:
     """``setattr(self, "name", ...)`` anywhere in the class: names set in a way the rule cannot
     follow (literal names only)."""
     names = set()
-    for node in walk(cls):
+    for node in every_node(cls):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"):
             continue
         arguments = arguments_in_order(node)
@@ -349,7 +349,7 @@ def _assignments(cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, ast
             for element in target.elts:
                 add(element, None, node)  # unpacked: its value is unknown
 
-    nodes = sorted((n for n in walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))),
+    nodes = sorted((n for n in every_node(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))),
                    key=lambda n: (n.lineno, n.col_offset))
     for node in nodes:
         if isinstance(node, ast.Assign):

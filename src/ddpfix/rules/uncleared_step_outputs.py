@@ -8,7 +8,7 @@ from collections import Counter
 from ddpfix.ast_walk import walk
 from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.analysis.ast_shapes import methods
+from ddpfix.analysis.ast_shapes import every_node, methods
 from ddpfix.analysis.lightning import FUNCTIONS, lightning_methods
 from ddpfix.analysis.names import exit_in
 from ddpfix.rules._uncleared_step_outputs_safety import clear_safety
@@ -110,7 +110,7 @@ class UnclearedStepOutputs(Rule):
                 isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend")
                 and isinstance(node.func.value, ast.Attribute) and isinstance(node.func.value.value, ast.Name)
                 and node.func.value.value.id == "self"
-                for node in walk(method)
+                for node in every_node(method)
             ):
                 return True
         return False
@@ -195,7 +195,7 @@ def _is_self_attribute(node: ast.AST, name: str | None = None) -> bool:
 def _attribute_uses(method: ast.FunctionDef | ast.AsyncFunctionDef, view: TreeView) -> dict[str, set[str]]:
     """self.<name> attributes a method appends to, clears, and reads."""
     uses: dict[str, set[str]] = {"append": set(), "clear": set(), "read": set()}
-    for node in walk(method):
+    for node in every_node(method):
         if _is_self_attribute(node):
             uses["read"].add(node.attr)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -229,7 +229,7 @@ def _deletes_one(node: ast.Delete, view: TreeView) -> bool:
 
 def _aliased(cls: ast.ClassDef, name: str) -> bool:
     """``x = self.<name>``, ``other.append(self.<name>)``, ``self.y = self.<name>``: the list itself kept."""
-    for node in walk(cls):
+    for node in every_node(cls):
         if isinstance(node, ast.Assign) and _is_self_attribute(node.value, name):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "insert", "add"):

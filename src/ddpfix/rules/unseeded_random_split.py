@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.ast_walk import child_nodes
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
@@ -143,7 +144,7 @@ def _tree_splits(tree: ast.Module, ctx: RuleContext, holders: set[int], everywhe
             scopes, looped = (*scopes, node), False
         elif isinstance(node, _TREE_LOOPS):
             looped = True
-        pending.extend((child, inside, scopes, looped) for child in ast.iter_child_nodes(node))
+        pending.extend((child, inside, scopes, looped) for child in child_nodes(node))
     return found
 
 
