@@ -107,8 +107,17 @@ class ImportTable:
 
     def qualify(self, node: ast.expr) -> str | None:
         """The dotted name an expression like ``th.Generator`` stands for, if the imports say so unambiguously."""
-        found = self.qualify_all(node)
-        return next(iter(found)) if len(found) == 1 else None
+        # Distinct targets give distinct dotted names: one target, one meaning. A name imported
+        # from many places (a generated file's hundreds of ``from x import Model``) costs nothing.
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        targets = self.targets.get(head, ())
+        if len(targets) != 1:
+            return None
+        (target,) = targets
+        return f"{target}.{rest}" if rest else target
 
     def is_any(self, node: ast.expr, qualified_names: frozenset[str] | set[str]) -> bool:
         return self.qualify(node) in qualified_names

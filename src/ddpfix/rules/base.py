@@ -49,6 +49,9 @@ class TreeView:
         self._positions: TreePositions | None = None
         self._suppressions: dict | None = None
         self._starts: dict[int, int] | None = None
+        # id of a block -> the block (kept, so that its id stays its own), its statement lines, and
+        # the index of each line by the id of its first statement
+        self._lines: dict[int, tuple[list[ast.stmt], list[list[ast.stmt]], dict[int, int]]] = {}
 
     @property
     def text(self) -> str:
@@ -122,7 +125,18 @@ class TreeView:
 
     def statement_lines(self, block: list[ast.stmt]) -> list[list[ast.stmt]]:
         """``block`` as LibCST lists it: a compound statement alone, simple statements joined by
-        ``;`` together (one ``SimpleStatementLine``)."""
+        ``;`` together (one ``SimpleStatementLine``). Read once per block and kept (a rule asks it
+        of the module's body once per ``with`` there): callers never change it."""
+        return self._statement_lines(block)[1]
+
+    def line_index(self, block: list[ast.stmt], statement: ast.stmt) -> int:
+        """The index, in ``statement_lines(block)``, of the line ``statement`` starts."""
+        return self._statement_lines(block)[2][id(statement)]
+
+    def _statement_lines(self, block: list[ast.stmt]):
+        known = self._lines.get(id(block))
+        if known is not None:
+            return known
         lines: list[list[ast.stmt]] = []
         previous = None
         for statement in block:
@@ -132,7 +146,8 @@ class TreeView:
             else:
                 lines.append([statement])
             previous = statement if simple else None
-        return lines
+        known = self._lines[id(block)] = (block, lines, {id(line[0]): index for index, line in enumerate(lines)})
+        return known
 
     def one_line_body(self, block: list[ast.stmt]) -> bool:
         """``if x: y()``: the block stands on its compound statement's line (LibCST's

@@ -336,6 +336,7 @@ class _Scan:
         self.identifiers: list[tuple[str, _Scope, Callable[[], int]]] = []  # the names ``ast`` keeps as strings
         self.harmless: set[int] = set()  # ids of Name nodes that are not uses of a variable
         self.attribute_uses: list[tuple[ast.Attribute, _Scope]] = []  # ``self.<name>`` in a class
+        self._by_name: dict[str, dict[str, list]] | None = None
         self._defaults: dict[int, ast.expr] = {}  # id of a parameter -> its default, where it is a generator
         self._text = ctx.view.text
         self._positions = ctx.view.positions
@@ -594,18 +595,33 @@ class _Scan:
 
     def other_use(self, origin: _Origin) -> int | None:
         """The line of the first use of the generator's variable other than seeding or data loading."""
+        uses = self._uses_by_name()
         if origin.attribute is not None:
             name, owner = origin.attribute
-            lines = [node.lineno for node, scope in self.attribute_uses
-                     if node.attr == name and id(node) not in self.harmless and _class_of(scope) is owner]
+            lines = [node.lineno for node, scope in uses["attribute"].get(name, ())
+                     if id(node) not in self.harmless and _class_of(scope) is owner]
             return min(lines, default=None)
         if origin.variable is None:
             return None
         name, home = origin.variable
-        lines = [node.lineno for node, scope in self.names
-                 if node.id == name and id(node) not in self.harmless and _inside(scope, home)]
-        lines += [line() for identifier, scope, line in self.identifiers if identifier == name and _inside(scope, home)]
+        lines = [node.lineno for node, scope in uses["name"].get(name, ())
+                 if id(node) not in self.harmless and _inside(scope, home)]
+        lines += [line() for _identifier, scope, line in uses["identifier"].get(name, ()) if _inside(scope, home)]
         return min(lines, default=None)
+
+    def _uses_by_name(self) -> dict[str, dict[str, list]]:
+        """The names, identifiers and ``self.<name>`` uses the scan found, by name, built once the
+        scan is over: a file with many generators asked of every name in it for each one."""
+        if self._by_name is None:
+            by_name: dict[str, dict[str, list]] = {"name": {}, "identifier": {}, "attribute": {}}
+            for entry in self.names:
+                by_name["name"].setdefault(entry[0].id, []).append(entry)
+            for entry in self.identifiers:
+                by_name["identifier"].setdefault(entry[0], []).append(entry)
+            for entry in self.attribute_uses:
+                by_name["attribute"].setdefault(entry[0].attr, []).append(entry)
+            self._by_name = by_name
+        return self._by_name
 
 
 class _Token(NamedTuple):

@@ -926,8 +926,8 @@ def _conflict(moved, jumped) -> str | None:
 def _move_out(block: _Block, plan: _Plan, knowledge: _Knowledge) -> edits.MoveOutOfWith:
     """The fix: the planned statements moved out of the block, the block gone if nothing stays."""
     holder = knowledge.holders[id(block.node)]
-    lines = knowledge.ctx.view.statement_lines(holder)
-    index = next(i for i, line in enumerate(lines) if line[0] is block.node)
+    view = knowledge.ctx.view
+    lines, index = view.statement_lines(holder), view.line_index(holder, block.node)
     if holder is knowledge.tree.body:
         span = MODULE
     else:
