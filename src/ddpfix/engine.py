@@ -302,7 +302,7 @@ def _read_tree(path: str, tree: ast.Module, data: bytes, rules: Sequence[type[Ru
     """The findings of ``rules`` on CPython's tree of ``data``, added to ``found`` rule by rule;
     whether one of the rules failed (the failure is added to ``result``; the file must then keep
     its original bytes)."""
-    view = TreeView(tree, data)
+    view = TreeView.of(tree, data)
     for rule in rules:
         budget.checkpoint()
         ctx = RuleContext(path, rule, view, facts, frozenset(), options)
@@ -330,7 +330,7 @@ class _Versions:
 
     def __init__(self, path: str, data: bytes, tree: ast.Module):
         self.path = path
-        self._view = TreeView(tree, data)
+        self._view = TreeView.of(tree, data)
         # LibCST's tree of one version: (bytes, tree, positions or None, whether it was parsed from
         # the bytes rather than made by a fix).
         self._cst: tuple[bytes, cst.Module, Positions | None, bool] | None = None
@@ -373,7 +373,7 @@ class _Versions:
         bytes made on the text, ``_spliced``, parsed if a later fix needs it) with its positions
         where they are known, and CPython's tree of it (from its compile check)."""
         self._cst = None if module is None else (data, module, positions, False)
-        self._view = TreeView(tree, data)
+        self._view = TreeView.of(tree, data)
 
 
 def _edit(path: str, data: bytes, active: Sequence[type[Rule]], facts: ProjectFacts,

@@ -53,6 +53,16 @@ class TreeView:
         # the index of each line by the id of its first statement
         self._lines: dict[int, tuple[list[ast.stmt], list[list[ast.stmt]], dict[int, int]]] = {}
 
+    @classmethod
+    def of(cls, tree: ast.Module, data: bytes) -> TreeView:
+        """The view of ``tree`` (CPython's tree of ``data``), made once per tree and kept on it: the
+        rules that fix and those that only report read the same version, so its tables (imports,
+        positions, suppressions, statement lines) are computed once."""
+        known = tree.__dict__.get("_ddpfix_view")
+        if known is None or known.data != data:
+            known = tree._ddpfix_view = cls(tree, data)
+        return known
+
     @property
     def text(self) -> str:
         """The source as LibCST decodes it (its coding cookie or BOM, else UTF-8; a BOM dropped)."""

@@ -264,6 +264,8 @@ _RUN_CONSEQUENCE = (
 _DATA_CONSEQUENCE = "tensors it creates land on the GPU (and in the init dtype), and data loading built there fails"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _WITHS = (ast.With, ast.AsyncWith)
+# What ``_Scan.everything`` reads, in source order.
+_EVENTS = (*_FUNCTIONS, ast.ClassDef, ast.Assign, ast.AnnAssign, *_WITHS, ast.Call)
 _LINE_BREAK = lazy_compile(r"\r\n?|\n")
 
 
@@ -310,6 +312,7 @@ class _Scan:
         self.withs: list[ast.With | ast.AsyncWith] = []
         self.default_device: ast.Call | None = None
         self.loading_calls: list[ast.Call] = []
+        self._function_parts: set[int] | None = None  # ids of the nodes inside functions
 
     def statements(self, block: list[ast.stmt]) -> None:
         """Every statement of ``block`` and of the blocks nested in it, depth first, without the
@@ -337,17 +340,11 @@ class _Scan:
 
     def everything(self, tree: ast.Module) -> None:
         """Every node, in source order (the trainers known when a call is met count): the data
-        loading that ``set_default_device`` affects can be any call, anywhere."""
-        events: list[tuple[tuple, ast.AST, int]] = []
-        pending: list[tuple[ast.AST, int]] = [(tree, 0)]
-        while pending:
-            node, depth = pending.pop()
-            if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Assign, ast.AnnAssign, *_WITHS, ast.Call)):
-                events.append((_event_key(node), node, depth))
-            inner = depth + 1 if isinstance(node, _FUNCTIONS) else depth  # decorators and defaults too
-            pending.extend([(child, inner) for child in child_nodes(node)])
-        events.sort(key=lambda event: event[0])
-        for _key, node, depth in events:
+        loading that ``set_default_device`` affects can be any call, anywhere. No two nodes of
+        these kinds share a span (each holds the others it contains, and more: a call its
+        parentheses, an assignment its target), so the order is the same whatever the walk."""
+        events = sorted((node for node in every_node(tree) if isinstance(node, _EVENTS)), key=_event_key)
+        for node in events:
             if isinstance(node, ast.ClassDef):
                 self.class_def(node)
             elif isinstance(node, _FUNCTIONS):
@@ -357,7 +354,14 @@ class _Scan:
             elif isinstance(node, _WITHS):
                 self.withs.append(node)
             else:
-                self.call(node, depth)
+                self.call(node, None)
+
+    def _in_a_function(self, node: ast.AST) -> bool:
+        """``node`` is in a function: its body, decorators or defaults (asked of few calls)."""
+        if self._function_parts is None:
+            self._function_parts = {id(inner) for function in every_node(self.ctx.view.tree)
+                                    if isinstance(function, _FUNCTIONS) for inner in every_node(function)[1:]}
+        return id(node) in self._function_parts
 
     def is_trainer(self, value: ast.expr | None) -> bool:
         return isinstance(value, ast.Call) and lightning_name(self.imports, value.func) in TRAINERS
@@ -385,8 +389,9 @@ class _Scan:
         if name is not None and (annotated or self.is_trainer(node.value)):
             self.trainers.add(name)
 
-    def call(self, node: ast.Call, depth: int) -> None:
-        """``depth``: function nesting (``set_default_device`` counts at module level only)."""
+    def call(self, node: ast.Call, depth: int | None) -> None:
+        """``depth``: function nesting, None where not known yet (``set_default_device`` counts at
+        module level only)."""
         func = node.func
         if isinstance(func, ast.Attribute):
             receiver = dotted_name(func.value)
@@ -394,7 +399,8 @@ class _Scan:
                 self.calls.append((receiver, func.attr, node))
         qualified = self.imports.qualify(func) or ""
         given = arguments_in_order(node)
-        if qualified == "torch.set_default_device" and depth == 0 and given:
+        if qualified == "torch.set_default_device" and given and (
+                depth == 0 if depth is not None else not self._in_a_function(node)):
             first = given[0]
             value = first.value if isinstance(first, (ast.keyword, ast.Starred)) else first
             if device_kind(value, self.imports, self.ctx.view.positions.segment) == "cuda" and self.default_device is None:
