@@ -158,3 +158,26 @@ def test_a_module_level_with_is_rebuilt_alone_with_the_lines_that_follow_it():
     assert [source[p.start:p.end] for p in parts.parts] == ["with a.b():\n    x = 1\n    # end\n\n# above y\n"]
     text, refused = parts.carry_out([edit])
     assert text == "import a\n\nx = 1\n# end\n\n# above y\ny = 2\n" and not refused
+
+
+def test_a_finding_the_whole_file_pass_refuses_to_fix_is_listed_once():
+    """Found by the adversarial review: a fix refused because LibCST does not give the file back
+    byte for byte listed its finding twice (once as the run's, once as the rule's last run's)."""
+    source = GATED.format(tail="", after="").replace("\ncheckpoint", "\n\x0ccheckpoint")  # a form feed: no parts
+    result = fix_source("t.py", source.encode(), all_rules(), options={"unsafe_fixes": True})
+    assert result.output == source.encode()
+    assert [(f.line, f.code, f.fixed) for f in result.findings] == [(9, "DDP003", False)]
+    assert [p.message for p in result.problems] == [
+        "fixes not applied: LibCST does not reproduce this file byte for byte, so a rewrite could lose text"]
+
+
+def test_text_libcst_cannot_give_back_outside_the_part_is_copied_and_the_fix_is_made(monkeypatch):
+    """The one deliberate difference (as for the splice): a line holding only a backslash, which
+    LibCST drops, makes the whole-file pass refuse every fix of the file; the part holding the fix
+    is read exactly and checked by its own round trip, and the rest of the file is copied."""
+    source = GATED.format(tail="", after="") + "\\\ny = 2\n"
+    with_parts, whole, used = _both_ways(monkeypatch, "t.py", source.encode(), True)
+    assert used and whole[0] == source.encode() and whole[2]
+    fixed = with_parts[0].decode()
+    assert with_parts[2] == [] and fixed.endswith('checkpoint = ModelCheckpoint(monitor="val_hdr")\n\\\ny = 2\n')
+    assert '        # only rank zero reports\n        self.log("val_hdr", loss, sync_dist=True)\n' in fixed

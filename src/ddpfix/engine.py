@@ -413,11 +413,13 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
         rule = active[runs % len(active)]
         runs += 1
         ctx = None
+        checked = False  # whether this run's check finished (its findings then stand for the rule)
         budget.checkpoint()
         try:
             view = versions.current
             ctx = RuleContext(path, rule, view, facts, only, options)
             rule().check(view.tree, ctx)
+            checked = True
             last_run[rule.code] = ctx.findings  # this run's, should the budget end the file's work here
             new_data, new_module, new_positions = None, None, None
             if ctx.fixes_applied:
@@ -427,7 +429,8 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
             if ctx.fixes_applied and new_data is None:
                 parsed = versions.libcst(current)
                 if isinstance(parsed, Problem):
-                    result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + ctx.findings]
+                    last_run[rule.code] = ctx.findings
+                    result.findings = [_unfixed(f) for f in _gathered(fixed, last_run)]
                     result.problems.append(parsed)
                     return None
                 module, positions = parsed
@@ -440,7 +443,10 @@ def _rounds(path: str, data: bytes, active: Sequence[type[Rule]], facts: Project
                     new_data = new_positions.code.encode(new_module.encoding)
         except Exception as err:  # a rule's bug must cost one file's fixes, never the run
             budget.raise_if_wrapped(err)
-            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + (ctx.findings if ctx else [])]
+            if checked:
+                last_run[rule.code] = ctx.findings  # as the fix left them (a refused one unfixed)
+            partial = ctx.findings if ctx is not None and not checked else []
+            result.findings = [_unfixed(f) for f in _gathered(fixed, last_run) + partial]
             result.problems.append(_failure(path, rule.code, err))
             return None
         fixed += [f for f in ctx.findings if f.fixed]
