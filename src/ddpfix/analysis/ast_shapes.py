@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
-from ddpfix.ast_walk import walk, walk_list
+from ddpfix.ast_walk import child_nodes, walk, walk_list
 from ddpfix.imports import tree_blocks as blocks, tree_child_blocks as child_blocks  # noqa: F401 - the rules' names for them
 
 
@@ -73,6 +73,45 @@ def every_node(tree: ast.AST) -> list[ast.AST]:
     known = tree.__dict__.get("_ddpfix_nodes")
     if known is None:
         known = tree._ddpfix_nodes = walk_list(tree)
+    return known
+
+
+def nodes_below(node: ast.AST) -> list[ast.AST]:
+    """Every node below ``node`` (not ``node`` itself): each child's ``every_node``, one child after
+    the other (a parent before its children; no other order between them). A class's nodes so are
+    mostly the walks kept on its methods, which the rules read anyway, not a walk of its own."""
+    return [below for child in child_nodes(node) for below in every_node(child)]
+
+
+def nodes_of(tree: ast.Module, *kinds: type) -> list[ast.AST]:
+    """The nodes of ``every_node(tree)`` of the given kinds (read only): each kind's in walk order,
+    one kind after the other (for a question whose answer does not depend on the order between
+    kinds). The file is grouped by kind once, kept on its tree: the rules' whole-file questions each
+    read one or two kinds (its calls, its names), and a pass over every node of a large file for
+    each cost more than the questions. (A parsed tree holds the ``ast`` classes themselves, never
+    subclasses.)"""
+    groups = tree.__dict__.get("_ddpfix_by_kind")
+    if groups is None:
+        groups = tree._ddpfix_by_kind = {}
+        for node in every_node(tree):
+            group = groups.get(node.__class__)
+            if group is None:
+                groups[node.__class__] = [node]
+            else:
+                group.append(node)
+    if len(kinds) == 1:
+        return groups.get(kinds[0], [])
+    return [node for kind in kinds for node in groups.get(kind, ())]
+
+
+def spelled_names(tree: ast.Module) -> frozenset[str]:
+    """Every name (``n``) and attribute name (``x.n``) the file spells, kept on its tree: a question
+    about a word of the whole file (does it name ``set_default_dtype`` anywhere) reads these few
+    hundred words, not its thousands of names and attributes."""
+    known = tree.__dict__.get("_ddpfix_spelled")
+    if known is None:
+        known = tree._ddpfix_spelled = frozenset(
+            {n.id for n in nodes_of(tree, ast.Name)} | {n.attr for n in nodes_of(tree, ast.Attribute)})
     return known
 
 

@@ -14,11 +14,11 @@ import io
 import tokenize
 from collections.abc import Iterator, Mapping
 
-from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.tree_text import comment_in, end, start
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, nodes_below
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
 CUDA_STRING = lazy_compile(r"cuda(:\d+)?")
@@ -332,29 +332,33 @@ def data_classes(tree: ast.Module, imports: ImportTable) -> dict[str, ast.ClassD
 # --- expressions -----------------------------------------------------------------------------
 
 
-def nodes_outside_functions(node) -> Iterator[ast.AST] | list[ast.AST]:
-    """Every node below ``node`` (a node or a list of statements), pre-order, without entering a
-    nested ``def`` (which runs when it is called, not here); ``node`` itself is entered. For a
-    function, the list is kept on its node: the proofs ask it of each hook again and again."""
-    if isinstance(node, FUNCTIONS):
-        known = node.__dict__.get("_ddpfix_outside_functions")
-        if known is None:
-            known = node._ddpfix_outside_functions = list(_nodes_outside_functions(node))
-        return known
-    return _nodes_outside_functions(node)
+#: Nodes that hold no call: what a search for calls need not enter (a name holds its context only).
+_NO_CALLS = (ast.Name, ast.Constant, ast.expr_context)
 
 
-def _nodes_outside_functions(node) -> Iterator[ast.AST]:
-    pending = list(reversed(node)) if isinstance(node, list) else [node]
+def _calls_outside_functions(node) -> list[ast.Call]:
+    """Every call below ``node`` (a node or a list of statements), pre-order, without entering a
+    nested ``def`` (which runs when it is called, not here); ``node`` itself is entered."""
+    # Built in place, each node's children pushed last one first so that they come off the stack
+    # in their order, names and constants (half of the nodes) never pushed: every hook of a file
+    # is searched so, and the walk itself cost more than the questions asked of the calls.
     first = None if isinstance(node, list) else node
+    pending = list(reversed(node)) if first is None else [node]
+    found: list[ast.Call] = []
     while pending:
         current = pending.pop()
         if current is not first and isinstance(current, FUNCTIONS):
             continue
-        yield current
-        children = child_nodes(current)
-        children.reverse()
-        pending.extend(children)
+        if isinstance(current, ast.Call):
+            found.append(current)
+        for field in reversed(current._fields):
+            value = getattr(current, field, None)
+            if isinstance(value, list):
+                pending.extend([item for item in reversed(value)
+                                if isinstance(item, ast.AST) and not isinstance(item, _NO_CALLS)])
+            elif isinstance(value, ast.AST) and not isinstance(value, _NO_CALLS):
+                pending.append(value)
+    return found
 
 
 def self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
@@ -382,8 +386,8 @@ def self_method_calls_in_body(method, names: frozenset[str]) -> list[ast.Call]:
 
 def _self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
     return [
-        n for n in nodes_outside_functions(node)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in names
+        n for n in _calls_outside_functions(node)
+        if isinstance(n.func, ast.Attribute) and n.func.attr in names
         and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
     ]
 
@@ -391,7 +395,7 @@ def _self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
 def metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
     """``_lightning.metric_attributes``: ``self.<name>`` attributes assigned a torchmetrics object."""
     found: set[str] = set()
-    for node in every_node(cls):
+    for node in nodes_below(cls):  # a set: the walks kept on the methods, in any order
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
         if (imports.qualify(node.value.func) or "").split(".")[0] != "torchmetrics":

@@ -9,7 +9,7 @@ import ast
 from dataclasses import dataclass, field
 
 from ddpfix.analysis.ast_shapes import every_node
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 
 
 @dataclass
@@ -183,7 +183,7 @@ def exit_in(node) -> str | None:
         word = _EXIT_WORDS.get(type(current))
         if word:
             return word
-        pending.extend(reversed(list(ast.iter_child_nodes(current))))
+        pending.extend(reversed(child_nodes(current)))
     return None
 
 

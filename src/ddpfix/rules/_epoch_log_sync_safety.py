@@ -30,13 +30,13 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import is_torch_nn_module, lightning_name
 from ddpfix.analysis.names import bound_names
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, nodes_below, nodes_of, spelled_names
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOG_METHODS = frozenset({"log", "log_dict"})
@@ -105,15 +105,21 @@ def _self_attr(node: ast.expr) -> str | None:
     return node.attr if isinstance(node, ast.Attribute) and _is_self(node.value) else None
 
 
+#: What defines a scope of its own: its body runs elsewhere (when called), not where it stands.
+SCOPES = (*FUNCTIONS, ast.Lambda, ast.ClassDef)
+
+
 def _walk_outside_functions(node) -> Iterator[ast.AST]:
-    """Nodes below ``node`` (a node or a list), without entering nested functions, lambdas or classes."""
-    pending = list(node) if isinstance(node, list) else list(ast.iter_child_nodes(node))
+    """Nodes below ``node`` (a node or a list), without entering nested functions, lambdas or classes.
+    Expression contexts (``Load``, ``Store``, ``Del``: a quarter of the nodes) are left out: the
+    questions are about what holds them (a name's binding, a call, a ``return``)."""
+    pending = list(node) if isinstance(node, list) else child_nodes(node)
     while pending:
         current = pending.pop()
-        if isinstance(current, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+        if isinstance(current, SCOPES):
             continue
         yield current
-        pending.extend(ast.iter_child_nodes(current))
+        pending.extend([child for child in child_nodes(current) if not isinstance(child, ast.expr_context)])
 
 
 
@@ -131,13 +137,104 @@ ITERABLE_DATA_WORDS = tuple(PROJECT_HAZARDS["iterable data"].split("|"))
 
 def _iterable_dataset_word(tree: ast.Module) -> str | None:
     """The first name, attribute or import of the file that names an iterable dataset."""
-    for n in every_node(tree):
-        words = [n.id] if isinstance(n, ast.Name) else [n.attr] if isinstance(n, ast.Attribute) else \
-            [n.name, n.asname or ""] if isinstance(n, ast.alias) else []
-        for word in words:
-            if any(w in word for w in ITERABLE_DATA_WORDS):
-                return word
-    return None
+    # Most files name none, which the words their names, attributes and imports spell (a few
+    # hundred) tell; which one comes first is read from the walk only where there is one.
+    imported = [word for n in nodes_of(tree, ast.alias) for word in _words(n)]
+    if not any(_is_iterable_data_word(word) for word in (*spelled_names(tree), *imported)):
+        return None
+    return next(word for n in every_node(tree) for word in _words(n) if _is_iterable_data_word(word))
+
+
+def _words(node: ast.AST) -> list[str]:
+    """The words a name, an attribute or an import spells (none for any other node)."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    return [node.name, node.asname or ""] if isinstance(node, ast.alias) else []
+
+
+def _is_iterable_data_word(word: str) -> bool:
+    return any(w in word for w in ITERABLE_DATA_WORDS)
+
+
+#: The kinds of node ``_SelfStores`` reads: assignments, calls, attributes, and whatever has a
+#: ``target`` (``x: T = v``, ``+=``, ``for``, ``:=``, a comprehension's ``for``). The others (names,
+#: constants, operators: most of a class) it passes over by their kind (a parsed tree holds the
+#: ``ast`` classes themselves, never subclasses).
+_STORE_KINDS = frozenset({ast.Assign, ast.Call, ast.Attribute, *(
+    kind for kind in vars(ast).values()
+    if isinstance(kind, type) and issubclass(kind, ast.AST) and "target" in kind._fields)})
+
+
+class _SelfStores:
+    """What one class's own code (every node of it, its methods' included) binds on ``self``: what
+    ``ClassFacts`` asks of the class and of each of its bases, read in one pass over the class
+    rather than one per question. Kept on the class's node (trees are never changed once parsed):
+    a base of many classes of the file is read once."""
+
+    @classmethod
+    def of(cls, owner: ast.ClassDef) -> _SelfStores:
+        known = owner.__dict__.get("_ddpfix_self_stores")
+        if known is None:
+            known = owner._ddpfix_self_stores = cls(owner)
+        return known
+
+    def __init__(self, owner: ast.ClassDef):
+        #: ``setattr(...)`` is called: it may bind any name.
+        self.calls_setattr = False
+        #: ``self.<name>`` as a whole target: of ``=``, ``+=``, ``x: T =``, ``for``, ``:=``.
+        self.assigned: set[str] = set()
+        #: (name, callee) for each ``self.<name> = <callee>(...)`` (a whole target of ``=``).
+        self.built: list[tuple[str, ast.expr]] = []
+        #: ``self.<name>`` bound by an assignment otherwise: another value, a tuple's element, ``+=``...
+        self.bound_otherwise: set[str] = set()
+        #: ``self.<name>`` stored as a target of ``= [...]`` (a list display or comprehension), and
+        #: stored or deleted any other way.
+        self.lists: set[str] = set()
+        self.not_lists: set[str] = set()
+        #: ``<x>.forward = ...`` or ``<x>.__call__ = ...``.
+        self.binds_forward = False
+        list_targets: set[int] = set()
+        # A node's parent comes before it in the walk: an assignment before its targets.
+        for n in nodes_below(owner):
+            if n.__class__ not in _STORE_KINDS:
+                continue
+            if isinstance(n, ast.Assign):
+                self._read_assign(n, list_targets)
+                continue
+            target = getattr(n, "target", None)
+            if isinstance(target, ast.Attribute) and _is_self(target.value):
+                self.assigned.add(target.attr)
+            if isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+                self.bound_otherwise.update(_self_attributes_of(n.target))
+            elif isinstance(n, ast.Call):
+                if isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                    self.calls_setattr = True
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                if _is_self(n.value):
+                    (self.lists if id(n) in list_targets else self.not_lists).add(n.attr)
+                if isinstance(n.ctx, ast.Store) and n.attr in ("forward", "__call__"):
+                    self.binds_forward = True
+
+    def _read_assign(self, assign: ast.Assign, list_targets: set[int]) -> None:
+        value = assign.value
+        if isinstance(value, (ast.List, ast.ListComp)):
+            list_targets.update(id(target) for target in assign.targets)
+        for target in assign.targets:
+            name = _self_attr(target)
+            if name is not None:
+                self.assigned.add(name)
+                if isinstance(value, ast.Call):
+                    self.built.append((name, value.func))
+                    continue
+            self.bound_otherwise.update(_self_attributes_of(target) if name is None else [name])
+
+
+def _self_attributes_of(target: ast.expr) -> list[str]:
+    """The ``self.<name>`` an assignment's target binds: itself, or an element of its tuple or list."""
+    elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+    return [name for name in map(_self_attr, elements) if name is not None]
 
 
 class ClassFacts:
@@ -149,7 +246,7 @@ class ClassFacts:
 
     def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable):
         self.tree, self.cls, self.imports = tree, cls, imports
-        by_name = {c.name: c for c in tree_lightning.classes(tree)}
+        by_name = _per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
         # LightningModule is unknown (its hooks may log too).
         self.lineage: list[ast.ClassDef] = []
@@ -178,27 +275,31 @@ class ClassFacts:
                     self.methods[statement.name] = statement
         # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
         self.called_names = _per_file(tree, "called_names", lambda: {
-            n.func.attr for n in every_node(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            n.func.attr for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute)
         })
-        self.file_names = bound_names(tree)
+        stores = [_SelfStores.of(owner) for owner in self.lineage]
+        # ``setattr(self, ...)`` or ``self.__dict__`` may bind any name.
+        self.calls_setattr = any(own.calls_setattr for own in stores)
         # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
         # class's own, whatever Lightning calls it.
-        self.assigned = {
-            target.attr for owner in self.lineage for n in every_node(owner)
-            for target in (n.targets if isinstance(n, ast.Assign) else [getattr(n, "target", None)])
-            if isinstance(target, ast.Attribute) and _is_self(target.value)
-        }
-        self.submodules = self._torch_submodules()
-        self.lists = self._list_attributes()
-        self.metrics: set[str] = set()
-        for owner in self.lineage:
-            self.metrics |= tree_lightning.metric_attributes(owner, imports)
-        self.forward_is_local = self._forward_is_local()
+        self.assigned = set().union(*(own.assigned for own in stores))
+        self.submodules = self._torch_submodules(stores)
+        self.lists = self._list_attributes(stores)
+        # ``self.x = <torchmetrics class>(...)``: ``_lightning.metric_attributes`` of the lineage.
+        self.metrics = {name for own in stores for name, callee in own.built
+                        if (imports.qualify(callee) or "").split(".")[0] == "torchmetrics"}
+        self.forward_is_local = self._forward_is_local(stores)
         self._steps: dict[str, bool] = {}
         self._provenances: dict[tuple[int, int], Provenance] = {}
         self._hook_problems: dict[int, str | None] = {}
         self.iterable_data = _per_file(tree, "iterable_data", lambda: _iterable_dataset_word(tree))
 
+
+    @property
+    def file_names(self) -> frozenset[str]:
+        """Every name the file binds (``bound_names``, kept on the tree): read only for a call of a
+        builtin, which most classes' logs never make (a walk of the whole file)."""
+        return bound_names(self.tree)
 
     def provenance(self, method: ast.FunctionDef, until: ast.expr) -> Provenance:
         """``Provenance(self, method, until)``, kept: it depends on ``until`` only through which of
@@ -211,61 +312,35 @@ class ClassFacts:
             known = self._provenances[key] = Provenance(self, method, until)
         return known
 
-    def _torch_submodules(self) -> set[str]:
+    def _torch_submodules(self, stores: list[_SelfStores]) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its ancestors) builds a
         ``torch.nn`` module (``nn.Linear(...)``, ``nn.CrossEntropyLoss()``)."""
+        if self.calls_setattr:
+            return set()
         good: set[str] = set()
         bad: set[str] = set()
-        for owner in self.lineage:
-            for n in every_node(owner):
-                targets: list[ast.expr] = []
-                value = None
-                if isinstance(n, ast.Assign):
-                    targets, value = n.targets, n.value
-                elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
-                    targets, value = [n.target], n.value if isinstance(n, ast.AnnAssign) else None
-                for target in targets:
-                    for element in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]):
-                        name = _self_attr(element)
-                        if name is None:
-                            continue
-                        if (element is target and isinstance(n, ast.Assign) and isinstance(value, ast.Call)
-                                and is_torch_nn_module(self.imports, value.func)):
-                            good.add(name)
-                        else:
-                            bad.add(name)
-                # ``setattr(self, ...)`` or ``self.__dict__`` may bind any name.
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
-                    return set()
+        for own in stores:
+            for name, callee in own.built:
+                (good if is_torch_nn_module(self.imports, callee) else bad).add(name)
+            bad |= own.bound_otherwise
         return good - bad
 
-    def _list_attributes(self) -> set[str]:
+    def _list_attributes(self, stores: list[_SelfStores]) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its bases) is a list
         display: their ``append`` stores an object without changing it."""
-        good: set[str] = set()
-        bad: set[str] = set()
-        for owner in self.lineage:
-            nodes = every_node(owner)
-            lists = {id(t) for a in nodes if isinstance(a, ast.Assign) and isinstance(a.value, (ast.List, ast.ListComp))
-                     for t in a.targets}
-            for n in nodes:
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
-                    return set()
-                if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and _is_self(n.value):
-                    (good if id(n) in lists else bad).add(n.attr)
+        if self.calls_setattr:
+            return set()
+        good = set().union(*(own.lists for own in stores))
+        bad = set().union(*(own.not_lists for own in stores))
         return good - bad
 
-    def _forward_is_local(self) -> bool:
+    def _forward_is_local(self, stores: list[_SelfStores]) -> bool:
         """``self(...)`` computes on this rank's inputs only: the class's ``forward`` holds no word of
         a collective; or, with every base known, there is none and ``self(...)`` raises anyway."""
         if self.unknown_base is not None:
             return False
-        for owner in self.lineage:
-            for n in every_node(owner):
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
-                    return False
-                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr in ("forward", "__call__"):
-                    return False
+        if self.calls_setattr or any(own.binds_forward for own in stores):
+            return False
         if "__call__" in self.methods:
             return False
         forward = self.methods.get("forward")
@@ -455,6 +530,8 @@ class ClassFacts:
                 return True
             values = [dictionary]  # a dictionary built from known values holds no Metric
         if isinstance(method, ast.FunctionDef):
+            if all(isinstance(v, ast.Constant) for v in values):
+                return False  # a literal is this rank's own whatever the hook does: no need to read it
             provenance = self.provenance(method, call)
             return any(provenance.unknown(v) is not None for v in values)
         return True
@@ -522,9 +599,9 @@ def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
         stack = [root]
         while stack:
             node = stack.pop()
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 parents[id(child)] = node
-                if not isinstance(child, (*FUNCTIONS, ast.Lambda, ast.ClassDef)):
+                if not isinstance(child, SCOPES):
                     stack.append(child)
     path = [target]
     while path[-1] is not root:
@@ -583,7 +660,7 @@ def _names_in_nested_scopes(method: ast.AST) -> list[str]:
     if found is None:
         found = method._ddpfix_nested_names = [
             inner.id
-            for n in every_node(method) if n is not method and isinstance(n, (*FUNCTIONS, ast.Lambda, ast.ClassDef))
+            for n in every_node(method) if n is not method and isinstance(n, SCOPES)
             for inner in walk(n) if isinstance(inner, ast.Name)
         ]
     return found

@@ -10,7 +10,7 @@ import ast
 
 from ddpfix.ast_walk import child_nodes
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, nodes_of, spelled_names
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import lightning_name
 
@@ -41,8 +41,8 @@ def ddp_file_why(tree: ast.Module, imports) -> str | None:
     strategy and devices that start at GPU 0 in order: the module this file trains runs one process
     per GPU, where ``self.device`` is the rank's and rank 0's is ``cuda:0``. Else why not (a
     finding's ``why``)."""
-    builders = [node for node in every_node(tree) if isinstance(node, ast.Call)
-                and lightning_name(imports, node.func) in ("Trainer", "Fabric")]
+    builders = [node for node in nodes_of(tree, ast.Call)
+                if _may_name_a_builder(node.func) and lightning_name(imports, node.func) in BUILDERS]
     if not builders:
         return ("this file builds no Trainer whose strategy is DDP: in one process a fixed GPU may be "
                 "the one meant (devices=[1] puts self.device elsewhere), and the file does not say how "
@@ -57,6 +57,16 @@ def ddp_file_why(tree: ast.Module, imports) -> str | None:
                     "(devices=[1], [2, 3], or a value ddpfix cannot read): rank 0's self.device is then "
                     "not cuda:0, and a fixed GPU may be the one meant")
     return None
+
+
+BUILDERS = ("Trainer", "Fabric")
+
+
+def _may_name_a_builder(func: ast.expr) -> bool:
+    """What ``lightning_name`` may find to be a Trainer or Fabric: a name (an import may bind it to
+    either), or an attribute that spells one (``L.Trainer``: the imports qualify what stands before
+    the attribute, never the attribute itself). Asked first of every call of the file."""
+    return isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and func.attr in BUILDERS)
 
 
 def devices_in_order(call: ast.Call) -> bool:
@@ -95,11 +105,9 @@ DEFAULT_DTYPE_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "emp
 
 def sets_default_dtype(tree: ast.Module) -> bool:
     """The file may change torch's default dtype (``torch.set_default_dtype(torch.float64)``)."""
-    return any(
-        (isinstance(n, ast.Attribute) and n.attr in ("set_default_dtype", "set_default_tensor_type"))
-        or (isinstance(n, ast.Name) and n.id in ("set_default_dtype", "set_default_tensor_type"))
-        or (isinstance(n, ast.alias) and n.name.rsplit(".", 1)[-1] in ("set_default_dtype", "set_default_tensor_type"))
-        for n in every_node(tree))
+    setters = ("set_default_dtype", "set_default_tensor_type")
+    return (not spelled_names(tree).isdisjoint(setters)
+            or any(n.name.rsplit(".", 1)[-1] in setters for n in nodes_of(tree, ast.alias)))
 
 
 def dtype_why(call: ast.Call, qualified: str, imports, default_dtype_changed: bool) -> str | None:
@@ -170,9 +178,10 @@ def other_ordinals(tree: ast.Module) -> list[int]:
     ``torch.device("cuda", 1)``, ``device=1``): the file places parts of its work on chosen GPUs
     (model parallelism), and one ``self.device`` for all would move them."""
     found: set[int] = set()
-    for node in every_node(tree):
+    for node in nodes_of(tree, ast.Constant, ast.Call):  # a set: their order does not matter
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found.update(int(n) for n in _ORDINAL.findall(node.value) if int(n) != 0)
+            if "cuda:" in node.value:  # what ``_ORDINAL`` needs: most strings (docstrings) have none
+                found.update(int(n) for n in _ORDINAL.findall(node.value) if int(n) != 0)
         elif isinstance(node, ast.Call):
             values = [k.value for k in node.keywords if k.arg == "device"]
             func = node.func
@@ -193,10 +202,20 @@ def last_name(func: ast.expr) -> str | None:
 
 
 class MethodFacts:
-    """What one hook's body shows: its parents, how often each name is bound, the batch names."""
+    """What one hook's body shows: its parents, how often each name is bound, the batch names.
+    Read from the hook at the first question, not when made: the rule makes one for every hook
+    that runs on the device, and most have no device-less factory to ask about (reading a hook
+    walks every node of it)."""
 
     def __init__(self, method: ast.FunctionDef | ast.AsyncFunctionDef):
         self.method = method
+        self._read = False
+
+    def _read_method(self) -> None:
+        if self._read:
+            return
+        self._read = True
+        method = self.method
         self.parents: dict[int, ast.AST] = {}
         self.stores: dict[str, int] = {}
         self.loads: dict[str, list[ast.Name]] = {}
@@ -259,6 +278,7 @@ class MethodFacts:
         """Whether every use of a factory's tensor is arithmetic with a tensor of the moved batch:
         there a CPU tensor either fails ("Expected all tensors to be on the same device") or, being
         0-dimensional, gives the same result as one on the device. (ok, what is not proven)."""
+        self._read_method()
         parent = self.parents.get(id(call))
         if isinstance(parent, ast.Assign) and parent.value is call:
             if len(parent.targets) != 1 or not isinstance(parent.targets[0], ast.Name):

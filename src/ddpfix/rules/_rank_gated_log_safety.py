@@ -23,7 +23,7 @@ import ast
 from ddpfix.ast_walk import walk
 from ddpfix.facts import MONITORING_CALLBACKS
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import nodes_of
 from ddpfix.analysis.lightning import arguments_in_order
 from ddpfix.analysis.names import PURE_CALLEES, READ_ONLY_METHODS, exit_in, statement_names
 
@@ -73,7 +73,7 @@ def unknown_monitor_here(tree: ast.Module) -> str | None:
 
 def _unknown_monitor_here(tree: ast.Module) -> str | None:
     found: list[tuple[int, str]] = []
-    for node in every_node(tree):
+    for node in nodes_of(tree, ast.Call, ast.Dict):  # the first by line is kept: their order does not matter
         if isinstance(node, ast.Call):
             callee = _callee(node)
             if callee in CONFIG_RUNNERS:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix import edits
 from ddpfix.edits import Span
@@ -150,16 +150,9 @@ class EpochLogSync(Rule):
             if cls not in metrics_by_class:
                 has_metrics = b"torchmetrics" in ctx.data
                 metrics_by_class[cls] = tree_lightning.metric_attributes(cls, ctx.imports) if has_metrics else set()
-            gated = {id(c) for statement, _guard in tree_gated_statements(method, tests)
-                     for c in tree_lightning.self_method_calls(statement, LOG_METHODS)}
-            gated |= _tree_maybe_rank_gated(method, ctx.view, words)
-            for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS):
-                if id(call) in gated or not _tree_logs_per_epoch(call, method.name):
-                    continue
-                if tree_lightning.has_star(call):
-                    continue
-                if tree_lightning.keyword(call, "sync_dist") is not None or tree_lightning.is_true(tree_lightning.keyword(call, "rank_zero_only")):
-                    continue
+            calls = [call for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)
+                     if _unsynced_epoch_log(call, method.name)]
+            for call in _not_rank_gated(calls, method, tests, ctx.view, words):
                 if _tree_logs_a_metric_object(call, metrics_by_class[cls]):
                     continue
                 if cls not in safety:
@@ -193,6 +186,30 @@ def _detail(method: str, hook: str) -> str:
 
 
 
+
+
+def _unsynced_epoch_log(call: ast.Call, hook: str) -> bool:
+    """A log per epoch that says nothing about ``sync_dist``, with no ``*args``/``**kwargs`` and not
+    ``rank_zero_only=True``: the calls the rule is about, before asking where they stand."""
+    if not _tree_logs_per_epoch(call, hook) or tree_lightning.has_star(call):
+        return False
+    zero_only = tree_lightning.is_true(tree_lightning.keyword(call, "rank_zero_only"))
+    return tree_lightning.keyword(call, "sync_dist") is None and not zero_only
+
+
+def _not_rank_gated(calls: list[ast.Call], function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests,
+                    view, words: tuple[str, ...]) -> list[ast.Call]:
+    """The calls (of ``function``) neither under a rank guard nor under an ``if`` whose test mentions a
+    rank, in their order. Each search is made only where calls are left to ask about: most hooks
+    have no epoch log to fix, and the second search reads the whole hook."""
+    if calls:
+        gated = {id(c) for statement, _guard in tree_gated_statements(function, tests)
+                 for c in tree_lightning.self_method_calls(statement, LOG_METHODS)}
+        calls = [call for call in calls if id(call) not in gated]
+    if calls:
+        gated = _tree_maybe_rank_gated(function, view, words)
+        calls = [call for call in calls if id(call) not in gated]
+    return calls
 
 
 def _tree_logs_per_epoch(call: ast.Call, hook: str) -> bool:
@@ -237,7 +254,8 @@ def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, vie
         if isinstance(node, ast.If) and _tree_mentions_rank(node, view, words):
             all_calls(node)
             return
-        for _field, value in ast.iter_fields(node):
+        for field in node._fields:
+            value = getattr(node, field, None)
             # An ``if`` is never in a one-line body, so every block that holds one is indented.
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 for index, statement in enumerate(value):
@@ -245,7 +263,7 @@ def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, vie
                         for later in value[index + 1:]:
                             all_calls(later)
                         break
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             visit(child)
 
     visit(function)

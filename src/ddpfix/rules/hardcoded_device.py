@@ -150,7 +150,8 @@ class HardcodedDevice(Rule):
         for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             on_device = _on_device(method.name)
             facts = safety.MethodFacts(method) if on_device else None
-            for call, statement, in_fstring in _calls(method, ctx):
+            calls = _calls(method, ctx) if _may_place(method, ctx) else []
+            for call, statement, in_fstring in calls:
                 placement = _placement(call, statement, ctx, on_device)
                 if placement is None:
                     continue
@@ -201,6 +202,22 @@ KEEPS_PLACE = frozenset({"float", "half", "double", "bfloat16", "long", "int", "
                          "clone", "t", "unsqueeze", "squeeze", "view", "reshape", "flatten", "requires_grad_"})
 
 
+def _may_place(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext) -> bool:
+    """Whether some call of the method may be a placement ``_placement`` reports: a ``.cuda(...)``,
+    a ``.to(...)`` or a tensor factory. Most hooks make none, and then ``_calls``, a walk that
+    weighs every call of the hook, has nothing to find (the walk kept on the hook is cheap to read)."""
+    qualify = ctx.imports.qualify
+    return any(
+        isinstance(node, ast.Call) and (
+            (isinstance(node.func, ast.Attribute) and node.func.attr in ("cuda", "to"))
+            or qualify(node.func) in TENSOR_FACTORIES)
+        for node in every_node(method))
+
+
+#: Nodes that hold no call, nor anything ``_calls`` looks at: it need not enter them (half of a hook).
+_NO_CALLS = (ast.Name, ast.Constant, ast.expr_context)
+
+
 def _calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
     """(call, the statement it is in, whether it is inside an f-string) for the calls of a method
     that may be about placement, in source order: not inside ``self.register_buffer(...)`` (a
@@ -232,8 +249,8 @@ def _calls(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
         elif isinstance(node, ast.Subscript):
             children = [node.value]  # ``table[torch.arange(3)]``: an index follows the tensor it indexes
         in_fstring = in_fstring or isinstance(node, ast.JoinedStr)
-        pending.extend((child, child if isinstance(child, ast.stmt) else statement, in_fstring)
-                       for child in reversed(children))
+        pending.extend([(child, child if isinstance(child, ast.stmt) else statement, in_fstring)
+                        for child in reversed(children) if not isinstance(child, _NO_CALLS)])
     calls = [entry for entry in found if id(entry[0]) not in skipped]
     # Source order (``ast`` keeps positional and keyword arguments apart), outer calls first.
     return sorted(calls, key=lambda e: (e[0].lineno, e[0].col_offset, -e[0].end_lineno, -e[0].end_col_offset))

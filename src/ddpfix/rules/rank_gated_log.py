@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
-from ddpfix.analysis.ast_shapes import a_method_calls_self_log
+from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.rules._rank_gated_log_safety import move_unproven, synced_elsewhere, unmonitored_unproven
 from ddpfix.analysis.lightning import (FUNCTIONS, arguments_in_order, has_star, is_elif, is_true, keyword,
@@ -136,6 +136,8 @@ class RankGatedLog(Rule):
         mode = str(ctx.options.get("log_mode", "auto"))
         findings: list[_Finding] = []
         for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+            if not _may_gate_logs(method, tests):
+                continue
             for gated in _gated_lines(method, tests, ctx.view):
                 for call in self_method_calls(list(gated.line), LOG_METHODS):
                     if is_true(keyword(call, "rank_zero_only")):
@@ -273,6 +275,16 @@ class _Gated:
     suite: bool = False  # a one-line body (``if zero: self.log(...)``)
     place: _Place | None = None  # where ``block`` is
     guard_at: tuple[_Place, int] | None = None  # where the guard's ``if`` stands: its block and index
+
+
+def _may_gate_logs(function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> bool:
+    """Whether a log of ``function`` may stand in one of its ``_gated_lines``: it logs (outside
+    nested functions, as those lines do), and it has a guard, which only a ``@rank_zero_only`` or an
+    ``if`` makes. Most hooks have neither, and ``_gated_lines`` reads the layout of every block."""
+    if not self_method_calls(function, LOG_METHODS):
+        return False
+    return (any(tests.is_rank_zero_only_decorator(d) for d in function.decorator_list)
+            or any(isinstance(node, ast.If) for node in every_node(function)))
 
 
 def _gated_lines(function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests, view: TreeView):
