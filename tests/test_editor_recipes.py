@@ -79,8 +79,9 @@ def test_vscode_problem_matcher_reads_notebook_findings(tmp_path, run_cli):
 
 
 # After the recipe, the test's own steps: wait for the diagnostics, write them, ask for the
-# "fix all" action and apply it, write the buffer, quit. Errors end Neovim with a message.
-NEOVIM_STEPS = r"""
+# "fix all" action and apply it (FIX_ALL: what it writes goes between the two "---"), write the
+# buffer, quit. Errors end Neovim with a message.
+STEPS = r"""
 local function finish()
   local out = {}
   vim.wait(30000, function() return #vim.diagnostic.get(0) > 0 end, 50)
@@ -88,14 +89,17 @@ local function finish()
     table.insert(out, string.format("%d:%d %s", d.lnum + 1, d.col + 1, d.code or ""))
   end
   table.insert(out, "---")
-  vim.lsp.buf.code_action({ context = { only = { "source.fixAll.ddpfix" }, diagnostics = {} }, apply = true })
+  FIX_ALL
   vim.wait(30000, function() return vim.bo.modified end, 50)
+  table.insert(out, "---")
   for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do table.insert(out, line) end
   vim.fn.writefile(out, vim.env.RECIPE_OUT)
   vim.cmd("qa!")
 end
 vim.api.nvim_create_autocmd("VimEnter", { callback = function() vim.defer_fn(finish, 100) end })
 """
+NEOVIM_STEPS = STEPS.replace(
+    "FIX_ALL", 'vim.lsp.buf.code_action({ context = { only = { "source.fixAll.ddpfix" }, diagnostics = {} }, apply = true })')
 
 BUGGY = 'import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(range(8), shuffle=True, generator=torch.Generator("cuda"))\n'
 
@@ -182,7 +186,8 @@ def test_neovim_recipe_shows_the_findings_and_fixes_all(tmp_path, title):
     binary = neovim()
     if binary is None:
         pytest.skip("no Neovim 0.10 or later here (the test extra installs one on Linux x86-64)")
-    diagnostics, fixed = run_recipe(binary, lua_recipes()[title] + NEOVIM_STEPS, tmp_path).split("---\n")
+    diagnostics, written, fixed = run_recipe(binary, lua_recipes()[title] + NEOVIM_STEPS, tmp_path).split("---\n")
+    assert written == ""  # applied at once: no menu
     assert diagnostics.splitlines() == ["4:55 DDP002"]
     assert fixed == BUGGY.replace('torch.Generator("cuda")', "torch.Generator()")
 
@@ -191,28 +196,12 @@ def test_neovim_recipe_shows_the_findings_and_fixes_all(tmp_path, title):
 # (FIX_ALL), asked with the cursor on the finding, whose quick fixes come too unless the call keeps
 # only "fix all". On 0.7 it shows a menu (vim.ui.select, whose default reads the answer from the
 # terminal): here a stand-in writes the entries and picks the first.
-OLD_NEOVIM_STEPS = r"""
-local function finish()
-  local out = {}
-  vim.wait(30000, function() return #vim.diagnostic.get(0) > 0 end, 50)
-  for _, d in ipairs(vim.diagnostic.get(0)) do
-    table.insert(out, string.format("%d:%d %s", d.lnum + 1, d.col + 1, d.code or ""))
-  end
-  table.insert(out, "---")
-  vim.ui.select = function(items, opts, on_choice)
+OLD_NEOVIM_STEPS = STEPS.replace("FIX_ALL", r"""vim.ui.select = function(items, opts, on_choice)
     for _, item in ipairs(items) do table.insert(out, "menu: " .. (opts.format_item or tostring)(item)) end
     on_choice(items[1], 1)
   end
   vim.api.nvim_win_set_cursor(0, { 4, 54 })  -- on the finding, where its quick fixes are offered too
-  FIX_ALL
-  vim.wait(30000, function() return vim.bo.modified end, 50)
-  table.insert(out, "---")
-  for _, line in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do table.insert(out, line) end
-  vim.fn.writefile(out, vim.env.RECIPE_OUT)
-  vim.cmd("qa!")
-end
-vim.api.nvim_create_autocmd("VimEnter", { callback = function() vim.defer_fn(finish, 100) end })
-"""
+  FIX_ALL""")
 
 
 def old_fix_all_call(version: tuple[int, int]) -> str:
