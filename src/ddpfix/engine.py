@@ -524,16 +524,16 @@ def _in_parts(view: TreeView, ctx: RuleContext) -> bytes | None:
         return None
     text, refused = parts.carry_out(edits)
     if refused:
-        failed = _failed_keys(keys, ctx, refused)
-        ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
-        keep = [e for key in keys if key not in failed for e in ctx.edits.get(key, ())]
-        text, _ = parts.carry_out(keep)
+        text, _ = parts.carry_out(_without_refused(keys, ctx, refused))
     return text.encode("utf-8")
 
 
-def _failed_keys(keys: list, ctx: RuleContext, refused: list) -> set:
-    """The fixes one of whose edits was refused: none of their edits is kept."""
-    return {key for key in keys if set(ctx.edits.get(key, ())) & set(refused)}
+def _without_refused(keys: list, ctx: RuleContext, refused: list) -> list:
+    """The edits of the chosen fixes none of whose edits was refused; the others are reported as
+    not fixed, and none of their edits is kept."""
+    failed = {key for key in keys if set(ctx.edits.get(key, ())) & set(refused)}
+    ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
+    return [e for key in keys if key not in failed for e in ctx.edits.get(key, ())]
 
 
 def _carry_out(module: cst.Module, positions: Positions, ctx: RuleContext) -> cst.Module:
@@ -544,9 +544,7 @@ def _carry_out(module: cst.Module, positions: Positions, ctx: RuleContext) -> cs
         return module
     fixed, refused = apply_edits(module, positions, edits)
     if refused:
-        failed = _failed_keys(keys, ctx, refused)
-        ctx.findings = [replace(f, fixed=False) if f.key in failed else f for f in ctx.findings]
-        keep = [e for key in keys if key not in failed for e in ctx.edits.get(key, ())]
+        keep = _without_refused(keys, ctx, refused)
         fixed, _ = apply_edits(module, positions, keep) if keep else (module, [])
     return fixed
 

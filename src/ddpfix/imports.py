@@ -9,7 +9,7 @@ module's import statements answers it for the spellings real scripts use, in one
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 
 def dotted_name(node: ast.expr) -> str | None:
@@ -99,25 +99,26 @@ class ImportTable:
 
     def qualify_all(self, node: ast.expr) -> set[str]:
         """Every dotted name ``node`` may stand for through the imports (empty: none)."""
-        dotted = dotted_name(node)
-        if dotted is None:
-            return set()
-        head, _, rest = dotted.partition(".")
-        return {f"{target}.{rest}" if rest else target for target in self.targets.get(head, ())}
+        targets, rest = self._targets_of(node)
+        return {f"{target}.{rest}" if rest else target for target in targets}
 
     def qualify(self, node: ast.expr) -> str | None:
         """The dotted name an expression like ``th.Generator`` stands for, if the imports say so unambiguously."""
         # Distinct targets give distinct dotted names: one target, one meaning. A name imported
         # from many places (a generated file's hundreds of ``from x import Model``) costs nothing.
-        dotted = dotted_name(node)
-        if dotted is None:
-            return None
-        head, _, rest = dotted.partition(".")
-        targets = self.targets.get(head, ())
+        targets, rest = self._targets_of(node)
         if len(targets) != 1:
             return None
         (target,) = targets
         return f"{target}.{rest}" if rest else target
+
+    def _targets_of(self, node: ast.expr) -> tuple[Collection[str], str]:
+        """What the first name of ``node``'s dotted name is imported as, and the rest of the name."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return (), ""
+        head, _, rest = dotted.partition(".")
+        return self.targets.get(head, ()), rest
 
     def is_any(self, node: ast.expr, qualified_names: frozenset[str] | set[str]) -> bool:
         return self.qualify(node) in qualified_names

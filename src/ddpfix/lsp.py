@@ -254,6 +254,25 @@ class DdpfixServer(Connection):
         for uri in list(self.timers):
             self.cancel_timer(uri)
 
+    # What a text document's or a notebook's open, change, save and close mean, once both are
+    # known to the workspace (``uri``: the document or notebook, as the workspace answers it).
+    def opened(self, uri: str) -> None:
+        self.tracked.add(uri)
+        self.publish_soon(uri)
+
+    def changed(self, uri: str) -> None:
+        if uri in self.tracked:
+            self.publish_later(uri)
+
+    def saved(self, uri: str) -> None:
+        if uri in self.tracked:
+            self.saves[uri] = self.saves.get(uri, 0) + 1
+            self.publish_soon(uri)
+
+    def closed(self, uri: str) -> None:
+        if uri in self.tracked:
+            self.forget(uri)
+
     def forget(self, uri: str) -> None:
         """Stop tracking ``uri`` and clear every diagnostic it published."""
         self.cancel_timer(uri)
@@ -422,52 +441,19 @@ def build_server(debounce: float = DEBOUNCE_SECONDS) -> DdpfixServer:
     def did_open(params) -> None:
         document = server.workspace.open_text(params)
         if _is_python(document) and server.workspace.notebook_of_cell(document.uri) is None:
-            server.tracked.add(document.uri)
-            server.publish_soon(document.uri)
-
-    @server.notification("textDocument/didChange")
-    def did_change(params) -> None:
-        uri = server.workspace.change_text(params)
-        if uri in server.tracked:
-            server.publish_later(uri)
-
-    @server.notification("textDocument/didSave")
-    def did_save(params) -> None:
-        uri = _uri(params, "textDocument")
-        if uri in server.tracked:
-            server.saves[uri] = server.saves.get(uri, 0) + 1
-            server.publish_soon(uri)
-
-    @server.notification("textDocument/didClose")
-    def did_close(params) -> None:
-        uri = server.workspace.close_text(params)
-        if uri in server.tracked:
-            server.forget(uri)
+            server.opened(document.uri)
 
     @server.notification("notebookDocument/didOpen")
     def notebook_did_open(params) -> None:
-        notebook = server.workspace.open_notebook(params)
-        server.tracked.add(notebook.uri)
-        server.publish_soon(notebook.uri)
+        server.opened(server.workspace.open_notebook(params).uri)
 
-    @server.notification("notebookDocument/didChange")
-    def notebook_did_change(params) -> None:
-        uri = server.workspace.change_notebook(params)
-        if uri in server.tracked:
-            server.publish_later(uri)
-
-    @server.notification("notebookDocument/didSave")
-    def notebook_did_save(params) -> None:
-        uri = _uri(params, "notebookDocument")
-        if uri in server.tracked:
-            server.saves[uri] = server.saves.get(uri, 0) + 1
-            server.publish_soon(uri)
-
-    @server.notification("notebookDocument/didClose")
-    def notebook_did_close(params) -> None:
-        uri = server.workspace.close_notebook(params)
-        if uri in server.tracked:
-            server.forget(uri)
+    # The workspace applies each change and answers the document's or the notebook's URI.
+    server.notification("textDocument/didChange")(lambda params: server.changed(server.workspace.change_text(params)))
+    server.notification("notebookDocument/didChange")(lambda params: server.changed(server.workspace.change_notebook(params)))
+    server.notification("textDocument/didSave")(lambda params: server.saved(_uri(params, "textDocument")))
+    server.notification("notebookDocument/didSave")(lambda params: server.saved(_uri(params, "notebookDocument")))
+    server.notification("textDocument/didClose")(lambda params: server.closed(server.workspace.close_text(params)))
+    server.notification("notebookDocument/didClose")(lambda params: server.closed(server.workspace.close_notebook(params)))
 
     # Nothing to do: settings come from each file's pyproject.toml, folders need no bookkeeping.
     for method in ("initialized", "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders"):

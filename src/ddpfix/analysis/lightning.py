@@ -14,7 +14,6 @@ import io
 import tokenize
 from collections.abc import Iterator, Mapping
 
-from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.tree_text import comment_in, end, start
@@ -393,7 +392,16 @@ def _self_method_calls(node, names: frozenset[str]) -> list[ast.Call]:
 
 
 def metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
-    """``_lightning.metric_attributes``: ``self.<name>`` attributes assigned a torchmetrics object."""
+    """``_lightning.metric_attributes``: ``self.<name>`` attributes assigned a torchmetrics object.
+    Kept on the class's node (``imports`` is its file's table, which the tree decides): DDP004 and
+    DDP005 ask it of each class and of its bases. Read only."""
+    known = cls.__dict__.get("_ddpfix_metric_attributes")
+    if known is None:
+        known = cls._ddpfix_metric_attributes = _metric_attributes(cls, imports)
+    return known
+
+
+def _metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
     found: set[str] = set()
     for node in nodes_below(cls):  # a set: the walks kept on the methods, in any order
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):

@@ -43,6 +43,7 @@ from bisect import bisect_right
 from dataclasses import fields, replace
 
 from ddpfix.edits._base import MODULE, NodeEdit, Span
+from ddpfix.edits._splice import read_as_libcst_does
 
 _COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
              ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.Match)
@@ -106,7 +107,7 @@ class Parts:
         edits = list(edits)
         if not edits or not all(isinstance(edit, NodeEdit) for edit in edits):
             return None  # an edit of the module after the others (an import): the whole file
-        if "\f" in text or "\r" in text or data != text.encode("utf-8") or _has_cookie(text):
+        if not read_as_libcst_does(text, data):
             return None
         statements = tree.body
         firsts = [_first_line(statement) for statement in statements]
@@ -210,9 +211,3 @@ def _default_indent(text: str) -> str:
     except (tokenize.TokenError, SyntaxError):
         return ""  # no part will match: the whole file is parsed instead
     return " " * 4  # LibCST's default for a file with no indented line
-
-
-def _has_cookie(text: str) -> bool:
-    from ddpfix.edits._splice import _has_cookie as cookie
-
-    return cookie(text)

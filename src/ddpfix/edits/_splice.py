@@ -65,7 +65,7 @@ def splice(text: str, data: bytes, tree: ast.Module, positions: TreePositions, e
     edits = list(edits)
     if not edits or any(not _spliceable(edit) for edit in edits):
         return None
-    if "\f" in text or "\r" in text or data != text.encode("utf-8") or _has_cookie(text):
+    if not read_as_libcst_does(text, data):
         return None
     by_target: dict[int, tuple[ast.AST, list[NodeEdit]]] = {}
     targets = _targets(tree, positions, edits)
@@ -101,6 +101,13 @@ def plain_code(code: str) -> bool:
 
 def _spliceable(edit) -> bool:
     return isinstance(edit, NodeEdit) and edit.at != MODULE and edit.kind in _AST_KIND and type(edit).splice is not NodeEdit.splice
+
+
+def read_as_libcst_does(text: str, data: bytes) -> bool:
+    """The file's bytes are ``text`` in UTF-8, without BOM, coding cookie, form feed or carriage
+    return: LibCST reads and writes such text exactly, so a rewrite of part of it may keep the rest
+    as it is (here, and in ``_in_parts``)."""
+    return "\f" not in text and "\r" not in text and data == text.encode("utf-8") and not _has_cookie(text)
 
 
 def _has_cookie(text: str) -> bool:

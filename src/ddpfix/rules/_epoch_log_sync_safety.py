@@ -285,9 +285,7 @@ class ClassFacts:
         self.assigned = set().union(*(own.assigned for own in stores))
         self.submodules = self._torch_submodules(stores)
         self.lists = self._list_attributes(stores)
-        # ``self.x = <torchmetrics class>(...)``: ``_lightning.metric_attributes`` of the lineage.
-        self.metrics = {name for own in stores for name, callee in own.built
-                        if (imports.qualify(callee) or "").split(".")[0] == "torchmetrics"}
+        self.metrics = set().union(*(tree_lightning.metric_attributes(owner, imports) for owner in self.lineage))
         self.forward_is_local = self._forward_is_local(stores)
         self._steps: dict[str, bool] = {}
         self._provenances: dict[tuple[int, int], Provenance] = {}

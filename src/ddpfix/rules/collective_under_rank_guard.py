@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterator
 
 from ddpfix.ast_walk import child_nodes, walk
-from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.analysis.ast_shapes import blocks, every_node, import_targets, last_name, may_be, root
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis.ast_shapes import blocks, import_targets, last_name, may_be, root
 from ddpfix.analysis.text import aliased, bound_by_as, calls, headers, word_match
 from ddpfix.analysis.ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
 from ddpfix.rules.base import Rule, RuleContext
@@ -222,7 +222,7 @@ class CollectiveUnderRankGuard(Rule):
         if b"compute(" in ctx.data and b"torchmetrics" in ctx.data:
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
-                    metrics |= _metric_attributes(node, ctx.imports)
+                    metrics |= tree_lightning.metric_attributes(node, ctx.imports)
         seen: set[int] = set()
         regions = [gated_at_module_level(tree, tests)] + [gated_statements(f, tests) for f in functions(tree)]
         for region in regions:
@@ -251,18 +251,6 @@ def _detail(what: str, why: str, guard: Guard, ctx: RuleContext) -> str:
         f"{what}{why} is a collective and runs {_where(guard, ctx)}: only rank 0 enters it, so every rank "
         "stalls; run it on every rank and keep only its side effects (saving, printing) under the guard"
     )
-
-
-def _metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
-    """``self.<name>`` attributes of ``cls`` assigned a torchmetrics object (``_lightning.metric_attributes``)."""
-    return {
-        target.attr
-        for node in every_node(cls)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-        and (imports.qualify(node.value.func) or "").split(".")[0] == "torchmetrics"
-        for target in node.targets
-        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
-    }
 
 
 def _calls(statement: ast.stmt) -> Iterator[ast.Call]:
