@@ -332,8 +332,12 @@ def test_log_mode_rank_zero_only_refuses_a_monitored_metric(run_cli_unsafe):
 
 def test_a_metric_monitored_in_another_file_of_the_run(tmp_path, run_cli_unsafe):
     shutil.copytree(FIXTURES / "rank-gated-log" / "two_files", tmp_path / "proj", ignore=shutil.ignore_patterns("*.expected.py", "*.unsafe.py"))
+    # model.py named alone: its folder (no project marker above) is the program, train.py included.
     alone = run_cli_unsafe("--check", "proj/model.py", cwd=tmp_path)
-    assert "monitored" not in alone.stdout.decode()  # model.py alone: nobody monitors val_xfile_loss
+    assert "val_xfile_loss is monitored" in alone.stdout.decode(), alone.stdout
+    # stdin without a file name is the one partial view: nobody is seen to monitor val_xfile_loss.
+    buffer = run_cli_unsafe("--check", "-", cwd=tmp_path / "proj", input=(tmp_path / "proj" / "model.py").read_bytes())
+    assert "monitored" not in buffer.stdout.decode()
     together = run_cli_unsafe("--write", "--show-fixes", "-v", "proj", cwd=tmp_path)
     assert together.returncode == 0, together.stderr
     expected = Case(FIXTURES / "rank-gated-log" / "two_files" / "model.py").fully_fixed.read_bytes()

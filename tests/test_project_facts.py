@@ -47,13 +47,36 @@ def test_one_file_named_decides_as_the_whole_project_does(tmp_path, run_cli):
         assert MOVED in (root / "model.py").read_bytes() and MARKED not in (root / "model.py").read_bytes()
 
 
-def test_a_file_in_no_project_keeps_partial_facts(tmp_path, run_cli):
-    (tmp_path / "model.py").write_bytes(MODEL)
+def test_a_lone_script_is_a_whole_program(tmp_path, run_cli):
+    """No pyproject.toml, setup.cfg, setup.py or .git above: the named file's folder is the program,
+    so ``ddpfix model.py`` decides as ``ddpfix .`` does there (the monitor in train.py is read)."""
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "model.py").write_bytes(MODEL)
+    (lone / "train.py").write_bytes(TRAIN)
+    whole = run_cli("--check", "-v", ".", cwd=lone)
+    alone = run_cli("--check", "-v", "model.py", cwd=lone)
+    assert model_lines(alone) == model_lines(whole) and b"DDP003 [*]" in alone.stdout, alone.stdout
+    assert MONITORED_LINE in alone.stdout and b"part of the project" not in alone.stdout
+    assert run_cli("--write", "model.py", cwd=lone).returncode == 0
+    assert MOVED in (lone / "model.py").read_bytes()
+    # setup.py and setup.cfg mark a project too: a script in a subfolder reads the package beside it.
+    for marker in ("setup.py", "setup.cfg"):
+        root = tmp_path / marker.replace(".", "-")
+        (root / "scripts").mkdir(parents=True)
+        (root / marker).write_text("")
+        (root / "model.py").write_bytes(MODEL)
+        (root / "scripts" / "train.py").write_bytes(TRAIN)
+        proc = run_cli("--check", "-v", "model.py", cwd=root)
+        assert b"DDP003 [*]" in proc.stdout and MONITORED_LINE in proc.stdout, (marker, proc.stdout)
+
+
+def test_stdin_without_a_file_name_is_the_one_partial_view(tmp_path, run_cli):
     (tmp_path / "train.py").write_bytes(TRAIN)
-    proc = run_cli("--check", "-v", "model.py", cwd=tmp_path)
+    proc = run_cli("-", cwd=tmp_path, input=MODEL)
+    assert proc.returncode == 1 and MOVED not in proc.stdout and proc.stdout.count(b"rank_zero_only") == 0, proc.stdout
+    proc = run_cli("--check", "-v", "-", cwd=tmp_path, input=MODEL)
     assert b"DDP003 [~]" in proc.stdout and b"part of the project" in proc.stdout, proc.stdout
-    proc = run_cli("--write", "model.py", cwd=tmp_path)
-    assert (tmp_path / "model.py").read_bytes() == MODEL  # no safe fix decided on partial facts
 
 
 def test_stdin_takes_its_projects_facts_with_the_buffer_in_its_files_place(tmp_path, run_cli):
@@ -119,10 +142,13 @@ def test_project_view_names_the_roots_the_files_to_read_and_whether_facts_are_wh
     monkeypatch.setattr(project_module, "MAX_PROJECT_FILES", 2)
     big = project_view(["model.py"], ["model.py"], Resolver(Flags()))
     assert not big.whole and "over 2 files" in big.partial_because
+    monkeypatch.setattr(project_module, "MAX_PROJECT_FILES", 20_000)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "lone.py").write_text("x = 1\n")
     alone = project_view(["lone.py"], ["lone.py"], Resolver(Flags()))
-    assert alone.roots == () and not alone.whole and "in no project" in alone.partial_because
+    # No marker above: the named file's folder is the program, read whole (the project below it too).
+    assert alone.roots == (str(tmp_path.resolve()),) and alone.whole and alone.partial_because is None
+    assert "proj/model.py" in alone.others and "lone.py" not in alone.others
 
 
 def test_a_fifo_in_the_project_blocks_neither_the_facts_nor_the_run(tmp_path, run_cli):

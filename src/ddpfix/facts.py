@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
+from ddpfix.model.versions import LightningVersion, imported_package, version_in_force
 
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
 #: ``monitor`` when given positionally (Lightning 2.x: ``EarlyStopping(monitor, ...)``,
@@ -125,7 +126,7 @@ class FileFacts:
     classes: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (name, base names)
     seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
     sampler_off: bool = False  # a Trainer(use_distributed_sampler=False) in this file
-    pin: tuple[str, Pin | None] | None = None  # (path, the Lightning version it runs with) for finder users
+    pin: tuple[str, LightningVersion | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
     stem: str = ""  # its module name: ``model`` for ``pkg/model.py``
     lightning: bool = False  # the file mentions Lightning
@@ -140,15 +141,6 @@ class FileFacts:
 
 
 @dataclass(frozen=True)
-class Pin:
-    """The Lightning version a file runs with, as the project pins it (or as installed)."""
-
-    spec: str  # "==2.2.0", ">=2.1,<2.4", "2.6.6 (installed)"
-    source: str  # where it was read: a file path, or "installed distribution"
-    verdict: str  # "affected" (every allowed version < 2.4.0), "fixed" (all >= 2.4.0), "mixed"
-
-
-@dataclass(frozen=True)
 class ProjectFacts:
     monitored: dict[str, tuple[Monitor, ...]] = field(default_factory=dict)
     #: LightningModule subclasses anywhere in the run: class name -> the module names (file stems)
@@ -156,7 +148,7 @@ class ProjectFacts:
     lightning_modules: dict[str, frozenset[str]] = field(default_factory=dict)
     seeds: dict[str, frozenset[int]] = field(default_factory=dict)  # folder of a seed_everything call -> seeds
     sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
-    pins: dict[str, Pin | None] = field(default_factory=dict)
+    pins: dict[str, LightningVersion | None] = field(default_factory=dict)
     uses_lightning: bool = False  # some file of the run mentions Lightning
     #: Monitors of the run whose metric is not a literal (``FileFacts.unknown_monitors``).
     unknown_monitors: tuple[Monitor, ...] = ()
@@ -228,7 +220,7 @@ class ProjectFacts:
         stems: dict[str, set[str]] = {}
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
-        pins: dict[str, Pin | None] = {}
+        pins: dict[str, LightningVersion | None] = {}
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
         switch_parts: list[tuple[DeviceSwitch, ...] | str] = []
@@ -354,7 +346,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                                         if any(needle in data for needle in _HAZARD_NEEDLES[name]) and pattern.search(data)}
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
-        facts.pin = (path, lightning_pin(path))
+        facts.pin = (path, lightning_pin(path, data))
     fact_words = any(word in data for word in FACT_LITERALS) and _FACT_WORDS.search(data) is not None
     switch_words = any(word in data for word in _SWITCH_LITERALS) or _with_device(data) or _may_enter_a_name(data)
     if not fact_words and not switch_words:
@@ -653,116 +645,9 @@ def _monitor_argument(call: ast.Call, position: int | None) -> str | None:
 # --- the Lightning version a file runs with (DDP009) -------------------------------------------
 
 FINDER_WORDS = (b"lr_find", b"LearningRateFinder", b"auto_lr_find")
-FIXED_IN = (2, 4, 0)
-_PACKAGES = ("lightning", "pytorch-lightning", "pytorch_lightning")
-_REQUIREMENT = lazy_compile(
-    r"""(?:^|[\s"',\[])(?P<name>lightning|pytorch[-_]lightning)(?:\[[^\]]*\])?\s*(?P<spec>[<>=!~][^;"'#\n\]]*)?""",
-    re.I | re.M,
-)
-_CLAUSE = lazy_compile(r"(===|==|~=|!=|<=|>=|<|>)\s*([0-9][0-9a-zA-Z.*+!-]*)")
 
 
-def _version(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split(".")[:3]:
-        digits = re.match(r"\d+", piece)
-        parts.append(int(digits.group()) if digits else 0)
-    return tuple(parts + [0] * (3 - len(parts)))
-
-
-def verdict(spec: str) -> str:
-    """Whether a requirement specifier allows only affected versions (< 2.4.0), only fixed ones, or both."""
-    low, high = (0, 0, 0), (10**6, 0, 0)
-    high_open = False
-    for op, text in _CLAUSE.findall(spec):
-        version = _version(text.rstrip(".*"))
-        if op in ("==", "===") and "*" not in text:
-            low = high = version
-        elif op in ("==", "===", "~="):  # ``==2.3.*`` or ``~=2.3.1``: a release series
-            parts = text.rstrip(".*").split(".")
-            low = max(low, version)
-            if op == "~=":
-                parts = parts[:-1]  # ~=2.3.1 allows 2.3.x; ~=2.3 allows 2.x
-            bumped = [int(p) if p.isdigit() else 0 for p in parts] or [0]
-            bumped[-1] += 1
-            high, high_open = min(high, _version(".".join(map(str, bumped)))), True
-        elif op == ">=":
-            low = max(low, version)
-        elif op == ">":
-            low = max(low, version)
-        elif op == "<=":
-            high = min(high, version)
-        elif op == "<":
-            high, high_open = min(high, version), True
-    if high < FIXED_IN or (high == FIXED_IN and high_open):
-        return "affected"
-    if low >= FIXED_IN:
-        return "fixed"
-    return "mixed"
-
-
-_POETRY = lazy_compile(r"""^\s*(?:lightning|pytorch[-_]lightning)\s*=\s*["']\s*([\^~]?)\s*([0-9][0-9.]*)""", re.I | re.M)
-
-
-def _pin_in_text(text: str, source: str) -> Pin | None:
-    poetry = _POETRY.search(text)  # ``lightning = "^2.4.0"`` in [tool.poetry.dependencies]
-    if poetry:
-        op, version = poetry.groups()
-        major, minor = (_version(version)[0], _version(version)[1])
-        if op == "^":
-            spec = f">={version},<{major + 1}" if major else f">={version},<0.{minor + 1}"
-        elif op == "~":
-            spec = f">={version},<{major}.{minor + 1}"
-        else:
-            spec = f"=={version}"
-        return Pin(f"{op}{version}", source, verdict(spec))
-    for match in _REQUIREMENT.finditer(text):
-        spec = (match.group("spec") or "").strip().rstrip(",")
-        if re.fullmatch(r"=\s*[0-9][0-9.*]*", spec):  # conda: ``lightning=2.5`` means 2.5.*
-            spec = "=" + spec if spec.count(".") >= 2 and "*" not in spec else "=" + spec.rstrip(".*") + ".*"
-        if spec:
-            return Pin(spec, source, verdict(spec))
-    return None
-
-
-def _shown(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
-@functools.lru_cache(maxsize=None)
-def _pin_in_folder(folder: str) -> Pin | None:
-    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
-    candidates = [n for n in names if n in ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")]
-    candidates += [n for n in names if n.startswith("requirements") and n.endswith((".txt", ".in"))]
-    for name in candidates:
-        try:
-            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
-                pin = _pin_in_text(handle.read(), _shown(os.path.join(folder, name)))
-        except OSError:
-            continue
-        if pin is not None:
-            return pin
-    parent = os.path.dirname(folder)
-    if parent == folder or os.path.exists(os.path.join(folder, ".git")):
-        return None
-    return _pin_in_folder(parent)
-
-
-@functools.lru_cache(maxsize=None)
-def _installed() -> Pin | None:
-    from importlib import metadata
-
-    for package in _PACKAGES:
-        try:
-            version = metadata.version(package)  # metadata only: lightning itself is never imported
-        except metadata.PackageNotFoundError:
-            continue
-        return Pin(f"{version} (installed)", "installed distribution", verdict(f"=={version}"))
-    return None
-
-
-def lightning_pin(path: str) -> Pin | None:
-    """The project's own pin, found upward from ``path``; else the installed version; else None."""
-    folder = os.path.dirname(os.path.abspath(path))
-    return _pin_in_folder(folder) or _installed()
+def lightning_pin(path: str, data: bytes | None = None) -> LightningVersion | None:
+    """The Lightning version the file at ``path`` runs with (``model.versions``), judged by the
+    package its text imports."""
+    return version_in_force(path, imported_package(data) if data is not None else None)

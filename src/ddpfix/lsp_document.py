@@ -80,7 +80,7 @@ def project_facts(name: str, data: bytes, rules: Sequence[type[Rule]],
                   open_elsewhere: Mapping[str, str | None] | None = None) -> ProjectFacts | None:
     """The facts of the buffer's project with the buffer in its file's place, as the CLI reads them
     for a file named alone (``project.buffer_facts``); None (the buffer alone: partial facts, so
-    decisions resting on the rest of the project stay unsafe) for a file in no project, a buffer
+    decisions resting on the rest of the project stay unsafe) for a buffer
     with no file behind it, a project that cannot be read, or one where another open document
     holds edits not saved (``open_elsewhere``: its path -> the editor's text, None where that
     cannot be compared, as a notebook's): the files on disk are then not what the user has."""
@@ -88,12 +88,10 @@ def project_facts(name: str, data: bytes, rules: Sequence[type[Rule]],
         return None
     from ddpfix.config import ConfigError
     from ddpfix.project import buffer_facts
-    from ddpfix.runner import project_root
+    from ddpfix.model.program import program_root
     from ddpfix.settings import Flags, Resolver
 
-    root = project_root(name)
-    if root is None:
-        return None
+    root = program_root(name)
     for path, text in (open_elsewhere or {}).items():
         if os.path.abspath(path) != os.path.abspath(name) and _inside(path, root) and not _saved(path, text):
             return None

@@ -3,11 +3,11 @@
 What crosses files (a monitor in train.py of a metric model.py logs under a rank guard) must come
 from the whole project, even when only some of its files are named: pre-commit names the staged
 files, an editor one buffer. So the facts are read from every file of each project a named path
-belongs to (``runner.project_root``: the folder of the nearest pyproject.toml, else the git root),
-found by the same discovery rules as a folder named (default excludes, .gitignore, ``exclude``
-settings), while only the named files are reported and fixed. The facts are then whole
-(``ProjectFacts.whole``), and fixes resting on them can be safe. A named file in no project keeps
-partial facts, so such decisions stay unsafe or report-only.
+belongs to (``model.program.program_root``: the folder of the nearest pyproject.toml, setup.cfg,
+setup.py or .git; with none, the named file's folder), found by the same discovery rules as a folder
+named (default excludes, .gitignore, ``exclude`` settings), while only the named files are reported
+and fixed. The facts are then whole (``ProjectFacts.whole``), and fixes resting on them can be safe.
+Only a truly partial view (stdin without a file name, a project too big to read) keeps them partial.
 
 The one place this is decided: the CLI (files and stdin) and the language server ask
 ``project_view``.
@@ -20,11 +20,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ddpfix.facts import ProjectFacts
+from ddpfix.model.program import program_root
 from ddpfix.runner import find_files, gather_facts, named_exclusion, project_root
 from ddpfix.settings import Resolver
 
 #: A project above this many files is not read whole for a few files named in it (a home folder
-#: that is a git repository): the facts stay partial, as for a file in no project.
+#: that is a git repository): the facts stay partial, and the run says so once.
 MAX_PROJECT_FILES = 20_000
 
 
@@ -40,8 +41,7 @@ class ProjectView:
     whole: bool
     #: Why the facts are partial (None when whole).
     partial_because: str | None = None
-    #: What a run should say on stderr: a project too big to read whole (a file in no project is
-    #: the plain case of a file checked alone, not worth a word).
+    #: What a run should say on stderr, once: why the view is partial (a project too big to read whole).
     note: str | None = None
 
 
@@ -49,22 +49,17 @@ def project_view(paths: Iterable[str], named_files: dict[str, str] | Sequence[st
                  respect_gitignore: bool = True) -> ProjectView:
     """The projects of ``paths`` (files and folders as named on the command line, or the file name
     an editor buffer or stdin stands for). ``named_files``: the files the run checks (their real
-    path -> the path shown, as ``Discovery.real``; or plain paths). A named folder that is in no
-    project is a project of its own; a named file in none leaves the facts partial."""
+    path -> the path shown, as ``Discovery.real``; or plain paths). A path in no marked project
+    belongs to the program of its folder (``model.program.program_root``): a lone script is whole."""
     if not isinstance(named_files, dict):
         named_files = {os.path.realpath(path): path for path in named_files}
     roots: list[str] = []
     covered: list[str] = []  # named folders: their files are named already
     partial_because = note = None
     for given in paths:
-        folder = os.path.isdir(given)
-        root = project_root(given)
-        if folder:
+        if os.path.isdir(given):
             covered.append(os.path.realpath(given))
-        if root is None:
-            if not folder:
-                partial_because = f"{_shown(given)} is in no project (no pyproject.toml or git repository above it)"
-            continue
+        root = program_root(given)  # a lone script's folder is its program
         if root not in roots:
             roots.append(root)
     others: dict[str, str] = {}
@@ -84,13 +79,10 @@ def project_view(paths: Iterable[str], named_files: dict[str, str] | Sequence[st
 
 
 def buffer_facts(name: str, data: bytes, resolver: Resolver, respect_gitignore: bool = True,
-                 jobs: int = 1) -> ProjectFacts | None:
+                 jobs: int = 1) -> ProjectFacts:
     """The facts for a buffer that stands for the file ``name`` (stdin with ``--stdin-filename``,
-    an editor buffer): its project's files, with the buffer in place of that file. None where the
-    file is in no project: the buffer alone, so partial facts (the engine's default)."""
+    an editor buffer): its program's files (``project_view``), with the buffer in place of that file."""
     view = project_view([name], [name], resolver, respect_gitignore)
-    if not view.roots:
-        return None
     return gather_facts(view.others, resolver.for_path(name).rules, jobs, view.whole, buffer=(name, data))
 
 
@@ -99,13 +91,11 @@ def settings_report(paths: Iterable[str], resolver: Resolver) -> list[str]:
     from, where its facts come from, and whether it is excluded."""
     lines = []
     for path in paths:
-        root = project_root(path)
-        if root is not None:
-            project = f"project = {_shown(root)} (facts from all its files)"
-        elif os.path.isdir(path):
-            project = "project = the folder itself (no pyproject.toml or git repository above it)"
+        if project_root(path) is not None:
+            project = f"project = {_shown(program_root(path))} (facts from all its files)"
         else:
-            project = "project = none (facts from the files named only: decisions that need the whole project stay unsafe)"
+            project = (f"project = {_shown(program_root(path))} (no pyproject.toml, setup.cfg, setup.py or git repository "
+                       "above it: the folder is the program; facts from all its files)")
         excluded = named_exclusion(path, os.path.isdir(path), resolver)
         lines += [f"{_shown(path)}:", *(f"  {line}" for line in resolver.for_path(path).describe()), f"  {project}",
                   f"  excluded = {excluded} (checked only when named explicitly, unless --force-exclude)"

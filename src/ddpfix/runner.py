@@ -18,6 +18,7 @@ from ddpfix.sources import fix_source, is_notebook
 import ddpfix.facts as facts_module
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Finding, Problem
+from ddpfix.model.program import marked_root
 from ddpfix.rules import all_rules
 from ddpfix.rules.base import Rule
 from ddpfix.settings import Flags, Resolver
@@ -94,20 +95,9 @@ def _ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, GitIgnore]]) ->
 
 
 def project_root(path: str) -> str | None:
-    """The root folder (a real path) of the project ``path`` belongs to: the folder of the nearest
-    pyproject.toml at or above it, looking no further than the repository it lies in; else that
-    repository's root (its git root); None where ``path`` is in no project. Looked up from where
-    the path is named (a symbolic link belongs to the project it lies in, not its target's)."""
-    folder = os.path.abspath(path)
-    if not os.path.isdir(folder):
-        folder = os.path.dirname(folder)
-    while True:
-        if os.path.isfile(os.path.join(folder, "pyproject.toml")) or os.path.exists(os.path.join(folder, ".git")):
-            return os.path.realpath(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    """The root folder (a real path) of the marked project ``path`` belongs to (``model.program``:
+    the nearest pyproject.toml, setup.cfg, setup.py or .git); None where there is none."""
+    return marked_root(path)
 
 
 def walk_boundary(folder: str) -> str:

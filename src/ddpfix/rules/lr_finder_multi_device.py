@@ -90,7 +90,7 @@ class LrFinderMultiDevice(Rule):
         if not scan.finders or not scan.multi_device_trainers:
             return
         pin = ctx.facts.pins.get(ctx.path) if ctx.path in ctx.facts.pins else _own_pin(ctx)
-        if pin is not None and pin.verdict == "fixed":
+        if pin is not None and pin.has("the LR finder's fix of PL#19813"):
             return
         devices = scan.multi_device_trainers[0][1]
         message = _message(pin, devices)
@@ -103,10 +103,10 @@ def _message(pin, devices: str) -> str:
     """The message after ``<finder> with a Trainer on ``."""
     if pin is None:
         version = "the Lightning version could not be found (no pin, nothing installed); if it is below 2.4.0"
-    elif pin.verdict == "affected":
-        version = f"Lightning {pin.spec} ({pin.source}) is below 2.4.0, and"
+    elif pin.has("the LR finder's fix of PL#19813") is False:
+        version = f"{pin.describe()} is below 2.4.0, and"
     else:
-        version = f"Lightning {pin.spec} ({pin.source}) allows versions below 2.4.0; with one of them"
+        version = f"{pin.describe()} allows versions below 2.4.0; with one of them"
     return (
         f"{devices}: {version} the first sync after the finder fails with "
         "\"RuntimeError: No backend type associated with device type cpu\" (PL#19813). Upgrade to "
@@ -117,7 +117,7 @@ def _message(pin, devices: str) -> str:
 def _own_pin(ctx: RuleContext):
     from ddpfix.facts import lightning_pin
 
-    return lightning_pin(ctx.path)
+    return lightning_pin(ctx.path, ctx.data)
 
 
 FITTING = frozenset({"fit", "validate", "test", "predict"})

@@ -15,8 +15,10 @@ from ddpfix.analysis.lightning import (FUNCTIONS, arguments_in_order, has_star, 
                                        lightning_methods, log_label, logged_names, self_method_calls)
 from ddpfix.analysis.names import exit_in, statement_names
 from ddpfix.analysis.ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
+from ddpfix.model.versions import feature_problem, imported_package, version_in_force
 from ddpfix.rules.base import Rule, RuleContext, TreeView
 
+RANK_ZERO_ONLY = "self.log(rank_zero_only=...)"
 LOG_METHODS = frozenset({"log", "log_dict"})
 #: What a fix that would rewrite a call and lose one of its comments says instead.
 COMMENT_LOST = " (not rewritten: a comment inside the call would be lost)"
@@ -82,9 +84,9 @@ class RankGatedLog(Rule):
     ## Fix safety
     - **safe** — `rank_zero_only=True` (and `sync_dist=True` dropped), where nothing monitors the
       key. In Lightning it only turns the sync off, so it is right exactly then, and "nothing
-      monitors it" needs the whole project: the run's facts must be whole (a folder that holds the
-      project; a file named alone, stdin, the language server or pre-commit's staged files do not
-      see `train.py`'s `EarlyStopping`), every monitor in it a literal (`unknown_monitors` empty),
+      monitors it" needs the whole project: the run's facts must be whole (the project of any path
+      named is read whole; stdin without `--stdin-filename` does not see `train.py`'s
+      `EarlyStopping`), every monitor in it a literal (`unknown_monitors` empty),
       the logged names literals, no monitor of this file unknown (`monitor=args.monitor`, `self.hparams.monitor`,
       `dict(monitor=...)`, `ModelCheckpoint(**cfg)`, a non-literal `"monitor"`, `LightningCLI` and its
       YAML), and no monitor naming the key's `_step` / `_epoch` forms (`on_step=True, on_epoch=True`).
@@ -94,6 +96,10 @@ class RankGatedLog(Rule):
       the key (or a key that is not a literal) with a sync (`sync_dist` not a literal False,
       `**kwargs`): an `else:` branch or an `if self.global_rank > 0:` that logs it with
       `sync_dist=True` leaves the other ranks in an all-reduce that rank 0 no longer enters.
+      And the Lightning in force has the keyword (1.4.0 and later, read from the project's pins,
+      else the installed distribution): pinned below 1.4.0 there is no fix (the keyword would be a
+      `TypeError` at the first epoch end); a version not found, or a range reaching below 1.4.0,
+      makes the fix unsafe, its reason naming the pin.
     - **unsafe** — the same where any of that is not proven.
     - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
       monitor is a literal found in the run (a known monitor needs no whole view), the method is a
@@ -178,6 +184,11 @@ class RankGatedLog(Rule):
             else "the other ranks never log the key, so their logging falls out of step"
         )
         message = f"{label} runs {where}: {problem}; mark it rank_zero_only=True"
+        # The keyword arrived in Lightning 1.4.0: never written where the version in force lacks it.
+        version = version_in_force(ctx.path, imported_package(ctx.data))
+        lacking = feature_problem(version, RANK_ZERO_ONLY)
+        if version is not None and version.has(RANK_ZERO_ONLY) is False:
+            return _Finding(call, short, f"{message}; not rewritten: {lacking}")
         drop = "sync_dist" if keyword(call, "sync_dist") is not None else None  # a no-op once rank 0 alone logs
         if not keyword_edits_keep_comments(call, ctx.view, drop, "rank_zero_only"):
             return _Finding(call, short, message + COMMENT_LOST)
@@ -185,7 +196,7 @@ class RankGatedLog(Rule):
         # unless a callback monitors the key, which then never exists on the other ranks.
         # The other ranks may also log the key with a sync elsewhere (``else:``, ``if rank > 0:``):
         # rank 0, now out of the sync, leaves them in their all-reduce.
-        why = unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, logged_names)
+        why = lacking or unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, logged_names)
         at = Span.of(ctx.position(call))
         fix = (*([edits.DropKeyword(at, drop)] if drop else []), edits.SetKeyword(at, "rank_zero_only", "True"))
         return _Finding(call, short, message, True, why, fix)

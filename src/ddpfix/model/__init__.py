@@ -1,0 +1,11 @@
+"""The project model: what the program does, asked by every rule, answered in one place each.
+
+- ``program``: which files make the program a path belongs to (its project root).
+- ``classes``: which classes are LightningModules, DataModules, Callbacks, torchmetrics Metrics...,
+  resolved across files through imports, aliases, relative imports and package re-exports.
+- ``versions``: the Lightning in force (the project's pins, else the installed distribution) and what
+  that version has (keywords, hooks).
+
+"Unknown" is an answer here: a question the model cannot settle says so, with where the unknown comes
+from, and a rule turns it into an unsafe fix or a report, never into a safe one.
+"""

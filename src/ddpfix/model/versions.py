@@ -1,0 +1,289 @@
+"""The Lightning in force: which versions a file may run with, and what those versions have.
+
+Read, never imported: the project's own pins first, found upward from the file to its repository's
+root (lock files, which name the one version installed, before declarations such as
+``requirements*.txt``, ``pyproject.toml``'s PEP 621 and Poetry tables, ``setup.py``/``setup.cfg``,
+``environment.yml``); else the metadata of a distribution installed in the project's own virtualenv
+(``.venv``/``venv`` at the root) or in the interpreter running ddpfix; else unknown (None).
+
+Per package: ``lightning`` (``import lightning``, ``lightning.pytorch``) and ``pytorch_lightning``
+are two distributions; a file is judged by the pin of the one it imports. A range that allows
+versions on both sides of a feature's first release answers "unknown" for that feature.
+
+``FEATURES`` says when each keyword, hook or value a fix may write first shipped: a fix never writes
+one the version in force lacks, and an unknown version makes such a fix unsafe.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import re
+from dataclasses import dataclass
+
+from ddpfix.lazy_regex import lazy_compile
+
+Version = tuple[int, int, int]
+
+#: The first release that has each feature a fix may write (checked in the released wheels).
+FEATURES: dict[str, Version] = {
+    "self.log(rank_zero_only=...)": (1, 4, 0),
+    "strategy='ddp_notebook'": (1, 7, 0),
+    "Trainer(use_distributed_sampler=...)": (2, 0, 0),
+    "the LR finder's fix of PL#19813": (2, 4, 0),
+}
+
+#: Distributions by the top-level package a file imports.
+DISTRIBUTIONS = {"lightning": "lightning", "pytorch_lightning": "pytorch-lightning", "lightning_fabric": "lightning-fabric"}
+_NORMAL = {"lightning": "lightning", "pytorch-lightning": "pytorch-lightning", "pytorch_lightning": "pytorch-lightning",
+           "lightning-fabric": "lightning-fabric", "lightning_fabric": "lightning-fabric"}
+_REQUIREMENT = lazy_compile(
+    r"""(?:^|[\s"',\[(])(?P<name>lightning(?:[-_]fabric)?|pytorch[-_]lightning)(?![\w-])(?:\[[^\]]*\])?\s*"""
+    r"""(?P<spec>(?:[<>=!~]=?|===)[^;"'#\n\]]*)?""",
+    re.I | re.M,
+)
+_POETRY = lazy_compile(
+    r"""^\s*["']?(?P<name>lightning(?:[-_]fabric)?|pytorch[-_]lightning)["']?\s*=\s*(?:\{[^}\n]*version\s*=\s*)?"""
+    r"""["']\s*(?P<op>[\^~]|[<>=!~]=?)?\s*(?P<version>[0-9][0-9.*]*)""",
+    re.I | re.M,
+)
+# ``[[package]]`` tables of poetry.lock / uv.lock / pdm.lock: a name line, then its version line.
+_LOCKED = lazy_compile(
+    r"""^name\s*=\s*["'](?P<name>lightning(?:[-_]fabric)?|pytorch[-_]lightning)["']\s*\r?\n"""
+    r"""(?:[^\[\n][^\n]*\r?\n)*?version\s*=\s*["'](?P<version>[0-9][^"']*)["']""",
+    re.I | re.M,
+)
+_PIPFILE_LOCK = lazy_compile(r'"(?P<name>lightning(?:[-_]fabric)?|pytorch[-_]lightning)"\s*:\s*\{[^}]*?"version"\s*:\s*"==(?P<version>[^"]+)"', re.I)
+_CLAUSE = lazy_compile(r"(===|==|~=|!=|<=|>=|<|>|=)\s*([0-9][0-9a-zA-Z.*+!-]*)")
+_LOCK_FILES = ("poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock")
+_DECLARATIONS = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml", "Pipfile")
+
+
+@dataclass(frozen=True)
+class LightningVersion:
+    """The versions of one Lightning distribution a file may run with."""
+
+    package: str  # the distribution: "lightning", "pytorch-lightning", "lightning-fabric"
+    spec: str  # "==1.3.5", ">=2.1,<2.4", "2.6.6 (installed)"
+    source: str  # where it was read: "requirements.txt:3", "installed distribution"
+    low: Version
+    high: Version  # with ``high_open``: below it; else up to it, included
+    high_open: bool
+
+    def describe(self) -> str:
+        return f"{self.package} {self.spec} ({self.source})"
+
+    def at_least(self, version: Version) -> bool | None:
+        """Every allowed version is ``version`` or later (True), none is (False), or some are (None)."""
+        if self.low >= version:
+            return True
+        if self.high < version or (self.high == version and self.high_open):
+            return False
+        return None
+
+    def has(self, feature: str) -> bool | None:
+        """The version in force has ``feature`` (a key of ``FEATURES``): True, False, or None (unknown)."""
+        return self.at_least(FEATURES[feature])
+
+
+def feature_problem(version: LightningVersion | None, feature: str) -> str | None:
+    """Why a fix that writes ``feature`` is not proven to run (None where every allowed version has it)."""
+    first = ".".join(map(str, FEATURES[feature]))
+    if version is None:
+        return (f"the Lightning version could not be found (no pin in the project, none installed); {feature} "
+                f"needs {first} or later")
+    has = version.has(feature)
+    if has:
+        return None
+    if has is False:
+        return f"{version.describe()} has no {feature} (it arrived in {first})"
+    return f"{version.describe()} allows versions before {first}, which have no {feature}"
+
+
+def parse_version(text: str) -> Version:
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = re.match(r"\d+", piece)
+        parts.append(int(digits.group()) if digits else 0)
+    return tuple(parts + [0] * (3 - len(parts)))  # type: ignore[return-value]
+
+
+def version_range(spec: str) -> tuple[Version, Version, bool]:
+    """(lowest allowed, highest, whether the highest is excluded) of a requirement specifier."""
+    low: Version = (0, 0, 0)
+    high: Version = (10**6, 0, 0)
+    high_open = False
+    for op, text in _CLAUSE.findall(spec):
+        version = parse_version(text.rstrip(".*"))
+        if op in ("==", "===") and "*" not in text:
+            low = high = version
+            high_open = False
+        elif op in ("==", "===", "~=", "="):  # ``==2.3.*``, ``~=2.3.1``, conda's ``=2.3``: a series
+            parts = text.rstrip(".*").split(".")
+            low = max(low, version)
+            if op == "~=":
+                parts = parts[:-1]  # ~=2.3.1 allows 2.3.x; ~=2.3 allows 2.x
+            bumped = [int(p) if p.isdigit() else 0 for p in parts] or [0]
+            bumped[-1] += 1
+            top = parse_version(".".join(map(str, bumped)))
+            if top <= high:
+                high, high_open = top, True
+        elif op in (">=", ">"):
+            low = max(low, version)
+        elif op == "<=":
+            if version < high:
+                high, high_open = version, False
+        elif op == "<":
+            if version <= high:
+                high, high_open = version, True
+    return low, high, high_open
+
+
+def _pinned(package: str, spec: str, source: str) -> LightningVersion:
+    return LightningVersion(package, spec, source, *version_range(spec))
+
+
+def _poetry_spec(op: str | None, version: str) -> str:
+    major, minor, _ = parse_version(version)
+    if op == "^":
+        return f">={version},<{major + 1}" if major else f">={version},<0.{minor + 1}"
+    if op == "~":
+        return f">={version},<{major}.{minor + 1}"
+    return f"{op}{version}" if op else f"=={version}"
+
+
+def _line(text: str, position: int) -> int:
+    return text.count("\n", 0, position) + 1
+
+
+def pins_in_text(text: str, source: str, name: str) -> dict[str, LightningVersion]:
+    """Each Lightning distribution's pin in one file's text (``source``: its shown path; ``name``
+    its file name, which says how to read it), the first per distribution."""
+    found: dict[str, LightningVersion] = {}
+    if name in _LOCK_FILES:
+        pattern = _PIPFILE_LOCK if name == "Pipfile.lock" else _LOCKED
+        for match in pattern.finditer(text):
+            package = _NORMAL[match.group("name").lower()]
+            spec = f"=={match.group('version')}"
+            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start())}"))
+        return found
+    if name in ("pyproject.toml", "Pipfile"):
+        for match in _POETRY.finditer(text):  # ``pytorch-lightning = "^1.3"`` in [tool.poetry.dependencies]
+            package = _NORMAL[match.group("name").lower()]
+            spec = _poetry_spec(match.group("op"), match.group("version"))
+            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start())}"))
+    for match in _REQUIREMENT.finditer(text):
+        spec = (match.group("spec") or "").strip().rstrip(",").strip()
+        if not spec or not _CLAUSE.search(spec):
+            continue
+        if re.fullmatch(r"=\s*[0-9][0-9.*]*", spec):  # conda: ``lightning=2.5`` means 2.5.*
+            spec = spec if spec.count(".") < 2 or "*" in spec else "=" + spec  # ``=2.5.1`` is exact
+        package = _NORMAL[match.group("name").lower()]
+        found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start())}"))
+    return found
+
+
+def _shown(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+@functools.lru_cache(maxsize=None)
+def _pins_in_folder(folder: str) -> tuple[dict[str, LightningVersion], dict[str, LightningVersion]]:
+    """(locked, declared) pins of the files in ``folder`` itself."""
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    locked: dict[str, LightningVersion] = {}
+    declared: dict[str, LightningVersion] = {}
+    requirements = [n for n in names if n.startswith(("requirements", "requirement")) and n.endswith((".txt", ".in"))]
+    for name in [n for n in names if n in _LOCK_FILES] + [n for n in names if n in _DECLARATIONS] + requirements:
+        path = os.path.join(folder, name)
+        try:
+            if os.path.getsize(path) > 8_000_000:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        target = locked if name in _LOCK_FILES else declared
+        for package, pin in pins_in_text(text, _shown(path), name).items():
+            target.setdefault(package, pin)
+    return locked, declared
+
+
+@functools.lru_cache(maxsize=None)
+def _project_pins(folder: str) -> dict[str, LightningVersion]:
+    """Each distribution's pin found upward from ``folder`` to its repository's root: the nearest
+    lock file's version, else the nearest declaration."""
+    locked: dict[str, LightningVersion] = {}
+    declared: dict[str, LightningVersion] = {}
+    here = folder
+    while True:
+        own_locked, own_declared = _pins_in_folder(here)
+        for package, pin in own_locked.items():
+            locked.setdefault(package, pin)
+        for package, pin in own_declared.items():
+            declared.setdefault(package, pin)
+        parent = os.path.dirname(here)
+        if parent == here or os.path.exists(os.path.join(here, ".git")):
+            break
+        here = parent
+    return {**declared, **locked}
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_in_venv(folder: str) -> dict[str, LightningVersion]:
+    """Distributions installed in a virtualenv at ``folder`` or above (``.venv``, ``venv``): the
+    project's own environment, read from its ``*.dist-info`` folder names."""
+    found: dict[str, LightningVersion] = {}
+    here = folder
+    while True:
+        for venv in (".venv", "venv", "env"):
+            if not os.path.isfile(os.path.join(here, venv, "pyvenv.cfg")):
+                continue
+            for info in glob.glob(os.path.join(here, venv, "lib", "python*", "site-packages", "*.dist-info")):
+                base = os.path.basename(info)[: -len(".dist-info")]
+                name, _, version = base.partition("-")
+                package = _NORMAL.get(name.lower().replace("_", "-"))
+                if package and version:
+                    found.setdefault(package, _pinned(package, f"=={version}", _shown(info)))
+        parent = os.path.dirname(here)
+        if found or parent == here or os.path.exists(os.path.join(here, ".git")):
+            return found
+        here = parent
+
+
+@functools.lru_cache(maxsize=None)
+def _installed(package: str) -> LightningVersion | None:
+    from importlib import metadata
+
+    try:
+        version = metadata.version(package)  # metadata only: Lightning itself is never imported
+    except metadata.PackageNotFoundError:
+        return None
+    return LightningVersion(package, f"{version} (installed)", "installed distribution", *version_range(f"=={version}"))
+
+
+def version_in_force(path: str, imported: str | None = None) -> LightningVersion | None:
+    """The Lightning version the file at ``path`` runs with. ``imported``: the top-level package
+    the file imports (``lightning``, ``pytorch_lightning``, ``lightning_fabric``); None: whichever
+    the project pins (``lightning`` first). None where nothing is known."""
+    folder = os.path.dirname(os.path.abspath(path))
+    packages = [DISTRIBUTIONS[imported]] if imported in DISTRIBUTIONS else ["lightning", "pytorch-lightning", "lightning-fabric"]
+    for source in (_project_pins(folder), _installed_in_venv(folder)):
+        for package in packages:
+            if package in source:
+                return source[package]
+    for package in packages:
+        installed = _installed(package)
+        if installed is not None:
+            return installed
+    return None
+
+
+def imported_package(data: bytes) -> str | None:
+    """The Lightning package a file imports (``lightning`` before ``pytorch_lightning``), or None."""
+    for package in ("lightning", "pytorch_lightning", "lightning_fabric"):
+        if re.search(rb"^\s*(?:from|import)\s+" + package.encode() + rb"\b", data, re.M):
+            return package
+    return None
