@@ -166,13 +166,13 @@ def pins_in_text(text: str, source: str, name: str) -> dict[str, LightningVersio
         for match in pattern.finditer(text):
             package = _NORMAL[match.group("name").lower()]
             spec = f"=={match.group('version')}"
-            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start())}"))
+            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
         return found
     if name in ("pyproject.toml", "Pipfile"):
         for match in _POETRY.finditer(text):  # ``pytorch-lightning = "^1.3"`` in [tool.poetry.dependencies]
             package = _NORMAL[match.group("name").lower()]
             spec = _poetry_spec(match.group("op"), match.group("version"))
-            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start())}"))
+            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
     for match in _REQUIREMENT.finditer(text):
         spec = (match.group("spec") or "").strip().rstrip(",").strip()
         if not spec or not _CLAUSE.search(spec):
@@ -180,7 +180,7 @@ def pins_in_text(text: str, source: str, name: str) -> dict[str, LightningVersio
         if re.fullmatch(r"=\s*[0-9][0-9.*]*", spec):  # conda: ``lightning=2.5`` means 2.5.*
             spec = spec if spec.count(".") < 2 or "*" in spec else "=" + spec  # ``=2.5.1`` is exact
         package = _NORMAL[match.group("name").lower()]
-        found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start())}"))
+        found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
     return found
 
 
