@@ -20,14 +20,13 @@ from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
+from ddpfix.model.classes import Import, class_bases, from_imports, resolve_kinds
 from ddpfix.model.versions import LightningVersion, imported_package, version_in_force
 
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
 #: ``monitor`` when given positionally (Lightning 2.x: ``EarlyStopping(monitor, ...)``,
 #: ``ModelCheckpoint(dirpath, filename, monitor, ...)``; ``StochasticWeightAveraging`` takes none).
 MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWeightAveraging": None}
-# ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
-_CLASS = lazy_compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
 # What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
 # comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
 # key), ``seed_everything``, ``use_distributed_sampler``.
@@ -88,9 +87,6 @@ def _needles(pattern: str) -> tuple[bytes, ...]:
 
 
 _HAZARD_NEEDLES = {name: _needles(pattern) for name, pattern in PROJECT_HAZARDS.items()}
-LIGHTNING_BASES = frozenset({"LightningModule"})
-# ``from lightning import LightningModule as LM``: a class deriving from ``LM`` is a LightningModule.
-_BASE_ALIAS = lazy_compile(rb"LightningModule[ \t]+as[ \t]+(\w+)")
 
 
 @dataclass(frozen=True)
@@ -124,11 +120,13 @@ class FileFacts:
     #: ``dict(monitor=name)``, a LightningCLI whose callbacks come from YAML): any metric may be one.
     unknown_monitors: list[Monitor] = field(default_factory=list)
     classes: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (name, base names)
+    #: Its ``from ... import`` names where they may re-export a class (a file with classes, a package
+    #: ``__init__``): ``model.classes``.
+    imports: list[Import] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
     sampler_off: bool = False  # a Trainer(use_distributed_sampler=False) in this file
     pin: tuple[str, LightningVersion | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
-    stem: str = ""  # its module name: ``model`` for ``pkg/model.py``
     lightning: bool = False  # the file mentions Lightning
     default_devices: list[DeviceSwitch] = field(default_factory=list)
     #: Its ``default_devices`` were left to be read from ``path`` when a rule asks
@@ -143,8 +141,9 @@ class FileFacts:
 @dataclass(frozen=True)
 class ProjectFacts:
     monitored: dict[str, tuple[Monitor, ...]] = field(default_factory=dict)
-    #: LightningModule subclasses anywhere in the run: class name -> the module names (file stems)
-    #: that define one, so ``from timm.layers import Block`` is not taken for the run's own ``Block``.
+    #: LightningModule subclasses anywhere in the run: class name -> the module keys (the defining
+    #: file's stem, a package that re-exports it) by which a file can import one, so
+    #: ``from timm.layers import Block`` is not taken for the run's own ``Block`` (``model.classes``).
     lightning_modules: dict[str, frozenset[str]] = field(default_factory=dict)
     seeds: dict[str, frozenset[int]] = field(default_factory=dict)  # folder of a seed_everything call -> seeds
     sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
@@ -164,6 +163,8 @@ class ProjectFacts:
     hazards: frozenset[str] = frozenset()
     #: Files of the run whose hazards are still to be read (``read_later``), in order.
     hazard_sources: tuple[str, ...] = ()
+    #: The same for every kind of ``model.classes.KINDS`` (DataModules, Callbacks, Metrics...).
+    kinds: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
     #: What ``read_later`` answered, path by path: each file is read at most once per run.
     _read: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -216,8 +217,7 @@ class ProjectFacts:
     @classmethod
     def merge(cls, parts: Iterable[FileFacts], whole: bool = False) -> ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
-        bases: dict[str, set[str]] = {}
-        stems: dict[str, set[str]] = {}
+        classes: list = []
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
         pins: dict[str, LightningVersion | None] = {}
@@ -239,60 +239,25 @@ class ProjectFacts:
                 switch_parts.append(tuple(part.default_devices))
             for monitor in part.monitors:
                 monitored.setdefault(monitor.metric, []).append(monitor)
-            for name, names in part.classes:
-                bases.setdefault(name, set()).update(names)
-                stems.setdefault(name, set()).add(part.stem)
+            if part.classes or part.imports:
+                classes.append((part.path, part.classes, part.imports))
             if part.seeds:
                 seeds.setdefault(part.folder, set()).update(part.seeds)
             if part.sampler_off:
                 sampler_off.add(part.folder)
             if part.pin is not None:
                 pins[part.pin[0]] = part.pin[1]
-        modules = {name for name, names in bases.items() if names & LIGHTNING_BASES}
-        grew = True
-        while grew:  # derivation across files, by class name
-            grew = False
-            for name, names in bases.items():
-                if name not in modules and names & modules:
-                    modules.add(name)
-                    grew = True
+        kinds = resolve_kinds(classes)
         return cls(
-            {k: tuple(v) for k, v in monitored.items()}, {m: frozenset(stems.get(m, ())) for m in modules},
+            {k: tuple(v) for k, v in monitored.items()}, kinds["LightningModule"],
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
-            tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=frozenset(hazards), hazard_sources=tuple(hazard_sources),
+            tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=frozenset(hazards), hazard_sources=tuple(hazard_sources), kinds=kinds,
         )
 
 
 def _within(path: str, folder: str) -> bool:
     here = os.path.dirname(os.path.abspath(path))
     return here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
-    """(class name, last names of its bases) for each ``class X(...)`` line: a regex, no parse.
-    A base the file imports under another name is given by its own name (``LM`` is
-    ``LightningModule`` after ``import LightningModule as LM``)."""
-    found = []
-    position = 0
-    aliases = {m.group(1).decode("ascii", "replace"): "LightningModule" for m in _BASE_ALIAS.finditer(data)}
-    while True:
-        match = _CLASS.search(data, position)
-        if match is None:
-            return found
-        start = match.start()
-        line_start = data.rfind(b"\n", 0, start) + 1
-        if data[line_start:start].strip(b" \t"):
-            position = start + 1  # ``subclass X(`` in a comment: not a class statement
-            continue
-        names = tuple(
-            aliases.get(name, name) for name in (
-                part.strip().rsplit(b".", 1)[-1].decode("ascii", "replace")
-                for part in match.group(2).split(b",")
-                if part.strip() and b"=" not in part
-            )
-        )
-        found.append((match.group(1).decode("ascii", "replace"), names))
-        position = match.end()
 
 
 def is_lightning_code(data: bytes, facts: ProjectFacts | None) -> bool:
@@ -336,11 +301,12 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     facts = FileFacts(
         path=path,
         folder=os.path.dirname(os.path.abspath(path)),
-        stem=os.path.splitext(os.path.basename(path))[0],
         lightning=b"lightning" in data,
     )
     if b"class" in data:
         facts.classes.extend(class_bases(data))
+    if facts.classes or path.endswith("__init__.py"):
+        facts.imports.extend(from_imports(data))
     defer = defer and not facts.lightning
     facts.hazards = None if defer else {name for name, pattern in _HAZARDS.items()
                                         if any(needle in data for needle in _HAZARD_NEEDLES[name]) and pattern.search(data)}
