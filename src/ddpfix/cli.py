@@ -55,7 +55,8 @@ def select_rules(select: Sequence[str], ignore: Sequence[str], extend: Sequence[
 
 def rules_table() -> str:
     rows = [("Code", "Name", "Fix", "Summary")]
-    rows += [(r.code, r.name, "yes" if r.fixable else "no", r.summary) for r in all_rules()]
+    rows += [(r.code, r.name, "yes" if r.fixable else "no", ("(preview) " if r.preview else "") + r.summary)
+             for r in all_rules()]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return "\n".join(
         f"{code:<{widths[0]}}  {name:<{widths[1]}}  {fix:<{widths[2]}}  {text}" for code, name, fix, text in rows
@@ -134,6 +135,9 @@ class Output:
 @click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
               help="Also apply (and show in diffs) the fixes marked [~]: plausible, but not proven to keep what "
               "correct code computes; review them. Default: safe fixes only ([*]).")
+@click.option("--preview/--no-preview", "preview", default=None,
+              help="Also run the preview rules (below their precision target on real code; see --list-rules) "
+              "where ALL, a prefix or the default selects rules. An exact code selects one without it.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rules (codes, code prefixes or names; comma-separated).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rules (codes, code prefixes or names; comma-separated).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip paths matching this gitignore-style pattern (repeatable).")
@@ -180,7 +184,7 @@ class Output:
 @click.option("--fix-memory-budget", metavar="SIZE", default=None,
               help="Memory each file's analysis and fixes may take, e.g. 4GiB (default 2GiB); over it: E903.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
-def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, ignore, exclude, respect_gitignore,
+def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, select, ignore, exclude, respect_gitignore,
             log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
             extend_select, statistics, exit_zero, add_noqa,
             verbose, show_fixes, no_pager,
@@ -216,7 +220,8 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, select, i
     # Each file is checked with the settings of its nearest [tool.ddpfix] (settings.py); the first
     # PATH's settings give the run's ``jobs`` and the rules of stdin.
     resolver = Resolver(Flags(tuple(select), tuple(ignore), tuple(exclude), log_mode, unsafe_fixes, show_suppressed,
-                              config_path, tuple(extend_select), max_file_size, fix_time_budget, fix_memory_budget))
+                              config_path, tuple(extend_select), max_file_size, fix_time_budget, fix_memory_budget,
+                              preview=preview))
     try:
         settings = resolver.for_path(start)
         if show_settings:

@@ -2,7 +2,8 @@
 
 Keys: ``select``, ``extend-select``, ``ignore``, ``exclude``, ``extend-exclude`` (lists of strings), ``log-mode``
 (``auto`` | ``rank-zero-only`` | ``sync-dist``), ``jobs`` (a positive integer) and ``unsafe-fixes``
-(a boolean: also apply the fixes not proven safe, as ``--unsafe-fixes``); the limits per file
+(a boolean: also apply the fixes not proven safe, as ``--unsafe-fixes``), ``preview`` (a boolean: the
+preview rules join the default selection, as ``--preview``); the limits per file
 ``max-file-size``, ``fix-time-budget``, ``fix-memory-budget`` (docs/limits.md). An unknown key or
 rule, or a value of the wrong type, is an error that names the key and the file.
 """
@@ -33,6 +34,7 @@ class Config:
     log_mode: str | None = None
     jobs: int | None = None
     unsafe_fixes: bool | None = None
+    preview: bool | None = None
     max_file_size: int | None = None
     fix_time_budget: float | None = None
     fix_memory_budget: int | None = None
@@ -100,6 +102,10 @@ def load(path: str | None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: [tool.ddpfix] unsafe-fixes must be true or false")
             config.unsafe_fixes = value
+        elif key == "preview":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: [tool.ddpfix] preview must be true or false")
+            config.preview = value
         elif key in LIMIT_KEYS:
             from ddpfix.budget import limit_setting
 

@@ -16,14 +16,17 @@ from ddpfix.rules.base import Rule
 def rule_page(rule: type[Rule]) -> str:
     fix = ("yes: safe where the analysis proves it, else unsafe (applied only with --unsafe-fixes); "
            "see *Fix safety*") if rule.fixable else "no (a diagnostic only)"
-    return f"# {rule.code} `{rule.name}`\n\n{rule.summary}\n\nAutomatic fix: {fix}.\n\n{rule.page()}\n"
+    preview = ("\n\n**Preview rule**: below its precision target on real code (bench/real), so not in the default "
+               f"selection; run it with `--select {rule.code}` or `--preview`.") if rule.preview else ""
+    return f"# {rule.code} `{rule.name}`\n\n{rule.summary}{preview}\n\nAutomatic fix: {fix}.\n\n{rule.page()}\n"
 
 
 def pages() -> dict[str, str]:
     """File name -> content, one page per rule plus an index."""
     out = {f"{rule.code}.md": rule_page(rule) for rule in all_rules()}
     index = ["# ddpfix rules", ""]
-    index += [f"- [{rule.code} `{rule.name}`]({rule.code}.md): {rule.summary}" for rule in all_rules()]
+    index += [f"- [{rule.code} `{rule.name}`]({rule.code}.md): {'(preview) ' if rule.preview else ''}{rule.summary}"
+              for rule in all_rules()]
     out["README.md"] = "\n".join(index) + "\n"
     return out
 

@@ -43,6 +43,7 @@ class Flags:
     max_file_size: str | None = None
     fix_time_budget: float | None = None
     fix_memory_budget: str | None = None
+    preview: bool | None = None  # --preview: preview rules join ALL, prefixes and the default
 
 
 class Settings:
@@ -53,16 +54,17 @@ class Settings:
         self.config = config
         try:
             # the table's own errors are the table's
-            configured = select_rules(config.select, config.ignore, config.extend_select)
+            preview = self.preview = bool(config.preview if flags.preview is None else flags.preview)
+            configured = select_rules(config.select, config.ignore, config.extend_select, preview)
         except UnknownRule as err:
             raise ConfigError(f"{config.path}: [tool.ddpfix] {err}") from err
         # A --select on the command line replaces the table's selection (and its extend-select);
         # ignores and extend-selects add up otherwise.
         if flags.select:
-            self.rules = tuple(select_rules(flags.select, flags.ignore, flags.extend_select))
+            self.rules = tuple(select_rules(flags.select, flags.ignore, flags.extend_select, preview))
         elif flags.ignore or flags.extend_select:
             self.rules = tuple(select_rules(config.select, [*config.ignore, *flags.ignore],
-                                            [*config.extend_select, *flags.extend_select]))
+                                            [*config.extend_select, *flags.extend_select], preview))
         else:
             self.rules = tuple(configured)
         self.options: Mapping[str, object] = {
@@ -119,6 +121,7 @@ class Settings:
             f"rules = [{', '.join(rule.code for rule in self.rules)}]",
             f"log-mode = {self.options['log_mode']}",
             f"unsafe-fixes = {str(self.options['unsafe_fixes']).lower()}",
+            f"preview = {str(bool(self.preview)).lower()}",
             f"exclude = [{', '.join(repr(p) for p in exclude)}]",
             f"jobs = {self.config.jobs if self.config.jobs is not None else 'one per CPU'}",
             *(f"{key} = {describe_limit(key, self.options.get(key.replace('-', '_')))}" for key in LIMIT_KEYS),

@@ -47,20 +47,32 @@ class UnknownRule(ValueError):
         self.option = option
 
 
+def _names_exactly(spec: str, matched: list[type[Rule]]) -> bool:
+    """``spec`` is one rule's own code or name, not ALL or a prefix."""
+    return len(matched) == 1 and spec.strip().upper() in (matched[0].code, matched[0].name.upper())
+
+
 def _split(values: Sequence[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def select_rules(select: Sequence[str], ignore: Sequence[str], extend: Sequence[str] = ()) -> list[type[Rule]]:
+def select_rules(select: Sequence[str], ignore: Sequence[str], extend: Sequence[str] = (),
+                 preview: bool = False) -> list[type[Rule]]:
     """The rules a selection names, in code order: every rule unless ``select`` says otherwise, plus
     those ``extend`` (``extend-select``) names, less those ``ignore`` names. The one place every
-    front-end (CLI, language server) picks rules."""
+    front-end (CLI, language server) picks rules.
+
+    A preview rule (``Rule.preview``: below its precision target on real code) is chosen only by
+    its exact code or name, or with ``preview``: ``ALL``, a prefix and the default leave it out,
+    as Ruff's preview rules."""
     chosen: list[type[Rule]] = []
     for specs, option in ((_split(select) or ["ALL"], "--select"), (_split(extend), "--extend-select")):
         for spec in specs:
             matched = resolve(spec)
             if not matched:
                 raise UnknownRule(spec, option)
+            if not preview and not _names_exactly(spec, matched):
+                matched = [rule for rule in matched if not rule.preview]
             chosen.extend(rule for rule in matched if rule not in chosen)
     for spec in _split(ignore):
         matched = resolve(spec)

@@ -299,6 +299,9 @@ class Rule:
     #: Reads ``ctx.facts`` (monitored metrics, LightningModule classes of other files): the runner
     #: then gathers them over the whole run first.
     uses_facts: ClassVar[bool] = False
+    #: A preview rule is below its precision target on real code (bench/real): left out of the
+    #: default selection, chosen by its exact code or with ``--preview`` (``rules.select_rules``).
+    preview: ClassVar[bool] = False
     #: Only Lightning code can hold this pitfall: files that neither import Lightning nor subclass a
     #: LightningModule of the run are skipped before parsing.
     lightning_only: ClassVar[bool] = False
