@@ -49,6 +49,13 @@ class LrFinderMultiDevice(Rule):
     pinned or installed Lightning is 2.4.0 or newer, or when the finder runs on a Trainer that never
     fits (`Tuner(L.Trainer(...)).lr_find(...)`, or a trainer variable with no `.fit`/`.validate`/
     `.test`/`.predict` call): that is the way out above.
+
+    Each finder is judged on its own Trainer where the file says which one it is: the `Tuner`'s
+    trainer (a `Trainer(...)` call, or a name bound once to one), 1.x `trainer.tuner`, the Trainer
+    whose `callbacks=` list holds the `LearningRateFinder`, the Trainer that says `auto_lr_find`.
+    A finder on a one-device Trainer is not reported even when another Trainer of the file runs
+    DDP. Where the file does not say (a Trainer made by a function, a callback list built
+    elsewhere), any Trainer of the file on several devices may be the one.
     """
 
     code = "DDP009"
@@ -92,11 +99,13 @@ class LrFinderMultiDevice(Rule):
         pin = ctx.facts.pins.get(ctx.path) if ctx.path in ctx.facts.pins else _own_pin(ctx)
         if pin is not None and pin.has("the LR finder's fix of PL#19813"):
             return
-        devices = scan.multi_device_trainers[0][1]
-        message = _message(pin, devices)
-        for node, what in scan.finders:
+        for node, what, trainer in scan.finders:
+            # The finder's own Trainer where the file says which one it is; else any of the file's.
+            devices = scan.devices_of(trainer) if trainer is not None else scan.multi_device_trainers[0][1]
+            if devices is None:
+                continue  # the finder runs on a Trainer of one device
             ctx.report(node, f"{what} on {clip(devices)} needs Lightning>=2.4.0",
-                       detail=f"{what} with a Trainer on {message}", fixable=False)
+                       detail=f"{what} with a Trainer on {_message(pin, devices)}", fixable=False)
 
 
 def _message(pin, devices: str) -> str:
@@ -134,8 +143,23 @@ class _Scan:
 
     def __init__(self, tree: ast.Module, ctx: RuleContext):
         self.ctx = ctx
-        self.finders: list[tuple[ast.AST, str]] = []
+        #: (where, what, the ``Trainer(...)`` call it runs on where the file says, else None)
+        self.finders: list[tuple[ast.AST, str, ast.Call | None]] = []
         self.multi_device_trainers: list[tuple[ast.Call, str]] = []
+        self._devices: dict[int, str | None] = {}  # id of each Trainer call -> its devices, when several
+        # Names bound once, to a Trainer call (a name bound twice or otherwise is not known).
+        self._bound: dict[str, ast.expr | None] = {}
+        for node in every_node(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name = node.targets[0].id
+                self._bound[name] = node.value if name not in self._bound else None
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+                self._bound[node.target.id] = None
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for part in ast.walk(target):
+                        if isinstance(part, ast.Name):
+                            self._bound[part.id] = None
         tuners: dict[str, ast.expr] = {}  # tuner variable -> the trainer it tunes
         fitted: set[str] = set()  # trainer variables that run fit/validate/test/predict
         lr_finds: list[ast.Call] = []
@@ -150,25 +174,44 @@ class _Scan:
         for call in lr_finds:
             owner = call.func.value
             trainer = tuners.get(owner.id) if isinstance(owner, ast.Name) else self._tuned_trainer(owner)
+            if trainer is None and isinstance(owner, ast.Attribute) and owner.attr == "tuner":
+                trainer = owner.value  # 1.x: ``trainer.tuner.lr_find(...)``
             if trainer is not None and self._throw_away(trainer, fitted):
                 continue  # the documented way out: the finder's Trainer is not the one that fits
-            self.finders.append((call, f"{_own_code(call.func, call, ctx)}()"))
+            self.finders.append((call, f"{_own_code(call.func, call, ctx)}()", self._trainer_call(trainer)))
+        for parent in every_node(tree):  # ``Trainer(callbacks=[LearningRateFinder()])``: that Trainer's
+            if isinstance(parent, ast.Call) and lightning_name(ctx.imports, parent.func) == "Trainer":
+                for callback in _callbacks_of(parent, self._bound):
+                    self.finders = [(n, w, parent if n is callback else t) for n, w, t in self.finders]
+
+    def _trainer_call(self, trainer: ast.expr | None) -> ast.Call | None:
+        """The ``Trainer(...)`` call ``trainer`` is (a call, or a name bound once to one), else None."""
+        if isinstance(trainer, ast.Name):
+            trainer = self._bound.get(trainer.id)
+        if isinstance(trainer, ast.Call) and lightning_name(self.ctx.imports, trainer.func) == "Trainer" and id(trainer) in self._devices:
+            return trainer
+        return None
+
+    def devices_of(self, trainer: ast.Call) -> str | None:
+        """How a Trainer's ``devices`` reads when it may be several; None for one device."""
+        return self._devices.get(id(trainer))
 
     def _call(self, node: ast.Call, lr_finds: list[ast.Call], fitted: set[str]) -> None:
         func = node.func
         short = lightning_name(self.ctx.imports, func)
         if short == "LearningRateFinder":
-            self.finders.append((node, "the LearningRateFinder callback"))
+            self.finders.append((node, "the LearningRateFinder callback", None))
         elif isinstance(func, ast.Attribute) and func.attr == "lr_find":
             lr_finds.append(node)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in FITTING:
             fitted.add(func.value.id)
         if short == "Trainer":
             auto = keyword(node, "auto_lr_find")
-            if auto is not None and not (isinstance(auto.value, ast.Constant) and auto.value.value is False):
-                self.finders.append((auto, "Trainer(auto_lr_find=...)"))
             devices = keyword(node, "devices") or keyword(node, "gpus")
             described = _several(devices, self.ctx) if devices is not None else "devices=\"auto\" (all available)"
+            self._devices[id(node)] = described
+            if auto is not None and not (isinstance(auto.value, ast.Constant) and auto.value.value is False):
+                self.finders.append((auto, "Trainer(auto_lr_find=...)", node))
             if described:
                 self.multi_device_trainers.append((node, described))
 
@@ -185,6 +228,18 @@ class _Scan:
         if isinstance(trainer, ast.Call):
             return lightning_name(self.ctx.imports, trainer.func) == "Trainer"
         return isinstance(trainer, ast.Name) and trainer.id not in fitted
+
+
+def _callbacks_of(trainer: ast.Call, bound: dict[str, ast.expr | None]) -> list[ast.AST]:
+    """The calls in a Trainer's ``callbacks=`` list (written there, or in a list bound once to the
+    name it passes)."""
+    given = keyword(trainer, "callbacks")
+    value = given.value if given is not None else None
+    if isinstance(value, ast.Name):
+        value = bound.get(value.id)
+    if not isinstance(value, (ast.List, ast.Tuple)):
+        return []
+    return [element for element in value.elts if isinstance(element, ast.Call)]
 
 
 def _several(devices: ast.keyword, ctx: RuleContext) -> str | None:
