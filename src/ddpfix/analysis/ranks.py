@@ -17,6 +17,11 @@ from ddpfix.analysis.lightning import lightning_name
 
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
+#: Rank variables that Lightning's own launcher (``subprocess_script.py``: ``LOCAL_RANK``,
+#: ``NODE_RANK``, ``WORLD_SIZE``) does not set: torchrun and SLURM do. A test on one of them holds on
+#: every rank (with a default) or fails (without) under ``Trainer(strategy="ddp")`` launched by
+#: Lightning, so it is a rank guard only under another launcher: which one runs is unknown.
+LAUNCHER_VARIABLES = frozenset({"RANK", "SLURM_PROCID"})
 #: Prefilter words of the rules about rank guards: a file without any of them has no rank guard.
 #: ``RANK`` and ``SLURM_PROCID`` stand for the environment variables: ``int(os.environ["RANK"]) == 0``
 #: may be a file's only rank test (``RANK`` is in ``LOCAL_RANK`` and ``NODE_RANK`` as well).
@@ -35,6 +40,9 @@ class Guard:
     pure: bool  # the test is only a rank test (no ``and batch_idx == 0``)
     standalone: bool = True  # the ``if`` stands in a block (an ``elif`` does not): code can go next to it
     nested: bool = False  # inside another rank guard: moving out of this one is not enough
+    #: The environment variable the test reads that only some launchers set (``LAUNCHER_VARIABLES``):
+    #: the guard gates rank 0 under torchrun or SLURM, and nothing under Lightning's own launcher.
+    launcher: str | None = None
 
 
 def rank_words(imports: ImportTable) -> tuple[str, ...]:
@@ -96,6 +104,22 @@ class TreeRankTests:
     def _rank(self, node: ast.expr) -> bool:
         return self._is_rank(node) or self._is_rank_variable(node)
 
+    def launcher_variable(self, test: ast.expr) -> str | None:
+        """The ``LAUNCHER_VARIABLES`` entry a test reads, if any (``os.environ.get("RANK", 0) == 0``)."""
+        for node in ast.walk(test):
+            if isinstance(node, (ast.Subscript, ast.Call)) and self._is_rank_variable(node):
+                key = node.slice if isinstance(node, ast.Subscript) else arguments(node)[0]
+                if string_value(key) in LAUNCHER_VARIABLES:
+                    return string_value(key)
+        return None
+
+    def _same_on_every_rank_when_distributed(self, node: ast.expr) -> bool:
+        """``not dist.is_initialized()`` / ``not dist.is_available()``: False on every rank once the
+        process group runs (so ``<it> or <rank 0 test>`` is the rank test there), True in one process."""
+        return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Call)
+                and not arguments(node.operand)
+                and self.imports.qualify(node.operand.func) in ("torch.distributed.is_initialized", "torch.distributed.is_available"))
+
     def _comparison(self, node: ast.Compare) -> str | None:
         """``"zero"`` for rank == 0, ``"nonzero"`` for rank != 0 / rank > 0, else None."""
         if len(node.ops) != 1:
@@ -133,6 +157,15 @@ class TreeRankTests:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.classify(test.operand)
             return (_FLIPPED[inner[0]], True) if inner is not None and inner[1] else None
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            # ``not dist.is_initialized() or dist.get_rank() == 0``: rank 0 alone under DDP, and
+            # every statement runs in one process as it did, so the test is read as a pure rank test.
+            kinds = [self.classify(value) for value in test.values]
+            zero = [kind for kind in kinds if kind is not None and kind[0] == "zero"]
+            rest = [value for value, kind in zip(test.values, kinds) if kind is None or kind[0] != "zero"]
+            if len(zero) == 1 and all(self._same_on_every_rank_when_distributed(value) for value in rest):
+                return "zero", zero[0][1]
+            return None
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             # LibCST nests ``a and b and c`` two by two; any side that is a rank-0 test counts there too.
             if any((self.classify(value) or ("",))[0] == "zero" for value in test.values):
@@ -181,7 +214,8 @@ def _walk(block: list[ast.stmt], tests: TreeRankTests, guard: Guard | None) -> I
             kind = tests.classify(statement.test)
             if kind == ("nonzero", True) and not statement.orelse and only_returns(statement.body):
                 # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
-                current = Guard(statement, "return", True, nested=current is not None)
+                current = Guard(statement, "return", True, nested=current is not None,
+                                launcher=tests.launcher_variable(statement.test))
             continue
         if isinstance(statement, TREE_COMPOUND):
             for inner in child_blocks(statement):
@@ -194,7 +228,8 @@ def _walk_if(node: ast.If, tests: TreeRankTests, outer: Guard | None) -> Iterato
     # ``elif`` and ``else: if`` are the same tree here and may be told apart in LibCST's; the
     # statements gated and their guards are the same either way (``_ranks._walk_if``).
     kind = tests.classify(node.test)
-    body_guard = Guard(node, "body", kind[1]) if kind and kind[0] == "zero" else None
-    else_guard = Guard(node, "orelse", kind[1]) if kind and kind[0] == "nonzero" else None
+    launcher = tests.launcher_variable(node.test) if kind else None
+    body_guard = Guard(node, "body", kind[1], launcher=launcher) if kind and kind[0] == "zero" else None
+    else_guard = Guard(node, "orelse", kind[1], launcher=launcher) if kind and kind[0] == "nonzero" else None
     yield from _walk(node.body, tests, body_guard or outer)
     yield from _walk(node.orelse, tests, else_guard or outer)

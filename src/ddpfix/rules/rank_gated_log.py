@@ -196,7 +196,10 @@ class RankGatedLog(Rule):
         # unless a callback monitors the key, which then never exists on the other ranks.
         # The other ranks may also log the key with a sync elsewhere (``else:``, ``if rank > 0:``):
         # rank 0, now out of the sync, leaves them in their all-reduce.
-        why = lacking or unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, logged_names)
+        # Under a launcher that leaves the guard true on every rank, every rank logs: without a
+        # sync, rank_zero_only=True changes nothing there either; dropping a sync changes the value.
+        launcher = launcher_unknown(gated.guard.launcher) if gated.guard.launcher and synced else None
+        why = lacking or launcher or unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, logged_names)
         at = Span.of(ctx.position(call))
         fix = (*([edits.DropKeyword(at, drop)] if drop else []), edits.SetKeyword(at, "rank_zero_only", "True"))
         return _Finding(call, short, message, True, why, fix)
@@ -324,7 +327,8 @@ def _walk(block: list[ast.stmt], place: _Place, tests: TreeRankTests, view: Tree
             yield from _walk_if(unit, (place, index), tests, view, current, current_at, standalone=True)
             if tests.classify(unit.test) == ("nonzero", True) and not unit.orelse and only_returns(unit.body):
                 # ``if not self.trainer.is_global_zero: return``: the rest of this block is rank 0's.
-                current, current_at, direct = Guard(unit, "return", True, nested=current is not None), (place, index), True
+                current, current_at, direct = Guard(unit, "return", True, nested=current is not None,
+                                                    launcher=tests.launcher_variable(unit.test)), (place, index), True
             continue
         if isinstance(unit, (*FUNCTIONS, ast.ClassDef)):
             continue  # defined here, run elsewhere
@@ -336,8 +340,9 @@ def _walk_if(node: ast.If, at: tuple[_Place, int] | None, tests: TreeRankTests, 
              outer: Guard | None, outer_at: tuple[_Place, int] | None, standalone: bool):
     kind = tests.classify(node.test)
     nested = outer is not None
-    body_guard = Guard(node, "body", kind[1], standalone, nested) if kind and kind[0] == "zero" else None
-    else_guard = Guard(node, "orelse", kind[1], standalone, nested) if kind and kind[0] == "nonzero" else None
+    launcher = tests.launcher_variable(node.test) if kind else None
+    body_guard = Guard(node, "body", kind[1], standalone, nested, launcher) if kind and kind[0] == "zero" else None
+    else_guard = Guard(node, "orelse", kind[1], standalone, nested, launcher) if kind and kind[0] == "nonzero" else None
     yield from _walk(node.body, _Place(node, "body"), tests, view, body_guard or outer,
                      at if body_guard else outer_at, body_guard is not None)
     if not node.orelse:
@@ -388,6 +393,12 @@ def _move(gated: _Gated, ctx: RuleContext):
     return edits.MoveOutOfIf(owner, place.block, index, gated.guard.branch, line)
 
 
+def launcher_unknown(variable: str) -> str:
+    return (f"the guard reads {variable}, which torchrun and SLURM set but Lightning's own launcher does not: "
+            "under Trainer(strategy='ddp') launched by Lightning it holds on every rank (or fails), so whether it "
+            "gates rank 0 depends on a launcher the code does not name")
+
+
 def _why_not_movable(call: ast.Call, gated: _Gated) -> str | None:
     """Why ``call`` cannot move out of its guard, with the rest of the guarded block kept as it is."""
     guard = gated.guard
@@ -395,6 +406,8 @@ def _why_not_movable(call: ast.Call, gated: _Gated) -> str | None:
         return "the whole method is @rank_zero_only"
     if not guard.pure:
         return "the guard also tests something else, so moving the call out would log more often"
+    if guard.launcher:
+        return launcher_unknown(guard.launcher)
     if not guard.standalone:
         return "the guard is an `elif`"
     if guard.nested:
