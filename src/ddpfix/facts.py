@@ -26,6 +26,8 @@ from ddpfix.model.versions import LightningVersion, imported_package, version_in
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
 #: ``monitor`` when given positionally (Lightning 2.x: ``EarlyStopping(monitor, ...)``,
 #: ``ModelCheckpoint(dirpath, filename, monitor, ...)``; ``StochasticWeightAveraging`` takes none).
+#: The Trainer keywords that turn Lightning's distributed sampler off (2.x, and 1.x's name).
+SAMPLER_SWITCHES = frozenset({"use_distributed_sampler", "replace_sampler_ddp"})
 MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWeightAveraging": None}
 # What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
 # comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
@@ -33,13 +35,13 @@ MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWei
 _FACT_WORDS = lazy_compile(
     # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
-    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|LightningCLI"
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|LightningCLI"
 )
 #: Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
 #: alternation, scans a file ten times slower and most files hold none of them. A file without any
 #: contributes no seed, monitor or sampler fact to the other files of its run.
 FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
-                  b"seed_everything", b"use_distributed_sampler", b"LightningCLI")
+                  b"seed_everything", b"use_distributed_sampler", b"replace_sampler_ddp", b"LightningCLI")
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
 # that a file of many ``with`` words without a colon stays linear.
@@ -124,7 +126,9 @@ class FileFacts:
     #: ``__init__``): ``model.classes``.
     imports: list[Import] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
-    sampler_off: bool = False  # a Trainer(use_distributed_sampler=False) in this file
+    #: A Trainer(use_distributed_sampler=False) in this file (1.x: replace_sampler_ddp=False), as a
+    #: keyword of any call (``dict(...)``, ``partial(Trainer, ...)``) or a key of a dict literal.
+    sampler_off: bool = False
     pin: tuple[str, LightningVersion | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
     lightning: bool = False  # the file mentions Lightning
@@ -201,8 +205,10 @@ class ProjectFacts:
         return None
 
     def sampler_off_for(self, path: str) -> bool:
-        """A Trainer in ``path``'s folder or above turns Lightning's distributed sampler off."""
-        return any(_within(path, where) for where in self.sampler_off)
+        """A Trainer of the run may turn Lightning's distributed sampler off for the code of ``path``:
+        one anywhere in the run does (the training script usually lives in another folder than the
+        data module it drives: ``scripts/train.py`` and ``src/data/``)."""
+        return bool(self.sampler_off)
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
@@ -338,7 +344,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                 if isinstance(node.args[0].value, int) and not isinstance(node.args[0].value, bool):
                     facts.seeds.append(node.args[0].value)
             for keyword in node.keywords:
-                if keyword.arg == "use_distributed_sampler" and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
+                if keyword.arg in SAMPLER_SWITCHES and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
                     facts.sampler_off = True
             if callee in MONITORING_CALLBACKS:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])
@@ -378,6 +384,8 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                         found.append(Monitor(metric or "?", path, node.lineno, f"`{_dotted(part)} = ...`"))
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
+                if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and value.value is False:
+                    facts.sampler_off = True
                 if _constant_str(key) == "monitor":
                     if _constant_str(value) is not None:
                         facts.monitors.append(Monitor(_constant_str(value), path, node.lineno, "configure_optimizers"))

@@ -1,5 +1,5 @@
 """Classes across files: which classes of the project are LightningModules, DataModules, Callbacks,
-torchmetrics Metrics and MetricCollections.
+torchmetrics Metrics and MetricCollections, and DistributedSamplers (which Lightning does not wrap).
 
 Read by the facts pass without a parse (a regex over ``class X(...)`` lines and ``from ... import``
 statements), so it costs little on a big tree. A class is of a kind when a base is that kind's root
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from ddpfix.lazy_regex import lazy_compile
 
 #: The root class of each kind, by name (Lightning's, torchmetrics').
-KINDS = ("LightningModule", "LightningDataModule", "Callback", "Metric", "MetricCollection")
+KINDS = ("LightningModule", "LightningDataModule", "Callback", "Metric", "MetricCollection", "DistributedSampler")
 
 # ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
 _CLASS = lazy_compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable
@@ -10,7 +11,7 @@ from ddpfix.analysis.ast_shapes import arguments, every_node, import_targets, re
 from ddpfix.analysis.lightning import LIGHTNING_PACKAGES
 from ddpfix.analysis.ranks import RANK_VARIABLES
 from ddpfix.analysis.lightning import (
-                                       FUNCTIONS, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
+                                       FUNCTIONS, derived, arguments_in_order, builds_ddp_trainer, data_classes, keyword, single_index, string_value,
                                        )
 from ddpfix.rules.base import Rule, RuleContext
 from ddpfix.analysis.text import GAP, aliased, keyword_argument, pattern, word_match
@@ -46,6 +47,15 @@ class ManualRankSharding(Rule):
     # after (one way): leave sharding to Lightning
     self.files = all_files
     ```
+
+    ## When it does not report
+    A Trainer anywhere in the run turns the sampler off (`use_distributed_sampler=False`, 1.x
+    `replace_sampler_ddp=False`, as a keyword of any call or a key of a dict literal): the training
+    script usually lives in another folder than the data module it drives. A sampler Lightning
+    keeps or replaces is not custom: torch's `RandomSampler`, `SequentialSampler`,
+    `DistributedSampler`, and any `DistributedSampler` subclass of the file or the project (read
+    across files, through imports and re-exports), also through a name bound once to one; an
+    IterableDataset, which Lightning never shards.
 
     ## When it does not fix
     Always: which of the two remedies fits is a design decision.
@@ -145,7 +155,7 @@ class ManualRankSharding(Rule):
                 ctx.report(use, f"{name} selects its data by rank; Lightning shards it again",
                            detail=_sharded_message(name), fixable=False)
         if builds_ddp_trainer(tree, ctx.imports, ctx.data):
-            for arg in _custom_samplers(tree, ctx.imports):
+            for arg in _custom_samplers(tree, ctx.imports, ctx.facts.kinds.get("DistributedSampler", {})):
                 ctx.report(arg, f"DataLoader({arg.arg}=...) in a DDP script: Lightning shards it again",
                            detail=_sampler_message(arg.arg), fixable=False)
 
@@ -187,8 +197,19 @@ def _iterable(cls: ast.ClassDef, imports: ImportTable) -> bool:
     return any((imports.qualify(base) or "").endswith("IterableDataset") for base in bases)
 
 
-def _custom_samplers(tree: ast.Module, imports: ImportTable) -> list[ast.keyword]:
-    """``sampler=`` / ``batch_sampler=`` keywords of ``DataLoader(...)`` calls that Lightning wraps."""
+def _custom_samplers(tree: ast.Module, imports: ImportTable, distributed: Mapping[str, frozenset[str]]) -> list[ast.keyword]:
+    """``sampler=`` / ``batch_sampler=`` keywords of ``DataLoader(...)`` calls that Lightning wraps:
+    not a sampler it keeps or replaces (``_KEPT_SAMPLERS``), nor a ``DistributedSampler`` subclass
+    of the file or of the project (``distributed``: ``ProjectFacts.kinds``), which Lightning's
+    ``_requires_distributed_sampler`` leaves alone; a name bound once to one of those is one."""
+    bound: dict[str, ast.expr | None] = {}
+    # The file's own DistributedSampler subclasses (a RandomSampler subclass is wrapped: it is custom).
+    own = set(derived(tree, lambda base: "kept" if _kept(base, imports, distributed, ("DistributedSampler",)) else None))
+    for node in every_node(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    bound[target.id] = node.value if target.id not in bound else None
     found = []
     for node in every_node(tree):
         if not isinstance(node, ast.Call) or (imports.qualify(node.func) or "").rsplit(".", 1)[-1] != "DataLoader":
@@ -198,10 +219,27 @@ def _custom_samplers(tree: ast.Module, imports: ImportTable) -> list[ast.keyword
             if arg is None or (isinstance(arg.value, ast.Constant) and arg.value.value is None):
                 continue
             value = arg.value
-            kind = (imports.qualify(value.func) or "").rsplit(".", 1)[-1] if isinstance(value, ast.Call) else ""
-            if kind not in _KEPT_SAMPLERS:  # those are kept as they are, or replaced by Lightning's own
-                found.append(arg)
+            if isinstance(value, ast.Name) and isinstance(bound.get(value.id), ast.Call):
+                value = bound[value.id]
+            if isinstance(value, ast.Call) and (_kept(value.func, imports, distributed)
+                                                or (isinstance(value.func, ast.Name) and value.func.id in own)):
+                continue  # kept as it is, or replaced by Lightning's own
+            found.append(arg)
     return found
+
+
+def _kept(func: ast.expr, imports: ImportTable, distributed: Mapping[str, frozenset[str]],
+          torch_samplers: tuple[str, ...] = _KEPT_SAMPLERS) -> bool:
+    """``func`` names a sampler Lightning keeps or replaces: torch's own, or the project's
+    ``DistributedSampler`` subclass (reached by the module it comes from, as ``_defined_elsewhere``)."""
+    qualified = imports.qualify(func) or ""
+    short = qualified.rsplit(".", 1)[-1] if qualified else (func.id if isinstance(func, ast.Name) else "")
+    if short in torch_samplers:
+        return True
+    if short not in distributed:
+        return False
+    module = qualified.rpartition(".")[0]
+    return not module or module.rsplit(".", 1)[-1] in distributed[short]
 
 
 class _RankUses:
