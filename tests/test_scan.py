@@ -173,7 +173,7 @@ def test_the_hazard_words_let_through_every_text_a_hazard_pattern_matches():
     named = 0
     for text in texts:
         by_pattern = {name for name, pattern in _HAZARDS.items() if pattern.search(text)}
-        assert file_facts("x.py", text).hazards == by_pattern
+        assert set(file_facts("x.py", text).hazards) == by_pattern
         named += bool(by_pattern)
     assert named >= 5
     import pytest

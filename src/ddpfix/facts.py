@@ -136,9 +136,10 @@ class FileFacts:
     #: Its ``default_devices`` were left to be read from ``path`` when a rule asks
     #: (``file_facts(..., defer=True)``): they needed a parse of their own.
     switches_deferred: bool = False
-    #: The PROJECT_HAZARDS the file names; None where left to be read when a rule asks
-    #: (``file_facts(..., defer=True)``: ten needles through every byte of a big tree).
-    hazards: set[str] | None = field(default_factory=set)
+    #: The PROJECT_HAZARDS the file names, each with the line of its first mention; None where left
+    #: to be read when a rule asks (``file_facts(..., defer=True)``: ten needles through every byte
+    #: of a big tree).
+    hazards: dict[str, int] | None = field(default_factory=dict)
     path: str = ""  # the file's path, as the run named it
 
 
@@ -163,8 +164,9 @@ class ProjectFacts:
     #: Places anywhere in the run that may make CUDA the default device (DDP002), file by file:
     #: a file's switches, or its path where they are still to be read (``default_devices``).
     switch_parts: tuple[tuple[DeviceSwitch, ...] | str, ...] = ()
-    #: The PROJECT_HAZARDS some file of the run names, of the files that read them (``hazard``).
-    hazards: frozenset[str] = frozenset()
+    #: The PROJECT_HAZARDS some file of the run names, of the files that read them (``hazard``):
+    #: each with where it is first named (``path:line``).
+    hazards: dict[str, str] = field(default_factory=dict)
     #: Files of the run whose hazards are still to be read (``read_later``), in order.
     hazard_sources: tuple[str, ...] = ()
     #: The same for every kind of ``model.classes.KINDS`` (DataModules, Callbacks, Metrics...).
@@ -197,11 +199,15 @@ class ProjectFacts:
         if not self.whole:
             return f"the run did not read the whole project, so {name} elsewhere cannot be ruled out"
         if name in self.hazards:
-            return f"a file of the project names {name}"
+            return f"{self.hazards[name]} names {name}"
         for path in self.hazard_sources:  # read now: most runs of a big tree never ask
             read = self._later(path)
-            if read is None or read.hazards is None or name in read.hazards:
-                return f"a file of the project names {name}" if read is not None else f"{path} could not be read again"
+            if read is None:
+                return f"{path} could not be read again"
+            if read.hazards is None:
+                return f"{path} may name {name} (not read)"
+            if name in read.hazards:
+                return f"{path}:{read.hazards[name]} names {name}"
         return None
 
     def sampler_off_for(self, path: str) -> bool:
@@ -230,14 +236,15 @@ class ProjectFacts:
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
         switch_parts: list[tuple[DeviceSwitch, ...] | str] = []
-        hazards: set[str] = set()
+        hazards: dict[str, str] = {}
         hazard_sources: list[str] = []
         for part in parts:
             uses_lightning |= part.lightning
             if part.hazards is None:
                 hazard_sources.append(part.path)
             else:
-                hazards |= part.hazards
+                for name, line in part.hazards.items():
+                    hazards.setdefault(name, f"{part.path}:{line}")
             unknown_monitors += part.unknown_monitors
             if part.switches_deferred:
                 switch_parts.append(part.path)
@@ -257,7 +264,7 @@ class ProjectFacts:
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, kinds["LightningModule"],
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
-            tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=frozenset(hazards), hazard_sources=tuple(hazard_sources), kinds=kinds,
+            tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=hazards, hazard_sources=tuple(hazard_sources), kinds=kinds,
         )
 
 
@@ -314,8 +321,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     if facts.classes or path.endswith("__init__.py"):
         facts.imports.extend(from_imports(data))
     defer = defer and not facts.lightning
-    facts.hazards = None if defer else {name for name, pattern in _HAZARDS.items()
-                                        if any(needle in data for needle in _HAZARD_NEEDLES[name]) and pattern.search(data)}
+    facts.hazards = None if defer else _hazards_in(data)
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path, data))
@@ -392,6 +398,17 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                     else:
                         facts.unknown_monitors.append(Monitor("?", path, node.lineno, "a \"monitor\" entry"))
     return facts
+
+
+def _hazards_in(data: bytes) -> dict[str, int]:
+    """The PROJECT_HAZARDS the text names, each with the line of its first mention."""
+    found = {}
+    for name, pattern in _HAZARDS.items():
+        if any(needle in data for needle in _HAZARD_NEEDLES[name]):
+            match = pattern.search(data)
+            if match is not None:
+                found[name] = data.count(b"\n", 0, match.start()) + 1
+    return found
 
 
 def _may_enter_a_name(data: bytes) -> bool:
