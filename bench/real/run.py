@@ -565,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unjudged-only", action="store_true", help="print only the findings nobody has judged")
     ap.add_argument("--stubs", action="store_true", help="print TOML verdict stubs for the unjudged findings")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--context", type=int, default=0, metavar="N",
+                    help="with --unjudged-only: print N source lines either side of each finding, to judge it")
     a = ap.parse_args(argv)
 
     cmd = shlex.split(a.ddpfix) if a.ddpfix else [sys.executable, "-m", "ddpfix"]
@@ -600,8 +602,12 @@ def main(argv: list[str] | None = None) -> int:
     elif a.json:
         print(report_json(runs, s, total))
     elif a.unjudged_only:
-        for f in s["unjudged"]:
-            print(finding_line(f))
+        for i, f in enumerate(s["unjudged"]):
+            print(f"[{i}] " + finding_line(f) if a.context else finding_line(f))
+            if a.context:
+                lines = source_lines(a.cache / f.project, f.path, f.cell, {})
+                for n in range(max(1, f.line - a.context), min(len(lines), f.line + a.context) + 1):
+                    print(f"    {'>' if n == f.line else ' '}{n:5} {lines[n - 1]}")
         print(f"{len(s['unjudged'])} unjudged", file=sys.stderr)
     else:
         print(report_text(runs, s, total))
