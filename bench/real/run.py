@@ -370,17 +370,33 @@ def judge(findings: list[Finding], verdicts: dict[tuple, dict]) -> list[tuple]:
     return [k for k in verdicts if k not in used]
 
 
-def known_found(pit: dict, findings: list[Finding]) -> Finding | None:
+def known_lines(pit: dict, root: Path | None) -> set[int]:
+    """The lines a known pitfall names: its `occurrence`-th line with that stripped text in the file (robust to
+    line shifts), else its `line`, else every line with that text. Empty when the file cannot be read (then the
+    text alone decides)."""
     text = pit.get("text", "").strip()
+    lines = source_lines(root, pit["path"], None, {}) if root is not None and not pit["path"].endswith(".ipynb") else []
+    same = [n for n, l in enumerate(lines, 1) if l.strip() == text]
+    if "occurrence" in pit:
+        occ = int(pit["occurrence"])
+        return {same[occ - 1]} if 0 < occ <= len(same) else set()
+    if "line" in pit:
+        return {int(pit["line"])}
+    return set(same)
+
+
+def known_found(pit: dict, findings: list[Finding], root: Path | None = None) -> Finding | None:
+    text = pit.get("text", "").strip()
+    targets = known_lines(pit, root)
     for f in findings:
         if f.project == pit["project"] and f.path == pit["path"] and f.code == pit["code"]:
-            if ("line" in pit and f.line == int(pit["line"])) or (text and f.text == text):
+            if (f.line in targets) if targets else (text and f.text == text):
                 return f
     return None
 
 
 def score(runs: list[ProjectRun], verdicts: dict[tuple, dict], known: list[dict],
-          rules: set[str] | None) -> dict:
+          rules: set[str] | None, roots: dict[str, Path] | None = None) -> dict:
     findings = [f for r in runs for f in r.findings if rules is None or f.code in rules]
     projects = {r.name for r in runs if r.status != "missing"}
     judged_projects = {r.name for r in runs}
@@ -410,7 +426,7 @@ def score(runs: list[ProjectRun], verdicts: dict[tuple, dict], known: list[dict]
     pits = [p for p in known if p["project"] in projects and (rules is None or p["code"] in rules)]
     found, missed = [], []
     for p in pits:
-        (found if known_found(p, findings) else missed).append(p)
+        (found if known_found(p, findings, (roots or {}).get(p["project"])) else missed).append(p)
     known_by_rule: dict[str, Counter] = defaultdict(Counter)
     for p in found:
         known_by_rule[p["code"]]["found"] += 1
@@ -596,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {entry['name']}: {len(run.findings)} findings, {run.seconds:.1f} s"
                   + ("" if run.status == "ok" else f" [{run.status}]"), file=sys.stderr)
     total = time.monotonic() - t0
-    s = score(runs, verdicts, known, rules)
+    s = score(runs, verdicts, known, rules, {r.name: a.cache / r.name for r in runs if r.status != "missing"})
     if a.stubs:
         print("\n".join(stub(f) for f in s["unjudged"]))
     elif a.json:
