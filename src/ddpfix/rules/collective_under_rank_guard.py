@@ -12,6 +12,7 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import blocks, import_targets, last_name, may_be, root
 from ddpfix.analysis.text import aliased, bound_by_as, calls, headers, word_match
 from ddpfix.analysis.ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
+from ddpfix.model.versions import imported_package, version_in_force
 from ddpfix.rules.base import Rule, RuleContext
 
 TORCH_DISTRIBUTED = frozenset(
@@ -128,8 +129,11 @@ class CollectiveUnderRankGuard(Rule):
     ## Why it breaks under DDP
     A collective completes only when every rank enters it. Under a rank guard only rank 0 does, and
     it waits forever; the other ranks stall at their next collective. `Metric.compute()` syncs the
-    metric's state across ranks, and `trainer.save_checkpoint` ends in a barrier, so both count. The
-    docs: "The `is_global_zero` guard belongs around `self.log`, not around the computation."
+    metric's state across ranks, and `trainer.save_checkpoint` ends in a barrier from Lightning
+    2.1.0 on, so both count. Before 2.1.0 (1.4 to 2.0 checked) `save_checkpoint` saves on rank 0
+    and syncs nothing, so under a project that pins such a version it is not reported; where the
+    version in force may be either, the finding says so. The docs: "The `is_global_zero` guard
+    belongs around `self.log`, not around the computation."
 
     ## Before
     ```python
@@ -277,6 +281,9 @@ def _collectives(statement: ast.stmt, ctx: RuleContext, metrics: set[str]) -> It
                 yield call, f"{ctx.view.positions.segment(call.func)}()", why
 
 
+SAVE_BARRIER = "Trainer.save_checkpoint's barrier"
+
+
 def _collective(func: ast.expr, ctx: RuleContext, metrics: set[str]) -> str | None:
     """What to add to the call's name in the message when ``func`` is a collective (``"self"`` for
     ``self.all_gather``), else None."""
@@ -291,6 +298,13 @@ def _collective(func: ast.expr, ctx: RuleContext, metrics: set[str]) -> str | No
     if (method in STRATEGY_COLLECTIVES and owner_name == "strategy") or (method in FABRIC_COLLECTIVES and owner_name == "fabric"):
         return ""
     if method == "save_checkpoint" and owner_name == "trainer":
+        version = version_in_force(ctx.path, imported_package(ctx.data))
+        has = version.has(SAVE_BARRIER) if version is not None else None
+        if has is False:
+            return None  # before 2.1.0 it saves on rank 0 and syncs nothing: the guard is the documented use
+        if has is None:
+            where = version.describe() if version is not None else "the Lightning version, not found,"
+            return f" (from Lightning 2.1.0 it ends in a barrier; {where} may be older, where it does not)"
         return " (it ends in a barrier)"
     if method == "compute" and isinstance(owner, ast.Attribute) and root(owner) == "self" and owner.attr in metrics:
         return " (it syncs the metric's state across ranks)"
