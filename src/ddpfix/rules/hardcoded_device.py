@@ -1,4 +1,4 @@
-"""DDP006 hardcoded-device: ``.cuda()``, ``.to("cuda")`` and device-less tensors in a LightningModule."""
+"""DDP006 hardcoded-device: literal CUDA indices, CUDA in ``__init__`` and device-less tensors beside the batch."""
 
 from __future__ import annotations
 
@@ -24,57 +24,97 @@ class HardcodedDevice(Rule):
     # DDP006 hardcoded-device
 
     ## What it does
-    In the methods of a LightningModule that run on the device (`forward`, `*_step`,
-    `on_*_batch_*`, `on_*_epoch_*`, `on_after_batch_transfer`, ...):
-    - `x.cuda()`, `x.cuda(0)`, `x.to("cuda")`, `x.to("cuda:0")`, `x.to(torch.device("cuda"))`,
-      `x.to(device="cuda")` become `x.to(self.device)`; other arguments (a dtype,
-      `non_blocking=True`) are kept;
-    - tensor factories (`torch.zeros/ones/empty/full/rand/randn/randint/arange/linspace/eye/tensor`)
-      with a literal CUDA device get `device=self.device`, and so do those with no device at all.
-    A `torch.device("cuda")` stored in a variable, and hard-coded moves in other methods, are
-    reported. A device-less factory whose tensor is moved right away
-    (`torch.tensor(x).to(self.device)`, `torch.arange(n).float().cuda()`) or used on the CPU at once
-    (`.numpy()`, `.tolist()`, `.item()`, `.cpu()`, `.pin_memory()`, `generator=`, an index) is not
-    reported.
+    Reports, in the methods of a LightningModule, what puts a rank's tensors on the wrong device,
+    judged by when the code runs, not by how the device is spelled:
+    - **a literal CUDA index** (`"cuda:0"`, `.cuda(0)`, `.to(0)`, `device=0`,
+      `torch.device("cuda", 0)`, a `torch.device("cuda:1")` kept in a variable), in any method: it
+      names the same GPU on every rank;
+    - **an index-less CUDA device in `__init__`** (`.cuda()`, `.to("cuda")`, `device="cuda"`): it is
+      the current device, and `__init__` runs before Lightning sets each rank's;
+    - **a tensor factory without a device** (`torch.zeros/ones/empty/full/rand/randn/randint/arange/
+      linspace/eye/tensor`) in a step hook, where its tensor (the call, or the one local name bound
+      to it once, through casts such as `.float()`) has one dimension or more for sure and meets a
+      tensor of the batch Lightning moved (`+ - * / @`, a comparison).
+
+    In the hooks that run after placement (`*_step`, `on_*_batch_*`, `on_*_epoch_*`,
+    `on_after_batch_transfer`, `forward`, ...) the fix gives `self.device`: a literal device is
+    replaced (`x.to("cuda:0", torch.float16)` becomes `x.to(self.device, torch.float16)`),
+    `.cuda(0)` becomes `.to(self.device)` (`non_blocking=True` kept), and a device-less factory gets
+    `device=self.device`.
+
+    Not reported, because it is right under Lightning:
+    - an index-less `"cuda"`, `.cuda()` or `torch.device("cuda")` in any hook that `Trainer.fit`
+      calls (`prepare_data`, `setup`, `configure_model`, the steps, `on_*` hooks) or in a helper:
+      the strategy's `setup_environment` calls `torch.cuda.set_device` with the rank's GPU before
+      all of them, so it is the rank's own GPU;
+    - an index computed at run time (`torch.device("cuda", self.local_rank)`,
+      `f"cuda:{rank}"`, `.cuda(local_rank)`);
+    - any index in a file whose every Trainer (or Fabric) runs one process per node
+      (`devices=1`, `[1]`, `"1,"`): no other rank runs beside it, and the index names the GPU meant
+      (a teacher kept on GPU 0, model parallelism by hand);
+    - a device-less tensor not shown to meet the batch: one moved at once
+      (`torch.tensor(x).to(self.device)`, `torch.arange(n).cuda()`), used on the CPU (`.numpy()`,
+      `.tolist()`, `.item()`, `.cpu()`, `.pin_memory()`, `generator=`, an index, a counter filled
+      from `.cpu()` values, a value handed to a logger or a plot), a 0-dimensional one
+      (`torch.tensor(0.5)`: a CPU scalar meets a tensor on any device), one whose dimensions are not
+      known (`torch.zeros(n)` of a name), one in a hook without a moved batch (`forward`,
+      `on_*_epoch_end`), and every one where the project switches the default device
+      (`torch.set_default_device`);
+    - tensors inside `register_buffer(...)` (a buffer follows the module) and inside a
+      `with torch.device(...)` block; plain PyTorch modules and scripts.
 
     ## Why it breaks under DDP
-    Rank N runs on `cuda:N`. `"cuda"` means `cuda:0` (the current device, which Lightning sets, but
-    `"cuda:0"` and `.cuda(0)` do not follow it), and a tensor made without a device is on the CPU:
-    "Expected all tensors to be on the same device". `self.device` is always the rank's device.
+    Rank N's module and batch are on `cuda:N`. A literal index puts every rank's tensor on that one
+    GPU: "Expected all tensors to be on the same device" on the other ranks, or every rank's memory
+    on GPU 0. Under the `ddp` launcher each rank re-runs the script and builds the module before
+    `Trainer.fit`; `fit` sets the rank's GPU only in the strategy's setup, so in `__init__` the
+    current device is still `cuda:0` on every rank: a tensor made there with `.cuda()` lands on GPU 0
+    (a plain attribute stays there; what Lightning moves later still costs each rank memory on
+    GPU 0). A factory without a device makes a CPU tensor: beside the batch on the rank's GPU it
+    fails with the same error (on any GPU run, one device or many). `self.device` is always the
+    rank's device in a hook after placement.
 
     ## Before
     ```python
     def training_step(self, batch, batch_idx):
-        noise = torch.randn(batch.shape)
-        mask = self.mask.cuda()
+        x, y = batch
+        weights = torch.ones(x.shape[1], device="cuda:0")
+        centre = torch.full((x.shape[1],), 0.5)
+        return self.loss(self.net(x - centre) * weights, y)
     ```
 
     ## After
     ```python
     def training_step(self, batch, batch_idx):
-        noise = torch.randn(batch.shape, device=self.device)
-        mask = self.mask.to(self.device)
+        x, y = batch
+        weights = torch.ones(x.shape[1], device=self.device)
+        centre = torch.full((x.shape[1],), 0.5, device=self.device)
+        return self.loss(self.net(x - centre) * weights, y)
     ```
 
     ## Fix safety
     - **unsafe**, every fix of a file that names a CUDA device other than 0 (`"cuda:1"`, `.cuda(1)`,
       `.to(1)`, `torch.device("cuda", 1)`): that is model parallelism, and one `self.device` would
       move its parts onto a single GPU.
-    - A literal device replaced by `self.device` (`.to("cuda")`, `.to("cuda:0")`, `.to(0)`,
-      `device="cuda"` in a factory): **safe** only in a file that builds a Trainer (or Fabric) and
-      every one it builds has a literal DDP strategy and `devices` left out, `"auto"`, `-1`, a literal
-      count, or the indices 0..n-1 in order (`[0, 1]`, `"0,1"`). There rank N runs on `cuda:N`, rank
-      0's `self.device` is the device the literal names and on rank N the literal was the failure.
-      Elsewhere **unsafe**: with `devices=[1]` or `[2, 3]` (or a value ddpfix cannot read) rank 0's
-      `self.device` is not `cuda:0`, and a fixed GPU may be the one meant (a teacher model kept on
-      GPU 0); in one process a fixed GPU may be the one meant, and a file without the Trainer does
-      not say how its module runs.
-    - `.cuda(...)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
+    - A literal index replaced by `self.device` (`.to("cuda:0")`, `.to(0)`, `device="cuda:0"`):
+      **safe** only in a file that builds a Trainer (or Fabric), every one it builds has a literal DDP
+      strategy, `devices` left out, `"auto"`, `-1`, a literal count, or the indices 0..n-1 in order
+      (`[0, 1]`, `"0,1"`), and no `accelerator` but `"gpu"`, `"cuda"` or `"auto"`. There rank N runs
+      on `cuda:N`: on rank 0, and on one GPU, `self.device` is the `cuda:0` the literal names (the
+      rewrite is the identity), on rank N the literal was the failure, and where the run has no GPU
+      the literal could not run at all. Elsewhere **unsafe**: with `devices=[1]` or `[2, 3]` (or a
+      value ddpfix cannot read) rank 0's `self.device` is not `cuda:0`, and a fixed GPU may be the
+      one meant (a teacher model kept on GPU 0); with `accelerator="cpu"` `self.device` is the CPU
+      while the literal may name a working GPU; a file without the Trainer does not say how its
+      module runs. (Lightning's `PL_TRAINER_*` environment defaults are not read.) A GPU index
+      cannot run on the CPU, so the differential runs prove these rewrites on the CPU by a
+      reference written by hand with `self.device`.
+    - `.cuda(0)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
       tensor factory's result; an unknown receiver's `.to()` may not be `.cuda()`'s twin.
     - `device=self.device` added to a device-less factory: **unsafe** for the random factories
       (`rand`, `randn`, `randint`: with a device they draw from that device's generator, other
       numbers, and later CPU draws shift). For the others **safe** only where all of these hold:
-      - the file's Trainers are DDP ones on GPUs 0..n-1, as for a literal device above (a file
+      - the file's Trainers are DDP ones on GPUs 0..n-1, as for a literal index above (a file
         without a Trainer, or with an MPS one, does not say the device is a rank's GPU);
       - the tensor's dtype is known not to be float64, which MPS cannot hold: `dtype=` a known
         dtype other than float64 (and complex), or none with `zeros`/`ones`/`empty`/`eye`, number
@@ -84,20 +124,20 @@ class HardcodedDevice(Rule):
         `dtype=torch.float64`: **unsafe**;
       - every use of the tensor (the call itself, or a local name bound to it once) is
         `+ - * / @` with a tensor of the batch Lightning moved to the device (the step hook's batch
-        parameter, names bound once from it, items of those). A CPU tensor there either fails or,
-        0-dimensional, gives the same result as one on the device. Any other use (indexing,
-        `.numpy()`, a library call such as scikit-learn, a return value, a call of a submodule) may
-        want the CPU: **unsafe**.
+        parameter, names bound once from it, items of those, arithmetic with them). A CPU tensor
+        there either fails or, 0-dimensional, gives the same result as one on the device. Any other
+        use (indexing, `.numpy()`, a library call such as scikit-learn, a return value, a call of a
+        submodule) may want the CPU: **unsafe**.
+      On the CPU `self.device` is the CPU and the rewrite is the identity: the differential runs
+      prove it there, in one process and under DDP.
     - A call with a comment inside that the rewrite would lose or repeat: no fix (reported).
 
     ## When it does not fix
     In `__init__`, `setup` and the other methods that run before the module is placed (there
-    `self.device` is still the CPU; register tensors as buffers instead, see DDP007), in helper
-    methods whose caller is unknown, and for a device stored in a variable: reported only. In
-    `on_before_batch_transfer` the batch is still on the CPU: a hard-coded move there is reported
-    (leave the move to Lightning, or make it in `on_after_batch_transfer`), and device-less factories
-    are right and not reported. Plain PyTorch modules and scripts are not Lightning's business and
-    are left alone.
+    `self.device` is still the CPU: register tensors as buffers instead, see DDP007), in helper
+    methods whose callers ddpfix does not know, and for a device kept in a variable: reported only.
+    In `on_before_batch_transfer` the batch is still on the CPU: a literal index there is reported
+    (leave the move to Lightning, or make it in `on_after_batch_transfer`).
     """
 
     code = "DDP006"
