@@ -395,16 +395,24 @@ class MethodFacts:
         return self._beside_device(call)
 
     def _beside_device(self, node: ast.expr) -> bool:
-        parent = self.parents.get(id(node))
-        while (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in KEEPS_DIMENSIONS
-               and isinstance(self.parents.get(id(parent)), ast.Call) and self.parents[id(parent)].func is parent):
-            node = self.parents[id(parent)]
+        """Whether ``node`` (a CPU tensor of one dimension or more) meets a tensor of the moved
+        batch, directly or through arithmetic with other operands (``x + 0.1 * noise``): such
+        a result has at least its operand's dimensions, and stays on the CPU unless the
+        arithmetic already failed beside a tensor on a device."""
+        while True:
             parent = self.parents.get(id(node))
-        if isinstance(parent, ast.BinOp):
-            return self.on_device(parent.right if parent.left is node else parent.left)
-        if isinstance(parent, ast.Compare):
-            return any(self.on_device(operand) for operand in (parent.left, *parent.comparators) if operand is not node)
-        return False
+            if (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in KEEPS_DIMENSIONS
+                    and isinstance(self.parents.get(id(parent)), ast.Call) and self.parents[id(parent)].func is parent):
+                node = self.parents[id(parent)]
+                continue
+            if isinstance(parent, ast.BinOp):
+                if self.on_device(parent.right if parent.left is node else parent.left):
+                    return True
+                node = parent
+                continue
+            if isinstance(parent, ast.Compare):
+                return any(self.on_device(o) for o in (parent.left, *parent.comparators) if o is not node)
+            return False
 
     def factory_uses_are_math(self, call: ast.Call) -> tuple[bool, str]:
         """Whether every use of a factory's tensor is arithmetic with a tensor of the moved batch:
