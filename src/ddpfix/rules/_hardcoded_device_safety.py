@@ -132,6 +132,15 @@ def _one_device(call: ast.Call) -> bool:
     return False
 
 
+def cpu_only(tree: ast.Module, imports) -> bool:
+    """The file builds a Trainer (or Fabric), and every one it builds has ``accelerator="cpu"``:
+    the batch Lightning moves stays on the CPU, beside which a device-less tensor is right."""
+    builders = _builders(tree, imports)
+    return bool(builders) and all(
+        (tree_lightning.string_value(getattr(tree_lightning.keyword(call, "accelerator"), "value", None)) or "")
+        .strip() == "cpu" for call in builders)
+
+
 def accelerator_why(tree: ast.Module, imports) -> str | None:
     """None where no Trainer (or Fabric) of the file names a CPU accelerator (``accelerator`` left
     out, ``"auto"``, ``"gpu"``, ``"cuda"``): a CUDA literal and ``self.device`` then name the same GPU

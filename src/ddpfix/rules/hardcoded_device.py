@@ -49,8 +49,8 @@ class HardcodedDevice(Rule):
       all of them, so it is the rank's own GPU;
     - an index computed at run time (`torch.device("cuda", self.local_rank)`,
       `f"cuda:{rank}"`, `.cuda(local_rank)`);
-    - any index in a file whose every Trainer (or Fabric) runs one process per node
-      (`devices=1`, `[1]`, `"1,"`): no other rank runs beside it, and the index names the GPU meant
+    - any CUDA in a file whose every Trainer (or Fabric) runs one process per node
+      (`devices=1`, `[1]`, `"1,"`): no other rank runs beside it, and an index names the GPU meant
       (a teacher kept on GPU 0, model parallelism by hand);
     - a device-less tensor not shown to meet the batch: one moved at once
       (`torch.tensor(x).to(self.device)`, `torch.arange(n).cuda()`), used on the CPU (`.numpy()`,
@@ -58,8 +58,9 @@ class HardcodedDevice(Rule):
       from `.cpu()` values, a value handed to a logger or a plot), a 0-dimensional one
       (`torch.tensor(0.5)`: a CPU scalar meets a tensor on any device), one whose dimensions are not
       known (`torch.zeros(n)` of a name), one in a hook without a moved batch (`forward`,
-      `on_*_epoch_end`), and every one where the project switches the default device
-      (`torch.set_default_device`);
+      `on_*_epoch_end`), every one where the project switches the default device
+      (`torch.set_default_device`), and every one in a file whose every Trainer has
+      `accelerator="cpu"` (the batch stays on the CPU);
     - tensors inside `register_buffer(...)` (a buffer follows the module) and inside a
       `with torch.device(...)` block; plain PyTorch modules and scripts.
 
@@ -185,6 +186,7 @@ class HardcodedDevice(Rule):
         which the engine carries out on LibCST's tree. Where an edit would lose or repeat a comment
         (read from the call's text, as LibCST's tree holds it), the finding is reported unfixed."""
         one_process = safety.one_process(tree, ctx.imports)
+        cpu_only = safety.cpu_only(tree, ctx.imports)
         ddp = safety.ddp_file_why(tree, ctx.imports)
         accelerator = safety.accelerator_why(tree, ctx.imports)
         default_dtype_changed = safety.sets_default_dtype(tree)
@@ -201,7 +203,7 @@ class HardcodedDevice(Rule):
                 what = clip(placement.what, 40)
                 if placement.ordinal is DEVICELESS:
                     qualified = ctx.imports.qualify(call.func)
-                    if (default_device is not None or not facts.meets_device(call)
+                    if (default_device is not None or cpu_only or not facts.meets_device(call)
                             or not safety.has_dimensions(call, qualified, facts)):
                         continue  # a CPU tensor not shown to meet the batch: it may be meant for the CPU
                     short = f"{what} in {method.name}: a CPU tensor beside the batch on the GPU"
@@ -209,7 +211,7 @@ class HardcodedDevice(Rule):
                                "the batch, which Lightning moved to the rank's GPU: \"Expected all tensors to be "
                                "on the same device\" (on every GPU run, one device or many); use device=self.device")
                 elif placement.ordinal is CURRENT:
-                    if method.name != "__init__":
+                    if method.name != "__init__" or one_process:
                         continue  # after Trainer.fit set the rank's GPU (or a caller ddpfix cannot see)
                     ctx.report(call, f"{what} in __init__: every rank puts it on cuda:0",
                                detail=f"{placement.what} in __init__: {_BEFORE_SET_DEVICE}", fixable=False)
