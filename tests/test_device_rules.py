@@ -34,7 +34,7 @@ class Model({base}):
         self.mask = {torch_name}.ones(4)
 
     def training_step(self, batch, batch_idx):
-        return batch.cuda() + {torch_name}.zeros(4)
+        return batch.cuda(0) + {torch_name}.zeros(4)
 """.encode()
     result = fix_source("m.py", source, [HardcodedDevice, TensorAttribute], options=ALL)
     text = result.output.decode()

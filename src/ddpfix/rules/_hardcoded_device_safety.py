@@ -34,6 +34,12 @@ BATCH_POSITION = {
     **{f"on_{stage}_batch_end": 1 for stage in _STAGES},
 }
 _ORDINAL = lazy_compile(r"cuda:(\d+)")
+# Methods whose result has the receiver's dimensions (a CPU tensor stays one that fails beside a
+# device tensor), and methods whose result stays on the receiver's device.
+KEEPS_DIMENSIONS = frozenset({"float", "half", "double", "bfloat16", "long", "int", "bool", "contiguous",
+                              "detach", "clone", "requires_grad_", "unsqueeze", "t"})
+STAYS_ON_DEVICE = KEEPS_DIMENSIONS | {"cuda", "view", "reshape", "flatten", "permute", "transpose", "squeeze"}
+
 
 
 def ddp_file_why(tree: ast.Module, imports) -> str | None:
@@ -41,8 +47,7 @@ def ddp_file_why(tree: ast.Module, imports) -> str | None:
     strategy and devices that start at GPU 0 in order: the module this file trains runs one process
     per GPU, where ``self.device`` is the rank's and rank 0's is ``cuda:0``. Else why not (a
     finding's ``why``)."""
-    builders = [node for node in nodes_of(tree, ast.Call)
-                if _may_name_a_builder(node.func) and lightning_name(imports, node.func) in BUILDERS]
+    builders = _builders(tree, imports)
     if not builders:
         return ("this file builds no Trainer whose strategy is DDP: in one process a fixed GPU may be "
                 "the one meant (devices=[1] puts self.device elsewhere), and the file does not say how "
@@ -92,6 +97,63 @@ def devices_in_order(call: ast.Call) -> bool:
         return bool(value.elts) and all(
             isinstance(e, ast.Constant) and type(e.value) is int and e.value == i for i, e in enumerate(value.elts))
     return False
+
+
+def one_process(tree: ast.Module, imports) -> bool:
+    """The file builds a Trainer (or Fabric), and every one it builds runs one process per node:
+    ``devices=1`` (or ``"1"``, or one index: ``[1]``, ``"1,"``). There no rank runs beside another
+    on the node, and a CUDA index names the GPU meant (a teacher kept on GPU 0, model parallelism
+    by hand): not a DDP pitfall."""
+    builders = _builders(tree, imports)
+    return bool(builders) and all(_one_device(call) for call in builders)
+
+
+def _builders(tree: ast.Module, imports) -> list[ast.Call]:
+    return [node for node in nodes_of(tree, ast.Call)
+            if _may_name_a_builder(node.func) and lightning_name(imports, node.func) in BUILDERS]
+
+
+def _one_device(call: ast.Call) -> bool:
+    devices = tree_lightning.keyword(call, "devices")
+    if devices is None:
+        return False
+    value = devices.value
+    if isinstance(value, ast.Constant) and type(value.value) is int:
+        return value.value == 1
+    text = tree_lightning.string_value(value)
+    if text is not None:
+        text = text.strip()
+        if text == "1":
+            return True
+        indices = [part.strip() for part in text.split(",") if part.strip()]
+        return "," in text and len(indices) == 1 and indices[0].isdigit()
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return len(value.elts) == 1 and isinstance(value.elts[0], ast.Constant) and type(value.elts[0].value) is int
+    return False
+
+
+def cpu_only(tree: ast.Module, imports) -> bool:
+    """The file builds a Trainer (or Fabric), and every one it builds has ``accelerator="cpu"``:
+    the batch Lightning moves stays on the CPU, beside which a device-less tensor is right."""
+    builders = _builders(tree, imports)
+    return bool(builders) and all(
+        (tree_lightning.string_value(getattr(tree_lightning.keyword(call, "accelerator"), "value", None)) or "")
+        .strip() == "cpu" for call in builders)
+
+
+def accelerator_why(tree: ast.Module, imports) -> str | None:
+    """None where no Trainer (or Fabric) of the file names a CPU accelerator (``accelerator`` left
+    out, ``"auto"``, ``"gpu"``, ``"cuda"``): a CUDA literal and ``self.device`` then name the same GPU
+    on rank 0, or the literal fails (no CUDA on the machine). With ``accelerator="cpu"`` (or a value
+    ddpfix cannot read) ``self.device`` is the CPU while the literal may name a working GPU."""
+    for call in _builders(tree, imports):
+        accelerator = tree_lightning.keyword(call, "accelerator")
+        if accelerator is None:
+            continue
+        if (tree_lightning.string_value(accelerator.value) or "").strip() not in ("auto", "gpu", "cuda"):
+            return ("a Trainer of this file does not run on the GPU for sure (accelerator is not "
+                    "\"gpu\", \"cuda\" or \"auto\"): there self.device is not the GPU the literal names")
+    return None
 
 
 # dtypes a device-less factory may be given when ``device=self.device`` is added: none is float64,
@@ -171,6 +233,37 @@ def _int_like(node: ast.expr) -> bool:
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
         return _int_like(node.left) and _int_like(node.right)
     return False
+
+
+def has_dimensions(call: ast.Call, qualified: str, facts: "MethodFacts") -> bool:
+    """The factory's tensor has one dimension or more, for sure. A 0-dimensional CPU tensor may
+    meet a tensor on any device (it is taken as a scalar): only one of more dimensions fails."""
+    if tree_lightning.has_star(call):
+        return False
+    name = qualified.rsplit(".", 1)[-1]
+    args = call.args
+    facts._read_method()
+
+    def sized(node: ast.expr | None) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return any(not isinstance(e, ast.Starred) for e in node.elts)
+        return node is not None and facts.batch_shape(node)
+
+    size = tree_lightning.keyword(call, "size")
+    if name in ("arange", "linspace", "eye"):
+        return True
+    if name in ("tensor", "as_tensor"):
+        data = args[0] if args else next((k.value for k in call.keywords if k.arg == "data"), None)
+        return isinstance(data, (ast.List, ast.Tuple))
+    if name == "full":
+        return sized(args[0] if args else (size.value if size else None))
+    if name == "randint":
+        return sized(args[-1] if len(args) >= 2 else (size.value if size else None))
+    if len(args) >= 2:
+        return True  # each positional argument is one dimension
+    if len(args) == 1:
+        return sized(args[0]) or _int_like(args[0])
+    return sized(size.value if size else None)
 
 
 def other_ordinals(tree: ast.Module) -> list[int]:
@@ -267,12 +360,68 @@ class MethodFacts:
                         grew = True
 
     def on_device(self, node: ast.expr) -> bool:
-        """A tensor of the moved batch: a batch name, or an item or slice of one."""
+        """A tensor of the moved batch: a batch name, an item or slice of one, a result of
+        arithmetic with one (the result is on the operand's device, or the operation failed), or
+        one cast, moved with ``.cuda()`` or reshaped (``x.float()``, ``x.view(n, -1)``)."""
         if isinstance(node, ast.Name):
             return node.id in self.batch
         if isinstance(node, ast.Subscript):
             return self.on_device(node.value)
+        if isinstance(node, ast.BinOp):
+            return self.on_device(node.left) or self.on_device(node.right)
+        if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+            return self.on_device(node.operand)
+        if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+            return self.on_device(node.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in STAYS_ON_DEVICE:
+            return self.on_device(node.func.value)
         return False
+
+    def batch_shape(self, node: ast.expr) -> bool:
+        """``x.shape`` or ``x.size()`` of a batch name: the shape of a collated batch tensor, one
+        dimension at least (the batch dimension)."""
+        if isinstance(node, ast.Attribute) and node.attr == "shape":
+            return isinstance(node.value, ast.Name) and node.value.id in self.batch
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "size"
+                and not node.args and not node.keywords):
+            return isinstance(node.func.value, ast.Name) and node.func.value.id in self.batch
+        return False
+
+    def meets_device(self, call: ast.Call) -> bool:
+        """Some use of a factory's tensor (the call itself, or the one local name bound to it
+        once) is an operation beside a tensor of the batch Lightning moved to the rank's device
+        (``+ - * / @ ...``, a comparison), through casts that keep its dimensions: on a GPU such an
+        operation fails for a CPU tensor of one dimension or more."""
+        self._read_method()
+        parent = self.parents.get(id(call))
+        if isinstance(parent, ast.Assign) and parent.value is call:
+            if len(parent.targets) != 1 or not isinstance(parent.targets[0], ast.Name):
+                return False
+            name = parent.targets[0].id
+            if self.stores.get(name) != 1:
+                return False
+            return any(self._beside_device(load) for load in self.loads.get(name, ()))
+        return self._beside_device(call)
+
+    def _beside_device(self, node: ast.expr) -> bool:
+        """Whether ``node`` (a CPU tensor of one dimension or more) meets a tensor of the moved
+        batch, directly or through arithmetic with other operands (``x + 0.1 * noise``): such
+        a result has at least its operand's dimensions, and stays on the CPU unless the
+        arithmetic already failed beside a tensor on a device."""
+        while True:
+            parent = self.parents.get(id(node))
+            if (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in KEEPS_DIMENSIONS
+                    and isinstance(self.parents.get(id(parent)), ast.Call) and self.parents[id(parent)].func is parent):
+                node = self.parents[id(parent)]
+                continue
+            if isinstance(parent, ast.BinOp):
+                if self.on_device(parent.right if parent.left is node else parent.left):
+                    return True
+                node = parent
+                continue
+            if isinstance(parent, ast.Compare):
+                return any(self.on_device(o) for o in (parent.left, *parent.comparators) if o is not node)
+            return False
 
     def factory_uses_are_math(self, call: ast.Call) -> tuple[bool, str]:
         """Whether every use of a factory's tensor is arithmetic with a tensor of the moved batch:

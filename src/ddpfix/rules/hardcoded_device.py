@@ -1,4 +1,4 @@
-"""DDP006 hardcoded-device: ``.cuda()``, ``.to("cuda")`` and device-less tensors in a LightningModule."""
+"""DDP006 hardcoded-device: literal CUDA indices, CUDA in ``__init__`` and device-less tensors beside the batch."""
 
 from __future__ import annotations
 
@@ -24,57 +24,98 @@ class HardcodedDevice(Rule):
     # DDP006 hardcoded-device
 
     ## What it does
-    In the methods of a LightningModule that run on the device (`forward`, `*_step`,
-    `on_*_batch_*`, `on_*_epoch_*`, `on_after_batch_transfer`, ...):
-    - `x.cuda()`, `x.cuda(0)`, `x.to("cuda")`, `x.to("cuda:0")`, `x.to(torch.device("cuda"))`,
-      `x.to(device="cuda")` become `x.to(self.device)`; other arguments (a dtype,
-      `non_blocking=True`) are kept;
-    - tensor factories (`torch.zeros/ones/empty/full/rand/randn/randint/arange/linspace/eye/tensor`)
-      with a literal CUDA device get `device=self.device`, and so do those with no device at all.
-    A `torch.device("cuda")` stored in a variable, and hard-coded moves in other methods, are
-    reported. A device-less factory whose tensor is moved right away
-    (`torch.tensor(x).to(self.device)`, `torch.arange(n).float().cuda()`) or used on the CPU at once
-    (`.numpy()`, `.tolist()`, `.item()`, `.cpu()`, `.pin_memory()`, `generator=`, an index) is not
-    reported.
+    Reports, in the methods of a LightningModule, what puts a rank's tensors on the wrong device,
+    judged by when the code runs, not by how the device is spelled:
+    - **a literal CUDA index** (`"cuda:0"`, `.cuda(0)`, `.to(0)`, `device=0`,
+      `torch.device("cuda", 0)`, a `torch.device("cuda:1")` kept in a variable), in any method: it
+      names the same GPU on every rank;
+    - **an index-less CUDA device in `__init__`** (`.cuda()`, `.to("cuda")`, `device="cuda"`): it is
+      the current device, and `__init__` runs before Lightning sets each rank's;
+    - **a tensor factory without a device** (`torch.zeros/ones/empty/full/rand/randn/randint/arange/
+      linspace/eye/tensor`) in a step hook, where its tensor (the call, or the one local name bound
+      to it once, through casts such as `.float()`) has one dimension or more for sure and meets a
+      tensor of the batch Lightning moved (`+ - * / @`, a comparison).
+
+    In the hooks that run after placement (`*_step`, `on_*_batch_*`, `on_*_epoch_*`,
+    `on_after_batch_transfer`, `forward`, ...) the fix gives `self.device`: a literal device is
+    replaced (`x.to("cuda:0", torch.float16)` becomes `x.to(self.device, torch.float16)`),
+    `.cuda(0)` becomes `.to(self.device)` (`non_blocking=True` kept), and a device-less factory gets
+    `device=self.device`.
+
+    Not reported, because it is right under Lightning:
+    - an index-less `"cuda"`, `.cuda()` or `torch.device("cuda")` in any hook that `Trainer.fit`
+      calls (`prepare_data`, `setup`, `configure_model`, the steps, `on_*` hooks) or in a helper:
+      the strategy's `setup_environment` calls `torch.cuda.set_device` with the rank's GPU before
+      all of them, so it is the rank's own GPU;
+    - an index computed at run time (`torch.device("cuda", self.local_rank)`,
+      `f"cuda:{rank}"`, `.cuda(local_rank)`);
+    - any CUDA in a file whose every Trainer (or Fabric) runs one process per node
+      (`devices=1`, `[1]`, `"1,"`): no other rank runs beside it, and an index names the GPU meant
+      (a teacher kept on GPU 0, model parallelism by hand);
+    - a device-less tensor not shown to meet the batch: one moved at once
+      (`torch.tensor(x).to(self.device)`, `torch.arange(n).cuda()`), used on the CPU (`.numpy()`,
+      `.tolist()`, `.item()`, `.cpu()`, `.pin_memory()`, `generator=`, an index, a counter filled
+      from `.cpu()` values, a value handed to a logger or a plot), a 0-dimensional one
+      (`torch.tensor(0.5)`: a CPU scalar meets a tensor on any device), one whose dimensions are not
+      known (`torch.zeros(n)` of a name), one in a hook without a moved batch (`forward`,
+      `on_*_epoch_end`), every one where the project switches the default device
+      (`torch.set_default_device`), and every one in a file whose every Trainer has
+      `accelerator="cpu"` (the batch stays on the CPU);
+    - tensors inside `register_buffer(...)` (a buffer follows the module) and inside a
+      `with torch.device(...)` block; plain PyTorch modules and scripts.
 
     ## Why it breaks under DDP
-    Rank N runs on `cuda:N`. `"cuda"` means `cuda:0` (the current device, which Lightning sets, but
-    `"cuda:0"` and `.cuda(0)` do not follow it), and a tensor made without a device is on the CPU:
-    "Expected all tensors to be on the same device". `self.device` is always the rank's device.
+    Rank N's module and batch are on `cuda:N`. A literal index puts every rank's tensor on that one
+    GPU: "Expected all tensors to be on the same device" on the other ranks, or every rank's memory
+    on GPU 0. Under the `ddp` launcher each rank re-runs the script and builds the module before
+    `Trainer.fit`; `fit` sets the rank's GPU only in the strategy's setup, so in `__init__` the
+    current device is still `cuda:0` on every rank: a tensor made there with `.cuda()` lands on GPU 0
+    (a plain attribute stays there; what Lightning moves later still costs each rank memory on
+    GPU 0). A factory without a device makes a CPU tensor: beside the batch on the rank's GPU it
+    fails with the same error (on any GPU run, one device or many). `self.device` is always the
+    rank's device in a hook after placement.
 
     ## Before
     ```python
     def training_step(self, batch, batch_idx):
-        noise = torch.randn(batch.shape)
-        mask = self.mask.cuda()
+        x, y = batch
+        weights = torch.ones(x.shape[1], device="cuda:0")
+        centre = torch.full((x.shape[1],), 0.5)
+        return self.loss(self.net(x - centre) * weights, y)
     ```
 
     ## After
     ```python
     def training_step(self, batch, batch_idx):
-        noise = torch.randn(batch.shape, device=self.device)
-        mask = self.mask.to(self.device)
+        x, y = batch
+        weights = torch.ones(x.shape[1], device=self.device)
+        centre = torch.full((x.shape[1],), 0.5, device=self.device)
+        return self.loss(self.net(x - centre) * weights, y)
     ```
 
     ## Fix safety
     - **unsafe**, every fix of a file that names a CUDA device other than 0 (`"cuda:1"`, `.cuda(1)`,
       `.to(1)`, `torch.device("cuda", 1)`): that is model parallelism, and one `self.device` would
       move its parts onto a single GPU.
-    - A literal device replaced by `self.device` (`.to("cuda")`, `.to("cuda:0")`, `.to(0)`,
-      `device="cuda"` in a factory): **safe** only in a file that builds a Trainer (or Fabric) and
-      every one it builds has a literal DDP strategy and `devices` left out, `"auto"`, `-1`, a literal
-      count, or the indices 0..n-1 in order (`[0, 1]`, `"0,1"`). There rank N runs on `cuda:N`, rank
-      0's `self.device` is the device the literal names and on rank N the literal was the failure.
-      Elsewhere **unsafe**: with `devices=[1]` or `[2, 3]` (or a value ddpfix cannot read) rank 0's
-      `self.device` is not `cuda:0`, and a fixed GPU may be the one meant (a teacher model kept on
-      GPU 0); in one process a fixed GPU may be the one meant, and a file without the Trainer does
-      not say how its module runs.
-    - `.cuda(...)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
+    - A literal index replaced by `self.device` (`.to("cuda:0")`, `.to(0)`, `device="cuda:0"`):
+      **safe** only in a file that builds a Trainer (or Fabric), every one it builds has a literal DDP
+      strategy, `devices` left out, `"auto"`, `-1`, a literal count, or the indices 0..n-1 in order
+      (`[0, 1]`, `"0,1"`), and no `accelerator` but `"gpu"`, `"cuda"` or `"auto"`. There rank N runs
+      on `cuda:N`: on rank 0, and on one GPU, `self.device` is the `cuda:0` the literal names (the
+      rewrite is the identity), on rank N the literal was the failure, and where the run has no GPU
+      the literal could not run at all. Elsewhere **unsafe**: with `devices=[1]` or `[2, 3]` (or a
+      value ddpfix cannot read) rank 0's `self.device` is not `cuda:0`, and a fixed GPU may be the
+      one meant (a teacher model kept on GPU 0); with `accelerator="cpu"` `self.device` is the CPU
+      while the literal may name a working GPU; a file without the Trainer does not say how its
+      module runs. (Lightning's `PL_TRAINER_*` environment defaults are not read.) A GPU index
+      cannot run on the CPU, so the differential runs prove these rewrites on the CPU by a
+      reference written by hand with `self.device`.
+    - `.cuda(0)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
       tensor factory's result; an unknown receiver's `.to()` may not be `.cuda()`'s twin.
     - `device=self.device` added to a device-less factory: **unsafe** for the random factories
       (`rand`, `randn`, `randint`: with a device they draw from that device's generator, other
       numbers, and later CPU draws shift). For the others **safe** only where all of these hold:
-      - the file's Trainers are DDP ones on GPUs 0..n-1, as for a literal device above (a file
+      - the file's Trainers are DDP ones on GPUs 0..n-1, as for a literal index above (a file
         without a Trainer, or with an MPS one, does not say the device is a rank's GPU);
       - the tensor's dtype is known not to be float64, which MPS cannot hold: `dtype=` a known
         dtype other than float64 (and complex), or none with `zeros`/`ones`/`empty`/`eye`, number
@@ -84,20 +125,20 @@ class HardcodedDevice(Rule):
         `dtype=torch.float64`: **unsafe**;
       - every use of the tensor (the call itself, or a local name bound to it once) is
         `+ - * / @` with a tensor of the batch Lightning moved to the device (the step hook's batch
-        parameter, names bound once from it, items of those). A CPU tensor there either fails or,
-        0-dimensional, gives the same result as one on the device. Any other use (indexing,
-        `.numpy()`, a library call such as scikit-learn, a return value, a call of a submodule) may
-        want the CPU: **unsafe**.
+        parameter, names bound once from it, items of those, arithmetic with them). A CPU tensor
+        there either fails or, 0-dimensional, gives the same result as one on the device. Any other
+        use (indexing, `.numpy()`, a library call such as scikit-learn, a return value, a call of a
+        submodule) may want the CPU: **unsafe**.
+      On the CPU `self.device` is the CPU and the rewrite is the identity: the differential runs
+      prove it there, in one process and under DDP.
     - A call with a comment inside that the rewrite would lose or repeat: no fix (reported).
 
     ## When it does not fix
     In `__init__`, `setup` and the other methods that run before the module is placed (there
-    `self.device` is still the CPU; register tensors as buffers instead, see DDP007), in helper
-    methods whose caller is unknown, and for a device stored in a variable: reported only. In
-    `on_before_batch_transfer` the batch is still on the CPU: a hard-coded move there is reported
-    (leave the move to Lightning, or make it in `on_after_batch_transfer`), and device-less factories
-    are right and not reported. Plain PyTorch modules and scripts are not Lightning's business and
-    are left alone.
+    `self.device` is still the CPU: register tensors as buffers instead, see DDP007), in helper
+    methods whose callers ddpfix does not know, and for a device kept in a variable: reported only.
+    In `on_before_batch_transfer` the batch is still on the CPU: a literal index there is reported
+    (leave the move to Lightning, or make it in `on_after_batch_transfer`).
     """
 
     code = "DDP006"
@@ -144,8 +185,12 @@ class HardcodedDevice(Rule):
         rebuilt as ``.to(self.device, ...)``, ``device=self.device`` set, a literal device replaced),
         which the engine carries out on LibCST's tree. Where an edit would lose or repeat a comment
         (read from the call's text, as LibCST's tree holds it), the finding is reported unfixed."""
+        one_process = safety.one_process(tree, ctx.imports)
+        cpu_only = safety.cpu_only(tree, ctx.imports)
         ddp = safety.ddp_file_why(tree, ctx.imports)
+        accelerator = safety.accelerator_why(tree, ctx.imports)
         default_dtype_changed = safety.sets_default_dtype(tree)
+        default_device = _default_device(ctx)
         ordinals = safety.other_ordinals(tree)
         for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
             on_device = _on_device(method.name)
@@ -156,24 +201,62 @@ class HardcodedDevice(Rule):
                 if placement is None:
                     continue
                 what = clip(placement.what, 40)
-                if placement.fix is None:
-                    where = "the batch is still on the CPU" if method.name in CPU_DATA_HOOKS else "before the module is placed"
-                    ctx.report(call, f"{what} in {method.name}: {where}",
-                               detail=f"{placement.what} in {method.name}: {_why(method.name)}", fixable=False)
+                if placement.ordinal is DEVICELESS:
+                    qualified = ctx.imports.qualify(call.func)
+                    if (default_device is not None or cpu_only or not facts.meets_device(call)
+                            or not safety.has_dimensions(call, qualified, facts)):
+                        continue  # a CPU tensor not shown to meet the batch: it may be meant for the CPU
+                    short = f"{what} in {method.name}: a CPU tensor beside the batch on the GPU"
+                    message = (f"{placement.what} in {method.name} makes a CPU tensor, and it meets a tensor of "
+                               "the batch, which Lightning moved to the rank's GPU: \"Expected all tensors to be "
+                               "on the same device\" (on every GPU run, one device or many); use device=self.device")
+                elif placement.ordinal is CURRENT:
+                    if method.name != "__init__" or one_process:
+                        continue  # after Trainer.fit set the rank's GPU (or a caller ddpfix cannot see)
+                    ctx.report(call, f"{what} in __init__: every rank puts it on cuda:0",
+                               detail=f"{placement.what} in __init__: {_BEFORE_SET_DEVICE}", fixable=False)
                     continue
-                short = f"{what} in {method.name}: one fixed GPU on every rank"
-                message = f"{placement.what} in {method.name}: on rank N the tensor must be on cuda:N; use self.device"
+                else:
+                    if one_process:
+                        continue  # one process per node: the index names the GPU meant
+                    gpu = f"cuda:{placement.ordinal}"
+                    short = f"{what} in {method.name}: every rank puts it on {gpu}"
+                    message = (f"{placement.what} in {method.name}: every rank puts this tensor on {gpu}, while "
+                               f"rank N's module and batch are on cuda:N (\"Expected all tensors to be on the same "
+                               f"device\", or every rank's memory on GPU {placement.ordinal})")
+                    if placement.fix is None:
+                        ctx.report(call, short, detail=f"{message}; {_why(method.name)}", fixable=False)
+                        continue
+                    message += "; use self.device"
                 problem = _unfixable(call, placement, in_fstring, ctx)
                 if problem is not None:
                     ctx.report(call, short, detail=f"{message} (not rewritten: {problem})", fixable=False)
                     continue
-                safe, why = _safety(call, placement, facts, ddp, ordinals, ctx, default_dtype_changed)
+                safe, why = _safety(call, placement, facts, ddp, accelerator, ordinals, ctx, default_dtype_changed)
                 ctx.report(call, short, detail=message, fixable=True, safe=safe, why=why,
                            edits=_edits(call, placement, ctx))
-            for assign, target in _device_variables(method, ctx):
-                ctx.report(assign, f"{clip(target)} = torch.device(...) in {method.name}: a fixed GPU",
-                           detail=f"{target} = torch.device(...) names a fixed CUDA device in {method.name}: moves to "
-                           "it put every rank's tensors on one GPU; use self.device", fixable=False)
+            if one_process:
+                continue
+            for assign, target, ordinal in _device_variables(method, ctx):
+                ctx.report(assign, f"{clip(target)} = torch.device(...) in {method.name}: cuda:{ordinal} on every rank",
+                           detail=f"{target} = torch.device(...) in {method.name} names cuda:{ordinal}: every rank's "
+                           f"moves to it go to GPU {ordinal}, while rank N's module and batch are on cuda:N; use "
+                           "self.device", fixable=False)
+
+
+_BEFORE_SET_DEVICE = (
+    "__init__ runs before Trainer.fit sets each rank's GPU (torch.cuda.set_device, in the strategy's "
+    "setup), so the current device is still cuda:0 and every rank puts this tensor on GPU 0: a plain "
+    "attribute stays there (\"Expected all tensors to be on the same device\" on rank N), and even what "
+    "Lightning moves later costs every rank memory on GPU 0; register it as a buffer, or create it in a hook")
+
+
+def _default_device(ctx: RuleContext):
+    """A place of the project that switches the process's default device (``torch.set_default_device``):
+    there a device-less factory may land on the rank's GPU, not on the CPU."""
+    facts = ctx.facts
+    switches = getattr(facts, "default_devices", ())
+    return next((s for s in switches if not s.scoped), None)
 
 
 # Hooks whose names look like device hooks but that get the batch while it is still on the CPU.
@@ -189,8 +272,11 @@ def _why(method_name: str) -> str:
     if method_name in CPU_DATA_HOOKS:
         return (f"{method_name} runs while the batch is still on the CPU, before Lightning moves it to the rank's "
                 "device: leave the move to Lightning (or make it in on_after_batch_transfer)")
-    return ("this method runs before Lightning places the module (or its caller is unknown), so self.device "
-            "may still be the CPU here; create tensors as buffers (register_buffer) or move them in a *_step hook")
+    if method_name in tree_lightning.BEFORE_PLACEMENT:
+        return (f"self.device is still the CPU in {method_name} (the module is placed later), so it is not "
+                "rewritten: register the tensor as a buffer, or create it in a hook that runs after placement")
+    return (f"ddpfix does not know which hooks call {method_name} (self.device may still be the CPU there), so "
+            "it is not rewritten: use self.device where the module is placed")
 
 
 # A tensor used this way belongs on the CPU: .numpy(), .tolist()... of a factory's result.
@@ -307,17 +393,56 @@ APPENDED = "appended"
 REPLACED = "replaced"
 
 
+# A placement's CUDA index: a literal int, or one of these.
+CURRENT = "current"  # an index-less CUDA device: ``.cuda()``, ``"cuda"``, ``torch.device("cuda")``
+DEVICELESS = "deviceless"  # a tensor factory without a device: the CPU
+UNKNOWN = None  # no CUDA device, or an index ddpfix cannot read
+
+
 @dataclass(frozen=True)
 class _Placement:
-    """A hard-coded placement: its description, what its fix edits (None: reported only), the
-    argument whose value a ``REPLACED`` fix replaces (its index in source order, and the value),
-    and the call's layout where a fix or the description needs it."""
+    """A hard-coded placement: its description, the CUDA index it names (an int, ``CURRENT`` or
+    ``DEVICELESS``), what its fix edits (None: reported only), the argument whose value a
+    ``REPLACED`` fix replaces (its index in source order, and the value), and the call's layout
+    where a fix or the description needs it."""
 
     what: str
+    ordinal: int | str
     fix: str | None
     layout: edits.CallLayout | None = None
     index: int | None = None
     value: ast.expr | None = None
+
+
+def cuda_ordinal(value: ast.expr, imports, segment) -> int | str | None:
+    """The CUDA index a device value names: an int (``"cuda:1"``, ``1``, ``torch.device("cuda", 1)``)
+    or ``CURRENT`` (``"cuda"``, ``torch.device("cuda")``); ``UNKNOWN`` where it names no CUDA device
+    or an index ddpfix cannot read (``f"cuda:{rank}"``, ``torch.device("cuda", local_rank)``: most
+    likely the rank's own GPU)."""
+    if tree_lightning.device_kind(value, imports, segment) != "cuda":
+        return UNKNOWN
+    if isinstance(value, ast.Constant) and type(value.value) is int:
+        return value.value if value.value >= 0 else UNKNOWN
+    text = tree_lightning.string_value(value)
+    if text is None and isinstance(value, ast.JoinedStr) and all(isinstance(p, ast.Constant) for p in value.values):
+        text = "".join(p.value for p in value.values)
+    if text is not None:
+        return int(text[5:]) if text.startswith("cuda:") else CURRENT
+    if isinstance(value, ast.Call) and imports.qualify(value.func) == "torch.device":
+        if tree_lightning.has_star(value):
+            return UNKNOWN
+        kind = tree_lightning.keyword(value, "type")
+        first = value.args[0] if value.args else (kind.value if kind is not None else None)
+        if first is None:
+            return UNKNOWN
+        named = cuda_ordinal(first, imports, segment)
+        at = tree_lightning.keyword(value, "index")
+        index = value.args[1] if len(value.args) > 1 else (at.value if at is not None else None)
+        if index is None:
+            return named
+        if named is CURRENT and isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 0:
+            return index.value
+    return UNKNOWN
 
 
 def _placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device: bool) -> _Placement | None:
@@ -329,9 +454,18 @@ def _placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device:
             return None
         if any(k.arg not in ("non_blocking", "device") for k in call.keywords):
             return None  # an argument we do not know: not the Tensor/Module.cuda we mean
+        device = tree_lightning.keyword(call, "device")
+        value = call.args[0] if call.args else (device.value if device is not None else None)
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            ordinal = CURRENT  # ``.cuda()``, ``.cuda(None)``: the current device
+        else:
+            ordinal = cuda_ordinal(value, imports, segment)
+            if ordinal is UNKNOWN:
+                return None  # ``.cuda(self.local_rank)``: most likely the rank's own GPU
+        what = ".cuda()" if value is None else f".cuda({tree_text.quoted(value, statement, ctx.view)})"
         if not on_device:
-            return _Placement(".cuda()", None)
-        return _Placement(".cuda()", REBUILT, edits.call_layout(ctx.view, call))
+            return _Placement(what, ordinal, None)
+        return _Placement(what, ordinal, REBUILT, edits.call_layout(ctx.view, call))
     if isinstance(func, ast.Attribute) and func.attr == "to" and imports.qualify(func) is None:
         device = tree_lightning.keyword(call, "device")
         if device is None and call.args and not isinstance(call.args[0], ast.Starred):
@@ -340,9 +474,10 @@ def _placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device:
             argument, value = device, device.value
         else:
             return None
-        if tree_lightning.device_kind(value, imports, segment) != "cuda":
+        ordinal = cuda_ordinal(value, imports, segment)
+        if ordinal is UNKNOWN:
             return None
-        return _replacement(".to({})", call, argument, value, statement, ctx, on_device)
+        return _replacement(".to({})", call, argument, value, statement, ctx, on_device, ordinal)
     qualified = imports.qualify(func)
     if qualified in TENSOR_FACTORIES:
         device = tree_lightning.keyword(call, "device")
@@ -351,15 +486,18 @@ def _placement(call: ast.Call, statement: ast.stmt, ctx: RuleContext, on_device:
             # Device-less tensors are only wrong where the module computes on its device.
             if not on_device or tree_lightning.has_star(call) or tree_lightning.keyword(call, "out") is not None:
                 return None
-            return _Placement(f"torch.{name}() without a device", APPENDED, edits.call_layout(ctx.view, call))
-        if tree_lightning.device_kind(device.value, imports, segment) != "cuda":
+            return _Placement(f"torch.{name}() without a device", DEVICELESS, APPENDED,
+                              edits.call_layout(ctx.view, call))
+        ordinal = cuda_ordinal(device.value, imports, segment)
+        if ordinal is UNKNOWN:
             return None
-        return _replacement(f"torch.{name}(device={{}})", call, device, device.value, statement, ctx, on_device)
+        return _replacement(f"torch.{name}(device={{}})", call, device, device.value, statement, ctx, on_device,
+                            ordinal)
     return None
 
 
 def _replacement(what: str, call: ast.Call, argument: ast.expr | ast.keyword, value: ast.expr,
-                 statement: ast.stmt, ctx: RuleContext, on_device: bool) -> _Placement:
+                 statement: ast.stmt, ctx: RuleContext, on_device: bool, ordinal: int | str) -> _Placement:
     """A literal device given as ``argument`` of ``call``; ``what`` quotes its value's code as
     LibCST's tree holds it, with the parentheses around it."""
     layout = edits.call_layout(ctx.view, call)
@@ -368,7 +506,7 @@ def _replacement(what: str, call: ast.Call, argument: ast.expr | ast.keyword, va
         code = tree_text.quoted(value, statement, ctx.view)
     else:
         code = tree_text.code_between(ctx.view, layout.arguments[index].value, layout.arguments[index].end, statement)
-    return _Placement(what.format(code), REPLACED if on_device else None, layout, index, value)
+    return _Placement(what.format(code), ordinal, REPLACED if on_device else None, layout, index, value)
 
 
 def _unfixable(call: ast.Call, placement: _Placement, in_fstring: bool, ctx: RuleContext) -> str | None:
@@ -410,8 +548,8 @@ def _edits(call: ast.Call, placement: _Placement, ctx: RuleContext) -> list:
     return [edits.ReplaceExpression(Span.of(ctx.position(placement.value)), SELF_DEVICE)]
 
 
-def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, ordinals: list[int],
-            ctx: RuleContext, default_dtype_changed: bool) -> tuple[bool, str]:
+def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accelerator: str | None,
+            ordinals: list[int], ctx: RuleContext, default_dtype_changed: bool) -> tuple[bool, str]:
     """(whether the fix is proven to change nothing but the failure, what was not proven).
     ``ddp``: None where every Trainer of the file is a literal DDP one on GPUs 0..n-1
     (``_hardcoded_device_safety.ddp_file_why``), else why not."""
@@ -433,6 +571,8 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, ordin
         return facts.factory_uses_are_math(call)
     if ddp is not None:
         return False, ddp
+    if accelerator is not None:
+        return False, accelerator
     if placement.fix is REBUILT:
         receiver = call.func.value
         if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):
@@ -441,8 +581,9 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, ordin
 
 
 def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):
-    """``device = torch.device("cuda")`` (or ``self.device_ = ...``) inside the method, in source order,
-    each with its target's code."""
+    """``device = torch.device("cuda:0")`` (or ``self.device_ = ...``) inside the method, in source
+    order, each with its target's code and the index: a device with a literal CUDA index (an
+    index-less ``torch.device("cuda")`` is each rank's current GPU where it is used)."""
     found = []
     segment = ctx.view.positions.segment
     # Every assignment of the method's body (a decorator or a default holds none): the walk kept on it.
@@ -450,10 +591,12 @@ def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleC
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
         value = node.value
-        if ctx.imports.qualify(value.func) != "torch.device" or tree_lightning.device_kind(value, ctx.imports, segment) != "cuda":
+        if ctx.imports.qualify(value.func) != "torch.device":
             continue
-        found.append((node, _target_code(node, ctx)))
-    return sorted(found, key=lambda pair: (pair[0].lineno, pair[0].col_offset))
+        ordinal = cuda_ordinal(value, ctx.imports, segment)
+        if isinstance(ordinal, int):
+            found.append((node, _target_code(node, ctx), ordinal))
+    return sorted(found, key=lambda entry: (entry[0].lineno, entry[0].col_offset))
 
 
 def _target_code(assign: ast.Assign, ctx: RuleContext) -> str:

@@ -1,10 +1,9 @@
 # differential: unchanged
 """``on_before_batch_transfer`` runs before Lightning moves the batch: there the batch is still on
-the CPU, a hard-coded ``.cuda()`` is reported (move it to ``on_after_batch_transfer``, or leave the
-move to Lightning), and device-less factories are right.
+the CPU and device-less factories are right; an index-less ``.cuda()`` is the rank's own GPU
+(Trainer.fit set it before any hook), and Lightning's transfer then leaves the batch where it is.
 
-``self.device`` would be wrong in both directions here (the CPU batch meets a GPU tensor), so the
-rule fixes nothing in this hook: reported only.
+Nothing here puts a rank's tensor on another rank's GPU: the rule leaves the file alone.
 """
 import lightning as L
 import torch

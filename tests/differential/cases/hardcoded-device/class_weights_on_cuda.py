@@ -1,14 +1,14 @@
 # differential: safe; original=fails
 """Class weights for an imbalanced classifier built on a literal device in ``training_step``:
-``weight=torch.tensor([1.0, 4.0], device="cuda")``, and the validation targets moved with
+``weight=torch.tensor([1.0, 4.0], device="cuda:0")``, and the validation targets moved with
 ``y.to("cuda:0")``.
 
-Under DDP rank N's logits are on ``cuda:N`` while ``"cuda:0"`` (and, before Lightning sets the
-current device, ``"cuda"``) is GPU 0: "Expected all tensors to be on the same device". The file's
-Trainer is a literal DDP one with ``devices`` left out (GPUs 0..n-1), so rank 0's ``self.device``
-is the device the literals name and on rank N the literal was the failure: ``self.device`` is safe
-for both. On this CPU-only build the original cannot run at all ("Torch not compiled with CUDA
-enabled"): the reference (``self.device`` by hand) is the yardstick.
+Under DDP rank N's logits are on ``cuda:N`` while ``"cuda:0"`` is GPU 0 on every rank: "Expected all
+tensors to be on the same device". The file's Trainer is a literal DDP one with ``devices`` and
+``accelerator`` left out (GPUs 0..n-1), so on rank 0 and on one GPU ``self.device`` is the
+``cuda:0`` the literals name (the rewrite is the identity) and on rank N the literal was the
+failure: ``self.device`` is safe for both. On this CPU-only build the original cannot run at all
+("Torch not compiled with CUDA enabled"): the reference (``self.device`` by hand) is the yardstick.
 """
 import lightning as L
 import torch
@@ -25,7 +25,7 @@ class Imbalanced(L.LightningModule):
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        weight = torch.tensor([1.0, 4.0], device="cuda")
+        weight = torch.tensor([1.0, 4.0], device="cuda:0")
         loss = nn.functional.cross_entropy(self.net(x), y, weight=weight)
         self.log("train_loss", loss, on_epoch=True, sync_dist=True)
         return loss

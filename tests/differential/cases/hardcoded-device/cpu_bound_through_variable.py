@@ -1,11 +1,11 @@
-# differential: unsafe
+# differential: unchanged
 """Tensors meant for the CPU, made without a device in ``validation_step`` and used through a
 variable: a confusion matrix filled from ``.cpu()`` predictions and handed to NumPy, and an index
 tensor used on a CPU tensor (issue 20, C: ``device=self.device`` was once added to these).
 
-Adding ``device=self.device`` moves them to the GPU, where ``counts.numpy()`` raises and
-``self.prior_cpu[classes]`` mixes devices. The rule cannot prove the tensor is meant for the
-device: the fix is offered for review only.
+Adding ``device=self.device`` would move them to the GPU, where ``weighted.numpy()`` raises and
+``self.prior_cpu[classes]`` mixes devices. None of them meets a tensor of the batch Lightning moved:
+not reported, nothing rewritten.
 """
 import lightning as L
 import numpy as np

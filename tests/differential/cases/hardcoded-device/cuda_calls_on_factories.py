@@ -1,12 +1,13 @@
 # differential: safe; original=fails
-"""A label-smoothing target and a position index built on the CPU and moved with ``.cuda()``:
-``torch.full((n, k), eps).cuda()`` and ``torch.arange(k).cuda(0)`` in ``training_step``.
+"""A label-smoothing target and a position index built on the CPU and moved to GPU 0:
+``torch.full((n, k), eps).cuda(0)`` and ``torch.arange(k).cuda(device=0)`` in ``training_step``.
 
-``.cuda()`` means the current device (which Lightning sets) but ``.cuda(0)`` is GPU 0 on every
-rank. Both receivers are tensor factories' results, so ``.to(self.device)`` is ``.cuda()``'s twin,
-and the Trainer is a literal DDP one with ``devices`` left out (GPUs 0..n-1): the fix is safe. On
-this CPU-only build ``.cuda()`` cannot run ("Torch not compiled with CUDA enabled"): the reference
-(``.to(self.device)`` by hand) is the yardstick.
+``.cuda(0)`` is GPU 0 on every rank (an index-less ``.cuda()`` would be the rank's own GPU, which
+Trainer.fit set: not reported). Both receivers are tensor factories' results, so
+``.to(self.device)`` is ``.cuda()``'s twin, and the Trainer is a literal DDP one with ``devices``
+left out (GPUs 0..n-1): on rank 0 and on one GPU the rewrite is the identity, on rank N it removes
+the failure. On this CPU-only build ``.cuda(0)`` cannot run ("Torch not compiled with CUDA
+enabled"): the reference (``.to(self.device)`` by hand) is the yardstick.
 """
 import lightning as L
 import torch
@@ -24,8 +25,8 @@ class SmoothClassifier(L.LightningModule):
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        smooth = torch.full((x.shape[0], self.classes), self.eps / self.classes).cuda()
-        index = torch.arange(self.classes).cuda(0)
+        smooth = torch.full((x.shape[0], self.classes), self.eps / self.classes).cuda(0)
+        index = torch.arange(self.classes).cuda(device=0)
         target = smooth + (index == y.unsqueeze(1)).float() * (1 - self.eps)
         loss = nn.functional.cross_entropy(self.net(x), target)
         self.log("train_loss", loss, on_step=True, on_epoch=True, sync_dist=True)

@@ -1,12 +1,13 @@
 # differential: reference of cuda_calls_on_factories.py (.to(self.device) by hand)
-"""A label-smoothing target and a position index built on the CPU and moved with ``.cuda()``:
-``torch.full((n, k), eps).cuda()`` and ``torch.arange(k).cuda(0)`` in ``training_step``.
+"""A label-smoothing target and a position index built on the CPU and moved to GPU 0:
+``torch.full((n, k), eps).cuda(0)`` and ``torch.arange(k).cuda(device=0)`` in ``training_step``.
 
-``.cuda()`` means the current device (which Lightning sets) but ``.cuda(0)`` is GPU 0 on every
-rank. Both receivers are tensor factories' results, so ``.to(self.device)`` is ``.cuda()``'s twin,
-and the Trainer is a literal DDP one with ``devices`` left out (GPUs 0..n-1): the fix is safe. On
-this CPU-only build ``.cuda()`` cannot run ("Torch not compiled with CUDA enabled"): the reference
-(``.to(self.device)`` by hand) is the yardstick.
+``.cuda(0)`` is GPU 0 on every rank (an index-less ``.cuda()`` would be the rank's own GPU, which
+Trainer.fit set: not reported). Both receivers are tensor factories' results, so
+``.to(self.device)`` is ``.cuda()``'s twin, and the Trainer is a literal DDP one with ``devices``
+left out (GPUs 0..n-1): on rank 0 and on one GPU the rewrite is the identity, on rank N it removes
+the failure. On this CPU-only build ``.cuda(0)`` cannot run ("Torch not compiled with CUDA
+enabled"): the reference (``.to(self.device)`` by hand) is the yardstick.
 """
 import lightning as L
 import torch

@@ -1,10 +1,10 @@
-# differential: unsafe
+# differential: unchanged
 """Attention-style scaling by ``torch.tensor(np.sqrt(d))`` beside the batch in ``training_step``.
 
-``np.sqrt`` returns a NumPy float64, so the tensor is float64: on an MPS device (which cannot hold
-float64) ``device=self.device`` raises, and on CUDA the float64 scalar changes the result's dtype
-promotion nowhere but costs a float64 kernel. ddpfix cannot see the value's dtype: the fix is
-offered for review only.
+The tensor of one number is 0-dimensional: a 0-dimensional CPU tensor meets a tensor on any device
+as a scalar, so on rank N's GPU this works as it is (no device mismatch). And ``np.sqrt`` returns a
+NumPy float64: on an MPS device (which cannot hold float64) ``device=self.device`` would raise. Not
+reported, nothing rewritten.
 """
 import lightning as L
 import numpy as np

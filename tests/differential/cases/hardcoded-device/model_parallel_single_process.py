@@ -1,11 +1,11 @@
-# differential: unsafe
+# differential: unchanged
 """Model parallelism by hand in one process (no DDP): the encoder on ``cuda:0``, the head on
 ``cuda:1``, activations moved between them with literals (issue 20, C: this was once rewritten to
 one device).
 
 Every literal names the GPU meant; ``self.device`` (the device of the module's first parameter)
-would put the head's input on GPU 0 while the head stays on GPU 1. A file that names a CUDA device
-other than 0 is model parallel: every fix in it is offered for review only.
+would put the head's input on GPU 0 while the head stays on GPU 1. The file's only Trainer runs one
+process (``devices=1``): no other rank shares the GPUs, so nothing is reported or rewritten.
 """
 import lightning as L
 import torch

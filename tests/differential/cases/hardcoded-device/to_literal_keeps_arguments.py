@@ -1,10 +1,11 @@
 # differential: safe; original=fails
 """Moves that pass more than the device: ``y.to(0, non_blocking=True)``,
-``x.to(device="cuda", dtype=torch.float32)`` and ``mask.to(torch.device("cuda"), torch.bool)`` in
-the step hooks of a masked regressor.
+``x.to(device="cuda:0", dtype=torch.float32)`` and ``mask.to(torch.device("cuda", 0), torch.bool)``
+in the step hooks of a masked regressor.
 
-Each literal names GPU 0 (or the current device); under a literal DDP Trainer with ``devices``
-left out it is ``self.device`` on rank 0 and the failure on rank N. The fix replaces only the
+Each literal names GPU 0 on every rank; under a literal DDP Trainer with ``devices`` left out it is
+``self.device`` on rank 0 and on one GPU (the rewrite is the identity there) and the failure on
+rank N. The fix replaces only the
 device: the dtype, ``non_blocking`` and the positional dtype must survive, so that the rewrite
 computes what the reference (``self.device`` by hand, every other argument kept) does. On this
 CPU-only build the original cannot run.
@@ -24,9 +25,9 @@ class MaskedRegressor(L.LightningModule):
 
     def training_step(self, batch, batch_idx):
         x, y, mask = batch
-        x = x.to(device="cuda", dtype=torch.float32)
+        x = x.to(device="cuda:0", dtype=torch.float32)
         y = y.to(0, non_blocking=True)
-        keep = mask.to(torch.device("cuda"), torch.bool)
+        keep = mask.to(torch.device("cuda", 0), torch.bool)
         loss = nn.functional.mse_loss(self.net(x)[keep], y[keep])
         self.log("train_loss", loss, on_epoch=True, sync_dist=True)
         return loss
