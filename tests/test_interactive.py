@@ -244,7 +244,7 @@ import lightning as L
 
 class Model(L.LightningModule):
     def training_step(self, batch, batch_idx):
-        return batch.sum() + torch.ones(1, device="cuda:0").cuda()
+        return batch.sum() + torch.ones(1, device="cuda:0").cuda(0)
 '''
 
 
@@ -265,5 +265,5 @@ def test_findings_at_one_place_are_one_question(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    assert (tmp_path / "train.py").read_bytes() == SHARED.replace(b'torch.ones(1, device="cuda:0").cuda()',
+    assert (tmp_path / "train.py").read_bytes() == SHARED.replace(b'torch.ones(1, device="cuda:0").cuda(0)',
                                                                   b"torch.ones(1, device=self.device).to(self.device)")

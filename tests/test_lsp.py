@@ -633,7 +633,7 @@ class Model(L.LightningModule):
     def training_step(self, batch, batch_idx):
         x, y = batch
         w = torch.ones(x.shape[1], device="cuda:0") * torch.zeros(x.shape[1], device="cuda:0")
-        m = x.to("cuda") + torch.arange(4)
+        m = x.to(0) + (x - torch.arange(4))
         self.log("val", w.sum(), on_epoch=True)  # keep an eye on it
         return self.loss(self.net(x) * w * m, y)
 """
@@ -650,7 +650,7 @@ def test_quick_fix_titles_say_what_each_fix_does_and_are_unique(server, project)
     # Two fixes alike on one line: told apart by their places.
     assert described[:2] == ['use self.device instead of "cuda:0" (line 8, column 13)',
                              'use self.device instead of "cuda:0" (line 8, column 55)']
-    assert described[2:] == ['use self.device instead of "cuda"', "add device=self.device", "add sync_dist=True"]
+    assert described[2:] == ['use self.device instead of 0', "add device=self.device", "add sync_dist=True"]
     # Each title's fix is its own finding's: applied alone, it changes that place only.
     lines = TWO_ON_A_LINE.splitlines()
     ones = apply_edits(TWO_ON_A_LINE, edits_of(fixes[0], uri)[0]).splitlines()
@@ -658,7 +658,7 @@ def test_quick_fix_titles_say_what_each_fix_does_and_are_unique(server, project)
 
 
 def test_disable_for_this_line_appends_or_merges_a_noqa_comment(server, project, tmp_path):
-    text = TWO_ON_A_LINE.replace('m = x.to("cuda") + torch.arange(4)', 'm = x.to("cuda") + torch.arange(4)  # noqa: E501')
+    text = TWO_ON_A_LINE.replace('m = x.to(0) + (x - torch.arange(4))', 'm = x.to(0) + (x - torch.arange(4))  # noqa: E501')
     path = project / "train.py"
     uri = path.as_uri()
     server.open(path, write(path, text))

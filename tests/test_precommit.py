@@ -28,7 +28,7 @@ class Model(L.LightningModule):
         self.name = name
 
     def training_step(self, batch, batch_idx):
-        x = batch.to("cuda")
+        x = batch.to("cuda:0")
         return self.layer(x).sum()
 
     def validation_step(self, batch, batch_idx):

@@ -45,7 +45,7 @@ def test_the_scan_keeps_bad_files_lightning_subclasses_elsewhere_and_notebooks(t
     # No word "lightning" here: a Lightning file only through the class defined in base.py.
     (tmp_path / "model.py").write_text(
         "import torch\nfrom base import Base\n\n\nclass Model(Base):\n"
-        "    def training_step(self, batch, batch_idx):\n        return batch.cuda()\n"
+        "    def training_step(self, batch, batch_idx):\n        return batch.cuda(0)\n"
     )
     (tmp_path / "notebook.ipynb").write_text(json.dumps({
         "cells": [{"cell_type": "code", "metadata": {}, "source": ["x = 1\n"], "outputs": [], "execution_count": None}],
@@ -82,7 +82,7 @@ def test_hook_words_in_a_lightning_file_without_a_lightning_module_cost_no_fix_p
     """Lightning's own modules name ``self.log`` and ``training_step`` everywhere and define no
     LightningModule subclass: rules about code inside one have nothing to say there. A file of the
     run that subclasses one defined elsewhere (without saying "LightningModule") still goes."""
-    hooks = "    def training_step(self, batch, batch_idx):\n        self.log('loss', batch.cuda().sum())\n"
+    hooks = "    def training_step(self, batch, batch_idx):\n        self.log('loss', batch.cuda(0).sum())\n"
     (tmp_path / "callbacks.py").write_text(f"import lightning as L\n\n\nclass Printer(L.Callback):\n{hooks}")
     (tmp_path / "base.py").write_text(f"import lightning as L\n\n\nclass Base(L.LightningModule):\n{hooks}")
     (tmp_path / "model.py").write_text(f"import lightning as L\nfrom base import Base\n\n\nclass Model(Base):\n{hooks}")
@@ -105,7 +105,7 @@ def test_files_the_scan_fixes_on_their_own_get_the_results_of_the_fix_pass(tmp_p
     (tmp_path / "torchy.py").write_text(collective)
     (tmp_path / "model.py").write_text(
         collective + "\n\nfrom base import Base\n\n\nclass Model(Base):\n"
-        "    def training_step(self, batch, batch_idx):\n        return batch.cuda()\n"
+        "    def training_step(self, batch, batch_idx):\n        return batch.cuda(0)\n"
     )
     files, _, _ = discover([str(tmp_path)], respect_gitignore=False)
     for fix in (False, True):
