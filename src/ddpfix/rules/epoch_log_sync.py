@@ -225,7 +225,8 @@ class EpochLogSync(Rule):
                 for call, (epoch_paths, step_paths) in found:
                     if id(call) not in kept or _already_global(call, call, values):
                         continue
-                    message = f"{tree_lightning.log_label(call)} in {cls.name}.{method.name}: epoch value without sync_dist"
+                    label = module + tree_lightning.log_label(call)[len("self"):]
+                    message = f"{label} in {cls.name}.{method.name}: epoch value without sync_dist"
                     detail = _detail(call.func.attr, f"the callback hook {method.name}", epoch_paths, step_paths,
                                      receiver=module)
                     if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
