@@ -46,9 +46,31 @@ class EpochLogSync(Rule):
 
     ## What it does
     Adds `sync_dist=True` to `self.log` / `self.log_dict` calls of a LightningModule that log per
-    epoch — in `validation_step`, `test_step`, the `on_*_epoch_*` hooks and the other hooks where
-    `on_epoch` defaults to True, or anywhere with `on_epoch=True` — and say nothing about
-    `sync_dist`.
+    epoch and say nothing about `sync_dist`: in `validation_step`, `test_step`, the `on_*_epoch_*`
+    hooks and the other hooks where `on_epoch` defaults to True, anywhere with `on_epoch=True`, and
+    in the methods those hooks reach through `self.<method>(...)` calls of the class (and of the
+    classes of the file it derives from): a log in `_shared_step` called from `validation_step` is
+    per epoch. Where one method is reached from hooks with different defaults (`training_step`, per
+    step, and `validation_step`, per epoch), the finding names both. It also reports
+    `log = partial(self.log, ...)` then `log(...)`, Lightning 1.x's `validation_epoch_end(self,
+    outputs)` / `training_epoch_end` / `test_epoch_end` (Lightning 2.x refuses to run a module that
+    defines one, so such a module runs under 1.x, where they log per epoch: the finding says so),
+    and a Callback's `pl_module.log(...)` in its epoch-level hooks (the `Callback` base resolved
+    through the imports and the classes of the file).
+
+    It does not report a value that is already the same on every rank, where rank 0's value is the
+    global one and `sync_dist` is meaningless or ignored: the result of `self.all_gather(x)` or of
+    `trainer.strategy.reduce/all_gather/broadcast(x)` (no sub-`group`), a tensor handed to
+    `torch.distributed.all_reduce` / `broadcast` (or the list `all_gather` fills) before the log on
+    every path, `metric.compute()` of a torchmetrics object (also kept in a local), torchmetrics
+    `Metric` and `MetricCollection` objects (`MetricCollection(...)`, `.clone(prefix=...)`, a
+    `ModuleDict` of them, a dict of them given to `log_dict`), and what known pure operations make
+    of these (`gathered.sum()`, `acc.item()`, `total / 2`). Values are followed through the hook's
+    locals in order and through attributes every assignment of which builds a metric
+    (`ddpfix.analysis.values`). What is not proven global is reported: an attribute whose class is
+    not resolved (`self.acc = build_metric()`) may be a tensor, a Metric or anything; a Metric built
+    with `sync_on_compute=False` or a `process_group` computes per rank; a gather over a `group=`,
+    an `all_reduce` under an `if` or after the log, and `gathered[self.global_rank]` are not global.
 
     ## Why it breaks under DDP
     Each rank reduces its own shard of the epoch; without `sync_dist=True` the value logged (and
@@ -72,12 +94,11 @@ class EpochLogSync(Rule):
     ## When it does not fix
     Never touches a call that passes `sync_dist` at all (even `False`: you decided), one with
     `rank_zero_only=True` or `*args`/`**kwargs`, one under a rank guard (DDP003's case) or under any
-    `if` whose test mentions a rank (a synced log that only some ranks reach hangs), or one that logs
-    a torchmetrics object or `metric.compute()` (torchmetrics syncs its own state; `sync_dist` is
-    ignored there).
-    Step-level logging (`training_step` without `on_epoch=True`) is left alone. A call whose
-    comments sit where the new argument would go (`self.log("x", v,  # why` then a next line) is
-    reported, not rewritten: the comment would be repeated or lost.
+    `if` whose test mentions a rank (a synced log that only some ranks reach hangs), or a helper
+    whose only calls from hooks are under such a guard.
+    Step-level logging (`training_step` without `on_epoch=True`, and helpers only it reaches) is left
+    alone. A call whose comments sit where the new argument would go (`self.log("x", v,  # why` then
+    a next line) is reported, not rewritten: the comment would be repeated or lost.
 
     ## Fix safety
     A safe fix also needs the whole project read with no iterable dataset named in any file of it
@@ -99,8 +120,12 @@ class EpochLogSync(Rule):
       `autocast()` may enclose it; any `if`, `for`, `while`, `try` or `match` makes it unsafe, and so
       does a `return` or `raise` before it. No condition is taken as rank-invariant (`batch_idx`
       depends on each rank's batch count; a guard held in a variable or a property is a condition
-      like any other). A log in a helper method is unsafe: its callers (maybe under a rank guard)
-      are not followed.
+      like any other). A log in a helper method is unsafe: the proof does not follow calls (a
+      caller's condition, the values and keys it passes); so is one reached from `training_step`
+      too (`sync_dist=True` would then sync every training step's value as well), one through a
+      `partial(self.log, ...)`, one in a Lightning 1.x `*_epoch_end` hook (the proof reads 2.x's
+      hooks), and a Callback's `pl_module.log` (which modules it is attached to, and whether every
+      rank reaches it in the same order, is not read).
     - **Literal keys.** `self.log`'s name is a string literal; `self.log_dict`'s argument is a dict
       display with string-literal keys. F-strings, loop variables (even over a literal tuple),
       dict comprehensions and MetricCollections are unsafe.
@@ -112,9 +137,9 @@ class EpochLogSync(Rule):
       the module's own `forward` (`self(x)`; unsafe if it names a collective), and `self.<name>(...)`
       for attributes only ever assigned a `torch.nn` module. Nothing that runs before the log may
       change such a value in place through an unknown call (`dist.all_reduce(total)`,
-      `x.add_(...)`). Anything else (`self.<attribute>`, `self.step(batch)`, `self.all_gather(...)`,
-      `metric.compute()` kept in a local, a Metric from a `ModuleDict`) is of unknown provenance,
-      possibly global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
+      `x.add_(...)`). Anything else (`self.<attribute>` of a class not resolved, `self.step(batch)`,
+      a gather over a sub-group, `all_reduce` on some paths only) is of unknown provenance, possibly
+      global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
     - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"`/`"sum"` (or `torch.mean`
       ...); no flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal,
       and not `True` outside the training hooks (a per-batch sync needs equal batch counts);
