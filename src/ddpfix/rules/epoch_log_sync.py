@@ -9,6 +9,8 @@ from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis import values as values_mod
+from ddpfix.analysis.values import ObjectKinds
 from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
@@ -16,6 +18,7 @@ from ddpfix.analysis.ranks import only_returns as tree_only_returns
 from ddpfix.analysis.ranks import gated_statements as tree_gated_statements
 from ddpfix.rules.base import Rule, RuleContext
 
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOG_METHODS = frozenset({"log", "log_dict"})
 # Hooks whose self.log defaults to on_epoch=True (Lightning's logger connector).
 EPOCH_HOOKS = frozenset({
@@ -24,6 +27,17 @@ EPOCH_HOOKS = frozenset({
     "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
     "on_test_epoch_start", "on_test_epoch_end", "on_train_start", "on_validation_start", "on_test_start",
 })
+#: Lightning 1.x's epoch-end hooks (their argument: the steps' outputs). Lightning 2.x refuses to run
+#: a module that defines one (``configuration_validator``: "Support for `validation_epoch_end` has been
+#: removed in v2.0.0"), so a module that has one runs under 1.x, where they log per epoch.
+V1_EPOCH_HOOKS = frozenset({"training_epoch_end", "validation_epoch_end", "test_epoch_end"})
+EPOCH_DEFAULT = EPOCH_HOOKS | V1_EPOCH_HOOKS
+# Hooks whose self.log defaults to on_step=True, on_epoch=False.
+STEP_DEFAULT = frozenset({
+    "training_step", "on_train_batch_start", "on_train_batch_end", "on_before_backward", "on_after_backward",
+    "on_before_optimizer_step", "on_before_zero_grad",
+})
+LOGGING_HOOKS = EPOCH_DEFAULT | STEP_DEFAULT
 
 
 class EpochLogSync(Rule):
@@ -32,9 +46,31 @@ class EpochLogSync(Rule):
 
     ## What it does
     Adds `sync_dist=True` to `self.log` / `self.log_dict` calls of a LightningModule that log per
-    epoch — in `validation_step`, `test_step`, the `on_*_epoch_*` hooks and the other hooks where
-    `on_epoch` defaults to True, or anywhere with `on_epoch=True` — and say nothing about
-    `sync_dist`.
+    epoch and say nothing about `sync_dist`: in `validation_step`, `test_step`, the `on_*_epoch_*`
+    hooks and the other hooks where `on_epoch` defaults to True, anywhere with `on_epoch=True`, and
+    in the methods those hooks reach through `self.<method>(...)` calls of the class (and of the
+    classes of the file it derives from): a log in `_shared_step` called from `validation_step` is
+    per epoch. Where one method is reached from hooks with different defaults (`training_step`, per
+    step, and `validation_step`, per epoch), the finding names both. It also reports
+    `log = partial(self.log, ...)` then `log(...)`, Lightning 1.x's `validation_epoch_end(self,
+    outputs)` / `training_epoch_end` / `test_epoch_end` (Lightning 2.x refuses to run a module that
+    defines one, so such a module runs under 1.x, where they log per epoch: the finding says so),
+    and a Callback's `pl_module.log(...)` in its epoch-level hooks (the `Callback` base resolved
+    through the imports and the classes of the file).
+
+    It does not report a value that is already the same on every rank, where rank 0's value is the
+    global one and `sync_dist` is meaningless or ignored: the result of `self.all_gather(x)` or of
+    `trainer.strategy.reduce/all_gather/broadcast(x)` (no sub-`group`), a tensor handed to
+    `torch.distributed.all_reduce` / `broadcast` (or the list `all_gather` fills) before the log on
+    every path, `metric.compute()` of a torchmetrics object (also kept in a local), torchmetrics
+    `Metric` and `MetricCollection` objects (`MetricCollection(...)`, `.clone(prefix=...)`, a
+    `ModuleDict` of them, a dict of them given to `log_dict`), and what known pure operations make
+    of these (`gathered.sum()`, `acc.item()`, `total / 2`). Values are followed through the hook's
+    locals in order and through attributes every assignment of which builds a metric
+    (`ddpfix.analysis.values`). What is not proven global is reported: an attribute whose class is
+    not resolved (`self.acc = build_metric()`) may be a tensor, a Metric or anything; a Metric built
+    with `sync_on_compute=False` or a `process_group` computes per rank; a gather over a `group=`,
+    an `all_reduce` under an `if` or after the log, and `gathered[self.global_rank]` are not global.
 
     ## Why it breaks under DDP
     Each rank reduces its own shard of the epoch; without `sync_dist=True` the value logged (and
@@ -58,12 +94,11 @@ class EpochLogSync(Rule):
     ## When it does not fix
     Never touches a call that passes `sync_dist` at all (even `False`: you decided), one with
     `rank_zero_only=True` or `*args`/`**kwargs`, one under a rank guard (DDP003's case) or under any
-    `if` whose test mentions a rank (a synced log that only some ranks reach hangs), or one that logs
-    a torchmetrics object or `metric.compute()` (torchmetrics syncs its own state; `sync_dist` is
-    ignored there).
-    Step-level logging (`training_step` without `on_epoch=True`) is left alone. A call whose
-    comments sit where the new argument would go (`self.log("x", v,  # why` then a next line) is
-    reported, not rewritten: the comment would be repeated or lost.
+    `if` whose test mentions a rank (a synced log that only some ranks reach hangs), or a helper
+    whose only calls from hooks are under such a guard.
+    Step-level logging (`training_step` without `on_epoch=True`, and helpers only it reaches) is left
+    alone. A call whose comments sit where the new argument would go (`self.log("x", v,  # why` then
+    a next line) is reported, not rewritten: the comment would be repeated or lost.
 
     ## Fix safety
     A safe fix also needs the whole project read with no iterable dataset named in any file of it
@@ -85,8 +120,12 @@ class EpochLogSync(Rule):
       `autocast()` may enclose it; any `if`, `for`, `while`, `try` or `match` makes it unsafe, and so
       does a `return` or `raise` before it. No condition is taken as rank-invariant (`batch_idx`
       depends on each rank's batch count; a guard held in a variable or a property is a condition
-      like any other). A log in a helper method is unsafe: its callers (maybe under a rank guard)
-      are not followed.
+      like any other). A log in a helper method is unsafe: the proof does not follow calls (a
+      caller's condition, the values and keys it passes); so is one reached from `training_step`
+      too (`sync_dist=True` would then sync every training step's value as well), one through a
+      `partial(self.log, ...)`, one in a Lightning 1.x `*_epoch_end` hook (the proof reads 2.x's
+      hooks), and a Callback's `pl_module.log` (which modules it is attached to, and whether every
+      rank reaches it in the same order, is not read).
     - **Literal keys.** `self.log`'s name is a string literal; `self.log_dict`'s argument is a dict
       display with string-literal keys. F-strings, loop variables (even over a literal tuple),
       dict comprehensions and MetricCollections are unsafe.
@@ -98,9 +137,9 @@ class EpochLogSync(Rule):
       the module's own `forward` (`self(x)`; unsafe if it names a collective), and `self.<name>(...)`
       for attributes only ever assigned a `torch.nn` module. Nothing that runs before the log may
       change such a value in place through an unknown call (`dist.all_reduce(total)`,
-      `x.add_(...)`). Anything else (`self.<attribute>`, `self.step(batch)`, `self.all_gather(...)`,
-      `metric.compute()` kept in a local, a Metric from a `ModuleDict`) is of unknown provenance,
-      possibly global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
+      `x.add_(...)`). Anything else (`self.<attribute>` of a class not resolved, `self.step(batch)`,
+      a gather over a sub-group, `all_reduce` on some paths only) is of unknown provenance, possibly
+      global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
     - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"`/`"sum"` (or `torch.mean`
       ...); no flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal,
       and not `True` outside the training hooks (a per-batch sync needs equal batch counts);
@@ -130,71 +169,276 @@ class EpochLogSync(Rule):
     name = "epoch-log-sync"
     summary = "Epoch-level self.log without sync_dist=True: the value is rank 0's shard only"
     fixable = True
-    triggers = ("self.log", ("_step", "epoch", "_start", "batch_end"))
+    triggers = (".log", ("_step", "epoch", "_start", "batch_end"))
     lightning_only = True
-    module_only = True
+    module_only = False  # a Callback's ``pl_module.log`` too
     uses_facts = True
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:
-        return a_method_calls_self_log(tree)
+        return a_method_calls_self_log(tree) or _a_method_logs_through_a_parameter(tree)
 
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """The one analysis: findings, each fix's applicability, and its typed edit
         (``sync_dist=True`` set on the call), which the engine carries out on LibCST's tree."""
         tests, words = TreeRankTests(ctx.imports), rank_words(ctx.imports)
-        metrics_by_class: dict[ast.ClassDef, set[str]] = {}
+        objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
         sampler_off = ctx.facts.sampler_off_for(ctx.path)
+        reach = _hooks_reaching(tree, ctx, tests, words)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
-            if cls not in metrics_by_class:
-                has_metrics = b"torchmetrics" in ctx.data
-                metrics_by_class[cls] = tree_lightning.metric_attributes(cls, ctx.imports) if has_metrics else set()
-            calls = [call for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)
-                     if _unsynced_epoch_log(call, method.name)]
-            for call in _not_rank_gated(calls, method, tests, ctx.view, words):
-                if _tree_logs_a_metric_object(call, metrics_by_class[cls]):
+            hooks = reach.get(id(method), {})
+            logs = [(call, call, None) for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)]
+            logs += _logs_through_partials(method, ctx.imports)
+            found = []
+            for real, call, partial in logs:
+                level = _level(call, hooks)
+                if level is not None and _unsynced(call):
+                    found.append((real, call, partial, level))
+            if not found:
+                continue
+            kept = {id(c) for c in _not_rank_gated([real for real, *_ in found], method, tests, ctx.view, words)}
+            for real, call, partial, (epoch_paths, step_paths) in found:
+                if id(real) not in kept:
+                    continue
+                if cls not in objects:
+                    lineage = _lineage(tree, cls)
+                    kinds = ObjectKinds(tree, lineage, ctx.imports)
+                    objects[cls] = (kinds, "all_gather" not in kinds.defined)
+                kinds, own_gather = objects[cls]
+                values = _function_values(method, kinds, ctx.imports, "self", None, own_gather)
+                if _already_global(call, real, values):
                     continue
                 if cls not in safety:
                     facts = ClassFacts(tree, cls, ctx.imports)
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
-                if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
+                message = _message(call, method.name)
+                detail = _detail(call.func.attr, method.name, epoch_paths, step_paths)
+                if not keyword_edits_keep_comments(real, ctx.view, None, "sync_dist"):
                     # What --write would refuse (apply_edits keeps every comment): --check says so too.
-                    ctx.report(call, _message(call, method.name), detail=_detail(call.func.attr, method.name)
-                               + " (not rewritten: a comment inside the call would be lost)", fixable=False)
+                    ctx.report(real, message, detail=detail + " (not rewritten: a comment inside the call would be lost)",
+                               fixable=False)
                     continue
-                why = fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data")
-                ctx.report(call, _message(call, method.name), detail=_detail(call.func.attr, method.name),
-                           fixable=True, safe=why is None, why=why or "",
-                           edits=[edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
+                why = (_path_problem(method, epoch_paths, step_paths, partial)
+                       or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data"))
+                ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
+                           edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", "True")])
+        self._check_callbacks(tree, ctx, tests, words)
+
+    def _check_callbacks(self, tree: ast.Module, ctx: RuleContext, tests: TreeRankTests, words) -> None:
+        """A Callback's hooks log through the module they are given (``pl_module.log(...)``), with the
+        hook's defaults: reported, never fixed safely (which modules the callback is attached to, and
+        what else they log, is not read)."""
+        for cls in _callback_classes(tree, ctx.imports):
+            for method in cls.body:
+                if not isinstance(method, FUNCTIONS) or method.name not in LOGGING_HOOKS:
+                    continue
+                positional = [*method.args.posonlyargs, *method.args.args]
+                if len(positional) < 3:
+                    continue
+                trainer, module = positional[1].arg, positional[2].arg
+                if module in values_mod.stored_names(method):
+                    continue  # the name is rebound: not (only) the module Lightning passes
+                hooks = {method.name: method.name}
+                found = [(call, _level(call, hooks)) for call in _calls_through(method, module)]
+                found = [(call, level) for call, level in found if level is not None and _unsynced(call)]
+                if not found:
+                    continue
+                kept = {id(c) for c in _not_rank_gated([call for call, _ in found], method, tests, ctx.view, words)}
+                values = _function_values(method, None, ctx.imports, module, trainer, True)
+                for call, (epoch_paths, step_paths) in found:
+                    if id(call) not in kept or _already_global(call, call, values):
+                        continue
+                    label = module + tree_lightning.log_label(call)[len("self"):]
+                    message = f"{label} in {cls.name}.{method.name}: epoch value without sync_dist"
+                    detail = _detail(call.func.attr, f"the callback hook {method.name}", epoch_paths, step_paths,
+                                     receiver=module)
+                    if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
+                        ctx.report(call, message, fixable=False,
+                                   detail=detail + " (not rewritten: a comment inside the call would be lost)")
+                        continue
+                    why = (f"it is logged by the Callback `{cls.name}` through `{module}`: which modules it is attached "
+                           "to, and whether every rank reaches this call in the same order, is not proven")
+                    ctx.report(call, message, detail=detail, fixable=True, safe=False, why=why,
+                               edits=[edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True")])
 
 
 def _message(call: ast.Call, hook: str) -> str:
     return f"{tree_lightning.log_label(call)} in {hook}: epoch value without sync_dist"
 
 
-def _detail(method: str, hook: str) -> str:
-    return (
-        f"self.{method}(...) in {hook} logs per epoch without sync_dist: under DDP "
+def _detail(method: str, hook: str, epoch_paths: dict[str, str] | None = None,
+            step_paths: dict[str, str] | None = None, receiver: str = "self") -> str:
+    text = (
+        f"{receiver}.{method}(...) in {hook} logs per epoch without sync_dist: under DDP "
         "the value logged (and seen by checkpoints and early stopping) is rank 0's shard only; "
         "add sync_dist=True"
     )
+    paths = [via for name, via in (epoch_paths or {}).items() if via != name]
+    if paths:
+        text += f" (reached from {', '.join(sorted(paths))})"
+    if step_paths:
+        text += (f"; it is also reached from {', '.join(sorted(step_paths.values()))}, where it logs per step, "
+                 "not per epoch")
+    v1 = sorted(set(epoch_paths or {}) & V1_EPOCH_HOOKS)
+    if v1:
+        text += (f"; `{v1[0]}` is a Lightning 1.x hook (Lightning 2.x refuses to run a module that defines it): "
+                 "Lightning 1.x is assumed, where it logs per epoch")
+    return text
 
 
+def _path_problem(method, epoch_paths: dict[str, str], step_paths: dict[str, str], partial: ast.Call | None) -> str | None:
+    """Why the hooks that reach the log keep its fix from being proven (None: it is a hook's own log)."""
+    if step_paths:
+        return (f"`{method.name}` is also reached from {', '.join(sorted(step_paths.values()))}, where this log is "
+                "per step: sync_dist=True would sync every step's value there too")
+    v1 = sorted(set(epoch_paths) & V1_EPOCH_HOOKS)
+    if v1:
+        return (f"`{v1[0]}` runs under Lightning 1.x only (2.x refuses a module that defines it); the proof reads "
+                "Lightning 2.x's hooks")
+    if partial is not None:
+        return (f"it logs through `{ast.unparse(partial)[:40]}` (line {partial.lineno}): the proof does not follow "
+                "a log through a partial")
+    helpers = sorted(via for name, via in epoch_paths.items() if via != name)
+    if helpers and method.name not in epoch_paths:
+        return (f"`{method.name}` is a helper reached from {helpers[0]}: the proof does not follow calls (a caller's "
+                "condition, the values and keys it passes)")
+    return None
 
 
-
-
-
-
-def _unsynced_epoch_log(call: ast.Call, hook: str) -> bool:
-    """A log per epoch that says nothing about ``sync_dist``, with no ``*args``/``**kwargs`` and not
+def _unsynced(call: ast.Call) -> bool:
+    """A log that says nothing about ``sync_dist``, with no ``*args``/``**kwargs`` and not
     ``rank_zero_only=True``: the calls the rule is about, before asking where they stand."""
-    if not _tree_logs_per_epoch(call, hook) or tree_lightning.has_star(call):
+    if tree_lightning.has_star(call):
         return False
     zero_only = tree_lightning.is_true(tree_lightning.keyword(call, "rank_zero_only"))
     return tree_lightning.keyword(call, "sync_dist") is None and not zero_only
+
+
+def _level(call: ast.Call, hooks: dict[str, str]) -> tuple[dict[str, str], dict[str, str]] | None:
+    """Whether ``call`` logs per epoch, given the hooks that reach its method (hook -> how): the
+    hooks on whose paths it logs per epoch and those on whose paths it logs per step; None where it
+    logs per epoch on none. An explicit ``on_epoch=`` decides on every path."""
+    on_epoch = tree_lightning.keyword(call, "on_epoch")
+    if on_epoch is not None:
+        return (dict(hooks), {}) if tree_lightning.is_true(on_epoch) else None
+    epoch = {hook: via for hook, via in hooks.items() if hook in EPOCH_DEFAULT}
+    if not epoch:
+        return None
+    return epoch, {hook: via for hook, via in hooks.items() if hook in STEP_DEFAULT}
+
+
+def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionValues) -> bool:
+    """Every value the call logs is already global or a torchmetrics object (which syncs itself and
+    for which Lightning ignores ``sync_dist``): ``sync_dist`` is meaningless there."""
+    logged = ClassFacts.values(call)
+    if logged is None:
+        if call.func.attr != "log_dict":
+            return False
+        dictionary = ClassFacts._dictionary(call)
+        if dictionary is None or (isinstance(dictionary, ast.Dict) and any(k is None for k in dictionary.keys)):
+            return False
+        logged = [dictionary]
+    return bool(logged) and all(values.origin(v, real) is not None for v in logged)
+
+
+def _function_values(method, kinds, imports, module, trainer, module_collectives) -> values_mod.FunctionValues:
+    """One ``FunctionValues`` per method, kept on its node (a hook's logs ask it in turn)."""
+    known = method.__dict__.get("_ddpfix_values")
+    if known is None:
+        known = method._ddpfix_values = values_mod.FunctionValues(method, kinds, imports, module, trainer, module_collectives)
+    return known
+
+
+def _lineage(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
+    """The class and the classes of the file it derives from (by name), nearest first."""
+    by_name = {c.name: c for c in tree_lightning.classes(tree)}
+    found, pending, seen = [], [cls], set()
+    while pending:
+        current = pending.pop(0)
+        if current.name in seen:
+            continue
+        seen.add(current.name)
+        found.append(current)
+        pending += [by_name[b.id] for b in current.bases if isinstance(b, ast.Name) and b.id in by_name]
+    return found
+
+
+def _hooks_reaching(tree: ast.Module, ctx: RuleContext, tests, words) -> dict[int, dict[str, str]]:
+    """For each method of the file's LightningModules (by id): the logging hooks that reach it, each
+    with how (``validation_step -> _shared_step``), through ``self.<method>(...)`` calls of the class
+    and the classes of the file it derives from (a call under a rank guard left out: DDP003's case)."""
+    reach: dict[int, dict[str, str]] = {}
+    kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
+    for cls in tree_lightning.classes(tree):
+        if kinds.get(cls.name) != "lightning":
+            continue
+        methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        for owner in reversed(_lineage(tree, cls)):
+            methods.update({s.name: s for s in owner.body if isinstance(s, FUNCTIONS)})
+        names = frozenset(methods)
+        edges: dict[int, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for hook in sorted(LOGGING_HOOKS & names):
+            pending = [(methods[hook], hook)]
+            while pending:
+                method, via = pending.pop()
+                if hook in reach.setdefault(id(method), {}):
+                    continue
+                reach[id(method)][hook] = via
+                if id(method) not in edges:
+                    calls = tree_lightning.self_method_calls(method, names)
+                    calls = _not_rank_gated(calls, method, tests, ctx.view, words)
+                    edges[id(method)] = [methods[c.func.attr] for c in calls]
+                pending += [(callee, f"{via} -> {callee.name}") for callee in edges[id(method)]]
+    return reach
+
+
+def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, ast.Call]]:
+    """``log = partial(self.log, ...)`` then ``log("x", v)``: (the call, the log it makes, the partial)."""
+    partials = {}
+    for name, value in values_mod.single_bindings(method).items():
+        if (isinstance(value, ast.Call) and imports.qualify(value.func) == "functools.partial" and value.args
+                and isinstance(value.args[0], ast.Attribute) and value.args[0].attr in LOG_METHODS
+                and isinstance(value.args[0].value, ast.Name) and value.args[0].value.id == "self"
+                and not tree_lightning.has_star(value)):
+            partials[name] = value
+    if not partials:
+        return []
+    found = []
+    for n in walk(method):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in partials and not tree_lightning.has_star(n):
+            partial = partials[n.func.id]
+            made = ast.Call(func=partial.args[0], args=[*partial.args[1:], *n.args],
+                            keywords=[*partial.keywords, *n.keywords])
+            found.append((n, ast.copy_location(made, n), partial))
+    return found
+
+
+def _callback_classes(tree: ast.Module, imports) -> list[ast.ClassDef]:
+    """The file's Lightning ``Callback`` subclasses (directly, or through the file's classes)."""
+    def kind_of(base: ast.expr) -> str | None:
+        return "callback" if tree_lightning.lightning_name(imports, base) == "Callback" else None
+    return [cls for _name, (_kind, cls) in tree_lightning.derived(tree, kind_of).items()]
+
+
+def _calls_through(method, name: str) -> list[ast.Call]:
+    """``<name>.log(...)`` / ``<name>.log_dict(...)`` in ``method`` (nested functions left out)."""
+    return [n for n in tree_lightning._calls_outside_functions(method.body)
+            if isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == name]
+
+
+def _a_method_logs_through_a_parameter(tree: ast.Module) -> bool:
+    """A method calls ``<parameter>.log(...)``: a Callback's ``pl_module.log``."""
+    for n in walk(tree):
+        if isinstance(n, FUNCTIONS):
+            parameters = {a.arg for a in [*n.args.posonlyargs, *n.args.args]}
+            if len(parameters) >= 3 and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in LOG_METHODS
+                    and isinstance(c.func.value, ast.Name) and c.func.value.id in parameters for c in walk(n)):
+                return True
+    return False
 
 
 def _not_rank_gated(calls: list[ast.Call], function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests,
@@ -203,41 +447,13 @@ def _not_rank_gated(calls: list[ast.Call], function: ast.FunctionDef | ast.Async
     rank, in their order. Each search is made only where calls are left to ask about: most hooks
     have no epoch log to fix, and the second search reads the whole hook."""
     if calls:
-        gated = {id(c) for statement, _guard in tree_gated_statements(function, tests)
-                 for c in tree_lightning.self_method_calls(statement, LOG_METHODS)}
+        gated = {id(n) for statement, _guard in tree_gated_statements(function, tests)
+                 for n in walk(statement) if isinstance(n, ast.Call)}
         calls = [call for call in calls if id(call) not in gated]
     if calls:
         gated = _tree_maybe_rank_gated(function, view, words)
         calls = [call for call in calls if id(call) not in gated]
     return calls
-
-
-def _tree_logs_per_epoch(call: ast.Call, hook: str) -> bool:
-    on_epoch = tree_lightning.keyword(call, "on_epoch")
-    if on_epoch is not None:
-        return tree_lightning.is_true(on_epoch)
-    return hook in EPOCH_HOOKS
-
-
-def _tree_is_metric_object(value: ast.expr, metrics: set[str]) -> bool:
-    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
-        return value.attr in metrics
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "compute"
-
-
-def _tree_logs_a_metric_object(call: ast.Call, metrics: set[str]) -> bool:
-    if call.func.attr == "log":
-        named = tree_lightning.keyword(call, "value")
-        value = named.value if named is not None else (call.args[1] if len(call.args) > 1 else None)
-        return value is not None and _tree_is_metric_object(value, metrics)
-    named = tree_lightning.keyword(call, "dictionary")
-    dictionary = named.value if named is not None else (call.args[0] if call.args else None)
-    if dictionary is None:
-        return False
-    if isinstance(dictionary, ast.Dict):
-        values = [v for k, v in zip(dictionary.keys, dictionary.values) if k is not None]  # ``**more`` has no key
-        return bool(values) and all(_tree_is_metric_object(v, metrics) for v in values)
-    return _tree_is_metric_object(dictionary, metrics)
 
 
 def _tree_maybe_rank_gated(function: ast.FunctionDef | ast.AsyncFunctionDef, view, words: tuple[str, ...]) -> set[int]:

@@ -1,0 +1,593 @@
+"""Where a value comes from (issue 29, A.6): per rank, or already global.
+
+A value is **global** when it is the same on every rank before anything logs it: the result of a
+collective (``self.all_gather(x)``, ``trainer.strategy.reduce(x)``, a tensor handed to
+``torch.distributed.all_reduce``/``broadcast``, the list ``torch.distributed.all_gather`` fills), a
+torchmetrics ``Metric.compute()`` (it syncs the metric's state over every rank unless built with
+``sync_on_compute=False`` or a ``process_group``), and what known pure operations make of global
+values and constants (``gathered.sum()``, ``torch.mean(gathered) / 2``, ``acc.item()``).
+
+A value is a **metric** when it is a torchmetrics ``Metric`` or ``MetricCollection`` object (or a
+``ModuleDict``/``ModuleList``/dict of them, or ``.clone(...)`` of one): handed to ``self.log``, it is
+computed (and synced) by torchmetrics itself, and Lightning ignores ``sync_dist`` for it.
+
+Anything else is ``None`` here: per rank, or unknown — a rule asks its own proof about it. Only what is
+proven is named: a class this module cannot resolve (a metric built by a factory, a class of another
+file, an attribute set twice or through ``setattr``) is unknown, never "a metric".
+
+Values are followed through the locals of one function, in order (an assignment, an in-place
+collective, a call that may change an argument in place), through attributes every assignment of
+which (in the class and the classes of the file it derives from) builds a metric, and through
+simple expressions. The answers are kept on the nodes: a rule asks once per log.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.imports import ImportTable
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPES = (*FUNCTIONS, ast.Lambda, ast.ClassDef)
+
+GLOBAL = "global"
+METRIC = "metric"
+#: A container of metrics (``ModuleDict``/``ModuleList`` or a dict/list display of metrics): an item
+#: of it is a metric.
+METRICS = "metrics"
+
+#: Tensor methods that compute on the tensor itself (no collective, no state outside it, no change
+#: in place): a method of a global value gives a global value.
+TENSOR_METHODS = frozenset({
+    "mean", "sum", "nansum", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
+    "norm", "abs", "pow", "sqrt", "exp", "log", "log_softmax", "softmax", "sigmoid", "tanh", "relu", "neg",
+    "add", "sub", "mul", "div", "float", "double", "half", "bfloat16", "long", "int", "bool", "item", "tolist",
+    "detach", "cpu", "clone", "to", "type", "type_as", "view", "view_as", "reshape", "squeeze", "unsqueeze",
+    "flatten", "t", "transpose", "permute", "contiguous", "round", "floor", "ceil", "clamp", "eq", "ne", "lt",
+    "le", "gt", "ge", "all", "any", "count_nonzero", "size", "numel", "dim", "get", "logsumexp", "cumsum",
+    "unique", "nonzero", "topk", "sort", "argsort", "isnan", "isinf", "isfinite", "nan_to_num", "bincount",
+    "values", "items", "keys",
+})
+BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
+#: Packages of functions that compute on their arguments only; ``torch.<f>`` itself one level deep.
+FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+NOT_PURE_TORCH = frozenset({"load", "from_file"})
+
+#: ``torch.distributed`` calls that leave their first argument the same on every rank (``op`` may be
+#: anything: every rank gets the same result); the list ``all_gather`` fills is its first argument.
+IN_PLACE_COLLECTIVES = {
+    "torch.distributed.all_reduce": ("tensor", 0),
+    "torch.distributed.broadcast": ("tensor", 0),
+    "torch.distributed.all_gather": ("tensor_list", 0),
+    "torch.distributed.all_gather_into_tensor": ("output_tensor", 0),
+    "torch.distributed.all_gather_object": ("object_list", 0),
+}
+#: Keywords that make a collective's result not global (a sub-group) or not ready yet.
+NOT_WORLD = frozenset({"group", "async_op", "process_group", "sync_grads_group"})
+#: LightningModule methods / strategy methods that return a value global over the world.
+MODULE_COLLECTIVES = frozenset({"all_gather"})
+STRATEGY_COLLECTIVES = frozenset({"all_gather", "reduce", "broadcast"})
+#: Keywords of a torchmetrics constructor that make its ``compute()`` not world-global.
+LOCAL_COMPUTE = frozenset({"sync_on_compute", "process_group", "dist_sync_fn", "distributed_available_fn"})
+#: torchmetrics classes that are not Metrics (``MetricTracker`` is a ``ModuleList``).
+NOT_METRICS = frozenset({"MetricTracker"})
+CONTAINERS = frozenset({"torch.nn.ModuleDict", "torch.nn.ModuleList"})
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What a value is (``GLOBAL``, ``METRIC`` or ``METRICS``) and, in words, why."""
+
+    kind: str
+    how: str
+
+
+def _short(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_name(node: ast.expr, name: str | None) -> bool:
+    return name is not None and isinstance(node, ast.Name) and node.id == name
+
+
+# --- classes and attributes ------------------------------------------------------------------
+
+
+def metric_classes(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
+    """The file's own classes that derive (directly, or through the file's classes) from a
+    torchmetrics ``Metric``. Kept on the tree."""
+    known = tree.__dict__.get("_ddpfix_metric_classes")
+    if known is None:
+        own = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+        found: set[str] = set()
+        grew = True
+        while grew:
+            grew = False
+            for name, cls in own.items():
+                if name in found:
+                    continue
+                for base in cls.bases:
+                    qualified = imports.qualify(base) or ""
+                    if (qualified.startswith("torchmetrics.") and qualified.rsplit(".", 1)[-1] in ("Metric",)) or (
+                            isinstance(base, ast.Name) and base.id in found):
+                        found.add(name)
+                        grew = True
+                        break
+        known = tree._ddpfix_metric_classes = frozenset(found)
+    return known
+
+
+class ObjectKinds:
+    """What the attributes of a class hold, as far as torchmetrics goes: ``self.<name>`` is a metric
+    (or a container of metrics) when every assignment of it, in the class and the classes of the
+    file it derives from, builds one (a local of the same method followed), and nothing else binds
+    it (``setattr``, a tuple target, ``+=``...)."""
+
+    def __init__(self, tree: ast.Module, lineage: list[ast.ClassDef], imports: ImportTable):
+        self.tree, self.imports = tree, imports
+        self.own_metrics = metric_classes(tree, imports)
+        assigns: list[tuple[str, ast.expr, dict[str, ast.expr]]] = []
+        bound_otherwise: set[str] = set()
+        self.defined: set[str] = set()  # methods the seen classes define
+        setattr_called = False
+        for owner in lineage:
+            for statement in owner.body:
+                if isinstance(statement, FUNCTIONS):
+                    self.defined.add(statement.name)
+                elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                    for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target]):
+                        if isinstance(target, ast.Name):
+                            self.defined.add(target.id)  # a class attribute: ``self.<name>`` may read it
+            for method in owner.body:
+                if not isinstance(method, FUNCTIONS):
+                    continue
+                locals_ = single_bindings(method)
+                for n in walk(method):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                        setattr_called = True
+                    if isinstance(n, ast.Assign):
+                        for target in n.targets:
+                            if isinstance(target, ast.Attribute) and _is_name(target.value, "self"):
+                                assigns.append((target.attr, n.value, locals_))
+                            else:
+                                bound_otherwise.update(_stored_self_attributes(target))
+                    elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
+                                        ast.NamedExpr, ast.Delete, ast.comprehension)):
+                        bound_otherwise.update(_stored_self_attributes(n))
+        self.attributes: dict[str, str] = {}
+        if setattr_called:
+            return
+        for _ in range(4):  # ``self.b = self.a.clone()``: what ``self.a`` is, known from the pass before
+            kinds: dict[str, set[str | None]] = {}
+            for name, value, locals_ in assigns:
+                origin = self.constructed(value, locals_)
+                kinds.setdefault(name, set()).add(origin.kind if origin else None)
+            found = {name: next(iter(k)) for name, k in kinds.items()
+                     if len(k) == 1 and None not in k and name not in bound_otherwise and name not in self.defined}
+            if found == self.attributes:
+                break
+            self.attributes = found
+
+    def constructed(self, node: ast.expr, locals_: dict[str, ast.expr] | None = None, depth: int = 0) -> Origin | None:
+        """A metric or container of metrics that ``node`` builds (``__init__``'s shapes)."""
+        if depth > 8:
+            return None
+        again = lambda n: self.constructed(n, locals_, depth + 1)  # noqa: E731
+        if isinstance(node, ast.Name) and locals_ is not None and node.id in locals_:
+            return again(locals_[node.id])
+        if isinstance(node, ast.Attribute) and _is_name(node.value, "self"):
+            kind = self.attributes.get(node.attr)
+            return Origin(kind, f"`self.{node.attr}`") if kind else None
+        if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+            items = node.values if isinstance(node, ast.Dict) else node.elts
+            if isinstance(node, ast.Dict) and any(k is None for k in node.keys):
+                return None
+            if items and all((o := again(v)) is not None and o.kind == METRIC for v in items):
+                return Origin(METRICS, "a container of torchmetrics objects")
+            return None
+        if isinstance(node, (ast.DictComp, ast.ListComp)):
+            element = again(node.value if isinstance(node, ast.DictComp) else node.elt)
+            return Origin(METRICS, "a container of torchmetrics objects") if element and element.kind == METRIC else None
+        if not isinstance(node, ast.Call):
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "clone":
+            inner = again(func.value)
+            return Origin(inner.kind, f"a clone of {inner.how}") if inner is not None and inner.kind == METRIC else None
+        qualified = self.imports.qualify(func) or ""
+        short = qualified.rsplit(".", 1)[-1]
+        if qualified in CONTAINERS:
+            if not node.args:
+                return None
+            inner = again(node.args[0])
+            return Origin(METRICS, f"`{short}` of torchmetrics objects") if inner and inner.kind == METRICS else None
+        if qualified.startswith("torchmetrics.") and short == "MetricCollection":
+            return Origin(METRIC, "a torchmetrics `MetricCollection`")
+        is_metric_class = (qualified.startswith("torchmetrics.") and short[:1].isupper() and short not in NOT_METRICS
+                           and not qualified.startswith(("torchmetrics.functional.", "torchmetrics.utilities.")))
+        if not is_metric_class and isinstance(func, ast.Name) and func.id in self.own_metrics:
+            is_metric_class, short = True, func.id
+        if not is_metric_class:
+            return None
+        if any(k.arg in LOCAL_COMPUTE for k in node.keywords):
+            return None  # its compute() may be this rank's (or a group's) own
+        return Origin(METRIC, f"a torchmetrics `{short}`")
+
+
+def _stored_self_attributes(node: ast.AST) -> list[str]:
+    return [n.attr for n in walk(node) if isinstance(n, ast.Attribute) and _is_name(n.value, "self")
+            and isinstance(n.ctx, (ast.Store, ast.Del))]
+
+
+def single_bindings(method: ast.AST) -> dict[str, ast.expr]:
+    """Locals of ``method`` bound exactly once, by a plain ``name = value`` (nested scopes left out)."""
+    known = method.__dict__.get("_ddpfix_single_bindings")
+    if known is not None:
+        return known
+    values: dict[str, list[ast.expr | None]] = {}
+    for n in _walk_outside_scopes(method):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            values.setdefault(n.targets[0].id, []).append(n.value)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            values.setdefault(n.id, []).append(None)
+    found = {}
+    for name, bound in values.items():
+        plain = [v for v in bound if v is not None]
+        # every Assign target Name also shows up as a Store name: one binding is [value, None]
+        if len(plain) == 1 and len(bound) == 2:
+            found[name] = plain[0]
+    method._ddpfix_single_bindings = found
+    return found
+
+
+def _walk_outside_scopes(node: ast.AST) -> Iterable[ast.AST]:
+    pending = list(child_nodes(node))
+    while pending:
+        current = pending.pop()
+        if isinstance(current, SCOPES):
+            continue
+        yield current
+        pending.extend(child_nodes(current))
+
+
+# --- values in a function ---------------------------------------------------------------------
+
+
+class FunctionValues:
+    """The origin of values in one function (a hook of a LightningModule, or a Callback's hook), at
+    a given statement: locals followed in order from the function's start.
+
+    ``module`` is the name that stands for the LightningModule (``self`` in its own methods, the
+    ``pl_module`` parameter in a Callback's hook); ``trainer`` the name of a Trainer (a Callback's
+    ``trainer`` parameter) or None (then ``<module>.trainer``)."""
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef, kinds: ObjectKinds | None,
+                 imports: ImportTable, module: str | None = "self", trainer: str | None = None,
+                 module_collectives: bool = True):
+        self.function, self.kinds, self.imports = function, kinds, imports
+        self.module, self.trainer = module, trainer
+        #: ``<module>.all_gather`` is Lightning's (no class seen defines its own).
+        self.module_collectives = module_collectives
+        # A name a nested function or lambda reads may be changed whenever it is called.
+        self.closed_over = {inner.id for n in walk(function) if n is not function and isinstance(n, SCOPES)
+                            for inner in walk(n) if isinstance(inner, ast.Name)}
+        self.local_names = {n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        self._states: dict[int, dict[str, Origin | None]] = {}
+        self._statement_of: dict[int, ast.stmt] | None = None
+
+    # The state before each statement of the function (at any depth), built in one pass.
+
+    def at(self, statement: ast.stmt) -> dict[str, Origin | None]:
+        """Origins of the locals just before ``statement`` runs (a statement of the function, at any
+        depth); names absent are unknown."""
+        if not self._states:
+            self._run(self.function.body, {})
+        return self._states.get(id(statement), {})
+
+    def origin(self, node: ast.expr, within: ast.expr | None = None) -> Origin | None:
+        """The origin of ``node`` where it stands in the function (or where ``within``, an
+        expression of the function, stands: for a node built from one, as a log through a partial)."""
+        statement = self.statement_of(within if within is not None else node)
+        return None if statement is None else self.evaluate(node, self.at(statement))
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement of the function that holds ``node`` (nested scopes left out)."""
+        if self._statement_of is None:
+            found: dict[int, ast.stmt] = {}
+            pending: list[tuple[ast.AST, ast.stmt | None]] = [(s, None) for s in self.function.body]
+            while pending:
+                current, statement = pending.pop()
+                if isinstance(current, ast.stmt):
+                    statement = current
+                if statement is not None:
+                    found[id(current)] = statement
+                if isinstance(current, SCOPES) and current is not statement:
+                    continue
+                pending.extend((child, statement) for child in child_nodes(current))
+            self._statement_of = found
+        return self._statement_of.get(id(node))
+
+    def _run(self, block: list[ast.stmt], state: dict[str, Origin | None]) -> None:
+        """Interpret ``block`` from ``state`` (changed in place), recording each statement's state. A
+        compound statement's blocks start from what is known on entering them; after it, what it
+        binds or may change is unknown."""
+        for statement in block:
+            self._states[id(statement)] = dict(state)
+            if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+                # A later iteration sees what the earlier ones did: what the loop binds is unknown.
+                entry = dict(state)
+                self._calls(statement, entry)
+                self._forget(statement, entry)
+                for inner in _blocks(statement):
+                    self._run(inner, dict(entry))
+            elif isinstance(statement, (ast.With, ast.AsyncWith)):
+                entry = dict(state)
+                for item in statement.items:
+                    self._calls(item.context_expr, entry)
+                    if item.optional_vars is not None:
+                        self._forget(item.optional_vars, entry)
+                self._run(statement.body, entry)
+            elif isinstance(statement, ast.If):
+                entry = dict(state)
+                self._calls(statement.test, entry)
+                self._forget(statement.test, entry)
+                for inner in _blocks(statement):
+                    self._run(inner, dict(entry))
+            elif isinstance(statement, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                self._run(statement.body, dict(state))
+                after = dict(state)  # a handler, ``else`` or ``finally``: the body may have run, or part of it
+                self._calls(statement.body, after)
+                self._forget(statement.body, after)
+                for inner in _blocks(statement)[1:]:
+                    self._run(inner, dict(after))
+            elif isinstance(statement, ast.Match):
+                entry = dict(state)
+                self._calls(statement, entry)
+                self._forget(statement, entry)
+                for inner in _blocks(statement):
+                    self._run(inner, dict(entry))
+            self._step(statement, state)
+
+    def _step(self, statement: ast.stmt, state: dict[str, Origin | None]) -> None:
+        """What ``statement`` (run whole) does to the locals."""
+        if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
+            self._calls(statement.value, state)
+            origin = self.evaluate(statement.value, state)
+            for target in statement.targets:
+                state[target.id] = origin
+            return
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            self._calls(statement.value, state)
+            name = statement.target.id
+            value = ast.BinOp(left=ast.Name(id=name, ctx=ast.Load()), op=statement.op, right=statement.value)
+            state[name] = self.evaluate(value, state)
+            return
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            made_global = self._in_place_collective(statement.value, state)
+            if made_global is not None:
+                name, how = made_global
+                state[name] = Origin(GLOBAL, how)
+                return
+        self._calls(statement, state)
+        self._forget(statement, state)
+
+    def _in_place_collective(self, call: ast.Call, state) -> tuple[str, str] | None:
+        qualified = self.imports.qualify(call.func)
+        if qualified not in IN_PLACE_COLLECTIVES:
+            return None
+        keyword, position = IN_PLACE_COLLECTIVES[qualified]
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None or k.arg in NOT_WORLD for k in call.keywords):
+            return None
+        if len(call.args) > 2:
+            return None  # a group (or async_op) by position
+        named = next((k.value for k in call.keywords if k.arg == keyword), None)
+        target = named if named is not None else (call.args[position] if len(call.args) > position else None)
+        if not isinstance(target, ast.Name) or target.id in self.closed_over:
+            return None
+        return target.id, f"`{target.id}` is reduced over every rank by `{_short(call)}` (line {call.lineno})"
+
+    def _forget(self, node, state: dict[str, Origin | None]) -> None:
+        """Every local ``node`` (a node or a list) binds or deletes is unknown now."""
+        for n in _walk_all(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                state.pop(n.id, None)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                for name in n.names:
+                    state.pop(name, None)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                for alias in n.names:
+                    state.pop((alias.asname or alias.name).split(".")[0], None)
+            elif isinstance(n, (*FUNCTIONS, ast.ClassDef)):
+                state.pop(n.name, None)
+            elif isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                root = n
+                while isinstance(root, (ast.Attribute, ast.Subscript)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    state.pop(root.id, None)  # ``g[0] = v`` changes what ``g`` holds
+
+    def _calls(self, node, state: dict[str, Origin | None]) -> None:
+        """A call not known to leave its arguments alone may change them in place: what they hold
+        is unknown after it (``x.add_(y)``, ``helper(g)``)."""
+        calls = [n for n in _walk_all(node) if isinstance(n, ast.Call)]
+        for n in calls:
+            if self._leaves_arguments(n):
+                continue
+            roots = [*n.args, *(k.value for k in n.keywords)]
+            if isinstance(n.func, ast.Attribute):
+                roots.append(n.func.value)
+            for root in roots:
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred)):
+                    root = root.value
+                if isinstance(root, ast.Name):
+                    state.pop(root.id, None)
+        # A closure may change what it closed over whenever it is called.
+        if calls:
+            for name in self.closed_over:
+                state.pop(name, None)
+
+    def _leaves_arguments(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            if func.attr in ("log", "log_dict") and _is_name(func.value, self.module):
+                return True
+            if func.attr in TENSOR_METHODS and self.imports.qualify(func) is None:
+                return True
+            if self._module_collective(call) is not None or self._compute(call) is not None:
+                return True
+        if isinstance(func, ast.Name) and func.id in BUILTINS:
+            return True
+        return self._pure_function(func)
+
+    def _pure_function(self, func: ast.expr) -> bool:
+        qualified = self.imports.qualify(func)
+        if qualified is None:
+            return False
+        head, _, rest = qualified.partition(".")
+        return qualified.startswith(FUNCTION_PACKAGES) or (
+            head == "torch" and bool(rest) and "." not in rest and rest not in NOT_PURE_TORCH and not rest[:1].isupper())
+
+    # Expressions.
+
+    def evaluate(self, node: ast.expr, state: dict[str, Origin | None]) -> Origin | None:
+        """The origin of ``node`` given the locals' ``state``; None: per rank, or unknown."""
+        if isinstance(node, ast.Name):
+            return state.get(node.id) if node.id not in self.closed_over else None
+        if isinstance(node, ast.NamedExpr):
+            return self.evaluate(node.value, state)
+        if isinstance(node, ast.Attribute):
+            if _is_name(node.value, "self") and self.module == "self" and self.kinds is not None:
+                kind = self.kinds.attributes.get(node.attr)
+                if kind is not None:
+                    return Origin(kind, f"`self.{node.attr}` is a torchmetrics object (it syncs itself)"
+                                  if kind == METRIC else f"`self.{node.attr}` holds torchmetrics objects")
+            return None
+        if isinstance(node, ast.Subscript):
+            inner = self.evaluate(node.value, state)
+            if inner is not None and inner.kind == METRICS:
+                return Origin(METRIC, inner.how)
+            if inner is not None and inner.kind == GLOBAL and self._global_or_constant(node.slice, state):
+                return inner
+            return None
+        if isinstance(node, ast.Call):
+            return self._call(node, state)
+        parts = _operands(node)
+        if parts is None:
+            return None
+        origins = [None if isinstance(p, ast.Constant) else self.evaluate(p, state) for p in parts]
+        if any(o is not None and o.kind != GLOBAL for o in origins):
+            return None
+        if not all(o is not None or isinstance(p, ast.Constant) for o, p in zip(origins, parts)):
+            return None
+        found = next((o for o in origins if o is not None), None)
+        return found  # all constants: None (a constant is the same on every rank, but says nothing)
+
+    def _global_or_constant(self, node: ast.expr, state) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+            return True
+        if isinstance(node, ast.Slice):
+            return all(p is None or self._global_or_constant(p, state) for p in (node.lower, node.upper, node.step))
+        origin = self.evaluate(node, state)
+        return origin is not None and origin.kind == GLOBAL
+
+    def _call(self, call: ast.Call, state) -> Origin | None:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        found = self._module_collective(call) or self._compute(call)
+        if found is not None:
+            return found
+        func = call.func
+        arguments = [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and self.imports.qualify(func) is None:
+            receiver = self.evaluate(func.value, state)
+            if receiver is None or receiver.kind != GLOBAL:
+                return None
+            return receiver if all(self._global_or_constant(a, state) for a in arguments) else None
+        if (isinstance(func, ast.Name) and func.id in BUILTINS and func.id not in self.local_names) or self._pure_function(func):
+            if not arguments:
+                return None
+            origins = [self._global_or_constant(a, state) for a in arguments]
+            first = next((self.evaluate(a, state) for a in arguments if not isinstance(a, ast.Constant)), None)
+            return first if all(origins) and first is not None and first.kind == GLOBAL else None
+        return None
+
+    def _module_collective(self, call: ast.Call) -> Origin | None:
+        """``<module>.all_gather(x)``, ``<trainer>.strategy.reduce(x)``: a value every rank shares."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or any(k.arg in NOT_WORLD for k in call.keywords):
+            return None
+        if (func.attr in MODULE_COLLECTIVES and _is_name(func.value, self.module) and self.module_collectives
+                and len(call.args) <= 1):
+            return Origin(GLOBAL, f"`{_short(call)}` (line {call.lineno}) is gathered from every rank")
+        if func.attr in STRATEGY_COLLECTIVES and isinstance(func.value, ast.Attribute) and func.value.attr == "strategy":
+            trainer = func.value.value
+            is_trainer = _is_name(trainer, self.trainer) or (
+                isinstance(trainer, ast.Attribute) and trainer.attr == "trainer" and _is_name(trainer.value, self.module))
+            # ``reduce(tensor, group, reduce_op)``, ``all_gather(tensor, group, sync_grads)``: one positional.
+            if is_trainer and len(call.args) <= 1:
+                return Origin(GLOBAL, f"`{_short(call)}` (line {call.lineno}) is a collective over every rank")
+        return None
+
+    def _compute(self, call: ast.Call) -> Origin | None:
+        """``<metric>.compute()`` of a metric this module knows: synced over every rank."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "compute") or call.args or call.keywords:
+            return None
+        inner = self.evaluate(func.value, {})
+        if inner is not None and inner.kind == METRIC:
+            return Origin(GLOBAL, f"`{_short(call)}` (line {call.lineno}) is synced over every rank by torchmetrics")
+        return None
+
+
+def _walk_all(node) -> Iterable[ast.AST]:
+    """Every node below ``node``, a node or a list of statements."""
+    return walk(node) if isinstance(node, ast.AST) else (inner for statement in node for inner in walk(statement))
+
+
+def _operands(node: ast.expr) -> list[ast.expr] | None:
+    """The parts of an operator expression or a display whose value is made of them alone."""
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.UnaryOp):
+        return [node.operand]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return list(node.elts) or None
+    if isinstance(node, ast.Dict):
+        if any(k is None for k in node.keys) or not node.values:
+            return None
+        if not all(isinstance(k, ast.Constant) for k in node.keys):
+            return None
+        return list(node.values)
+    if isinstance(node, ast.IfExp):
+        return [node.test, node.body, node.orelse]
+    if isinstance(node, ast.Compare):
+        return [node.left, *node.comparators]
+    return None
+
+
+def _blocks(statement: ast.stmt) -> list[list[ast.stmt]]:
+    found = []
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(statement, field, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            found.append(block)
+    for handler in getattr(statement, "handlers", []) or []:
+        found.append(handler.body)
+    for case in getattr(statement, "cases", []) or []:
+        found.append(case.body)
+    return found
+
+
+
+
+def stored_names(function: ast.AST) -> frozenset[str]:
+    """Every name ``function`` binds or deletes (nested scopes included: an over-approximation)."""
+    return frozenset(n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)))

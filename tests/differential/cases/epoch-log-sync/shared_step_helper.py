@@ -1,0 +1,48 @@
+# differential: unsafe
+"""A `_shared_step` helper logs `f"{stage}_loss"` with Lightning's defaults: called from
+validation_step it logs per epoch (each rank's shard mean without sync_dist), called from
+training_step per step.
+
+DDP004 reports the log (reached from validation_step, and from training_step too) and leaves it to a
+person: sync_dist=True gives the global validation mean, and also syncs every training step's
+value (each step's logged train_loss becomes the ranks' mean), which the original did not do.
+"""
+import lightning as L
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+import probe
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 1)
+
+    def _shared_step(self, batch, stage):
+        x, y = batch
+        loss = nn.functional.mse_loss(self.net(x).squeeze(1), y)
+        self.log(f"{stage}_loss", loss)
+        return loss
+
+    def training_step(self, batch, batch_idx):
+        return self._shared_step(batch, "train")
+
+    def validation_step(self, batch, batch_idx):
+        self._shared_step(batch, "val")
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    L.seed_everything(0, verbose=False)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(48, 4, generator=g)
+    y = x[:, 0] - 2 * x[:, 1]
+    model = Model()
+    trainer = L.Trainer(strategy="ddp", max_epochs=1, **probe.trainer_kwargs())
+    trainer.fit(model, DataLoader(TensorDataset(x[:32], y[:32]), batch_size=8), DataLoader(TensorDataset(x[32:], y[32:]), batch_size=4))
+    probe.record(trainer, model)
+    probe.finish()

@@ -1,0 +1,101 @@
+"""analysis/values.py: where a value comes from (issue 29, A.6)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from ddpfix.analysis.values import GLOBAL, METRIC, METRICS, FunctionValues, ObjectKinds
+from ddpfix.imports import ImportTable
+
+HEADER = """
+import lightning as L
+import torch
+import torch.distributed as dist
+import torchmetrics
+from torch import nn
+from torchmetrics import MetricCollection
+
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        metrics = MetricCollection([torchmetrics.Accuracy(task="binary")])
+        self.val_metrics = metrics.clone(prefix="val_")
+        self.per_stage = nn.ModuleDict({"val": torchmetrics.F1Score(task="binary")})
+        self.acc = torchmetrics.Accuracy(task="binary")
+        self.local = torchmetrics.Accuracy(task="binary", sync_on_compute=False)
+        self.built = make_metric()
+        self.twice = torchmetrics.Accuracy(task="binary")
+        self.twice = None
+
+    def hook(self, x, i):
+"""
+
+
+def origin(body: str):
+    """The origin of the value of the last statement (``value = <expr>``) of ``body``."""
+    tree = ast.parse(HEADER + textwrap.indent(textwrap.dedent(body), " " * 8))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    imports = ImportTable.from_tree(tree)
+    hook = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "hook")
+    last = hook.body[-1]
+    found = FunctionValues(hook, ObjectKinds(tree, [cls], imports), imports).origin(last.value)
+    return None if found is None else found.kind
+
+
+@pytest.mark.parametrize(("body", "kind"), [
+    ("value = self.all_gather(x).sum()", GLOBAL),
+    ("g = self.all_gather(x)\nvalue = torch.mean(g) / 2", GLOBAL),
+    ("value = self.all_gather(x, group=None)", None),
+    ("value = self.all_gather(x)[i]", None),
+    ("dist.all_reduce(x)\nvalue = x", GLOBAL),
+    ("dist.all_reduce(x, group=g)\nvalue = x", None),
+    ("if i:\n    dist.all_reduce(x)\nvalue = x", None),
+    ("dist.all_reduce(x)\nx.add_(1)\nvalue = x", None),
+    ("dist.all_reduce(x)\nhelper(x)\nvalue = x", None),
+    ("dist.all_reduce(x)\nx = x * 2\nvalue = x", GLOBAL),
+    ("dist.all_reduce(x)\nx = x * i\nvalue = x", None),
+    ("for _ in range(2):\n    dist.all_reduce(x)\nvalue = x", None),
+    ("value = self.trainer.strategy.reduce(x, reduce_op='sum')", GLOBAL),
+    ("acc = self.acc.compute()\nvalue = acc.item()", GLOBAL),
+    ("value = self.local.compute()", None),
+    ("value = self.built", None),
+    ("value = self.built.compute()", None),
+    ("value = self.twice", None),
+    ("value = self.acc", METRIC),
+    ("value = self.val_metrics", METRIC),
+    ("value = self.per_stage['val']", METRIC),
+    ("value = self.per_stage", METRICS),
+    ("value = self.val_metrics.compute()", GLOBAL),
+    ("value = self.val_metrics(x, x)", None),
+    ("value = x", None),
+    ("value = 1.0", None),
+])
+def test_origin(body, kind):
+    assert origin(body) == kind
+
+
+def test_a_callback_s_module_parameter():
+    tree = ast.parse(textwrap.dedent("""
+        class C(Callback):
+            def on_validation_epoch_end(self, trainer, pl_module):
+                a = pl_module.all_gather(pl_module.x).mean()
+                b = trainer.strategy.reduce(pl_module.x)
+                c = self.all_gather(pl_module.x)
+                d = pl_module.acc.compute()
+    """))
+    imports = ImportTable.from_tree(tree)
+    hook = tree.body[0].body[0]
+    values = FunctionValues(hook, None, imports, module="pl_module", trainer="trainer")
+    kinds = [values.origin(s.value) for s in hook.body]
+    assert [k.kind if k else None for k in kinds] == [GLOBAL, GLOBAL, None, None]
+
+
+def test_values_imports_no_rule():
+    import subprocess
+    import sys
+    code = "import sys, ddpfix.analysis.values; print(' '.join(m for m in sys.modules if m.startswith('ddpfix')))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert not [m for m in loaded if m.startswith(("ddpfix.rules", "ddpfix.engine", "ddpfix.edits"))]
