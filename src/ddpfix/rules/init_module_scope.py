@@ -89,6 +89,15 @@ class InitModuleScope(Rule):
     nothing stays inside, the `with` goes and its body is dedented. Also reports
     `torch.set_default_device("cuda")` at module level in a script that loads data.
 
+    A block is reported only where something inside is known to load data or to train: a call into
+    `torch.utils.data` (or Hugging Face `datasets`, torchvision's, torchaudio's, torchtext's
+    datasets), a LightningDataModule or Dataset class of the file or of the project (read across
+    files), a class the file imports from a module it cannot read whose name says data module,
+    dataset, loader or sampler, a `*_dataloader()` hook, Fabric's `setup_dataloaders`, or a run
+    (`fit`/`validate`/`test`/`predict`) of a known Trainer. Model work alone (construction,
+    adapters added by a helper, a model from a factory, a KV cache or test inputs built on the GPU
+    on purpose) is not: an unknown call is not taken for data by its name.
+
     A `with torch.device("cuda"):` block in a file that neither imports Lightning nor loads data
     (no `torch.utils.data`) is not reported: plain PyTorch puts its math on the GPU that way on
     purpose, and there is no sampler for it to break.
@@ -733,6 +742,10 @@ def _plan(block: _Block, knowledge: _Knowledge) -> _Plan:
         kinds.append(kind)
     if "data" not in kinds and "mixed" not in kinds:
         return _Plan(nothing_to_move=True)
+    if not any(_known_data_work(line, knowledge) for line, kind in zip(lines, kinds) if kind != "model"):
+        # Only statements the rule cannot place (``add_adapters(model)``, ``get_model()``, a KV cache
+        # or test inputs built on the GPU on purpose): nothing is known to load data or to train.
+        return _Plan(nothing_to_move=True)
     plan = _Plan()
     plan.cause, plan.consequence = _describe(lines, kinds, knowledge)
     if len(node.items) > 1:
@@ -757,6 +770,44 @@ def _kind(line: list[ast.stmt], knowledge: _Knowledge, model_names: set[str]) ->
     if not inner:
         return "data"
     return inner.pop() if len(inner) == 1 else "mixed"
+
+
+#: Third-party packages whose calls load or hold data (Hugging Face ``datasets``, torchvision's,
+#: torchaudio's and torchtext's datasets).
+_DATA_PACKAGES = ("torch.utils.data.", "datasets.", "torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.")
+#: A class the file imports from a module it cannot read (``from project import MNISTDataModule``)
+#: named as a data module, dataset, loader or sampler: evidence enough to report (never to fix safely).
+DATA_CLASS_NAME = lazy_compile(r"Data(?:set|Module|Loader|Pipe)|Loader$|Sampler$")
+_DATA_METHODS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader",
+                           "setup_dataloaders", "prepare_data"})
+
+
+def _known_data_work(line: list[ast.stmt], knowledge: _Knowledge) -> bool:
+    """The statement is known to load data or to train: a call into ``torch.utils.data`` or a data
+    package, a LightningDataModule or Dataset class of the file or of the project, a loader hook or
+    Fabric's ``setup_dataloaders``, or a run of a known Trainer. What samplers and loaders do inside
+    the block is the failure; an unknown call is not taken for data by its name."""
+    if any(_is_run(statement, knowledge) for statement in line):
+        return True
+    project_data = knowledge.ctx.facts.kinds.get("LightningDataModule", {})
+    for statement in line:
+        for node in walk(statement):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            qualified = knowledge.imports.qualify(func) or ""
+            if qualified.startswith(_DATA_PACKAGES) or lightning_name(knowledge.imports, func) == "LightningDataModule":
+                return True
+            name = dotted_name(func) or ""
+            last = name.rsplit(".", 1)[-1]
+            if last in knowledge.data_classes or last in project_data or DATA_CLASS_NAME.search(last):
+                return True
+            if isinstance(func, ast.Attribute) and func.attr in _DATA_METHODS:
+                return True
+            if isinstance(func, ast.Attribute) and func.attr in RUN_METHODS and (
+                    dotted_name(func.value) in knowledge.trainers or dotted_name(func.value) == "self.trainer"):
+                return True
+    return False
 
 
 def _all_blocks(statement: ast.stmt):
