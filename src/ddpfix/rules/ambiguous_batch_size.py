@@ -58,6 +58,10 @@ class AmbiguousBatchSize(Rule):
     lightning_only = True
     module_only = True
     uses_facts = True
+    # bench/real: 0 of 28 findings right (dict batches whose tensors share their first dimension are
+    # inferred correctly and silently; a logged Metric ignores batch_size). Out of the default
+    # selection until it meets its target.
+    preview = True
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:

@@ -50,6 +50,9 @@ class LrFinderMultiDevice(Rule):
     fits (`Tuner(L.Trainer(...)).lr_find(...)`, or a trainer variable with no `.fit`/`.validate`/
     `.test`/`.predict` call): that is the way out above.
 
+    A Trainer with `accelerator="cpu"` is never affected (its processes sync over gloo, which takes
+    the CPU tensors the finder leaves behind; the error is NCCL's).
+
     Each finder is judged on its own Trainer where the file says which one it is: the `Tuner`'s
     trainer (a `Trainer(...)` call, or a name bound once to one), 1.x `trainer.tuner`, the Trainer
     whose `callbacks=` list holds the `LearningRateFinder`, the Trainer that says `auto_lr_find`.
@@ -209,6 +212,9 @@ class _Scan:
             auto = keyword(node, "auto_lr_find")
             devices = keyword(node, "devices") or keyword(node, "gpus")
             described = _several(devices, self.ctx) if devices is not None else "devices=\"auto\" (all available)"
+            accelerator = keyword(node, "accelerator")
+            if accelerator is not None and string_value(accelerator.value) == "cpu" and keyword(node, "gpus") is None:
+                described = None  # CPU processes sync over gloo, which takes CPU tensors: PL#19813 needs NCCL
             self._devices[id(node)] = described
             if auto is not None and not (isinstance(auto.value, ast.Constant) and auto.value.value is False):
                 self.finders.append((auto, "Trainer(auto_lr_find=...)", node))
