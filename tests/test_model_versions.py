@@ -87,3 +87,47 @@ def test_an_unknown_version_is_unknown_not_new(tmp_path, monkeypatch):
     assert version_in_force(str(tmp_path / "train.py"), "lightning") is None
     assert "could not be found" in feature_problem(None, RZO)
     assert set(FEATURES) >= {RZO, "strategy='ddp_notebook'"}
+
+
+def _layout(root, files: dict[str, str]):
+    (root / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+@pytest.mark.parametrize(("files", "script", "has"), [
+    # A comment naming a version is prose, not a pin.
+    ({"requirements.txt": "# pytorch-lightning>=1.4 renamed the args; we stay on 1.3\npytorch-lightning==1.3.5\n"},
+     "train.py", False),
+    # ``-r`` includes are followed.
+    ({"requirements.txt": "-r requirements/base.txt\n", "requirements/base.txt": "torch\npytorch-lightning==1.3.5\n"},
+     "train.py", False),
+    # The nearest folder that pins decides: a lock file further up does not override it.
+    ({"poetry.lock": '[[package]]\nname = "pytorch-lightning"\nversion = "2.1.3"\n',
+      "legacy/requirements.txt": "pytorch-lightning==1.3.5\n"}, "legacy/train.py", False),
+    # Environment markers: either entry may be in force.
+    ({"requirements.txt": 'pytorch-lightning>=2.0; python_version >= "3.8"\npytorch-lightning==1.3.5; python_version < "3.8"\n'},
+     "train.py", None),
+    # Two requirement files of one folder: their union.
+    ({"requirements-dev.txt": "pytest\npytorch-lightning>=1.5\n", "requirements.txt": "pytorch-lightning==1.3.5\n"},
+     "train.py", None),
+])
+def test_pins_in_real_layouts(tmp_path, monkeypatch, files, script, has):
+    monkeypatch.setattr(versions, "_installed", lambda package: None)
+    _layout(tmp_path, files)
+    pin = version_in_force(str(tmp_path / script), ("pytorch_lightning",))
+    assert pin is not None and pin.has(RZO) is has, pin
+
+
+def test_a_file_that_imports_either_package_runs_with_either(tmp_path, monkeypatch):
+    monkeypatch.setattr(versions, "_installed", lambda package: None)
+    _layout(tmp_path, {"requirements.txt": "lightning==2.2.0\npytorch-lightning==1.3.5\n"})
+    data = b"try:\n    import lightning.pytorch as pl\nexcept ImportError:\n    import pytorch_lightning as pl\n"
+    imported = versions.imported_package(data)
+    assert imported == ("lightning", "pytorch_lightning")
+    pin = version_in_force(str(tmp_path / "train.py"), imported)
+    assert pin.has(RZO) is None and "1.3.5" in pin.spec
+    # One of the two unknown (neither pinned nor installed): the answer is unknown.
+    _layout(tmp_path / "other", {"requirements.txt": "lightning==2.2.0\n"})
+    assert version_in_force(str(tmp_path / "other" / "train.py"), imported) is None

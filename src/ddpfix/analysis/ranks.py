@@ -21,7 +21,10 @@ RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
 #: ``NODE_RANK``, ``WORLD_SIZE``) does not set: torchrun and SLURM do. A test on one of them holds on
 #: every rank (with a default) or fails (without) under ``Trainer(strategy="ddp")`` launched by
 #: Lightning, so it is a rank guard only under another launcher: which one runs is unknown.
-LAUNCHER_VARIABLES = frozenset({"RANK", "SLURM_PROCID"})
+#: ``NODE_RANK`` is the node's index, the same on every process of a node (``subprocess_script.py``
+#: sets it so): ``NODE_RANK == 0`` holds on every rank of the first node, so it gates nothing on one
+#: machine and whole nodes on several. Whether it gates rank 0 alone depends on the topology.
+LAUNCHER_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "NODE_RANK"})
 #: Prefilter words of the rules about rank guards: a file without any of them has no rank guard.
 #: ``RANK`` and ``SLURM_PROCID`` stand for the environment variables: ``int(os.environ["RANK"]) == 0``
 #: may be a file's only rank test (``RANK`` is in ``LOCAL_RANK`` and ``NODE_RANK`` as well).

@@ -159,30 +159,101 @@ def _line(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
+def _without_comments(text: str) -> str:
+    """The text with each line's comment blanked out (a ``#`` outside quotes to the line's end), so
+    that prose such as ``# needs pytorch-lightning>=1.4`` is never read as a pin. Line numbers stay."""
+    lines = []
+    for line in text.split("\n"):
+        quote = None
+        for index, char in enumerate(line):
+            if quote:
+                if char == quote:
+                    quote = None
+            elif char in "\"'":
+                quote = char
+            elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+                line = line[:index]
+                break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _union(package: str, pins: list[LightningVersion]) -> LightningVersion:
+    """One pin for several entries of a distribution (environment markers, a dev and a main file,
+    two files of one folder): any of them may be in force, so the range covers them all."""
+    if len(pins) == 1:
+        return pins[0]
+    low = min(pin.low for pin in pins)
+    top = max(pins, key=lambda pin: (pin.high, not pin.high_open))
+    spec = " or ".join(dict.fromkeys(pin.spec for pin in pins))
+    sources = ", ".join(dict.fromkeys(pin.source for pin in pins))
+    return LightningVersion(package, spec, sources, low, top.high, top.high_open)
+
+
+_MARKER = lazy_compile(r";[^\n]*")
+
+
 def pins_in_text(text: str, source: str, name: str) -> dict[str, LightningVersion]:
     """Each Lightning distribution's pin in one file's text (``source``: its shown path; ``name``
-    its file name, which says how to read it), the first per distribution."""
-    found: dict[str, LightningVersion] = {}
+    its file name, which says how to read it); several entries of one distribution (markers such as
+    ``; python_version < "3.8"``) give their union."""
+    found: dict[str, list[LightningVersion]] = {}
     if name in _LOCK_FILES:
         pattern = _PIPFILE_LOCK if name == "Pipfile.lock" else _LOCKED
         for match in pattern.finditer(text):
             package = _NORMAL[match.group("name").lower()]
             spec = f"=={match.group('version')}"
-            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
-        return found
+            found.setdefault(package, []).append(_pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
+        return {package: _union(package, pins) for package, pins in found.items()}
+    text = _without_comments(text)
     if name in ("pyproject.toml", "Pipfile"):
         for match in _POETRY.finditer(text):  # ``pytorch-lightning = "^1.3"`` in [tool.poetry.dependencies]
             package = _NORMAL[match.group("name").lower()]
             spec = _poetry_spec(match.group("op"), match.group("version"))
-            found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
+            found.setdefault(package, []).append(_pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
     for match in _REQUIREMENT.finditer(text):
         spec = (match.group("spec") or "").strip().rstrip(",").strip()
+        spec = _MARKER.sub("", spec).strip()
         if not spec or not _CLAUSE.search(spec):
             continue
         if re.fullmatch(r"=\s*[0-9][0-9.*]*", spec):  # conda: ``lightning=2.5`` means 2.5.*
             spec = spec if spec.count(".") < 2 or "*" in spec else "=" + spec  # ``=2.5.1`` is exact
         package = _NORMAL[match.group("name").lower()]
-        found.setdefault(package, _pinned(package, spec, f"{source}:{_line(text, match.start('name'))}"))
+        pin = _pinned(package, spec, f"{source}:{_line(text, match.start('name'))}")
+        if pin not in found.get(package, []):
+            found.setdefault(package, []).append(pin)
+    return {package: _union(package, pins) for package, pins in found.items()}
+
+
+_INCLUDE = lazy_compile(r"^\s*(?:-r|-c|--requirement|--constraint)[\s=]+(\S+)", re.M)
+
+
+def _read(path: str) -> str | None:
+    try:
+        if os.path.getsize(path) > 8_000_000:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _requirement_pins(path: str, seen: set[str]) -> dict[str, list[LightningVersion]]:
+    """The pins of a requirements file and of the files it includes (``-r``/``-c``), each once."""
+    real = os.path.realpath(path)
+    if real in seen or len(seen) > 50:
+        return {}
+    seen.add(real)
+    text = _read(path)
+    if text is None:
+        return {}
+    found: dict[str, list[LightningVersion]] = {}
+    for package, pin in pins_in_text(text, _shown(path), "requirements.txt").items():
+        found.setdefault(package, []).append(pin)
+    for match in _INCLUDE.finditer(_without_comments(text)):
+        included = os.path.join(os.path.dirname(path), match.group(1))
+        for package, pins in _requirement_pins(included, seen).items():
+            found.setdefault(package, []).extend(pins)
     return found
 
 
@@ -193,44 +264,45 @@ def _shown(path: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _pins_in_folder(folder: str) -> tuple[dict[str, LightningVersion], dict[str, LightningVersion]]:
-    """(locked, declared) pins of the files in ``folder`` itself."""
+    """(locked, declared) pins of the files in ``folder`` itself: a lock file names the version
+    installed; declarations in several files of the folder (``requirements.txt`` and
+    ``requirements-dev.txt``, ``setup.py`` and ``environment.yml``) give their union."""
     names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
-    locked: dict[str, LightningVersion] = {}
-    declared: dict[str, LightningVersion] = {}
-    requirements = [n for n in names if n.startswith(("requirements", "requirement")) and n.endswith((".txt", ".in"))]
-    for name in [n for n in names if n in _LOCK_FILES] + [n for n in names if n in _DECLARATIONS] + requirements:
+    locked: dict[str, list[LightningVersion]] = {}
+    declared: dict[str, list[LightningVersion]] = {}
+    seen: set[str] = set()
+    for name in names:
         path = os.path.join(folder, name)
-        try:
-            if os.path.getsize(path) > 8_000_000:
+        if name in _LOCK_FILES or name in _DECLARATIONS:
+            text = _read(path)
+            if text is None:
                 continue
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
-        except OSError:
-            continue
-        target = locked if name in _LOCK_FILES else declared
-        for package, pin in pins_in_text(text, _shown(path), name).items():
-            target.setdefault(package, pin)
-    return locked, declared
+            target = locked if name in _LOCK_FILES else declared
+            for package, pin in pins_in_text(text, _shown(path), name).items():
+                target.setdefault(package, []).append(pin)
+        elif name.startswith(("requirements", "requirement")) and name.endswith((".txt", ".in")):
+            for package, pins in _requirement_pins(path, seen).items():
+                declared.setdefault(package, []).extend(pins)
+    return ({package: _union(package, pins) for package, pins in locked.items()},
+            {package: _union(package, pins) for package, pins in declared.items()})
 
 
 @functools.lru_cache(maxsize=None)
 def _project_pins(folder: str) -> dict[str, LightningVersion]:
     """Each distribution's pin found upward from ``folder`` to its repository's root: the nearest
-    lock file's version, else the nearest declaration."""
-    locked: dict[str, LightningVersion] = {}
-    declared: dict[str, LightningVersion] = {}
+    folder that pins it decides (its lock file before its declarations), so ``legacy/``'s own
+    requirements are not overridden by the repository root's lock file."""
+    found: dict[str, LightningVersion] = {}
     here = folder
     while True:
         own_locked, own_declared = _pins_in_folder(here)
-        for package, pin in own_locked.items():
-            locked.setdefault(package, pin)
-        for package, pin in own_declared.items():
-            declared.setdefault(package, pin)
+        for package in {*own_locked, *own_declared}:
+            if package not in found:
+                found[package] = own_locked.get(package) or own_declared[package]
         parent = os.path.dirname(here)
         if parent == here or os.path.exists(os.path.join(here, ".git")):
-            break
+            return found
         here = parent
-    return {**declared, **locked}
 
 
 @functools.lru_cache(maxsize=None)
@@ -266,10 +338,19 @@ def _installed(package: str) -> LightningVersion | None:
     return LightningVersion(package, f"{version} (installed)", "installed distribution", *version_range(f"=={version}"))
 
 
-def version_in_force(path: str, imported: str | None = None) -> LightningVersion | None:
-    """The Lightning version the file at ``path`` runs with. ``imported``: the top-level package
-    the file imports (``lightning``, ``pytorch_lightning``, ``lightning_fabric``); None: whichever
-    the project pins (``lightning`` first). None where nothing is known."""
+def version_in_force(path: str, imported: str | tuple[str, ...] | None = None) -> LightningVersion | None:
+    """The Lightning version the file at ``path`` runs with. ``imported``: the top-level package(s)
+    the file imports (``lightning``, ``pytorch_lightning``, ``lightning_fabric``; several where a
+    ``try``/``except ImportError`` takes either: then either may run, and the answer covers both, or
+    is None where one of them is not known); None: whichever the project pins (``lightning`` first).
+    None where nothing is known."""
+    if isinstance(imported, tuple) and len(imported) > 1:
+        each = [version_in_force(path, package) for package in imported]
+        if any(version is None for version in each):
+            return None
+        return _union("/".join(version.package for version in each), each)  # type: ignore[arg-type]
+    if isinstance(imported, tuple):
+        imported = imported[0] if imported else None
     folder = os.path.dirname(os.path.abspath(path))
     packages = [DISTRIBUTIONS[imported]] if imported in DISTRIBUTIONS else ["lightning", "pytorch-lightning", "lightning-fabric"]
     for source in (_project_pins(folder), _installed_in_venv(folder)):
@@ -283,9 +364,16 @@ def version_in_force(path: str, imported: str | None = None) -> LightningVersion
     return None
 
 
-def imported_package(data: bytes) -> str | None:
-    """The Lightning package a file imports (``lightning`` before ``pytorch_lightning``), or None."""
-    for package in ("lightning", "pytorch_lightning", "lightning_fabric"):
-        if re.search(rb"^\s*(?:from|import)\s+" + package.encode() + rb"\b", data, re.M):
-            return package
-    return None
+_TRAINER_PACKAGES = ("lightning", "pytorch_lightning")
+
+
+def imported_package(data: bytes) -> tuple[str, ...]:
+    """The Lightning packages a file imports (``lightning`` and ``pytorch_lightning``, either or
+    both), else ``lightning_fabric`` where that is all it imports; () for none."""
+    found = tuple(package for package in _TRAINER_PACKAGES
+                  if re.search(rb"^\s*(?:from|import)\s+" + package.encode() + rb"\b", data, re.M))
+    if found:
+        return found
+    if re.search(rb"^\s*(?:from|import)\s+lightning_fabric\b", data, re.M):
+        return ("lightning_fabric",)
+    return ()

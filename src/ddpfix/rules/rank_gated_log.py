@@ -394,6 +394,9 @@ def _move(gated: _Gated, ctx: RuleContext):
 
 
 def launcher_unknown(variable: str) -> str:
+    if variable == "NODE_RANK":
+        return ("the guard reads NODE_RANK, the node's index, the same on every process of a node: on one machine "
+                "it holds on every rank, so whether it gates rank 0 depends on how many nodes run")
     return (f"the guard reads {variable}, which torchrun and SLURM set but Lightning's own launcher does not: "
             "under Trainer(strategy='ddp') launched by Lightning it holds on every rank (or fails), so whether it "
             "gates rank 0 depends on a launcher the code does not name")
