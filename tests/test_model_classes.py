@@ -35,7 +35,7 @@ except ImportError:
 from . import *
 """
     assert from_imports(data) == [(".system", "System", "System"), ("..pkg.mod", "A", "B"), ("..pkg.mod", "C", "C"),
-                                  ("x", "y", "z"), ("x", "w", "w")]
+                                  ("x", "y", "z"), ("x", "w", "w"), (".", "*", "*")]
 
 
 def test_module_keys_follow_package_reexports_and_never_an_unrelated_module():

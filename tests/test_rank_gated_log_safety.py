@@ -22,7 +22,10 @@ class Model(L.LightningModule):
 TRAIN = b'''import lightning as L
 from lightning.pytorch.callbacks import EarlyStopping
 
+from model import Model
+
 trainer = L.Trainer(callbacks=[EarlyStopping(monitor=%s)])
+trainer.fit(Model())
 '''
 
 
@@ -73,6 +76,21 @@ def test_a_monitored_key_moves_out_safely_even_in_a_partial_run():
     found, result = run({"model.py": MODEL, "train.py": TRAIN % b'"val_loss"'}, whole=False)
     assert [kind for _, kind, _ in found] == ["safe"]
     assert b'        self.log("val_loss", loss, sync_dist=True)\n        self.losses.clear()' in result.output
+
+
+def test_a_monitor_in_a_script_that_does_not_import_the_module_makes_the_move_unsafe():
+    """Another script of the program may train another model: moving the log out would turn its
+    value from rank 0's into the mean over ranks, with no crash to prevent (a CPU DDP run of the
+    reviewer's case: 1.626 became 1.488)."""
+    other = TRAIN.replace(b"from model import Model", b"from segmentation import Segmenter").replace(b"Model()", b"Segmenter()")
+    found, _ = run({"model.py": MODEL, "train_seg.py": other % b'"val_loss"'})
+    assert [kind for _, kind, _ in found] == ["unsafe"]
+    assert "neither is this module's nor imports it" in found[0][2]
+    # Importing the class from a package that re-exports it, or the module itself, ties it.
+    for line in (b"from model import Model", b"from pkg.model import Model as M", b"from model import *"):
+        tied = TRAIN.replace(b"from model import Model", line)
+        found, _ = run({"model.py": MODEL, "train.py": tied % b'"val_loss"'})
+        assert [kind for _, kind, _ in found] == ["safe"], line
 
 
 def test_forced_sync_dist_without_a_monitor():

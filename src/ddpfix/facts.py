@@ -11,6 +11,7 @@ The pass uses ``ast`` (C speed) and only on files that mention the words it look
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import os
 import re
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.model.classes import Import, class_bases, from_imports, resolve_kinds
+from ddpfix.model.classes import Import, class_bases, from_imports, module_key, resolve_kinds
+from ddpfix.model.program import program_root
 from ddpfix.model.versions import LightningVersion, imported_package, version_in_force
 
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
@@ -171,6 +173,8 @@ class ProjectFacts:
     hazard_sources: tuple[str, ...] = ()
     #: The same for every kind of ``model.classes.KINDS`` (DataModules, Callbacks, Metrics...).
     kinds: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    #: What each file with a monitor imports (``from X import Y``): the modules its callbacks may watch.
+    monitor_imports: dict[str, tuple[Import, ...]] = field(default_factory=dict)
     #: What ``read_later`` answered, path by path: each file is read at most once per run.
     _read: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -210,6 +214,29 @@ class ProjectFacts:
                 return f"{path}:{read.hazards[name]} names {name}"
         return None
 
+    def for_program(self, path: str) -> ProjectFacts:
+        """The facts with only the monitors of ``path``'s program (``model.program.program_root``):
+        a run that names two projects (or two lone scripts' folders) keeps each one's callbacks."""
+        root = program_root(path)
+        key = ("program", root)
+        if key not in self._read:
+            def mine(monitor: Monitor) -> bool:
+                return program_root(monitor.path) == root
+            monitored = {name: kept for name, found in self.monitored.items() if (kept := tuple(filter(mine, found)))}
+            self._read[key] = dataclasses.replace(self, monitored=monitored,
+                                                  unknown_monitors=tuple(filter(mine, self.unknown_monitors)))
+        return self._read[key]
+
+    def ties(self, monitor: Monitor, path: str, class_names: Iterable[str]) -> bool:
+        """The monitor's file is known to drive the module defined at ``path`` (one of
+        ``class_names``): it is that file, or it imports that module or one of those classes."""
+        if os.path.realpath(monitor.path) == os.path.realpath(path):
+            return True
+        key = module_key(path)
+        names = set(class_names)
+        return any(module.rsplit(".", 1)[-1] == key or name in names or local in names
+                   for module, name, local in self.monitor_imports.get(monitor.path, ()))
+
     def sampler_off_for(self, path: str) -> bool:
         """A Trainer of the run may turn Lightning's distributed sampler off for the code of ``path``:
         one anywhere in the run does (the training script usually lives in another folder than the
@@ -230,6 +257,7 @@ class ProjectFacts:
     def merge(cls, parts: Iterable[FileFacts], whole: bool = False) -> ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
         classes: list = []
+        monitor_imports: dict[str, tuple[Import, ...]] = {}
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
         pins: dict[str, LightningVersion | None] = {}
@@ -252,6 +280,8 @@ class ProjectFacts:
                 switch_parts.append(tuple(part.default_devices))
             for monitor in part.monitors:
                 monitored.setdefault(monitor.metric, []).append(monitor)
+            if part.monitors or part.unknown_monitors:
+                monitor_imports[part.path] = tuple(part.imports)
             if part.classes or part.imports:
                 classes.append((part.path, part.classes, part.imports))
             if part.seeds:
@@ -265,6 +295,7 @@ class ProjectFacts:
             {k: tuple(v) for k, v in monitored.items()}, kinds["LightningModule"],
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
             tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=hazards, hazard_sources=tuple(hazard_sources), kinds=kinds,
+            monitor_imports=monitor_imports,
         )
 
 
@@ -397,6 +428,8 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                         facts.monitors.append(Monitor(_constant_str(value), path, node.lineno, "configure_optimizers"))
                     else:
                         facts.unknown_monitors.append(Monitor("?", path, node.lineno, "a \"monitor\" entry"))
+    if (facts.monitors or facts.unknown_monitors) and not facts.imports:
+        facts.imports.extend(from_imports(data))  # which modules its callbacks may watch (``ties``)
     return facts
 
 

@@ -67,7 +67,7 @@ def from_imports(data: bytes) -> list[Import]:
         names = match.group(2).strip(b"()").replace(b"\\", b" ")
         for part in names.split(b","):
             words = part.split()
-            if len(words) == 1 and words[0] != b"*":
+            if len(words) == 1:  # ``*`` too: every public name of the module
                 found.append((module, words[0].decode("ascii", "replace"), words[0].decode("ascii", "replace")))
             elif len(words) == 3 and words[1] == b"as":
                 found.append((module, words[0].decode("ascii", "replace"), words[2].decode("ascii", "replace")))
@@ -100,7 +100,7 @@ def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
             part = part.strip()
             if not part or b"=" in part:
                 continue
-            dotted = part.decode("ascii", "replace")
+            dotted = part.split(b"[", 1)[0].strip().decode("ascii", "replace")  # ``Base[Config]``: its class
             head, _, last = dotted.rpartition(".")
             names.append(aliases.get(last, last) if not head else last)
         found.append((match.group(1).decode("ascii", "replace"), tuple(names)))
@@ -123,28 +123,34 @@ def resolve_kinds(files: Iterable[tuple[str, Sequence[tuple[str, tuple[str, ...]
     found: dict[str, dict[str, frozenset[str]]] = {}
     for kind in KINDS:
         members = {name for name, names in bases.items() if kind in names}
+        reach: dict[str, set[str]] = {}
         grew = True
-        while grew:  # derivation across files, by class name
+        while grew:
             grew = False
-            for name, names in bases.items():
+            for name, names in bases.items():  # derivation across files, by class name
                 if name not in members and names & members:
                     members.add(name)
                     grew = True
-        reach = {name: set(keys.get(name, ())) for name in members}
-        grew = bool(reach)
-        while grew:  # re-exports: a module that imports a class from a module it can be reached by
-            grew = False
-            for path, _classes, imports in files:
+            for name in members:
+                if name not in reach:
+                    reach[name] = set(keys.get(name, ()))
+            for path, _classes, imports in files:  # re-exports, under their own or another name
                 key = module_key(path)
                 for module, name, local in imports:
                     source = module.rsplit(".", 1)[-1] or None
-                    if name not in reach or (source is not None and source not in reach[name]):
-                        continue
                     if source is None and not module.startswith("."):
                         continue
-                    into = reach.setdefault(local, set())
-                    if key not in into:
-                        into.add(key)
-                        grew = True
+                    # ``from .base import *`` re-exports every class of .base under its own name.
+                    names = [(n, n) for n, where in reach.items() if source in where] if name == "*" else [(name, local)]
+                    for exported, as_name in names:
+                        if exported not in reach or (source is not None and source not in reach[exported]):
+                            continue
+                        into = reach.setdefault(as_name, set())
+                        if key not in into:
+                            into.add(key)
+                            grew = True
+                        if as_name not in members:  # ``import LitSystem as System``: subclasses of System
+                            members.add(as_name)
+                            grew = True
         found[kind] = {name: frozenset(where) for name, where in reach.items()}
     return found

@@ -9,6 +9,7 @@ for facts, including files left out of fixing.
 
 from __future__ import annotations
 
+import functools
 import os
 
 #: Files whose folder is a project's root (as Ruff and Black look for their settings; ``.git``
@@ -35,8 +36,12 @@ def marked_root(path: str) -> str | None:
 def program_root(path: str) -> str:
     """The root of the program ``path`` belongs to: ``marked_root``, else the named folder, else the
     folder of the named file."""
-    marked = marked_root(path)
+    return _program_root(os.path.abspath(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _program_root(absolute: str) -> str:
+    marked = marked_root(absolute)
     if marked is not None:
         return marked
-    absolute = os.path.abspath(path)
     return os.path.realpath(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))

@@ -147,7 +147,7 @@ class RankGatedLog(Rule):
             for gated in _gated_lines(method, tests, ctx.view):
                 for call in self_method_calls(list(gated.line), LOG_METHODS):
                     if is_true(keyword(call, "rank_zero_only")):
-                        finding = _monitored_rank_zero_only(call, _where(ctx, gated.guard), ctx.facts)
+                        finding = _monitored_rank_zero_only(call, _where(ctx, gated.guard), ctx.facts.for_program(ctx.path))
                         if finding is not None:
                             findings.append(finding)
                         continue  # otherwise it already says what it means
@@ -161,12 +161,13 @@ class RankGatedLog(Rule):
         """The finding for a gated log: its fix proven safe, or marked unsafe with why, or none."""
         names = logged_names(call)
         label, where, at = log_label(call), _where(ctx, gated.guard), _where(ctx, gated.guard, short=True)
-        monitors = [m for n in names or () for m in ctx.facts.monitored.get(n, ())]
+        facts = ctx.facts.for_program(ctx.path)  # this program's callbacks, not another project's of the run
+        monitors = [m for n in names or () for m in facts.monitored.get(n, ())]
         synced = is_true(keyword(call, "sync_dist"))
         if mode == "sync-dist" or (mode == "auto" and monitors):
             return self._move_out(call, ctx, label, where, at, monitors, gated, cls, method, synced, tests)
-        if names is None and ctx.facts.monitored and mode == "auto":
-            watched = ", ".join(sorted(ctx.facts.monitored))
+        if names is None and facts.monitored and mode == "auto":
+            watched = ", ".join(sorted(facts.monitored))
             return _Finding(call, f"{label} {at}; its name may be a monitored one",
                             f"{label} runs {where}: its name is not a literal, and {watched} is monitored; if "
                             "this is a monitored metric, log it on every rank with sync_dist=True")
@@ -199,7 +200,7 @@ class RankGatedLog(Rule):
         # Under a launcher that leaves the guard true on every rank, every rank logs: without a
         # sync, rank_zero_only=True changes nothing there either; dropping a sync changes the value.
         launcher = launcher_unknown(gated.guard.launcher) if gated.guard.launcher and synced else None
-        why = lacking or launcher or unmonitored_unproven(names, ctx.facts, tree) or synced_elsewhere(call, names, cls, logged_names)
+        why = lacking or launcher or unmonitored_unproven(names, facts, tree) or synced_elsewhere(call, names, cls, logged_names)
         at = Span.of(ctx.position(call))
         fix = (*([edits.DropKeyword(at, drop)] if drop else []), edits.SetKeyword(at, "rank_zero_only", "True"))
         return _Finding(call, short, message, True, why, fix)
@@ -220,9 +221,22 @@ class RankGatedLog(Rule):
         if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
             return _Finding(call, short, message + COMMENT_LOST)
         why = (move_unproven(call, method, gated.guard.node, _jumped(gated), synced, bool(monitors), tests, cls)
-               or synced_elsewhere(call, logged_names(call), cls, logged_names))
+               or (None if synced else _untied(monitors, ctx, cls)) or synced_elsewhere(call, logged_names(call), cls, logged_names))
         return _Finding(call, short, message, True, why, (edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True"),
                                                           _move(gated, ctx)))
+
+
+def _untied(monitors, ctx: RuleContext, cls: ast.ClassDef) -> str | None:
+    """Why the monitors are not known to watch this module (None: one of them is). A monitor of
+    another script of the program may watch another model: then the move changes what is logged
+    (rank 0's value becomes the mean over ranks) without a crash to prevent. (A synced log under a
+    guard hangs whatever watches it: its move needs no monitor.)"""
+    if not monitors or any(ctx.facts.ties(monitor, ctx.path, [cls.name]) for monitor in monitors):
+        return None
+    first = monitors[0]
+    return (f"{first.describe()} monitors {first.metric}, but that file neither is this module's nor imports it "
+            "or its class: whether that callback watches this module is not known, and if it does not, the move "
+            "turns the value from rank 0's into the mean over ranks")
 
 
 @dataclass(frozen=True)
