@@ -47,11 +47,26 @@ def test_module_keys_follow_package_reexports_and_never_an_unrelated_module():
         ("/p/other.py", [], [("elsewhere", "System", "System")]),  # another library's System
     ]
     kinds = resolve_kinds(files)
-    modules = kinds["LightningModule"]
+    modules = kinds["LightningModule"].reach
     assert modules["System"] == {"system", "models"}
     assert modules["BaseSystem"] == {"mylib", "task"}
     assert "Block" not in modules and "other" not in modules["System"]
-    assert kinds["Callback"] == {"Probe": frozenset({"task"})}
+    assert kinds["Callback"].reach == {"Probe": frozenset({"task"})}
+
+
+def test_a_class_is_its_file_and_name_where_a_relative_import_says_which():
+    """Two folders each define ``System``: a LightningModule in lit/, a plain class in plain/. A
+    subclass in plain/ that imports ``.system`` is not a LightningModule (the reviewer's twin2: a
+    rank_zero_only= written into a plain class's own ``log`` raised TypeError)."""
+    files = [
+        ("/p/lit/system.py", [("System", ("LightningModule",))], []),
+        ("/p/plain/system.py", [("System", ())], []),
+        ("/p/plain/classification.py", [("ClassificationSystem", ("System",))], [(".system", "System", "System")]),
+        ("/p/lit/task.py", [("Task", ("System",))], [(".system", "System", "System")]),
+    ]
+    kinds = resolve_kinds(files)["LightningModule"]
+    assert set(kinds.reach) == {"System", "Task"}
+    assert kinds.shadowed == {"/p/plain/classification.py": frozenset({"System"})}
     assert module_key("/p/mylib/__init__.py") == "mylib"
 
 
@@ -70,6 +85,12 @@ def test_a_module_whose_base_a_package_reexports_is_checked(tmp_path, run_cli):
     for named in (".", "task.py"):
         proc = run_cli("--check", named, cwd=tmp_path)
         assert b"task.py:7:13: DDP003" in proc.stdout, (named, proc.stdout)
+    # A plain class of the same name beside the script, imported relatively: not a LightningModule.
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "system.py").write_text("class System:\n    def log(self, name, value):\n        pass\n")
+    (tmp_path / "plain" / "task.py").write_text((tmp_path / "task.py").read_text().replace(
+        "from mylib import BaseSystem", "from .system import System as BaseSystem"))
+    assert b"plain/task.py" not in run_cli("--check", ".", cwd=tmp_path).stdout
     # The same names from an unrelated library are not the project's LightningModule.
     (tmp_path / "task.py").write_text((tmp_path / "task.py").read_text().replace("from mylib import", "from otherlib import"))
     assert b"DDP003" not in run_cli("--check", ".", cwd=tmp_path).stdout

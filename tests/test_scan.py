@@ -83,12 +83,14 @@ def test_hook_words_in_a_lightning_file_without_a_lightning_module_cost_no_fix_p
     LightningModule subclass: rules about code inside one have nothing to say there. A file of the
     run that subclasses one defined elsewhere (without saying "LightningModule") still goes."""
     hooks = "    def training_step(self, batch, batch_idx):\n        self.log('loss', batch.cuda(0).sum())\n"
-    (tmp_path / "callbacks.py").write_text(f"import lightning as L\n\n\nclass Printer(L.Callback):\n{hooks}")
+    (tmp_path / "loggers.py").write_text(f"import lightning as L\n\n\nclass Printer(L.pytorch.loggers.Logger):\n{hooks}")
     (tmp_path / "base.py").write_text(f"import lightning as L\n\n\nclass Base(L.LightningModule):\n{hooks}")
     (tmp_path / "model.py").write_text(f"import lightning as L\nfrom base import Base\n\n\nclass Model(Base):\n{hooks}")
+    # A Callback's hooks log through ``pl_module.log``: DDP004 reads them (``Rule.module_kinds``).
+    (tmp_path / "callbacks.py").write_text(f"import lightning as L\n\n\nclass Printer(L.Callback):\n{hooks}")
     to_fix, skipped = check_scan([str(tmp_path)])
-    assert sorted(path.rsplit("/", 1)[-1] for path in to_fix) == ["base.py", "model.py"]
-    assert [path.rsplit("/", 1)[-1] for path in skipped] == ["callbacks.py"]
+    assert sorted(path.rsplit("/", 1)[-1] for path in to_fix) == ["base.py", "callbacks.py", "model.py"]
+    assert [path.rsplit("/", 1)[-1] for path in skipped] == ["loggers.py"]
 
 
 def test_files_the_scan_fixes_on_their_own_get_the_results_of_the_fix_pass(tmp_path):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ddpfix import budget
 from ddpfix.budget import TOO_COSTLY, OverBudget
 from ddpfix.edits import apply_edits
-from ddpfix.facts import ProjectFacts, defines_lightning_module, file_facts, is_lightning_code
+from ddpfix.facts import ProjectFacts, defines_subclass, file_facts, is_lightning_code
 from ddpfix.findings import NOTE, FileResult, FixKey, Problem
 from ddpfix.rules.base import Rule, RuleContext, TreeView
 
@@ -231,8 +231,8 @@ def _fix_source(
         rule for rule in rules
         if (lightning or not rule.lightning_only) and rule.applies_to(path) and rule.triggered_by(data)
     ]
-    if any(rule.module_only for rule in active) and not defines_lightning_module(data, facts):
-        active = [rule for rule in active if not rule.module_only]
+    if any(rule.module_only for rule in active):
+        active = [rule for rule in active if not rule.module_only or defines_subclass(data, facts, rule.module_kinds)]
     if not active:
         return result
     limit = max_file_size(options)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.model.classes import Import, class_bases, from_imports, module_key, resolve_kinds
+from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
 from ddpfix.model.program import program_root
 from ddpfix.model.versions import LightningVersion, imported_package, version_in_force
 
@@ -171,8 +171,8 @@ class ProjectFacts:
     hazards: dict[str, str] = field(default_factory=dict)
     #: Files of the run whose hazards are still to be read (``read_later``), in order.
     hazard_sources: tuple[str, ...] = ()
-    #: The same for every kind of ``model.classes.KINDS`` (DataModules, Callbacks, Metrics...).
-    kinds: dict[str, dict[str, frozenset[str]]] = field(default_factory=dict)
+    #: Every kind of ``model.classes.KINDS`` (LightningModules, DataModules, Callbacks, Metrics...).
+    kinds: dict[str, Kinds] = field(default_factory=dict)
     #: What each file with a monitor imports (``from X import Y``): the modules its callbacks may watch.
     monitor_imports: dict[str, tuple[Import, ...]] = field(default_factory=dict)
     #: What ``read_later`` answered, path by path: each file is read at most once per run.
@@ -213,6 +213,18 @@ class ProjectFacts:
             if name in read.hazards:
                 return f"{path}:{read.hazards[name]} names {name}"
         return None
+
+    def of_kind(self, kind: str, path: str | None = None) -> dict[str, frozenset[str]]:
+        """The project's classes of ``kind`` (``model.classes.KINDS``) -> the module keys a file can
+        import one by; for the file at ``path``, less the names it imports by a relative import from
+        a file whose class of that name is not of the kind."""
+        found = self.kinds.get(kind)
+        if found is None:
+            return {} if kind != "LightningModule" else dict(self.lightning_modules)
+        shadowed = found.shadowed.get(os.path.realpath(path), frozenset()) if path is not None else frozenset()
+        if not shadowed:
+            return found.reach
+        return {name: keys for name, keys in found.reach.items() if name not in shadowed}
 
     def for_program(self, path: str) -> ProjectFacts:
         """The facts with only the monitors of ``path``'s program (``model.program.program_root``):
@@ -292,7 +304,7 @@ class ProjectFacts:
                 pins[part.pin[0]] = part.pin[1]
         kinds = resolve_kinds(classes)
         return cls(
-            {k: tuple(v) for k, v in monitored.items()}, kinds["LightningModule"],
+            {k: tuple(v) for k, v in monitored.items()}, kinds["LightningModule"].reach,
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
             tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=hazards, hazard_sources=tuple(hazard_sources), kinds=kinds,
             monitor_imports=monitor_imports,
@@ -313,12 +325,15 @@ def is_lightning_code(data: bytes, facts: ProjectFacts | None) -> bool:
     return any(set(bases) & facts.lightning_modules.keys() for _, bases in class_bases(data))
 
 
-def defines_lightning_module(data: bytes, facts: ProjectFacts | None) -> bool:
-    """A class of the file derives from LightningModule (here, or through a class of the run)."""
+def defines_subclass(data: bytes, facts: ProjectFacts | None, kinds=frozenset({"LightningModule"})) -> bool:
+    """A class of the file derives from one of ``kinds`` (a LightningModule, a Callback...: here, or
+    through a class of the run)."""
     if b"class" not in data:
         return False
-    known = set(facts.lightning_modules) if facts else set()
-    return any("LightningModule" in bases or known.intersection(bases) for _, bases in class_bases(data))
+    known = set(kinds)
+    for kind in kinds:
+        known |= set(facts.of_kind(kind)) if facts else set()
+    return any(known.intersection(bases) for _, bases in class_bases(data))
 
 
 def _unread_switches(path: str) -> tuple[DeviceSwitch, ...]:

@@ -497,9 +497,10 @@ def _verdict(path: str, data: bytes | Problem, rules: Sequence[type[Rule]], opti
             module_rules = True
     if not module_rules:
         return SKIP
-    # Only rules about code inside a LightningModule: the engine drops them unless a class of the
-    # file derives from one (Lightning's own modules, which name every hook, mostly define none).
-    return FIX if any("LightningModule" in bases for _, bases in classes) else IF_LIGHTNING
+    # Only rules about code inside a LightningModule (or a Callback): the engine drops them unless a
+    # class of the file derives from one (Lightning's own modules, which name every hook, mostly define none).
+    kinds = {kind for rule in lightning_rules if rule.module_only for kind in rule.module_kinds}
+    return FIX if any(kinds.intersection(bases) for _, bases in classes) else IF_LIGHTNING
 
 
 def scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1) -> tuple[ProjectFacts, list[str]]:
@@ -545,7 +546,8 @@ def _scan(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int, options:
                    initargs=(codes, dict(options or {}), fix, group_settings, group_of, frozenset(facts_from), named),
                    max_chunk=32, progress=progress, on_result=final_at_once if on_result else None)
     facts = ProjectFacts.merge((file for file, _, _ in scanned), whole=whole)
-    lightning_modules = facts.lightning_modules.keys()
+    lightning_modules = {name for kind in {k for rule in _scan_rules for k in rule.module_kinds} for name in facts.of_kind(kind)}
+    lightning_modules |= facts.lightning_modules.keys()
     to_fix, done = [], {}
     for path, (file, verdict, result) in zip(paths, scanned):
         subclass = verdict in (IF_LIGHTNING, DONE) and any(lightning_modules & set(bases) for _, bases in file.classes)

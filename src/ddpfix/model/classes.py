@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ddpfix.lazy_regex import lazy_compile
 
@@ -25,7 +26,7 @@ from ddpfix.lazy_regex import lazy_compile
 KINDS = ("LightningModule", "LightningDataModule", "Callback", "Metric", "MetricCollection", "DistributedSampler")
 
 # ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
-_CLASS = lazy_compile(rb"class[ \t]+(\w+)[ \t]*\(([^)]*)\)")
+_CLASS = lazy_compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\)|(?=:))")
 # ``X as Y`` inside an import statement's names (the statement itself is found by ``_FROM``).
 _ALIAS = lazy_compile(rb"(\w+)[ \t]+as[ \t]+(\w+)")
 # ``from <module> import <names>``: the names up to the end of the line, or inside parentheses.
@@ -96,7 +97,7 @@ def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
             position = start + 1  # ``subclass X(`` in a comment: not a class statement
             continue
         names = []
-        for part in match.group(2).split(b","):
+        for part in (match.group(2) or b"").split(b","):
             part = part.strip()
             if not part or b"=" in part:
                 continue
@@ -107,33 +108,74 @@ def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
         position = match.end()
 
 
+@dataclass(frozen=True)
+class Kinds:
+    """What ``resolve_kinds`` answers for one kind."""
+
+    #: The project's classes of the kind -> the module keys by which a file can import one.
+    reach: dict[str, frozenset[str]]
+    #: Per file (real path): the names it imports, by a relative import, from a file of the run that
+    #: defines a class of that name which is *not* of the kind (``from .system import System`` of a
+    #: plain class while another folder's ``System`` is a LightningModule): not this kind there.
+    shadowed: dict[str, frozenset[str]]
+
+
+def _relative_file(importer: str, module: str, known: set[str]) -> str | None:
+    """The file of the run a relative import names (``.system`` beside the importer, ``..pkg.mod``)."""
+    dots = len(module) - len(module.lstrip("."))
+    folder = os.path.dirname(importer)
+    for _ in range(dots - 1):
+        folder = os.path.dirname(folder)
+    rest = module[dots:].replace(".", os.sep)
+    for candidate in (os.path.join(folder, rest + ".py"), os.path.join(folder, rest, "__init__.py")):
+        if rest and candidate in known:
+            return candidate
+    return None
+
+
 def resolve_kinds(files: Iterable[tuple[str, Sequence[tuple[str, tuple[str, ...]]], Sequence[Import]]]
-                  ) -> dict[str, dict[str, frozenset[str]]]:
-    """For each kind of ``KINDS``: the project's classes of that kind -> the module keys by which a
-    file can import one (``module_keys`` of the module docstring). ``files``: (path, its classes,
-    its from-imports) for every file of the run."""
-    files = list(files)
-    bases: dict[str, set[str]] = {}
-    keys: dict[str, set[str]] = {}
-    for path, classes, _imports in files:
-        key = module_key(path)
-        for name, names in classes:
-            bases.setdefault(name, set()).update(names)
-            keys.setdefault(name, set()).add(key)
-    found: dict[str, dict[str, frozenset[str]]] = {}
+                  ) -> dict[str, Kinds]:
+    """For each kind of ``KINDS``: the project's classes of that kind (``Kinds``). ``files``: (path,
+    its classes, its from-imports) for every file of the run.
+
+    A class is identified by its file and name: a base imported by a relative import from a file of
+    the run is that file's class; any other base is matched by name across the run (an
+    over-approximation: two classes of one name in unrelated folders are not told apart)."""
+    files = [(os.path.realpath(path), classes, imports) for path, classes, imports in files]
+    known = {path for path, _, _ in files}
+    defined = {(path, name) for path, classes, _ in files for name, _ in classes}
+    relative: dict[str, dict[str, tuple[str, str]]] = {}  # file -> local name -> (file, name) it is
+    for path, _classes, imports in files:
+        for module, name, local in imports:
+            if module.startswith(".") and name != "*":
+                target = _relative_file(path, module, known)
+                if target is not None and (target, name) in defined:
+                    relative.setdefault(path, {})[local] = (target, name)
+    found: dict[str, Kinds] = {}
     for kind in KINDS:
-        members = {name for name, names in bases.items() if kind in names}
+        members: set[tuple[str, str]] = set()  # (file, class name)
+        names: set[str] = set()  # the names of members, and names re-exported for one
+
+        def is_member(path: str, base: str) -> bool:
+            if base == kind:
+                return True
+            if base in relative.get(path, {}):
+                return relative[path][base] in members
+            if (path, base) in defined:
+                return (path, base) in members
+            return base in names
+
         reach: dict[str, set[str]] = {}
         grew = True
         while grew:
             grew = False
-            for name, names in bases.items():  # derivation across files, by class name
-                if name not in members and names & members:
-                    members.add(name)
-                    grew = True
-            for name in members:
-                if name not in reach:
-                    reach[name] = set(keys.get(name, ()))
+            for path, classes, _imports in files:
+                for name, bases in classes:
+                    if (path, name) not in members and any(is_member(path, base) for base in bases):
+                        members.add((path, name))
+                        names.add(name)
+                        reach.setdefault(name, set()).add(module_key(path))
+                        grew = True
             for path, _classes, imports in files:  # re-exports, under their own or another name
                 key = module_key(path)
                 for module, name, local in imports:
@@ -141,16 +183,21 @@ def resolve_kinds(files: Iterable[tuple[str, Sequence[tuple[str, tuple[str, ...]
                     if source is None and not module.startswith("."):
                         continue
                     # ``from .base import *`` re-exports every class of .base under its own name.
-                    names = [(n, n) for n, where in reach.items() if source in where] if name == "*" else [(name, local)]
-                    for exported, as_name in names:
+                    exports = [(n, n) for n, where in reach.items() if source in where] if name == "*" else [(name, local)]
+                    for exported, as_name in exports:
                         if exported not in reach or (source is not None and source not in reach[exported]):
                             continue
+                        if (path, as_name) in defined or relative.get(path, {}).get(as_name, (None, None)) not in (*members, (None, None)):
+                            continue  # the file's own class of that name, or a relative import of a non-member
                         into = reach.setdefault(as_name, set())
                         if key not in into:
                             into.add(key)
                             grew = True
-                        if as_name not in members:  # ``import LitSystem as System``: subclasses of System
-                            members.add(as_name)
+                        if as_name not in names:  # ``import LitSystem as System``: subclasses of System
+                            names.add(as_name)
                             grew = True
-        found[kind] = {name: frozenset(where) for name, where in reach.items()}
+        shadowed = {path: frozenset(local for local, target in locals_.items() if target not in members)
+                    for path, locals_ in relative.items()}
+        found[kind] = Kinds({name: frozenset(where) for name, where in reach.items()},
+                            {path: names_ for path, names_ in shadowed.items() if names_})
     return found

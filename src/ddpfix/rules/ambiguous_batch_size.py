@@ -70,7 +70,7 @@ class AmbiguousBatchSize(Rule):
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """Reports on CPython's tree exactly what the rule's LibCST version did (``bench/parity.py``
         compared them); every finding is a call, so it never needs LibCST."""
-        for _cls, method in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+        for _cls, method in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             hook = method.name
             params = [p.arg for p in method.args.args if p.arg != "self"]  # positional-only ones never counted
             if hook not in STEPS or not params:

@@ -308,6 +308,9 @@ class Rule:
     #: Only code inside a LightningModule can hold this pitfall: files without a class deriving from
     #: one (here or through a class of the run) are skipped before parsing.
     module_only: ClassVar[bool] = False
+    #: With ``module_only``: the kinds (``model.classes.KINDS``) a class of the file must derive from
+    #: for the rule to read it (DDP004 also reads a Callback's ``pl_module.log``).
+    module_kinds: ClassVar[frozenset[str]] = frozenset({"LightningModule"})
 
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 

@@ -108,7 +108,7 @@ class DeviceMapUnderDdp(Rule):
         ``forward``), which the engine carries out on LibCST's tree. A fix that would lose a comment
         inside the call is not offered: the finding says so."""
         view = ctx.view
-        kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
+        kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path))
         loads, ddp_trainer = _scan(tree, ctx, kinds)
         run = safety.Run(tree, ctx.imports, view.text)
         trained = safety.training_loads(tree, kinds)

@@ -171,7 +171,8 @@ class EpochLogSync(Rule):
     fixable = True
     triggers = (".log", ("_step", "epoch", "_start", "batch_end"))
     lightning_only = True
-    module_only = False  # a Callback's ``pl_module.log`` too
+    module_only = True
+    module_kinds = frozenset({"LightningModule", "Callback"})  # a Callback's ``pl_module.log`` too
     uses_facts = True
 
     @classmethod
@@ -186,7 +187,7 @@ class EpochLogSync(Rule):
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
         sampler_off = ctx.facts.sampler_off_for(ctx.path)
         reach = _hooks_reaching(tree, ctx, tests, words)
-        for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+        for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             hooks = reach.get(id(method), {})
             logs = [(call, call, None) for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)]
             logs += _logs_through_partials(method, ctx.imports)
@@ -370,7 +371,7 @@ def _hooks_reaching(tree: ast.Module, ctx: RuleContext, tests, words) -> dict[in
     with how (``validation_step -> _shared_step``), through ``self.<method>(...)`` calls of the class
     and the classes of the file it derives from (a call under a rank guard left out: DDP003's case)."""
     reach: dict[int, dict[str, str]] = {}
-    kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.lightning_modules)
+    kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path))
     for cls in tree_lightning.classes(tree):
         if kinds.get(cls.name) != "lightning":
             continue

@@ -192,7 +192,7 @@ class HardcodedDevice(Rule):
         default_dtype_changed = safety.sets_default_dtype(tree)
         default_device = _default_device(ctx)
         ordinals = safety.other_ordinals(tree)
-        for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+        for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             on_device = _on_device(method.name)
             facts = safety.MethodFacts(method) if on_device else None
             calls = _calls(method, ctx) if _may_place(method, ctx) else []

@@ -789,7 +789,7 @@ def _known_data_work(line: list[ast.stmt], knowledge: _Knowledge) -> bool:
     the block is the failure; an unknown call is not taken for data by its name."""
     if any(_is_run(statement, knowledge) for statement in line):
         return True
-    project_data = knowledge.ctx.facts.kinds.get("LightningDataModule", {})
+    project_data = knowledge.ctx.facts.of_kind("LightningDataModule", knowledge.ctx.path)
     for statement in line:
         for node in walk(statement):
             if not isinstance(node, ast.Call):

@@ -155,7 +155,7 @@ class ManualRankSharding(Rule):
                 ctx.report(use, f"{name} selects its data by rank; Lightning shards it again",
                            detail=_sharded_message(name), fixable=False)
         if builds_ddp_trainer(tree, ctx.imports, ctx.data):
-            for arg in _custom_samplers(tree, ctx.imports, ctx.facts.kinds.get("DistributedSampler", {})):
+            for arg in _custom_samplers(tree, ctx.imports, ctx.facts.of_kind("DistributedSampler", ctx.path)):
                 ctx.report(arg, f"DataLoader({arg.arg}=...) in a DDP script: Lightning shards it again",
                            detail=_sampler_message(arg.arg), fixable=False)
 

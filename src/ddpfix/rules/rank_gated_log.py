@@ -141,7 +141,7 @@ class RankGatedLog(Rule):
         tests = TreeRankTests(ctx.imports)
         mode = str(ctx.options.get("log_mode", "auto"))
         findings: list[_Finding] = []
-        for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+        for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             if not _may_gate_logs(method, tests):
                 continue
             for gated in _gated_lines(method, tests, ctx.view):

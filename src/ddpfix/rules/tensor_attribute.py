@@ -168,7 +168,7 @@ class TensorAttribute(Rule):
         rebuilt around its value as a ``register_buffer`` call), which the engine carries out on
         LibCST's tree."""
         view = ctx.view
-        for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules):
+        for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             if method.name != "__init__" or view.one_line_body(method.body):
                 continue  # ``def __init__(self): ...`` on one line: no statement of its own to rebuild
             members = {s.name for s in cls.body if isinstance(s, FUNCTIONS)}

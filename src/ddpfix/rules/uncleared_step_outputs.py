@@ -118,7 +118,7 @@ class UnclearedStepOutputs(Rule):
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """The one analysis: findings, each fix's applicability, and its typed edit (the lists'
         ``.clear()`` appended to the epoch-end hook), which the engine carries out on LibCST's tree."""
-        classes = {cls: None for cls, _ in lightning_methods(tree, ctx.imports, ctx.facts.lightning_modules)}
+        classes = {cls: None for cls, _ in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path))}
         for cls in classes:
             methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
             # Creating the list (in __init__ or setup) happens once, not once per epoch: it neither
