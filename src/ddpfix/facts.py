@@ -250,10 +250,13 @@ class ProjectFacts:
                    for module, name, local in self.monitor_imports.get(monitor.path, ()))
 
     def sampler_off_for(self, path: str) -> bool:
-        """A Trainer of the run may turn Lightning's distributed sampler off for the code of ``path``:
-        one anywhere in the run does (the training script usually lives in another folder than the
-        data module it drives: ``scripts/train.py`` and ``src/data/``)."""
-        return bool(self.sampler_off)
+        """A Trainer of ``path``'s program may turn Lightning's distributed sampler off for its code:
+        one anywhere in the program does (the training script usually lives in another folder than the
+        data module it drives: ``scripts/train.py`` and ``src/data/``); another project of the run
+        does not."""
+        root = program_root(path)
+        return any(os.path.realpath(where) == root or os.path.realpath(where).startswith(root.rstrip(os.sep) + os.sep)
+                   for where in self.sampler_off)
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script

@@ -74,8 +74,15 @@ def _zero(node: ast.expr) -> bool:
 class TreeRankTests:
     """``_ranks.RankTests`` on CPython's tree."""
 
-    def __init__(self, imports: ImportTable):
+    def __init__(self, imports: ImportTable, tree: ast.Module | None = None):
         self.imports = imports
+        # The file's own functions that only return a rank test (``def is_main_process(): return
+        # not dist.is_initialized() or dist.get_rank() == 0``): a call of one is that test.
+        self._tests: dict[str, ast.expr] = {}
+        for statement in tree.body if tree is not None else ():
+            if (isinstance(statement, ast.FunctionDef) and not statement.args.args and not statement.decorator_list
+                    and len(statement.body) == 1 and isinstance(statement.body[0], ast.Return) and statement.body[0].value):
+                self._tests[statement.name] = statement.body[0].value
 
     def _is_rank(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Attribute):
@@ -116,12 +123,19 @@ class TreeRankTests:
                     return string_value(key)
         return None
 
+    def _distributed_check(self, node: ast.expr) -> bool:
+        """``dist.is_initialized()`` / ``dist.is_available()``, or both and-ed: True on every rank once
+        the process group runs."""
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            return all(self._distributed_check(value) for value in node.values)
+        return (isinstance(node, ast.Call) and not arguments(node)
+                and self.imports.qualify(node.func) in ("torch.distributed.is_initialized", "torch.distributed.is_available"))
+
     def _same_on_every_rank_when_distributed(self, node: ast.expr) -> bool:
-        """``not dist.is_initialized()`` / ``not dist.is_available()``: False on every rank once the
-        process group runs (so ``<it> or <rank 0 test>`` is the rank test there), True in one process."""
-        return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(node.operand, ast.Call)
-                and not arguments(node.operand)
-                and self.imports.qualify(node.operand.func) in ("torch.distributed.is_initialized", "torch.distributed.is_available"))
+        """``not dist.is_initialized()``, ``not (dist.is_available() and dist.is_initialized())``: False
+        on every rank once the process group runs (so ``<it> or <rank 0 test>`` is the rank test
+        there), True in one process."""
+        return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and self._distributed_check(node.operand)
 
     def _comparison(self, node: ast.Compare) -> str | None:
         """``"zero"`` for rank == 0, ``"nonzero"`` for rank != 0 / rank > 0, else None."""
@@ -140,6 +154,18 @@ class TreeRankTests:
             return "nonzero"
         return None
 
+    def _one_comparison(self, node: ast.Compare) -> str | None:
+        """``rank < 1`` is rank 0's test, ``rank >= 1`` the others'."""
+        if len(node.ops) != 1:
+            return None
+        left, right, op = node.left, node.comparators[0], node.ops[0]
+        one = lambda n: isinstance(n, ast.Constant) and type(n.value) is int and n.value == 1  # noqa: E731
+        if self._rank(left) and one(right):
+            return "zero" if isinstance(op, ast.Lt) else "nonzero" if isinstance(op, ast.GtE) else None
+        if one(left) and self._rank(right):
+            return "zero" if isinstance(op, ast.Gt) else "nonzero" if isinstance(op, ast.LtE) else None
+        return None
+
     def classify(self, test: ast.expr) -> tuple[str, bool] | None:
         """(``"zero"`` | ``"nonzero"``, pure) when ``test`` is true only on rank 0 / only off rank 0."""
         if isinstance(test, ast.Attribute) and test.attr == "is_global_zero":
@@ -155,8 +181,15 @@ class TreeRankTests:
                 if inner is not None:
                     negate = (truth is False) != isinstance(op, (ast.NotEq, ast.IsNot))
                     return (_FLIPPED[inner[0]] if negate else inner[0]), inner[1]
-            kind = self._comparison(test)
+            kind = self._comparison(test) or self._one_comparison(test)
             return (kind, True) if kind else None
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not arguments(test)
+                and test.func.id in self._tests and self.imports.qualify(test.func) is None):
+            inner = self._tests.pop(test.func.id)  # read once: a function that calls itself is no test
+            try:
+                return self.classify(inner)
+            finally:
+                self._tests[test.func.id] = inner
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.classify(test.operand)
             return (_FLIPPED[inner[0]], True) if inner is not None and inner[1] else None
@@ -170,6 +203,13 @@ class TreeRankTests:
                 return "zero", zero[0][1]
             return None
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            # ``dist.is_initialized() and dist.get_rank() != 0``: the other ranks under DDP, nobody in
+            # one process (where everything runs, as without the test).
+            kinds = [self.classify(value) for value in test.values]
+            nonzero = [kind for kind in kinds if kind is not None and kind[0] == "nonzero"]
+            rest = [value for value, kind in zip(test.values, kinds) if kind is None or kind[0] != "nonzero"]
+            if len(nonzero) == 1 and all(self._distributed_check(value) for value in rest):
+                return "nonzero", nonzero[0][1]
             # LibCST nests ``a and b and c`` two by two; any side that is a rank-0 test counts there too.
             if any((self.classify(value) or ("",))[0] == "zero" for value in test.values):
                 return "zero", False

@@ -221,7 +221,7 @@ class CollectiveUnderRankGuard(Rule):
         )
 
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
-        tests = TreeRankTests(ctx.imports)
+        tests = TreeRankTests(ctx.imports, tree)
         metrics: set[str] = set()
         if b"compute(" in ctx.data and b"torchmetrics" in ctx.data:
             for node in tree.body:

@@ -182,7 +182,7 @@ class EpochLogSync(Rule):
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """The one analysis: findings, each fix's applicability, and its typed edit
         (``sync_dist=True`` set on the call), which the engine carries out on LibCST's tree."""
-        tests, words = TreeRankTests(ctx.imports), rank_words(ctx.imports)
+        tests, words = TreeRankTests(ctx.imports, tree), rank_words(ctx.imports)
         objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
         sampler_off = ctx.facts.sampler_off_for(ctx.path)

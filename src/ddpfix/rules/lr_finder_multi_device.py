@@ -150,33 +150,36 @@ class _Scan:
         self.finders: list[tuple[ast.AST, str, ast.Call | None]] = []
         self.multi_device_trainers: list[tuple[ast.Call, str]] = []
         self._devices: dict[int, str | None] = {}  # id of each Trainer call -> its devices, when several
-        # Names bound once, to a Trainer call (a name bound twice or otherwise is not known).
-        self._bound: dict[str, ast.expr | None] = {}
+        # Each node's scope (the function it runs in, or the module): a ``trainer`` of one function
+        # is not another function's.
+        self._scope = _scopes(tree)
+        # Names bound once in their scope, to a Trainer call (bound twice or otherwise: not known).
+        self._bound: dict[tuple[int, str], ast.expr | None] = {}
         for node in every_node(tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                name = node.targets[0].id
-                self._bound[name] = node.value if name not in self._bound else None
+                key = self._key(node.targets[0])
+                self._bound[key] = node.value if key not in self._bound else None
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
-                self._bound[node.target.id] = None
+                self._bound[self._key(node.target)] = None
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
                     for part in ast.walk(target):
                         if isinstance(part, ast.Name):
-                            self._bound[part.id] = None
-        tuners: dict[str, ast.expr] = {}  # tuner variable -> the trainer it tunes
-        fitted: set[str] = set()  # trainer variables that run fit/validate/test/predict
+                            self._bound[self._key(part)] = None
+        tuners: dict[tuple[int, str], ast.expr] = {}  # tuner variable -> the trainer it tunes
+        fitted: set[tuple[int, str]] = set()  # trainer variables that run fit/validate/test/predict
         lr_finds: list[ast.Call] = []
         nodes = sorted((n for n in every_node(tree) if isinstance(n, (ast.Assign, ast.Call))), key=_start)
         for node in nodes:
             if isinstance(node, ast.Assign):
                 trainer = self._tuned_trainer(node.value)
                 if trainer is not None:
-                    tuners.update((target.id, trainer) for target in node.targets if isinstance(target, ast.Name))
+                    tuners.update((self._key(target), trainer) for target in node.targets if isinstance(target, ast.Name))
             else:
                 self._call(node, lr_finds, fitted)
         for call in lr_finds:
             owner = call.func.value
-            trainer = tuners.get(owner.id) if isinstance(owner, ast.Name) else self._tuned_trainer(owner)
+            trainer = self._lookup(tuners, owner) if isinstance(owner, ast.Name) else self._tuned_trainer(owner)
             if trainer is None and isinstance(owner, ast.Attribute) and owner.attr == "tuner":
                 trainer = owner.value  # 1.x: ``trainer.tuner.lr_find(...)``
             if trainer is not None and self._throw_away(trainer, fitted):
@@ -184,13 +187,28 @@ class _Scan:
             self.finders.append((call, f"{_own_code(call.func, call, ctx)}()", self._trainer_call(trainer)))
         for parent in every_node(tree):  # ``Trainer(callbacks=[LearningRateFinder()])``: that Trainer's
             if isinstance(parent, ast.Call) and lightning_name(ctx.imports, parent.func) == "Trainer":
-                for callback in _callbacks_of(parent, self._bound):
+                for callback in _callbacks_of(parent, self):
                     self.finders = [(n, w, parent if n is callback else t) for n, w, t in self.finders]
+
+    def _key(self, name: ast.Name) -> tuple[int, str]:
+        return self._scope.get(id(name), 0), name.id
+
+    def _lookup(self, table: dict, name: ast.Name):
+        """What ``table`` holds for the name in its scope, else for the module's name of it."""
+        key = self._key(name)
+        if key in table or key[0] == 0:
+            return table.get(key)
+        if key in self._bound:
+            return None  # bound in its function otherwise: not the module's
+        return table.get((0, name.id))
+
+    def bound(self, name: ast.Name) -> ast.expr | None:
+        return self._lookup(self._bound, name)
 
     def _trainer_call(self, trainer: ast.expr | None) -> ast.Call | None:
         """The ``Trainer(...)`` call ``trainer`` is (a call, or a name bound once to one), else None."""
         if isinstance(trainer, ast.Name):
-            trainer = self._bound.get(trainer.id)
+            trainer = self.bound(trainer)
         if isinstance(trainer, ast.Call) and lightning_name(self.ctx.imports, trainer.func) == "Trainer" and id(trainer) in self._devices:
             return trainer
         return None
@@ -207,11 +225,14 @@ class _Scan:
         elif isinstance(func, ast.Attribute) and func.attr == "lr_find":
             lr_finds.append(node)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in FITTING:
-            fitted.add(func.value.id)
+            fitted.add(self._key(func.value))
         if short == "Trainer":
             auto = keyword(node, "auto_lr_find")
             devices = keyword(node, "devices") or keyword(node, "gpus")
             described = _several(devices, self.ctx) if devices is not None else "devices=\"auto\" (all available)"
+            nodes = keyword(node, "num_nodes")
+            if described is None and nodes is not None and not (isinstance(nodes.value, ast.Constant) and nodes.value.value == 1):
+                described = f"num_nodes={_keyword_value_code(nodes, self.ctx)}"  # one device per node, several nodes
             accelerator = keyword(node, "accelerator")
             if accelerator is not None and string_value(accelerator.value) == "cpu" and keyword(node, "gpus") is None:
                 described = None  # CPU processes sync over gloo, which takes CPU tensors: PL#19813 needs NCCL
@@ -233,16 +254,29 @@ class _Scan:
     def _throw_away(self, trainer: ast.expr, fitted: set[str]) -> bool:
         if isinstance(trainer, ast.Call):
             return lightning_name(self.ctx.imports, trainer.func) == "Trainer"
-        return isinstance(trainer, ast.Name) and trainer.id not in fitted
+        return isinstance(trainer, ast.Name) and self._key(trainer) not in fitted and (0, trainer.id) not in fitted
 
 
-def _callbacks_of(trainer: ast.Call, bound: dict[str, ast.expr | None]) -> list[ast.AST]:
+def _scopes(tree: ast.Module) -> dict[int, int]:
+    """id of each node -> id of the function it runs in (0: the module). A nested function's own."""
+    found: dict[int, int] = {}
+    pending: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while pending:
+        node, scope = pending.pop()
+        inner = id(node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
+        for child in ast.iter_child_nodes(node):
+            found[id(child)] = inner
+            pending.append((child, inner))
+    return found
+
+
+def _callbacks_of(trainer: ast.Call, scan: _Scan) -> list[ast.AST]:
     """The calls in a Trainer's ``callbacks=`` list (written there, or in a list bound once to the
     name it passes)."""
     given = keyword(trainer, "callbacks")
     value = given.value if given is not None else None
     if isinstance(value, ast.Name):
-        value = bound.get(value.id)
+        value = scan.bound(value)
     if not isinstance(value, (ast.List, ast.Tuple)):
         return []
     return [element for element in value.elts if isinstance(element, ast.Call)]

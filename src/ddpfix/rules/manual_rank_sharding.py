@@ -221,8 +221,10 @@ def _custom_samplers(tree: ast.Module, imports: ImportTable, distributed: Mappin
             value = arg.value
             if isinstance(value, ast.Name) and isinstance(bound.get(value.id), ast.Call):
                 value = bound[value.id]
-            if isinstance(value, ast.Call) and (_kept(value.func, imports, distributed)
-                                                or (isinstance(value.func, ast.Name) and value.func.id in own)):
+            # Lightning asks only ``dataloader.sampler`` whether it is a DistributedSampler: a batch
+            # sampler of that kind is still re-instantiated (VITS' bucket sampler crashes on ``drop_last``).
+            if name == "sampler" and isinstance(value, ast.Call) and (
+                    _kept(value.func, imports, distributed) or (isinstance(value.func, ast.Name) and value.func.id in own)):
                 continue  # kept as it is, or replaced by Lightning's own
             found.append(arg)
     return found
@@ -234,8 +236,8 @@ def _kept(func: ast.expr, imports: ImportTable, distributed: Mapping[str, frozen
     ``DistributedSampler`` subclass (reached by the module it comes from, as ``_defined_elsewhere``)."""
     qualified = imports.qualify(func) or ""
     short = qualified.rsplit(".", 1)[-1] if qualified else (func.id if isinstance(func, ast.Name) else "")
-    if short in torch_samplers:
-        return True
+    if short in torch_samplers and qualified.startswith("torch."):
+        return True  # torch's own (a project class named DistributedSampler is not)
     if short not in distributed:
         return False
     module = qualified.rpartition(".")[0]

@@ -138,7 +138,7 @@ class RankGatedLog(Rule):
         """The one analysis: each gated log's finding, its fix's applicability and its typed edits.
         Findings are reported bottom-up, so that the moves out of one block are carried out
         bottom-up, as ``ddpfix.edits.moves`` needs (the engine sorts findings for display)."""
-        tests = TreeRankTests(ctx.imports)
+        tests = TreeRankTests(ctx.imports, tree)
         mode = str(ctx.options.get("log_mode", "auto"))
         findings: list[_Finding] = []
         for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
