@@ -36,3 +36,18 @@ def test_sampler_turned_off_in_another_folder_is_seen(tmp_path, run_cli):
         for named in (".", "data/shards.py"):
             proc = run_cli("--check", named, cwd=tmp_path)
             assert (b"DDP013" in proc.stdout) is reported, (setting, named, proc.stdout)
+
+
+def test_a_yaml_configuration_that_turns_the_sampler_off_is_read(tmp_path, run_cli):
+    """hydra's ``configs/trainer/ddp.yaml`` or a LightningCLI config: settings outside Python count."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "shards.py").write_bytes(SHARDS)
+    (tmp_path / "train.py").write_bytes(b"import hydra\n\n\n@hydra.main(config_path='configs')\ndef main(cfg):\n"
+                                        b"    trainer = hydra.utils.instantiate(cfg.trainer)\n")
+    config = tmp_path / "configs" / "trainer"
+    config.mkdir(parents=True)
+    (config / "ddp.yaml").write_text("_target_: lightning.pytorch.Trainer\nstrategy: ddp\ndevices: 4\n")
+    assert b"DDP013" in run_cli("--check", ".", cwd=tmp_path).stdout
+    (config / "ddp.yaml").write_text("_target_: lightning.pytorch.Trainer\nstrategy: ddp\nuse_distributed_sampler: false\n")
+    assert b"DDP013" not in run_cli("--check", ".", cwd=tmp_path).stdout

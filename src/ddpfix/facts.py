@@ -256,7 +256,7 @@ class ProjectFacts:
         does not."""
         root = program_root(path)
         return any(os.path.realpath(where) == root or os.path.realpath(where).startswith(root.rstrip(os.sep) + os.sep)
-                   for where in self.sampler_off)
+                   for where in self.sampler_off) or config_turns_sampler_off(root) is not None
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
@@ -312,6 +312,38 @@ class ProjectFacts:
             tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=hazards, hazard_sources=tuple(hazard_sources), kinds=kinds,
             monitor_imports=monitor_imports,
         )
+
+
+_CONFIG_SAMPLER_OFF = lazy_compile(rb"^[ \t]*(?:use_distributed_sampler|replace_sampler_ddp)[ \t]*:[ \t]*(?:false|False|no)\b", re.M)
+_CONFIG_SKIPPED = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", "site-packages"})
+MAX_CONFIG_FILES = 2000
+
+
+@functools.lru_cache(maxsize=None)
+def config_turns_sampler_off(root: str) -> str | None:
+    """Where a YAML configuration of the program (LightningCLI's ``--config``, hydra's
+    ``configs/trainer/*.yaml``) sets ``use_distributed_sampler: false`` (1.x ``replace_sampler_ddp``),
+    as ``path:line``; None where none does. Read when a rule asks, at most ``MAX_CONFIG_FILES`` files."""
+    seen = 0
+    for folder, folders, names in os.walk(root):
+        folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
+        for name in sorted(names):
+            if not name.endswith((".yaml", ".yml")):
+                continue
+            seen += 1
+            if seen > MAX_CONFIG_FILES:
+                return None
+            try:
+                with open(os.path.join(folder, name), "rb") as handle:
+                    data = handle.read(1_000_000)
+            except OSError:
+                continue
+            if b"sampler" in data:
+                match = _CONFIG_SAMPLER_OFF.search(data)
+                if match is not None:
+                    line = data.count(b"\n", 0, match.start()) + 1
+                    return f"{os.path.join(folder, name)}:{line}"
+    return None
 
 
 def _within(path: str, folder: str) -> bool:

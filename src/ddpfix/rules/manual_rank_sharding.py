@@ -49,9 +49,10 @@ class ManualRankSharding(Rule):
     ```
 
     ## When it does not report
-    A Trainer anywhere in the run turns the sampler off (`use_distributed_sampler=False`, 1.x
-    `replace_sampler_ddp=False`, as a keyword of any call or a key of a dict literal): the training
-    script usually lives in another folder than the data module it drives. A sampler Lightning
+    A Trainer anywhere in the program turns the sampler off (`use_distributed_sampler=False`, 1.x
+    `replace_sampler_ddp=False`, as a keyword of any call, a key of a dict literal, or a YAML
+    configuration of the program: hydra's `configs/trainer/*.yaml`, a LightningCLI config): the
+    training script usually lives in another folder than the data module it drives. A sampler Lightning
     keeps or replaces is not custom: torch's `RandomSampler`, `SequentialSampler`,
     `DistributedSampler`, and any `DistributedSampler` subclass of the file or the project (read
     across files, through imports and re-exports), also through a name bound once to one; an
