@@ -259,7 +259,7 @@ def _last_name(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _defined_elsewhere(parent: ast.expr, imports: ImportTable, elsewhere: Mapping[str, frozenset[str]]) -> bool:
+def defined_elsewhere(parent: ast.expr, imports: ImportTable, elsewhere: Mapping[str, frozenset[str]]) -> bool:
     """``parent`` names a LightningModule class of another file of the run: same class name, and
     when it comes from an import, from a module of that file's name (``from model import Base``)."""
     qualified = imports.qualify(parent)
@@ -300,7 +300,7 @@ def class_hierarchy(node, imports: ImportTable, lightning_elsewhere: Mapping[str
             return "lightning"
         if is_torch_nn_module(imports, parent):
             return "torch"
-        if _defined_elsewhere(parent, imports, lightning_elsewhere):
+        if defined_elsewhere(parent, imports, lightning_elsewhere):
             return "lightning"
         return None
 

@@ -24,9 +24,10 @@ simple expressions. The answers are kept on the nodes: a rule asks once per log.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ddpfix.analysis.lightning import defined_elsewhere
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable
 
@@ -127,9 +128,12 @@ class ObjectKinds:
     file it derives from, builds one (a local of the same method followed), and nothing else binds
     it (``setattr``, a tuple target, ``+=``...)."""
 
-    def __init__(self, tree: ast.Module, lineage: list[ast.ClassDef], imports: ImportTable):
+    def __init__(self, tree: ast.Module, lineage: list[ast.ClassDef], imports: ImportTable,
+                 elsewhere: Mapping[str, frozenset[str]] | None = None):
         self.tree, self.imports = tree, imports
         self.own_metrics = metric_classes(tree, imports)
+        #: The project's own Metric subclasses of other files (``ProjectFacts.of_kind("Metric")``).
+        self.elsewhere = elsewhere or {}
         assigns: list[tuple[str, ast.expr, dict[str, ast.expr]]] = []
         bound_otherwise: set[str] = set()
         self.defined: set[str] = set()  # methods the seen classes define
@@ -213,6 +217,8 @@ class ObjectKinds:
                            and not qualified.startswith(("torchmetrics.functional.", "torchmetrics.utilities.")))
         if not is_metric_class and isinstance(func, ast.Name) and func.id in self.own_metrics:
             is_metric_class, short = True, func.id
+        if not is_metric_class and self.elsewhere and defined_elsewhere(func, self.imports, self.elsewhere):
+            is_metric_class, short = True, (qualified or getattr(func, "id", "")).rsplit(".", 1)[-1]
         if not is_metric_class:
             return None
         if any(k.arg in LOCAL_COMPUTE for k in node.keywords):

@@ -10,7 +10,7 @@ How another file can name a class: by its defining module (``from pkg.system imp
 module key ``system``), or through any module that imports it (a package ``__init__`` re-exporting
 it: ``from pkg import System``, key ``pkg``). ``module_keys`` gives, per class name, the keys by which
 a file can reach one of the project's classes of a kind; a rule resolves an import to such a key
-(``analysis.lightning``'s ``_defined_elsewhere``), so ``from timm.layers import Block`` is not the
+(``analysis.lightning``'s ``defined_elsewhere``), so ``from timm.layers import Block`` is not the
 project's own ``Block``.
 """
 

@@ -204,7 +204,7 @@ class EpochLogSync(Rule):
                     continue
                 if cls not in objects:
                     lineage = _lineage(tree, cls)
-                    kinds = ObjectKinds(tree, lineage, ctx.imports)
+                    kinds = ObjectKinds(tree, lineage, ctx.imports, ctx.facts.of_kind("Metric", ctx.path))
                     objects[cls] = (kinds, "all_gather" not in kinds.defined)
                 kinds, own_gather = objects[cls]
                 values = _function_values(method, kinds, ctx.imports, "self", None, own_gather)
@@ -231,7 +231,7 @@ class EpochLogSync(Rule):
         """A Callback's hooks log through the module they are given (``pl_module.log(...)``), with the
         hook's defaults: reported, never fixed safely (which modules the callback is attached to, and
         what else they log, is not read)."""
-        for cls in _callback_classes(tree, ctx.imports):
+        for cls in _callback_classes(tree, ctx.imports, ctx.facts.of_kind("Callback", ctx.path)):
             for method in cls.body:
                 if not isinstance(method, FUNCTIONS) or method.name not in LOGGING_HOOKS:
                     continue
@@ -416,10 +416,13 @@ def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, as
     return found
 
 
-def _callback_classes(tree: ast.Module, imports) -> list[ast.ClassDef]:
-    """The file's Lightning ``Callback`` subclasses (directly, or through the file's classes)."""
+def _callback_classes(tree: ast.Module, imports, elsewhere=None) -> list[ast.ClassDef]:
+    """The file's Lightning ``Callback`` subclasses (directly, through the file's classes, or through
+    a Callback subclass of another file of the project: ``elsewhere``, ``ProjectFacts.of_kind``)."""
     def kind_of(base: ast.expr) -> str | None:
-        return "callback" if tree_lightning.lightning_name(imports, base) == "Callback" else None
+        if tree_lightning.lightning_name(imports, base) == "Callback":
+            return "callback"
+        return "callback" if elsewhere and tree_lightning.defined_elsewhere(base, imports, elsewhere) else None
     return [cls for _name, (_kind, cls) in tree_lightning.derived(tree, kind_of).items()]
 
 

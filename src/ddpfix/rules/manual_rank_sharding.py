@@ -234,7 +234,7 @@ def _custom_samplers(tree: ast.Module, imports: ImportTable, distributed: Mappin
 def _kept(func: ast.expr, imports: ImportTable, distributed: Mapping[str, frozenset[str]],
           torch_samplers: tuple[str, ...] = _KEPT_SAMPLERS) -> bool:
     """``func`` names a sampler Lightning keeps or replaces: torch's own, or the project's
-    ``DistributedSampler`` subclass (reached by the module it comes from, as ``_defined_elsewhere``)."""
+    ``DistributedSampler`` subclass (reached by the module it comes from, as ``defined_elsewhere``)."""
     qualified = imports.qualify(func) or ""
     short = qualified.rsplit(".", 1)[-1] if qualified else (func.id if isinstance(func, ast.Name) else "")
     if short in torch_samplers and qualified.startswith("torch."):
