@@ -24,7 +24,8 @@ class UnseededRandomSplit(Rule):
 
     ## What it does
     Adds `generator=torch.Generator().manual_seed(<seed>)` to `random_split(...)` calls without a
-    generator, inside a LightningDataModule (or a Dataset) or in a script that builds a DDP Trainer.
+    generator, inside a LightningDataModule, a LightningModule (its `setup` runs on every rank too) or
+    a Dataset, or in a script that builds a DDP Trainer.
     The seed is the literal passed to `seed_everything(...)` in the run's files when there is exactly
     one such seed, else 42; `import torch` is added if the file lacks it.
 
@@ -89,6 +90,9 @@ class UnseededRandomSplit(Rule):
         ``generator=`` keyword, and ``import torch`` where the file lacks it), which the engine
         carries out on LibCST's tree (a fixed call nested in another's arguments stays fixed)."""
         holders = {id(cls) for cls in tree_lightning.data_classes(tree, ctx.imports).values()}
+        # A LightningModule's ``setup``/``prepare_data`` run on every rank too (tutorials split there).
+        holders |= {id(cls) for cls, _method in tree_lightning.lightning_methods(
+            tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path))}
         everywhere = tree_lightning.builds_ddp_trainer(tree, ctx.imports, ctx.data)
         seeds = ctx.facts.seeds_for(ctx.path)
         seed = next(iter(seeds)) if len(seeds) == 1 else DEFAULT_SEED
@@ -104,7 +108,7 @@ class UnseededRandomSplit(Rule):
         # Only a file that names a seed can seed torch's generator (``seed_everything``, ``manual_seed``).
         seeding = _tree_seeding(tree, ctx) if b"seed" in ctx.data or b"set_rng_state" in ctx.data else None
         for call, scopes, looped in splits:
-            where = "in a DataModule" if not everywhere else "in a DDP script"
+            where = "in a DataModule or LightningModule" if not everywhere else "in a DDP script"
             message = (
                 f"random_split without a generator {where}: each rank draws its own split, so data one rank "
                 "validates on is trained on by another; give it a seeded generator"
