@@ -197,6 +197,12 @@ class ProjectFacts:
                 found += part
         return tuple(found)
 
+    def default_devices_for(self, path: str) -> tuple[DeviceSwitch, ...]:
+        """``default_devices`` of ``path``'s program only (another project of the run runs apart)."""
+        root = program_root(path)
+        return tuple(switch for switch in self.default_devices
+                     if switch.path == root or switch.path.startswith(root.rstrip(os.sep) + os.sep))
+
     def hazard(self, name: str) -> str | None:
         """Why a fix resting on the absence of hazard ``name`` from the project is not proven: the
         facts are partial, or a file of the run names it; None where it is proven absent."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import io
 import tokenize
 import unicodedata
@@ -247,8 +248,12 @@ def _unproven(origin: _Origin, ctx: RuleContext) -> str:
     in a function's local name or as a parameter's default, and handed only to data loading that
     draws on the CPU (``DataLoader``, ``RandomSampler``, ``SubsetRandomSampler``, ``random_split``),
     besides seeding (``manual_seed``, ``seed``, ``initial_seed``)."""
-    if ctx.facts.default_devices:
-        return "another file or a `with` block may make CUDA the default device, where samplers need this generator"
+    switches = ctx.facts.default_devices_for(ctx.path)
+    if switches:
+        first = switches[0]
+        more = f" (and {len(switches) - 1} more)" if len(switches) > 1 else ""
+        return (f"{first.what} ({_shown(first.path)}:{first.line}){more} may make CUDA the default device, where "
+                "samplers need this generator")
     if origin.attribute is not None:
         return f"`self.{origin.attribute[0]}` is an attribute: code outside the class may use the generator for CUDA work"
     if origin.variable is not None and origin.variable[1].kind != "function":
@@ -261,6 +266,11 @@ def _unproven(origin: _Origin, ctx: RuleContext) -> str:
         return ("the run did not read the whole project (a file named alone, stdin, an editor buffer, or files "
                 "left out): another file may make CUDA the default device, where samplers need this generator")
     return ""
+
+
+def _shown(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
 
 
 @dataclass
