@@ -161,6 +161,12 @@ def test_a_deferred_file_gone_by_the_time_it_is_read_counts_as_a_switch(tmp_path
 def test_the_cli_marks_a_generator_fix_unsafe_for_a_with_block_in_another_file(tmp_path, run_cli):
     (tmp_path / "a_context.py").write_text("def run(ctx, step):\n    with ctx:\n        step()\n")
     (tmp_path / "c_loader.py").write_text(LOADER)
+    # Nothing imports both: they never run in one process, so the block bears on nothing here.
+    records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
+    [finding] = [record for record in records if record["code"] == "DDP002"]
+    assert finding["applicability"] == "safe", finding
+    # A script that imports both joins them: the block may run the loader's code on a CUDA default.
+    (tmp_path / "d_train.py").write_text("from a_context import run\nfrom c_loader import loader\n")
     records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
     [finding] = [record for record in records if record["code"] == "DDP002"]
     assert "a_context.py:2" in finding["detail"] and finding["applicability"] == "unsafe"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
-from ddpfix.model.program import program_root
+from ddpfix.model.program import ProcessGroups, imported_modules, program_root
 from ddpfix.model.versions import LightningVersion, imported_package, version_in_force
 
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
@@ -127,6 +127,10 @@ class FileFacts:
     #: Its ``from ... import`` names where they may re-export a class (a file with classes, a package
     #: ``__init__``): ``model.classes``.
     imports: list[Import] = field(default_factory=list)
+    #: The last parts of the modules it imports, and whether it imports modules named at run time
+    #: (``model.program.imported_modules``): which files may run in one process with it.
+    modules: tuple[str, ...] = ()
+    dynamic: bool = False
     seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
     #: A Trainer(use_distributed_sampler=False) in this file (1.x: replace_sampler_ddp=False), as a
     #: keyword of any call (``dict(...)``, ``partial(Trainer, ...)``) or a key of a dict literal.
@@ -175,6 +179,10 @@ class ProjectFacts:
     kinds: dict[str, Kinds] = field(default_factory=dict)
     #: What each file with a monitor imports (``from X import Y``): the modules its callbacks may watch.
     monitor_imports: dict[str, tuple[Import, ...]] = field(default_factory=dict)
+    #: Every place a PROJECT_HAZARD is named (``path:line``, the file's real path beside it).
+    hazard_places: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: Per file of the run (real path): its module key, the modules it imports, whether at run time.
+    process_files: dict[str, tuple[str, tuple[str, ...], bool]] = field(default_factory=dict)
     #: What ``read_later`` answered, path by path: each file is read at most once per run.
     _read: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -197,19 +205,34 @@ class ProjectFacts:
                 found += part
         return tuple(found)
 
-    def default_devices_for(self, path: str) -> tuple[DeviceSwitch, ...]:
-        """``default_devices`` of ``path``'s program only (another project of the run runs apart)."""
-        root = program_root(path)
-        return tuple(switch for switch in self.default_devices
-                     if switch.path == root or switch.path.startswith(root.rstrip(os.sep) + os.sep))
+    @functools.cached_property
+    def processes(self) -> ProcessGroups:
+        """Which files of the run may run in one process (``model.program.ProcessGroups``)."""
+        return ProcessGroups(self.process_files)
 
-    def hazard(self, name: str) -> str | None:
+    def may_run_with(self, path: str, other: str) -> bool:
+        """The file at ``other`` may run in one process with the file at ``path``: same program, and
+        joined by imports (or unknown: a file not read)."""
+        root = program_root(path)
+        real = os.path.realpath(other)
+        if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
+            return False
+        return self.processes.together(os.path.realpath(path), real) is not False
+
+    def default_devices_for(self, path: str) -> tuple[DeviceSwitch, ...]:
+        """``default_devices`` that may run in one process with ``path``'s code (its program, joined by
+        imports: an unrelated script's switch is not this one's)."""
+        return tuple(switch for switch in self.default_devices if self.may_run_with(path, switch.path))
+
+    def hazard(self, name: str, path: str | None = None) -> str | None:
         """Why a fix resting on the absence of hazard ``name`` from the project is not proven: the
-        facts are partial, or a file of the run names it; None where it is proven absent."""
+        facts are partial, or a file of the run names it (one that may run in one process with
+        ``path``, where given); None where it is proven absent."""
         if not self.whole:
             return f"the run did not read the whole project, so {name} elsewhere cannot be ruled out"
-        if name in self.hazards:
-            return f"{self.hazards[name]} names {name}"
+        for place, real in self.hazard_places.get(name, ()):
+            if path is None or self.may_run_with(path, real):
+                return f"{place} names {name}"
         for path in self.hazard_sources:  # read now: most runs of a big tree never ask
             read = self._later(path)
             if read is None:
@@ -286,6 +309,8 @@ class ProjectFacts:
         unknown_monitors: list[Monitor] = []
         switch_parts: list[tuple[DeviceSwitch, ...] | str] = []
         hazards: dict[str, str] = {}
+        hazard_places: dict[str, list[tuple[str, str]]] = {}
+        process_files: dict[str, tuple[str, tuple[str, ...], bool]] = {}
         hazard_sources: list[str] = []
         for part in parts:
             uses_lightning |= part.lightning
@@ -294,6 +319,9 @@ class ProjectFacts:
             else:
                 for name, line in part.hazards.items():
                     hazards.setdefault(name, f"{part.path}:{line}")
+                    hazard_places.setdefault(name, []).append((f"{part.path}:{line}", os.path.realpath(part.path)))
+            if part.path:
+                process_files[os.path.realpath(part.path)] = (module_key(part.path), part.modules, part.dynamic)
             unknown_monitors += part.unknown_monitors
             if part.switches_deferred:
                 switch_parts.append(part.path)
@@ -316,7 +344,8 @@ class ProjectFacts:
             {k: tuple(v) for k, v in monitored.items()}, kinds["LightningModule"].reach,
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
             tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=hazards, hazard_sources=tuple(hazard_sources), kinds=kinds,
-            monitor_imports=monitor_imports,
+            monitor_imports=monitor_imports, hazard_places={k: tuple(v) for k, v in hazard_places.items()},
+            process_files=process_files,
         )
 
 
@@ -407,6 +436,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
         facts.classes.extend(class_bases(data))
     if facts.classes or path.endswith("__init__.py"):
         facts.imports.extend(from_imports(data))
+    facts.modules, facts.dynamic = imported_modules(data)
     defer = defer and not facts.lightning
     facts.hazards = None if defer else _hazards_in(data)
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 
 #: Files whose folder is a project's root (as Ruff and Black look for their settings; ``.git``
 #: ends a repository).
@@ -45,3 +46,87 @@ def _program_root(absolute: str) -> str:
     if marked is not None:
         return marked
     return os.path.realpath(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
+
+
+# --- which files of a program can run in one process ----------------------------------------------
+
+# ``import a.b, c as d`` and ``from a.b import x``: found as the word, then its line's start checked.
+_IMPORT = re.compile(rb"(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[\w, \t]*(?:\\\r?\n[\w, \t]*)*)"
+                     rb"|import[ \t]+([\w., \t]+))")
+#: Words of code that imports modules it names at run time (hydra's ``_target_``, LightningCLI's
+#: ``class_path``, importlib): such a file may run any file of its program.
+_DYNAMIC = (b"importlib", b"__import__", b"instantiate", b"LightningCLI", b"_target_", b"class_path", b"runpy",
+            b"exec(", b"subprocess")
+
+
+def imported_modules(data: bytes) -> tuple[tuple[str, ...], bool]:
+    """The last parts of the modules a file imports (``a.b`` -> ``b``; ``from . import x`` -> ``x``;
+    ``from pkg import mod`` -> ``pkg`` and ``mod``, since ``mod`` may be a module), and whether it
+    may import modules it names at run time."""
+    found: set[str] = set()
+    if b"import" in data:
+        for match in _IMPORT.finditer(data):
+            start = match.start()
+            line_start = data.rfind(b"\n", 0, start) + 1
+            if data[line_start:start].strip(b" \t") not in (b"", b"try:", b"else:"):
+                continue
+            if match.group(3) is not None:
+                for part in match.group(3).split(b","):
+                    words = part.split()
+                    if words:
+                        found.add(words[0].rsplit(b".", 1)[-1].decode("ascii", "replace"))
+            else:
+                module = match.group(1).lstrip(b".")
+                if module:
+                    found.add(module.rsplit(b".", 1)[-1].decode("ascii", "replace"))
+                for part in match.group(2).strip(b"()").replace(b"\\", b" ").split(b","):
+                    words = part.split()
+                    if words:
+                        found.add(words[0].decode("ascii", "replace"))
+    dynamic = any(word in data for word in _DYNAMIC)
+    return tuple(sorted(found)), dynamic
+
+
+class ProcessGroups:
+    """Files that may run in one process: the parts of the program's import graph (an edge from a
+    file to every file of the run whose module key is a module it imports, matched by the last part
+    of the name, so over-approximated), a file that imports at run time joined to every file.
+
+    A hazard or a default-device switch in one file bears on another only if both can run in one
+    process: a tutorial's ``IterableDataset`` says nothing of an unrelated tutorial's model."""
+
+    def __init__(self, files: dict[str, tuple[str, tuple[str, ...], bool]]):
+        """``files``: real path -> (module key, modules it imports, whether it imports at run time)."""
+        self._parent: dict[str, str] = {path: path for path in files}
+        by_key: dict[str, list[str]] = {}
+        for path, (key, _modules, _dynamic) in files.items():
+            by_key.setdefault(key, []).append(path)
+        dynamic = [path for path, (_k, _m, is_dynamic) in files.items() if is_dynamic]
+        for path, (_key, modules, _dynamic) in files.items():
+            for module in modules:
+                for other in by_key.get(module, ()):
+                    self._join(path, other)
+        everything = list(files)
+        for path in dynamic:
+            for other in everything:
+                self._join(path, other)
+            break  # one joins all: the others follow through it
+        for path in dynamic[1:]:
+            self._join(path, dynamic[0])
+
+    def _find(self, path: str) -> str:
+        while self._parent[path] != path:
+            self._parent[path] = self._parent[self._parent[path]]
+            path = self._parent[path]
+        return path
+
+    def _join(self, one: str, other: str) -> None:
+        first, second = self._find(one), self._find(other)
+        if first != second:
+            self._parent[max(first, second)] = min(first, second)
+
+    def together(self, one: str, other: str) -> bool | None:
+        """Whether the two files may run in one process; None where one is not a file of the run."""
+        if one not in self._parent or other not in self._parent:
+            return None
+        return self._find(one) == self._find(other)

@@ -222,7 +222,7 @@ class EpochLogSync(Rule):
                                fixable=False)
                     continue
                 why = (_path_problem(method, epoch_paths, step_paths, partial)
-                       or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data"))
+                       or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data", ctx.path))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
                            edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", "True")])
         self._check_callbacks(tree, ctx, tests, words)

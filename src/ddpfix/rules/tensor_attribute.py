@@ -200,7 +200,7 @@ class TensorAttribute(Rule):
                     ctx.report(statement, short, detail=f"{message} (not rewritten: {refusal})", fixable=False)
                     continue
                 buffer = mangle(name, cls.name)
-                why = fix_safety(tree, cls, statement, name, ctx.imports, view.text) or ctx.facts.hazard("weight averaging")
+                why = fix_safety(tree, cls, statement, name, ctx.imports, view.text) or ctx.facts.hazard("weight averaging", ctx.path)
                 edit = edits.ReplaceAroundValue(Span.of(ctx.position(statement)),
                                                 f'self.register_buffer("{buffer}", {edits.HOLE}, persistent=False)')
                 if ctx.report(statement, short, detail=message, fixable=True, safe=why is None, why=why or "", edits=[edit]):
