@@ -41,6 +41,11 @@ class RankGatedLog(Rule):
       empty.
     `--log-mode rank-zero-only` / `--log-mode sync-dist` force one of the two.
 
+    A method of the class that logs (directly or through its other methods), called under a rank
+    guard, is reported at the call, without a fix: its logs run on rank 0 alone (the helper may
+    also run elsewhere on every rank, so the call is not moved). Logs marked `rank_zero_only=True`
+    do not count.
+
     A gated log that already says `rank_zero_only=True` is left alone, unless a callback monitors
     its key: that is the same pitfall (a run over part of the project may have written it), reported
     without a fix.
@@ -141,10 +146,17 @@ class RankGatedLog(Rule):
         tests = TreeRankTests(ctx.imports, tree)
         mode = str(ctx.options.get("log_mode", "auto"))
         findings: list[_Finding] = []
+        helpers: dict[int, dict[str, ast.Call]] = {}  # class -> its methods that log -> a log they reach
         for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
-            if not _may_gate_logs(method, tests):
+            if id(cls) not in helpers:
+                helpers[id(cls)] = _logging_helpers(cls)
+            logging = helpers[id(cls)]
+            if not _may_gate_logs(method, tests, frozenset(logging)):
                 continue
             for gated in _gated_lines(method, tests, ctx.view):
+                for call in self_method_calls(list(gated.line), frozenset(logging) - LOG_METHODS):
+                    findings.append(_gated_helper(call, logging[call.func.attr], ctx, _where(ctx, gated.guard),
+                                                  _where(ctx, gated.guard, short=True)))
                 for call in self_method_calls(list(gated.line), LOG_METHODS):
                     if is_true(keyword(call, "rank_zero_only")):
                         finding = _monitored_rank_zero_only(call, _where(ctx, gated.guard), ctx.facts.for_program(ctx.path))
@@ -305,11 +317,48 @@ class _Gated:
     guard_at: tuple[_Place, int] | None = None  # where the guard's ``if`` stands: its block and index
 
 
-def _may_gate_logs(function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> bool:
+def _logging_helpers(cls: ast.ClassDef) -> dict[str, ast.Call]:
+    """The class's own methods that log, directly or through another of its methods: name -> the
+    first ``self.log``/``self.log_dict`` call they reach."""
+    methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}
+    found: dict[str, ast.Call] = {}
+    for name, method in methods.items():
+        # A log marked rank_zero_only=True says it runs on rank 0 alone: not the pitfall.
+        logs = [log for log in self_method_calls(method, LOG_METHODS) if not is_true(keyword(log, "rank_zero_only"))]
+        if logs and name not in LOG_METHODS:
+            found[name] = logs[0]
+    grew = True
+    while grew:  # through helpers of helpers
+        grew = False
+        for name, method in methods.items():
+            if name in found or name in LOG_METHODS:
+                continue
+            reached = self_method_calls(method, frozenset(found))
+            if reached:
+                found[name] = found[reached[0].func.attr]
+                grew = True
+    return found
+
+
+def _gated_helper(call: ast.Call, log: ast.Call, ctx: RuleContext, where: str, at: str) -> _Finding:
+    """A method of the class that logs, called under a rank guard: its logs run on rank 0 alone.
+    Reported without a fix (the helper may be called elsewhere on every rank)."""
+    label = log_label(log)
+    line = ctx.position(log).start.line
+    return _Finding(call, f"self.{call.func.attr}() {at} logs: other ranks never do",
+                    f"self.{call.func.attr}() runs {where} and logs ({label}, line {line}): only rank 0 logs those keys, "
+                    "so a sync_dist all-reduce hangs and a monitored key is missing on the other ranks; call it on "
+                    "every rank and keep only the rank-0 work (printing, saving) under the guard (not rewritten: the "
+                    "helper may also run elsewhere)")
+
+
+def _may_gate_logs(function: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests,
+                   logging: frozenset[str] = frozenset()) -> bool:
     """Whether a log of ``function`` may stand in one of its ``_gated_lines``: it logs (outside
-    nested functions, as those lines do), and it has a guard, which only a ``@rank_zero_only`` or an
-    ``if`` makes. Most hooks have neither, and ``_gated_lines`` reads the layout of every block."""
-    if not self_method_calls(function, LOG_METHODS):
+    nested functions, as those lines do; or calls a method of its class that logs), and it has a
+    guard, which only a ``@rank_zero_only`` or an ``if`` makes. Most hooks have neither, and
+    ``_gated_lines`` reads the layout of every block."""
+    if not self_method_calls(function, LOG_METHODS | logging):
         return False
     return (any(tests.is_rank_zero_only_decorator(d) for d in function.decorator_list)
             or any(isinstance(node, ast.If) for node in every_node(function)))
