@@ -82,8 +82,13 @@ def cases() -> list[Case]:
 
 def shares_facts(case: Case) -> bool:
     """Whether a file of the case's run holds a word of the facts that change other files' fixes (a
-    seed for its whole folder, a monitored metric for the whole run)."""
-    return any(word in path.read_bytes() for path in case.group for word in FACT_LITERALS)
+    seed for its whole folder, a monitored metric for the whole run, a default-device switch)."""
+    return any(word in path.read_bytes() for path in case.group for word in (*FACT_LITERALS, *PROCESS_SWITCHES))
+
+
+#: Words of a switch of the whole process's default device: a file that holds one bears on every file
+#: of the run its imports may join it with (DDP002, DDP006), so it is a run of its own.
+PROCESS_SWITCHES = (b"set_default_device", b"set_default_tensor_type")
 
 
 def copy_without_shared_facts(destination: Path) -> None:

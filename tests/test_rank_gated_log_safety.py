@@ -53,10 +53,10 @@ def test_rank_zero_only_is_unsafe_in_a_partial_run():
 def test_rank_zero_only_is_unsafe_when_another_file_has_a_monitor_that_is_not_a_literal():
     for monitor in (b"EarlyStopping(monitor=args.monitor)", b"ModelCheckpoint(**cfg)", b"dict(monitor=name)",
                     b'{"monitor": name}', b"LightningCLI(Model)"):
-        train = b"import lightning as L\nfrom lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\n"
+        train = b"import lightning as L\nfrom lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\nimport model\n"
         found, _ = run({"model.py": MODEL, "train.py": train + b"x = " + monitor + b"\n"})
         assert [kind for _, kind, _ in found] == ["unsafe"], monitor
-        assert "train.py:3" in found[0][2], found
+        assert "train.py:4" in found[0][2], found
 
 
 def test_a_monitor_that_is_not_a_literal_makes_rank_zero_only_unsafe():
@@ -83,7 +83,13 @@ def test_a_monitor_in_a_script_that_does_not_import_the_module_makes_the_move_un
     value from rank 0's into the mean over ranks, with no crash to prevent (a CPU DDP run of the
     reviewer's case: 1.626 became 1.488)."""
     other = TRAIN.replace(b"from model import Model", b"from segmentation import Segmenter").replace(b"Model()", b"Segmenter()")
-    found, _ = run({"model.py": MODEL, "train_seg.py": other % b'"val_loss"'})
+    # Nothing joins the two scripts: the monitor cannot watch model.py's module; nothing else does.
+    found, result = run({"model.py": MODEL, "train_seg.py": other % b'"val_loss"'})
+    assert [kind for _, kind, _ in found] == ["safe"] and b"rank_zero_only=True" in result.output
+    # A third file joins them (it imports both), but the monitor's own file imports neither the
+    # module nor its class: whether that callback watches this module is not known.
+    joined = {"model.py": MODEL, "train_seg.py": other % b'"val_loss"', "suite.py": b"import model\nimport train_seg\n"}
+    found, _ = run(joined)
     assert [kind for _, kind, _ in found] == ["unsafe"]
     assert "neither is this module's nor imports it" in found[0][2]
     # Importing the class from a package that re-exports it, or the module itself, ties it.
@@ -110,7 +116,7 @@ def test_a_monitored_log_already_marked_rank_zero_only_is_reported():
 
 
 SYNCED_MODEL = MODEL.replace(b'"val_loss", loss)', b'"val_loss", loss, sync_dist=True)')
-CALLBACKS = b"import lightning as L\nfrom lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\n"
+CALLBACKS = b"import lightning as L\nfrom lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\nfrom model import Model\n"
 
 
 def monitored_in(train: bytes) -> tuple[list, bytes]:

@@ -256,13 +256,14 @@ class ProjectFacts:
         return {name: keys for name, keys in found.reach.items() if name not in shadowed}
 
     def for_program(self, path: str) -> ProjectFacts:
-        """The facts with only the monitors of ``path``'s program (``model.program.program_root``):
-        a run that names two projects (or two lone scripts' folders) keeps each one's callbacks."""
-        root = program_root(path)
-        key = ("program", root)
+        """The facts with only the monitors that may watch ``path``'s code: those of its program
+        (``model.program.program_root``: a run that names two projects keeps each one's callbacks)
+        whose file may run in one process with it (``may_run_with``: an unrelated script of the same
+        folder trains another model)."""
+        key = ("program", os.path.realpath(path))
         if key not in self._read:
             def mine(monitor: Monitor) -> bool:
-                return program_root(monitor.path) == root
+                return self.may_run_with(path, monitor.path)
             monitored = {name: kept for name, found in self.monitored.items() if (kept := tuple(filter(mine, found)))}
             self._read[key] = dataclasses.replace(self, monitored=monitored,
                                                   unknown_monitors=tuple(filter(mine, self.unknown_monitors)))

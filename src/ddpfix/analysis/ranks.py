@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ddpfix.imports import TREE_COMPOUND, ImportTable
-from ddpfix.analysis.ast_shapes import arguments, child_blocks, last_name, statements
+from ddpfix.analysis.ast_shapes import arguments, child_blocks, every_node, last_name, statements
 from ddpfix.analysis.lightning import lightning_name
 
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
@@ -83,6 +83,48 @@ class TreeRankTests:
             if (isinstance(statement, ast.FunctionDef) and not statement.args.args and not statement.decorator_list
                     and len(statement.body) == 1 and isinstance(statement.body[0], ast.Return) and statement.body[0].value):
                 self._tests[statement.name] = statement.body[0].value
+        # Properties of the file's classes that only return a rank test (``self.is_main``), and
+        # names a function binds once, before a test reads them (``main = self.trainer.is_global_zero``).
+        self._properties: dict[str, ast.expr] = {}
+        self._locals: dict[int, ast.expr] = {}  # id of a Name read in an ``if`` test -> its one value
+        for node in every_node(tree) if tree is not None else ():
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if (isinstance(item, ast.FunctionDef) and len(item.body) == 1 and isinstance(item.body[0], ast.Return)
+                            and item.body[0].value is not None
+                            and [last_name(d) for d in item.decorator_list] == ["property"]):
+                        self._properties[item.name] = item.body[0].value
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._bind_locals(node)
+
+    def _bind_locals(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Names ``function`` binds exactly once, by a plain assignment, read in a later ``if`` test."""
+        values: dict[str, list] = {}
+        tests: list[ast.If] = []
+        pending: list[ast.AST] = list(function.body)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.If):
+                tests.append(node)
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                values.setdefault(node.targets[0].id, []).append(node)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                values.setdefault(node.id, []).append(None)
+            elif isinstance(node, ast.arg):
+                values.setdefault(node.arg, []).append(None)
+            pending.extend(ast.iter_child_nodes(node))
+        for argument in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs):
+            values.setdefault(argument.arg, []).append(None)
+        for statement in tests:
+            for name in ast.walk(statement.test):
+                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
+                    bound = values.get(name.id, ())
+                    # one Assign, and its Name target: the two entries one assignment makes
+                    assigns = [b for b in bound if b is not None]
+                    if len(assigns) == 1 and len(bound) == 2 and assigns[0].lineno < statement.lineno:
+                        self._locals[id(name)] = assigns[0].value
 
     def _is_rank(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Attribute):
@@ -112,6 +154,10 @@ class TreeRankTests:
         return key is not None and string_value(key) in RANK_VARIABLES
 
     def _rank(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Name) and id(node) in self._locals:
+            node = self._locals[id(node)]  # ``rank = dist.get_rank(); if rank == 0:``
+        if (isinstance(node, ast.IfExp) and self._distributed_check(node.test) and _zero(node.orelse)):
+            node = node.body  # ``dist.get_rank() if dist.is_initialized() else 0``: rank 0 in one process
         return self._is_rank(node) or self._is_rank_variable(node)
 
     def launcher_variable(self, test: ast.expr) -> str | None:
@@ -168,6 +214,15 @@ class TreeRankTests:
 
     def classify(self, test: ast.expr) -> tuple[str, bool] | None:
         """(``"zero"`` | ``"nonzero"``, pure) when ``test`` is true only on rank 0 / only off rank 0."""
+        if isinstance(test, ast.Name) and id(test) in self._locals:
+            return self.classify(self._locals.pop(id(test)))  # read once: ``x = x`` is no test
+        if (isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self"
+                and test.attr in self._properties):
+            inner = self._properties.pop(test.attr)
+            try:
+                return self.classify(inner)
+            finally:
+                self._properties[test.attr] = inner
         if isinstance(test, ast.Attribute) and test.attr == "is_global_zero":
             return "zero", True
         if self._is_rank(test):

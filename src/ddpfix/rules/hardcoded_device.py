@@ -252,10 +252,9 @@ _BEFORE_SET_DEVICE = (
 
 
 def _default_device(ctx: RuleContext):
-    """A place of the project that switches the process's default device (``torch.set_default_device``):
-    there a device-less factory may land on the rank's GPU, not on the CPU."""
-    facts = ctx.facts
-    switches = getattr(facts, "default_devices", ())
+    """A place of the program that switches the process's default device (``torch.set_default_device``)
+    and may run in one process with this file: there a device-less factory may land on the rank's GPU."""
+    switches = ctx.facts.default_devices_for(ctx.path)  # a switch of a file that may run with this one
     return next((s for s in switches if not s.scoped), None)
 
 
