@@ -68,6 +68,9 @@ class LrFinderMultiDevice(Rule):
     triggers = (("lr_find", "LearningRateFinder", "auto_lr_find"), "Trainer")
     lightning_only = True
     uses_facts = True
+    # bench/real: its one finding on real code (a pin that allows both sides of 2.4.0) was noise;
+    # out of the default selection until real projects show it meets its target.
+    preview = True
 
     @classmethod
     def may_apply(cls, tree: ast.Module) -> bool:

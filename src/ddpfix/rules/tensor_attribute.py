@@ -85,6 +85,9 @@ class TensorAttribute(Rule):
     (`torch.arange(10).tolist()`, `.split(2)`, `.max(dim=0)`). An assignment whose target holds a
     comment (`(self.mask  # why\n) = ...`) is reported without a fix: the rewrite would lose it.
 
+    Not reported where every read of the attribute in the class moves it first
+    (`self.z.type_as(imgs)`, `self.z.to(self.device)`): the plain tensor breaks nothing there.
+
     ## Fix safety
     A safe fix also needs the whole project read with no weight averaging named in any file of it
     (`WeightAveraging` in the training script averages the new buffer too): in a partial view (a file
@@ -187,6 +190,8 @@ class TensorAttribute(Rule):
                 name = _tensor_attribute(line, ctx)
                 if name is None or mangle(name, cls.name) in buffers or name in MOVED_BY_LIGHTNING:
                     continue
+                if _moved_wherever_read(cls, name):
+                    continue  # ``self.z.type_as(x)``, ``self.z.to(self.device)``: each use moves it first
                 statement = line[0]
                 message = (
                     f"self.{name} is a plain tensor: Lightning moves parameters and buffers to each rank's device, "
@@ -205,6 +210,31 @@ class TensorAttribute(Rule):
                                                 f'self.register_buffer("{buffer}", {edits.HOLE}, persistent=False)')
                 if ctx.report(statement, short, detail=message, fixable=True, safe=why is None, why=why or "", edits=[edit]):
                     buffers.add(buffer)
+
+
+#: Methods that give a tensor on another device (and dtype): called on the attribute at each read,
+#: the attribute's own device does not matter.
+MOVING_METHODS = frozenset({"type_as", "to", "cuda"})
+
+
+def _moved_wherever_read(cls: ast.ClassDef, name: str) -> bool:
+    """Every read of ``self.<name>`` in the class is the receiver of a moving call (the basic GAN's
+    ``self.validation_z.type_as(imgs)``), and there is one: a plain tensor breaks nothing there."""
+    reads = moved = 0
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(cls):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(cls):
+        if (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load)
+                and isinstance(node.value, ast.Name) and node.value.id == "self"):
+            reads += 1
+            method = parents.get(id(node))
+            call = parents.get(id(method)) if method is not None else None
+            if (isinstance(method, ast.Attribute) and method.value is node and method.attr in MOVING_METHODS
+                    and isinstance(call, ast.Call) and call.func is method and (call.args or call.keywords or method.attr == "cuda")):
+                moved += 1
+    return reads > 0 and moved == reads
 
 
 def _refusal(cls: ast.ClassDef, members: set[str], others: list[tuple[ast.expr | None, ast.stmt]],
