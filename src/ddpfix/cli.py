@@ -245,6 +245,10 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
         facts_for = None
         if stdin_filename and force_exclude and named_exclusion(stdin_filename, False, resolver):
             rules = []  # excluded: the buffer comes back as it is, with nothing to say (as Ruff)
+        if not stdin_filename and any(rule.uses_facts for rule in rules):
+            # The one truly partial view: said once here, not per finding.
+            output.info("note: stdin without --stdin-filename: the rest of the project is not read, so fixes "
+                        "that rest on it (callbacks, default devices, pins elsewhere) stay unsafe")
         if stdin_filename and any(rule.uses_facts for rule in rules):
             # The buffer stands for that file: the facts come from its project, with the buffer as its content.
             def facts_for(data: bytes):

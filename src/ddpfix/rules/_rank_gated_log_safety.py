@@ -108,8 +108,8 @@ def unmonitored_unproven(names: list[str] | None, facts, tree: ast.Module) -> st
     if local is not None:
         return f"{local}: it may name {names[0]}"
     if not facts.whole:
-        return (f"no proof that nothing monitors {names[0]}: the facts may come from part of the project (a file "
-                "named alone, stdin, an editor, staged files), which does not see other files' callbacks")
+        return (f"no proof that nothing monitors {names[0]}: the facts come from part of the project (stdin "
+                "without --stdin-filename, an unsaved buffer), which does not see other files' callbacks")
     if facts.unknown_monitors:
         where = facts.unknown_monitors[0]
         return (f"no proof that nothing monitors {names[0]}: a monitor of the project is not a literal "

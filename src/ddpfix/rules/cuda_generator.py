@@ -263,7 +263,7 @@ def _unproven(origin: _Origin, ctx: RuleContext) -> str:
     if not loaders <= CPU_DRAWS:
         return "WeightedRandomSampler draws on its weights' device, which may be CUDA, where a CUDA generator works"
     if not ctx.facts.whole:
-        return ("the run did not read the whole project (a file named alone, stdin, an editor buffer, or files "
+        return ("the run did not read the whole project (stdin without --stdin-filename, an unsaved buffer, or files "
                 "left out): another file may make CUDA the default device, where samplers need this generator")
     return ""
 

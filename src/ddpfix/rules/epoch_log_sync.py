@@ -103,7 +103,7 @@ class EpochLogSync(Rule):
     ## Fix safety
     A safe fix also needs the whole project read with no iterable dataset named in any file of it
     (Lightning does not shard one, so a batch is not proven to be this rank's own): in a partial view
-    (a file named alone, stdin, an editor buffer, staged files) the fix is **unsafe**.
+    (stdin without `--stdin-filename`, an unsaved editor buffer) the fix is **unsafe**.
 
     `sync_dist=True` turns a log into collectives that Lightning runs per key, in the order in which
     each rank first logged its keys: a rank that skips a synced key hangs the others, and keys first
