@@ -288,6 +288,35 @@ def other_ordinals(tree: ast.Module) -> list[int]:
     return sorted(found)
 
 
+def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call) -> int | None:
+    """The line of another place of the file that names CUDA device 0 (``"cuda:0"``, ``.cuda(0)``,
+    ``.to(0)``, ``device=0``, ``torch.device("cuda", 0)``, ``map_location="cuda:0"``), outside
+    ``call``; None where there is none. A frozen teacher loaded onto ``cuda:0`` is what a step's
+    ``x.to("cuda:0")`` feeds: the literal is then the meaning, not the failure."""
+    inside = {id(node) for node in ast.walk(call)}
+    for node in nodes_of(tree, ast.Call):  # a string of a call's (a docstring names devices too)
+        if id(node) in inside:
+            continue
+        func = node.func
+        values = [k.value for k in node.keywords if k.arg in ("device", "map_location")]
+        if isinstance(func, ast.Attribute) and func.attr in ("cuda", "to") and node.args:
+            values.append(node.args[0])
+        if last_name(func) == "device" and node.args:
+            values.extend(node.args[:2])
+        for value in values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) and "cuda:" in value.value:
+                if 0 in (int(n) for n in _ORDINAL.findall(value.value)):
+                    return node.lineno
+            if isinstance(value, ast.Constant) and type(value.value) is int and value.value == 0:
+                return node.lineno
+    docstrings = {id(n.value) for n in nodes_of(tree, ast.Expr)}
+    for node in nodes_of(tree, ast.Constant):  # ``SCORER_DEVICE = "cuda:0"``: a device held in a name
+        if (id(node) not in inside and id(node) not in docstrings and isinstance(node.value, str)
+                and "cuda:" in node.value and 0 in (int(n) for n in _ORDINAL.findall(node.value))):
+            return node.lineno
+    return None
+
+
 def last_name(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute):
         return func.attr

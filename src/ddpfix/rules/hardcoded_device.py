@@ -60,7 +60,9 @@ class HardcodedDevice(Rule):
       known (`torch.zeros(n)` of a name), one in a hook without a moved batch (`forward`,
       `on_*_epoch_end`), every one where the project switches the default device
       (`torch.set_default_device`), and every one in a file whose every Trainer has
-      `accelerator="cpu"` (the batch stays on the CPU);
+      `accelerator="cpu"` (the batch stays on the CPU), and every one in a class that places its
+      batches itself (`transfer_batch_to_device`, `on_after_batch_transfer`: the batch may stay in
+      host memory);
     - tensors inside `register_buffer(...)` (a buffer follows the module) and inside a
       `with torch.device(...)` block; plain PyTorch modules and scripts.
 
@@ -107,7 +109,10 @@ class HardcodedDevice(Rule):
       value ddpfix cannot read) rank 0's `self.device` is not `cuda:0`, and a fixed GPU may be the
       one meant (a teacher model kept on GPU 0); with `accelerator="cpu"` `self.device` is the CPU
       while the literal may name a working GPU; a file without the Trainer does not say how its
-      module runs. (Lightning's `PL_TRAINER_*` environment defaults are not read.) A GPU index
+      module runs; and wherever another place of the file also puts something on `cuda:0` (a
+      frozen teacher moved there in `setup`, `map_location="cuda:0"`, a `"cuda:0"` held in a name):
+      the literal may be what this tensor must meet, and on rank N `self.device` would split them.
+      (Lightning's `PL_TRAINER_*` environment defaults are not read.) A GPU index
       cannot run on the CPU, so the differential runs prove these rewrites on the CPU by a
       reference written by hand with `self.device`.
     - `.cuda(0)` rebuilt as `.to(self.device)`: as above, and **safe** only when its receiver is a
@@ -192,8 +197,10 @@ class HardcodedDevice(Rule):
         default_dtype_changed = safety.sets_default_dtype(tree)
         default_device = _default_device(ctx)
         ordinals = safety.other_ordinals(tree)
-        for _cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
+        for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             on_device = _on_device(method.name)
+            # A class that moves its batches itself (or back to the CPU) may keep them off the GPU.
+            moves_batches = any(isinstance(s, tree_lightning.FUNCTIONS) and s.name in BATCH_MOVERS for s in cls.body)
             facts = safety.MethodFacts(method) if on_device else None
             calls = _calls(method, ctx) if _may_place(method, ctx) else []
             for call, statement, in_fstring in calls:
@@ -203,7 +210,7 @@ class HardcodedDevice(Rule):
                 what = clip(placement.what, 40)
                 if placement.ordinal is DEVICELESS:
                     qualified = ctx.imports.qualify(call.func)
-                    if (default_device is not None or cpu_only or not facts.meets_device(call)
+                    if (default_device is not None or cpu_only or moves_batches or not facts.meets_device(call)
                             or not safety.has_dimensions(call, qualified, facts)):
                         continue  # a CPU tensor not shown to meet the batch: it may be meant for the CPU
                     short = f"{what} in {method.name}: a CPU tensor beside the batch on the GPU"
@@ -257,6 +264,10 @@ def _default_device(ctx: RuleContext):
     switches = ctx.facts.default_devices_for(ctx.path)  # a switch of a file that may run with this one
     return next((s for s in switches if not s.scoped), None)
 
+
+#: Hooks by which a class decides where its batches are (``transfer_batch_to_device`` returning the
+#: batch as it is keeps it in host memory): then a step's batch is not known to be on the GPU.
+BATCH_MOVERS = frozenset({"transfer_batch_to_device", "on_after_batch_transfer"})
 
 # Hooks whose names look like device hooks but that get the batch while it is still on the CPU.
 CPU_DATA_HOOKS = frozenset({"on_before_batch_transfer"})
@@ -572,6 +583,11 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accel
         return False, ddp
     if accelerator is not None:
         return False, accelerator
+    if placement.ordinal == 0:
+        line = safety.pins_to_zero_elsewhere(ctx.view.tree, call)
+        if line is not None:
+            return False, (f"line {line} also puts something on cuda:0 (a frozen model, a loaded checkpoint): this "
+                           "tensor may be meant to meet it there, and on rank N self.device would split them")
     if placement.fix is REBUILT:
         receiver = call.func.value
         if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):
