@@ -75,7 +75,9 @@ SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # 
 #:   this rank's own (DDP004).
 PROJECT_HAZARDS = {
     "weight averaging": r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*",
-    "iterable data": r"IterableDataset|IterDataPipe",
+    # a library's stream (HF ``load_dataset(..., streaming=True)``, webdataset, MosaicML, torchdata)
+    # is as unsharded as one's own IterableDataset
+    "iterable data": r"IterableDataset|IterDataPipe|DataPipe|WebDataset|webdataset|StreamingDataset|streaming|to_iterable_dataset",
 }
 _HAZARDS = {name: lazy_compile(pattern.encode()) for name, pattern in PROJECT_HAZARDS.items()}
 

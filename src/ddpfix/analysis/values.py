@@ -539,6 +539,8 @@ class FunctionValues:
                 isinstance(trainer, ast.Attribute) and trainer.attr == "trainer" and _is_name(trainer.value, self.module))
             # ``reduce(tensor, group, reduce_op)``, ``all_gather(tensor, group, sync_grads)``: one positional.
             if is_trainer and len(call.args) <= 1:
+                if func.attr == "reduce" and not (call.args and _tensor_shaped(call.args[0], self.imports)):
+                    return None  # ``DDPStrategy.reduce`` hands a Python number back as it is: this rank's
                 return Origin(GLOBAL, f"`{_short(call)}` (line {call.lineno}) is a collective over every rank")
         return None
 
@@ -551,6 +553,22 @@ class FunctionValues:
         if inner is not None and inner.kind == METRIC:
             return Origin(GLOBAL, f"`{_short(call)}` (line {call.lineno}) is synced over every rank by torchmetrics")
         return None
+
+
+#: Tensor methods whose result is a tensor (a reduction, a cast, a detach).
+_TENSOR_RESULTS = frozenset({"mean", "sum", "detach", "float", "double", "clone", "max", "min", "norm", "abs", "sqrt"})
+
+
+def _tensor_shaped(node: ast.expr, imports: ImportTable) -> bool:
+    """``node`` is known to be a tensor by its shape: a tensor method's result (``x.mean()``) or a
+    call into ``torch`` (``torch.stack(...)``, ``F.mse_loss(...)``); a name or a number is not."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in _TENSOR_RESULTS and not isinstance(func.value, ast.Constant):
+        return True
+    qualified = imports.qualify(func) or ""
+    return qualified.startswith("torch.") and not qualified.startswith("torch.distributed.")
 
 
 def _walk_all(node) -> Iterable[ast.AST]:

@@ -76,8 +76,8 @@ class EpochLogSync(Rule):
     Each rank reduces its own shard of the epoch; without `sync_dist=True` the value logged (and
     seen by `ModelCheckpoint`, `EarlyStopping` and schedulers) is rank 0's shard only, and Lightning
     warns: "It is recommended to use `self.log('val_loss', ..., sync_dist=True)` when logging on
-    epoch level in distributed setting to accumulate the metric across devices." On one device
-    `sync_dist=True` costs nothing.
+    epoch level in distributed setting to accumulate the metric across devices." Without a DDP
+    strategy `sync_dist=True` costs nothing (with `strategy="ddp"` it syncs even on one device).
 
     ## Before
     ```python
@@ -90,6 +90,12 @@ class EpochLogSync(Rule):
     def validation_step(self, batch, batch_idx):
         self.log("val_loss", self.loss(batch), sync_dist=True)
     ```
+
+    A value that may be a CPU tensor (`.cpu()`, `.numpy()`, `.tolist()`, `torch.tensor(...)` or
+    another factory without a device, followed through the method's assignments) makes the fix
+    unsafe: a synced value is all-reduced on its own device, and NCCL refuses CPU tensors ("No
+    backend type associated with device type cpu"); a Python number (`.item()`) is fine (Lightning
+    puts it on the module's device).
 
     ## When it does not fix
     Never touches a call that passes `sync_dist` at all (even `False`: you decided), one with
@@ -221,7 +227,7 @@ class EpochLogSync(Rule):
                     ctx.report(real, message, detail=detail + " (not rewritten: a comment inside the call would be lost)",
                                fixable=False)
                     continue
-                why = (_path_problem(method, epoch_paths, step_paths, partial)
+                why = (_path_problem(method, epoch_paths, step_paths, partial) or _cpu_value(call, method, ctx.imports)
                        or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data", ctx.path))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
                            edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", "True")])
@@ -414,6 +420,51 @@ def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, as
                             keywords=[*partial.keywords, *n.keywords])
             found.append((n, ast.copy_location(made, n), partial))
     return found
+
+
+#: Calls whose result is on the CPU: a tensor moved there, or made without a device.
+_TO_CPU_METHODS = frozenset({"cpu", "numpy", "tolist"})
+_CPU_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.FloatTensor",
+                            "torch.LongTensor", "torch.DoubleTensor", "torch.zeros", "torch.ones", "torch.full",
+                            "torch.arange", "torch.empty"})
+
+
+def _cpu_value(call: ast.Call, method, imports) -> str | None:
+    """Why the logged value may be a CPU tensor (None: it is not shown to be). A synced value goes
+    into ``all_reduce`` on its own device (Lightning puts only Python numbers on ``self.device``),
+    and NCCL refuses CPU tensors ("No backend type associated with device type cpu"): the fix would
+    crash on GPUs. Followed through the method's assignments of the names it reads."""
+    values = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg in ("value", "dictionary")]
+    if call.func.attr == "log_dict":
+        values = call.args[:1] + [k.value for k in call.keywords if k.arg == "dictionary"]
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(method):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in walk(target):
+                    if isinstance(name, ast.Name):
+                        assigned.setdefault(name.id, []).append(node.value)
+    seen: set[int] = set()
+    pending = list(values)
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for part in walk(node):
+            if isinstance(part, ast.Call):
+                func = part.func
+                qualified = imports.qualify(func) or ""
+                if isinstance(func, ast.Attribute) and (func.attr in _TO_CPU_METHODS or (
+                        func.attr == "to" and part.args and "cpu" in ast.dump(part.args[0]))):
+                    return (f"the value may be a CPU tensor (`.{func.attr}(...)`, line {part.lineno}): a synced value is "
+                            "all-reduced on its own device, and NCCL refuses CPU tensors")
+                if qualified in _CPU_FACTORIES and not any(k.arg == "device" for k in part.keywords):
+                    return (f"the value may be a CPU tensor (`{qualified}(...)` without a device, line {part.lineno}): "
+                            "a synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
+            elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
+                pending.extend(assigned.get(part.id, ()))
+    return None
 
 
 def _callback_classes(tree: ast.Module, imports, elsewhere=None) -> list[ast.ClassDef]:
