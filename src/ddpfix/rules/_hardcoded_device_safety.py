@@ -288,12 +288,13 @@ def other_ordinals(tree: ast.Module) -> list[int]:
     return sorted(found)
 
 
-def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call) -> int | None:
+def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call, rewritten: frozenset[int] = frozenset()) -> int | None:
     """The line of another place of the file that names CUDA device 0 (``"cuda:0"``, ``.cuda(0)``,
     ``.to(0)``, ``device=0``, ``torch.device("cuda", 0)``, ``map_location="cuda:0"``), outside
-    ``call``; None where there is none. A frozen teacher loaded onto ``cuda:0`` is what a step's
-    ``x.to("cuda:0")`` feeds: the literal is then the meaning, not the failure."""
-    inside = {id(node) for node in ast.walk(call)}
+    ``call`` and the hooks in ``rewritten`` (ids of nodes of the hooks after placement, whose literals
+    the same fix rewrites alike); None where there is none. A frozen teacher loaded onto ``cuda:0``
+    in ``setup`` is what a step's ``x.to("cuda:0")`` feeds: the literal is then the meaning."""
+    inside = {id(node) for node in ast.walk(call)} | rewritten
     for node in nodes_of(tree, ast.Call):  # a string of a call's (a docstring names devices too)
         if id(node) in inside:
             continue

@@ -584,7 +584,7 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accel
     if accelerator is not None:
         return False, accelerator
     if placement.ordinal == 0:
-        line = safety.pins_to_zero_elsewhere(ctx.view.tree, call)
+        line = safety.pins_to_zero_elsewhere(ctx.view.tree, call, _after_placement_nodes(ctx))
         if line is not None:
             return False, (f"line {line} also puts something on cuda:0 (a frozen model, a loaded checkpoint): this "
                            "tensor may be meant to meet it there, and on rank N self.device would split them")
@@ -593,6 +593,19 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accel
         if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):
             return False, "the receiver of .cuda() is not known to be a tensor (its .to() may differ)"
     return True, ""
+
+
+def _after_placement_nodes(ctx: RuleContext) -> frozenset[int]:
+    """ids of the nodes of the LightningModule hooks that run after placement (their literal devices
+    are rewritten alike), kept on the tree."""
+    tree = ctx.view.tree
+    known = tree.__dict__.get("_ddpfix_after_placement")
+    if known is None:
+        known = frozenset(id(node) for _cls, method in tree_lightning.lightning_methods(
+            tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)) if _on_device(method.name)
+            for node in ast.walk(method))
+        tree._ddpfix_after_placement = known
+    return known
 
 
 def _device_variables(method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: RuleContext):

@@ -1,4 +1,4 @@
-# differential: unsafe
+# differential: unchanged
 """`backbone = build_backbone(6)` inside `with trainer.init_module():` under precision="64-true",
 then the classifier around it.
 

@@ -1,4 +1,4 @@
-# differential: unsafe
+# differential: unchanged
 """Class weights computed as `len(dataset) / counts` inside `with trainer.init_module():` under
 precision="64-true", handed to the classifier, which keeps them for its loss.
 

@@ -1,4 +1,4 @@
-# differential: unsafe
+# differential: unchanged
 """Inside `with trainer.init_module():` an encoder is built, a helper of this file writes the
 vocabulary file, and the tagger around the encoder reads that file in its constructor.
 
