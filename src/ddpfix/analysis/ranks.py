@@ -251,23 +251,26 @@ class TreeRankTests:
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
             # ``not dist.is_initialized() or dist.get_rank() == 0``: rank 0 alone under DDP, and
             # every statement runs in one process as it did, so the test is read as a pure rank test.
-            kinds = [self.classify(value) for value in test.values]
-            zero = [kind for kind in kinds if kind is not None and kind[0] == "zero"]
-            rest = [value for value, kind in zip(test.values, kinds) if kind is None or kind[0] != "zero"]
-            if len(zero) == 1 and all(self._same_on_every_rank_when_distributed(value) for value in rest):
-                return "zero", zero[0][1]
-            return None
+            return self._one_rank_test_beside(test, "zero", self._same_on_every_rank_when_distributed)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             # ``dist.is_initialized() and dist.get_rank() != 0``: the other ranks under DDP, nobody in
             # one process (where everything runs, as without the test).
-            kinds = [self.classify(value) for value in test.values]
-            nonzero = [kind for kind in kinds if kind is not None and kind[0] == "nonzero"]
-            rest = [value for value, kind in zip(test.values, kinds) if kind is None or kind[0] != "nonzero"]
-            if len(nonzero) == 1 and all(self._distributed_check(value) for value in rest):
-                return "nonzero", nonzero[0][1]
+            found = self._one_rank_test_beside(test, "nonzero", self._distributed_check)
+            if found is not None:
+                return found
             # LibCST nests ``a and b and c`` two by two; any side that is a rank-0 test counts there too.
             if any((self.classify(value) or ("",))[0] == "zero" for value in test.values):
                 return "zero", False
+        return None
+
+    def _one_rank_test_beside(self, test: ast.BoolOp, kind: str, uniform) -> tuple[str, bool] | None:
+        """``(kind, pure)`` where exactly one side of ``test`` is a ``kind`` rank test and every other
+        side passes ``uniform`` (the same on every rank once distributed); else None."""
+        kinds = [self.classify(value) for value in test.values]
+        matching = [found for found in kinds if found is not None and found[0] == kind]
+        rest = [value for value, found in zip(test.values, kinds) if found is None or found[0] != kind]
+        if len(matching) == 1 and all(uniform(value) for value in rest):
+            return kind, matching[0][1]
         return None
 
     def is_rank_zero_only_decorator(self, expression: ast.expr) -> bool:

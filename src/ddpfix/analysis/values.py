@@ -27,7 +27,7 @@ import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from ddpfix.analysis.lightning import defined_elsewhere
+from ddpfix.analysis.lightning import defined_elsewhere, derived
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable
 
@@ -50,8 +50,9 @@ TENSOR_METHODS = frozenset({
     "flatten", "t", "transpose", "permute", "contiguous", "round", "floor", "ceil", "clamp", "eq", "ne", "lt",
     "le", "gt", "ge", "all", "any", "count_nonzero", "size", "numel", "dim", "get", "logsumexp", "cumsum",
     "unique", "nonzero", "topk", "sort", "argsort", "isnan", "isinf", "isfinite", "nan_to_num", "bincount",
-    "values", "items", "keys",
 })
+#: The same, and a dict's views (a dict of global values gives global values).
+VALUE_METHODS = TENSOR_METHODS | {"values", "items", "keys"}
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
 #: Packages of functions that compute on their arguments only; ``torch.<f>`` itself one level deep.
 FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
@@ -103,22 +104,11 @@ def metric_classes(tree: ast.Module, imports: ImportTable) -> frozenset[str]:
     torchmetrics ``Metric``. Kept on the tree."""
     known = tree.__dict__.get("_ddpfix_metric_classes")
     if known is None:
-        own = {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
-        found: set[str] = set()
-        grew = True
-        while grew:
-            grew = False
-            for name, cls in own.items():
-                if name in found:
-                    continue
-                for base in cls.bases:
-                    qualified = imports.qualify(base) or ""
-                    if (qualified.startswith("torchmetrics.") and qualified.rsplit(".", 1)[-1] in ("Metric",)) or (
-                            isinstance(base, ast.Name) and base.id in found):
-                        found.add(name)
-                        grew = True
-                        break
-        known = tree._ddpfix_metric_classes = frozenset(found)
+        def kind_of(base: ast.expr) -> str | None:
+            qualified = imports.qualify(base) or ""
+            return "metric" if qualified.startswith("torchmetrics.") and qualified.rsplit(".", 1)[-1] == "Metric" else None
+
+        known = tree._ddpfix_metric_classes = frozenset(derived(tree, kind_of))
     return known
 
 
@@ -443,7 +433,7 @@ class FunctionValues:
         if isinstance(func, ast.Attribute):
             if func.attr in ("log", "log_dict") and _is_name(func.value, self.module):
                 return True
-            if func.attr in TENSOR_METHODS and self.imports.qualify(func) is None:
+            if func.attr in VALUE_METHODS and self.imports.qualify(func) is None:
                 return True
             if self._module_collective(call) is not None or self._compute(call) is not None:
                 return True
@@ -512,7 +502,7 @@ class FunctionValues:
             return found
         func = call.func
         arguments = [*call.args, *(k.value for k in call.keywords)]
-        if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and self.imports.qualify(func) is None:
+        if isinstance(func, ast.Attribute) and func.attr in VALUE_METHODS and self.imports.qualify(func) is None:
             receiver = self.evaluate(func.value, state)
             if receiver is None or receiver.kind != GLOBAL:
                 return None

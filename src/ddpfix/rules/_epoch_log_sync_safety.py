@@ -30,6 +30,7 @@ import ast
 import bisect
 from collections.abc import Iterator
 
+from ddpfix.analysis import values as values_module
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
@@ -71,15 +72,7 @@ REDUCTIONS = frozenset({"mean", "avg", "max", "min", "sum"})
 TORCH_REDUCTIONS = frozenset({"torch.mean", "torch.max", "torch.min", "torch.sum"})
 
 #: Tensor methods that compute on the tensor itself (no collective, no state outside it).
-TENSOR_METHODS = frozenset({
-    "mean", "sum", "nansum", "nanmean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var",
-    "norm", "abs", "pow", "sqrt", "exp", "log", "log_softmax", "softmax", "sigmoid", "tanh", "relu", "neg",
-    "add", "sub", "mul", "div", "float", "double", "half", "bfloat16", "long", "int", "bool", "item", "tolist",
-    "detach", "cpu", "clone", "to", "type", "type_as", "view", "view_as", "reshape", "squeeze", "unsqueeze",
-    "flatten", "t", "transpose", "permute", "contiguous", "round", "floor", "ceil", "clamp", "eq", "ne", "lt",
-    "le", "gt", "ge", "all", "any", "count_nonzero", "size", "numel", "dim", "get", "logsumexp", "cumsum",
-    "unique", "nonzero", "topk", "sort", "argsort", "isnan", "isinf", "isfinite", "nan_to_num", "bincount",
-})
+TENSOR_METHODS = values_module.TENSOR_METHODS
 #: Builtins that compute on their arguments, when the file binds no name of theirs.
 LIST_METHODS = frozenset({"append", "extend", "insert"})
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
