@@ -29,8 +29,9 @@ class HardcodedDevice(Rule):
     - **a literal CUDA index** (`"cuda:0"`, `.cuda(0)`, `.to(0)`, `device=0`,
       `torch.device("cuda", 0)`, a `torch.device("cuda:1")` kept in a variable), in any method: it
       names the same GPU on every rank;
-    - **an index-less CUDA device in `__init__`** (`.cuda()`, `.to("cuda")`, `device="cuda"`): it is
-      the current device, and `__init__` runs before Lightning sets each rank's;
+    - **an index-less CUDA device in `__init__`**, or in a method of the class that `__init__` calls
+      (`.cuda()`, `.to("cuda")`, `device="cuda"`): it is the current device, and `__init__` runs
+      before Lightning sets each rank's;
     - **a tensor factory without a device** (`torch.zeros/ones/empty/full/rand/randn/randint/arange/
       linspace/eye/tensor`) in a step hook, where its tensor (the call, or the one local name bound
       to it once, through casts such as `.float()`) has one dimension or more for sure and meets a
@@ -199,6 +200,9 @@ class HardcodedDevice(Rule):
         ordinals = safety.other_ordinals(tree)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             on_device = _on_device(method.name)
+            # Methods run by ``__init__`` (itself, and the helpers it calls): before Trainer.fit sets
+            # the rank's GPU, an index-less "cuda" there is GPU 0 on every rank.
+            before_fit = _reached_from_init(cls)
             # A class that moves its batches itself (or back to the CPU) may keep them off the GPU.
             moves_batches = any(isinstance(s, tree_lightning.FUNCTIONS) and s.name in BATCH_MOVERS for s in cls.body)
             facts = safety.MethodFacts(method) if on_device else None
@@ -218,10 +222,11 @@ class HardcodedDevice(Rule):
                                "the batch, which Lightning moved to the rank's GPU: \"Expected all tensors to be "
                                "on the same device\" (on every GPU run, one device or many); use device=self.device")
                 elif placement.ordinal is CURRENT:
-                    if method.name != "__init__" or one_process:
+                    if method.name not in before_fit or one_process:
                         continue  # after Trainer.fit set the rank's GPU (or a caller ddpfix cannot see)
-                    ctx.report(call, f"{what} in __init__: every rank puts it on cuda:0",
-                               detail=f"{placement.what} in __init__: {_BEFORE_SET_DEVICE}", fixable=False)
+                    where = "__init__" if method.name == "__init__" else f"{method.name} (called from __init__)"
+                    ctx.report(call, f"{what} in {where}: every rank puts it on cuda:0",
+                               detail=f"{placement.what} in {where}: {_BEFORE_SET_DEVICE}", fixable=False)
                     continue
                 else:
                     if one_process:
@@ -593,6 +598,19 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accel
         if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):
             return False, "the receiver of .cuda() is not known to be a tensor (its .to() may differ)"
     return True, ""
+
+
+def _reached_from_init(cls: ast.ClassDef) -> frozenset[str]:
+    """``__init__`` and the class's own methods it calls, directly or through one another."""
+    methods = {s.name: s for s in cls.body if isinstance(s, tree_lightning.FUNCTIONS)}
+    reached = {"__init__"}
+    pending = ["__init__"] if "__init__" in methods else []
+    while pending:
+        for call in tree_lightning.self_method_calls(methods[pending.pop()], frozenset(methods)):
+            if call.func.attr not in reached:
+                reached.add(call.func.attr)
+                pending.append(call.func.attr)
+    return frozenset(reached)
 
 
 def _after_placement_nodes(ctx: RuleContext) -> frozenset[int]:
