@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from ddpfix.lazy_regex import lazy_compile
 
 #: The root class of each kind, by name (Lightning's, torchmetrics').
-KINDS = ("LightningModule", "LightningDataModule", "Callback", "Metric", "MetricCollection", "DistributedSampler")
+KINDS = ("LightningModule", "LightningDataModule", "Callback", "Metric", "MetricCollection", "DistributedSampler",
+         "Dataset")
 
 # ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
 _CLASS = lazy_compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\)|(?=:))")

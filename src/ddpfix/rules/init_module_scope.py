@@ -380,7 +380,10 @@ class _Scan:
             base = base.value if isinstance(base, ast.Starred) else base
             short = lightning_name(self.imports, base)
             qualified = self.imports.qualify(base) or ""
-            if short == "LightningDataModule" or qualified.startswith("torch.utils.data."):
+            # torch's data classes, a DataModule, or the file's own data class seen above (a
+            # ``SyntheticTrain(SyntheticBase)`` whose base derives from Dataset)
+            if (short == "LightningDataModule" or qualified.startswith("torch.utils.data.")
+                    or (isinstance(base, ast.Name) and base.id in self.data_classes)):
                 self.data_classes.add(node.name)
 
     def trainer_parameters(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -441,7 +444,9 @@ class _Knowledge:
         self.imports = ctx.imports
         self.layout = _Layout(ctx.view)
         self.module_classes = module_classes  # file classes that are modules: name -> "lightning"/"torch"
-        self.data_classes = scan.data_classes  # file classes deriving from LightningDataModule or torch Dataset
+        # file classes deriving from LightningDataModule or torch Dataset, and the project's (other files')
+        self.data_classes = set(scan.data_classes) | set(ctx.facts.of_kind("LightningDataModule", ctx.path)) | set(
+            ctx.facts.of_kind("Dataset", ctx.path))
         self.trainers = scan.trainers  # dotted names bound to a Trainer/Fabric (``trainer``, ``self.fabric``)
         self.model_names: set[str] = set()  # names passed as the model to fit/validate/test/predict or fabric.setup
         self.blocks: list[_Block] = []
@@ -789,7 +794,8 @@ def _known_data_work(line: list[ast.stmt], knowledge: _Knowledge) -> bool:
     the block is the failure; an unknown call is not taken for data by its name."""
     if any(_is_run(statement, knowledge) for statement in line):
         return True
-    project_data = knowledge.ctx.facts.of_kind("LightningDataModule", knowledge.ctx.path)
+    project_data = {**knowledge.ctx.facts.of_kind("LightningDataModule", knowledge.ctx.path),
+                    **knowledge.ctx.facts.of_kind("Dataset", knowledge.ctx.path)}
     for statement in line:
         for node in walk(statement):
             if not isinstance(node, ast.Call):
