@@ -55,7 +55,9 @@ TENSOR_METHODS = frozenset({
 VALUE_METHODS = TENSOR_METHODS | {"values", "items", "keys"}
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
 #: Packages of functions that compute on their arguments only; ``torch.<f>`` itself one level deep.
-FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+#: Packages of functions that compute on their arguments alone (torchmetrics' functional API syncs
+#: nothing: it is the class API that holds state and syncs).
+FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.", "torchmetrics.functional.")
 NOT_PURE_TORCH = frozenset({"load", "from_file"})
 
 #: ``torch.distributed`` calls that leave their first argument the same on every rank (``op`` may be

@@ -79,7 +79,7 @@ BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum"
 #: Packages of functions that compute on their arguments (torchmetrics' functional API is the
 #: per-batch value, never synced); ``torch.<f>`` itself only one level deep (``torch.distributed``
 #: is never one of them).
-FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.", "torchmetrics.functional.")
+FUNCTION_PACKAGES = values_module.FUNCTION_PACKAGES
 NOT_PURE_TORCH = frozenset({"load", "from_file"})
 #: Words of a ``forward`` that may make its output global.
 COLLECTIVE_WORDS = ("gather", "reduce", "broadcast", "distributed", "dist", "compute", "sync", "barrier", "scatter")
