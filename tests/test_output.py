@@ -11,10 +11,12 @@ from conftest import ROOT
 LINE = re.compile(r"^(?P<path>[^:]+(?::cell \d+)?):(?P<line>\d+):(?P<column>\d+): (?P<code>DDP\d{3}) (?:\[[*~]\] )?(?P<message>.+)$")
 
 # Named alone, the generator's fix is unsafe (another file may make CUDA the default device).
+# A module-level generator: another file may import it for CUDA work, so its fix is unsafe.
 UNSAFE = b'''import torch
 from torch.utils.data import DataLoader
 
-loader = DataLoader(range(8), shuffle=True, generator=torch.Generator(device="cuda"))
+gen = torch.Generator(device="cuda")
+loader = DataLoader(range(8), shuffle=True, generator=gen)
 '''
 # A safe fix (the run reads the whole folder) and a finding with no rewrite (the device is a variable).
 MIXED = b'''import torch
@@ -39,12 +41,12 @@ def test_check_lines_keep_their_shape_and_verbose_explains_them(tmp_path, run_cl
     plain = run_cli("--check", "train.py", cwd=tmp_path).stdout.decode().splitlines()
     assert len(plain) == 1
     found = LINE.match(plain[0])
-    assert found and found["message"] == "CUDA generator reaches DataLoader (line 4), which draws on the CPU"
+    assert found and found["message"] == "CUDA generator reaches DataLoader (line 5), which draws on the CPU"
     assert "[~]" in plain[0] and "unsafe fix" not in plain[0]
     verbose = run_cli("--check", "-v", "train.py", cwd=tmp_path).stdout.decode().splitlines()
     assert verbose[0] == plain[0]
-    assert verbose[1].startswith("    CUDA generator reaches DataLoader (line 4): indices are drawn with it on the CPU")
-    assert verbose[2].startswith("    unsafe fix: the run did not read the whole project")
+    assert verbose[1].startswith("    CUDA generator reaches DataLoader (line 5): indices are drawn with it on the CPU")
+    assert verbose[2].startswith("    unsafe fix: `gen` is a module-level name")
     assert len(verbose) == 3 and not any(LINE.match(line) for line in verbose[1:])  # editors see one finding
 
 

@@ -188,6 +188,7 @@ class InitModuleScope(Rule):
     name = "init-module-scope"
     summary = "Data work or trainer.fit inside init_module(): samplers draw on the GPU and fail"
     fixable = True
+    uses_facts = True  # the project's DataModule and Dataset classes (model/classes)
     triggers = (("init_module", "device"),)
     # ``device(`` alone is everywhere in torch code: ``torch.cuda.device(i)``, ``torch.device("meta")``,
     # ``x.get_device()``. What ``may_apply`` looks for is a call of ``init_module`` (not its ``def``),
@@ -810,10 +811,27 @@ def _known_data_work(line: list[ast.stmt], knowledge: _Knowledge) -> bool:
                 return True
             if isinstance(func, ast.Attribute) and func.attr in _DATA_METHODS:
                 return True
+            if (isinstance(func, ast.Attribute) and func.attr in ("setup", "prepare_data", "__iter__")
+                    and dotted_name(func.value) in _data_names(knowledge)):
+                return True  # ``dm.setup("fit")`` of a data module the file builds
             if isinstance(func, ast.Attribute) and func.attr in RUN_METHODS and (
                     dotted_name(func.value) in knowledge.trainers or dotted_name(func.value) == "self.trainer"):
                 return True
     return False
+
+
+def _data_names(knowledge: _Knowledge) -> set[str]:
+    """Names the file binds to a data class's instance (``dm = MNISTDataModule()``), kept."""
+    known = getattr(knowledge, "_data_names", None)
+    if known is None:
+        known = set()
+        for node in every_node(knowledge.tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                last = (dotted_name(node.value.func) or "").rsplit(".", 1)[-1]
+                if last in knowledge.data_classes or DATA_CLASS_NAME.search(last):
+                    known.update(name for target in node.targets if (name := dotted_name(target)))
+        knowledge._data_names = known
+    return known
 
 
 def _all_blocks(statement: ast.stmt):
