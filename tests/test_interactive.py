@@ -212,15 +212,17 @@ def test_a_notebook_fix_that_would_move_a_magic_is_not_offered_and_the_review_go
     listed, not offered, and the review goes on to cell 3's fix (it used to stop the review)."""
     import json
 
-    fit_in_init = 'with trainer.init_module():\n    model = Model()\n    {}trainer.fit(model)\n'
-    cells = ['import lightning as L\nfrom project import Model\ntrainer = L.Trainer(devices=2, strategy="ddp")\n',
-             fit_in_init.format("%time "), fit_in_init.format("")]
+    # (a data module set up inside the block: DDP001 reports a block with known data work; the masked
+    # magic alone is a line it cannot read)
+    fit_in_init = 'with trainer.init_module():\n    model = Model()\n    dm.setup("fit")\n    {}trainer.fit(model)\n'
+    cells = ['import lightning as L\nfrom project import DataModule, Model\ndm = DataModule()\n'
+             'trainer = L.Trainer(devices=2, strategy="ddp")\n', fit_in_init.format("%time "), fit_in_init.format("")]
     content = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
                           "source": source.splitlines(True)} for i, source in enumerate(cells)],
                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (tmp_path / "nb.ipynb").write_text(json.dumps(content, indent=1) + "\n")
     child = spawn(tmp_path, "--unsafe-fixes", "-i", "nb.ipynb")
-    child.expect(r"nb\.ipynb:cell 1:3:\d+: DDP015")
+    child.expect(r"nb\.ipynb:cell 1:4:\d+: DDP015")
     child.expect(PROMPT)
     child.send("y")
     child.expect(r"nb\.ipynb:cell 2:1:1: DDP001")
@@ -233,7 +235,7 @@ def test_a_notebook_fix_that_would_move_a_magic_is_not_offered_and_the_review_go
     assert child.exitstatus == 1  # cell 2's finding is left
     written = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
     assert written == [cells[0].replace('"ddp"', '"ddp_notebook"'), cells[1],
-                       "with trainer.init_module():\n    model = Model()\ntrainer.fit(model)\n"]
+                       'with trainer.init_module():\n    model = Model()\ndm.setup("fit")\ntrainer.fit(model)\n']
 
 
 # Two DDP006 findings at one place (the call ``.cuda()`` starts where ``torch.ones(...)`` does): they
