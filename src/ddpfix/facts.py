@@ -212,19 +212,29 @@ class ProjectFacts:
         """Which files of the run may run in one process (``model.program.ProcessGroups``)."""
         return ProcessGroups(self.process_files)
 
+    def _place(self, path: str) -> tuple[str, str | None]:
+        """(program root, process group) of a file, kept per path: the group is None for a file the
+        run did not read (it may run with anything of its program)."""
+        key = ("place", path)
+        if key not in self._read:
+            real = os.path.realpath(path)
+            self._read[key] = (program_root(path), self.processes.group(real))
+        return self._read[key]
+
     def may_run_with(self, path: str, other: str) -> bool:
         """The file at ``other`` may run in one process with the file at ``path``: same program, and
         joined by imports (or unknown: a file not read)."""
-        root = program_root(path)
-        real = os.path.realpath(other)
-        if not (real == root or real.startswith(root.rstrip(os.sep) + os.sep)):
-            return False
-        return self.processes.together(os.path.realpath(path), real) is not False
+        root, group = self._place(path)
+        other_root, other_group = self._place(other)
+        return root == other_root and (group is None or other_group is None or group == other_group)
 
     def default_devices_for(self, path: str) -> tuple[DeviceSwitch, ...]:
         """``default_devices`` that may run in one process with ``path``'s code (its program, joined by
-        imports: an unrelated script's switch is not this one's)."""
-        return tuple(switch for switch in self.default_devices if self.may_run_with(path, switch.path))
+        imports: an unrelated script's switch is not this one's). Kept per process group."""
+        key = ("switches", self._place(path))
+        if key not in self._read:
+            self._read[key] = tuple(switch for switch in self.default_devices if self.may_run_with(path, switch.path))
+        return self._read[key]
 
     def hazard(self, name: str, path: str | None = None) -> str | None:
         """Why a fix resting on the absence of hazard ``name`` from the project is not proven: the
@@ -261,14 +271,16 @@ class ProjectFacts:
         """The facts with only the monitors that may watch ``path``'s code: those of its program
         (``model.program.program_root``: a run that names two projects keeps each one's callbacks)
         whose file may run in one process with it (``may_run_with``: an unrelated script of the same
-        folder trains another model)."""
-        key = ("program", os.path.realpath(path))
+        folder trains another model). Kept per process group."""
+        key = ("program", self._place(path))
         if key not in self._read:
             def mine(monitor: Monitor) -> bool:
                 return self.may_run_with(path, monitor.path)
             monitored = {name: kept for name, found in self.monitored.items() if (kept := tuple(filter(mine, found)))}
-            self._read[key] = dataclasses.replace(self, monitored=monitored,
-                                                  unknown_monitors=tuple(filter(mine, self.unknown_monitors)))
+            unknown = tuple(filter(mine, self.unknown_monitors))
+            same = len(unknown) == len(self.unknown_monitors) and monitored.keys() == self.monitored.keys() and all(
+                len(monitored[name]) == len(found) for name, found in self.monitored.items())
+            self._read[key] = self if same else dataclasses.replace(self, monitored=monitored, unknown_monitors=unknown)
         return self._read[key]
 
     def ties(self, monitor: Monitor, path: str, class_names: Iterable[str]) -> bool:

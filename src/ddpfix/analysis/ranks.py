@@ -83,48 +83,45 @@ class TreeRankTests:
             if (isinstance(statement, ast.FunctionDef) and not statement.args.args and not statement.decorator_list
                     and len(statement.body) == 1 and isinstance(statement.body[0], ast.Return) and statement.body[0].value):
                 self._tests[statement.name] = statement.body[0].value
-        # Properties of the file's classes that only return a rank test (``self.is_main``), and
-        # names a function binds once, before a test reads them (``main = self.trainer.is_global_zero``).
-        self._properties: dict[str, ast.expr] = {}
-        self._locals: dict[int, ast.expr] = {}  # id of a Name read in an ``if`` test -> its one value
-        for node in every_node(tree) if tree is not None else ():
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if (isinstance(item, ast.FunctionDef) and len(item.body) == 1 and isinstance(item.body[0], ast.Return)
-                            and item.body[0].value is not None
-                            and [last_name(d) for d in item.decorator_list] == ["property"]):
-                        self._properties[item.name] = item.body[0].value
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._bind_locals(node)
+        self._tree = tree
+        self._named: tuple[dict[str, ast.expr], dict[int, ast.expr]] | None = None
+        self._active: set[int] = set()  # tests being read through (a name bound to itself is no test)
 
-    def _bind_locals(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        """Names ``function`` binds exactly once, by a plain assignment, read in a later ``if`` test."""
-        values: dict[str, list] = {}
-        tests: list[ast.If] = []
-        pending: list[ast.AST] = list(function.body)
-        while pending:
-            node = pending.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(node, ast.If):
-                tests.append(node)
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                values.setdefault(node.targets[0].id, []).append(node)
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                values.setdefault(node.id, []).append(None)
-            elif isinstance(node, ast.arg):
-                values.setdefault(node.arg, []).append(None)
-            pending.extend(ast.iter_child_nodes(node))
-        for argument in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs):
-            values.setdefault(argument.arg, []).append(None)
-        for statement in tests:
-            for name in ast.walk(statement.test):
-                if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
-                    bound = values.get(name.id, ())
-                    # one Assign, and its Name target: the two entries one assignment makes
-                    assigns = [b for b in bound if b is not None]
-                    if len(assigns) == 1 and len(bound) == 2 and assigns[0].lineno < statement.lineno:
-                        self._locals[id(name)] = assigns[0].value
+    def _names(self) -> tuple[dict[str, ast.expr], dict[int, ast.expr]]:
+        """Properties of the file's classes that only return a rank test (``self.is_main``), and the
+        names a function binds once before a test reads them (``main = self.trainer.is_global_zero``):
+        id of the Name read -> its one value. Read on first use, kept on the tree."""
+        if self._named is None:
+            tree = self._tree
+            known = tree.__dict__.get("_ddpfix_rank_names") if tree is not None else None
+            if known is None:
+                properties: dict[str, ast.expr] = {}
+                bound: dict[int, ast.expr] = {}
+                for node in every_node(tree) if tree is not None else ():
+                    if isinstance(node, ast.ClassDef):
+                        for item in node.body:
+                            if (isinstance(item, ast.FunctionDef) and len(item.body) == 1
+                                    and isinstance(item.body[0], ast.Return) and item.body[0].value is not None
+                                    and [last_name(d) for d in item.decorator_list] == ["property"]):
+                                properties[item.name] = item.body[0].value
+                    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        _bind_locals(node, bound)
+                known = (properties, bound)
+                if tree is not None:
+                    tree._ddpfix_rank_names = known
+            self._named = known
+        return self._named
+
+    def _through(self, key: int, value: ast.expr):
+        """``classify(value)`` for a name or property read once (``key``: what is read through)."""
+        if key in self._active:
+            return None
+        self._active.add(key)
+        try:
+            return self.classify(value)
+        finally:
+            self._active.discard(key)
+
 
     def _is_rank(self, node: ast.expr) -> bool:
         if isinstance(node, ast.Attribute):
@@ -154,8 +151,8 @@ class TreeRankTests:
         return key is not None and string_value(key) in RANK_VARIABLES
 
     def _rank(self, node: ast.expr) -> bool:
-        if isinstance(node, ast.Name) and id(node) in self._locals:
-            node = self._locals[id(node)]  # ``rank = dist.get_rank(); if rank == 0:``
+        if isinstance(node, ast.Name):
+            node = self._names()[1].get(id(node), node)  # ``rank = dist.get_rank(); if rank == 0:``
         if (isinstance(node, ast.IfExp) and self._distributed_check(node.test) and _zero(node.orelse)):
             node = node.body  # ``dist.get_rank() if dist.is_initialized() else 0``: rank 0 in one process
         return self._is_rank(node) or self._is_rank_variable(node)
@@ -214,15 +211,14 @@ class TreeRankTests:
 
     def classify(self, test: ast.expr) -> tuple[str, bool] | None:
         """(``"zero"`` | ``"nonzero"``, pure) when ``test`` is true only on rank 0 / only off rank 0."""
-        if isinstance(test, ast.Name) and id(test) in self._locals:
-            return self.classify(self._locals.pop(id(test)))  # read once: ``x = x`` is no test
-        if (isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self"
-                and test.attr in self._properties):
-            inner = self._properties.pop(test.attr)
-            try:
-                return self.classify(inner)
-            finally:
-                self._properties[test.attr] = inner
+        if isinstance(test, ast.Name):
+            value = self._names()[1].get(id(test))
+            if value is not None:
+                return self._through(id(test), value)
+        if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) and test.value.id == "self":
+            value = self._names()[0].get(test.attr)
+            if value is not None:
+                return self._through(id(value), value)
         if isinstance(test, ast.Attribute) and test.attr == "is_global_zero":
             return "zero", True
         if self._is_rank(test):
@@ -277,6 +273,36 @@ class TreeRankTests:
         if lightning_name(self.imports, expression) == "rank_zero_only":
             return True
         return (self.imports.qualify(expression) or "").endswith(".rank_zero_only")
+
+
+def _bind_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, bound: dict[int, ast.expr]) -> None:
+    """Names ``function`` binds exactly once, by a plain assignment, read in a later ``if`` test."""
+    values: dict[str, list] = {}
+    tests: list[ast.If] = []
+    pending: list[ast.AST] = list(function.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If):
+            tests.append(node)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            values.setdefault(node.id, []).append(None)
+        elif isinstance(node, ast.arg):
+            values.setdefault(node.arg, []).append(None)
+        pending.extend(ast.iter_child_nodes(node))
+    for argument in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs):
+        values.setdefault(argument.arg, []).append(None)
+    for statement in tests:
+        for name in ast.walk(statement.test):
+            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
+                bound_here = values.get(name.id, ())
+                # one Assign, and its Name target: the two entries one assignment makes
+                assigns = [b for b in bound_here if b is not None]
+                if len(assigns) == 1 and len(bound_here) == 2 and assigns[0].lineno < statement.lineno:
+                    bound[id(name)] = assigns[0].value
 
 
 def only_returns(block: list[ast.stmt]) -> bool:

@@ -125,6 +125,11 @@ class ProcessGroups:
         if first != second:
             self._parent[max(first, second)] = min(first, second)
 
+    def group(self, path: str) -> str | None:
+        """The representative of the file's group (files that may run together share it); None
+        where the file is not one of the run."""
+        return self._find(path) if path in self._parent else None
+
     def together(self, one: str, other: str) -> bool | None:
         """Whether the two files may run in one process; None where one is not a file of the run."""
         if one not in self._parent or other not in self._parent:
