@@ -1,8 +1,9 @@
-# differential: unchanged
+# differential: safe
 """The rank guard is held in a variable: `is_main = self.trainer.is_global_zero`, then `if is_main:`.
 
-Only rank 0 logs val_first_batch_loss. With sync_dist=True rank 0 alone enters its all-reduce at
-the epoch's end, and waits for rank 1 forever.
+Only rank 0 logs val_first_batch_loss, so DDP004 adds no sync (rank 0 alone would enter its
+all-reduce and wait for rank 1 forever); DDP003 reads the name bound once to the rank test and marks
+the unmonitored log rank_zero_only=True, which changes nothing rank 0 logs.
 """
 import lightning as L
 import torch
