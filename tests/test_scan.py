@@ -222,6 +222,11 @@ def test_a_hazard_named_in_a_file_without_lightning_is_read_when_a_fix_asks(tmp_
     (tmp_path / "model.py").write_text(model)
     (tmp_path / "ema.py").write_text("from torch.optim.swa_utils import AveragedModel\n\n\ndef average(model):\n"
                                      "    return AveragedModel(model)\n")
+    # Nothing imports both: ema.py never runs with model.py's module.
+    records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
+    [finding] = [record for record in records if record["code"] == "DDP007"]
+    assert finding["applicability"] == "safe", finding
+    (tmp_path / "train.py").write_text("import ema\nimport model\n")  # the script joins them
     records = json.loads(run_cli("--output-format", "json", "--no-respect-gitignore", ".", cwd=tmp_path).stdout)
     [finding] = [record for record in records if record["code"] == "DDP007"]
     assert finding["applicability"] == "unsafe" and "weight averaging" in finding["unsafe_reason"]

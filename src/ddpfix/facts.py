@@ -172,9 +172,6 @@ class ProjectFacts:
     #: Places anywhere in the run that may make CUDA the default device (DDP002), file by file:
     #: a file's switches, or its path where they are still to be read (``default_devices``).
     switch_parts: tuple[tuple[DeviceSwitch, ...] | str, ...] = ()
-    #: The PROJECT_HAZARDS some file of the run names, of the files that read them (``hazard``):
-    #: each with where it is first named (``path:line``).
-    hazards: dict[str, str] = field(default_factory=dict)
     #: Files of the run whose hazards are still to be read (``read_later``), in order.
     hazard_sources: tuple[str, ...] = ()
     #: Every kind of ``model.classes.KINDS`` (LightningModules, DataModules, Callbacks, Metrics...).
@@ -245,14 +242,16 @@ class ProjectFacts:
         for place, real in self.hazard_places.get(name, ()):
             if path is None or self.may_run_with(path, real):
                 return f"{place} names {name}"
-        for path in self.hazard_sources:  # read now: most runs of a big tree never ask
-            read = self._later(path)
+        for source in self.hazard_sources:  # read now: most runs of a big tree never ask
+            if path is not None and not self.may_run_with(path, source):
+                continue  # a file that never runs with this one, as for the files read at once
+            read = self._later(source)
             if read is None:
-                return f"{path} could not be read again"
+                return f"{source} could not be read again"
             if read.hazards is None:
-                return f"{path} may name {name} (not read)"
+                return f"{source} may name {name} (not read)"
             if name in read.hazards:
-                return f"{path}:{read.hazards[name]} names {name}"
+                return f"{source}:{read.hazards[name]} names {name}"
         return None
 
     def of_kind(self, kind: str, path: str | None = None) -> dict[str, frozenset[str]]:
@@ -323,7 +322,6 @@ class ProjectFacts:
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
         switch_parts: list[tuple[DeviceSwitch, ...] | str] = []
-        hazards: dict[str, str] = {}
         hazard_places: dict[str, list[tuple[str, str]]] = {}
         process_files: dict[str, tuple[str, tuple[str, ...], bool]] = {}
         hazard_sources: list[str] = []
@@ -333,7 +331,6 @@ class ProjectFacts:
                 hazard_sources.append(part.path)
             else:
                 for name, line in part.hazards.items():
-                    hazards.setdefault(name, f"{part.path}:{line}")
                     hazard_places.setdefault(name, []).append((f"{part.path}:{line}", os.path.realpath(part.path)))
             if part.path:
                 process_files[os.path.realpath(part.path)] = (module_key(part.path), part.modules, part.dynamic)
@@ -358,7 +355,7 @@ class ProjectFacts:
         return cls(
             {k: tuple(v) for k, v in monitored.items()}, kinds["LightningModule"].reach,
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
-            tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazards=hazards, hazard_sources=tuple(hazard_sources), kinds=kinds,
+            tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazard_sources=tuple(hazard_sources), kinds=kinds,
             monitor_imports=monitor_imports, hazard_places={k: tuple(v) for k, v in hazard_places.items()},
             process_files=process_files,
         )

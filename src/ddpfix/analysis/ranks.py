@@ -236,11 +236,8 @@ class TreeRankTests:
             return (kind, True) if kind else None
         if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and not arguments(test)
                 and test.func.id in self._tests and self.imports.qualify(test.func) is None):
-            inner = self._tests.pop(test.func.id)  # read once: a function that calls itself is no test
-            try:
-                return self.classify(inner)
-            finally:
-                self._tests[test.func.id] = inner
+            inner = self._tests[test.func.id]
+            return self._through(id(inner), inner)  # read once: a function that calls itself is no test
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.classify(test.operand)
             return (_FLIPPED[inner[0]], True) if inner is not None and inner[1] else None
