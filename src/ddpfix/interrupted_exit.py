@@ -40,7 +40,9 @@ def quiet_while_loading() -> None:
 
     A KeyboardInterrupt that Python cannot raise where the program is (inside a weakref callback of
     the import system's module locks, a ``__del__``) is "ignored": printed, and the run went on as
-    if Ctrl-C had not been pressed (1 in 600 Ctrl-Cs sent during loading). It ends the process too."""
+    if Ctrl-C had not been pressed (1 in 600 Ctrl-Cs sent during loading). It ends the process too;
+    ddpfix's own ``Interrupted`` lost that way is kept quiet and raised where the run next checks
+    (``interrupts.check``, before each write), where the workers are stopped as for any Ctrl-C."""
     if sys.excepthook is sys.__excepthook__:
         sys.excepthook = _uncaught
     if sys.unraisablehook is sys.__unraisablehook__:
@@ -59,4 +61,7 @@ def _uncaught(kind, value, traceback) -> None:
 def _unraisable(unraisable) -> None:
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
         leave("Interrupted: nothing written.")
+    interrupts = sys.modules.get("ddpfix.interrupts")
+    if interrupts is not None and unraisable.exc_type is not None and issubclass(unraisable.exc_type, interrupts.Interrupted):
+        return  # said where the run next checks (``interrupts.check``), after it stops its workers
     sys.__unraisablehook__(unraisable)

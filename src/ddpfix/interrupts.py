@@ -69,6 +69,14 @@ def handle_sigint(signum, frame) -> None:
     _act()
 
 
+def check() -> None:
+    """Raise the Ctrl-C that Python could not raise where it came (inside a weakref callback of the
+    import system, a ``__del__``: "ignored", see ``interrupted_exit.quiet_while_loading``): the run
+    calls this before it writes a file, so that such a Ctrl-C still stops it before it writes."""
+    if _state.interrupted and not _state.deferring and os.getpid() == _state.owner:
+        raise Interrupted
+
+
 def _act() -> None:
     if _state.interrupted:
         stop_now()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ddpfix import budget
 from ddpfix.engine import READ_ERROR, set_up_for_trees, decode_problem, max_file_size
-from ddpfix.interrupts import deferred, ignore_in_worker, stop_pool
+from ddpfix.interrupts import check as check_interrupted, deferred, ignore_in_worker, stop_pool
 from ddpfix.syntax import with_syntax_checked
 from ddpfix.sources import fix_source, is_notebook
 import ddpfix.facts as facts_module
@@ -697,6 +697,7 @@ def _map(function, items: Sequence, jobs: int, initializer=None, initargs=(), pr
     results = [None] * len(items)
 
     def take(position: int, result) -> None:
+        check_interrupted()  # a Ctrl-C Python could not raise where it came stops the run here
         index = order[position]
         results[index] = on_result(index, result) if on_result else result
         if progress:

@@ -16,7 +16,7 @@ import stat
 from dataclasses import replace
 
 from ddpfix.findings import FileResult, Problem
-from ddpfix.interrupts import deferred
+from ddpfix.interrupts import check as check_interrupted, deferred
 from ddpfix.lazy_regex import lazy_compile
 
 TEMP_SUFFIX = ".ddpfix.tmp"
@@ -123,6 +123,7 @@ class ResultWriter:
     def __call__(self, result: FileResult) -> FileResult:
         if not result.changed:
             return result
+        check_interrupted()
         with deferred():
             folder = os.path.dirname(os.path.realpath(result.path))
             if folder not in self._cleaned:

@@ -61,6 +61,7 @@ import json
 import math
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -79,6 +80,19 @@ ROOT = HERE.parent.parent
 # The ddpfix to drive: this checkout's, unless DDPFIX_DIFF_SRC names another ``src`` folder (to
 # hold another revision to the same cases).
 SRC = Path(os.environ.get("DDPFIX_DIFF_SRC") or ROOT / "src").resolve()
+# The warm interpreter that training runs are forked from (this checkout's: it is test machinery).
+WARM = ROOT / "src" / "ddpfix" / "rehearse" / "warm.py"
+
+def _load_warm():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ddpfix_warm", WARM)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+warm = _load_warm()
 
 EXPECTATIONS = ("safe", "unchanged", "unsafe")
 HEADER = re.compile(r"#\s*differential:\s*(?P<expectation>[a-z]+)\s*(?:;\s*(?P<options>.*?))?\s*$")
@@ -215,60 +229,188 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_group(argv: list[str], env: dict[str, str], cwd: Path, timeout: float) -> Proc:
-    """Run ``argv`` as the leader of a new session; kill its group (only it) on timeout or when
-    members outlive the leader. The leader is waited for with ``WNOWAIT`` so that it stays a zombie,
-    holding its pid (the group id), until the group has been killed."""
+def run_group(argv: list[str], env: dict[str, str], cwd: Path, timeout: float, warm: "Warm | None" = None) -> Proc:
+    """Run ``argv`` as the leader of a new process group; kill its group (only it) on timeout or
+    when members outlive the leader. The leader is waited for with ``WNOWAIT`` so that it stays a
+    zombie, holding its pid (the group id), until the group has been killed. With ``warm``, a
+    ``python SCRIPT`` run is forked from that warm interpreter where it takes the request (see
+    ``ddpfix/rehearse/warm.py``), else started cold."""
     start = time.monotonic()
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
-
-    def drain(stream, key: str) -> None:
-        for block in iter(lambda: stream.read1(65536), b""):
-            chunks[key].append(block)
-        stream.close()
-
-    readers = [threading.Thread(target=drain, args=(proc.stdout, "out"), daemon=True),
-               threading.Thread(target=drain, args=(proc.stderr, "err"), daemon=True)]
-    for reader in readers:
-        reader.start()
+    started = warm.start(argv, env, cwd) if warm is not None else None
+    if started is None:
+        started = _Cold(argv, env, cwd)
     deadline = start + timeout
-    status = None
-    delay = 0.01
-    while status is None and time.monotonic() < deadline:
-        status = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        if status is None:
-            time.sleep(delay)
-            delay = min(delay * 1.5, 0.1)
+    status = started.poll(deadline)
     hung = status is None
     stragglers = False
     if hung:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(started.pid, signal.SIGKILL)
+        status = started.poll(time.monotonic() + 10.0)
     else:
         # Members may still be finishing (a DDP rank writing its results, or one that a dead peer's
         # closed socket is about to end): wait for them within the time left, then kill the group.
         grace = min(deadline, time.monotonic() + 30.0)
-        while _other_members(proc.pid) and time.monotonic() < grace:
+        while _other_members(started.pid) and time.monotonic() < grace:
             time.sleep(0.05)
-        if _other_members(proc.pid):
+        if _other_members(started.pid):
             stragglers = True
-            os.killpg(proc.pid, signal.SIGKILL)
+            os.killpg(started.pid, signal.SIGKILL)
     if hung or stragglers:
         # SIGKILL is sent, not done: on a loaded machine a member may run on for a moment (CI saw
         # one still alive right after). Wait for the group to end while the leader, unreaped, holds
         # its id.
         gone_by = time.monotonic() + 10.0
-        while _other_members(proc.pid) and time.monotonic() < gone_by:
+        while _other_members(started.pid) and time.monotonic() < gone_by:
             time.sleep(0.01)
-    returncode = proc.wait()  # reaps the leader: only now may its pid (the group id) be reused
-    for reader in readers:
-        reader.join(timeout=10)
-    out = b"".join(chunks["out"]).decode("utf-8", "replace")
-    err = b"".join(chunks["err"]).decode("utf-8", "replace")
+    returncode = started.reap()  # only now may its pid (the group id) be reused
+    out, err = started.output()
     return Proc(None if hung else returncode, out, err, time.monotonic() - start, stragglers)
+
+
+class _Output:
+    """Collects a run's stdout and stderr from two pipes, in threads."""
+
+    def __init__(self, out, err) -> None:
+        self.chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+        self.readers = [threading.Thread(target=self._drain, args=(out, "out"), daemon=True),
+                        threading.Thread(target=self._drain, args=(err, "err"), daemon=True)]
+        for reader in self.readers:
+            reader.start()
+
+    def _drain(self, stream, key: str) -> None:
+        for block in iter(lambda: stream.read1(65536), b""):
+            self.chunks[key].append(block)
+        stream.close()
+
+    def text(self) -> tuple[str, str]:
+        for reader in self.readers:
+            reader.join(timeout=10)
+        return tuple(b"".join(self.chunks[k]).decode("utf-8", "replace") for k in ("out", "err"))
+
+
+class _Cold:
+    """A run in a fresh interpreter: this process's child, leading a new session."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        self.pid = self.proc.pid
+        self.streams = _Output(self.proc.stdout, self.proc.stderr)
+
+    def poll(self, deadline: float) -> int | None:
+        """Whether the leader has exited by ``deadline`` (it stays unreaped); None if not."""
+        delay = 0.01
+        while True:
+            if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return 0
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.1)
+
+    def reap(self) -> int:
+        return self.proc.wait()
+
+    def output(self) -> tuple[str, str]:
+        return self.streams.text()
+
+
+class Warm:
+    """A warm interpreter (``ddpfix/rehearse/warm.py``) that has imported torch and Lightning,
+    started on first use with ``env`` (what training runs share; a run whose start-up environment
+    differs is refused by it and runs cold), ended with this process."""
+
+    def __init__(self, env: dict[str, str], modules: tuple[str, ...] = ("torch", "lightning")) -> None:
+        self.env, self.modules = env, modules
+        self.socket: str | None = None
+        self.server: subprocess.Popen | None = None
+        self.failed = False
+
+    def _serve(self) -> bool:
+        if self.server is not None or self.failed:
+            return not self.failed
+        folder = tempfile.mkdtemp(prefix="ddpfix-warm-")
+        self.socket = os.path.join(folder, "socket")
+        log = open(os.path.join(folder, "server.log"), "wb")
+        self.server = subprocess.Popen([sys.executable, str(WARM), "serve", self.socket, *self.modules], env=self.env,
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True)
+        log.close()
+        ready = select.select([self.server.stdout], [], [], 180)[0] and self.server.stdout.readline() == b"ready\n"
+        self.server.stdout.close()
+        if not ready:
+            self.close()
+            self.failed = True
+        else:
+            import atexit
+            atexit.register(self.close)
+        return not self.failed
+
+    def start(self, argv: list[str], env: dict[str, str], cwd: Path) -> "_WarmRun | None":
+        """The run forked from the warm interpreter, or None where it cannot be (not ``python
+        SCRIPT.py``, a start-up environment that differs, no server)."""
+        if len(argv) < 2 or argv[0] != sys.executable or not argv[1].endswith(".py") or not self._serve():
+            return None
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        try:
+            conn, lines, answer = warm.request(self.socket, argv[1:], env, str(cwd), [devnull, out_w, err_w])
+        except OSError:
+            answer = {"refused": "no server"}
+        finally:
+            for fd in (out_w, err_w, devnull):
+                os.close(fd)
+        if "pid" not in answer:
+            os.close(out_r)
+            os.close(err_r)
+            return None
+        return _WarmRun(answer["pid"], conn, lines, _Output(os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb")))
+
+    def close(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            self.server.terminate()  # the server kills every run it started, then exits
+            try:
+                self.server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.server.pid, signal.SIGKILL)
+                self.server.wait()
+        if self.socket:
+            shutil.rmtree(os.path.dirname(self.socket), ignore_errors=True)
+            self.socket = None
+
+
+class _WarmRun:
+    """A run forked by the warm interpreter: it leads its own group; its exit status comes over the
+    socket, and the server reaps it only when told (until then its pid, the group id, is held)."""
+
+    def __init__(self, pid: int, conn, lines, streams: _Output) -> None:
+        self.pid, self.conn, self.lines, self.streams = pid, conn, lines, streams
+        self.status: int | None = None
+
+    def poll(self, deadline: float) -> int | None:
+        while self.status is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.conn.settimeout(left)
+            try:
+                message = self.lines.read()
+            except TimeoutError:
+                return None
+            self.status = 1 if message is None else message["status"]
+        return self.status
+
+    def reap(self) -> int:
+        try:
+            self.conn.settimeout(None)
+            warm._send(self.conn, {"reap": True})
+        except OSError:
+            pass
+        self.conn.close()
+        return 1 if self.status is None else self.status
+
+    def output(self) -> tuple[str, str]:
+        return self.streams.text()
 
 
 def _other_members(pgid: int) -> bool:
@@ -422,6 +564,31 @@ def notebook_script(notebook: Path) -> Path:
     return script
 
 
+def training_env(paths: Iterable[Path] = ()) -> dict[str, str]:
+    """The environment of a training run, but for what is read after start-up (the run's out
+    folder, devices, port: see ``train``). ``paths`` go first on ``PYTHONPATH``."""
+    env = _python_env([*paths, HERE])
+    env.update(PL_TRAINER_ACCELERATOR="cpu", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore",
+               PYTHONHASHSEED="0", MASTER_ADDR="127.0.0.1")
+    for name in ("DDPFIX_DIFF_LOAD", "PYTHONUNBUFFERED", "LOCAL_RANK", "RANK", "WORLD_SIZE", "NODE_RANK", "PL_GLOBAL_SEED"):
+        env.pop(name, None)
+    return env
+
+
+_warm_interpreter: Warm | None = None
+
+
+def _warm() -> Warm | None:
+    """The warm interpreter training runs are forked from (one per process, started on first use),
+    unless ``DDPFIX_DIFF_WARM=0`` asks for a fresh interpreter per run."""
+    global _warm_interpreter
+    if os.environ.get("DDPFIX_DIFF_WARM", "1") == "0":
+        return None
+    if _warm_interpreter is None:
+        _warm_interpreter = Warm(training_env())
+    return _warm_interpreter
+
+
 def train(script: Path, devices: int, out: Path, label: str, load: Path | None = None,
           timeout: float = TRAIN_TIMEOUT, interactive: bool = False, paths: Iterable[Path] = ()) -> Run:
     """Run a case script (or a notebook's cells, see ``notebook_script``) on CPU with ``devices``
@@ -433,19 +600,15 @@ def train(script: Path, devices: int, out: Path, label: str, load: Path | None =
     out.mkdir(parents=True, exist_ok=False)
     if script.suffix == ".ipynb":
         script = notebook_script(script)
-    env = _python_env([*paths, HERE])
+    env = training_env(paths)
     env.update(
         DDPFIX_DIFF_OUT=str(out), DDPFIX_DIFF_DEVICES=str(devices),
-        PL_TRAINER_DEVICES=str(devices), PL_TRAINER_ACCELERATOR="cpu",
-        OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore", PYTHONHASHSEED="0",
-        MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+        PL_TRAINER_DEVICES=str(devices), MASTER_PORT=str(free_port()),
     )
-    for name in ("DDPFIX_DIFF_LOAD", "PYTHONUNBUFFERED", "LOCAL_RANK", "RANK", "WORLD_SIZE", "NODE_RANK", "PL_GLOBAL_SEED"):
-        env.pop(name, None)
     if load is not None:
         env["DDPFIX_DIFF_LOAD"] = str(load)
     argv = [sys.executable, *(["-c", INTERACTIVE] if interactive else []), str(script)]
-    proc = run_group(argv, env, script.parent, timeout)
+    proc = run_group(argv, env, script.parent, timeout, warm=_warm())
     ranks: dict[int, dict[str, Any]] = {}
     for path in out.glob("rank*.json"):
         try:
