@@ -592,6 +592,11 @@ def main() -> None:
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:
         sys.exit(run_language_server(sys.argv[2:]))
+    # ``rehearse`` runs the user's script on CPU ranks (the one command that runs user code).
+    if sys.argv[1:2] == ["rehearse"]:
+        from ddpfix.rehearse.command import main as rehearse
+
+        sys.exit(rehearse(sys.argv[2:]))
     try:
         interrupts.install(_written_so_far)  # Ctrl-C: stop the workers, say what was written, exit 130 (docs/interrupts.md)
         code = command.main(standalone_mode=False)
