@@ -165,3 +165,31 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+OWNER = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import harness
+server = harness.Warm(dict(__import__('os').environ), modules=())
+assert server._serve()
+print(server.server.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_server_whose_owner_was_killed_ends():
+    """A killed test run cannot close its server (no atexit): the server sees its parent gone and
+    ends, with its runs, instead of living on."""
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(Path(harness.__file__).parent)], stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid = int(owner.stdout.readline())
+        assert _alive(server_pid)
+        owner.kill()
+        owner.wait()
+        deadline = time.monotonic() + 10
+        while _alive(server_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(server_pid)
+    finally:
+        owner.kill()

@@ -52,6 +52,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # launch.run has killed every process it started on the way out
+        print("ddpfix rehearse: interrupted; every process it started is stopped.", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str]) -> int:
     options = parser().parse_args(argv)
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
     if options.devices < 1 or options.batches < 1 or options.epochs < 1:

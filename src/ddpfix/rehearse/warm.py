@@ -128,9 +128,12 @@ def serve(path: str, preload: list[str], proxy_path: str | None) -> None:
 
     signal.signal(signal.SIGTERM, end)
     signal.signal(signal.SIGINT, end)
+    parent = os.getppid()
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     while True:
+        if os.getppid() != parent:  # whoever started it is gone (killed): so are its runs, and it
+            end(None, None)
         ready = select.select([listener, *readers], [], [], 0.02)[0]
         for conn in ready:
             if conn is listener:
@@ -187,8 +190,12 @@ def serve(path: str, preload: list[str], proxy_path: str | None) -> None:
 
 
 def _kill(pid: int) -> None:
+    """Kill a run: the whole group it leads (its launched ranks), or itself where it joined one."""
     try:
-        os.kill(pid, signal.SIGKILL)
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
 

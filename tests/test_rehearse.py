@@ -1,0 +1,208 @@
+"""``ddpfix rehearse`` through the real executable, on real scripts run on 2 CPU ranks (gloo).
+
+The corpus (tests/rehearse/scripts, see its README) holds scripts written for GPUs: each failing one
+must be reproduced (exit 1) and named at the line marked ``# rehearse: here``; each clean one must
+rehearse clean (exit 0: no false alarm). Then: ``--verify`` on a seed failure, what cannot be
+rehearsed (exit 2, saying why), no process left behind after a hang or a Ctrl-C, and the injected
+start-up code leaves what the script computes unchanged (the same weights as a plain CPU DDP run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ddpfix_executable
+
+pytest.importorskip("lightning")
+pytestmark = pytest.mark.e2e
+
+SCRIPTS = Path(__file__).resolve().parent / "rehearse" / "scripts"
+HEADER = re.compile(r"^# rehearse: (\w+)")
+STALL = "6"  # seconds without progress that make a hang; the default (20) is tested once
+
+
+def corpus():
+    for script in sorted(SCRIPTS.glob("*.py")):
+        text = script.read_text(encoding="utf-8")
+        expect = HEADER.match(text).group(1)
+        if expect == "limit":  # what a rehearsal cannot show (the README says why)
+            continue
+        here = [i + 1 for i, line in enumerate(text.splitlines()) if line.rstrip().endswith("# rehearse: here")]
+        yield pytest.param(script, expect, here, id=script.stem)
+
+
+def rehearse(*args: str, cwd: Path = SCRIPTS, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([ddpfix_executable(), "rehearse", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, env=dict(os.environ, NO_COLOR="1"))
+
+
+def _ours(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker`` (the scripts this test started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in command and state != "Z" and "pytest" not in command:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("script, expect, here", list(corpus()))
+def test_the_corpus_rehearses_as_its_header_says(script, expect, here, tmp_path):
+    """Each script alone in a scratch folder (scripts write checkpoints and reports where they run)."""
+    (tmp_path / script.name).write_bytes(script.read_bytes())
+    started = time.monotonic()
+    run = rehearse("--json", "--stall", STALL, "--", sys.executable, script.name, cwd=tmp_path)
+    report = json.loads(run.stdout)
+    if expect == "clean":
+        assert run.returncode == 0, run.stdout
+        assert report["result"] == "clean" and report["problems"] == []
+        assert report["ranks"].keys() == {"0", "1"} and all(rank["exited"] for rank in report["ranks"].values())
+        return
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert report["result"] == "failed"
+    named = {(p["path"], p["line"]) for p in report["problems"]}
+    assert any((script.name, line) in named for line in here), (here, report["problems"])
+    if expect == "hang":
+        assert {p["kind"] for p in report["problems"]} & {"hang", "exception", "collective-order", "batches"}
+    assert not _ours(str(script.name)), "a rank outlived the rehearsal"
+    assert time.monotonic() - started < 120
+
+
+def test_a_seed_hang_is_named_at_its_line_within_a_minute_with_the_default_stall(tmp_path):
+    (tmp_path / "hang_rank_gated_sync_log.py").write_bytes((SCRIPTS / "hang_rank_gated_sync_log.py").read_bytes())
+    started = time.monotonic()
+    run = rehearse("--", sys.executable, "hang_rank_gated_sync_log.py", cwd=tmp_path)
+    seconds = time.monotonic() - started
+    assert run.returncode == 1
+    line = next(i + 1 for i, text in enumerate((SCRIPTS / "hang_rank_gated_sync_log.py").read_text().splitlines())
+                if text.endswith("# rehearse: here"))
+    assert re.search(rf"^hang_rank_gated_sync_log.py:{line}: hang: ", run.stdout, re.M), run.stdout
+    assert "static: " in run.stdout and "DDP003" in run.stdout  # the static rule that knows the shape
+    assert "accelerator='gpu' -> 'cpu'" in run.stdout  # the mapping made is said
+    assert seconds < 60, seconds
+    assert not _ours("hang_rank_gated_sync_log.py")
+
+
+def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_bytes((SCRIPTS / "hang_rank_gated_sync_log.py").read_bytes())
+    before = script.read_bytes()
+    run = rehearse("--verify", "--stall", STALL, "--", sys.executable, "train.py", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "+++ train.py (ddpfix's fixes)" in run.stdout and "rank_zero_only=True" in run.stdout
+    assert "verified: the failure is gone after the fixes" in run.stdout
+    assert script.read_bytes() == before  # the user's file is never touched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # nor anything written beside it
+
+
+@pytest.mark.parametrize("body, why", [
+    ("import not_a_module_anywhere\n", "failed before it built a Trainer or Fabric at train.py:1"),
+    ("print('no training here')\n", "built no Trainer or Fabric"),
+], ids=["import-error", "no-trainer"])
+def test_what_cannot_be_rehearsed_exits_2_and_says_why(tmp_path, body, why):
+    (tmp_path / "train.py").write_text(body)
+    run = rehearse("--", sys.executable, "train.py", cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert why in run.stdout
+
+
+def test_no_script_or_a_missing_one_exits_2(tmp_path):
+    for args, why in ((["--", sys.executable, "-c", "pass"], "names no Python script"),
+                      (["--", sys.executable, "missing.py"], "no such script"), ([], "no command given")):
+        run = rehearse(*args, cwd=tmp_path)
+        assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
+
+
+def test_ctrl_c_stops_every_process_it_started(tmp_path):
+    script = tmp_path / "interrupted_train.py"
+    script.write_bytes((SCRIPTS / "hang_guarded_all_reduce.py").read_bytes())
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "interrupted_train.py"])
+    try:
+        proc = subprocess.Popen([ddpfix_executable(), "rehearse", "--stall", "120", "--", sys.executable, script.name],
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ranks = lambda: [pid for pid in _ours(script.name) if pid != bystander.pid]  # noqa: E731
+        deadline = time.monotonic() + 90
+        while len(ranks()) < 2 and time.monotonic() < deadline:  # both ranks are up
+            time.sleep(0.2)
+        assert len(ranks()) >= 2
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130 and "interrupted" in err
+        assert not ranks()
+        assert bystander.poll() is None  # a process it did not start is left alone
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+SAME = '''
+import os
+import lightning as L
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(8, 1)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = nn.functional.mse_loss(self.layer(x), y)
+        self.log("loss", loss, sync_dist=True)
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+if __name__ == "__main__":
+    L.seed_everything(3)
+    data = TensorDataset(torch.randn(64, 8), torch.randn(64, 1))
+    if os.environ.get("PLAIN"):  # what the rehearsal runs, written out: CPU DDP, 2 batches, 2 epochs
+        trainer = L.Trainer(accelerator="cpu", devices=2, strategy="ddp", limit_train_batches=2, max_epochs=2,
+                            logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                            enable_model_summary=False)
+    else:
+        trainer = L.Trainer(accelerator="gpu", devices=4, strategy="ddp", max_epochs=50, logger=False,
+                            enable_checkpointing=False, enable_model_summary=False)
+    model = Model()
+    trainer.fit(model, DataLoader(data, batch_size=8, shuffle=True))
+    torch.save(model.state_dict(), os.environ["WEIGHTS"] + str(trainer.global_rank))
+'''
+
+
+def test_the_injected_code_leaves_the_results_unchanged(tmp_path):
+    (tmp_path / "train.py").write_text(SAME)
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    plain = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                           env=dict(env, PLAIN="1", WEIGHTS=str(tmp_path / "plain")), start_new_session=True)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    run = subprocess.run([ddpfix_executable(), "rehearse", "--", sys.executable, "train.py"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300, env=dict(env, WEIGHTS=str(tmp_path / "rehearsed")))
+    assert run.returncode == 0, run.stdout
+    import torch
+
+    for rank in (0, 1):
+        plain_weights = torch.load(tmp_path / f"plain{rank}")
+        rehearsed = torch.load(tmp_path / f"rehearsed{rank}")
+        assert plain_weights.keys() == rehearsed.keys()
+        assert all(torch.equal(plain_weights[k], rehearsed[k]) for k in plain_weights), rank
+    assert not (tmp_path / "lightning_logs").exists()  # logs and checkpoints went to the scratch folder
