@@ -98,6 +98,31 @@ def test_run_group_kills_its_group_and_nothing_else(tmp_path, leader, hung):
         bystander.wait()
 
 
+@pytest.mark.parametrize("case_id, reference", [("epoch-log-sync/plateau_scheduler", False),
+                                               ("rank-gated-log/guarded_sync_dist_log", True)])
+def test_a_warm_run_computes_what_a_cold_one_does(case_id, reference, tmp_path, monkeypatch):
+    """The runs are forked from a warm interpreter (harness.Warm, src/ddpfix/rehearse/warm.py): on
+    one process and under DDP (the second rank through the proxy ``sys.executable``) a case computes
+    exactly what fresh interpreters compute: the same weights, buffers, metrics and splits on every
+    rank, and the runs really were warm (forked, nothing refused)."""
+    case = next(c for c in CASES if c.id == case_id)
+    source = case.path.with_name(case.path.stem + ".reference.py") if reference else case.path  # (its original hangs)
+    script = tmp_path / case.path.name
+    script.write_text(harness.case_text(source), encoding="utf-8")
+    server = harness._warm()
+    assert server is not None
+    for devices in (1, 2):
+        forked = server.forked
+        warm = harness.train(script, devices, tmp_path / f"warm{devices}", "warm")
+        assert server.forked == forked + 1 and not server.refusals()
+        monkeypatch.setenv("DDPFIX_DIFF_WARM", "0")
+        cold = harness.train(script, devices, tmp_path / f"cold{devices}", "cold")
+        monkeypatch.delenv("DDPFIX_DIFF_WARM")
+        assert warm.proc.returncode == cold.proc.returncode == 0, (warm.proc.stderr[-2000:], cold.proc.stderr[-2000:])
+        assert sorted(warm.ranks) == sorted(cold.ranks) == list(range(devices))
+        assert harness.compare(warm, cold) == []
+
+
 def test_headers():
     assert harness.parse_header("# differential: safe\n") == ("safe", {})
     assert harness.parse_header("# differential: safe; reference=all\nx = 1\n") == ("safe", {"reference": "all"})

@@ -112,7 +112,8 @@ def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(tmp_path):
 @pytest.mark.parametrize("body, why", [
     ("import not_a_module_anywhere\n", "failed before it built a Trainer or Fabric at train.py:1"),
     ("print('no training here')\n", "built no Trainer or Fabric"),
-], ids=["import-error", "no-trainer"])
+    ("import torch\ntorch.zeros(3, device='cuda')\n", "needs a GPU for something the rehearsal cannot map at train.py:2"),
+], ids=["import-error", "no-trainer", "needs-a-gpu"])
 def test_what_cannot_be_rehearsed_exits_2_and_says_why(tmp_path, body, why):
     (tmp_path / "train.py").write_text(body)
     run = rehearse("--", sys.executable, "train.py", cwd=tmp_path)

@@ -325,6 +325,7 @@ class Warm:
         self.socket: str | None = None
         self.server: subprocess.Popen | None = None
         self.failed = False
+        self.forked = 0  # runs it has forked (a refused one runs cold and is not counted)
 
     def _serve(self) -> bool:
         if self.server is not None or self.failed:
@@ -364,7 +365,13 @@ class Warm:
             os.close(out_r)
             os.close(err_r)
             return None
+        self.forked += 1
         return _WarmRun(answer["pid"], conn, lines, _Output(os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb")))
+
+    def refusals(self) -> list[str]:
+        """What the server refused (its log: ``refused [SCRIPT]: WHY``), launched ranks included."""
+        log = Path(os.path.dirname(self.socket)) / "server.log" if self.socket else None
+        return [line for line in (log.read_text().splitlines() if log and log.exists() else []) if line.startswith("refused")]
 
     def close(self) -> None:
         if self.server is not None and self.server.poll() is None:
@@ -374,7 +381,7 @@ class Warm:
             except subprocess.TimeoutExpired:
                 os.killpg(self.server.pid, signal.SIGKILL)
                 self.server.wait()
-        if self.socket:
+        if self.socket and not os.environ.get("DDPFIX_DIFF_KEEP_WARM_LOG"):
             shutil.rmtree(os.path.dirname(self.socket), ignore_errors=True)
             self.socket = None
 
@@ -572,6 +579,10 @@ def training_env(paths: Iterable[Path] = ()) -> dict[str, str]:
                PYTHONHASHSEED="0", MASTER_ADDR="127.0.0.1")
     for name in ("DDPFIX_DIFF_LOAD", "PYTHONUNBUFFERED", "LOCAL_RANK", "RANK", "WORLD_SIZE", "NODE_RANK", "PL_GLOBAL_SEED"):
         env.pop(name, None)
+    # pytest names the running test in the environment: a value that changes per test would make
+    # every run after the first differ from the warm interpreter's start (and run cold).
+    for name in [name for name in env if name.startswith("PYTEST_")]:
+        del env[name]
     return env
 
 

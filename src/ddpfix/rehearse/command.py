@@ -14,6 +14,8 @@ import argparse
 import difflib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -71,6 +73,7 @@ def _main(argv: list[str]) -> int:
         if python is None:
             return _cannot(options, "no python on PATH: name the interpreter, as in `ddpfix rehearse -- python train.py`")
         command = [python, *command]
+    options.command_shown = [os.path.basename(command[0]), *command[1:]]
     script = _script_of(command)
     if script is None:
         return _cannot(options, "the command names no Python script file (rehearse runs `PYTHON SCRIPT.py [ARGS...]`)")
@@ -130,8 +133,20 @@ def rehearse(command: list[str], script: Path, options, cwd: Path | None = None,
     return result
 
 
+NEEDS_A_GPU = re.compile(r"Torch not compiled with CUDA|Cannot get CUDA generator|ATen_cuda|Found no NVIDIA driver|"
+                         r"CUDA driver|No CUDA GPUs are available|requires a GPU|bitsandbytes.*(CUDA|GPU)")
+
+
 def _could_not(result: reports.Report, outcome) -> None:
-    """A run that never built a Trainer or Fabric rehearsed nothing: say why (exit 2)."""
+    """A run that never built a Trainer or Fabric rehearsed nothing, and one that needs a GPU for
+    something the rehearsal cannot map ran something else: say why (exit 2)."""
+    needs = [p for p in result.problems if p.kind == "exception" and NEEDS_A_GPU.search(p.message)]
+    if needs:
+        place = needs[0].place()
+        result.why_not = (f"the script needs a GPU for something the rehearsal cannot map{' at ' + place if place else ''}: "
+                          f"{needs[0].message.split(': ', 1)[-1]}")
+        result.problems = []
+        return
     if result.trainers or outcome.stopped:
         return
     errors = [p for p in result.problems if p.kind == "exception"]
@@ -231,7 +246,8 @@ def _print(options, first: reports.Report, verified: dict | None = None) -> None
     sys.stdout.write(reports.text(first))
     if verified is None:
         if first.failed:
-            sys.stdout.write("\nfound: " + _verdict(first) + ". `ddpfix rehearse --verify ...` checks ddpfix's fixes by running them.\n")
+            again = " ".join(shlex.quote(a) for a in ["ddpfix", "rehearse", "--verify", "--", *options.command_shown])
+            sys.stdout.write(f"\nfound: {_verdict(first)}. `{again}` applies ddpfix's fixes to a copy and rehearses it.\n")
         return
     sys.stdout.write("\n--verify: ")
     after = verified.get("report")

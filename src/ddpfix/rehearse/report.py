@@ -23,6 +23,7 @@ class Problem:
     ranks: list[int] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)  # static rules that know the shape here
     findings: list[str] = field(default_factory=list)  # their findings near here (``command.attach``)
+    details: list[str] = field(default_factory=list)  # one line per rank, under the message
 
     def place(self) -> str:
         return f"{self.site[0]}:{self.site[1]}" if self.site else ""
@@ -78,7 +79,7 @@ def _rank_of(rows: list[dict], leader: int | None) -> int | None:
 
 def build(out: Path, script: str, devices: int, outcome, leader: int | None = None) -> Report:
     report = Report(script, devices, seconds=outcome.seconds, stopped=outcome.stopped, returncode=outcome.returncode)
-    report.output_tail = "\n".join(outcome.output.rstrip().splitlines()[-15:])
+    report.output_tail = "\n".join(outcome.output.rstrip().splitlines()[-8:])
     by_pid = load(out)
     leader = leader if leader is not None else min(by_pid, default=None, key=lambda pid: by_pid[pid][0]["t"])
     by_rank: dict[int, list[dict]] = defaultdict(list)
@@ -187,8 +188,9 @@ def _hang(report: Report, outcome, pid_rank: dict[int, int]) -> None:
     for rank in range(report.devices):
         if rank not in report.ranks:
             parts.append(f"rank {rank} never started its rehearsal code")
-    what = ("no rank made progress for a while" if outcome.stopped == "stall" else "the rehearsal ran out of time")
-    report.problems.insert(0, Problem("hang", f"hang: {what}; stopped. " + "; ".join(parts), site, waiting_ranks))
+    what = ("no rank made progress, so the run was stopped" if outcome.stopped == "stall"
+            else "the run was still going at --timeout and was stopped")
+    report.problems.insert(0, Problem("hang", f"hang: {what}", site, waiting_ranks, details=parts))
 
 
 def _exceptions(report: Report) -> None:
@@ -203,6 +205,8 @@ def _exceptions(report: Report) -> None:
             text = f"rank {rank} raised {row['type']}: {row['message'].splitlines()[0] if row['message'] else ''}"
             if follow_on:
                 text += " (after another rank's failure)"
+            elif any(p.kind == "emulated" and rank in p.ranks for p in report.problems):
+                text += " (which follows from the failure above)"
             report.problems.append(Problem("exception", text, row.get("site"), [rank]))
 
 
@@ -279,10 +283,10 @@ def _collective_order(report: Report, trained: list[int]) -> None:
         described = {r: _describe_collective(rows[r], report.ranks[r]) for r in trained}
         # The line to name: the one only some ranks reach (deepest in the user's code, or a log's).
         site_rank = max(trained, key=lambda r: (bool(rows[r].get("key") and described[r][1]), len(rows[r].get("stack") or []), -r))
-        text = "; ".join(f"rank {r} enters {described[r][0]}" for r in trained)
         report.problems.append(Problem(
-            "collective-order", f"the ranks' collectives fall out of step at the {_ordinal(index + 1)} one: {text}",
-            described[site_rank][1], trained, ["DDP005", "DDP003"]))
+            "collective-order", f"the ranks' collectives fall out of step at the {_ordinal(index + 1)} one (collectives "
+            "pair up by their order: from here every rank waits in, or feeds, another)", described[site_rank][1], trained,
+            ["DDP005", "DDP003"], details=[f"rank {r} enters {described[r][0]}" for r in trained]))
         return
 
 
@@ -376,7 +380,10 @@ def text(report: Report) -> str:
         for problem in report.problems:
             place = problem.place()
             lines.append(f"{place + ': ' if place else ''}{problem.message}")
-            lines += [f"    static: {finding}" for finding in problem.findings]
+            lines += [f"    {detail}" for detail in problem.details]
+        findings = list(dict.fromkeys(f for problem in report.problems for f in problem.findings))
+        if findings:
+            lines += ["", "ddpfix's rules that know this shape:", *(f"  {finding}" for finding in findings)]
     else:
         lines.append("")
         collectives = max((len(s["collectives"]) for s in report.ranks.values()), default=0)
@@ -384,7 +391,8 @@ def text(report: Report) -> str:
                      f"({_key_count(report)} keys logged, {collectives} collectives entered per rank)")
     if report.mappings:
         lines += ["", "mapped to run on CPU:", *("  " + line for line in report.mappings)]
-    if report.problems and report.output_tail and any(p.kind == "exception" for p in report.problems):
+    unexplained = [p for p in report.problems if p.kind == "exception" and "follows from" not in p.message]
+    if report.output_tail and unexplained:
         lines += ["", "the script's last output:", *("  " + line for line in report.output_tail.splitlines())]
     return "\n".join(lines) + "\n"
 
@@ -398,7 +406,7 @@ def as_json(report: Report) -> dict:
         "script": report.script, "devices": report.devices, "seconds": round(report.seconds, 2),
         "result": "could-not-rehearse" if report.why_not else ("failed" if report.failed else "clean"),
         "why_not": report.why_not or None, "stopped": report.stopped or None,
-        "problems": [{"kind": p.kind, "message": p.message, "path": p.site[0] if p.site else None,
+        "problems": [{"kind": p.kind, "message": p.message, "details": p.details, "path": p.site[0] if p.site else None,
                       "line": p.site[1] if p.site else None, "ranks": p.ranks, "rules": p.rules,
                       "findings": p.findings} for p in report.problems],
         "mappings": report.mappings,

@@ -35,6 +35,9 @@ import sys
 LATE_NAMES = frozenset({
     "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK", "RANK", "WORLD_SIZE", "NODE_RANK", "LOCAL_WORLD_SIZE",
     "GROUP_RANK", "PYTHONPATH", "PWD", "OLDPWD", "_",
+    # Set by Trainer(deterministic=True) in the launching rank, so inherited by the others; read by
+    # cuBLAS when a handle is made and by torch's determinism check when it runs, never at import.
+    "CUBLAS_WORKSPACE_CONFIG",
 })
 LATE_PREFIXES = ("PL_", "DDPFIX_")
 STREAMS = 3  # stdin, stdout, stderr
@@ -151,6 +154,8 @@ def serve(path: str, preload: list[str], proxy_path: str | None) -> None:
                 if why is None and len(lines.fds) != STREAMS:
                     why = "the request did not carry its three streams"
                 if why is not None:
+                    sys.stderr.write(f"refused {message['argv'][:1]}: {why}\n")  # the server's log says why a run went cold
+                    sys.stderr.flush()
                     _send(conn, {"refused": why})
                     _close_fds(lines.fds)
                     readers.pop(conn).conn.close()
