@@ -365,3 +365,47 @@ trainer.fit(model, loader)
     assert "Would fix 2 issues in 1 file." in proc.stderr.decode()
     write = run_cli_unsafe("--write", "t.py", cwd=tmp_path)
     assert write.returncode == 0 and "Fixed 2 issues in 1 file." in write.stderr.decode()
+
+
+def test_ruffs_spellings_mean_what_they_mean_in_ruff(tmp_path):
+    """Through the real executable: ``check`` lists findings and writes nothing, ``check --fix``
+    writes, ``--fix`` is ``--write``, ``rule`` explains, ``format`` says in one line that there is no
+    such command (not E902), and a path named like a command is still a path."""
+    import subprocess
+
+    from conftest import ddpfix_executable
+
+    buggy = b'import torch\nfrom torch.utils.data import DataLoader\nDataLoader(range(3), generator=torch.Generator("cuda"))\n'
+    target = tmp_path / "train.py"
+
+    def ddpfix(*args, cwd=tmp_path):
+        return subprocess.run([ddpfix_executable(), *args], capture_output=True, text=True, cwd=cwd,
+                              env=dict(__import__("os").environ, NO_COLOR="1"))
+
+    target.write_bytes(buggy)
+    run = ddpfix("check", "train.py")
+    assert run.returncode == 1 and "train.py:3:" in run.stdout and target.read_bytes() == buggy
+    run = ddpfix("check", "--fix", "--unsafe-fixes", "train.py")
+    assert run.returncode == 0 and target.read_bytes() != buggy
+    target.write_bytes(buggy)
+    run = ddpfix("--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "train.py")
+    assert run.returncode == 1 and "Fixed 1 issue" in run.stderr and target.read_bytes() != buggy
+    assert ddpfix("rule", "DDP002").stdout.startswith("# DDP002 cuda-generator")
+    run = ddpfix("format", "train.py")
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "no `format` command" in run.stderr
+    assert "E902" not in run.stderr
+    (tmp_path / "format").mkdir()  # a folder of that name: the word names it
+    assert ddpfix("format").returncode == 0
+    run = ddpfix("check", "--show-files", ".")
+    assert run.returncode == 0 and run.stdout.split() == ["train.py"]
+
+
+def test_translate_keeps_what_follows_a_double_dash():
+    from ddpfix.spellings import translate
+
+    assert translate(["check", "--fix", "--", "--fix"]) == ["--write", "--", "--fix"]
+    assert translate(["check", "src"]) == ["--check", "src"]
+    assert translate(["check", "--diff", "src"]) == ["--diff", "src"]
+    assert translate(["rule", "--all"]) == ["--list-rules"]
+    assert translate(["server"]) == ["lsp"]
+    assert translate(["--fix-only", "x.py"]) == ["--write", "--exit-zero", "x.py"]

@@ -393,3 +393,22 @@ def test_add_noqa_usage(tmp_path, run_cli):
         assert proc.returncode == 2 and b"--add-noqa" in proc.stderr, args
     assert run_cli("--add-noqa", "-", input=BUGGY).returncode == 2
     assert (tmp_path / "train.py").read_bytes() == BUGGY
+
+
+def test_the_summary_names_the_command_that_applies_what_was_shown(tmp_path):
+    """After --diff --unsafe-fixes (or --check --unsafe-fixes) the unsafe fixes counted are applied
+    only by --write --unsafe-fixes: the summary says that command, not --write alone."""
+    import subprocess
+
+    from conftest import ROOT, ddpfix_executable
+
+    fixtures = ROOT / "fixtures" / "cuda-generator"
+
+    def last_line(*flags):
+        run = subprocess.run([ddpfix_executable(), *flags, "--no-color", str(fixtures)], capture_output=True, text=True)
+        return run.stderr.strip().splitlines()[-1]
+
+    assert "Run with --write --unsafe-fixes to apply." in last_line("--diff", "--unsafe-fixes")
+    assert "Run with --write --unsafe-fixes to apply." in last_line("--check", "--unsafe-fixes")
+    plain = last_line("--diff")
+    assert "Run with --write to apply." in plain and "available with --unsafe-fixes" in plain

@@ -22,7 +22,7 @@ from dataclasses import replace
 
 import click
 
-from ddpfix import __version__, interrupts, report
+from ddpfix import __version__, interrupts, report, spellings
 from ddpfix.budget import limit_options
 from ddpfix.cli_help import EPILOG, HELP_WIDTH
 from ddpfix.config import Config, ConfigError
@@ -175,6 +175,9 @@ class Output:
               "$DDPFIX_PAGER / $PAGER / less.")
 @click.option("--force-exclude", is_flag=True, help="Apply the exclude settings and --exclude to paths named explicitly "
               "too (the pre-commit hooks pass it): by default a path named is checked even if excluded.")
+@click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="Exit 1 when a fix was written, even if nothing is left (as Ruff's flag).")
 @click.option("--show-settings", is_flag=True, help="Print the settings that apply to each PATH and where they come "
               "from, then exit.")
 @click.option("--max-file-size", metavar="SIZE", default=None,
@@ -188,7 +191,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
             log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
             extend_select, statistics, exit_zero, add_noqa,
             verbose, show_fixes, no_pager,
-            force_exclude, show_settings,
+            force_exclude, show_files, exit_non_zero_on_fix, show_settings,
             max_file_size, fix_time_budget, fix_memory_budget):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; default '.';
     '-' reads stdin).
@@ -230,6 +233,15 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
             return EXIT_CLEAN
     except ConfigError as err:
         raise click.ClickException(str(err)) from err
+    if show_files:
+        if "-" in paths:
+            raise click.UsageError("--show-files needs files, not stdin")
+        try:
+            for path in find_files(paths, resolver, respect_gitignore, force_exclude).files:
+                output.out(path)
+        except ConfigError as err:
+            raise click.ClickException(str(err)) from err
+        return EXIT_CLEAN
     rules, options = list(settings.rules), dict(settings.options)
     jobs = jobs or settings.config.jobs
     mode = "diff" if diff_only else "write" if write else "check" if check else "interactive" if interactive else "preview"
@@ -308,7 +320,8 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
 
     def done(applied: bool) -> int:
         return finish(results, problems, output, applied=applied, checked=len(files), report_only=report_only,
-                      unsafe_fixes=unsafe_paths.__contains__, exit_zero=exit_zero)
+                      unsafe_fixes=unsafe_paths.__contains__, exit_zero=exit_zero, unsafe_flag=unsafe_fixes is True,
+                      exit_on_fix=exit_non_zero_on_fix)
 
     def write_all() -> None:
         nonlocal results
@@ -505,7 +518,8 @@ def _not_written(finding: Finding) -> Finding:
 
 
 def finish(results: list[FileResult], problems: list[Problem], output: Output, *, applied: bool, checked: int,
-           report_only: bool = False, unsafe_fixes: bool = False, exit_zero: bool = False) -> int:
+           report_only: bool = False, unsafe_fixes: bool = False, exit_zero: bool = False, unsafe_flag: bool = False,
+           exit_on_fix: bool = False) -> int:
     """The summary line and the exit status. ``report_only``: the results hold findings but no fixes
     (``--check`` applies none): what would be fixed is what is fixable with the fixes allowed
     (safe ones, and unsafe ones with ``unsafe_fixes``); the unsafe fixes left out are counted apart."""
@@ -523,10 +537,16 @@ def finish(results: list[FileResult], problems: list[Problem], output: Output, *
         fixes = sum(f.fixed for r in changed for f in r.findings)
         pending = sum(not f.fixed for f in allowed)
     manual = sum(not f.fixable for f in findings)
+    # What was shown included unsafe fixes because the flag asked for them: the command that
+    # applies it must ask again (a setting in the config would apply them with --write alone).
+    shown_unsafe = unsafe_flag and any(not f.safe for f in allowed)
     output.info(report.summary(fixes=fixes, files=len(changed), applied=applied, pending=pending, manual=manual,
-                               errors=len({p.path for p in problems}), checked=checked, hidden=hidden))
+                               errors=len({p.path for p in problems}), checked=checked, hidden=hidden,
+                               apply_with="--write --unsafe-fixes" if shown_unsafe else "--write"))
     if problems:
         return EXIT_ERROR
+    if exit_on_fix and applied and fixes:
+        return EXIT_FINDINGS
     if manual or pending or hidden or (fixes and not applied):
         return exit_status(EXIT_FINDINGS, exit_zero)
     return EXIT_CLEAN
@@ -588,6 +608,11 @@ def run_language_server(args: list[str]) -> int:
 
 def main() -> None:
     set_up_for_trees()
+    try:  # Ruff's spellings (ddpfix check --fix, rule, server): spellings.py
+        sys.argv[1:] = spellings.translate(sys.argv[1:])
+    except spellings.NotHere as err:
+        click.echo(str(err), err=True)
+        sys.exit(EXIT_ERROR)
     # Exactly ``lsp`` as the first argument starts the language server; a folder named lsp is
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:

@@ -29,7 +29,12 @@ Keys of -i (--interactive):
 
 \b
 Language server:
-  ddpfix lsp                             serve editors over stdio (pip install 'ddpfix[lsp]')
+  ddpfix lsp                             serve editors over stdio (nothing more to install)
+
+\b
+Rehearse (the one command that runs your script, on CPU ranks; docs/rehearse.md):
+  ddpfix rehearse -- python train.py     hangs, crashes and ranks that diverge, at your line
+  ddpfix rehearse --verify -- python train.py   ... and ddpfix's fixes, rehearsed on a copy
 
 \b
 Exit codes:

@@ -117,20 +117,21 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 
 def summary(*, fixes: int, files: int, applied: bool, pending: int, manual: int, errors: int, checked: int,
-            hidden: int = 0) -> str:
+            hidden: int = 0, apply_with: str = "--write") -> str:
     """The one line on stderr that says what happened and what to do next.
 
     ``fixes``: fixes in the output (written when ``applied``); ``pending``: fixable findings whose
     fix is not in it (declined, or its file could not be written); ``manual``: findings with no
     rewrite; ``hidden``: unsafe fixes left out because ``--unsafe-fixes`` is off; ``errors``: files
-    with a problem reported above.
+    with a problem reported above. ``apply_with``: the flags that apply what was shown (with the
+    unsafe fixes among them, ``--write --unsafe-fixes``: ``--write`` alone would leave those out).
     """
     parts = []
     if fixes:
         if applied:
             parts.append(f"Fixed {plural(fixes, 'issue')} in {plural(files, 'file')}.")
         else:
-            parts.append(f"Would fix {plural(fixes, 'issue')} in {plural(files, 'file')}. Run with --write to apply.")
+            parts.append(f"Would fix {plural(fixes, 'issue')} in {plural(files, 'file')}. Run with {apply_with} to apply.")
     if pending:
         parts.append(f"{plural(pending, 'fix', 'fixes')} not applied.")
     if hidden:

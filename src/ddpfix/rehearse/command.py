@@ -191,8 +191,8 @@ def verify(command: list[str], script: Path, options) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix="ddpfix-verify-"))
     try:
         copy = scratch / root.name
-        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".git", ".venv", "venv", "__pycache__", "*.ckpt",
-                                                                      "lightning_logs", "node_modules"), symlinks=True)
+        skipped: list[str] = []
+        shutil.copytree(root, copy, ignore=_copy_ignore(skipped), symlinks=True)
         fixed_script = copy / script.relative_to(root)
         args = [sys.executable, "-m", "ddpfix", "--write", "--no-color", *(["--unsafe-fixes"] if options.unsafe_fixes else []),
                 str(fixed_script)]
@@ -216,6 +216,24 @@ def verify(command: list[str], script: Path, options) -> dict:
                 "keys_differ": differ, "fix_output": fix.stdout + fix.stderr}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+BIG = 5 * 1024 * 1024
+SKIPPED_FOLDERS = {".git", ".hg", ".venv", "venv", "__pycache__", "lightning_logs", "node_modules", "wandb", "mlruns"}
+
+
+def _copy_ignore(skipped: list[str]):
+    """What the scratch copy leaves out: VCS and environment folders, logs, and files over 5 MB
+    (data and checkpoints: the copy runs from your folder, so relative paths still find them)."""
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        left = {n for n in names if n in SKIPPED_FOLDERS}
+        for name in names:
+            path = os.path.join(folder, name)
+            if name not in left and os.path.isfile(path) and os.path.getsize(path) > BIG:
+                left.add(name)
+                skipped.append(path)
+        return left
+    return ignore
 
 
 def _status(result: reports.Report) -> int:
