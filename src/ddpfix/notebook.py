@@ -189,6 +189,10 @@ class Notebook:
             return None
 
 
+#: How a Git LFS pointer file starts (the spec line): a notebook stored in LFS and not pulled.
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
 class NotebookError(ValueError):
     pass
 
@@ -293,6 +297,10 @@ def fix_notebook(
     options: Mapping[str, object] | None,
 ) -> FileResult:
     result = FileResult(path, data)
+    if data.startswith(LFS_POINTER):  # common in real repositories: said, never an error
+        result.problems.append(Problem(path, NOTE, "skipped: a Git LFS pointer, not the notebook itself "
+                                       "(`git lfs pull` fetches it)", level=NOTE))
+        return result
     try:
         notebook = load(data, options)
     except NotebookError as err:

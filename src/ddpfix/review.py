@@ -23,7 +23,12 @@ from ddpfix.findings import FileResult, Finding, Problem
 from ddpfix.sources import fix_source
 
 ANSWERS = "ynaq"
-PROMPT = "[y]es / [n]o / [a]ll in this file / [q]uit: "
+PROMPT = "[y]es / [n]o / [a]ll in this file / [q]uit / [?]: "
+KEYS_HELP = """  y  apply this fix
+  n  skip it
+  a  apply this fix and every safe fix left in this file; an unsafe one is still shown and asked about
+  q  stop: skip the rest of the run, keep (and write) the fixes accepted so far
+  ?  this help"""
 
 
 def review(results: Sequence[FileResult], rules, facts, problems: list[Problem], output, options,
@@ -94,13 +99,16 @@ class _FileReview:
             if not single.changed or not fixed:
                 self._show(*group)  # its fix cannot be carried out alone here: said, not offered
                 continue
-            if take_rest:
-                answer = "y" if all(self.listing[i].safe for i in group) or self.take_unsafe else "n"
-                if answer == "n":
-                    self._show(*group)
-                    continue
+            # "a" takes the rest of the file's safe fixes; an unsafe one is still shown and asked
+            # about: none is applied that the person has not seen.
+            if take_rest and all(self.listing[i].safe for i in group):
+                answer = "y"
             else:
                 self._show(*group)
+                reasons = list(dict.fromkeys(self.listing[i].unsafe_reason for i in group
+                                             if self.listing[i].unsafe and self.listing[i].unsafe_reason))
+                for reason in reasons:  # why it is unsafe, without -v: what the person weighs
+                    click.echo(f"  unsafe because {reason}")
                 self.output.diff(report.unified_diff(self.path, self.current, single.fixed))
                 answer = ask(unsafe=any(self.listing[i].unsafe for i in group))
             if answer == "q":
@@ -207,7 +215,10 @@ def ask(unsafe: bool = False, read: Callable[[], str] | None = None) -> str:
         click.echo(answer)  # the key, so the transcript shows what was answered
         if answer and answer in ANSWERS:
             return answer
-        click.echo("Please answer y, n, a or q.")
+        if answer == "?":
+            click.echo(KEYS_HELP)
+            continue
+        click.echo("Please answer y, n, a or q (? explains them).")
 
 
 # Keys typed ahead (while the next fix was being worked out) that one read brought in with the key

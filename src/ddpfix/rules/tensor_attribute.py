@@ -15,7 +15,7 @@ from ddpfix.analysis.lightning import TENSOR_FACTORIES
 from ddpfix.rules._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
 from ddpfix.analysis.lightning import FUNCTIONS, arguments_in_order, lightning_methods
 from ddpfix.analysis.tree_text import end, start
-from ddpfix.rules.base import Rule, RuleContext, TreeView
+from ddpfix.rules.base import Rule, RuleContext, TreeView, clip
 
 # torch functions known to return a tensor, besides the factories.
 TENSOR_FUNCTIONS = TENSOR_FACTORIES | frozenset(
@@ -255,9 +255,9 @@ def _refusal(cls: ast.ClassDef, members: set[str], others: list[tuple[ast.expr |
         return f"{name} is an attribute of LightningModule, so register_buffer would raise KeyError"
     if not after_super:
         return "it is set before super().__init__(), where no buffer can be registered"
-    bad = next((node for value, node in others if not _tensor_like(value, name, ctx)), None)
+    bad = next(((value, node) for value, node in others if not _tensor_like(value, name, ctx)), None)
     if bad is not None:
-        return f"self.{name} is assigned a non-tensor on line {bad.lineno}"
+        return f"self.{name} is assigned {_what_is_assigned(bad[0], ctx)} on line {bad[1].lineno}, which a buffer cannot hold"
     if _comment_before_equals(statement, ctx.view):
         return "a comment in the assignment's target would be lost"
     return None
@@ -388,6 +388,22 @@ def _assignments(cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, ast
         else:
             add(node.target, node.value, node)
     return found
+
+
+def _what_is_assigned(value: ast.expr | None, ctx: RuleContext) -> str:
+    """What a later assignment puts in the attribute, in words that are true of it: an
+    ``nn.Parameter`` is a tensor, but one a buffer's name cannot take (Module.__setattr__ would make
+    it a parameter); anything else ddpfix does not know to be a plain tensor is named as written."""
+    if value is None:
+        return "a value through an augmented or deleting statement"
+    if isinstance(value, ast.Call):
+        qualified = ctx.imports.qualify(value.func) or ""
+        if qualified.endswith("nn.Parameter") or qualified.endswith("parameter.Parameter"):
+            return "an nn.Parameter (a parameter, not a buffer)"
+        return f"{clip(ast.unparse(value.func), 40)}(...), which ddpfix cannot tell is a plain tensor"
+    if isinstance(value, ast.Constant):
+        return f"a {type(value.value).__name__} constant"
+    return f"`{clip(ast.unparse(value), 40)}`, which ddpfix cannot tell is a plain tensor"
 
 
 def _tensor_like(value: ast.expr | None, name: str, ctx: RuleContext) -> bool:
