@@ -16,6 +16,8 @@ def test_imported_modules_reads_every_import_form_and_no_string_or_comment():
     assert not dynamic
     assert imported_modules(b"model = hydra.utils.instantiate(cfg.model)\n")[1]
     assert imported_modules(b"module = importlib.import_module(name)\n")[1]
+    # A script run in another process shares nothing with the one that started it.
+    assert not imported_modules(b"import subprocess\nsubprocess.run([sys.executable, 'train.py'])\n")[1]
 
 
 def test_files_run_together_only_where_imports_join_them():

@@ -54,9 +54,11 @@ def _program_root(absolute: str) -> str:
 _IMPORT = re.compile(rb"(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[\w, \t]*(?:\\\r?\n[\w, \t]*)*)"
                      rb"|import[ \t]+([\w., \t]+))")
 #: Words of code that imports modules it names at run time (hydra's ``_target_``, LightningCLI's
-#: ``class_path``, importlib): such a file may run any file of its program.
+#: ``class_path``, importlib, runpy, exec): such a file may run any file of its program in its own
+#: process. Not ``subprocess``: what it starts runs in another process, whose files are joined by
+#: their own imports (a test suite that runs scripts would otherwise join every file of a project).
 _DYNAMIC = (b"importlib", b"__import__", b"instantiate", b"LightningCLI", b"_target_", b"class_path", b"runpy",
-            b"exec(", b"subprocess")
+            b"exec(")
 
 
 def imported_modules(data: bytes) -> tuple[tuple[str, ...], bool]:
