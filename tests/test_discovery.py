@@ -62,3 +62,28 @@ def test_a_nested_gitignore_can_re_include(tmp_path, monkeypatch):
     make(tmp_path, "sub/gen_a.py", "sub/gen_keep.py")
     (tmp_path / "sub" / ".gitignore").write_text("!gen_keep.py\n")
     assert discover(["."])[0] == ["sub/gen_keep.py"]
+
+
+def test_a_folder_named_inside_a_gitignored_virtualenv_is_checked_and_says_so(tmp_path, monkeypatch):
+    """"Files named explicitly are always checked" held for files, not for a folder named inside a
+    gitignored, excluded one (a package in .venv/.../site-packages): exit 0 and "0 files". It is
+    now checked, with a note saying why it would not be, and --force-exclude skips it."""
+    import subprocess
+
+    from conftest import ddpfix_executable
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("env/\n")
+    package = tmp_path / "env" / "lib" / "site-packages" / "pkg"
+    package.mkdir(parents=True)
+    (package / "train.py").write_bytes(
+        b'import torch\nfrom torch.utils.data import DataLoader\nDataLoader(range(3), generator=torch.Generator("cuda"))\n')
+
+    def ddpfix(*args):
+        return subprocess.run([ddpfix_executable(), "--check", "--no-color", *args], cwd=tmp_path, capture_output=True, text=True)
+
+    run = ddpfix("env/lib/site-packages/pkg")
+    assert run.returncode == 1 and "env/lib/site-packages/pkg/train.py:3:" in run.stdout
+    assert "checked because it was named" in run.stderr and "ignored by .gitignore" in run.stderr
+    run = ddpfix("--force-exclude", "env/lib/site-packages/pkg")
+    assert run.returncode == 0 and "not checked (--force-exclude)" in run.stderr and run.stdout == ""

@@ -211,3 +211,24 @@ def test_json_lines_are_the_json_records_one_a_line(tmp_path, run_cli):
     assert any(json.loads(line)["fixed"] for line in written)
     (tmp_path / "ok.py").write_text("x = 1\n")
     assert run_cli("--output-format", "json-lines", "ok.py", cwd=tmp_path).stdout == b""  # no records, no lines
+
+
+def test_the_json_fields_documented_are_the_fields_written():
+    """README's and docs/output-formats.md's JSON field lists name every key a finding has (the
+    docs missed `detail`)."""
+    import json
+    import re
+    import subprocess
+
+    from conftest import ROOT, ddpfix_executable
+
+    run = subprocess.run([ddpfix_executable(), "--check", "--output-format", "json",
+                          str(ROOT / "fixtures" / "demo" / "train.py")], capture_output=True, text=True)
+    keys = set(json.loads(run.stdout)[0])
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = next(line for line in readme.splitlines() if line.startswith("| `json` |"))
+    assert keys <= set(re.findall(r"[a-z_]+", listed)), keys - set(re.findall(r"[a-z_]+", listed))
+    page = (ROOT / "docs" / "output-formats.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| (`[a-z_]+`(?:, `[a-z_]+`)*) \|", page, re.M))
+    named = {word for group in documented for word in re.findall(r"`([a-z_]+)`", group)}
+    assert keys <= named, keys - named

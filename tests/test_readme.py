@@ -32,3 +32,25 @@ def test_the_readme_example_is_a_fixture_and_its_expected_output():
     assert shown in fixture.read_text(encoding="utf-8")
     expected = fixture.with_name("monitored_after_print.expected.py").read_text(encoding="utf-8")
     assert '        self.log("val_best_score", score, sync_dist=True)\n' in expected
+
+
+DOC_BLOCK = re.compile(r"(?:<!-- run in: (?P<folder>\S+)[^\n]*-->\n)?```console\n\$ (?P<command>[^\n]+)\n(?P<output>.*?)```", re.S)
+
+
+def test_every_console_example_in_the_docs_is_what_the_command_prints(run_cli):
+    """docs/*.md hold ddpfix to its word too: each ``console`` block runs (from the repository, or
+    the folder its ``<!-- run in: ... -->`` names) and prints exactly what the page shows.
+    docs/rehearse.md's example runs a training script: tests/test_rehearse.py checks it."""
+    checked = 0
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name == "rehearse.md":
+            continue
+        for block in DOC_BLOCK.finditer(page.read_text(encoding="utf-8")):
+            program, *args = shlex.split(block["command"])
+            assert program == "ddpfix", (page.name, block["command"])
+            proc = run_cli(*args, cwd=ROOT / block["folder"] if block["folder"] else ROOT)
+            out, err = proc.stdout.decode(), proc.stderr.decode()
+            assert block["output"] in (out, out + err), (
+                f"{page.name}: the output of `{block['command']}` is out of date; it now prints:\n{out}{err}")
+            checked += 1
+    assert checked >= 2

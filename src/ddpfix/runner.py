@@ -169,13 +169,18 @@ def find_files(paths: Iterable[str], resolver: Resolver, respect_gitignore: bool
             continue
         reason = named_exclusion(given, True, resolver)
         shown = _display(given)
+        root_specs = _ancestor_ignores(given) if respect_gitignore else []
+        if root_specs and _ignored(os.path.abspath(given), True, root_specs):
+            # A folder named inside a gitignored one (a package in .venv): named, so checked as an
+            # excluded one is; the ignore rules above it would otherwise drop every file in it.
+            reason = f"{reason}; also ignored by .gitignore" if reason else "ignored by .gitignore"
+            root_specs = []
         if reason and force_exclude:
             found.notes.append(f"warning: {shown}: excluded ({reason}), so not checked (--force-exclude)")
             continue
         if reason:
             found.notes.append(f"note: {shown}: checked because it was named, although excluded ({reason}); "
                                "--force-exclude skips it")
-        root_specs = _ancestor_ignores(given) if respect_gitignore else []
         boundary = walk_boundary(given)
         spare = os.path.abspath(given) if reason else None
         real_folders: dict[str, str] = {}
