@@ -54,12 +54,13 @@ def test_diff_writes_nothing_and_exits_1(tree, run_cli_unsafe):
     assert "--- a/fixtures/cuda-generator/seed_pattern.py" in out
     assert "+++ b/fixtures/cuda-generator/seed_pattern.py" in out
     assert '-g = torch.Generator(device="cuda")' in out and "+g = torch.Generator()" in out
-    assert "Run with --write to apply." in proc.stderr.decode()
+    assert "Run with --write --unsafe-fixes to apply." in proc.stderr.decode()  # what applies all it showed
 
 
 def test_git_apply_accepts_the_diff(tree, run_cli_unsafe):
+    """With --notebook-diff json (notebooks otherwise show per-cell diffs, which are for reading)."""
     subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
-    proc = run_cli_unsafe("--diff", "fixtures", cwd=tree)
+    proc = run_cli_unsafe("--diff", "--notebook-diff", "json", "fixtures", cwd=tree)
     patch = tree / "fix.patch"
     patch.write_bytes(proc.stdout)
     subprocess.run(["git", "apply", "--check", "fix.patch"], cwd=tree, check=True)
@@ -106,9 +107,11 @@ def test_default_without_a_terminal_previews_and_writes_nothing(tmp_path, run_cl
     assert proc.returncode == 1
     assert (tmp_path / "train.py").read_bytes() == BUGGY
     out = proc.stdout.decode()
-    assert re.search(r"train.py:4:5: DDP002 \[[*~]\] CUDA generator", out)
+    mark = re.search(r"train.py:4:5: DDP002 \[([*~])\] CUDA generator", out).group(1)
     assert "+g = torch.Generator()" in out
-    assert "Would fix 1 issue in 1 file. Run with --write to apply." in proc.stderr.decode()
+    # The command that applies what was shown: an unsafe fix needs --unsafe-fixes again.
+    command = "--write" if mark == "*" else "--write --unsafe-fixes"
+    assert f"Would fix 1 issue in 1 file. Run with {command} to apply." in proc.stderr.decode()
 
 
 def test_check_lists_findings_only(tmp_path, run_cli_unsafe):
@@ -409,3 +412,20 @@ def test_translate_keeps_what_follows_a_double_dash():
     assert translate(["rule", "--all"]) == ["--list-rules"]
     assert translate(["server"]) == ["lsp"]
     assert translate(["--fix-only", "x.py"]) == ["--write", "--exit-zero", "x.py"]
+
+
+def test_a_notebooks_diff_is_per_cell_unless_asked_for_its_json(tmp_path, run_cli_unsafe):
+    """As Ruff shows them: a header per changed code cell (``path:cell N``, N as findings count
+    cells) and that cell's source lines; ``--notebook-diff json`` gives the .ipynb's own diff."""
+    import shutil
+
+    from conftest import ROOT
+
+    shutil.copy(ROOT / "fixtures" / "notebook-strategy" / "cell_magics.ipynb", tmp_path / "nb.ipynb")
+    cells = run_cli_unsafe("--diff", "nb.ipynb", cwd=tmp_path).stdout.decode()
+    assert "--- nb.ipynb:cell 2\n+++ nb.ipynb:cell 2\n@@ " in cells
+    assert '-trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp")\n' in cells
+    assert '+trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp_notebook")\n' in cells
+    assert '"source"' not in cells and "No newline" not in cells
+    raw = run_cli_unsafe("--diff", "--notebook-diff", "json", "nb.ipynb", cwd=tmp_path).stdout.decode()
+    assert raw.startswith("--- a/nb.ipynb\n+++ b/nb.ipynb\n") and "ddp_notebook" in raw

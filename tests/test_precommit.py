@@ -148,6 +148,7 @@ def test_hooks_check_then_fix(tmp_path):
 
     fix = run("ddpfix")  # the safe fixes only: the hook never applies an unsafe one
     assert fix.returncode == 1 and "files were modified by this hook" in fix.stdout
+    assert "train.py:13:13: DDP006 [fixed]" in fix.stdout  # what it changed, at its place
     fixed = (repo / "train.py").read_bytes()
     assert b"x = batch.to(self.device)" in fixed and b"rank_zero_only" not in fixed
     again = run("ddpfix")  # nothing more to write; the unsafe finding is still reported

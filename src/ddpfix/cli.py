@@ -175,6 +175,9 @@ class Output:
               "$DDPFIX_PAGER / $PAGER / less.")
 @click.option("--force-exclude", is_flag=True, help="Apply the exclude settings and --exclude to paths named explicitly "
               "too (the pre-commit hooks pass it): by default a path named is checked even if excluded.")
+@click.option("--notebook-diff", type=click.Choice(["cells", "json"]), default="cells", show_default=True,
+              help="How a notebook's fixes are shown: per code cell, or as a diff of the .ipynb file's JSON "
+                   "(which git apply takes).")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
 @click.option("--exit-non-zero-on-fix", is_flag=True,
               help="Exit 1 when a fix was written, even if nothing is left (as Ruff's flag).")
@@ -191,7 +194,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
             log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
             extend_select, statistics, exit_zero, add_noqa,
             verbose, show_fixes, no_pager,
-            force_exclude, show_files, exit_non_zero_on_fix, show_settings,
+            force_exclude, notebook_diff, show_files, exit_non_zero_on_fix, show_settings,
             max_file_size, fix_time_budget, fix_memory_budget):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; default '.';
     '-' reads stdin).
@@ -201,6 +204,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
     if color is None and os.environ.get("NO_COLOR"):
         color = False  # https://no-color.org
     output = Output(color, quiet, verbose)
+    report.NOTEBOOK_DIFF["style"] = notebook_diff
     if list_rules:
         output.out(rules_table())
         return EXIT_CLEAN
@@ -352,7 +356,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
                 if not finding.fixed:
                     output.finding(finding, err=True)
         for result in changed:
-            output.diff(report.unified_diff(result.path, result.original, result.fixed))
+            output.diff(report.file_diff(result.path, result.original, result.fixed))
         return done(applied=False)
     # The preview (findings, then the diff) goes through a pager on a terminal, as git's diffs do.
     paging = mode == "preview" and not no_pager and sys.stdout.isatty()
@@ -368,7 +372,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
 
     # preview: the diff, then the question on a terminal
     for result in changed:
-        output.diff(report.unified_diff(result.path, result.original, result.fixed))
+        output.diff(report.file_diff(result.path, result.original, result.fixed))
     if paging:
         output.end_paging()
     fixes = sum(f.fixed for r in changed for f in r.findings)
@@ -580,7 +584,7 @@ def run_stdin(rules: Sequence[type[Rule]], mode: str, name: str, output: Output,
         output.finding(finding, written=mode in ("write", "preview"), err=mode != "check")
     if mode == "diff":
         if result.changed:
-            output.diff(report.unified_diff(name, result.original, result.fixed))
+            output.diff(report.file_diff(name, result.original, result.fixed))
     elif mode != "check":
         # Always echo a whole buffer: on a problem the original, so an editor never loses text.
         sys.stdout.buffer.write(result.output)

@@ -99,6 +99,54 @@ def unified_diff(path: str, before: bytes, after: bytes, context: int = 3) -> by
     return b"".join(out) if len(out) > 1 else b""
 
 
+#: How a notebook's diff is shown: ``cells`` (a header per changed code cell and its source lines,
+#: as Ruff shows them) or ``json`` (the .ipynb file's own text, which ``git apply`` takes); set by
+#: ``--notebook-diff``.
+NOTEBOOK_DIFF = {"style": "cells"}
+
+
+def file_diff(path: str, before: bytes, after: bytes) -> bytes:
+    """The diff shown for a file: a notebook's per cell (unless ``--notebook-diff json``), any
+    other file's (and a notebook that cannot be read as one) as ``unified_diff``."""
+    if path.endswith(".ipynb") and NOTEBOOK_DIFF["style"] == "cells":
+        cells = notebook_cell_diff(path, before, after)
+        if cells is not None:
+            return cells
+    return unified_diff(path, before, after)
+
+
+def notebook_cell_diff(path: str, before: bytes, after: bytes, context: int = 3) -> bytes | None:
+    """One diff per code cell whose source changed, headed ``path:cell N`` (N counts every cell
+    from 1, as findings do); None when either side is not a notebook with the same cells."""
+    import difflib
+    import json
+
+    try:
+        old_cells = json.loads(before.decode("utf-8-sig")).get("cells", [])
+        new_cells = json.loads(after.decode("utf-8-sig")).get("cells", [])
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    if len(old_cells) != len(new_cells):
+        return None
+    name = display_path(path)
+    out = []
+    for number, (old, new) in enumerate(zip(old_cells, new_cells), start=1):
+        old_source, new_source = _cell_source(old), _cell_source(new)
+        if old_source == new_source:
+            continue
+        # A cell's last line has no line end (as nbformat writes it): shown as a line, no marker.
+        old_lines = [line if line.endswith("\n") else line + "\n" for line in old_source.splitlines(True)]
+        new_lines = [line if line.endswith("\n") else line + "\n" for line in new_source.splitlines(True)]
+        out.append(f"--- {name}:cell {number}\n+++ {name}:cell {number}\n")
+        out.extend(list(difflib.unified_diff(old_lines, new_lines, n=context))[2:])
+    return "".join(out).encode("utf-8")
+
+
+def _cell_source(cell) -> str:
+    source = cell.get("source", "") if isinstance(cell, dict) else ""
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
 _DIFF_STYLES = ((b"+++", "1"), (b"---", "1"), (b"@@", "36"), (b"+", "32"), (b"-", "31"))
 
 

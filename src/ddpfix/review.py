@@ -109,7 +109,7 @@ class _FileReview:
                                              if self.listing[i].unsafe and self.listing[i].unsafe_reason))
                 for reason in reasons:  # why it is unsafe, without -v: what the person weighs
                     click.echo(f"  unsafe because {reason}")
-                self.output.diff(report.unified_diff(self.path, self.current, single.fixed))
+                self.output.diff(report.file_diff(self.path, self.current, single.fixed))
                 answer = ask(unsafe=any(self.listing[i].unsafe for i in group))
             if answer == "q":
                 self._show_rest()
