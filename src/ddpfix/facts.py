@@ -159,7 +159,7 @@ class ProjectFacts:
     #: ``from timm.layers import Block`` is not taken for the run's own ``Block`` (``model.classes``).
     lightning_modules: dict[str, frozenset[str]] = field(default_factory=dict)
     seeds: dict[str, frozenset[int]] = field(default_factory=dict)  # folder of a seed_everything call -> seeds
-    sampler_off: frozenset[str] = frozenset()  # folders of scripts with use_distributed_sampler=False
+    sampler_off: frozenset[str] = frozenset()  # files with a Trainer(use_distributed_sampler=False)
     pins: dict[str, LightningVersion | None] = field(default_factory=dict)
     uses_lightning: bool = False  # some file of the run mentions Lightning
     #: Monitors of the run whose metric is not a literal (``FileFacts.unknown_monitors``).
@@ -293,13 +293,13 @@ class ProjectFacts:
                    for module, name, local in self.monitor_imports.get(monitor.path, ()))
 
     def sampler_off_for(self, path: str) -> bool:
-        """A Trainer of ``path``'s program may turn Lightning's distributed sampler off for its code:
-        one anywhere in the program does (the training script usually lives in another folder than the
-        data module it drives: ``scripts/train.py`` and ``src/data/``); another project of the run
-        does not."""
-        root = program_root(path)
-        return any(os.path.realpath(where) == root or os.path.realpath(where).startswith(root.rstrip(os.sep) + os.sep)
-                   for where in self.sampler_off) or config_turns_sampler_off(root) is not None
+        """A Trainer that may run with ``path``'s code turns Lightning's distributed sampler off: one
+        in a file that may run in one process with it (``may_run_with``: the training script usually
+        lives in another folder than the data module it drives, ``scripts/train.py`` importing
+        ``src/data/``), or the program's config. An unrelated script of the same program that turns
+        it off for its own loaders says nothing of this file's."""
+        return (any(self.may_run_with(path, where) for where in self.sampler_off)
+                or config_turns_sampler_off(program_root(path)) is not None)
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
@@ -348,7 +348,7 @@ class ProjectFacts:
             if part.seeds:
                 seeds.setdefault(part.folder, set()).update(part.seeds)
             if part.sampler_off:
-                sampler_off.add(part.folder)
+                sampler_off.add(part.path)
             if part.pin is not None:
                 pins[part.pin[0]] = part.pin[1]
         kinds = resolve_kinds(classes)
