@@ -525,9 +525,36 @@ if OUT:
             draw._ddpfix_rehearse = True
             return draw
 
+        def on_cpu(name, original):
+            """A factory asked for a CUDA tensor makes it on the CPU (said once per line)."""
+            @functools.wraps(original)
+            def make(*args, **kwargs):
+                if _is_cuda(kwargs.get("device")):
+                    kwargs["device"] = "cpu"
+                    note(f"torch.{name}(..., device='cuda') -> CPU")
+                return original(*args, **kwargs)
+
+            make._ddpfix_rehearse = True
+            return make
+
+        for name in ("zeros", "ones", "empty", "full", "arange", "linspace", "eye", "tensor", "as_tensor",
+                     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"):
+            if hasattr(torch, name):
+                setattr(torch, name, on_cpu(name, getattr(torch, name)))
+        # The draws: the emulation sees the device asked for (a CUDA draw from a CUDA generator is
+        # right on GPUs), then the mapping makes the tensor on the CPU.
         for name in ("randperm", "randint", "rand", "randn", "multinomial", "normal", "bernoulli"):
-            original = getattr(torch, name)
+            original = on_cpu(name, getattr(torch, name))
             setattr(torch, name, emulate(f"torch.{name}", original, lambda a, k: k.get("device")))
+        cuda = torch.cuda
+
+        def no_op(what):
+            def call(*args, **kwargs):
+                note(f"torch.cuda.{what}() -> nothing (no GPU)")
+            return call
+
+        for name in ("set_device", "synchronize"):
+            setattr(cuda, name, no_op(name))
         for name in ("random_", "uniform_", "normal_", "exponential_", "bernoulli_"):
             original = getattr(torch.Tensor, name)
             setattr(torch.Tensor, name, emulate(f"Tensor.{name}", original, lambda a, k: a[0].device if a else None))
