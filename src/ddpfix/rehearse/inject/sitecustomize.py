@@ -104,14 +104,19 @@ if OUT:
 
     EVENTS = _Events()
 
+    def _users(path: str) -> bool:
+        """Whether a (real) file path is the user's code: under the rehearsal's root, in no
+        installed package (a virtualenv inside the project), and not this file."""
+        return (path.startswith(ROOT + os.sep) and "site-packages" not in path and "dist-packages" not in path
+                and not path.startswith(HERE))
+
     def _site(skip_ours: bool = True):
         """The innermost frame of the user's code (under the rehearsal's root, outside any
         installed package and this file): ``(path, line, function)``, or None."""
         frame = sys._getframe(1)
         while frame is not None:
             path = os.path.realpath(frame.f_code.co_filename)
-            if (path.startswith(ROOT + os.sep) and "site-packages" not in path and "dist-packages" not in path
-                    and not path.startswith(HERE)):
+            if _users(path):
                 return [os.path.relpath(path, SHOWN_FROM), frame.f_lineno, frame.f_code.co_name]
             frame = frame.f_back
         return None
@@ -120,7 +125,7 @@ if OUT:
         site = None
         while tb is not None:
             path = os.path.realpath(tb.tb_frame.f_code.co_filename)
-            if path.startswith(ROOT + os.sep) and "site-packages" not in path and not path.startswith(HERE):
+            if _users(path):
                 site = [os.path.relpath(path, SHOWN_FROM), tb.tb_lineno, tb.tb_frame.f_code.co_name]
             tb = tb.tb_next
         return site
@@ -348,7 +353,7 @@ if OUT:
         frames = []
         for frame, line in traceback.walk_stack(sys._getframe(2)):
             path = os.path.realpath(frame.f_code.co_filename)
-            if path.startswith(ROOT + os.sep) and "site-packages" not in path and not path.startswith(HERE):
+            if _users(path):
                 frames.append([os.path.relpath(path, SHOWN_FROM), line, frame.f_code.co_name])
         return frames[::-1][-4:]
 
@@ -461,32 +466,25 @@ if OUT:
                 kwargs["device"], changed = "cpu", True
             return args, kwargs, changed
 
-        @functools.wraps(tensor_to)
-        def tensor_to_(self, *args, **kwargs):
-            args, kwargs, changed = to_cpu(args, kwargs)
-            if changed:
-                note(".to('cuda') -> CPU")
-            return tensor_to(self, *args, **kwargs)
+        def moved_to_cpu(original, what):
+            @functools.wraps(original)
+            def to(self, *args, **kwargs):
+                args, kwargs, changed = to_cpu(args, kwargs)
+                if changed:
+                    note(f"{what}.to('cuda') -> CPU")
+                return original(self, *args, **kwargs)
+            return to
 
-        @functools.wraps(module_to)
-        def module_to_(self, *args, **kwargs):
-            args, kwargs, changed = to_cpu(args, kwargs)
-            if changed:
-                note("module.to('cuda') -> CPU")
-            return module_to(self, *args, **kwargs)
+        def kept_on_cpu(original, what):
+            @functools.wraps(original)
+            def cuda(self, *args, **kwargs):
+                note(f"{what}.cuda() -> CPU")
+                return self
+            return cuda
 
-        @functools.wraps(tensor_cuda_)
-        def tensor_cuda(self, *args, **kwargs):
-            note(".cuda() -> CPU")
-            return self
-
-        @functools.wraps(module_cuda_)
-        def module_cuda(self, *args, **kwargs):
-            note("module.cuda() -> CPU")
-            return self
-
-        torch.Tensor.to, torch.nn.Module.to = tensor_to_, module_to_
-        torch.Tensor.cuda, torch.nn.Module.cuda = tensor_cuda, module_cuda
+        torch.Tensor.to, torch.nn.Module.to = moved_to_cpu(tensor_to, "tensor"), moved_to_cpu(module_to, "module")
+        torch.Tensor.cuda = kept_on_cpu(tensor_cuda_, "tensor")
+        torch.nn.Module.cuda = kept_on_cpu(module_cuda_, "module")
 
         base = torch.Generator
 
