@@ -244,3 +244,27 @@ def test_the_test_install_puts_no_nvim_on_the_venv_path():
     assert not [r for r in project["project"]["optional-dependencies"]["test"] if r.lower().startswith("neovim")]
     found = shutil.which("nvim")
     assert found is None or not Path(found).resolve().is_relative_to(Path(sys.prefix).resolve()), found
+
+
+def _block(language: str, heading: str) -> str:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "editors.md").read_text(encoding="utf-8")
+    section = page.split(f"### {heading}\n", 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+    return section.split(f"```{language}\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_helix_and_zed_recipes_parse_and_start_the_server():
+    """What can be checked without the editors: the files parse as Helix and Zed read them and
+    start `ddpfix lsp` for Python; the Emacs form names the same command."""
+    import json
+    import tomllib
+
+    helix = tomllib.loads(_block("toml", "Helix"))
+    server = helix["language-server"]["ddpfix"]
+    assert [server["command"], *server["args"]] == ["ddpfix", "lsp"]
+    assert "ddpfix" in next(lang for lang in helix["language"] if lang["name"] == "python")["language-servers"]
+    zed = json.loads(_block("json", "Zed"))
+    binary = zed["lsp"]["ddpfix"]["binary"]
+    assert [binary["path"], *binary["arguments"]] == ["ddpfix", "lsp"]
+    assert "ddpfix" in zed["languages"]["Python"]["language_servers"]
+    emacs = _block("elisp", "Emacs (eglot)")
+    assert '("ddpfix" "lsp")' in emacs and emacs.count("(") == emacs.count(")")
