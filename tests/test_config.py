@@ -164,3 +164,29 @@ def test_a_folder_named_that_is_excluded_is_said(tmp_path, run_cli):
     assert run_cli(*named, cwd=tmp_path, input=BUGGY).stdout != BUGGY
     proc = run_cli(*named, "--force-exclude", cwd=tmp_path, input=BUGGY)
     assert proc.returncode == 0 and proc.stdout == BUGGY
+
+
+def test_per_file_ignores_skip_rules_for_the_files_a_pattern_matches(tmp_path):
+    """Ruff's ``per-file-ignores``: patterns relative to the table's folder, codes, prefixes or
+    names; the files it matches are checked without those rules, the others with them; an unknown
+    rule is an error naming the key and the file; --show-settings says it."""
+    import subprocess
+
+    from conftest import ddpfix_executable
+
+    buggy = b'import torch\nfrom torch.utils.data import DataLoader\nDataLoader(range(3), generator=torch.Generator("cuda"))\n'
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "old.py").write_bytes(buggy)
+    (tmp_path / "train.py").write_bytes(buggy)
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nper-file-ignores = { "scripts/*" = ["DDP002"] }\n')
+
+    def ddpfix(*args):
+        return subprocess.run([ddpfix_executable(), "--no-color", *args], cwd=tmp_path, capture_output=True, text=True)
+
+    run = ddpfix("--check", ".")
+    assert "train.py:3:" in run.stdout and "scripts/old.py" not in run.stdout, run.stdout
+    assert "scripts/old.py" not in ddpfix("--check", "scripts/old.py").stdout  # named alone, the same
+    assert "per-file-ignores = {'scripts/*': ['DDP002']}" in ddpfix("--show-settings", "scripts/old.py").stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nper-file-ignores = { "scripts/*" = ["XYZ9"] }\n')
+    run = ddpfix("--check", ".")
+    assert run.returncode == 2 and "per-file-ignores 'scripts/*': no rule is called 'XYZ9'" in run.stderr

@@ -4,7 +4,9 @@ Keys: ``select``, ``extend-select``, ``ignore``, ``exclude``, ``extend-exclude``
 (``auto`` | ``rank-zero-only`` | ``sync-dist``), ``jobs`` (a positive integer) and ``unsafe-fixes``
 (a boolean: also apply the fixes not proven safe, as ``--unsafe-fixes``), ``preview`` (a boolean: the
 preview rules join the default selection, as ``--preview``); the limits per file
-``max-file-size``, ``fix-time-budget``, ``fix-memory-budget`` (docs/limits.md). An unknown key or
+``max-file-size``, ``fix-time-budget``, ``fix-memory-budget`` (docs/limits.md); ``per-file-ignores``
+(a table: gitignore-style pattern, relative to the table's folder -> codes, prefixes or names the
+files it matches skip, as Ruff's). An unknown key or
 rule, or a value of the wrong type, is an error that names the key and the file.
 """
 
@@ -38,6 +40,7 @@ class Config:
     max_file_size: int | None = None
     fix_time_budget: float | None = None
     fix_memory_budget: int | None = None
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
 
 
 def find_pyproject(start: str) -> str | None:
@@ -106,6 +109,11 @@ def load(path: str | None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: [tool.ddpfix] preview must be true or false")
             config.preview = value
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict) or not all(
+                    isinstance(codes, list) and all(isinstance(c, str) for c in codes) for codes in value.values()):
+                raise ConfigError(f"{path}: [tool.ddpfix] per-file-ignores must map patterns to lists of rule codes")
+            config.per_file_ignores = {pattern: list(codes) for pattern, codes in value.items()}
         elif key in LIMIT_KEYS:
             from ddpfix.budget import limit_setting
 
@@ -114,6 +122,6 @@ def load(path: str | None) -> Config:
             except ValueError as err:
                 raise ConfigError(f"{path}: [tool.ddpfix] {err}") from err
         else:
-            known = ", ".join((*LIST_KEYS, "log-mode", "jobs", "unsafe-fixes", *LIMIT_KEYS))
+            known = ", ".join((*LIST_KEYS, "log-mode", "jobs", "unsafe-fixes", "preview", "per-file-ignores", *LIMIT_KEYS))
             raise ConfigError(f"{path}: unknown key {key!r} in [tool.ddpfix] (known: {known})")
     return config

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ddpfix.budget import describe_limit, limit_options
 from ddpfix.config import LIMIT_KEYS, Config, ConfigError, declares_settings, load
-from ddpfix.rules import UnknownRule, select_rules
+from ddpfix.rules import UnknownRule, resolve, select_rules
 from ddpfix.rules.base import Rule
 
 if TYPE_CHECKING:
@@ -73,6 +73,12 @@ class Settings:
             "unsafe_fixes": bool(config.unsafe_fixes if flags.unsafe_fixes is None else flags.unsafe_fixes),
             **limit_options(config, flags.max_file_size, flags.fix_time_budget, flags.fix_memory_budget),
         }
+        self._per_file = [(pattern, _spec([pattern]), tuple(codes)) for pattern, codes in config.per_file_ignores.items()]
+        for pattern, _, codes in self._per_file:
+            unknown = [code for code in codes if not resolve(code)]
+            if unknown:
+                raise ConfigError(f"{config.path}: [tool.ddpfix] per-file-ignores {pattern!r}: no rule is called "
+                                  f"{', '.join(map(repr, unknown))}")
         # --exclude replaces the table's ``exclude``; ``extend-exclude`` always adds to it.
         base = os.path.dirname(os.path.abspath(config.path)) if config.path else os.getcwd()
         own = [*([] if flags.exclude else config.exclude), *config.extend_exclude]
@@ -81,6 +87,21 @@ class Settings:
             for where, patterns in ((base, own), (None, list(flags.exclude)))
             if patterns
         ]
+
+    def for_file(self, path: str) -> "Settings":
+        """These settings for one file: without the rules its ``per-file-ignores`` patterns name."""
+        if not self._per_file:
+            return self
+        relative = _relative(path, os.path.dirname(os.path.abspath(self.source)))
+        ignored = {rule for pattern, spec, codes in self._per_file
+                   if relative is not None and spec.match_file(relative) for code in codes for rule in resolve(code)}
+        if not ignored:
+            return self
+        narrowed = _derived.get((id(self), frozenset(ignored)))
+        if narrowed is None:
+            narrowed = _derived[(id(self), frozenset(ignored))] = _copy(self)
+            narrowed.rules = tuple(rule for rule in self.rules if rule not in ignored)
+        return narrowed
 
     @property
     def key(self) -> tuple:
@@ -125,7 +146,18 @@ class Settings:
             f"exclude = [{', '.join(repr(p) for p in exclude)}]",
             f"jobs = {self.config.jobs if self.config.jobs is not None else 'one per CPU'}",
             *(f"{key} = {describe_limit(key, self.options.get(key.replace('-', '_')))}" for key in LIMIT_KEYS),
+            *([f"per-file-ignores = {{{', '.join(f'{p!r}: {list(c)}' for p, _, c in self._per_file)}}}"]
+              if self._per_file else []),
         ]
+
+
+_derived: dict[tuple, "Settings"] = {}
+
+
+def _copy(settings: "Settings") -> "Settings":
+    import copy
+
+    return copy.copy(settings)
 
 
 def _spec(lines: Sequence[str]) -> GitIgnore:
@@ -158,7 +190,7 @@ class Resolver:
         """The settings governing a file (or a folder's own contents)."""
         folder = os.path.abspath(path)
         if not os.path.isdir(folder):
-            folder = os.path.dirname(folder)
+            return self.for_folder(os.path.dirname(folder)).for_file(folder)
         return self.for_folder(folder)
 
     def for_folder(self, folder: str) -> Settings:
@@ -192,6 +224,6 @@ class Resolver:
         each group's files in the order given."""
         by_key: dict[tuple, tuple[Settings, list[str]]] = {}
         for path in files:
-            settings = self.for_folder(os.path.dirname(os.path.abspath(path)))
+            settings = self.for_folder(os.path.dirname(os.path.abspath(path))).for_file(os.path.abspath(path))
             by_key.setdefault(settings.key, (settings, []))[1].append(path)
         return list(by_key.values())
