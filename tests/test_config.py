@@ -190,3 +190,26 @@ def test_per_file_ignores_skip_rules_for_the_files_a_pattern_matches(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nper-file-ignores = { "scripts/*" = ["XYZ9"] }\n')
     run = ddpfix("--check", ".")
     assert run.returncode == 2 and "per-file-ignores 'scripts/*': no rule is called 'XYZ9'" in run.stderr
+
+
+def test_config_key_value_overrides_every_table_as_ruffs(tmp_path):
+    import subprocess
+
+    from conftest import ddpfix_executable
+
+    buggy = b'import torch\nfrom torch.utils.data import DataLoader\nDataLoader(range(3), generator=torch.Generator("cuda"))\n'
+    (tmp_path / "train.py").write_bytes(buggy)
+    (tmp_path / "pyproject.toml").write_text('[tool.ddpfix]\nselect = ["DDP002", "DDP003"]\n')
+
+    def ddpfix(*args):
+        return subprocess.run([ddpfix_executable(), "--no-color", *args], cwd=tmp_path, capture_output=True, text=True)
+
+    assert "DDP002" in ddpfix("--check", "train.py").stdout
+    run = ddpfix("--check", "--config", 'ignore = ["DDP002"]', "train.py")
+    assert run.returncode == 0 and run.stdout == ""
+    shown = ddpfix("--show-settings", "--config", 'ignore = ["DDP002"]', "train.py").stdout
+    assert "settings from: pyproject.toml, then --config ignore = [\"DDP002\"]" in shown and "rules = [DDP003]" in shown
+    run = ddpfix("--check", "--config", 'ignor = ["DDP002"]', "train.py")
+    assert run.returncode == 2 and "--config: unknown key 'ignor'" in run.stderr
+    run = ddpfix("--check", "--config", "ignore = [", "train.py")
+    assert run.returncode == 2 and "not a TOML `KEY = VALUE`" in run.stderr

@@ -147,8 +147,9 @@ class Output:
     help="How DDP003 fixes a rank-gated self.log: auto (the default: rank_zero_only=True, or sync_dist=True "
     "out of the guard when a callback monitors the metric), or always one of the two.",
 )
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Read [tool.ddpfix] from this file for every file (default: each file's nearest pyproject.toml with one).")
+@click.option("--config", "config_entries", multiple=True, metavar="FILE | KEY=VALUE",
+              help="Read [tool.ddpfix] from FILE for every file (default: each file's nearest pyproject.toml "
+                   "with one); or, as Ruff's, override one setting: --config 'ignore = [\"DDP014\"]' (repeatable).")
 @click.option("--show-suppressed", is_flag=True, help="Also list findings silenced by # noqa / # ddpfix: ignore.")
 @click.option("--output-format", type=click.Choice(["text", "json", "json-lines", "sarif", "github", "gitlab"]),
               default="text", show_default=True,
@@ -191,7 +192,7 @@ class Output:
               help="Memory each file's analysis and fixes may take, e.g. 4GiB (default 2GiB); over it: E903.")
 @click.version_option(__version__, "--version", prog_name="ddpfix")
 def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, select, ignore, exclude, respect_gitignore,
-            log_mode, config_path, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
+            log_mode, config_entries, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
             extend_select, statistics, exit_zero, add_noqa,
             verbose, show_fixes, no_pager,
             force_exclude, notebook_diff, show_files, exit_non_zero_on_fix, show_settings,
@@ -226,9 +227,10 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
         raise click.UsageError(str(err)) from err
     # Each file is checked with the settings of its nearest [tool.ddpfix] (settings.py); the first
     # PATH's settings give the run's ``jobs`` and the rules of stdin.
+    config_path, overrides = split_config_entries(config_entries)
     resolver = Resolver(Flags(tuple(select), tuple(ignore), tuple(exclude), log_mode, unsafe_fixes, show_suppressed,
                               config_path, tuple(extend_select), max_file_size, fix_time_budget, fix_memory_budget,
-                              preview=preview))
+                              preview=preview, overrides=overrides))
     try:
         settings = resolver.for_path(start)
         if show_settings:
@@ -643,6 +645,25 @@ def main() -> None:
     except (interrupts.Interrupted, KeyboardInterrupt):
         interrupts.leave(f"Interrupted: {_written_so_far()}")
     sys.exit(code or 0)
+
+
+def split_config_entries(entries) -> tuple[str | None, str]:
+    """``--config`` entries: at most one FILE, and Ruff-style ``KEY = VALUE`` overrides (TOML, as in
+    a [tool.ddpfix] table), which win over every table (checked as the table's keys are)."""
+    files = [e for e in entries if "=" not in e or os.path.exists(e)]
+    overrides = [e for e in entries if e not in files]
+    if len(files) > 1:
+        raise click.UsageError("--config names more than one file")
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    for entry in overrides:
+        try:
+            tomllib.loads(entry)
+        except tomllib.TOMLDecodeError as err:
+            raise click.UsageError(f"--config {entry!r}: not a TOML `KEY = VALUE` ({err})") from err
+    return (files[0] if files else None), "\n".join(overrides)
 
 
 def _written_so_far() -> str:

@@ -86,33 +86,40 @@ def load(path: str | None) -> Config:
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.ddpfix] must be a table")
     config = Config(path=path)
+    apply_table(config, section, f"{path}: [tool.ddpfix]")
+    return config
+
+
+def apply_table(config: Config, section: dict, where: str) -> None:
+    """Set ``config`` from a ``[tool.ddpfix]`` table (or ``--config KEY=VALUE`` overrides): each key
+    checked, an error naming ``where`` and the key."""
     for key, value in section.items():
         if key in LIST_KEYS:
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{path}: [tool.ddpfix] {key} must be a list of strings")
+                raise ConfigError(f"{where} {key} must be a list of strings")
             setattr(config, key.replace("-", "_"), list(value))
         elif key == "log-mode":
             if value not in LOG_MODES:
-                raise ConfigError(f"{path}: [tool.ddpfix] log-mode must be one of {', '.join(LOG_MODES)}, not {value!r}")
+                raise ConfigError(f"{where} log-mode must be one of {', '.join(LOG_MODES)}, not {value!r}")
             config.log_mode = value
         elif key == "jobs":
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"{path}: [tool.ddpfix] jobs must be a positive integer")
+                raise ConfigError(f"{where} jobs must be a positive integer")
             config.jobs = value
         elif key == "unsafe-fixes":
             if not isinstance(value, bool):
-                raise ConfigError(f"{path}: [tool.ddpfix] unsafe-fixes must be true or false")
+                raise ConfigError(f"{where} unsafe-fixes must be true or false")
             config.unsafe_fixes = value
         elif key == "preview":
             if not isinstance(value, bool):
-                raise ConfigError(f"{path}: [tool.ddpfix] preview must be true or false")
+                raise ConfigError(f"{where} preview must be true or false")
             config.preview = value
         elif key == "per-file-ignores":
             if not isinstance(value, dict) or not all(
                     isinstance(codes, list) and all(isinstance(c, str) for c in codes) for codes in value.values()):
-                raise ConfigError(f"{path}: [tool.ddpfix] per-file-ignores must map patterns to lists of rule codes")
+                raise ConfigError(f"{where} per-file-ignores must map patterns to lists of rule codes")
             config.per_file_ignores = {pattern: list(codes) for pattern, codes in value.items()}
         elif key in LIMIT_KEYS:
             from ddpfix.budget import limit_setting
@@ -120,8 +127,7 @@ def load(path: str | None) -> Config:
             try:
                 setattr(config, key.replace("-", "_"), limit_setting(key, value))
             except ValueError as err:
-                raise ConfigError(f"{path}: [tool.ddpfix] {err}") from err
+                raise ConfigError(f"{where} {err}") from err
         else:
             known = ", ".join((*LIST_KEYS, "log-mode", "jobs", "unsafe-fixes", "preview", "per-file-ignores", *LIMIT_KEYS))
-            raise ConfigError(f"{path}: unknown key {key!r} in [tool.ddpfix] (known: {known})")
-    return config
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {known})")

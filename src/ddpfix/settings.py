@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ddpfix.budget import describe_limit, limit_options
-from ddpfix.config import LIMIT_KEYS, Config, ConfigError, declares_settings, load
+from ddpfix.config import LIMIT_KEYS, Config, ConfigError, apply_table, declares_settings, load
 from ddpfix.rules import UnknownRule, resolve, select_rules
 from ddpfix.rules.base import Rule
 
@@ -44,12 +44,16 @@ class Flags:
     fix_time_budget: float | None = None
     fix_memory_budget: str | None = None
     preview: bool | None = None  # --preview: preview rules join ALL, prefixes and the default
+    overrides: str = ""  # --config KEY=VALUE entries (TOML lines), over every table
 
 
 class Settings:
     """The rules, rule options and excludes of the files one table (or none) governs."""
 
     def __init__(self, config: Config, flags: Flags):
+        if flags.overrides:
+            config = _overridden(config, flags.overrides)
+        self.overrides = flags.overrides
         self.source = config.path  # None: the defaults (no table found)
         self.config = config
         try:
@@ -138,7 +142,8 @@ class Settings:
         """The settings as ``--show-settings`` prints them, one ``key = value`` a line."""
         exclude = [p for where, patterns, _ in self._patterns for p in patterns]
         return [
-            f"settings from: {os.path.relpath(self.source) if self.source else 'defaults (no pyproject.toml with [tool.ddpfix])'}",
+            f"settings from: {os.path.relpath(self.source) if self.source else 'defaults (no pyproject.toml with [tool.ddpfix])'}"
+            + (f", then --config {'; '.join(self.overrides.splitlines())}" if self.overrides else ""),
             f"rules = [{', '.join(rule.code for rule in self.rules)}]",
             f"log-mode = {self.options['log_mode']}",
             f"unsafe-fixes = {str(self.options['unsafe_fixes']).lower()}",
@@ -149,6 +154,20 @@ class Settings:
             *([f"per-file-ignores = {{{', '.join(f'{p!r}: {list(c)}' for p, _, c in self._per_file)}}}"]
               if self._per_file else []),
         ]
+
+
+def _overridden(config: Config, overrides: str) -> Config:
+    """``config`` with the ``--config KEY=VALUE`` settings on top (checked as a table's keys)."""
+    import copy
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    config = copy.deepcopy(config)
+    apply_table(config, tomllib.loads(overrides), "--config")
+    return config
 
 
 _derived: dict[tuple, "Settings"] = {}
