@@ -429,3 +429,36 @@ def test_a_notebooks_diff_is_per_cell_unless_asked_for_its_json(tmp_path, run_cl
     assert '"source"' not in cells and "No newline" not in cells
     raw = run_cli_unsafe("--diff", "--notebook-diff", "json", "nb.ipynb", cwd=tmp_path).stdout.decode()
     assert raw.startswith("--- a/nb.ipynb\n+++ b/nb.ipynb\n") and "ddp_notebook" in raw
+
+
+def test_watch_checks_again_when_a_file_changes(tmp_path):
+    """``--watch`` (Ruff's): a check now, another after a file under the path changes; Ctrl-C ends
+    it with status 0."""
+    import signal
+    import time
+
+    from conftest import ddpfix_executable
+
+    (tmp_path / "train.py").write_text("import torch\n")
+    proc = subprocess.Popen([ddpfix_executable(), "--watch", "--no-color", "."], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+
+        def wait_for(text, seconds=60):
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                line = proc.stdout.readline()
+                lines.append(line)
+                if text in line:
+                    return
+            raise AssertionError(f"{text!r} not seen in {lines}")
+
+        wait_for("Watching for changes")
+        (tmp_path / "train.py").write_bytes(BUGGY)
+        wait_for("train.py:4:5: DDP002")
+        wait_for("Watching for changes")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()

@@ -179,6 +179,8 @@ class Output:
 @click.option("--notebook-diff", type=click.Choice(["cells", "json"]), default="cells", show_default=True,
               help="How a notebook's fixes are shown: per code cell, or as a diff of the .ipynb file's JSON "
                    "(which git apply takes).")
+@click.option("--watch", is_flag=True, help="Check again whenever a Python file or notebook under PATH changes "
+              "(as Ruff's; Ctrl-C stops it).")
 @click.option("--show-files", is_flag=True, help="List the files that would be checked, then exit.")
 @click.option("--exit-non-zero-on-fix", is_flag=True,
               help="Exit 1 when a fix was written, even if nothing is left (as Ruff's flag).")
@@ -195,7 +197,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
             log_mode, config_entries, show_suppressed, output_format, stdin_filename, jobs, quiet, color, list_rules, explain,
             extend_select, statistics, exit_zero, add_noqa,
             verbose, show_fixes, no_pager,
-            force_exclude, notebook_diff, show_files, exit_non_zero_on_fix, show_settings,
+            force_exclude, notebook_diff, watch, show_files, exit_non_zero_on_fix, show_settings,
             max_file_size, fix_time_budget, fix_memory_budget):
     """Find and fix the PyTorch Lightning DDP pitfalls in PATH... (files or folders; default '.';
     '-' reads stdin).
@@ -623,6 +625,11 @@ def main() -> None:
     # checked as ``ddpfix ./lsp``.
     if sys.argv[1:2] == ["lsp"]:
         sys.exit(run_language_server(sys.argv[2:]))
+    if "--watch" in sys.argv[1:]:  # check again on every change (watch.py), as Ruff's --watch
+        from ddpfix.watch import watch
+
+        args = [a for a in sys.argv[1:] if a != "--watch"]
+        sys.exit(watch(args, [a for a in args if not a.startswith("-") and os.path.exists(a)]))
     # ``rehearse`` runs the user's script on CPU ranks (the one command that runs user code).
     if sys.argv[1:2] == ["rehearse"]:
         from ddpfix.rehearse.command import main as rehearse
