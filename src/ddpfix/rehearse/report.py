@@ -96,7 +96,7 @@ def build(out: Path, script: str, devices: int, outcome, leader: int | None = No
     for rank, rows in sorted(by_rank.items()):
         summary = {"pid": sorted(p for p, r in pid_rank.items() if r == rank), "logged": defaultdict(list),
                    "collectives": [], "waiting": None, "exceptions": [], "batches": defaultdict(int),
-                   "splits": [], "monitors": [], "exited": False, "loaders": []}
+                   "splits": [], "monitors": [], "exited": False, "loaders": [], "state": []}
         open_collectives: list[dict] = []
         for row in rows:
             kind = row["event"]
@@ -128,6 +128,8 @@ def build(out: Path, script: str, devices: int, outcome, leader: int | None = No
                 summary["batches"][_site_text(row.get("site")) if row.get("site") else row["loader"]] += 1
             elif kind == "loader":
                 summary["loaders"].append(row)
+            elif kind == "state":
+                summary["state"].append(row)
             elif kind == "split":
                 summary["splits"].append(row)
             elif kind == "run":
@@ -140,6 +142,7 @@ def build(out: Path, script: str, devices: int, outcome, leader: int | None = No
         summary["waiting"] = open_collectives[-1] if open_collectives else None
         report.ranks[rank] = summary
     _hang(report, outcome, pid_rank)
+    _prepare_data_state(report, sorted(report.ranks))  # also where a rank died of it before training
     _exceptions(report)
     _divergences(report)
     _dedupe(report)
@@ -194,11 +197,14 @@ def _hang(report: Report, outcome, pid_rank: dict[int, int]) -> None:
 
 
 def _exceptions(report: Report) -> None:
+    """Each rank's first exception, the root ones first: one that only follows another rank's
+    failure (gloo's "Connection closed by peer") comes last, marked."""
     first = None
     for rank, summary in sorted(report.ranks.items()):
         for row in summary["exceptions"][:1]:
             if first is None or row["t"] < first[1]["t"]:
                 first = (rank, row)
+    roots, follow_ons = [], []
     for rank, summary in sorted(report.ranks.items()):
         for row in summary["exceptions"][:1]:
             follow_on = first is not None and (rank, row) != first and "Connection" in row["message"]
@@ -207,7 +213,8 @@ def _exceptions(report: Report) -> None:
                 text += " (after another rank's failure)"
             elif any(p.kind == "emulated" and rank in p.ranks for p in report.problems):
                 text += " (which follows from the failure above)"
-            report.problems.append(Problem("exception", text, row.get("site"), [rank]))
+            (follow_ons if follow_on else roots).append(Problem("exception", text, row.get("site"), [rank]))
+    report.problems.extend(roots + follow_ons)
 
 
 def _divergences(report: Report) -> None:
@@ -313,6 +320,29 @@ def _unsynced(report: Report, key: str, trained: list[int]) -> None:
     report.problems.append(Problem(
         "unsynced-value", f"'{key}' is an epoch-level value logged without sync_dist, and the ranks disagree ({last}): "
         "the logger, checkpoints and early stopping on rank 0 see rank 0's shard only", first.get("site"), trained, ["DDP004"]))
+
+
+def _prepare_data_state(report: Report, trained: list[int]) -> None:
+    """Attributes ``prepare_data`` sets, which Lightning runs on local rank 0 only: a rank that never
+    sets them (nor in ``setup``) lacks them (an AttributeError, or other data)."""
+    for rank in trained:
+        for row in report.ranks[rank]["state"]:
+            if row["hook"] != "prepare_data" or not row["names"]:
+                continue
+            missing = {}
+            for other in trained:
+                have = {n for r in report.ranks[other]["state"] if r["owner"] == row["owner"] for n in r["names"]}
+                lacking = [n for n in row["names"] if n not in have]
+                if lacking:
+                    missing[other] = lacking
+            if missing:
+                names = sorted({n for lacking in missing.values() for n in lacking})
+                report.problems.append(Problem(
+                    "prepare-data-state", f"{row['owner']}.prepare_data sets {', '.join('self.' + n for n in names)}, but "
+                    f"Lightning runs prepare_data on local rank 0 only: rank {', '.join(map(str, missing))} never has "
+                    f"{'it' if len(names) == 1 else 'them'} (set state in setup, which runs on every rank)",
+                    row.get("site"), sorted(missing)))
+        return
 
 
 def _splits(report: Report, trained: list[int]) -> None:

@@ -557,6 +557,37 @@ if OUT:
             original = getattr(torch.Tensor, name)
             setattr(torch.Tensor, name, emulate(f"Tensor.{name}", original, lambda a, k: a[0].device if a else None))
 
+    # --- state set by prepare_data and setup ------------------------------------------------------
+
+    def _wrap_hook_calls(call) -> None:
+        """Lightning calls ``prepare_data`` on local rank 0 only (per node) and ``setup`` on every
+        rank: record which public attributes each call sets on the data module or module."""
+        for name, owner_of in (("_call_lightning_datamodule_hook", lambda trainer, kwargs: trainer.datamodule),
+                               ("_call_lightning_module_hook",
+                                lambda trainer, kwargs: kwargs.get("pl_module") or trainer.lightning_module)):
+            original = getattr(call, name, None)
+            if original is None or getattr(original, "_ddpfix_rehearse", False):
+                continue
+
+            @functools.wraps(original)
+            def hook(trainer, hook_name, *args, __original=original, __owner=owner_of, **kwargs):
+                if hook_name not in ("prepare_data", "setup"):
+                    return __original(trainer, hook_name, *args, **kwargs)
+                owner = __owner(trainer, kwargs)
+                before = set(vars(owner)) if owner is not None else set()
+                result = __original(trainer, hook_name, *args, **kwargs)
+                if owner is not None:
+                    method = getattr(type(owner), hook_name, None)
+                    code = getattr(method, "__code__", None)
+                    path = os.path.realpath(code.co_filename) if code else ""
+                    site = [os.path.relpath(path, SHOWN_FROM), code.co_firstlineno, hook_name] if code and _users(path) else None
+                    EVENTS.write("state", hook=hook_name, owner=type(owner).__name__, site=site,
+                                 names=sorted(k for k in vars(owner) if k not in before and not k.startswith("_")))
+                return result
+
+            hook._ddpfix_rehearse = True
+            setattr(call, name, hook)
+
     # --- when the modules load ------------------------------------------------------------------
 
     def _lightning(module) -> None:
@@ -578,6 +609,8 @@ if OUT:
         "lightning.pytorch.core.module": _lightning,
         "pytorch_lightning.core.module": _lightning,
         "lightning.fabric.fabric": _lightning,
+        "lightning.pytorch.trainer.call": _wrap_hook_calls,
+        "pytorch_lightning.trainer.call": _wrap_hook_calls,
         "lightning_fabric.fabric": _lightning,
     }
 
