@@ -45,17 +45,19 @@ def rehearse(*args: str, cwd: Path = SCRIPTS, timeout: float = 300) -> subproces
                           timeout=timeout, env=dict(os.environ, NO_COLOR="1"))
 
 
-def _ours(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker`` (the scripts this test started)."""
-    found = []
+def _ours(folder: Path) -> list[int]:
+    """Live processes started in ``folder`` (a test's own scratch folder: its script's ranks), by
+    their working folder or command line: never another run's processes of the same script name."""
+    found, folder = [], str(folder.resolve())
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and int(entry.name) != os.getpid():
             try:
                 command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
                 state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                cwd = os.readlink(entry / "cwd")
             except OSError:
                 continue
-            if marker in command and state != "Z" and "pytest" not in command:
+            if state != "Z" and (cwd == folder or cwd.startswith(folder + os.sep) or folder in command):
                 found.append(int(entry.name))
     return found
 
@@ -78,7 +80,7 @@ def test_the_corpus_rehearses_as_its_header_says(script, expect, here, tmp_path)
     assert any((script.name, line) in named for line in here), (here, report["problems"])
     if expect == "hang":
         assert {p["kind"] for p in report["problems"]} & {"hang", "exception", "collective-order", "batches"}
-    assert not _ours(str(script.name)), "a rank outlived the rehearsal"
+    assert not _ours(tmp_path), "a rank outlived the rehearsal"
     assert time.monotonic() - started < 120
 
 
@@ -96,7 +98,7 @@ def test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_i
     assert re.search(rf"^train.py:{line}: hang: ", run.stdout, re.M), run.stdout
     assert "DDP003" in run.stdout and "accelerator='gpu' -> 'cpu'" in run.stdout
     assert seconds < 60, seconds
-    assert not _ours("train.py")
+    assert not _ours(tmp_path)
     page = (SCRIPTS.parent.parent.parent / "docs" / "rehearse.md").read_text(encoding="utf-8")
     shown = re.search(r"```console\n\$ ddpfix rehearse -- python train.py\n(.*?)```", page, re.S).group(1)
     seconds_out = re.compile(r"\d+\.\d s")
@@ -119,7 +121,7 @@ def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(tmp_path):
 @pytest.mark.parametrize("body, why", [
     ("import not_a_module_anywhere\n", "failed before it built a Trainer or Fabric at train.py:1"),
     ("print('no training here')\n", "built no Trainer or Fabric"),
-    ("import torch\ntorch.zeros(3, device='cuda')\n", "needs a GPU for something the rehearsal cannot map at train.py:2"),
+    ("import torch\ntorch.cuda.get_device_properties(0)\n", "needs a GPU for something the rehearsal cannot map at train.py:2"),
 ], ids=["import-error", "no-trainer", "needs-a-gpu"])
 def test_what_cannot_be_rehearsed_exits_2_and_says_why(tmp_path, body, why):
     (tmp_path / "train.py").write_text(body)
@@ -142,7 +144,7 @@ def test_ctrl_c_stops_every_process_it_started(tmp_path):
     try:
         proc = subprocess.Popen([ddpfix_executable(), "rehearse", "--stall", "120", "--", sys.executable, script.name],
                                 cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        ranks = lambda: [pid for pid in _ours(script.name) if pid != bystander.pid]  # noqa: E731
+        ranks = lambda: [pid for pid in _ours(tmp_path) if pid not in (bystander.pid, proc.pid)]  # noqa: E731
         deadline = time.monotonic() + 90
         while len(ranks()) < 2 and time.monotonic() < deadline:  # both ranks are up
             time.sleep(0.2)

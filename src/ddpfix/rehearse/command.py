@@ -76,7 +76,8 @@ def _main(argv: list[str]) -> int:
     options.command_shown = [os.path.basename(command[0]), *command[1:]]
     script = _script_of(command)
     if script is None:
-        return _cannot(options, "the command names no Python script file (rehearse runs `PYTHON SCRIPT.py [ARGS...]`)")
+        return _cannot(options, "the command names no Python script file of this folder (rehearse runs "
+                                "`PYTHON SCRIPT.py [ARGS...]` or `PYTHON -m MODULE` of a package here)")
     if not script.is_file():
         return _cannot(options, f"no such script: {script}")
     first = rehearse(command, script, options)
@@ -98,7 +99,13 @@ def _script_of(command: list[str]) -> Path | None:
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg in ("-m", "-c"):
+        if arg == "-m" and i + 1 < len(args):  # a module of the current folder's packages
+            parts = args[i + 1].split(".")
+            for candidate in (Path(*parts).with_suffix(".py"), Path(*parts, "__main__.py")):
+                if candidate.is_file():
+                    return candidate.resolve()
+            return None
+        if arg == "-c":
             return None
         if arg in ("-X", "-W"):
             i += 2
@@ -170,8 +177,15 @@ def static_findings(script: Path, folder: Path | None = None) -> list[dict]:
         return []
 
 
+# The rules whose failures only GPUs show (a tensor left on the CPU beside the GPU batch, a device
+# map, data work on the CUDA default device): a CPU rehearsal runs them clean.
+GPU_ONLY_RULES = {"DDP001", "DDP006", "DDP007", "DDP008"}
+
+
 def attach(result: reports.Report, findings: list[dict]) -> None:
-    """For each problem, the static findings that know its shape: a rule it names, near its line."""
+    """For each problem, the static findings that know its shape: a rule it names, near its line;
+    and the findings of what only GPUs show, said beside any verdict."""
+    gpu_only = [f for f in findings if f["code"] in GPU_ONLY_RULES and not f.get("suppressed")]
     for problem in result.problems:
         near = []
         for finding in findings:
@@ -181,7 +195,10 @@ def attach(result: reports.Report, findings: list[dict]) -> None:
                 continue
             how = {"safe": "safe fix", "unsafe": "unsafe fix (--unsafe-fixes)"}.get(finding.get("applicability"), "no fix")
             near.append(f"{finding['path']}:{finding['line']}: {finding['code']} {finding['message']} [{how}]")
+            if finding in gpu_only:
+                gpu_only.remove(finding)
         problem.findings = near
+    result.gpu_only = [f"{f['path']}:{f['line']}: {f['code']} {f['message']}" for f in gpu_only]
 
 
 def verify(command: list[str], script: Path, options) -> dict:
@@ -205,6 +222,9 @@ def verify(command: list[str], script: Path, options) -> dict:
             return {"report": None, "diff": "", "note": "ddpfix changed nothing in the script"
                     + ("" if options.unsafe_fixes else " (its fixes here may be unsafe: --unsafe-fixes)"),
                     "fix_output": fix.stdout + fix.stderr}
+        if "-m" in command[1:]:
+            return {"report": None, "diff": diff, "note": "--verify runs a script by its path; with -m, apply the fixes "
+                    "above and rehearse again"}
         new_command = [str(fixed_script) if Path(a).resolve() == script else a for a in command]
         after = rehearse(new_command, fixed_script, options, shown=f"{name} (fixed copy)")
         single = rehearse(new_command, fixed_script, options, devices=1, shown=f"{name} (fixed copy)")

@@ -54,12 +54,22 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], out: Path, stall: float
         echo=None) -> Outcome:
     start = time.monotonic()
     log_path = out / "output.txt"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+    # A Ctrl-C between the fork and ``proc`` being known would leave the started group unkilled:
+    # it is held until the try below, whose finally kills the group (a handler, not a signal mask:
+    # the script must not inherit a blocked SIGINT; exec resets handlers).
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     stopped = ""
     stacks: dict[int, str] = {}
     try:
+        if held:
+            raise KeyboardInterrupt
         last_progress, last_mark = start, None
         while True:
             if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:

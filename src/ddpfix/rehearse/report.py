@@ -24,6 +24,7 @@ class Problem:
     rules: list[str] = field(default_factory=list)  # static rules that know the shape here
     findings: list[str] = field(default_factory=list)  # their findings near here (``command.attach``)
     details: list[str] = field(default_factory=list)  # one line per rank, under the message
+    note: bool = False  # said, but no failure (exit 0): a difference that breaks nothing by itself
 
     def place(self) -> str:
         return f"{self.site[0]}:{self.site[1]}" if self.site else ""
@@ -42,10 +43,11 @@ class Report:
     returncode: int | None = 0
     output_tail: str = ""
     why_not: str = ""  # set when the script could not be rehearsed
+    gpu_only: list[str] = field(default_factory=list)  # static findings of what CPU ranks cannot show
 
     @property
     def failed(self) -> bool:
-        return bool(self.problems)
+        return any(not problem.note for problem in self.problems)
 
     def logged(self, rank: int) -> dict[str, list]:
         return self.ranks.get(rank, {}).get("logged", {})
@@ -96,7 +98,7 @@ def build(out: Path, script: str, devices: int, outcome, leader: int | None = No
     for rank, rows in sorted(by_rank.items()):
         summary = {"pid": sorted(p for p, r in pid_rank.items() if r == rank), "logged": defaultdict(list),
                    "collectives": [], "waiting": None, "exceptions": [], "batches": defaultdict(int),
-                   "splits": [], "monitors": [], "exited": False, "loaders": [], "state": []}
+                   "splits": [], "monitors": [], "exited": False, "loaders": [], "state": [], "draws": []}
         open_collectives: list[dict] = []
         for row in rows:
             kind = row["event"]
@@ -130,18 +132,23 @@ def build(out: Path, script: str, devices: int, outcome, leader: int | None = No
                 summary["loaders"].append(row)
             elif kind == "state":
                 summary["state"].append(row)
+            elif kind == "draw":
+                summary["draws"].append(row)
             elif kind == "split":
                 summary["splits"].append(row)
             elif kind == "run":
                 summary["monitors"] = row.get("monitors", [])
             elif kind == "exit":
                 summary["exited"] = True
+            elif kind == "exit_status":
+                summary["exit_status"] = row
             elif kind == "emulated":
                 report.problems.append(Problem("emulated", f"{row['what']}: on GPUs this raises \"{row['message']}\"",
                                                row.get("site"), [rank], [row.get("rule", "DDP002")]))
         summary["waiting"] = open_collectives[-1] if open_collectives else None
         report.ranks[rank] = summary
     _hang(report, outcome, pid_rank)
+    _ended_itself(report, outcome)
     _prepare_data_state(report, sorted(report.ranks))  # also where a rank died of it before training
     _exceptions(report)
     _divergences(report)
@@ -196,6 +203,24 @@ def _hang(report: Report, outcome, pid_rank: dict[int, int]) -> None:
     report.problems.insert(0, Problem("hang", f"hang: {what}", site, waiting_ranks, details=parts))
 
 
+def _ended_itself(report: Report, outcome) -> None:
+    """A rank that ended itself with a failure status and no uncaught exception (a script that
+    catches an error and calls sys.exit(1)), and a script that exited with a failure status the
+    start-up code saw nothing of."""
+    said = False
+    for rank, summary in sorted(report.ranks.items()):
+        row = summary.get("exit_status")
+        if row is not None and not summary["exceptions"]:
+            text = f"rank {rank} ended itself with sys.exit({row['message']!r})" if row.get("message") else \
+                f"rank {rank} ended itself with exit status {row['status']}"
+            report.problems.append(Problem("exception", text, row.get("site"), [rank]))
+            said = True
+    quiet = not any(s["exceptions"] for s in report.ranks.values())
+    if not said and quiet and not outcome.stopped and outcome.returncode not in (0, None):
+        report.problems.append(Problem("exception", f"the script exited with status {outcome.returncode} (no uncaught "
+                                       "exception: see its last output)", None, [0]))
+
+
 def _exceptions(report: Report) -> None:
     """Each rank's first exception, the root ones first: one that only follows another rank's
     failure (gloo's "Connection closed by peer") comes last, marked."""
@@ -240,10 +265,18 @@ def _divergences(report: Report) -> None:
                 "logged-keys", f"'{key}' is logged with sync_dist=True by rank {', '.join(map(str, have))} only, not by rank "
                 f"{', '.join(map(str, missing))}: its all-reduce waits for ranks that never enter it", row.get("site"),
                 missing, ["DDP003"]))
-        elif synced and any(len(report.logged(r)[key]) != len(report.logged(trained[0])[key]) for r in trained):
+        elif synced and _on_step(row) and any(len(report.logged(r)[key]) != len(report.logged(trained[0])[key]) for r in trained):
+            # A step-level synced value is all-reduced at each call: the calls must pair up.
             counts = ", ".join(f"rank {r}: {len(report.logged(r)[key])}" for r in trained)
-            report.problems.append(Problem("logged-keys", f"'{key}' is logged with sync_dist=True a different number of times "
-                                           f"({counts}): the ranks' all-reduces fall out of step", row.get("site"), trained, ["DDP003"]))
+            report.problems.append(Problem("logged-keys", f"'{key}' is logged with sync_dist=True at every step a different "
+                                           f"number of times ({counts}): the ranks' all-reduces fall out of step",
+                                           row.get("site"), trained, ["DDP003"]))
+        elif synced and not _on_step(row) and len({frozenset(r_["epoch"] for r_ in report.logged(r)[key]) for r in trained}) > 1:
+            # An epoch-level one is synced once an epoch, by the ranks that logged it in that epoch.
+            epochs = "; ".join(f"rank {r}: epochs {sorted({r_['epoch'] for r_ in report.logged(r)[key]})}" for r in trained)
+            report.problems.append(Problem("logged-keys", f"'{key}' is logged with sync_dist=True in some epochs on some "
+                                           f"ranks only ({epochs}): its epoch-end all-reduce waits for the others",
+                                           row.get("site"), trained, ["DDP003"]))
         else:
             _unsynced(report, key, [r for r in trained if key in report.logged(r)])
     for rank in trained:
@@ -301,6 +334,19 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
+EVALUATION_HOOKS = re.compile(r"^(validation_step|test_step|on_(validation|test)_epoch_end|on_(validation|test)_batch_end)$")
+STEP_HOOKS = re.compile(r"^(training_step|on_train_batch_(start|end)|on_before_backward|on_after_backward|"
+                        r"on_before_optimizer_step|on_before_zero_grad)$")
+
+
+def _on_step(row: dict) -> bool:
+    """Whether a logged value is synced at its call (step level): ``on_step``, else the hook's
+    default (lightning-notes: training-step hooks log per step, the others per epoch)."""
+    if row.get("on_step") is not None:
+        return bool(row["on_step"])
+    return bool(STEP_HOOKS.match(row.get("hook") or ""))
+
+
 def _unsynced(report: Report, key: str, trained: list[int]) -> None:
     """An epoch-level value logged without sync_dist that differs between ranks: what rank 0's
     logger, checkpoint and early stopping see is its own shard's."""
@@ -317,9 +363,16 @@ def _unsynced(report: Report, key: str, trained: list[int]) -> None:
     if all(v == values[trained[0]] for v in values.values()):
         return
     last = ", ".join(f"rank {r}: {values[r][-1]:.6g}" for r in trained)
+    monitored = any(monitor == key for r in trained for _, monitor in report.ranks[r]["monitors"])
+    evaluated = bool(EVALUATION_HOOKS.match(first.get("hook") or ""))
+    # A failure where a callback decides on it (each rank's checkpoint or early stop decides on its
+    # own shard) or where it is an evaluation metric (the validation or test score logged is rank
+    # 0's shard's); a value of the training epoch's own (a timing, a rate) is said, as a note.
     report.problems.append(Problem(
         "unsynced-value", f"'{key}' is an epoch-level value logged without sync_dist, and the ranks disagree ({last}): "
-        "the logger, checkpoints and early stopping on rank 0 see rank 0's shard only", first.get("site"), trained, ["DDP004"]))
+        + ("the callbacks that monitor it decide on each rank's own shard" if monitored
+           else "the logger records rank 0's shard only"), first.get("site"), trained, ["DDP004"],
+        note=not (monitored or evaluated)))
 
 
 def _prepare_data_state(report: Report, trained: list[int]) -> None:
@@ -346,6 +399,7 @@ def _prepare_data_state(report: Report, trained: list[int]) -> None:
 
 
 def _splits(report: Report, trained: list[int]) -> None:
+    _subsets(report, trained)
     splits = {r: report.ranks[r]["splits"] for r in trained}
     for index, row in enumerate(splits[trained[0]]):
         others = [splits[r][index] for r in trained[1:] if index < len(splits[r])]
@@ -355,11 +409,45 @@ def _splits(report: Report, trained: list[int]) -> None:
                 "validates on another split, and samples leak between them", row.get("site"), trained, ["DDP012"]))
 
 
+def _subsets(report: Report, trained: list[int]) -> None:
+    """A loader under Lightning's DistributedSampler whose Subset differs between ranks: each rank
+    drew its own split (an unseeded randperm, numpy or sklearn split), or split by rank on top of
+    the sampler's own split. A rank-dependent subset with the sampler off is sharding by hand."""
+    loaders = {r: [row for row in report.ranks[r]["loaders"] if row.get("subset")] for r in trained}
+    for index in range(min(len(v) for v in loaders.values())):
+        rows = {r: loaders[r][index] for r in trained}
+        if not all(str(row.get("sampler", "")).startswith("Distributed") for row in rows.values()):
+            continue
+        if len({row["subset"] for row in rows.values()}) > 1:
+            first = rows[trained[0]]
+            draw = _unseeded_draw(report, trained)
+            where = f" (the loader at {_site_text(first.get('site'))})" if draw else ""
+            report.problems.append(Problem(
+                "split", "this DataLoader's Subset holds other indices on each rank while Lightning's DistributedSampler "
+                "splits it again: a split each rank draws on its own (unseeded), or one by rank on top of the sampler's"
+                + (f"; {draw['what']} here draws a different permutation on each rank{where}" if draw else ""),
+                (draw or first).get("site"), trained, ["DDP012", "DDP013"]))
+            return
+
+
+def _unseeded_draw(report: Report, trained: list[int]) -> dict | None:
+    """The first permutation of the user's own (torch.randperm without a generator) that came out
+    different on the ranks: where a split by hand went wrong."""
+    draws = {r: report.ranks[r]["draws"] for r in trained}
+    for index in range(min(len(v) for v in draws.values())):
+        rows = [draws[r][index] for r in trained]
+        if len({row["digest"] for row in rows}) > 1:
+            return rows[0]
+    return None
+
+
 def _batches(report: Report, trained: list[int]) -> None:
     """Loaders whose epochs have a different number of batches on different ranks: under DDP the
     rank with more batches waits in its gradient all-reduce for one whose epoch is over (a hang at
     the end of the epoch, which the rehearsal's few batches would hide: so their lengths count)."""
-    loaders = {r: report.ranks[r]["loaders"] for r in trained}
+    # Training loaders only: evaluation has no per-step collective, so ranks may take uneven
+    # shares there (exact metrics), and a loop outside a Trainer is the script's own.
+    loaders = {r: [row for row in report.ranks[r]["loaders"] if row.get("stage") == "train"] for r in trained}
     for index in range(min(len(v) for v in loaders.values())):
         rows = {r: loaders[r][index] for r in trained}
         lengths = {r: row.get("batches") for r, row in rows.items()}
@@ -368,14 +456,15 @@ def _batches(report: Report, trained: list[int]) -> None:
         text = ", ".join(f"rank {r}: {n}" for r, n in lengths.items())
         first = rows[trained[0]]
         report.problems.append(Problem(
-            "batches", f"this DataLoader's epoch has a different number of batches on each rank ({text}, sampler "
+            "batches", f"this training DataLoader's epoch has a different number of batches on each rank ({text}, sampler "
             f"{first.get('sampler')}): under DDP a rank that has more waits in its gradient all-reduce for one whose "
             "epoch is over (a hang at the end of an epoch, which the rehearsal's few batches do not reach)",
             first.get("site"), trained, ["DDP013"]))
         return
     if any(p.kind in ("hang", "exception", "batches") for p in report.problems):
         return
-    names = sorted({name for r in trained for name in report.ranks[r]["batches"]})
+    training = {_site_text(row.get("site")) for r in trained for row in report.ranks[r]["loaders"] if row.get("stage") == "train"}
+    names = sorted({name for r in trained for name in report.ranks[r]["batches"]} & training)
     for name in names:
         counts = {r: report.ranks[r]["batches"].get(name, 0) for r in trained}
         if len(set(counts.values())) > 1:
@@ -405,11 +494,11 @@ def text(report: Report) -> str:
         if report.output_tail:
             lines += ["", "the script's last output:", *("  " + line for line in report.output_tail.splitlines())]
         return "\n".join(lines) + "\n"
-    if report.problems:
+    if report.failed:
         lines.append("")
-        for problem in report.problems:
+        for problem in sorted(report.problems, key=lambda p: p.note):
             place = problem.place()
-            lines.append(f"{place + ': ' if place else ''}{problem.message}")
+            lines.append(f"{place + ': ' if place else ''}{'note: ' if problem.note else ''}{problem.message}")
             lines += [f"    {detail}" for detail in problem.details]
         findings = list(dict.fromkeys(f for problem in report.problems for f in problem.findings))
         if findings:
@@ -419,6 +508,12 @@ def text(report: Report) -> str:
         collectives = max((len(s["collectives"]) for s in report.ranks.values()), default=0)
         lines.append(f"clean: no hang, no crash, no divergence between the {len(report.ranks)} ranks "
                      f"({_key_count(report)} keys logged, {collectives} collectives entered per rank)")
+        for problem in report.problems:  # notes only
+            place = problem.place()
+            lines.append(f"{place + ': ' if place else ''}note: {problem.message}")
+    if report.gpu_only:
+        lines += ["", "what only GPUs show, which a CPU rehearsal cannot (ddpfix's static rules find it):",
+                  *(f"  {finding}" for finding in report.gpu_only)]
     if report.mappings:
         lines += ["", "mapped to run on CPU:", *("  " + line for line in report.mappings)]
     unexplained = [p for p in report.problems if p.kind == "exception" and "follows from" not in p.message]
@@ -436,10 +531,10 @@ def as_json(report: Report) -> dict:
         "script": report.script, "devices": report.devices, "seconds": round(report.seconds, 2),
         "result": "could-not-rehearse" if report.why_not else ("failed" if report.failed else "clean"),
         "why_not": report.why_not or None, "stopped": report.stopped or None,
-        "problems": [{"kind": p.kind, "message": p.message, "details": p.details, "path": p.site[0] if p.site else None,
+        "problems": [{"kind": p.kind, "note": p.note, "message": p.message, "details": p.details, "path": p.site[0] if p.site else None,
                       "line": p.site[1] if p.site else None, "ranks": p.ranks, "rules": p.rules,
                       "findings": p.findings} for p in report.problems],
-        "mappings": report.mappings,
+        "mappings": report.mappings, "gpu_only": report.gpu_only,
         "ranks": {str(r): {"logged": sorted(s["logged"]), "collectives": len(s["collectives"]),
                            "batches": dict(s["batches"]), "exited": s["exited"]} for r, s in sorted(report.ranks.items())},
     }

@@ -5,11 +5,12 @@
 `self.prior` is an ordinary attribute, not a registered buffer, so
 `model.to(device)` leaves it on the CPU while the parameters go to
 cuda:<rank>. On GPUs the process group is NCCL, which only takes CUDA
-tensors: `self.all_gather(self.prior)` fails with "RuntimeError: No backend
-type associated with device type cpu" on every rank at the end of the first
-validation epoch. Under gloo (CPU rehearsal) the same call succeeds, so the
-rehearsal has to notice that a CPU tensor entered the collective while the
-module lives on the accelerator. (ddpfix's DDP007 points at the
+tensors: `self.trainer.strategy.reduce(self.prior)` hands it to an all_reduce
+as it is and fails with "RuntimeError: No backend type associated with device
+type cpu" on every rank at the end of the first validation epoch (unlike
+`self.all_gather`, which moves the data to the rank's device first). Under gloo
+(CPU rehearsal) the same call succeeds, so the rehearsal has to notice that a
+CPU tensor entered the collective while the module lives on the accelerator. (ddpfix's DDP007 points at the
 `self.prior = ...` line in __init__; register_buffer fixes it.)
 """
 import lightning as L
@@ -34,8 +35,8 @@ class Model(L.LightningModule):
 
     def on_validation_epoch_end(self):
         # Check that every rank still holds the same prior.
-        priors = self.all_gather(self.prior)  # rehearse: here
-        if not torch.allclose(priors[0], priors[-1]):
+        mean = self.trainer.strategy.reduce(self.prior, reduce_op="mean")  # rehearse: here
+        if not torch.allclose(mean, self.prior):
             raise RuntimeError("ranks disagree on the prior")
 
     def configure_optimizers(self):

@@ -104,11 +104,16 @@ if OUT:
 
     EVENTS = _Events()
 
+    import sysconfig
+
+    _LIBRARY = tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib")})
+
     def _users(path: str) -> bool:
-        """Whether a (real) file path is the user's code: under the rehearsal's root, in no
-        installed package (a virtualenv inside the project), and not this file."""
-        return (path.startswith(ROOT + os.sep) and "site-packages" not in path and "dist-packages" not in path
-                and not path.startswith(HERE))
+        """Whether a (real) file path is the user's code: a real file outside the standard library,
+        any installed package and this file (a sibling package of the script, wherever it lies, is
+        the user's)."""
+        return (os.path.isabs(path) and "site-packages" not in path and "dist-packages" not in path
+                and not path.startswith(HERE) and not path.startswith(_LIBRARY))
 
     def _site(skip_ours: bool = True):
         """The innermost frame of the user's code (under the rehearsal's root, outside any
@@ -144,6 +149,10 @@ if OUT:
 
     def _strategy(value, mapped):
         name = value if isinstance(value, str) else None
+        if name is None and type(value).__name__ in ("FSDPStrategy", "DeepSpeedStrategy", "ModelParallelStrategy",
+                                                      "XLAStrategy", "XLAFSDPStrategy", "DataParallelStrategy"):
+            mapped.append(f"strategy={type(value).__name__}(...) -> 'ddp' (rehearsed as DDP: its sharding is not rehearsed)")
+            return "ddp"
         if name is None and value is not None:  # a strategy object: gloo for an NCCL request
             backend = getattr(value, "_process_group_backend", None)
             if backend == "nccl":
@@ -171,6 +180,10 @@ if OUT:
         if arguments.get("accelerator") not in (None, "cpu"):
             mapped.append(f"accelerator={arguments['accelerator']!r} -> 'cpu'")
         arguments["accelerator"] = "cpu"
+        if arguments.get("devices") in (1, "1", [0], (0,), "cuda:0"):
+            # One device asked for (Lightning's advice for testing after DDP): kept, one process.
+            arguments["devices"] = 1
+            return asked, mapped
         if arguments.get("devices") != DEVICES:
             mapped.append(f"devices={arguments.get('devices', 'auto')!r} -> {DEVICES} CPU processes")
         arguments["devices"] = DEVICES
@@ -181,6 +194,9 @@ if OUT:
             arguments["strategy"] = _strategy(arguments["strategy"], mapped)
         if "precision" in arguments:
             arguments["precision"] = _precision(arguments["precision"], mapped)
+        if arguments.get("sync_batchnorm"):
+            mapped.append("sync_batchnorm=True -> False (SyncBatchNorm runs on GPUs only; each rank normalises alone)")
+            arguments["sync_batchnorm"] = False
         if trainer:
             for stage in ("train", "val", "test", "predict"):
                 key = f"limit_{stage}_batches"
@@ -253,6 +269,7 @@ if OUT:
                 model = kwargs.get("model", args[0] if args else None)
                 if model is not None:
                     MODELS.append(model)
+                RUNNING.append(self)
                 monitors = []
                 for callback in getattr(self, "callbacks", []) or []:
                     monitor = getattr(callback, "monitor", None)
@@ -290,6 +307,7 @@ if OUT:
     # --- torch: collectives, data, CUDA requests ---------------------------------------------------
 
     MODELS: list = []  # the modules fit/validate/test ran: their plain tensor attributes stay on the CPU
+    RUNNING: list = []  # the Trainers (and Fabrics) that have started: from then on tensors may be on a GPU
     ASKED_GPU: list = []  # set when a Trainer or Fabric asked for GPUs (or NCCL)
 
     def _plain_attribute(tensor):
@@ -316,10 +334,24 @@ if OUT:
             elif hasattr(value, "data_ptr"):
                 yield value
 
+    # Lightning's and Fabric's all_gather (and broadcast) move the data to the rank's device before
+    # the collective: a plain CPU attribute handed to them reaches NCCL on the GPU.
+    MOVERS = {("core/module.py", "all_gather"), ("fabric/fabric.py", "all_gather"), ("fabric/fabric.py", "broadcast"),
+              ("fabric/fabric.py", "all_reduce")}
+
+    def _through_a_mover() -> bool:
+        frame = sys._getframe(2)
+        while frame is not None:
+            path = frame.f_code.co_filename.replace(os.sep, "/")
+            if any(path.endswith(tail) and frame.f_code.co_name == name for tail, name in MOVERS):
+                return True
+            frame = frame.f_back
+        return False
+
     def _emulate_nccl(name, args, kwargs) -> None:
         """NCCL refuses CPU tensors, gloo takes them: a module's plain tensor attribute handed to a
         collective works here and fails on GPUs, so it fails here too, saying so."""
-        if not ASKED_GPU:
+        if not ASKED_GPU or _through_a_mover():
             return
         for tensor in _tensors(args, kwargs):
             attribute = _plain_attribute(tensor)
@@ -375,6 +407,26 @@ if OUT:
             frame = frame.f_back
         return found
 
+    def _stage():
+        """What the running Trainer is doing (``train``, ``validate``, ``sanity_check``, ...), or
+        None outside one (a loop of the script's own, a Fabric loop)."""
+        for trainer in reversed(RUNNING):
+            state = getattr(trainer, "state", None)
+            stage = getattr(state, "stage", None)
+            status = getattr(state, "status", None)
+            if stage is not None and getattr(status, "value", status) == "running":
+                return str(getattr(stage, "value", stage))
+        return None
+
+    def _subset_digest(dataset):
+        """The indices a Subset (or a Subset of a Subset) takes: ranks that split the data by an
+        unseeded draw (randperm, numpy, sklearn) hold different ones."""
+        chain = []
+        while type(dataset).__name__ == "Subset" and hasattr(dataset, "indices"):
+            chain.append(list(dataset.indices)[:100000])
+            dataset = dataset.dataset
+        return _digest(chain) if chain else None
+
     def _digest(indices) -> str:
         return hashlib.sha1(json.dumps(indices, default=str).encode()).hexdigest()[:12]
 
@@ -400,7 +452,8 @@ if OUT:
                     length = len(self)
                 except Exception:
                     length = None
-                EVENTS.write("loader", site=site, batches=length, sampler=type(self.sampler).__name__)
+                EVENTS.write("loader", site=site, batches=length, sampler=type(self.sampler).__name__, stage=_stage(),
+                             subset=_subset_digest(self.dataset))
                 return iterator
 
             __init__._ddpfix_rehearse = True
@@ -466,12 +519,18 @@ if OUT:
                 kwargs["device"], changed = "cpu", True
             return args, kwargs, changed
 
+        # Before a Trainer or Fabric has moved anything, every tensor is on the CPU on GPUs too, and
+        # moving one to CUDA copies it: the rehearsal copies too (an alias of a CPU weight kept as
+        # a "starting point" would follow the weight). Later a tensor may already be on the GPU
+        # there (a parameter, a batch), where .cuda() is the tensor itself: so it is here.
         def moved_to_cpu(original, what):
             @functools.wraps(original)
             def to(self, *args, **kwargs):
                 args, kwargs, changed = to_cpu(args, kwargs)
                 if changed:
                     note(f"{what}.to('cuda') -> CPU")
+                    if what == "tensor" and not RUNNING:
+                        kwargs["copy"] = True
                 return original(self, *args, **kwargs)
             return to
 
@@ -479,7 +538,7 @@ if OUT:
             @functools.wraps(original)
             def cuda(self, *args, **kwargs):
                 note(f"{what}.cuda() -> CPU")
-                return self
+                return self.clone() if what == "tensor" and not RUNNING else self
             return cuda
 
         torch.Tensor.to, torch.nn.Module.to = moved_to_cpu(tensor_to, "tensor"), moved_to_cpu(module_to, "module")
@@ -509,16 +568,32 @@ if OUT:
 
         torch.Generator = Generator
 
+        def _surely_on_cpu(device_of, args, kwargs) -> bool:
+            """A draw that is on the CPU on GPUs too: torch's data loading (samplers, the loader's
+            base seed, random_split), or a factory given no device. A device taken from a tensor
+            (``device=x.device``) or an in-place draw on a tensor may well be CUDA there."""
+            frame = sys._getframe(2)
+            while frame is not None:
+                if "/torch/utils/data/" in frame.f_code.co_filename.replace(os.sep, "/"):
+                    return True
+                frame = frame.f_back
+            return device_of is not None and "device" not in kwargs
+
         def emulate(name, original, device_of):
             @functools.wraps(original)
             def draw(*args, **kwargs):
                 generator = kwargs.get("generator")
-                if generator is not None and id(generator) in CUDA_GENERATORS and not _is_cuda(device_of(args, kwargs)):
+                if generator is not None and id(generator) in CUDA_GENERATORS and _surely_on_cpu(device_of, args, kwargs):
                     message = "Expected a 'cpu' device type for generator but found 'cuda'"
                     EVENTS.write("emulated", what=f"a CUDA generator drawn from by {name} on the CPU", message=message,
                                  site=CUDA_GENERATORS[id(generator)][1] or _site(), drawn_at=_site())
                     raise RuntimeError(message + " (emulated by ddpfix rehearse: this is what GPUs raise here)")
-                return original(*args, **kwargs)
+                result = original(*args, **kwargs)
+                if generator is None and name == "torch.randperm":
+                    site = _site()
+                    if site is not None:  # the user's own permutation: a split or a shuffle of theirs
+                        EVENTS.write("draw", what=name, site=site, digest=_digest(result.tolist()[:100000]))
+                return result
 
             draw._ddpfix_rehearse = True
             return draw
@@ -555,7 +630,7 @@ if OUT:
             setattr(cuda, name, no_op(name))
         for name in ("random_", "uniform_", "normal_", "exponential_", "bernoulli_"):
             original = getattr(torch.Tensor, name)
-            setattr(torch.Tensor, name, emulate(f"Tensor.{name}", original, lambda a, k: a[0].device if a else None))
+            setattr(torch.Tensor, name, emulate(f"Tensor.{name}", original, None))
 
     # --- state set by prepare_data and setup ------------------------------------------------------
 
@@ -654,6 +729,16 @@ if OUT:
         __original(kind, value, tb)
 
     sys.excepthook = _excepthook
+    _real_exit = sys.exit
+
+    def _exit(status=None):
+        """sys.exit with a failure status (a script that caught an error and ended itself)."""
+        if status not in (None, 0):
+            EVENTS.write("exit_status", status=status if isinstance(status, int) else 1, message=None if isinstance(status, int)
+                         else str(status)[:500], site=_site())
+        _real_exit(status)
+
+    sys.exit = _exit
     _stack_file = open(os.path.join(OUT, f"stack-{os.getpid()}.txt"), "w", encoding="utf-8")
     faulthandler.register(signal.SIGUSR1, file=_stack_file, all_threads=True)
     EVENTS.write("start", argv=sys.argv, executable=sys.executable)
