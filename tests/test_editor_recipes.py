@@ -268,3 +268,48 @@ def test_the_helix_and_zed_recipes_parse_and_start_the_server():
     assert "ddpfix" in zed["languages"]["Python"]["language_servers"]
     emacs = _block("elisp", "Emacs (eglot)")
     assert '("ddpfix" "lsp")' in emacs and emacs.count("(") == emacs.count(")")
+
+
+EMACS_CHECK = r"""
+(require 'eglot)
+(load (expand-file-name "recipe.el"))
+(find-file (expand-file-name "train.py"))
+(python-mode)
+;; eglot-ensure (the recipe's hook) connects after the next command, which batch mode never runs:
+;; connect as it would, with the contact the recipe's eglot-server-programs entry gives.
+(apply #'eglot (eglot--guess-contact))
+(flymake-mode 1)
+(let ((deadline (+ (float-time) 60)) (found nil))
+  (while (and (not found) (< (float-time) deadline))
+    (accept-process-output nil 0.5)
+    (flymake-start)
+    (when (and (eglot-current-server) (flymake-diagnostics))
+      (setq found (flymake-diagnostics))))
+  (princ (format "SERVER %s\n" (and (eglot-current-server) (process-command (jsonrpc--process (eglot-current-server))))))
+  (dolist (d found) (princ (format "DIAG %s\n" (flymake-diagnostic-text d)))))
+(kill-emacs 0)
+"""
+
+
+def test_emacs_eglot_recipe_in_a_real_emacs(tmp_path):
+    """docs/editors.md's Emacs recipe, as written, in Debian's Emacs with its eglot (elpa-eglot;
+    .ci/run installs both where it can), headless: the server it names starts and its diagnostics
+    reach the buffer."""
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.skip("no emacs here (Debian: apt-get install emacs-nox elpa-eglot)")
+    probe = subprocess.run([emacs, "--batch", "-q", "--eval", "(progn (require 'eglot) (princ \"ok\"))"],
+                           capture_output=True, text=True, timeout=60)
+    if probe.stdout != "ok":
+        pytest.skip("this Emacs has no eglot (Debian: apt-get install elpa-eglot)")
+    (tmp_path / "recipe.el").write_text(_block("elisp", "Emacs (eglot)"))
+    (tmp_path / "check.el").write_text(EMACS_CHECK)
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_bytes(
+        b'import torch\nfrom torch.utils.data import DataLoader\n\n'
+        b'loader = DataLoader(range(3), shuffle=True, generator=torch.Generator(device="cuda"))\n')
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    run = subprocess.run([emacs, "--batch", "-q", "-l", "check.el"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert "SERVER (ddpfix lsp)" in run.stdout, run.stdout + run.stderr[-2000:]
+    assert "DIAG ddpfix [DDP002]: CUDA generator reaches DataLoader (line 4)" in run.stdout, run.stdout + run.stderr[-2000:]
