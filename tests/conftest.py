@@ -67,3 +67,13 @@ def run_cli_unsafe(run_cli):
         return run_cli(*args, "--unsafe-fixes", **kwargs)
 
     return run
+
+
+def default_sigint() -> None:
+    """A child's SIGINT as at a terminal (Python's KeyboardInterrupt, or a program's own handler): a
+    test that sends Ctrl-C must not depend on how its own runner was started (a shell's background
+    job, a CI service, ``nohup``: SIGINT ignored, which children inherit and Python then keeps).
+    For ``subprocess.Popen(..., preexec_fn=default_sigint)``."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -440,8 +440,10 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
     from conftest import ddpfix_executable
 
     (tmp_path / "train.py").write_text("import torch\n")
+    from conftest import default_sigint
+
     proc = subprocess.Popen([ddpfix_executable(), "--watch", "--no-color", "."], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, preexec_fn=default_sigint)
     try:
         lines = []
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from bench_scripts import load_bench
-from conftest import ddpfix_executable
+from conftest import ddpfix_executable, default_sigint
 
 import ddpfix
 from ddpfix.writer import TEMP_SUFFIX
@@ -40,6 +40,7 @@ def start(tree: Path, *args: str) -> subprocess.Popen:
     process = subprocess.Popen(
         [ddpfix_executable(), "--write", "--unsafe-fixes", *args, str(tree)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=dict(os.environ, NO_COLOR="1"),
+        preexec_fn=default_sigint,
     )
     ours = Path(f"/proc/{os.getpid()}/cmdline").read_bytes()  # a forked copy's, until it execs
     deadline = time.monotonic() + 10

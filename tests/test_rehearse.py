@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ddpfix_executable
+from conftest import ddpfix_executable, default_sigint
 
 pytest.importorskip("lightning")
 pytestmark = pytest.mark.e2e
@@ -143,7 +143,8 @@ def test_ctrl_c_stops_every_process_it_started(tmp_path):
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "interrupted_train.py"])
     try:
         proc = subprocess.Popen([ddpfix_executable(), "rehearse", "--stall", "120", "--", sys.executable, script.name],
-                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_sigint)
         ranks = lambda: [pid for pid in _ours(tmp_path) if pid not in (bystander.pid, proc.pid)]  # noqa: E731
         deadline = time.monotonic() + 90
         while len(ranks()) < 2 and time.monotonic() < deadline:  # both ranks are up
