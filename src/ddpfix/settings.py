@@ -12,6 +12,7 @@ either way).
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 from collections.abc import Mapping, Sequence
@@ -77,6 +78,7 @@ class Settings:
             "unsafe_fixes": bool(config.unsafe_fixes if flags.unsafe_fixes is None else flags.unsafe_fixes),
             **limit_options(config, flags.max_file_size, flags.fix_time_budget, flags.fix_memory_budget),
         }
+        self._narrowed: dict[frozenset, Settings] = {}
         self._per_file = [(pattern, _spec([pattern]), tuple(codes)) for pattern, codes in config.per_file_ignores.items()]
         for pattern, _, codes in self._per_file:
             unknown = [code for code in codes if not resolve(code)]
@@ -101,11 +103,11 @@ class Settings:
                    if relative is not None and spec.match_file(relative) for code in codes for rule in resolve(code)}
         if not ignored:
             return self
-        narrowed = _derived.get((id(self), frozenset(ignored)))
-        if narrowed is None:
-            narrowed = _derived[(id(self), frozenset(ignored))] = _copy(self)
+        key = frozenset(ignored)
+        if key not in self._narrowed:  # one object per set of ignores: the run groups files by it
+            narrowed = self._narrowed[key] = copy.copy(self)
             narrowed.rules = tuple(rule for rule in self.rules if rule not in ignored)
-        return narrowed
+        return self._narrowed[key]
 
     @property
     def key(self) -> tuple:
@@ -168,15 +170,6 @@ def _overridden(config: Config, overrides: str) -> Config:
     config = copy.deepcopy(config)
     apply_table(config, tomllib.loads(overrides), "--config")
     return config
-
-
-_derived: dict[tuple, "Settings"] = {}
-
-
-def _copy(settings: "Settings") -> "Settings":
-    import copy
-
-    return copy.copy(settings)
 
 
 def _spec(lines: Sequence[str]) -> GitIgnore:

@@ -11,8 +11,7 @@ import sys
 import time
 
 from ddpfix.runner import DEFAULT_EXCLUDES, SOURCE_SUFFIXES
-
-MODES = {"--write", "--diff", "--check", "--statistics", "--fix", "--add-noqa"}
+from ddpfix.spellings import MODES  # what already names a mode (the spellings are translated first)
 
 
 def snapshot(paths: list[str]) -> dict[str, float]:

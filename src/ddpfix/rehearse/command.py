@@ -232,7 +232,7 @@ def verify(command: list[str], script: Path, options) -> dict:
         # Keys logged with rank_zero_only (or under a rank guard) are rank 0's alone by design.
         alone = {k for r in after.ranks for k, rows in after.logged(r).items() if rows[0]["rank_zero_only"]}
         differ = [r for r in after.ranks if set(after.logged(r)) - alone != keys_one - alone] if not single.why_not else []
-        return {"report": after, "diff": diff, "single_keys": sorted(keys_one),
+        return {"report": after, "diff": diff, "skipped": skipped, "single_keys": sorted(keys_one),
                 "keys_differ": differ, "fix_output": fix.stdout + fix.stderr}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -293,6 +293,9 @@ def _print(options, first: reports.Report, verified: dict | None = None) -> None
         sys.stdout.write(verified.get("note", "nothing to verify") + "\n")
         return
     sys.stdout.write("ddpfix's fixes, applied to a scratch copy:\n")
+    if verified.get("skipped"):
+        sys.stdout.write(f"  (left out of the copy, over 5 MB: {len(verified['skipped'])} files; the copy runs from "
+                         "your folder, so relative paths still find them)\n")
     sys.stdout.write("".join("  " + line + "\n" for line in verified["diff"].splitlines()))
     sys.stdout.write("\n" + reports.text(after))
     if not after.failed and not after.why_not:

@@ -50,8 +50,7 @@ def environment(out: Path, root: Path, devices: int, batches: int, epochs: int, 
     return env, [name for name in removed if name != "CUDA_VISIBLE_DEVICES"]
 
 
-def run(argv: list[str], cwd: Path, env: dict[str, str], out: Path, stall: float, timeout: float,
-        echo=None) -> Outcome:
+def run(argv: list[str], cwd: Path, env: dict[str, str], out: Path, stall: float, timeout: float) -> Outcome:
     start = time.monotonic()
     log_path = out / "output.txt"
     # A Ctrl-C between the fork and ``proc`` being known would leave the started group unkilled:

@@ -7,6 +7,7 @@ different number of batches — each at the user's line, with the mappings made 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -147,7 +148,7 @@ def build(out: Path, script: str, devices: int, outcome, leader: int | None = No
                                                row.get("site"), [rank], [row.get("rule", "DDP002")]))
         summary["waiting"] = open_collectives[-1] if open_collectives else None
         report.ranks[rank] = summary
-    _hang(report, outcome, pid_rank)
+    _hang(report, outcome)
     _ended_itself(report, outcome)
     _prepare_data_state(report, sorted(report.ranks))  # also where a rank died of it before training
     _exceptions(report)
@@ -156,17 +157,25 @@ def build(out: Path, script: str, devices: int, outcome, leader: int | None = No
     return report
 
 
-def _user_frame_of_stack(dump: str, root_files: set[str]) -> str | None:
-    """The innermost frame of the user's files in a faulthandler dump of the main thread."""
-    main = dump.split("\n\n")[0] if "Current thread" in dump or "Thread" in dump else dump
-    for line in main.splitlines():
-        match = re.search(r'File "([^"]+)", line (\d+) in (\S+)', line)
-        if match and any(match.group(1).endswith(name) for name in root_files):
-            return f"{match.group(1)}:{match.group(2)} in {match.group(3)}"
+_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+_LIBRARY = re.compile(r"[/\\](site-packages|dist-packages|lib[/\\]python\d[\d.]*)[/\\]")
+
+
+def _where_in_stack(dump: str) -> str | None:
+    """The innermost frame of the user's code in a rank's faulthandler dump (the watchdog's, taken
+    at the hang): its current thread, innermost first as faulthandler writes it."""
+    current = next((block for block in dump.split("\n\n") if "Current thread" in block), dump)
+    for path, line, function in _FRAME.findall(current):
+        if not _LIBRARY.search(path) and "rehearse/inject" not in path.replace("\\", "/"):
+            try:
+                shown = os.path.relpath(path)
+            except ValueError:
+                shown = path
+            return f"{shown}:{line} in {function}"
     return None
 
 
-def _hang(report: Report, outcome, pid_rank: dict[int, int]) -> None:
+def _hang(report: Report, outcome) -> None:
     if not outcome.stopped:
         return
     parts = []
@@ -194,7 +203,10 @@ def _hang(report: Report, outcome, pid_rank: dict[int, int]) -> None:
         elif summary["exited"]:
             parts.append(f"rank {rank} had finished")
         else:
-            parts.append(f"rank {rank} is elsewhere (no collective open)")
+            # No collective open: where its stack (dumped by the watchdog) stands in the user's code.
+            where = next((_where_in_stack(outcome.stacks[pid]) for pid in summary["pid"] if pid in outcome.stacks), None)
+            parts.append(f"rank {rank} is at {where} (no collective open)" if where
+                         else f"rank {rank} is elsewhere (no collective open)")
     for rank in range(report.devices):
         if rank not in report.ranks:
             parts.append(f"rank {rank} never started its rehearsal code")

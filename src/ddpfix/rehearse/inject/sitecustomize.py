@@ -115,7 +115,7 @@ if OUT:
         return (os.path.isabs(path) and "site-packages" not in path and "dist-packages" not in path
                 and not path.startswith(HERE) and not path.startswith(_LIBRARY))
 
-    def _site(skip_ours: bool = True):
+    def _site():
         """The innermost frame of the user's code (under the rehearsal's root, outside any
         installed package and this file): ``(path, line, function)``, or None."""
         frame = sys._getframe(1)
