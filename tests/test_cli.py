@@ -464,3 +464,20 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
         assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
+
+
+def test_the_quick_start_demo_shows_its_findings_its_diff_and_one_summary_line(run_cli, tmp_path):
+    """README's first command: the findings the diff fixes on stderr (--show-fixes), the patch alone
+    on stdout, one summary line; nothing written."""
+    demo = tmp_path / "demo"
+    shutil.copytree(FIXTURES / "demo", demo)
+    before = (demo / "train.py").read_bytes()
+    proc = run_cli("--diff", "--show-fixes", ".", cwd=demo)
+    err, out = proc.stderr.decode(), proc.stdout.decode()
+    assert proc.returncode == 1
+    assert [line.split()[1] for line in err.splitlines() if ": DDP" in line] == ["DDP004", "DDP003", "DDP002"]
+    assert err.strip().splitlines()[-1].startswith("Would fix 3 issues in 1 file.")
+    assert out.startswith("--- a/train.py") and "DDP0" not in out
+    assert (demo / "train.py").read_bytes() == before
+    plain = run_cli("--diff", ".", cwd=demo)
+    assert ": DDP" not in plain.stderr.decode()  # without --show-fixes only what the patch leaves

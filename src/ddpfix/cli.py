@@ -170,8 +170,8 @@ class Output:
 @click.option("--add-noqa", is_flag=True, help="Silence each finding left with a '# noqa: CODE' comment.")
 @click.option("-v", "--verbose", is_flag=True, help="Explain each finding under its line: why it breaks under DDP, "
               "what to do, and why a fix is unsafe or not offered.")
-@click.option("--show-fixes", is_flag=True, help="With --write, also list the findings fixed, marked [fixed]; "
-              "by default only what is left is listed.")
+@click.option("--show-fixes", is_flag=True, help="With --write or --diff, also list the findings fixed (marked "
+              "[fixed] when written); by default only what is left is listed.")
 @click.option("--no-pager", is_flag=True, help="Print the preview straight to the terminal instead of through "
               "$DDPFIX_PAGER / $PAGER / less.")
 @click.option("--force-exclude", is_flag=True, help="Apply the exclude settings and --exclude to paths named explicitly "
@@ -357,7 +357,7 @@ def command(paths, diff_only, write, check, interactive, unsafe_fixes, preview, 
     if mode == "diff":
         for result in results:
             for finding in result.findings:
-                if not finding.fixed:
+                if not finding.fixed or show_fixes:
                     output.finding(finding, err=True)
         for result in changed:
             output.diff(report.file_diff(result.path, result.original, result.fixed))
