@@ -158,3 +158,23 @@ def test_a_fifo_in_the_project_blocks_neither_the_facts_nor_the_run(tmp_path, ru
     assert alone.returncode == 1 and b"pipe.py" not in alone.stdout + alone.stderr and MONITORED_LINE in alone.stdout
     whole = run_cli("--check", "-v", ".", cwd=root, timeout=60)
     assert whole.returncode == 2 and b"pipe.py: E902 cannot read: not a regular file" in whole.stderr
+
+
+def test_a_tutorials_iterable_dataset_does_not_bear_on_another_tutorial(tmp_path, run_cli):
+    """Two unrelated scripts of one collection: one streams an IterableDataset (and mentions the
+    LightningCLI and "instantiate" in its prose, which imports nothing); the other's epoch log gets
+    its safe fix. A file that really imports at run time joins them again."""
+    root = project(tmp_path / "tutorials")
+    (root / "train.py").unlink()
+    (root / "stream.py").write_text(
+        '"""Simply instantiate the class; see also the LightningCLI."""\n'
+        "from torch.utils.data import IterableDataset\n\n\n"
+        "class Stream(IterableDataset):  # importlib.import_module would load any module\n"
+        "    def __iter__(self):\n        yield from range(3)\n")
+    (root / "model.py").write_bytes(MODEL.replace(b'        if self.trainer.is_global_zero:\n            self.log(',
+                                                  b'        self.log('))
+    proc = run_cli("--check", "-v", "--select", "DDP004", ".", cwd=root)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
+    (root / "runner.py").write_text("import importlib, sys\nimportlib.import_module(sys.argv[1])\n")
+    proc = run_cli("--check", "-v", "--select", "DDP004", ".", cwd=root)
+    assert b"DDP004 [~]" in proc.stdout and b"names iterable data" in proc.stdout, proc.stdout

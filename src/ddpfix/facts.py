@@ -132,7 +132,7 @@ class FileFacts:
     #: The last parts of the modules it imports, and whether it imports modules named at run time
     #: (``model.program.imported_modules``): which files may run in one process with it.
     modules: tuple[str, ...] = ()
-    dynamic: bool = False
+    dynamic: tuple[str, ...] = ()  # packages it may import from at run time ("": any)
     seeds: list[int] = field(default_factory=list)  # literal seeds passed to seed_everything
     #: A Trainer(use_distributed_sampler=False) in this file (1.x: replace_sampler_ddp=False), as a
     #: keyword of any call (``dict(...)``, ``partial(Trainer, ...)``) or a key of a dict literal.
@@ -181,7 +181,7 @@ class ProjectFacts:
     #: Every place a PROJECT_HAZARD is named (``path:line``, the file's real path beside it).
     hazard_places: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: Per file of the run (real path): its module key, the modules it imports, whether at run time.
-    process_files: dict[str, tuple[str, tuple[str, ...], bool]] = field(default_factory=dict)
+    process_files: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     #: What ``read_later`` answered, path by path: each file is read at most once per run.
     _read: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -323,7 +323,7 @@ class ProjectFacts:
         unknown_monitors: list[Monitor] = []
         switch_parts: list[tuple[DeviceSwitch, ...] | str] = []
         hazard_places: dict[str, list[tuple[str, str]]] = {}
-        process_files: dict[str, tuple[str, tuple[str, ...], bool]] = {}
+        process_files: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
         hazard_sources: list[str] = []
         for part in parts:
             uses_lightning |= part.lightning
