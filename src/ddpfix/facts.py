@@ -182,6 +182,9 @@ class ProjectFacts:
     hazard_places: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: Per file of the run (real path): its module key, the modules it imports, whether at run time.
     process_files: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    #: The last part of each base class named in the run -> the real paths of the files with a class
+    #: deriving from a class of that name (``subclass_place``).
+    subclasses: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: What ``read_later`` answered, path by path: each file is read at most once per run.
     _read: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -301,6 +304,18 @@ class ProjectFacts:
         return (any(self.may_run_with(path, where) for where in self.sampler_off)
                 or config_turns_sampler_off(program_root(path)) is not None)
 
+    def subclass_place(self, name: str, path: str) -> str | None:
+        """Why a method of the class ``name`` defined in ``path`` may not be the one that runs: a
+        class that may run with it derives from a class of that name (by the last part of the base's
+        name: over-approximated), and may define the method again; or the facts are partial. None
+        where no file of the project can."""
+        if not self.whole:
+            return "the run did not read the whole project, so a subclass elsewhere cannot be ruled out"
+        for real in self.subclasses.get(name, ()):
+            if self.may_run_with(path, real):
+                return f"a class in {os.path.relpath(real, program_root(path))} derives from `{name}`"
+        return None
+
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
         and the code it drives usually share a project folder, and two projects in one run keep
@@ -315,6 +330,7 @@ class ProjectFacts:
     def merge(cls, parts: Iterable[FileFacts], whole: bool = False) -> ProjectFacts:
         monitored: dict[str, list[Monitor]] = {}
         classes: list = []
+        subclasses: dict[str, list[str]] = {}
         monitor_imports: dict[str, tuple[Import, ...]] = {}
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
@@ -345,6 +361,9 @@ class ProjectFacts:
                 monitor_imports[part.path] = tuple(part.imports)
             if part.classes or part.imports:
                 classes.append((part.path, part.classes, part.imports))
+            for _name, bases in part.classes:
+                for base in bases:
+                    subclasses.setdefault(base.rsplit(".", 1)[-1], []).append(os.path.realpath(part.path))
             if part.seeds:
                 seeds.setdefault(part.folder, set()).update(part.seeds)
             if part.sampler_off:
@@ -357,7 +376,7 @@ class ProjectFacts:
             {k: frozenset(v) for k, v in seeds.items()}, frozenset(sampler_off), pins, uses_lightning,
             tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazard_sources=tuple(hazard_sources), kinds=kinds,
             monitor_imports=monitor_imports, hazard_places={k: tuple(v) for k, v in hazard_places.items()},
-            process_files=process_files,
+            process_files=process_files, subclasses={k: tuple(v) for k, v in subclasses.items()},
         )
 
 

@@ -12,7 +12,9 @@ rank first logged its keys (``ResultCollection``). The fix is safe only when
 * no other log of the class that may sync is reached in another order on another rank (a new sync
   would pair with it: values of different keys averaged together, or a hang);
 * the value is provably per-rank: built from the hook's arguments and constants through known torch
-  operations, tensor methods, the module's own ``forward`` or its ``torch.nn`` submodules; a value
+  and NumPy operations, tensor methods, the module's own ``forward``, its ``torch.nn`` submodules and
+  the file's module classes with no collective, functions kept on it, and its own helper methods
+  (followed into their body, unless a class of the project may define them again); a value
   of unknown provenance may already be global (``all_gather``, ``metric.compute()``, a Metric) and
   would be reduced again;
 * the call's flags are known (``reduce_fx`` one of Lightning's four; ``batch_size`` absent or a
@@ -81,6 +83,21 @@ BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum"
 #: is never one of them).
 FUNCTION_PACKAGES = values_module.FUNCTION_PACKAGES
 NOT_PURE_TORCH = frozenset({"load", "from_file"})
+#: ``numpy.<f>`` functions that change an argument in place or read or write files.
+NOT_PURE_NUMPY = frozenset({"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "load", "loadtxt",
+                            "genfromtxt", "fromfile", "save", "savez", "savez_compressed", "savetxt", "memmap"})
+
+
+def pure_function_name(qualified: str) -> bool:
+    """The qualified name of a function that computes on its arguments only: of the packages of
+    ``FUNCTION_PACKAGES``, or ``torch.<f>`` / ``numpy.<f>`` one level deep (``torch.distributed``,
+    ``numpy.random`` are not), less those that load, save or change an argument."""
+    head, _, rest = qualified.partition(".")
+    if qualified.startswith(FUNCTION_PACKAGES):
+        return True
+    if not rest or "." in rest or rest[:1].isupper():
+        return False
+    return (head == "torch" and rest not in NOT_PURE_TORCH) or (head == "numpy" and rest not in NOT_PURE_NUMPY)
 #: Words of a ``forward`` that may make its output global.
 COLLECTIVE_WORDS = ("gather", "reduce", "broadcast", "distributed", "dist", "compute", "sync", "barrier", "scatter")
 
@@ -118,8 +135,10 @@ def _walk_outside_functions(node) -> Iterator[ast.AST]:
 
 
 #: LightningModule properties that hold this rank's own plain number (read from the trainer, never
-#: reduced): syncing one averages per-rank values, as the fix means to.
-RANK_OWN_PROPERTIES = frozenset({"global_rank", "local_rank", "node_rank", "current_epoch", "global_step"})
+#: reduced): syncing one averages per-rank values, as the fix means to; and its ``device`` and
+#: ``dtype``, which only say where and how a value is made (``torch.ones((), device=self.device)``).
+RANK_OWN_PROPERTIES = frozenset({"global_rank", "local_rank", "node_rank", "current_epoch", "global_step", "device",
+                                 "dtype"})
 
 
 #: Words of a dataset Lightning does not shard: an iterable one (``torch.utils.data.IterableDataset``,
@@ -180,6 +199,8 @@ class _SelfStores:
         self.assigned: set[str] = set()
         #: (name, callee) for each ``self.<name> = <callee>(...)`` (a whole target of ``=``).
         self.built: list[tuple[str, ast.expr]] = []
+        #: (name, value) for each ``self.<name> = <name or attribute>`` (a function or class kept).
+        self.referenced: list[tuple[str, ast.expr]] = []
         #: ``self.<name>`` bound by an assignment otherwise: another value, a tuple's element, ``+=``...
         self.bound_otherwise: set[str] = set()
         #: ``self.<name>`` stored as a target of ``= [...]`` (a list display or comprehension), and
@@ -221,6 +242,9 @@ class _SelfStores:
                 if isinstance(value, ast.Call):
                     self.built.append((name, value.func))
                     continue
+                if isinstance(value, (ast.Name, ast.Attribute)):
+                    self.referenced.append((name, value))
+                    continue
             self.bound_otherwise.update(_self_attributes_of(target) if name is None else [name])
 
 
@@ -237,8 +261,10 @@ class ClassFacts:
         """``self.<name>`` is one of Lightning's per-rank properties, not redefined by the class."""
         return name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
 
-    def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable):
-        self.tree, self.cls, self.imports = tree, cls, imports
+    def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable, subclassed: str | None = None):
+        """``subclassed``: why a method of the class may not be the one that runs (a class of the
+        project may derive from it: ``ProjectFacts.subclass_place``), or None."""
+        self.tree, self.cls, self.imports, self.subclassed = tree, cls, imports, subclassed
         by_name = _per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
         # LightningModule is unknown (its hooks may log too).
@@ -276,7 +302,10 @@ class ClassFacts:
         # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
         # class's own, whatever Lightning calls it.
         self.assigned = set().union(*(own.assigned for own in stores))
-        self.submodules = self._torch_submodules(stores)
+        self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
+        self.submodules = self._torch_submodules(stores) | self._file_submodules(stores, by_name)
+        self.function_attributes = self._function_attributes(stores)
+        self._helpers: dict[str, bool] = {}
         self.lists = self._list_attributes(stores)
         self.metrics = set().union(*(tree_lightning.metric_attributes(owner, imports) for owner in self.lineage))
         self.forward_is_local = self._forward_is_local(stores)
@@ -314,7 +343,118 @@ class ClassFacts:
             for name, callee in own.built:
                 (good if is_torch_nn_module(self.imports, callee) else bad).add(name)
             bad |= own.bound_otherwise
+            bad.update(name for name, _value in own.referenced)
         return good - bad
+
+    def _file_submodules(self, stores: list[_SelfStores], by_name: dict[str, ast.ClassDef]) -> set[str]:
+        """``self.<name>`` attributes every assignment of which builds a module class of this file
+        (``self.cnn = CNNModel(**args)``) that computes on this rank's inputs: its bases end in
+        ``torch.nn`` or LightningModule through classes of the file, and none of its methods names a
+        collective (the standard ``self(...)`` is held to)."""
+        if self.calls_setattr:
+            return set()
+        good: set[str] = set()
+        bad: set[str] = set()
+        for own in stores:
+            for name, callee in own.built:
+                local = isinstance(callee, ast.Name) and callee.id in by_name and callee.id not in self._file_bound()
+                problem = _local_module_problem(by_name[callee.id], by_name, self.imports) if local else "not of the file"
+                (good if problem is None else bad).add(name)
+                if local and problem is not None:
+                    self.module_problems.setdefault(name, problem)
+            bad |= own.bound_otherwise
+            bad.update(name for name, _value in own.referenced)
+        return good - bad
+
+    def _function_attributes(self, stores: list[_SelfStores]) -> set[str]:
+        """``self.<name>`` attributes every assignment of which is a function known to compute on its
+        arguments only (``self.loss_function = F.mse_loss``)."""
+        if self.calls_setattr:
+            return set()
+        good: set[str] = set()
+        bad: set[str] = set()
+        for own in stores:
+            for name, value in own.referenced:
+                (good if self._pure_function(value) else bad).add(name)
+            bad |= own.bound_otherwise
+            bad.update(name for name, _callee in own.built)
+        return good - bad
+
+    def _pure_function(self, func: ast.expr) -> bool:
+        """``func`` names a function of the packages that compute on their arguments (``torch.<f>``,
+        ``torch.nn.functional``...), through the file's imports, with no name of the file hiding it."""
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in self._file_bound():
+            return False
+        qualified = self.imports.qualify(func)
+        return qualified is not None and pure_function_name(qualified)
+
+    def _file_bound(self) -> frozenset[str]:
+        """Names the file binds other than by an import (a function or variable that may hide an
+        imported one, or a class of the file)."""
+        return _per_file(self.tree, "bound_not_imported", lambda: frozenset(
+            n.id for n in every_node(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) | frozenset(
+            n.name for n in every_node(self.tree) if isinstance(n, FUNCTIONS)))
+
+    def held_by(self, name: str) -> tuple[str, int] | None:
+        """(its text, its line) of the first value the class assigns to ``self.<name>``, which the
+        proof does not know (a constructor's parameter, a factory's result): for a reason that names it."""
+        for owner in self.lineage:
+            own = _SelfStores.of(owner)
+            for attribute, callee in own.built:
+                if attribute == name:
+                    return f"{_short(callee)}(...)", callee.lineno
+            for attribute, value in own.referenced:
+                if attribute == name:
+                    return _short(value), value.lineno
+        return None
+
+    def helper_problem(self, name: str) -> str | None:
+        """None when ``self.<name>(...)``, on this rank's own arguments, returns this rank's own value:
+        a plain method of the class (not decorated, not a generator, no attribute of that name, no
+        subclass in the project that may define it again), whose parameters' defaults are constants,
+        which changes none of its arguments in place, and every ``return`` of which is known; else
+        why not. Kept per name; a cycle is unknown."""
+        if name in self._helpers:
+            return self._helpers[name]
+        self._helpers[name] = f"`{name}` calls itself"
+        self._helpers[name] = problem = self._helper_problem(name)
+        return problem
+
+    def _helper_problem(self, name: str) -> str | None:
+        helper = self.methods.get(name)
+        if not isinstance(helper, ast.FunctionDef) or name in LOGGING_NAMES:
+            return f"`{name}` is not a plain method of the class"
+        if self.subclassed is not None:
+            return f"`{name}` may be defined again: {self.subclassed}"
+        if self.unknown_base is not None:
+            return f"the base class `{self.unknown_base}` is not seen: it may define `{name}` first"
+        if helper.decorator_list:
+            return f"`{name}` is decorated"
+        if name in self.assigned or self.calls_setattr:
+            return f"`self.{name}` is also assigned"
+        if not all(isinstance(d, ast.Constant) for d in [*helper.args.defaults, *helper.args.kw_defaults] if d is not None):
+            return f"a default of `{name}`'s parameters is not a constant"
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(helper.body)):
+            return f"`{name}` is a generator"
+        # Read with every binding of the method (a return in a loop sees what the loop's later
+        # statements bound), and what it changes in place of its own arguments.
+        expressions = [n for n in every_node(helper) if isinstance(n, ast.expr) and hasattr(n, "end_lineno")]
+        if not expressions:
+            return None
+        ending = self.provenance(helper, max(expressions, key=lambda n: (n.end_lineno, n.end_col_offset)))
+        for parameter in sorted(ending.parameters & set(ending.changed_by)):
+            return f"`{_short(ending.changed_by[parameter])}` in `{name}` may change its argument `{parameter}` in place"
+        for r in _walk_outside_functions(helper.body):
+            if isinstance(r, ast.Return) and r.value is not None:
+                unknown = ending.unknown(r.value)
+                if unknown is not None:
+                    line = getattr(unknown, "lineno", None) or r.lineno
+                    return (f"`{name}` returns what `{_short(unknown)}` (line {line}) makes, not known to be "
+                            "this rank's own")
+        return None
 
     def _list_attributes(self, stores: list[_SelfStores]) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its bases) is a list
@@ -473,6 +613,17 @@ class ClassFacts:
             if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
                 changer = provenance.changed_by[unknown.id]
                 return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
+            called = _self_attr(unknown.func) if isinstance(unknown, ast.Call) else None
+            if called is not None and called in self.methods and self.helper_problem(called) is not None:
+                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
+                        f"{self.helper_problem(called)}")
+            held = self.held_by(called) if called is not None else None
+            if called is not None and called in self.module_problems:
+                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
+                        f"{self.module_problems[called]}")
+            if held is not None:
+                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
+                        f"`self.{called}` holds `{held[0]}` (line {held[1]}), an object whose class is not read")
             return f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
         return None
 
@@ -918,9 +1069,8 @@ class Provenance:
 
     def _unknown_call(self, node: ast.Call, known: set[str]) -> ast.expr | None:
         check = lambda child: self._unknown(child, known)  # noqa: E731
-        arguments = [*node.args, *(k.value for k in node.keywords)]
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            return node
+        # ``f(*xs, **batch)`` passes what ``xs`` and ``batch`` hold: known when they are.
+        arguments = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
         unknown = self._function_unknown(node.func, known)
         if unknown is not None:
             return node if unknown is node.func else unknown
@@ -937,12 +1087,22 @@ class Provenance:
             if not facts.forward_is_local:
                 return node
         elif _self_attr(func) is not None:
-            if func.attr not in facts.submodules:
-                return node
+            if func.attr in facts.submodules or func.attr in facts.function_attributes:
+                return None
+            if func.attr in facts.methods and facts.helper_problem(func.attr) is None:
+                return None
+            return node
         elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and facts.imports.qualify(func) is None:
             return check(func.value)  # a method of a known tensor (or batch)
         elif isinstance(func, ast.Name) and func.id in BUILTINS:
             if func.id in facts.file_names or func.id in self.local_names:
+                return node
+        elif isinstance(func, ast.Name) and func.id in self.local_names:
+            # ``criterion = nn.CrossEntropyLoss()`` then ``criterion(logits, y)``: every binding a
+            # ``torch.nn`` module built here.
+            values = self.bindings.get(func.id, [])
+            if not values or not all(isinstance(v, ast.Call) and is_torch_nn_module(facts.imports, v.func)
+                                     and not facts._shadowed(v.func, self.method) for v in values):
                 return node
         else:
             qualified = facts.imports.qualify(func)
@@ -951,12 +1111,52 @@ class Provenance:
                 root = root.value
             if qualified is None or not isinstance(root, ast.Name) or root.id in self.local_names:
                 return node
-            head, _, rest = qualified.partition(".")
-            pure = qualified.startswith(FUNCTION_PACKAGES) or (
-                head == "torch" and rest and "." not in rest and rest not in NOT_PURE_TORCH and not rest[:1].isupper())
-            if not pure:
+            if not pure_function_name(qualified):
                 return node
         return None
+
+
+#: Lightning's methods a class may call on itself that are never a helper of its own.
+LOGGING_NAMES = frozenset({"log", "log_dict", "all_gather", "forward", "__call__"})
+
+
+def _local_module_problem(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], imports: ImportTable) -> str | None:
+    """None when ``cls`` (a class of the file) is a ``torch.nn`` module or LightningModule through
+    classes of the file, with no metaclass, no ``__call__`` and no word of a collective in any
+    method; else why not."""
+    pending, seen = [cls], set()
+    reaches_module = False
+    while pending:
+        current = pending.pop()
+        if current.name in seen:
+            continue
+        seen.add(current.name)
+        if current.keywords:
+            return f"`{current.name}` has a metaclass"
+        for statement in current.body:
+            if isinstance(statement, FUNCTIONS) and statement.name == "__call__":
+                return f"`{current.name}` defines `__call__`"
+        collective = _collective_word(current)
+        if collective is not None:
+            return f"`{current.name}` names a collective (`{collective[0]}`, line {collective[1]})"
+        for base in current.bases:
+            if is_torch_nn_module(imports, base) or lightning_name(imports, base) == "LightningModule":
+                reaches_module = True
+            elif isinstance(base, ast.Name) and base.id in by_name:
+                pending.append(by_name[base.id])
+            else:
+                return f"the base class `{_short(base)}` of `{current.name}` is not read"
+    return None if reaches_module else f"`{cls.name}` is not a torch.nn module"
+
+
+def _collective_word(node: ast.AST) -> tuple[str, int] | None:
+    """(the word, its line) of the first name or attribute below ``node`` that may be a collective
+    (``COLLECTIVE_WORDS``), or None."""
+    for n in every_node(node):
+        word = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
+        if word is not None and any(w in word.lower() for w in COLLECTIVE_WORDS):
+            return word, n.lineno
+    return None
 
 
 def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call | None, sampler_off: bool) -> str | None:

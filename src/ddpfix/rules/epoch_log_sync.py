@@ -139,13 +139,23 @@ class EpochLogSync(Rule):
       batch-end hook's `outputs` only when every `return` of the step is itself per-rank) and
       constants, through operators, subscripts, comprehensions, `torch.*` functions one level deep
       (not `torch.load`), `torch.nn.functional`, `torch.linalg`/`special`/`fft`,
-      `torchmetrics.functional`, a list of tensor methods (`mean`, `argmax`, `float`, `item`, ...),
-      the module's own `forward` (`self(x)`; unsafe if it names a collective), and `self.<name>(...)`
-      for attributes only ever assigned a `torch.nn` module. Nothing that runs before the log may
-      change such a value in place through an unknown call (`dist.all_reduce(total)`,
-      `x.add_(...)`). Anything else (`self.<attribute>` of a class not resolved, `self.step(batch)`,
-      a gather over a sub-group, `all_reduce` on some paths only) is of unknown provenance, possibly
-      global already, and a second reduction would change it (a `reduce_fx="sum"` doubles).
+      `torchmetrics.functional`, NumPy's one-level functions (not those that load, save or change an
+      argument), a list of tensor methods (`mean`, `argmax`, `float`, `item`, `chunk`, ...), the
+      module's own `forward` (`self(x)`; unsafe if it names a collective), `self.<name>(...)` for
+      attributes only ever assigned a `torch.nn` module, a module class of the file whose bases end
+      in `torch.nn` and none of whose methods names a collective (`self.head = Head(8)`), or such a
+      function (`self.loss_fn = F.mse_loss`), a local `criterion = nn.CrossEntropyLoss()`, and the
+      class's own helper methods (`loss, acc = self._evaluate(batch)`): followed into their body
+      when they are plain methods (not decorated, no generator, constant defaults), no class of the
+      project derives from the module (it could define the helper again), every `return` is known
+      the same way and the helper changes none of its arguments in place. Nothing that runs before
+      the log may change such a value in place through an unknown call (`dist.all_reduce(total)`,
+      `x.add_(...)`). Anything else (`self.<attribute>` holding a constructor's argument or a
+      factory's result, a gather over a sub-group, `all_reduce` on some paths only) is of unknown
+      provenance, possibly global already, and a second reduction would change it (a
+      `reduce_fx="sum"` doubles); the reason names it (`self.backbone` holds `backbone` (line 29),
+      an object whose class is not read; `_score` may be defined again: a class in train.py derives
+      from `Base`).
     - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"`/`"sum"` (or `torch.mean`
       ...); no flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal,
       and not `True` outside the training hooks (a per-batch sync needs equal batch counts);
@@ -217,7 +227,7 @@ class EpochLogSync(Rule):
                 if _already_global(call, real, values):
                     continue
                 if cls not in safety:
-                    facts = ClassFacts(tree, cls, ctx.imports)
+                    facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path))
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 message = _message(call, method.name)

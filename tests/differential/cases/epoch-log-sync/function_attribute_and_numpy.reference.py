@@ -1,0 +1,76 @@
+# differential: reference of function_attribute_and_numpy.py (gathers the batch values by hand)
+"""The loss function is chosen once, by name, and kept on the module (`self.loss_fn =
+F.mse_loss`); validation_step logs it, and also in bits per dimension, scaled by NumPy constants
+(`np.log2(np.exp(1)) / np.prod(x.shape[1:])`, Python numbers).
+
+Under DDP each rank logs its own shard's epoch mean. DDP004 knows every value the attribute is
+ever given (functions of torch.nn.functional, which compute on their arguments only) and that
+numpy's one-level functions are pure, so the values are this rank's own: sync_dist=True is added by
+default. The reference gathers every batch's values by hand and logs their mean.
+"""
+import lightning as L
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+import probe
+
+
+class Regressor(L.LightningModule):
+    def __init__(self, loss="mse"):
+        super().__init__()
+        self.net = nn.Linear(4, 1)
+        self.configure_loss(loss)
+        self.val_losses, self.val_maes = [], []
+
+    def configure_loss(self, loss):
+        if loss == "mse":
+            self.loss_fn = F.mse_loss
+        elif loss == "l1":
+            self.loss_fn = F.l1_loss
+        else:
+            raise ValueError(loss)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return self.loss_fn(self.net(x).squeeze(1), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        prediction = self.net(x).squeeze(1)
+        loss = self.loss_fn(prediction, y)
+        bits = loss * np.log2(np.exp(1)) / np.prod(x.shape[1:])
+        self.val_losses.append(loss.detach())
+        self.val_maes.append(bits.detach())
+
+    def on_validation_epoch_end(self):
+        # every rank's batch means (equal batches on every rank), averaged: the whole set's mean
+        losses = self.all_gather(torch.stack(self.val_losses))
+        maes = self.all_gather(torch.stack(self.val_maes))
+        self.log("val_loss", losses.mean())
+        self.log("val_bits", maes.mean())
+        self.val_losses.clear()
+        self.val_maes.clear()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def loaders():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(48, 4, generator=g)
+    y = x[:, 0] - 2 * x[:, 1]
+    train = DataLoader(TensorDataset(x[:32], y[:32]), batch_size=8, shuffle=True)
+    val = DataLoader(TensorDataset(x[32:], y[32:]), batch_size=4)
+    return train, val
+
+
+if __name__ == "__main__":
+    L.seed_everything(0, verbose=False)
+    model = Regressor()
+    trainer = L.Trainer(strategy="ddp", max_epochs=2, **probe.trainer_kwargs())
+    trainer.fit(model, *loaders())
+    probe.record(trainer, model)
+    probe.finish()
