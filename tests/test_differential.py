@@ -10,6 +10,7 @@ splits, and loading each one's state into the other with ``strict=True``. ``unch
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -259,6 +260,11 @@ def test_case(case: harness.Case, tmp_path):
         for module in ("torch", "lightning"):
             if importlib.util.find_spec(module) is None:
                 pytest.skip(f"{module} is not installed (pip install torch==2.13.0, then -e '.[e2e]')")
+        if case.options.get("lightning") == "1" and harness.ensure_lightning1(print) is None:
+            if os.environ.get("DDPFIX_DIFF_REQUIRE_LIGHTNING1"):
+                pytest.fail(f"{case.id} needs Lightning 1.x and {harness.LIGHTNING1_VENV.name} could not be made")
+            pytest.skip(f"needs Lightning 1.x: {harness.LIGHTNING1_VENV.name} could not be made (no package index?), "
+                        "nor is $DDPFIX_DIFF_LIGHTNING1 set")
     outcome = harness.check_case(case, tmp_path)
     if outcome.result == harness.NEEDS_UNSAFE:
         pytest.fail(f"{case.id}: {harness.NEEDS_UNSAFE} (this ddpfix has no such flag)\n{outcome.report()}", pytrace=False)

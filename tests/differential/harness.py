@@ -155,6 +155,52 @@ class Case:
     def trains(self) -> bool:
         return self.expectation == "safe"
 
+    @property
+    def python(self) -> str | None:
+        """The interpreter its training runs use: this one, or for a Lightning 1.x case
+        (``lightning=1``) ``lightning1_python()`` (None where there is none)."""
+        return lightning1_python() if self.options.get("lightning") == "1" else sys.executable
+
+
+LIGHTNING1_VENV = ROOT / ".venv-lightning1"
+#: What the Lightning 1.x interpreter holds: the CPU torch the suite pins (first, so that nothing
+#: pulls another build), Lightning's last 1.x release, and the setuptools whose ``pkg_resources``
+#: it imports.
+LIGHTNING1_REQUIREMENTS = (("torch==2.13.0",), ("pytorch-lightning==1.9.5", "setuptools<70"))
+
+
+def ensure_lightning1(log: Callable[[str], None] = lambda _: None) -> str | None:
+    """``lightning1_python()``, making ``.venv-lightning1`` first where there is none (a minute,
+    once); None where it cannot be made (no package index): the reason is logged."""
+    found = lightning1_python()
+    if found is not None:
+        return found
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(LIGHTNING1_VENV)], check=True, capture_output=True, timeout=300)
+        pip = [str(LIGHTNING1_VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
+        for requirements in LIGHTNING1_REQUIREMENTS:
+            subprocess.run([*pip, *requirements], check=True, capture_output=True, timeout=900)
+        subprocess.run([str(LIGHTNING1_VENV / "bin" / "python"), "-c", "import pytorch_lightning"], check=True,
+                       capture_output=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as error:
+        detail = getattr(error, "stderr", b"") or b""
+        log(f"could not make {LIGHTNING1_VENV.name}: {error} {detail.decode(errors='replace')[-500:]}")
+        shutil.rmtree(LIGHTNING1_VENV, ignore_errors=True)
+        return None
+    return lightning1_python()
+
+
+def lightning1_python() -> str | None:
+    """An interpreter with ``pytorch_lightning`` 1.x, for the cases of Lightning 1.x's hooks (2.x
+    refuses a module that defines them): ``$DDPFIX_DIFF_LIGHTNING1``, else ``.venv-lightning1`` of
+    the checkout (``.ci/run`` makes it: torch first, then ``pytorch-lightning==1.9.5``); None
+    without either."""
+    named = os.environ.get("DDPFIX_DIFF_LIGHTNING1")
+    if named:
+        return named
+    found = ROOT / ".venv-lightning1" / "bin" / "python"
+    return str(found) if found.exists() else None
+
 
 def notebook_cells(text: str) -> list[str]:
     """The source of each cell of a notebook (JSON text), in order."""
@@ -180,8 +226,8 @@ def parse_header(text: str) -> tuple[str, dict[str, str]]:
     for part in filter(None, (p.strip() for p in (match["options"] or "").split(";"))):
         key, _, value = part.partition("=")
         options[key.strip()] = value.strip()
-    unknown = set(options) - {"reference", "original", "stubs"}
-    if (unknown or options.get("reference", "all") not in ("all", "ddp")
+    unknown = set(options) - {"reference", "original", "stubs", "lightning"}
+    if (unknown or options.get("reference", "all") not in ("all", "ddp") or options.get("lightning", "1") != "1"
             or options.get("original", "fails") != "fails"
             or ("stubs" in options and not re.fullmatch(r"\w+", options["stubs"]))):
         raise ValueError(f"unknown header options {options!r} in {first!r}")
@@ -601,13 +647,15 @@ def _warm() -> Warm | None:
 
 
 def train(script: Path, devices: int, out: Path, label: str, load: Path | None = None,
-          timeout: float = TRAIN_TIMEOUT, interactive: bool = False, paths: Iterable[Path] = ()) -> Run:
+          timeout: float = TRAIN_TIMEOUT, interactive: bool = False, paths: Iterable[Path] = (),
+          python: str | None = None) -> Run:
     """Run a case script (or a notebook's cells, see ``notebook_script``) on CPU with ``devices``
     processes; the probe writes to ``out``. ``interactive``: as in a notebook (``INTERACTIVE``).
     ``paths`` go first on ``PYTHONPATH`` (a case's stubs). Lightning's own environment defaults
     ``PL_TRAINER_DEVICES`` and ``PL_TRAINER_ACCELERATOR=cpu`` are set, so that a case may leave
     ``devices`` (and ``accelerator``) out of its Trainer call, as DDP006's and DDP008's safe fixes
-    need to see; an argument the script writes wins over them."""
+    need to see; an argument the script writes wins over them. ``python``: another interpreter
+    (Lightning 1.x), started cold."""
     out.mkdir(parents=True, exist_ok=False)
     if script.suffix == ".ipynb":
         script = notebook_script(script)
@@ -618,8 +666,9 @@ def train(script: Path, devices: int, out: Path, label: str, load: Path | None =
     )
     if load is not None:
         env["DDPFIX_DIFF_LOAD"] = str(load)
-    argv = [sys.executable, *(["-c", INTERACTIVE] if interactive else []), str(script)]
-    proc = run_group(argv, env, script.parent, timeout, warm=_warm())
+    other = python is not None and python != sys.executable
+    argv = [python if other else sys.executable, *(["-c", INTERACTIVE] if interactive else []), str(script)]
+    proc = run_group(argv, env, script.parent, timeout, warm=None if other else _warm())
     ranks: dict[int, dict[str, Any]] = {}
     for path in out.glob("rank*.json"):
         try:
@@ -842,7 +891,8 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
     def go(script: Path, devices: int, label: str, interactive: bool | None = None, **kwargs) -> Run:
         # A notebook case runs as in a notebook, but for its original's yardstick run (a plain script).
         interactive = case.notebook if interactive is None else interactive
-        run = train(script, devices, runs / f"{label}-{devices}", label, interactive=interactive, paths=paths, **kwargs)
+        run = train(script, devices, runs / f"{label}-{devices}", label, interactive=interactive, paths=paths,
+                    python=case.python, **kwargs)
         outcome.runs.append(run)
         log(f"{case.id}: {label} on {devices}: {'ok' if run.ok else 'FAILED'} in {run.proc.seconds:.1f} s")
         return run
@@ -971,7 +1021,8 @@ def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str
         for label, path in (("original", original), ("rewrite", script)):
             timeout = FAILING_TIMEOUT if devices == 2 else TRAIN_TIMEOUT
             run = train(path, devices, workdir / "runs" / f"{label}-{devices}", label, timeout=timeout,
-                        interactive=case.notebook, paths=[case.stubs] if case.stubs is not None else [])
+                        interactive=case.notebook, paths=[case.stubs] if case.stubs is not None else [],
+                        python=case.python)
             log(f"{case.id}: {label} on {devices}: {'ok' if run.ok else 'FAILED'} in {run.proc.seconds:.1f} s")
             runs.append(run)
         first, second = runs

@@ -55,10 +55,15 @@ PER_BATCH_EVAL_HOOKS = frozenset({
 EPOCH_LEVEL_HOOKS = frozenset({
     "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
     "on_test_epoch_start", "on_test_epoch_end", "on_train_start", "on_validation_start", "on_test_start",
+    # Lightning 1.x's, given the steps' outputs: a module that defines one runs under 1.x (2.x
+    # refuses it), whose loops call them on every rank once per epoch.
+    "training_epoch_end", "validation_epoch_end", "test_epoch_end",
 })
-#: Batch-end hooks: their first argument is what this step returned.
+#: Hooks whose first argument is what the step returned (a batch-end hook: this step's; a 1.x
+#: epoch-end hook: the list of the epoch's).
 STEP_OF = {"on_train_batch_end": "training_step", "on_validation_batch_end": "validation_step",
-           "on_test_batch_end": "test_step"}
+           "on_test_batch_end": "test_step", "training_epoch_end": "training_step",
+           "validation_epoch_end": "validation_step", "test_epoch_end": "test_step"}
 EVERY_RANK_HOOKS = TRAINING_HOOKS | PER_BATCH_EVAL_HOOKS | EPOCH_LEVEL_HOOKS
 
 #: ``with`` blocks that change no control flow: grad mode and autocast.
@@ -509,6 +514,7 @@ class ClassFacts:
         Kept per hook: each of its logs asks."""
         key = id(method)
         if key not in self._hook_problems:
+            self._hook_problems[key] = f"`{method.name}` is called from itself"  # a cycle, while asked
             self._hook_problems[key] = self._hook_problem(method)
         return self._hook_problems[key]
 
@@ -524,27 +530,72 @@ class ClassFacts:
         if method.decorator_list:
             return f"`{method.name}` is decorated"
         if method.name in self.called_names:
-            return f"the code calls `{method.name}` itself, maybe on some ranks only"
+            problem = self._own_calls_problem(method)
+            if problem is not None:
+                return problem
         if LOG_METHODS & set(self.methods):
             return "the class defines its own `log`"
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in _outside_functions_with_places(method)):
             return f"`{method.name}` is a generator"
         return None
 
-    def reach_problem(self, method: ast.FunctionDef, call: ast.Call) -> str | None:
-        """None when every call of ``method`` reaches ``call``: a statement of its own, under known
+    def _own_calls_problem(self, method: ast.FunctionDef) -> str | None:
+        """None when every call of the hook that the file's code makes is ``self.<hook>(...)`` in
+        another hook of the class that Lightning calls on every rank (``return
+        self.validation_step(batch, batch_idx)`` in ``test_step``), reached there on every call, with
+        arguments that are that rank's own: the hook then still runs on every rank, the same way."""
+        name = method.name
+        refused = f"the code calls `{name}` itself, maybe on some ranks only"
+        for call in _per_file(self.tree, "attribute_calls", lambda: [
+                n for n in nodes_of(self.tree, ast.Call) if isinstance(n.func, ast.Attribute)]):
+            if call.func.attr != name:
+                continue
+            caller = next((m for m in self.methods.values() if _path_to(m, call) is not None), None)
+            if caller is None or not _is_self(call.func.value) or caller is method:
+                return refused
+            problem = self.hook_problem(caller)
+            if problem is not None:
+                return f"{refused}: `{caller.name}` calls it (line {call.lineno}), and {problem}"
+            problem = self.reach_problem(caller, call, as_value=True)
+            if problem is not None:
+                return f"{refused}: `{caller.name}` calls it (line {call.lineno}), and {problem}"
+            provenance = self.provenance(caller, call)
+            for argument in [*call.args, *(k.value for k in call.keywords)]:
+                unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
+                if unknown is not None:
+                    return (f"{refused}: `{caller.name}` passes it `{_short(unknown)}` (line {call.lineno}), not known "
+                            "to be this rank's own")
+        return None
+
+    def reach_problem(self, method: ast.FunctionDef, call: ast.Call, as_value: bool = False) -> str | None:
+        """None when every call of ``method`` reaches ``call``: a statement of its own (or, with
+        ``as_value``, the whole value of a ``return`` or of an assignment to names), under known
         ``with`` blocks only, with no ``return``/``raise`` before it."""
         path = _path_to(method, call)
-        if path is None or len(path) < 2 or not isinstance(path[-2], ast.Expr) or path[-2].value is not call:
+        whole = path is not None and len(path) >= 2 and (
+            (isinstance(path[-2], ast.Expr) and path[-2].value is call)
+            or (as_value and isinstance(path[-2], ast.Return) and path[-2].value is call)
+            or (as_value and isinstance(path[-2], ast.Assign) and path[-2].value is call
+                and all(isinstance(t, ast.Name) for t in path[-2].targets)))
+        if not whole:
             return "the call is not a statement of its own"
         statements = path[1:-1]  # from the method's first block down to the ``Expr``
         block = method.body
-        for statement in statements:
+        for depth, statement in enumerate(statements):
             indexes, first, n = _block_exits(method, block)
             if first < indexes[id(statement)]:
-                return f"a `{'return' if isinstance(n, ast.Return) else 'raise'}` at line {n.lineno} may skip it on some ranks"
+                # An exit under conditions every rank decides alike (the optimizer's index) skips
+                # the call on every rank or on none.
+                exit_at = next((s for s in block[first:indexes[id(statement)]] if not self._uniform_exits(s, method)), None)
+                if exit_at is not None:
+                    n = _first_exit(exit_at)
+                    return f"a `{'return' if isinstance(n, ast.Return) else 'raise'}` at line {n.lineno} may skip it on some ranks"
             if statement is path[-2]:
                 return None
+            if isinstance(statement, ast.If) and self.rank_invariant(statement.test, method):
+                inner = statements[depth + 1]
+                block = statement.body if any(inner is s for s in statement.body) else statement.orelse
+                continue
             if not isinstance(statement, ast.With):
                 kind = type(statement).__name__.lower()
                 return f"it is under a `{kind}` (line {statement.lineno}) that may not run the same way on every rank"
@@ -557,6 +608,58 @@ class ClassFacts:
                     return f"it is under `with {_short(expression)}`, not known to run its block on every rank"
             block = statement.body
         return "the call is not a statement of its own"
+
+    def _uniform_exits(self, statement: ast.stmt, method: ast.FunctionDef) -> bool:
+        """Every ``return``/``raise`` in ``statement`` is reached on every rank or on none: the
+        statement is one, or an ``if`` on a rank-invariant test whose blocks hold only such exits."""
+        if _first_exit(statement) is None or isinstance(statement, (ast.Return, ast.Raise)):
+            return True
+        if isinstance(statement, ast.If) and self.rank_invariant(statement.test, method):
+            return all(self._uniform_exits(s, method) for s in [*statement.body, *statement.orelse])
+        return False
+
+    def rank_invariant(self, test: ast.expr, method: ast.FunctionDef) -> bool:
+        """``test`` has the same value on every rank at a given call: built by operators from
+        constants, the loop's own indexes that Lightning passes the hook by position (the third
+        argument of a step: 1.x's optimizer index, the evaluation's dataloader index; a batch-end
+        hook's fourth), and ``self.current_epoch`` / ``self.global_step`` (the loops' counters,
+        which every rank advances together)."""
+        invariant = self._invariant_parameters(method)
+        for node in walk(test):
+            if isinstance(node, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Load,
+                                 ast.cmpop, ast.boolop, ast.unaryop, ast.operator)):
+                continue
+            if isinstance(node, ast.Name) and node.id in invariant:
+                continue
+            if isinstance(node, ast.Name) and node.id == "self":
+                continue
+            if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in ("current_epoch", "global_step") \
+                    and self.own_property(node.attr):
+                continue
+            return False
+        return True
+
+    def _invariant_parameters(self, method: ast.FunctionDef) -> set[str]:
+        """The hook's parameter that Lightning fills with a loop index every rank shares: a step's
+        third (1.x's optimizer index, the evaluation's dataloader index), an evaluation
+        ``on_*_batch_start``'s third and a batch-end hook's fourth (the dataloader index). Not where
+        the file mentions truncated back-propagation, whose ``hiddens`` 1.x passes there instead."""
+        positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
+        if method.name in ("training_step", "validation_step", "test_step") or method.name in (
+                "on_validation_batch_start", "on_test_batch_start"):
+            place = 3
+        elif method.name.endswith("_batch_end"):
+            place = 4
+        else:
+            return set()
+        if len(positional) <= place or _per_file(self.tree, "mentions_bptt", lambda: any(
+                "bptt" in n.id.lower() if isinstance(n, ast.Name) else "bptt" in n.attr.lower()
+                for n in every_node(self.tree) if isinstance(n, (ast.Name, ast.Attribute)))):
+            return set()
+        name = positional[place]
+        stored = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
+                     for n in walk(method))
+        return set() if stored or name in _names_in_nested_scopes(method) else {name}
 
     def _shadowed(self, node: ast.expr, method: ast.FunctionDef) -> bool:
         root = node

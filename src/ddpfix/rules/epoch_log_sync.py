@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
@@ -119,19 +120,26 @@ class EpochLogSync(Rule):
 
     - **Every rank makes the call, in the same order.** The call is a statement of its own in
       `validation_step`, `test_step`, `training_step`, an `on_{train,validation,test}_batch_{start,end}`
-      hook or an epoch/start hook, not decorated, not defined twice, and not called by the file's
-      own code (`super().validation_step(...)`): Lightning calls these on every rank, the same
-      number of times (its DistributedSampler gives every rank the same number of batches). Only
-      `with torch.no_grad()` / `inference_mode()` / `enable_grad()` / `set_grad_enabled()` /
-      `autocast()` may enclose it; any `if`, `for`, `while`, `try` or `match` makes it unsafe, and so
-      does a `return` or `raise` before it. No condition is taken as rank-invariant (`batch_idx`
-      depends on each rank's batch count; a guard held in a variable or a property is a condition
-      like any other). A log in a helper method is unsafe: the proof does not follow calls (a
-      caller's condition, the values and keys it passes); so is one reached from `training_step`
-      too (`sync_dist=True` would then sync every training step's value as well), one through a
-      `partial(self.log, ...)`, one in a Lightning 1.x `*_epoch_end` hook (the proof reads 2.x's
-      hooks), and a Callback's `pl_module.log` (which modules it is attached to, and whether every
-      rank reaches it in the same order, is not read).
+      hook, an epoch/start hook or Lightning 1.x's `training_epoch_end` / `validation_epoch_end` /
+      `test_epoch_end` (a module that defines one runs under 1.x, whose loops call it on every rank
+      once per epoch; its `outputs` are known when every `return` of the step is), not decorated,
+      not defined twice: Lightning calls these on every rank, the same number of times (its
+      DistributedSampler gives every rank the same number of batches). The file's own code may call
+      the hook only as `self.<hook>(...)` from another such hook of the class, reached there on
+      every call, with arguments that are that rank's own (`return self.validation_step(batch,
+      batch_idx)` in `test_step`). Only `with torch.no_grad()` / `inference_mode()` /
+      `enable_grad()` / `set_grad_enabled()` / `autocast()` may enclose it, and an `if` whose test
+      every rank decides alike: built by operators from constants, `self.current_epoch`,
+      `self.global_step` and the loop index Lightning passes the hook by position (a step's third
+      argument: 1.x's `optimizer_idx`, the evaluation's `dataloader_idx`; a batch-end hook's fourth;
+      not where the file mentions truncated back-propagation, whose `hiddens` 1.x passes there). A
+      `return` or `raise` before it must stand under such `if`s only. Any other `if`, `for`,
+      `while`, `try` or `match` makes it unsafe. `batch_idx` is not taken as rank-invariant, nor is
+      a guard held in a variable or a property. A log in a helper method is unsafe: the proof does
+      not follow a helper's callers (their conditions, the keys they pass); so is one reached from
+      `training_step` too (`sync_dist=True` would then sync every training step's value as well),
+      one through a `partial(self.log, ...)`, and a Callback's `pl_module.log` (which modules it is
+      attached to, and whether every rank reaches it in the same order, is not read).
     - **Literal keys.** `self.log`'s name is a string literal; `self.log_dict`'s argument is a dict
       display with string-literal keys. F-strings, loop variables (even over a literal tuple),
       dict comprehensions and MetricCollections are unsafe.
@@ -310,10 +318,6 @@ def _path_problem(method, epoch_paths: dict[str, str], step_paths: dict[str, str
     if step_paths:
         return (f"`{method.name}` is also reached from {', '.join(sorted(step_paths.values()))}, where this log is "
                 "per step: sync_dist=True would sync every step's value there too")
-    v1 = sorted(set(epoch_paths) & V1_EPOCH_HOOKS)
-    if v1:
-        return (f"`{v1[0]}` runs under Lightning 1.x only (2.x refuses a module that defines it); the proof reads "
-                "Lightning 2.x's hooks")
     if partial is not None:
         return (f"it logs through `{ast.unparse(partial)[:40]}` (line {partial.lineno}): the proof does not follow "
                 "a log through a partial")
@@ -447,9 +451,12 @@ def _cpu_value(call: ast.Call, method, imports) -> str | None:
     values = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg in ("value", "dictionary")]
     if call.func.attr == "log_dict":
         values = call.args[:1] + [k.value for k in call.keywords if k.arg == "dictionary"]
+    # Only what is bound before the call counts (a later ``batch[key] = batch[key].cpu()`` for a
+    # plot changes nothing logged before it; a log in a loop is never a safe fix anyway).
+    at = (call.lineno, call.col_offset)
     assigned: dict[str, list[ast.expr]] = {}
     for node in walk(method):
-        if isinstance(node, ast.Assign):
+        if isinstance(node, ast.Assign) and (node.lineno, node.col_offset) < at:
             for target in node.targets:
                 for name in walk(target):
                     if isinstance(name, ast.Name):
@@ -461,7 +468,7 @@ def _cpu_value(call: ast.Call, method, imports) -> str | None:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for part in walk(node):
+        for part in _outside_numbers(node, imports):
             if isinstance(part, ast.Call):
                 func = part.func
                 qualified = imports.qualify(func) or ""
@@ -475,6 +482,28 @@ def _cpu_value(call: ast.Call, method, imports) -> str | None:
             elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
                 pending.extend(assigned.get(part.id, ()))
     return None
+
+
+#: Calls whose result is a Python number, whatever device their argument was on: Lightning puts a
+#: number on the module's device before it syncs it.
+_TO_NUMBER_METHODS = frozenset({"item"})
+_TO_NUMBER_BUILTINS = frozenset({"float", "int", "len", "bool"})
+
+
+def _outside_numbers(node: ast.AST, imports) -> Iterator[ast.AST]:
+    """The nodes of ``node`` (itself included), not entering a call that makes a Python number
+    (``t.cpu().item()``, ``float(...)``, ``len(...)``): what is inside one cannot make the value a
+    CPU tensor."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        if isinstance(current, ast.Call) and not current.keywords and (
+                (isinstance(current.func, ast.Attribute) and current.func.attr in _TO_NUMBER_METHODS and not current.args)
+                or (isinstance(current.func, ast.Name) and current.func.id in _TO_NUMBER_BUILTINS
+                    and imports.qualify(current.func) is None and len(current.args) == 1)):
+            continue
+        pending.extend(child_nodes(current))
 
 
 def _callback_classes(tree: ast.Module, imports, elsewhere=None) -> list[ast.ClassDef]:

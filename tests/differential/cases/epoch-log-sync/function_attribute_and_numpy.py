@@ -1,7 +1,9 @@
 # differential: safe
 """The loss function is chosen once, by name, and kept on the module (`self.loss_fn =
 F.mse_loss`); validation_step logs it, and also in bits per dimension, scaled by NumPy constants
-(`np.log2(np.exp(1)) / np.prod(x.shape[1:])`, Python numbers).
+(`np.log2(np.exp(1)) / np.prod(x.shape[1:])`, Python numbers), and the share of right signs, a
+Python number made on the CPU (`.cpu().item()`: Lightning puts a number on the module's device, so
+NCCL would take it). After the logs the batch goes to the CPU for a plot, which changes nothing logged.
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 knows every value the attribute is
 ever given (functions of torch.nn.functional, which compute on their arguments only) and that
@@ -41,8 +43,12 @@ class Regressor(L.LightningModule):
         prediction = self.net(x).squeeze(1)
         loss = self.loss_fn(prediction, y)
         bits = loss * np.log2(np.exp(1)) / np.prod(x.shape[1:])
+        right = (prediction.sign() == y.sign()).sum().cpu().item() / len(y)
         self.log("val_loss", loss)
         self.log("val_bits", bits)
+        self.log("val_signs", right)
+        x = x.cpu()
+        self.plotted = x[:1].tolist()
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)

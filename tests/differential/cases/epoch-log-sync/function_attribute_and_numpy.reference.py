@@ -1,7 +1,9 @@
 # differential: reference of function_attribute_and_numpy.py (gathers the batch values by hand)
 """The loss function is chosen once, by name, and kept on the module (`self.loss_fn =
 F.mse_loss`); validation_step logs it, and also in bits per dimension, scaled by NumPy constants
-(`np.log2(np.exp(1)) / np.prod(x.shape[1:])`, Python numbers).
+(`np.log2(np.exp(1)) / np.prod(x.shape[1:])`, Python numbers), and the share of right signs, a
+Python number made on the CPU (`.cpu().item()`: Lightning puts a number on the module's device, so
+NCCL would take it). After the logs the batch goes to the CPU for a plot, which changes nothing logged.
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 knows every value the attribute is
 ever given (functions of torch.nn.functional, which compute on their arguments only) and that
@@ -23,7 +25,7 @@ class Regressor(L.LightningModule):
         super().__init__()
         self.net = nn.Linear(4, 1)
         self.configure_loss(loss)
-        self.val_losses, self.val_maes = [], []
+        self.val_losses, self.val_maes, self.val_signs = [], [], []
 
     def configure_loss(self, loss):
         if loss == "mse":
@@ -42,8 +44,12 @@ class Regressor(L.LightningModule):
         prediction = self.net(x).squeeze(1)
         loss = self.loss_fn(prediction, y)
         bits = loss * np.log2(np.exp(1)) / np.prod(x.shape[1:])
+        right = (prediction.sign() == y.sign()).sum().cpu().item() / len(y)
         self.val_losses.append(loss.detach())
         self.val_maes.append(bits.detach())
+        self.val_signs.append(torch.tensor(right, device=self.device, dtype=torch.float32))
+        x = x.cpu()
+        self.plotted = x[:1].tolist()
 
     def on_validation_epoch_end(self):
         # every rank's batch means (equal batches on every rank), averaged: the whole set's mean
@@ -51,6 +57,8 @@ class Regressor(L.LightningModule):
         maes = self.all_gather(torch.stack(self.val_maes))
         self.log("val_loss", losses.mean())
         self.log("val_bits", maes.mean())
+        self.log("val_signs", self.all_gather(torch.stack(self.val_signs)).mean())
+        self.val_signs.clear()
         self.val_losses.clear()
         self.val_maes.clear()
 
