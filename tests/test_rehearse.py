@@ -106,13 +106,31 @@ def test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_i
     assert seconds_out.sub("N s", shown) == seconds_out.sub("N s", printed), printed
 
 
-def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(tmp_path):
+#: The five seed failures, each with the fix that makes it clean: the script, whether the fix is an
+#: unsafe one (--verify --unsafe-fixes), and what the shown diff must add.
+SEEDS = [
+    ("hang_rank_gated_sync_log.py", False, "rank_zero_only=True"),
+    ("crash_cuda_generator.py", False, "torch.Generator()"),
+    ("crash_monitored_metric_rank_zero.py", True, "sync_dist=True"),
+    ("divergence_unseeded_random_split.py", True, "generator=torch.Generator().manual_seed("),
+    ("crash_tensor_attribute_collective.py", True, "register_buffer("),
+]
+
+
+@pytest.mark.parametrize("name, unsafe, added", SEEDS, ids=[name[:-3] for name, _, _ in SEEDS])
+def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(tmp_path, name, unsafe, added):
+    """Each seed failure: reproduced, fixed in a scratch copy (its unsafe fix with --unsafe-fixes),
+    rehearsed again clean, and the user's folder left as it was."""
     script = tmp_path / "train.py"
-    script.write_bytes((SCRIPTS / "hang_rank_gated_sync_log.py").read_bytes())
+    script.write_bytes((SCRIPTS / name).read_bytes())
     before = script.read_bytes()
-    run = rehearse("--verify", "--stall", STALL, "--", sys.executable, "train.py", cwd=tmp_path)
+    flags = ["--verify", *(["--unsafe-fixes"] if unsafe else []), "--stall", STALL]
+    run = rehearse(*flags, "--", sys.executable, "train.py", cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "+++ train.py (ddpfix's fixes)" in run.stdout and "rank_zero_only=True" in run.stdout
+    assert "+++ train.py (ddpfix's fixes)" in run.stdout
+    shown = [line.strip() for line in run.stdout.splitlines()]
+    assert any(line.startswith("+") and not line.startswith("+++") and added in line for line in shown), run.stdout
+    assert "ddpfix-verify-" not in run.stdout  # places are named as the user's files
     assert "verified: the failure is gone after the fixes" in run.stdout
     assert script.read_bytes() == before  # the user's file is never touched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # nor anything written beside it

@@ -201,6 +201,27 @@ def attach(result: reports.Report, findings: list[dict]) -> None:
     result.gpu_only = [f"{f['path']}:{f['line']}: {f['code']} {f['message']}" for f in gpu_only]
 
 
+def _as_yours(report: reports.Report, copy: Path, root: Path) -> reports.Report:
+    """The copy's report with its places named as the user's files (``train.py:41``, not the scratch
+    copy's ``../../tmp/ddpfix-verify-.../train.py:41``): the lines are the same but where a fix
+    added some."""
+    theirs, yours = os.path.relpath(copy), os.path.relpath(root)
+
+    def named(text: str) -> str:
+        if yours == ".":
+            return text.replace(theirs + os.sep, "")
+        return text.replace(theirs, yours)
+
+    report.mappings = [named(line) for line in report.mappings]
+    for problem in report.problems:
+        problem.message = named(problem.message)
+        problem.details = [named(line) for line in problem.details]
+        problem.findings = [named(line) for line in problem.findings]
+        if problem.site:
+            problem.site = [named(str(problem.site[0])), *problem.site[1:]]
+    return report
+
+
 def verify(command: list[str], script: Path, options) -> dict:
     """Apply ddpfix's fixes to a scratch copy of the script's program and rehearse the copy (and the
     copy on one process, whose logged keys every rank must match)."""
@@ -226,7 +247,7 @@ def verify(command: list[str], script: Path, options) -> dict:
             return {"report": None, "diff": diff, "note": "--verify runs a script by its path; with -m, apply the fixes "
                     "above and rehearse again"}
         new_command = [str(fixed_script) if Path(a).resolve() == script else a for a in command]
-        after = rehearse(new_command, fixed_script, options, shown=f"{name} (fixed copy)")
+        after = _as_yours(rehearse(new_command, fixed_script, options, shown=f"{name} (fixed copy)"), copy, root)
         single = rehearse(new_command, fixed_script, options, devices=1, shown=f"{name} (fixed copy)")
         keys_one = {k for r in single.ranks for k in single.logged(r)}
         # Keys logged with rank_zero_only (or under a rank guard) are rank 0's alone by design.
