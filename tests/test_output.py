@@ -47,7 +47,13 @@ def test_check_lines_keep_their_shape_and_verbose_explains_them(tmp_path, run_cl
     assert verbose[0] == plain[0]
     assert verbose[1].startswith("    CUDA generator reaches DataLoader (line 5): indices are drawn with it on the CPU")
     assert verbose[2].startswith("    unsafe fix: `gen` is a module-level name")
-    assert len(verbose) == 3 and not any(LINE.match(line) for line in verbose[1:])  # editors see one finding
+    # The file has no __main__ block: the offer names the script that trains it, not this file.
+    assert verbose[3] == ("    check it by a run on CPU ranks: ddpfix rehearse --verify --unsafe-fixes -- python "
+                          "YOUR_TRAINING_SCRIPT.py")
+    assert len(verbose) == 4 and not any(LINE.match(line) for line in verbose[1:])  # editors see one finding
+    (tmp_path / "train.py").write_bytes(UNSAFE + b'\nif __name__ == "__main__":\n    pass\n')
+    verbose = run_cli("--check", "-v", "train.py", cwd=tmp_path).stdout.decode().splitlines()
+    assert verbose[3].endswith("-- python train.py")
 
 
 def test_write_lists_what_is_left_and_show_fixes_the_fixes(tmp_path, run_cli):

@@ -178,3 +178,48 @@ def test_a_tutorials_iterable_dataset_does_not_bear_on_another_tutorial(tmp_path
     (root / "runner.py").write_text("import importlib, sys\nimportlib.import_module(sys.argv[1])\n")
     proc = run_cli("--check", "-v", "--select", "DDP004", ".", cwd=root)
     assert b"DDP004 [~]" in proc.stdout and b"names iterable data" in proc.stdout, proc.stdout
+
+
+def test_what_a_cli_config_names_bears_on_the_program(tmp_path, run_cli):
+    """LightningCLI loads the classes its YAML names: a WeightAveraging callback named only in a
+    config makes a tensor attribute's buffer fix unsafe (weight averaging averages buffers)."""
+    root = project(tmp_path / "cli")
+    (root / "train.py").unlink()
+    (root / "model.py").write_text(
+        "import lightning as L\nimport torch\n\n\nclass Model(L.LightningModule):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.layer = torch.nn.Linear(4, 1)\n"
+        "        self.__mask = torch.zeros(4, dtype=torch.bool)\n\n"
+        "    def forward(self, x):\n        return self.layer(x.masked_fill(self.__mask, 0))\n")
+    (root / "cli.py").write_text("from lightning.pytorch.cli import LightningCLI\n\nLightningCLI()\n")
+    proc = run_cli("--check", "-v", "--select", "DDP007", ".", cwd=root)
+    assert b"DDP007 [*]" in proc.stdout, proc.stdout
+    (root / "configs").mkdir()
+    (root / "configs" / "ema.yaml").write_text(
+        "trainer:\n  callbacks:\n    - class_path: lightning.pytorch.callbacks.WeightAveraging\n")
+    proc = run_cli("--check", "-v", "--select", "DDP007", ".", cwd=root)
+    assert b"DDP007 [~]" in proc.stdout and b"configs/ema.yaml:3 names weight averaging" in proc.stdout, proc.stdout
+
+
+def test_a_notebooks_run_magic_joins_the_script_it_runs(tmp_path, run_cli):
+    """IPython's ``%run stream.py`` runs the script in the kernel's process: its IterableDataset
+    bears on the model the notebook trains (the magic is not in the code the facts read)."""
+    import json
+
+    root = project(tmp_path / "nb")
+    (root / "train.py").unlink()
+    (root / "model.py").write_bytes(MODEL.replace(b'        if self.trainer.is_global_zero:\n            self.log(',
+                                                  b'        self.log('))
+    (root / "stream.py").write_text("from torch.utils.data import IterableDataset\n\n\nclass Stream(IterableDataset):\n"
+                                    "    def __iter__(self):\n        yield from range(3)\n")
+
+    def notebook(first: str) -> str:
+        cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": [text]}
+                 for text in (first, "from model import Model\n")]
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    (root / "explore.ipynb").write_text(notebook("import math\n"))
+    proc = run_cli("--check", "--select", "DDP004", ".", cwd=root)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
+    (root / "explore.ipynb").write_text(notebook("%run stream.py\n"))
+    proc = run_cli("--check", "-v", "--select", "DDP004", ".", cwd=root)
+    assert b"DDP004 [~]" in proc.stdout and b"names iterable data" in proc.stdout, proc.stdout

@@ -181,7 +181,7 @@ class ProjectFacts:
     #: Every place a PROJECT_HAZARD is named (``path:line``, the file's real path beside it).
     hazard_places: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: Per file of the run (real path): its module key, the modules it imports, whether at run time.
-    process_files: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    process_files: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     #: The last part of each base class named in the run -> the real paths of the files with a class
     #: deriving from a class of that name (``subclass_place``).
     subclasses: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -245,6 +245,14 @@ class ProjectFacts:
         for place, real in self.hazard_places.get(name, ()):
             if path is None or self.may_run_with(path, real):
                 return f"{place} names {name}"
+        # A loader of classes named in configuration files (LightningCLI's class_path, hydra's
+        # _target_) runs what the program's YAML and JSON files name.
+        for loader in self.processes.loaders:
+            if path is None or self.may_run_with(path, loader):
+                found = config_hazards(program_root(loader)).get(name)
+                if found is not None:
+                    return f"{found} names {name} (a configuration file: {os.path.relpath(loader)} loads what they name)"
+                break
         for source in self.hazard_sources:  # read now: most runs of a big tree never ask
             if path is not None and not self.may_run_with(path, source):
                 continue  # a file that never runs with this one, as for the files read at once
@@ -339,7 +347,7 @@ class ProjectFacts:
         unknown_monitors: list[Monitor] = []
         switch_parts: list[tuple[DeviceSwitch, ...] | str] = []
         hazard_places: dict[str, list[tuple[str, str]]] = {}
-        process_files: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {}
+        process_files: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         hazard_sources: list[str] = []
         for part in parts:
             uses_lightning |= part.lightning
@@ -349,7 +357,7 @@ class ProjectFacts:
                 for name, line in part.hazards.items():
                     hazard_places.setdefault(name, []).append((f"{part.path}:{line}", os.path.realpath(part.path)))
             if part.path:
-                process_files[os.path.realpath(part.path)] = (module_key(part.path), part.modules, part.dynamic)
+                process_files[os.path.realpath(part.path)] = (part.modules, part.dynamic)
             unknown_monitors += part.unknown_monitors
             if part.switches_deferred:
                 switch_parts.append(part.path)
@@ -385,31 +393,61 @@ _CONFIG_SKIPPED = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__
 MAX_CONFIG_FILES = 2000
 
 
-@functools.lru_cache(maxsize=None)
-def config_turns_sampler_off(root: str) -> str | None:
-    """Where a YAML configuration of the program (LightningCLI's ``--config``, hydra's
-    ``configs/trainer/*.yaml``) sets ``use_distributed_sampler: false`` (1.x ``replace_sampler_ddp``),
-    as ``path:line``; None where none does. Read when a rule asks, at most ``MAX_CONFIG_FILES`` files."""
+def _config_files(root: str):
+    """(path, its first megabyte) of each YAML/JSON configuration file of the program, in a stable
+    order; then, past ``MAX_CONFIG_FILES``, one last ``(None, b"")``: not all were read."""
     seen = 0
     for folder, folders, names in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
         for name in sorted(names):
-            if not name.endswith((".yaml", ".yml")):
+            if not name.endswith((".yaml", ".yml", ".json")):
                 continue
             seen += 1
             if seen > MAX_CONFIG_FILES:
-                return None
+                yield None, b""
+                return
             try:
                 with open(os.path.join(folder, name), "rb") as handle:
-                    data = handle.read(1_000_000)
+                    yield os.path.join(folder, name), handle.read(1_000_000)
             except OSError:
                 continue
-            if b"sampler" in data:
-                match = _CONFIG_SAMPLER_OFF.search(data)
+
+
+@functools.lru_cache(maxsize=None)
+def config_turns_sampler_off(root: str) -> str | None:
+    """Where a YAML configuration of the program (LightningCLI's ``--config``, hydra's
+    ``configs/trainer/*.yaml``) sets ``use_distributed_sampler: false`` (1.x ``replace_sampler_ddp``),
+    as ``path:line``; None where none does. Read when a rule asks, at most ``MAX_CONFIG_FILES`` files
+    (past them: not proven, said)."""
+    for path, data in _config_files(root):
+        if path is None:
+            return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
+        if path.endswith(".json") or b"sampler" not in data:
+            continue
+        match = _CONFIG_SAMPLER_OFF.search(data)
+        if match is not None:
+            line = data.count(b"\n", 0, match.start()) + 1
+            return f"{path}:{line}"
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def config_hazards(root: str) -> dict[str, str]:
+    """The PROJECT_HAZARDS the program's configuration files name (``class_path:
+    lightning.pytorch.callbacks.WeightAveraging``), each as its first ``path:line``; past
+    ``MAX_CONFIG_FILES`` every hazard is taken as named."""
+    found: dict[str, str] = {}
+    for path, data in _config_files(root):
+        if path is None:
+            return {name: f"{root} (more than {MAX_CONFIG_FILES} configuration files, not all read)"
+                    for name in _HAZARDS}
+        for name, pattern in _HAZARDS.items():
+            if name not in found:
+                match = pattern.search(data)
                 if match is not None:
                     line = data.count(b"\n", 0, match.start()) + 1
-                    return f"{os.path.join(folder, name)}:{line}"
-    return None
+                    found[name] = f"{os.path.relpath(path)}:{line}"
+    return found
 
 
 def _within(path: str, folder: str) -> bool:

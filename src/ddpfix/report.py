@@ -6,6 +6,7 @@ the CLI strips when the output is not a terminal (click does that for us).
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import tokenize
@@ -56,7 +57,31 @@ def explanation(finding: Finding, written: bool = False) -> str:
     lines = [finding.detail] if finding.detail else []
     if finding.unsafe and not (written and finding.fixed):
         lines.append(f"unsafe fix: {finding.unsafe_reason or 'not proven safe'}")
+        offer = rehearsal_offer(finding)
+        if offer:
+            lines.append(offer)
     return "\n".join(EXPLANATION_INDENT + line for line in lines)
+
+
+def rehearsal_offer(finding: Finding) -> str:
+    """For an unsafe fix whose failure shows on CPU ranks too: how to check it by a run, on the
+    script itself where the file is one (it has a ``__main__`` block), else on the script that
+    trains its code. Empty for a rule whose failure only GPUs show, and in a notebook."""
+    from ddpfix.rules import all_rules
+
+    if finding.cell is not None or any(rule.code == finding.code and rule.gpu_only for rule in all_rules()):
+        return ""
+    script = display_path(finding.path) if _is_a_script(finding.path) else "YOUR_TRAINING_SCRIPT.py"
+    return f"check it by a run on CPU ranks: ddpfix rehearse --verify --unsafe-fixes -- python {script}"
+
+
+@functools.lru_cache(maxsize=256)
+def _is_a_script(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return b"__main__" in handle.read()
+    except OSError:
+        return False
 
 
 def place(path: str, cell: int | None) -> str:

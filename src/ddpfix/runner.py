@@ -18,7 +18,7 @@ from ddpfix.sources import fix_source, is_notebook
 import ddpfix.facts as facts_module
 from ddpfix.facts import FileFacts, ProjectFacts, file_facts
 from ddpfix.findings import FileResult, Finding, Problem
-from ddpfix.model.program import marked_root
+from ddpfix.model.program import ANY_MODULE, marked_root
 from ddpfix.rules import all_rules
 from ddpfix.rules.base import Rule
 from ddpfix.settings import Flags, Resolver
@@ -361,15 +361,22 @@ def _facts_or_raise(path: str, data: bytes | Problem, defer: bool = True) -> Fil
     if isinstance(data, Problem):
         return FileFacts()
     options = _scan_options_of(path)
+    runs_scripts = False
     if is_notebook(path):  # its code, not its outputs, is what may be too large to parse
         from ddpfix.notebook import python_source
 
+        # IPython's ``%run script.py`` runs a file in the kernel's process (the magic itself is not
+        # in the code the facts read).
+        runs_scripts = b"%run" in data or b"run_line_magic" in data
         data = python_source(data, options)
         if data is None:
             return FileFacts()
     if len(data) > max_file_size(options):  # too large to parse: the fix pass says so
         return FileFacts()
-    return file_facts(path, data, defer=defer)
+    facts = file_facts(path, data, defer=defer)
+    if runs_scripts:
+        facts.dynamic = (ANY_MODULE,)
+    return facts
 
 
 def _lean(result: FileResult) -> FileResult:

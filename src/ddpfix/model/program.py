@@ -50,19 +50,31 @@ def _program_root(absolute: str) -> str:
 
 # --- which files of a program can run in one process ----------------------------------------------
 
-# ``import a.b, c as d`` and ``from a.b import x``: found as the word, then its line's start checked.
+# ``import a.b, c as d`` and ``from a.b import x``: found as the word, then its line's start checked
+# (a line's start, or after ``:`` or ``;``: ``if x: import y``, ``import os; import y``).
 _IMPORT = re.compile(rb"(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[\w, \t]*(?:\\\r?\n[\w, \t]*)*)"
                      rb"|import[ \t]+([\w., \t]+))")
-#: Code that imports modules it names at run time, as calls (a word in a comment or a docstring,
-#: "simply instantiate the class", runs nothing): hydra's ``instantiate``/``call``/``get_class``,
-#: LightningCLI (its ``class_path``), importlib's loaders, ``__import__``, runpy, ``exec``. Such a file
-#: may run any file of its program in its own process. Not ``subprocess``: what it starts runs in
+#: Names of the loaders that import modules named at run time: hydra's (``instantiate``, ``call``,
+#: ``get_class``, ``get_method``, ``get_object``), LightningCLI and jsonargparse's CLIs (their
+#: ``class_path``), importlib's and imp's loaders, ``__import__``, runpy, ``exec``, ``pydoc.locate``,
+#: entry points (``EntryPoint.load``), ``torch.hub.load``, unpickling. A file that refers to one as
+#: code (calls it, reaches it as an attribute, imports it: an alias, a stored reference, a subclass all
+#: start there) may run any file of its program in its own process. A word in a comment or in prose
+#: ("simply instantiate the class") refers to nothing. Not ``subprocess``: what it starts runs in
 #: another process, whose files are joined by their own imports (a test suite that runs scripts would
-#: otherwise join every file of a project). Not ``importlib.metadata``: it reads versions, no code.
-_DYNAMIC_CALL = re.compile(
-    rb"(?<![\w.])(?:hydra\.utils\.)?(?:instantiate|get_class|get_method|LightningCLI|CLI|__import__|exec"
-    rb"|spec_from_file_location|SourceFileLoader|load_source|run_path|run_module|exec_module)[ \t]*\("
-    rb"|\.(?:instantiate|get_class|get_method|run_path|run_module|exec_module|spec_from_file_location)[ \t]*\(")
+#: otherwise join every file of a project). Not ``importlib.metadata.version``: it reads metadata.
+_LOADERS = (rb"instantiate|get_class|get_method|get_object|LightningCLI|CLI|auto_cli|instantiate_classes|__import__"
+            rb"|exec|spec_from_file_location|module_from_spec|SourceFileLoader|load_source|load_module|run_path"
+            rb"|run_module|exec_module|import_module|locate|entry_points|load_entry_point|iter_entry_points")
+#: A loader referred to as code: called (``name(``), reached as an attribute (``.name``), or imported
+#: (``import name``, ``from m import a, name``).
+_LOADER_USE = re.compile(rb"(?<![\w])(?:" + _LOADERS + rb")[ \t]*\(|\.(?:" + _LOADERS + rb")\b")
+#: Modules whose import is itself a way to load code named at run time.
+_LOADER_MODULES = re.compile(rb"^(?:importlib(?!\.metadata\b)|imp|runpy|hydra|jsonargparse|pydoc|pkgutil"
+                             rb"|(?:lightning\.pytorch|pytorch_lightning|lightning)(?:\.utilities)?\.cli)\b")
+#: Other ways a file runs code it does not import: unpickling a whole object (``pickle.load``,
+#: ``torch.load(..., weights_only=False)``), ``torch.hub.load``, a notebook's ``%run``.
+_OTHER_LOADS = re.compile(rb"pickle\.loads?\(|weights_only[ \t]*=[ \t]*False|hub\.load\(|%run\b|run_line_magic\(")
 #: ``import_module(`` with what follows: a literal module ("a.b.c": an import like any other), a
 #: literal package prefix ("a.b." + name, f"a.b.{name}": only modules of that package), or anything.
 _IMPORT_MODULE = re.compile(rb"(?<![\w])import_module[ \t]*\([ \t]*(f?)(['\"])([\w.]*)(\{|\2[ \t]*(\+|[,)]))?")
@@ -70,28 +82,39 @@ _IMPORT_MODULE = re.compile(rb"(?<![\w])import_module[ \t]*\([ \t]*(f?)(['\"])([
 ANY_MODULE = ""
 
 
-def _in_comment(data: bytes, start: int) -> bool:
+def _in_comment_or_example(data: bytes, start: int) -> bool:
+    """The place is in a comment, or in a doctest line (``>>> instantiate(cfg)``), which runs only
+    under doctest."""
     line_start = data.rfind(b"\n", 0, start) + 1
-    return b"#" in data[line_start:start]
+    before = data[line_start:start]
+    return b"#" in before or before.lstrip().startswith((b">>>", b"..."))
 
 
-def dynamic_imports(data: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def dynamic_imports(data: bytes, imported: set[str] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(modules a literal ``import_module("a.b")`` names, package prefixes of the modules the file
-    may import at run time: ``ANY_MODULE`` for any module, ``"a.b"`` for the modules of ``a.b``)."""
+    may import at run time: ``ANY_MODULE`` for any module, ``"a.b"`` for the modules of ``a.b``).
+    ``imported``: the modules the file imports (``imported_modules``), which may be a loader's."""
     literal: set[str] = set()
     prefixes: set[str] = set()
-    for match in _DYNAMIC_CALL.finditer(data):
-        if not _in_comment(data, match.start()):
+    if imported and any(_LOADER_MODULES.match(module.encode()) for module in imported if not module.startswith(".")):
+        if not all(m.startswith("importlib") and _only_import_module(data) for m in imported if _LOADER_MODULES.match(m.encode())):
+            return (), (ANY_MODULE,)
+    for pattern in (_LOADER_USE, _OTHER_LOADS):
+        for match in pattern.finditer(data):
+            if _in_comment_or_example(data, match.start()):
+                continue
+            if pattern is _LOADER_USE and match.group().lstrip(b".").startswith(b"import_module"):
+                continue  # read below: a literal module or package may bound it
             return (), (ANY_MODULE,)
     if b"import_module" in data:
-        for match in re.finditer(rb"(?<![\w])import_module[ \t]*\(", data):
-            if _in_comment(data, match.start()):
+        for match in re.finditer(rb"(?<![\w])import_module\b", data):
+            if _in_comment_or_example(data, match.start()) or _is_an_import_line(data, match.start()):
                 continue
             shaped = _IMPORT_MODULE.match(data, match.start())
             text = shaped.group(3).decode("ascii", "replace") if shaped is not None else ""
             ending = shaped.group(4) if shaped is not None else None
             if shaped is None or not text or text.startswith(".") or ending is None:
-                return (), (ANY_MODULE,)  # a name, a relative module, a string built otherwise
+                return (), (ANY_MODULE,)  # a name, a relative module, a string built otherwise, a reference
             if not shaped.group(1) and ending.endswith((b",", b")")) and not ending.endswith(b"+"):
                 literal.add(text)
                 continue
@@ -102,74 +125,150 @@ def dynamic_imports(data: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(sorted(literal)), tuple(sorted(prefixes))
 
 
+def _is_an_import_line(data: bytes, start: int) -> bool:
+    line_start = data.rfind(b"\n", 0, start) + 1
+    return data[line_start:start].lstrip().startswith((b"import ", b"from "))
+
+
+def _only_import_module(data: bytes) -> bool:
+    """The file takes from importlib only ``import_module`` under its own name (or importlib itself,
+    used as ``importlib.import_module``), whose literal arguments may bound what it loads."""
+    for match in re.finditer(rb"from[ \t]+importlib[\w.]*[ \t]+import[ \t]*\(?([^)\n]*)", data):
+        names = [part.split() for part in match.group(1).split(b",")]
+        if any(not words or words[0] != b"import_module" or len(words) > 1 for words in names):
+            return False
+    return True
+
+
 def imported_modules(data: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The last parts of the modules a file imports (``a.b`` -> ``b``; ``from . import x`` -> ``x``;
-    ``from pkg import mod`` -> ``pkg`` and ``mod``, since ``mod`` may be a module; a literal
-    ``import_module("a.b")`` -> ``b``), and the packages whose modules it may import at run time
-    (``dynamic_imports``; empty: none)."""
+    """The modules a file imports, as written (``import a.b`` -> ``a.b``; ``from a.b import c`` ->
+    ``a.b`` and ``a.b.c``, since ``c`` may be a module; relative ones keep their dots: ``from . import
+    x`` -> ``.`` and ``.x``; a literal ``import_module("a.b")`` -> ``a.b``), and the packages whose
+    modules it may import at run time (``dynamic_imports``; empty: none)."""
     found: set[str] = set()
     if b"import" in data:
         for match in _IMPORT.finditer(data):
             start = match.start()
             line_start = data.rfind(b"\n", 0, start) + 1
-            if data[line_start:start].strip(b" \t") not in (b"", b"try:", b"else:"):
+            before = data[line_start:start].strip(b" \t")
+            if before and not before.endswith((b":", b";")):
                 continue
             if match.group(3) is not None:
                 for part in match.group(3).split(b","):
                     words = part.split()
                     if words:
-                        found.add(words[0].rsplit(b".", 1)[-1].decode("ascii", "replace"))
-            else:
-                module = match.group(1).lstrip(b".")
-                if module:
-                    found.add(module.rsplit(b".", 1)[-1].decode("ascii", "replace"))
-                for part in match.group(2).strip(b"()").replace(b"\\", b" ").split(b","):
-                    words = part.split()
-                    if words:
                         found.add(words[0].decode("ascii", "replace"))
-    literal, dynamic = dynamic_imports(data)
-    found.update(module.rsplit(".", 1)[-1] for module in literal)
+            else:
+                module = match.group(1).decode("ascii", "replace")
+                found.add(module)
+                names = re.sub(rb"#[^\n]*", b"", match.group(2)).strip(b"()").replace(b"\\", b" ")
+                for part in names.split(b","):
+                    words = part.split()
+                    if words and words[0] != b"*":
+                        name = words[0].decode("ascii", "replace")
+                        found.add(module + name if module.endswith(".") else f"{module}.{name}")
+    literal, dynamic = dynamic_imports(data, found)
+    found.update(literal)
     return tuple(sorted(found)), dynamic
 
 
-def _in_package(path: str, package: str) -> bool:
-    """The file at ``path`` (a real path) may be a module of the dotted ``package``."""
-    folder = "/" + package.replace(".", "/")
-    return f"{folder}/" in path.replace(os.sep, "/") or path.replace(os.sep, "/").endswith(f"{folder}.py")
+def module_paths(relative: str) -> list[tuple[str, ...]]:
+    """The module names a file (its path relative to its program's root) can be imported by, as
+    tuples, from every folder of the root: ``src/a/b.py`` -> ``("b",)``, ``("a", "b")``, ``("src", "a",
+    "b")``; a package's ``__init__.py`` is its folder's name."""
+    parts = relative.replace(os.sep, "/").split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    parts = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
+    return [tuple(parts[i:]) for i in range(len(parts)) if parts[i:]]
+
+
+def _is_test_file(relative: str) -> bool:
+    name = os.path.basename(relative)
+    return name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
 
 
 class ProcessGroups:
-    """Files that may run in one process: the parts of the program's import graph (an edge from a
-    file to every file of the run whose module key is a module it imports, matched by the last part
-    of the name, so over-approximated), a file that imports at run time joined to every file it may
-    import (every file of the run, or those of the packages its literal prefixes name).
+    """Files that may run in one process: the parts of a graph whose edges are
+
+    * an import: from a file to each file of its program the module name may resolve to (from any
+      folder of the root: over-approximated) and to the ``__init__.py`` of every package on the way
+      (importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py``); a relative import from
+      the file's own folder; a module of no file of the program (``torch.utils.data``) joins nothing;
+    * a package's ``__init__.py`` to every file below it (they run it when imported as modules);
+    * a dynamic import: to every file of the run, or to those of the packages its literal prefixes
+      name;
+    * pytest: the test files and ``conftest.py`` of a program run in one pytest process.
 
     A hazard or a default-device switch in one file bears on another only if both can run in one
     process: a tutorial's ``IterableDataset`` says nothing of an unrelated tutorial's model."""
 
-    def __init__(self, files: dict[str, tuple[str, tuple[str, ...], bool]]):
-        """``files``: real path -> (module key, modules it imports, the packages whose modules it may
-        import at run time: ``imported_modules``)."""
+    def __init__(self, files: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]):
+        """``files``: real path -> (the modules it imports, the packages whose modules it may import at
+        run time: ``imported_modules``)."""
         self._parent: dict[str, str] = {path: path for path in files}
-        by_key: dict[str, list[str]] = {}
-        for path, (key, _modules, _dynamic) in files.items():
-            by_key.setdefault(key, []).append(path)
-        anything = [path for path, (_k, _m, packages) in files.items() if ANY_MODULE in packages]
-        for path, (_key, modules, packages) in files.items():
+        by_module: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        roots = {path: program_root(path) for path in files}
+        relative = {path: os.path.relpath(path, roots[path]) for path in files}
+        for path in files:
+            for name in module_paths(relative[path]):
+                by_module.setdefault((roots[path], name), []).append(path)
+        tests: dict[str, str] = {}
+        anything: list[str] = []
+        for path, (modules, packages) in files.items():
+            root = roots[path]
             for module in modules:
-                for other in by_key.get(module, ()):
+                for other in self._targets(path, root, module, by_module):
                     self._join(path, other)
             for package in set(packages) - {ANY_MODULE}:
+                prefix = tuple(package.split("."))
                 for other in files:
-                    if _in_package(other, package):
+                    if roots[other] == root and any(name[:len(prefix)] == prefix or prefix[:len(name)] == name
+                                                    for name in module_paths(relative[other])):
                         self._join(path, other)
-        everything = list(files)
+            if ANY_MODULE in packages:
+                anything.append(path)
+            # The packages above the file run when it is imported as a module.
+            folder = os.path.dirname(path)
+            while folder.startswith(root) and folder != root:
+                for init in by_module.get((root, tuple(os.path.relpath(folder, root).replace(os.sep, "/").split("/"))), ()):
+                    if os.path.basename(init) == "__init__.py" and os.path.dirname(init) == folder:
+                        self._join(path, init)
+                folder = os.path.dirname(folder)
+            if _is_test_file(relative[path]):
+                if root in tests:
+                    self._join(path, tests[root])
+                else:
+                    tests[root] = path
+        #: Files that import modules named at run time (a config's ``class_path``/``_target_`` among them).
+        self.loaders: tuple[str, ...] = tuple(anything)
         for path in anything:
-            for other in everything:
+            for other in files:
                 self._join(path, other)
             break  # one joins all: the others follow through it
         for path in anything[1:]:
             self._join(path, anything[0])
+
+    @staticmethod
+    def _targets(path: str, root: str, module: str, by_module) -> list[str]:
+        """The files of the program an import of ``module`` from ``path`` may run."""
+        if module.startswith("."):
+            dots = len(module) - len(module.lstrip("."))
+            folder = os.path.dirname(path)
+            for _ in range(dots - 1):
+                folder = os.path.dirname(folder)
+            if not folder.startswith(root):
+                return []
+            base = os.path.relpath(folder, root).replace(os.sep, "/")
+            head = tuple(p for p in base.split("/") if p and p != ".")
+            rest = tuple(p for p in module.lstrip(".").split(".") if p)
+            names = [tuple((*head, *rest[:i]))[j:] for i in range(len(rest) + 1) for j in range(len((*head, *rest[:i])))]
+            found = [f for name in names for f in by_module.get((root, name), ())]
+            # ``from . import x`` in a top-level file: ``x`` beside it.
+            if not head:
+                found += [f for i in range(1, len(rest) + 1) for f in by_module.get((root, rest[:i]), ())]
+            return found
+        parts = tuple(module.split("."))
+        return [f for i in range(1, len(parts) + 1) for f in by_module.get((root, parts[:i]), ())]
 
     def _find(self, path: str) -> str:
         while self._parent[path] != path:

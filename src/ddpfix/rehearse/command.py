@@ -177,15 +177,18 @@ def static_findings(script: Path, folder: Path | None = None) -> list[dict]:
         return []
 
 
-# The rules whose failures only GPUs show (a tensor left on the CPU beside the GPU batch, a device
-# map, data work on the CUDA default device): a CPU rehearsal runs them clean.
-GPU_ONLY_RULES = {"DDP001", "DDP006", "DDP007", "DDP008"}
+def gpu_only_rules() -> set[str]:
+    """The rules whose failures only GPUs show (``Rule.gpu_only``): a CPU rehearsal runs them clean."""
+    from ddpfix.rules import all_rules
+
+    return {rule.code for rule in all_rules() if rule.gpu_only}
 
 
 def attach(result: reports.Report, findings: list[dict]) -> None:
     """For each problem, the static findings that know its shape: a rule it names, near its line;
     and the findings of what only GPUs show, said beside any verdict."""
-    gpu_only = [f for f in findings if f["code"] in GPU_ONLY_RULES and not f.get("suppressed")]
+    codes = gpu_only_rules()
+    gpu_only = [f for f in findings if f["code"] in codes and not f.get("suppressed")]
     for problem in result.problems:
         near = []
         for finding in findings:

@@ -311,6 +311,10 @@ class Rule:
     #: With ``module_only``: the kinds (``model.classes.KINDS``) a class of the file must derive from
     #: for the rule to read it (DDP004 also reads a Callback's ``pl_module.log``).
     module_kinds: ClassVar[frozenset[str]] = frozenset({"LightningModule"})
+    #: Its failure shows on GPUs only (a tensor left on the CPU beside the GPU batch, a device map,
+    #: data work on the CUDA default device): a CPU rehearsal (``ddpfix rehearse``) runs it clean, so
+    #: the rehearsal says its findings beside its verdict and is not offered to check its fixes.
+    gpu_only: ClassVar[bool] = False
 
     _compiled: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
 

@@ -95,6 +95,7 @@ class DeviceMapUnderDdp(Rule):
     """
 
     code = "DDP008"
+    gpu_only = True
     name = "device-map-under-ddp"
     summary = "from_pretrained(device_map=...) under DDP: accelerate pins inputs to one GPU on every rank"
     fixable = True

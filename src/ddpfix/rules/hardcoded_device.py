@@ -148,6 +148,7 @@ class HardcodedDevice(Rule):
     """
 
     code = "DDP006"
+    gpu_only = True
     name = "hardcoded-device"
     summary = "Hard-coded CUDA device or device-less tensor in a LightningModule: wrong device on rank N"
     fixable = True

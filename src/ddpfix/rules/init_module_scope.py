@@ -185,6 +185,7 @@ class InitModuleScope(Rule):
     """
 
     code = "DDP001"
+    gpu_only = True
     name = "init-module-scope"
     summary = "Data work or trainer.fit inside init_module(): samplers draw on the GPU and fail"
     fixable = True

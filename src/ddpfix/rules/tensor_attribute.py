@@ -137,6 +137,7 @@ class TensorAttribute(Rule):
     """
 
     code = "DDP007"
+    gpu_only = True
     name = "tensor-attribute"
     summary = "Plain tensor attribute in __init__: it does not move with the module to the rank's device"
     fixable = True
