@@ -72,12 +72,17 @@ SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # 
 #: - "weight averaging": Lightning's WeightAveraging/EMAWeightAveraging and torch's AveragedModel
 #:   average buffers too, which a bool or int buffer cannot take (DDP007);
 #: - "iterable data": Lightning does not shard an iterable dataset, so a batch is not proven to be
-#:   this rank's own (DDP004).
+#:   this rank's own (DDP004);
+#: - "custom batching": a ``collate_fn`` or ``batch_sampler`` of one's own may make batches whose
+#:   first tensor is not one row per sample (flattened tokens and offsets) or whose sizes differ
+#:   between ranks; Lightning infers a log's batch size from that tensor and syncs the summed sizes
+#:   as integers, so a synced epoch mean is not proven right without ``batch_size=`` (DDP004).
 PROJECT_HAZARDS = {
     "weight averaging": r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*",
     # a library's stream (HF ``load_dataset(..., streaming=True)``, webdataset, MosaicML, torchdata)
     # is as unsharded as one's own IterableDataset
     "iterable data": r"IterableDataset|IterDataPipe|DataPipe|WebDataset|webdataset|StreamingDataset|streaming|to_iterable_dataset",
+    "custom batching": r"collate_fn|batch_sampler",
 }
 _HAZARDS = {name: lazy_compile(pattern.encode()) for name, pattern in PROJECT_HAZARDS.items()}
 

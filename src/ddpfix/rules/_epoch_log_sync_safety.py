@@ -88,6 +88,11 @@ BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum"
 #: is never one of them).
 FUNCTION_PACKAGES = values_module.FUNCTION_PACKAGES
 NOT_PURE_TORCH = frozenset({"load", "from_file"})
+#: ``torch.<name>`` constants: dtypes and numbers (never a tensor).
+TORCH_CONSTANTS = frozenset({
+    "float", "float16", "float32", "float64", "bfloat16", "half", "double", "int", "int8", "int16", "int32",
+    "int64", "long", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "short", "inf", "nan", "pi", "e",
+})
 #: ``numpy.<f>`` functions that change an argument in place or read or write files.
 NOT_PURE_NUMPY = frozenset({"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "load", "loadtxt",
                             "genfromtxt", "fromfile", "save", "savez", "savez_compressed", "savetxt", "memmap"})
@@ -274,6 +279,8 @@ class ClassFacts:
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
         # LightningModule is unknown (its hooks may log too).
         self.lineage: list[ast.ClassDef] = []
+        #: Why the class's methods are not all seen (a base of another file, a metaclass, a class
+        #: decorator), as a clause; None where they are.
         self.unknown_base: str | None = None
         pending, seen = [cls], set()
         while pending:
@@ -289,9 +296,20 @@ class ClassFacts:
                     pending.append(by_name[base.id])
                     continue
                 if self.unknown_base is None:
-                    self.unknown_base = _short(base)
+                    self.unknown_base = f"the base class `{_short(base)}` is not seen"
             if current.keywords and self.unknown_base is None:
-                self.unknown_base = "a metaclass"
+                self.unknown_base = f"the base class `a metaclass` is not seen"
+            if current.decorator_list and self.unknown_base is None:
+                # A class decorator may replace any method (or the class).
+                self.unknown_base = f"the class decorator `{_short(current.decorator_list[0])}` may replace its methods"
+        if self.unknown_base is None:
+            # Python looks methods up in the class's C3 order, not in the order the bases were read:
+            # with mixins that define the same helper, the one that runs is the first in that order.
+            order = _c3(cls, by_name, imports)
+            if order is None:
+                self.unknown_base = "Python would refuse the order of its base classes"
+            else:
+                self.lineage = order
         self.methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         for owner in reversed(self.lineage):  # the class's own definitions win
             for statement in owner.body:
@@ -403,6 +421,50 @@ class ClassFacts:
             n.id for n in every_node(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) | frozenset(
             n.name for n in every_node(self.tree) if isinstance(n, FUNCTIONS)))
 
+    def replaced(self, name: str) -> str | None:
+        """Why the file's code may replace the class's method ``name`` at run time, or None: an
+        attribute of that name stored on anything but ``self`` (``Model._evaluate = f``,
+        ``model._evaluate = MethodType(...)``), ``setattr`` on anything but ``self``, a three-argument
+        ``type(...)``, or the class handed around as a value (``Base = Model``: a subclass or a patch
+        elsewhere)."""
+        stores, dynamic, escapes = _per_file(self.tree, "patches", lambda: _patches(self.tree))
+        if name in stores:
+            return f"the file sets `.{name}` on an object (line {stores[name]}): the method may be replaced"
+        if dynamic is not None:
+            return f"`{dynamic[0]}` (line {dynamic[1]}) may replace methods at run time"
+        line = escapes.get(self.cls.name)
+        if line is not None:
+            return f"`{self.cls.name}` is handed around as a value (line {line}): it may be subclassed or patched elsewhere"
+        return None
+
+    def changed_arguments(self, name: str) -> set[int | str]:
+        """The positions (and keyword names) of the arguments the helper ``name`` changes in place
+        through its parameters with a value not known to be this rank's own (``stats[k] =
+        self.all_gather(v).sum()``, ``count += gathered``): after a call, what the caller passed there
+        is no longer known. Storing known values (``out["loss"] = loss``) or ``del batch["label"]``
+        keeps it this rank's own."""
+        helper = self.methods.get(name)
+        if not isinstance(helper, ast.FunctionDef):
+            return set()
+        stored = _stored_through(helper)
+        if not stored:
+            return set()
+        expressions = [n for n in every_node(helper) if isinstance(n, ast.expr) and hasattr(n, "end_lineno")]
+        ending = self.provenance(helper, max(expressions, key=lambda n: (n.end_lineno, n.end_col_offset)))
+        harmful = {parameter for parameter, values in stored.items()
+                   if any(ending.unknown(value) is not None for value in values)}
+        positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][1:]
+        found: set[int | str] = set()
+        for index, parameter in enumerate(positional):
+            if parameter in harmful:
+                found.update((index, parameter))
+        for parameter in helper.args.kwonlyargs:
+            if parameter.arg in harmful:
+                found.add(parameter.arg)
+        if (helper.args.vararg and helper.args.vararg.arg in harmful) or (helper.args.kwarg and helper.args.kwarg.arg in harmful):
+            found.add("*")
+        return found
+
     def held_by(self, name: str) -> tuple[str, int] | None:
         """(its text, its line) of the first value the class assigns to ``self.<name>``, which the
         proof does not know (a constructor's parameter, a factory's result): for a reason that names it."""
@@ -435,11 +497,14 @@ class ClassFacts:
         if self.subclassed is not None:
             return f"`{name}` may be defined again: {self.subclassed}"
         if self.unknown_base is not None:
-            return f"the base class `{self.unknown_base}` is not seen: it may define `{name}` first"
+            return f"{self.unknown_base}: it may define `{name}` first"
         if helper.decorator_list:
             return f"`{name}` is decorated"
         if name in self.assigned or self.calls_setattr:
             return f"`self.{name}` is also assigned"
+        replaced = self.replaced(name)
+        if replaced is not None:
+            return replaced
         if not all(isinstance(d, ast.Constant) for d in [*helper.args.defaults, *helper.args.kw_defaults] if d is not None):
             return f"a default of `{name}`'s parameters is not a constant"
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(helper.body)):
@@ -490,6 +555,13 @@ class ClassFacts:
                 return False
         return True
 
+    def outputs_known(self, step: str) -> bool:
+        """What the batch-end and 1.x epoch-end hooks receive from ``step`` is this rank's own: the
+        step's returns, and where the module defines 1.x's ``<step>_end`` (whose return replaces
+        them), that hook's too."""
+        return self.step_returns_known(step) and (f"{step}_end" not in self.methods
+                                                  or self.step_returns_known(f"{step}_end"))
+
     def step_returns_known(self, name: str) -> bool:
         """Every value the step ``name`` returns is provably its rank's own (no step: no outputs)."""
         if name in self._steps:
@@ -524,7 +596,7 @@ class ClassFacts:
         if method.name not in EVERY_RANK_HOOKS:
             return f"`{method.name}` is not a hook Lightning calls on every rank: its callers may not run on every rank"
         if self.unknown_base is not None:
-            return f"the base class `{self.unknown_base}` is not seen: its hooks may log too"
+            return f"{self.unknown_base}: its hooks may log too"
         if self.methods.get(method.name) is not method:
             return f"`{method.name}` is defined again"
         if method.decorator_list:
@@ -645,6 +717,8 @@ class ClassFacts:
         ``on_*_batch_start``'s third and a batch-end hook's fourth (the dataloader index). Not where
         the file mentions truncated back-propagation, whose ``hiddens`` 1.x passes there instead."""
         positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
+        if method.name in self.called_names:
+            return set()  # the file's own code may pass anything there (test_step -> validation_step)
         if method.name in ("training_step", "validation_step", "test_step") or method.name in (
                 "on_validation_batch_start", "on_test_batch_start"):
             place = 3
@@ -748,6 +822,12 @@ class ClassFacts:
             if not ((text is not None and text.lower() in REDUCTIONS)
                     or (self.imports.qualify(reduce_fx.value) in TORCH_REDUCTIONS and not self._shadowed(reduce_fx.value, method))):
                 return f"`reduce_fx={_short(reduce_fx.value)}` is not one of Lightning's reductions"
+            if (text or "").lower() == "sum" or self.imports.qualify(reduce_fx.value) == "torch.sum":
+                # A mean, max or min of a value every rank already shares is that value; a sum
+                # counts it once per rank. So is a sample every rank reads (a loader Lightning
+                # does not shard: not a DataLoader, an iterable dataset, sampling turned off).
+                return ("`reduce_fx=\"sum\"` adds every rank's value: right only if each rank's value counts its own "
+                        "samples only, and that the value is not global already and the data sharded is not proven")
         on_step = tree_lightning.keyword(call, "on_step")
         if on_step is not None:
             if not isinstance(on_step.value, ast.Constant):
@@ -1027,7 +1107,7 @@ class Provenance:
         # step is.
         self.untrusted: set[str] = set()
         positional = [*arguments.posonlyargs, *arguments.args]
-        if method.name in STEP_OF and len(positional) > 1 and not facts.step_returns_known(STEP_OF[method.name]):
+        if method.name in STEP_OF and len(positional) > 1 and not facts.outputs_known(STEP_OF[method.name]):
             self.untrusted.add(positional[1].arg)
         self.local_names = bound_names(method) - {method.name}
         self.known = self._fixpoint()
@@ -1090,9 +1170,16 @@ class Provenance:
             if isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
                 continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
             if self._function_unknown(func, known) is None:
-                continue
-            roots = [*call.args, *(k.value for k in call.keywords)]
-            if isinstance(func, ast.Attribute):
+                helper = _self_attr(func)
+                changed = self.facts.changed_arguments(helper) if helper in self.facts.methods else set()
+                if not changed:
+                    continue
+                # A helper that changes an argument in place: what the caller passed there changes.
+                roots = [a for i, a in enumerate(call.args) if i in changed or "*" in changed]
+                roots += [k.value for k in call.keywords if k.arg in changed or "*" in changed]
+            else:
+                roots = [*call.args, *(k.value for k in call.keywords)]
+            if isinstance(func, ast.Attribute) and not _is_self(func.value):
                 roots.append(func.value)
             for root in roots:
                 while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred)):
@@ -1126,6 +1213,8 @@ class Provenance:
         if isinstance(node, ast.Attribute):
             if _is_self(node.value):
                 return None if self.facts.own_property(node.attr) else node
+            if self._module_constant(node):
+                return None
             return check(node.value)
         if isinstance(node, ast.Subscript):
             return check(node.value) or check(node.slice)
@@ -1169,6 +1258,19 @@ class Provenance:
         if isinstance(node, ast.Call):
             return self._unknown_call(node, known)
         return node
+
+    def _module_constant(self, node: ast.Attribute) -> bool:
+        """``torch.float32``, ``torch.long``, ``math.pi``, ``np.inf``: a constant of a module the file
+        imports (not a name of the method), the same on every rank and never a tensor."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in self.local_names:
+            return False
+        qualified = self.facts.imports.qualify(node) or ""
+        head, _, rest = qualified.partition(".")
+        return head in ("torch", "numpy", "math") and bool(rest) and "." not in rest and (
+            rest in TORCH_CONSTANTS or head != "torch")
 
     def _unknown_call(self, node: ast.Call, known: set[str]) -> ast.expr | None:
         check = lambda child: self._unknown(child, known)  # noqa: E731
@@ -1250,6 +1352,109 @@ def _local_module_problem(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], i
             else:
                 return f"the base class `{_short(base)}` of `{current.name}` is not read"
     return None if reaches_module else f"`{cls.name}` is not a torch.nn module"
+
+
+def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, dict[str, int]]:
+    """What the file's code does that may replace a method at run time: the attribute names it stores
+    on objects other than ``self`` (with a line), a ``setattr`` on another object or a three-argument
+    ``type(...)`` (the call and its line), and the names it uses as values other than by calling
+    them, reading an attribute of them, deriving from them or testing an instance against them."""
+    stores: dict[str, int] = {}
+    dynamic: tuple[str, int] | None = None
+    escapes: dict[str, int] = {}
+    safe_names: set[int] = set()
+    for n in every_node(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and not _is_self(n.value):
+            stores.setdefault(n.attr, n.lineno)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            if n.func.id == "setattr" and n.args and not _is_self(n.args[0]) and dynamic is None:
+                dynamic = ("setattr(...)", n.lineno)
+            elif n.func.id == "type" and len(n.args) == 3 and dynamic is None:
+                dynamic = ("type(name, bases, namespace)", n.lineno)
+            elif n.func.id in ("isinstance", "issubclass"):
+                safe_names.update(id(x) for x in n.args[1:] for x in walk(x))
+            elif n.func.id == "super":
+                safe_names.update(id(x) for x in n.args)
+            safe_names.add(id(n.func))
+        elif isinstance(n, ast.Call):
+            safe_names.add(id(n.func))
+        elif isinstance(n, ast.Attribute):
+            safe_names.add(id(n.value))
+        elif isinstance(n, ast.ClassDef):
+            safe_names.update(id(b) for b in n.bases)
+        elif isinstance(n, ast.arg) and n.annotation is not None:
+            safe_names.update(id(x) for x in walk(n.annotation))
+        elif isinstance(n, (ast.AnnAssign,)) and n.annotation is not None:
+            safe_names.update(id(x) for x in walk(n.annotation))
+        elif isinstance(n, FUNCTIONS) and n.returns is not None:
+            safe_names.update(id(x) for x in walk(n.returns))
+    for n in every_node(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in safe_names:
+            escapes.setdefault(n.id, n.lineno)
+    return stores, dynamic, escapes
+
+
+def _c3(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], imports: ImportTable) -> list[ast.ClassDef] | None:
+    """The class and its bases of the file in Python's method resolution order (C3), Lightning's
+    LightningModule left out (it comes after them all); None where C3 has no order."""
+    memo: dict[str, list[ast.ClassDef] | None] = {}
+
+    def linear(node: ast.ClassDef, path: frozenset[str]) -> list[ast.ClassDef] | None:
+        if node.name in memo:
+            return memo[node.name]
+        if node.name in path:
+            return None
+        bases = [by_name[b.id] for b in node.bases
+                 if isinstance(b, ast.Name) and b.id in by_name and lightning_name(imports, b) != "LightningModule"]
+        sequences = [linear(b, path | {node.name}) for b in bases]
+        if any(seq is None for seq in sequences):
+            memo[node.name] = None
+            return None
+        pending = [list(seq) for seq in sequences] + [list(bases)]
+        merged: list[ast.ClassDef] = [node]
+        while any(pending):
+            for seq in pending:
+                if not seq:
+                    continue
+                head = seq[0]
+                if not any(head in other[1:] for other in pending):
+                    break
+            else:
+                memo[node.name] = None
+                return None
+            merged.append(head)
+            for seq in pending:
+                if seq and seq[0] is head:
+                    del seq[0]
+        memo[node.name] = merged
+        return merged
+
+    return linear(cls, frozenset())
+
+
+def _stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
+    """Names the method's own code changes in place, with what it stores: through a subscript or an
+    attribute (``stats["seen"] = n``, ``out.loss = v``), or by an augmented assignment (``count +=
+    n``: in place for a tensor, a list, a dict). ``del d[k]`` removes, storing nothing."""
+    found: dict[str, list[ast.expr]] = {}
+    for n in _walk_outside_functions(method.body):
+        if isinstance(n, ast.Assign):
+            targets, value = n.targets, n.value
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and n.value is not None:
+            targets, value = [n.target], n.value
+        else:
+            continue
+        for target in targets:
+            elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            for element in elements:
+                root = element
+                through = isinstance(n, ast.AugAssign)
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred)):
+                    through = through or not isinstance(root, ast.Starred)
+                    root = root.value
+                if through and isinstance(root, ast.Name):
+                    found.setdefault(root.id, []).append(value)
+    return found
 
 
 def _collective_word(node: ast.AST) -> tuple[str, int] | None:

@@ -12,7 +12,7 @@ from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import values as values_mod
 from ddpfix.analysis.values import ObjectKinds
-from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
+from ddpfix.rules._epoch_log_sync_safety import STEP_OF, ClassFacts, fix_problem
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
@@ -92,9 +92,11 @@ class EpochLogSync(Rule):
         self.log("val_loss", self.loss(batch), sync_dist=True)
     ```
 
-    A value that may be a CPU tensor (`.cpu()`, `.numpy()`, `.tolist()`, `torch.tensor(...)` or
-    another factory without a device, followed through the method's assignments) makes the fix
-    unsafe: a synced value is all-reduced on its own device, and NCCL refuses CPU tensors ("No
+    A value that may be a CPU tensor (`.cpu()`, `.numpy()`, `.tolist()`, `.to("cpu")`,
+    `torch.tensor(...)` or another factory without a device or with `device="cpu"`, followed through
+    the method's assignments, the class's helpers it calls and, for a batch-end or 1.x epoch-end
+    hook, the step's returns) makes the fix unsafe; what a Python number is made of (`.item()`,
+    `float(...)`, `len(...)`) does not count: a synced value is all-reduced on its own device, and NCCL refuses CPU tensors ("No
     backend type associated with device type cpu"); a Python number (`.item()`) is fine (Lightning
     puts it on the module's device).
 
@@ -164,12 +166,16 @@ class EpochLogSync(Rule):
       `reduce_fx="sum"` doubles); the reason names it (`self.backbone` holds `backbone` (line 29),
       an object whose class is not read; `_score` may be defined again: a class in train.py derives
       from `Base`).
-    - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"`/`"sum"` (or `torch.mean`
-      ...); no flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal,
-      and not `True` outside the training hooks (a per-batch sync needs equal batch counts);
-      `batch_size=` absent or a literal int (Lightning syncs each rank's summed batch sizes as
-      integers, a sum then a floor division by the world size, so a per-rank count such as the
-      batch's number of tokens changes a weighted mean).
+    - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"` (or `torch.mean` ...):
+      a mean, max or min of a value every rank already shares gives it back, so only a per-rank
+      value changes; a `"sum"` adds the value once per rank, right only where each rank's value
+      counts its own samples (not global already, the data sharded), which is not proven: unsafe. No
+      flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal, and not
+      `True` outside the training hooks (a per-batch sync needs equal batch counts); `batch_size=` a
+      literal int, or absent where the program makes no batches of its own (no `collate_fn`,
+      `batch_sampler`): Lightning infers the size from the batch's first tensor and syncs each
+      rank's summed sizes as integers, a sum then a floor division by the world size, so a per-rank
+      count such as the batch's number of tokens changes a weighted mean.
     - **This rank's own data.** The file names no iterable dataset (`IterableDataset`,
       `IterDataPipe`, defined or used): Lightning does not shard one, every rank may read the
       whole stream, and a synced `reduce_fx="sum"` would count each sample once per rank.
@@ -178,7 +184,12 @@ class EpochLogSync(Rule):
       reached conditionally, from a helper or with a run-time key, and no log through another
       object in the file (`pl_module.log(..., sync_dist=True)`) syncs: a new sync could pair with it.
     - **Everything is seen.** The class's bases are Lightning's `LightningModule` or classes of the
-      same file, and it defines no `log` of its own; with `use_distributed_sampler=False` known from
+      same file (methods looked up in Python's C3 order, as with mixins), it has no class decorator
+      and defines no `log` of its own; a helper followed is not replaced at run time by the file's
+      code (`Model._evaluate = f`, `setattr(...)` on another object, `type(name, bases, ns)`, the
+      class handed around as a value: `Base = Model`); a helper that changes an argument in place
+      with a value not known to be per-rank makes what the caller passed unknown after the call;
+      1.x's `<step>_end`, where defined, replaces the outputs the epoch-end hooks receive; with `use_distributed_sampler=False` known from
       the run, fixes in the evaluation batch hooks are unsafe (ranks may run different numbers of
       batches, some none).
 
@@ -245,8 +256,9 @@ class EpochLogSync(Rule):
                     ctx.report(real, message, detail=detail + " (not rewritten: a comment inside the call would be lost)",
                                fixable=False)
                     continue
-                why = (_path_problem(method, epoch_paths, step_paths, partial) or _cpu_value(call, method, ctx.imports)
-                       or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data", ctx.path))
+                why = (_path_problem(method, epoch_paths, step_paths, partial) or _cpu_value(call, method, ctx.imports, facts.methods)
+                       or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data", ctx.path)
+                       or _inferred_batch_size(call, ctx))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
                            edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", "True")])
         self._check_callbacks(tree, ctx, tests, words)
@@ -443,25 +455,26 @@ _CPU_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy
                             "torch.arange", "torch.empty"})
 
 
-def _cpu_value(call: ast.Call, method, imports) -> str | None:
+def _cpu_value(call: ast.Call, method, imports, methods: dict | None = None) -> str | None:
     """Why the logged value may be a CPU tensor (None: it is not shown to be). A synced value goes
     into ``all_reduce`` on its own device (Lightning puts only Python numbers on ``self.device``),
     and NCCL refuses CPU tensors ("No backend type associated with device type cpu"): the fix would
-    crash on GPUs. Followed through the method's assignments of the names it reads."""
+    crash on GPUs. Followed through the method's assignments of the names it reads, into the
+    class's own helpers it calls (``methods``: their returns), and, for what a batch-end or 1.x
+    epoch-end hook receives, into the step's returns (``return {"preds": preds.cpu()}``)."""
     values = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg in ("value", "dictionary")]
     if call.func.attr == "log_dict":
         values = call.args[:1] + [k.value for k in call.keywords if k.arg == "dictionary"]
+    methods = methods or {}
     # Only what is bound before the call counts (a later ``batch[key] = batch[key].cpu()`` for a
     # plot changes nothing logged before it; a log in a loop is never a safe fix anyway).
-    at = (call.lineno, call.col_offset)
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in walk(method):
-        if isinstance(node, ast.Assign) and (node.lineno, node.col_offset) < at:
-            for target in node.targets:
-                for name in walk(target):
-                    if isinstance(name, ast.Name):
-                        assigned.setdefault(name.id, []).append(node.value)
+    assigned = _assignments_before(method, (call.lineno, call.col_offset))
+    positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
+    step = STEP_OF.get(method.name)
+    if step is not None and len(positional) > 1:
+        assigned.setdefault(positional[1], []).extend(_returns(methods, step) + _returns(methods, f"{step}_end"))
     seen: set[int] = set()
+    followed: set[str] = set()
     pending = list(values)
     while pending:
         node = pending.pop()
@@ -473,15 +486,70 @@ def _cpu_value(call: ast.Call, method, imports) -> str | None:
                 func = part.func
                 qualified = imports.qualify(func) or ""
                 if isinstance(func, ast.Attribute) and (func.attr in _TO_CPU_METHODS or (
-                        func.attr == "to" and part.args and "cpu" in ast.dump(part.args[0]))):
+                        func.attr == "to" and (any(_names_cpu(a, imports) for a in part.args)
+                                               or any(k.arg == "device" and _names_cpu(k.value, imports) for k in part.keywords)))):
                     return (f"the value may be a CPU tensor (`.{func.attr}(...)`, line {part.lineno}): a synced value is "
                             "all-reduced on its own device, and NCCL refuses CPU tensors")
-                if qualified in _CPU_FACTORIES and not any(k.arg == "device" for k in part.keywords):
-                    return (f"the value may be a CPU tensor (`{qualified}(...)` without a device, line {part.lineno}): "
-                            "a synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
+                device = next((k.value for k in part.keywords if k.arg == "device"), None)
+                if qualified in _CPU_FACTORIES and (device is None or _names_cpu(device, imports)):
+                    return (f"the value may be a CPU tensor (`{qualified}(...)` {'without a device' if device is None else 'on the CPU'}, "
+                            f"line {part.lineno}): a synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
+                helper = func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                    and func.value.id == "self" else None
+                if helper in methods and helper not in followed:
+                    followed.add(helper)  # the helper's returns, read with its own assignments
+                    inner = methods[helper]
+                    inner_assigned = _assignments_before(inner, None)
+                    for value in _returns(methods, helper):
+                        pending.append(value)
+                    for names in inner_assigned.values():
+                        pending.extend(names)
             elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
                 pending.extend(assigned.get(part.id, ()))
     return None
+
+
+def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
+    """Why the batch size Lightning infers for a log without ``batch_size=`` is not proven to be one
+    per sample and the same on every rank: the program makes its own batches (``collate_fn``,
+    ``batch_sampler``). Lightning weighs an epoch mean by that size and syncs the summed sizes as
+    integers (a sum, then a floor division by the world size)."""
+    if tree_lightning.keyword(call, "batch_size") is not None:
+        return None
+    found = ctx.facts.hazard("custom batching", ctx.path)
+    if found is None:
+        return None
+    return (f"{found}: the batch size Lightning infers for this log (the first tensor's length) may differ between "
+            "ranks, and it syncs the summed sizes as integers; pass `batch_size=`")
+
+
+def _assignments_before(method, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
+    """Name -> the values the method assigns it (before ``at``, where given)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(method):
+        if isinstance(node, ast.Assign) and (at is None or (node.lineno, node.col_offset) < at):
+            for target in node.targets:
+                for name in walk(target):
+                    if isinstance(name, ast.Name):
+                        assigned.setdefault(name.id, []).append(node.value)
+    return assigned
+
+
+def _returns(methods: dict, name: str) -> list[ast.expr]:
+    method = methods.get(name)
+    if method is None:
+        return []
+    return [n.value for n in walk(method) if isinstance(n, ast.Return) and n.value is not None]
+
+
+def _names_cpu(node: ast.expr, imports) -> bool:
+    """``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``: a device that is the CPU."""
+    text = tree_lightning.string_value(node)
+    if text is not None:
+        return text.startswith("cpu")
+    if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and node.args:
+        return _names_cpu(node.args[0], imports)
+    return False
 
 
 #: Calls whose result is a Python number, whatever device their argument was on: Lightning puts a

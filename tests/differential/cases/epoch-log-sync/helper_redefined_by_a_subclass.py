@@ -1,11 +1,10 @@
 # differential: unsafe
 """A base module's validation_step logs what its `_score` helper returns; the subclass the script
-trains redefines `_score` to return the count already gathered from every rank, logged with
-reduce_fx="sum".
+trains redefines `_score` to return the count already gathered from every rank.
 
 The base's helper alone is this rank's own, but the method that runs is the subclass's: its value is
-global, and sync_dist=True would sum it once more. DDP004 sees that a class of the project derives
-from the module, so the helper may be defined again, and leaves the fix to --unsafe-fixes.
+global. DDP004 sees that a class of the project derives from the module, so the helper may be
+defined again, and leaves the fix to --unsafe-fixes, naming the subclass.
 """
 import lightning as L
 import torch
@@ -29,7 +28,7 @@ class Base(L.LightningModule):
 
     def validation_step(self, batch, batch_idx):
         x, y = batch
-        self.log("val_samples", self._score(x, y), reduce_fx="sum")
+        self.log("val_samples", self._score(x, y))
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)

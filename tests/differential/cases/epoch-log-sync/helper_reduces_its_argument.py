@@ -1,10 +1,11 @@
 # differential: unsafe
 """A helper sums the batch's sample count over the ranks in place (`dist.all_reduce(count)`), and
-validation_step logs that count with reduce_fx="sum".
+validation_step logs that count (a mean over the epoch).
 
-The count is global once the helper has run: sync_dist=True would sum it once more and every rank
-would log twice the count. DDP004 follows the helper, sees that it changes its argument in place
-through a call it does not know, and leaves the fix to --unsafe-fixes, naming the call.
+The count is global once the helper has run, not this rank's own: DDP004 follows the helper, sees
+that it changes its argument in place through a call it does not know, and leaves the fix to
+--unsafe-fixes, naming the call. (A mean of a value every rank shares gives it back, to rounding;
+with reduce_fx="sum" it would double, and DDP004 never adds a sync to a sum by default.)
 """
 import lightning as L
 import torch
@@ -34,7 +35,7 @@ class Model(L.LightningModule):
         self.log("val_loss", nn.functional.mse_loss(self.net(x), y), sync_dist=True)
         count = torch.ones((), device=self.device) * len(x)
         self._count(count)
-        self.log("val_samples", count, reduce_fx="sum")
+        self.log("val_samples", count)
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)

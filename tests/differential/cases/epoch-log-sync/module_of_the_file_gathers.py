@@ -1,11 +1,9 @@
 # differential: unsafe
 """A loss module of this file averages its value over the ranks in its forward
-(`dist.all_reduce(..., op=AVG)` through a helper), and validation_step logs what it returns with
-reduce_fx="sum".
+(`dist.all_reduce`), and validation_step logs what it returns.
 
-The value is global: sync_dist=True would sum it once more (every rank would log twice the mean).
-DDP004 follows a module class of the file only when none of its methods names a collective, so it
-leaves this fix to --unsafe-fixes.
+The value is global, not this rank's own. DDP004 follows a module class of the file only when none
+of its methods names a collective, so it leaves this fix to --unsafe-fixes, naming the collective.
 """
 import lightning as L
 import torch
@@ -37,7 +35,7 @@ class Model(L.LightningModule):
 
     def validation_step(self, batch, batch_idx):
         x, y = batch
-        self.log("val_global_mse", self.global_mse(self.net(x), y), reduce_fx="sum")
+        self.log("val_global_mse", self.global_mse(self.net(x), y))
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)
