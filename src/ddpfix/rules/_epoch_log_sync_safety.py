@@ -355,53 +355,45 @@ class ClassFacts:
             known = self._provenances[key] = Provenance(self, method, until)
         return known
 
-    def _torch_submodules(self, stores: list[_SelfStores]) -> set[str]:
-        """``self.<name>`` attributes every assignment of which (in the class and its ancestors) builds a
-        ``torch.nn`` module (``nn.Linear(...)``, ``nn.CrossEntropyLoss()``)."""
+    def _every_assignment(self, stores: list[_SelfStores], built=None, referenced=None) -> set[str]:
+        """``self.<name>`` attributes every assignment of which (in the class and its ancestors)
+        passes: ``self.x = f(...)`` by ``built(name, f)``, ``self.x = f`` by ``referenced(f)`` (None:
+        such an assignment fails); any other assignment fails, and ``setattr`` may bind any."""
         if self.calls_setattr:
             return set()
         good: set[str] = set()
         bad: set[str] = set()
         for own in stores:
             for name, callee in own.built:
-                (good if is_torch_nn_module(self.imports, callee) else bad).add(name)
+                (good if built is not None and built(name, callee) else bad).add(name)
+            for name, value in own.referenced:
+                (good if referenced is not None and referenced(value) else bad).add(name)
             bad |= own.bound_otherwise
-            bad.update(name for name, _value in own.referenced)
         return good - bad
+
+    def _torch_submodules(self, stores: list[_SelfStores]) -> set[str]:
+        """Attributes only ever assigned a ``torch.nn`` module (``nn.Linear(...)``, ``nn.CrossEntropyLoss()``)."""
+        return self._every_assignment(stores, built=lambda _name, callee: is_torch_nn_module(self.imports, callee))
 
     def _file_submodules(self, stores: list[_SelfStores], by_name: dict[str, ast.ClassDef]) -> set[str]:
-        """``self.<name>`` attributes every assignment of which builds a module class of this file
-        (``self.cnn = CNNModel(**args)``) that computes on this rank's inputs: its bases end in
-        ``torch.nn`` or LightningModule through classes of the file, and none of its methods names a
-        collective (the standard ``self(...)`` is held to)."""
-        if self.calls_setattr:
-            return set()
-        good: set[str] = set()
-        bad: set[str] = set()
-        for own in stores:
-            for name, callee in own.built:
-                local = isinstance(callee, ast.Name) and callee.id in by_name and callee.id not in self._file_bound()
-                problem = _local_module_problem(by_name[callee.id], by_name, self.imports) if local else "not of the file"
-                (good if problem is None else bad).add(name)
-                if local and problem is not None:
-                    self.module_problems.setdefault(name, problem)
-            bad |= own.bound_otherwise
-            bad.update(name for name, _value in own.referenced)
-        return good - bad
+        """Attributes only ever assigned a module class of this file (``self.cnn = CNNModel(**args)``)
+        that computes on this rank's inputs: its bases end in ``torch.nn`` or LightningModule through
+        classes of the file, and none of its methods names a collective (the standard ``self(...)``
+        is held to). Why one is not, in ``module_problems``."""
+        def local_module(name: str, callee: ast.expr) -> bool:
+            if not (isinstance(callee, ast.Name) and callee.id in by_name and callee.id not in self._file_bound()):
+                return False
+            problem = _local_module_problem(by_name[callee.id], by_name, self.imports)
+            if problem is not None:
+                self.module_problems.setdefault(name, problem)
+            return problem is None
+
+        return self._every_assignment(stores, built=local_module)
 
     def _function_attributes(self, stores: list[_SelfStores]) -> set[str]:
-        """``self.<name>`` attributes every assignment of which is a function known to compute on its
-        arguments only (``self.loss_function = F.mse_loss``)."""
-        if self.calls_setattr:
-            return set()
-        good: set[str] = set()
-        bad: set[str] = set()
-        for own in stores:
-            for name, value in own.referenced:
-                (good if self._pure_function(value) else bad).add(name)
-            bad |= own.bound_otherwise
-            bad.update(name for name, _callee in own.built)
-        return good - bad
+        """Attributes only ever assigned a function known to compute on its arguments only
+        (``self.loss_function = F.mse_loss``)."""
+        return self._every_assignment(stores, referenced=self._pure_function)
 
     def _pure_function(self, func: ast.expr) -> bool:
         """``func`` names a function of the packages that compute on their arguments (``torch.<f>``,
