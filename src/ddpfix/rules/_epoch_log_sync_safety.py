@@ -249,11 +249,21 @@ class _SelfStores:
             name = _self_attr(target)
             if name is not None:
                 self.assigned.add(name)
-                if isinstance(value, ast.Call):
-                    self.built.append((name, value.func))
-                    continue
-                if isinstance(value, (ast.Name, ast.Attribute)):
-                    self.referenced.append((name, value))
+                # ``self.loss = nn.BCEWithLogitsLoss() if binary else nn.CrossEntropyLoss()``: each
+                # branch is one of the values the attribute may hold.
+                leaves, pending = [], [value]
+                while pending:
+                    leaf = pending.pop()
+                    if isinstance(leaf, ast.IfExp):
+                        pending += [leaf.body, leaf.orelse]
+                    else:
+                        leaves.append(leaf)
+                if all(isinstance(leaf, (ast.Call, ast.Name, ast.Attribute)) for leaf in leaves):
+                    for leaf in leaves:
+                        if isinstance(leaf, ast.Call):
+                            self.built.append((name, leaf.func))
+                        else:
+                            self.referenced.append((name, leaf))
                     continue
             self.bound_otherwise.update(_self_attributes_of(target) if name is None else [name])
 
