@@ -73,18 +73,25 @@ SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # 
 #:   average buffers too, which a bool or int buffer cannot take (DDP007);
 #: - "iterable data": Lightning does not shard an iterable dataset, so a batch is not proven to be
 #:   this rank's own (DDP004);
-#: - "custom batching": a ``collate_fn`` or ``batch_sampler`` of one's own may make batches whose
-#:   first tensor is not one row per sample (flattened tokens and offsets) or whose sizes differ
-#:   between ranks; Lightning infers a log's batch size from that tensor and syncs the summed sizes
+#: - "custom batching": a ``collate_fn``, a ``batch_sampler`` or data batched before the loader
+#:   (``batch_size=None``) may make batches whose first tensor is not one row per sample (flattened
+#:   tokens and offsets) or whose sizes differ between ranks; Lightning infers a log's batch size from that tensor and syncs the summed sizes
 #:   as integers, so a synced epoch mean is not proven right without ``batch_size=`` (DDP004).
 PROJECT_HAZARDS = {
     "weight averaging": r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*",
     # a library's stream (HF ``load_dataset(..., streaming=True)``, webdataset, MosaicML, torchdata)
     # is as unsharded as one's own IterableDataset
     "iterable data": r"IterableDataset|IterDataPipe|DataPipe|WebDataset|webdataset|StreamingDataset|streaming|to_iterable_dataset",
-    "custom batching": r"collate_fn|batch_sampler",
+    "custom batching": r"collate_fn|batch_sampler|BatchSampler|batch_size",
 }
-_HAZARDS = {name: lazy_compile(pattern.encode()) for name, pattern in PROJECT_HAZARDS.items()}
+#: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
+#: ``DataLoader(..., batch_size=None)`` (data batched before the loader), not ``dataset.map(...,
+#: batch_size=None)`` or a plain ``batch_size=32``.
+_HAZARD_SHAPES = {
+    "custom batching": r"collate_fn|batch_sampler|BatchSampler"
+                       r"|DataLoader[ \t]*\((?:[^()]|\([^()]*\))*?\bbatch_size[ \t]*=[ \t]*None\b",
+}
+_HAZARDS = {name: lazy_compile(_HAZARD_SHAPES.get(name, pattern).encode()) for name, pattern in PROJECT_HAZARDS.items()}
 
 
 def _needles(pattern: str) -> tuple[bytes, ...]:

@@ -336,6 +336,7 @@ class ClassFacts:
         # class's own, whatever Lightning calls it.
         self.assigned = set().union(*(own.assigned for own in stores))
         self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
+        self.file_module_classes: dict[str, list[ast.ClassDef]] = {}  # attribute -> the file's classes it holds
         self.submodules = self._torch_submodules(stores) | self._file_submodules(stores, by_name)
         self.function_attributes = self._function_attributes(stores)
         self._helpers: dict[str, bool] = {}
@@ -393,6 +394,7 @@ class ClassFacts:
         def local_module(name: str, callee: ast.expr) -> bool:
             if not (isinstance(callee, ast.Name) and callee.id in by_name and callee.id not in self._file_bound()):
                 return False
+            self.file_module_classes.setdefault(name, []).append(by_name[callee.id])
             problem = _local_module_problem(by_name[callee.id], by_name, self.imports)
             if problem is not None:
                 self.module_problems.setdefault(name, problem)
@@ -599,10 +601,14 @@ class ClassFacts:
             return f"`{method.name}` is not a hook Lightning calls on every rank: its callers may not run on every rank"
         if self.unknown_base is not None:
             return f"{self.unknown_base}: its hooks may log too"
+        if self.subclassed is not None:
+            # The module that runs may be the subclass: its own logs may sync out of order with this
+            # one, and it may call or replace this hook.
+            return f"{self.subclassed}: its hooks may log, or call this one, in another order on some ranks"
+        if method.decorator_list and not all(self._grad_mode(d, method) for d in method.decorator_list):
+            return f"`{method.name}` is decorated"
         if self.methods.get(method.name) is not method:
             return f"`{method.name}` is defined again"
-        if method.decorator_list:
-            return f"`{method.name}` is decorated"
         if method.name in self.called_names:
             problem = self._own_calls_problem(method)
             if problem is not None:
@@ -682,6 +688,13 @@ class ClassFacts:
                     return f"it is under `with {_short(expression)}`, not known to run its block on every rank"
             block = statement.body
         return "the call is not a statement of its own"
+
+    def _grad_mode(self, decorator: ast.expr, method: ast.FunctionDef) -> bool:
+        """``@torch.no_grad()``, ``@torch.inference_mode()``...: a grad-mode decorator, which changes
+        nothing of what runs (the ``with`` blocks of ``KNOWN_CONTEXTS``)."""
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return (self.imports.qualify(called) in KNOWN_CONTEXTS and not self._shadowed(called, method)
+                and not (isinstance(decorator, ast.Call) and (decorator.args or decorator.keywords)))
 
     def _uniform_exits(self, statement: ast.stmt, method: ast.FunctionDef) -> bool:
         """Every ``return``/``raise`` in ``statement`` is reached on every rank or on none: the

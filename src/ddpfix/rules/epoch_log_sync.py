@@ -256,7 +256,7 @@ class EpochLogSync(Rule):
                     ctx.report(real, message, detail=detail + " (not rewritten: a comment inside the call would be lost)",
                                fixable=False)
                     continue
-                why = (_path_problem(method, epoch_paths, step_paths, partial) or _cpu_value(call, method, ctx.imports, facts.methods)
+                why = (_path_problem(method, epoch_paths, step_paths, partial) or _cpu_value(call, method, ctx.imports, facts)
                        or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data", ctx.path)
                        or _inferred_batch_size(call, ctx))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
@@ -450,32 +450,52 @@ def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, as
 
 #: Calls whose result is on the CPU: a tensor moved there, or made without a device.
 _TO_CPU_METHODS = frozenset({"cpu", "numpy", "tolist"})
-_CPU_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.FloatTensor",
-                            "torch.LongTensor", "torch.DoubleTensor", "torch.zeros", "torch.ones", "torch.full",
-                            "torch.arange", "torch.empty"})
+_CPU_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.Tensor",
+                            "torch.FloatTensor", "torch.LongTensor", "torch.DoubleTensor", "torch.IntTensor",
+                            "torch.BoolTensor", "torch.zeros", "torch.ones", "torch.full", "torch.arange", "torch.empty",
+                            "torch.eye", "torch.linspace", "torch.logspace", "torch.rand", "torch.randn",
+                            "torch.randint", "torch.randperm", "torch.scalar_tensor"})
 
 
-def _cpu_value(call: ast.Call, method, imports, methods: dict | None = None) -> str | None:
+def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None) -> str | None:
     """Why the logged value may be a CPU tensor (None: it is not shown to be). A synced value goes
     into ``all_reduce`` on its own device (Lightning puts only Python numbers on ``self.device``),
     and NCCL refuses CPU tensors ("No backend type associated with device type cpu"): the fix would
-    crash on GPUs. Followed through the method's assignments of the names it reads, into the
-    class's own helpers it calls (``methods``: their returns), and, for what a batch-end or 1.x
-    epoch-end hook receives, into the step's returns (``return {"preds": preds.cpu()}``)."""
+    crash on GPUs. Followed through the method's bindings of the names it reads (every kind:
+    ``=``, ``x: T =``, ``+=``, ``:=``, ``for``), into what it calls of the class (its helpers,
+    ``self(...)``'s ``forward``, a module class of the file held in an attribute: their returns and
+    bindings) and, for what a batch-end or 1.x epoch-end hook receives, into the step's."""
     values = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg in ("value", "dictionary")]
     if call.func.attr == "log_dict":
         values = call.args[:1] + [k.value for k in call.keywords if k.arg == "dictionary"]
-    methods = methods or {}
+    methods = facts.methods if facts is not None else {}
+    moved = next((name for name in _BATCH_TRANSFER_HOOKS if name in methods), None)
+    if moved is not None:
+        return (f"the class moves its batches itself (`{moved}`): a batch may stay on the CPU, and NCCL refuses "
+                "CPU tensors in the sync")
     # Only what is bound before the call counts (a later ``batch[key] = batch[key].cpu()`` for a
     # plot changes nothing logged before it; a log in a loop is never a safe fix anyway).
-    assigned = _assignments_before(method, (call.lineno, call.col_offset))
+    assigned = _bindings(method, (call.lineno, call.col_offset))
     positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
+    pending = list(values)
+    followed: set[int] = set()
+
+    def follow(function) -> None:
+        """A function the value comes from: its returns, and every value it binds (read in its own
+        scope, over-approximated: any CPU value it binds counts)."""
+        if function is None or id(function) in followed:
+            return
+        followed.add(id(function))
+        pending.extend(n.value for n in walk(function) if isinstance(n, ast.Return) and n.value is not None)
+        for bound in _bindings(function, None).values():
+            pending.extend(bound)
+
+    follow(methods.get("on_after_batch_transfer"))  # what the hooks' batch is made of
     step = STEP_OF.get(method.name)
     if step is not None and len(positional) > 1:
-        assigned.setdefault(positional[1], []).extend(_returns(methods, step) + _returns(methods, f"{step}_end"))
+        follow(methods.get(step))
+        follow(methods.get(f"{step}_end"))
     seen: set[int] = set()
-    followed: set[str] = set()
-    pending = list(values)
     while pending:
         node = pending.pop()
         if id(node) in seen:
@@ -486,34 +506,69 @@ def _cpu_value(call: ast.Call, method, imports, methods: dict | None = None) -> 
                 func = part.func
                 qualified = imports.qualify(func) or ""
                 if isinstance(func, ast.Attribute) and (func.attr in _TO_CPU_METHODS or (
-                        func.attr == "to" and (any(_names_cpu(a, imports) for a in part.args)
-                                               or any(k.arg == "device" and _names_cpu(k.value, imports) for k in part.keywords)))):
+                        func.attr in ("to", "type") and (
+                            any(_names_cpu(a, imports, assigned) for a in part.args)
+                            or any(k.arg in ("device", "dtype") and _names_cpu(k.value, imports, assigned)
+                                   for k in part.keywords)))):
                     return (f"the value may be a CPU tensor (`.{func.attr}(...)`, line {part.lineno}): a synced value is "
                             "all-reduced on its own device, and NCCL refuses CPU tensors")
                 device = next((k.value for k in part.keywords if k.arg == "device"), None)
-                if qualified in _CPU_FACTORIES and (device is None or _names_cpu(device, imports)):
-                    return (f"the value may be a CPU tensor (`{qualified}(...)` {'without a device' if device is None else 'on the CPU'}, "
-                            f"line {part.lineno}): a synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
-                helper = func.attr if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
-                    and func.value.id == "self" else None
-                if helper in methods and helper not in followed:
-                    followed.add(helper)  # the helper's returns, read with its own assignments
-                    inner = methods[helper]
-                    inner_assigned = _assignments_before(inner, None)
-                    for value in _returns(methods, helper):
-                        pending.append(value)
-                    for names in inner_assigned.values():
-                        pending.extend(names)
+                if qualified in _CPU_FACTORIES and (device is None or _names_cpu(device, imports, assigned)):
+                    how = "without a device" if device is None else "on the CPU"
+                    return (f"the value may be a CPU tensor (`{qualified}(...)` {how}, line {part.lineno}): a synced "
+                            "value is all-reduced on its own device, and NCCL refuses CPU tensors")
+                if isinstance(func, ast.Name) and func.id == "self":
+                    follow(methods.get("forward"))
+                elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                    if func.attr in methods:
+                        follow(methods[func.attr])
+                    elif facts is not None:
+                        for holder in facts.file_module_classes.get(func.attr, ()):
+                            for statement in holder.body:
+                                if isinstance(statement, FUNCTIONS) and statement.name == "forward":
+                                    follow(statement)
             elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
                 pending.extend(assigned.get(part.id, ()))
     return None
 
 
+#: The hook with which a module moves its batches itself: Lightning's own move (every tensor to the
+#: rank's device) may not happen. (``on_after_batch_transfer`` runs after that move: what it returns
+#: is read like a helper's.)
+_BATCH_TRANSFER_HOOKS = ("transfer_batch_to_device",)
+
+
+def _bindings(function, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
+    """Name -> the values the function binds it (before ``at``, where given): ``=``, ``x: T = v``,
+    ``x += v`` (``v``, as far as a device goes), ``(x := v)``, ``for x in v`` (an item of ``v``)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(function):
+        if at is not None and hasattr(node, "lineno") and (node.lineno, node.col_offset) >= at:
+            continue
+        if isinstance(node, ast.Assign):
+            pairs = [(target, node.value) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, ast.NamedExpr):
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, ast.For):
+            pairs = [(node.target, node.iter)]
+        elif isinstance(node, ast.comprehension):
+            pairs = [(node.target, node.iter)]
+        else:
+            continue
+        for target, value in pairs:
+            for name in walk(target):
+                if isinstance(name, ast.Name):
+                    assigned.setdefault(name.id, []).append(value)
+    return assigned
+
+
 def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
     """Why the batch size Lightning infers for a log without ``batch_size=`` is not proven to be one
     per sample and the same on every rank: the program makes its own batches (``collate_fn``,
-    ``batch_sampler``). Lightning weighs an epoch mean by that size and syncs the summed sizes as
-    integers (a sum, then a floor division by the world size)."""
+    ``batch_sampler``, data batched before the loader). Lightning weighs an epoch mean by that size
+    and syncs the summed sizes as integers (a sum, then a floor division by the world size)."""
     if tree_lightning.keyword(call, "batch_size") is not None:
         return None
     found = ctx.facts.hazard("custom batching", ctx.path)
@@ -523,32 +578,19 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
             "ranks, and it syncs the summed sizes as integers; pass `batch_size=`")
 
 
-def _assignments_before(method, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
-    """Name -> the values the method assigns it (before ``at``, where given)."""
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in walk(method):
-        if isinstance(node, ast.Assign) and (at is None or (node.lineno, node.col_offset) < at):
-            for target in node.targets:
-                for name in walk(target):
-                    if isinstance(name, ast.Name):
-                        assigned.setdefault(name.id, []).append(node.value)
-    return assigned
-
-
-def _returns(methods: dict, name: str) -> list[ast.expr]:
-    method = methods.get(name)
-    if method is None:
-        return []
-    return [n.value for n in walk(method) if isinstance(n, ast.Return) and n.value is not None]
-
-
-def _names_cpu(node: ast.expr, imports) -> bool:
-    """``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``: a device that is the CPU."""
+def _names_cpu(node: ast.expr, imports, assigned: dict[str, list[ast.expr]] | None = None) -> bool:
+    """``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``, a CPU tensor type (``"torch.FloatTensor"``,
+    ``torch.FloatTensor``), or a name bound to one: a device, or a ``.type(...)``, that is the CPU."""
     text = tree_lightning.string_value(node)
     if text is not None:
-        return text.startswith("cpu")
+        return text.startswith("cpu") or (text.startswith("torch.") and text.endswith("Tensor") and "cuda" not in text)
     if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and node.args:
-        return _names_cpu(node.args[0], imports)
+        return _names_cpu(node.args[0], imports, assigned)
+    qualified = imports.qualify(node) or ""
+    if qualified.startswith("torch.") and qualified.endswith("Tensor") and qualified.count(".") == 1:
+        return True  # torch.FloatTensor: a CPU tensor type
+    if isinstance(node, ast.Name) and assigned:
+        return any(_names_cpu(value, imports) for value in assigned.get(node.id, ()))
     return False
 
 
