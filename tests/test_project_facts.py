@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 
+from conftest import FIXTURES
 from test_precommit import MODEL, TRAIN
 
 MONITORED_LINE = b"monitored by EarlyStopping"
@@ -223,3 +224,19 @@ def test_a_notebooks_run_magic_joins_the_script_it_runs(tmp_path, run_cli):
     (root / "explore.ipynb").write_text(notebook("%run stream.py\n"))
     proc = run_cli("--check", "-v", "--select", "DDP004", ".", cwd=root)
     assert b"DDP004 [~]" in proc.stdout and b"names iterable data" in proc.stdout, proc.stdout
+
+
+def test_truncated_back_propagation_named_in_another_file_voids_the_optimizer_index(tmp_path, run_cli):
+    """Lightning 1.x passes ``hiddens``, not the optimizer's index, as a step's third argument when
+    truncated back-propagation is on, which a Trainer in another file may turn on: a branch on that
+    argument is then not proven the same on every rank."""
+    root = project(tmp_path / "bptt")
+    (root / "train.py").unlink()
+    source = (FIXTURES / "epoch-log-sync" / "optimizer_index_branches.py").read_bytes()
+    (root / "model.py").write_bytes(source)
+    proc = run_cli("--check", "--select", "DDP004", ".", cwd=root)
+    assert proc.stdout.count(b"DDP004 [*]") == 2, proc.stdout
+    (root / "train.py").write_text("import pytorch_lightning as pl\nfrom model import GAN\n\n"
+                                   "pl.Trainer(truncated_bptt_steps=2).fit(GAN())\n")
+    proc = run_cli("--check", "-v", "--select", "DDP004", ".", cwd=root)
+    assert b"DDP004 [*]" not in proc.stdout and b"it is under a `if`" in proc.stdout, proc.stdout

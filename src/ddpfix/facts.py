@@ -76,13 +76,16 @@ SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # 
 #: - "custom batching": a ``collate_fn``, a ``batch_sampler`` or data batched before the loader
 #:   (``batch_size=None``) may make batches whose first tensor is not one row per sample (flattened
 #:   tokens and offsets) or whose sizes differ between ranks; Lightning infers a log's batch size from that tensor and syncs the summed sizes
-#:   as integers, so a synced epoch mean is not proven right without ``batch_size=`` (DDP004).
+#:   as integers, so a synced epoch mean is not proven right without ``batch_size=`` (DDP004);
+#: - "truncated back-propagation": Lightning 1.x then passes ``hiddens`` as a step's third argument,
+#:   where it otherwise passes the optimizer's index, the same on every rank (DDP004).
 PROJECT_HAZARDS = {
     "weight averaging": r"WeightAverag|AveragedModel|swa_utils|SWALR|\bupdate_bn\b|_avg_fn\b|ModelEma|\bEMA\w*",
     # a library's stream (HF ``load_dataset(..., streaming=True)``, webdataset, MosaicML, torchdata)
     # is as unsharded as one's own IterableDataset
     "iterable data": r"IterableDataset|IterDataPipe|DataPipe|WebDataset|webdataset|StreamingDataset|streaming|to_iterable_dataset",
     "custom batching": r"collate_fn|batch_sampler|BatchSampler|batch_size",
+    "truncated back-propagation": r"truncated_bptt|tbptt",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
 #: ``DataLoader(..., batch_size=None)`` (data batched before the loader), not ``dataset.map(...,

@@ -281,10 +281,12 @@ class ClassFacts:
         """``self.<name>`` is one of Lightning's per-rank properties, not redefined by the class."""
         return name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
 
-    def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable, subclassed: str | None = None):
+    def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable, subclassed: str | None = None,
+                 bptt: str | None = "not asked"):
         """``subclassed``: why a method of the class may not be the one that runs (a class of the
-        project may derive from it: ``ProjectFacts.subclass_place``), or None."""
-        self.tree, self.cls, self.imports, self.subclassed = tree, cls, imports, subclassed
+        project may derive from it: ``ProjectFacts.subclass_place``), or None. ``bptt``: why the
+        program may use 1.x's truncated back-propagation (``ProjectFacts.hazard``), or None."""
+        self.tree, self.cls, self.imports, self.subclassed, self.bptt = tree, cls, imports, subclassed, bptt
         by_name = _per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
         # LightningModule is unknown (its hooks may log too).
@@ -441,6 +443,14 @@ class ClassFacts:
             return f"`{self.cls.name}` is handed around as a value (line {line}): it may be subclassed or patched elsewhere"
         return None
 
+    def ending(self, method: ast.FunctionDef) -> Provenance | None:
+        """The method's values as its end reads them: every binding counts (a return in a loop sees
+        what the loop's later statements bound). None for a method with no expression."""
+        expressions = [n for n in every_node(method) if isinstance(n, ast.expr) and hasattr(n, "end_lineno")]
+        if not expressions:
+            return None
+        return self.provenance(method, max(expressions, key=lambda n: (n.end_lineno, n.end_col_offset)))
+
     def changed_arguments(self, name: str) -> set[int | str]:
         """The positions (and keyword names) of the arguments the helper ``name`` changes in place
         through its parameters with a value not known to be this rank's own (``stats[k] =
@@ -451,10 +461,9 @@ class ClassFacts:
         if not isinstance(helper, ast.FunctionDef):
             return set()
         stored = _stored_through(helper)
-        if not stored:
+        ending = self.ending(helper) if stored else None
+        if ending is None:
             return set()
-        expressions = [n for n in every_node(helper) if isinstance(n, ast.expr) and hasattr(n, "end_lineno")]
-        ending = self.provenance(helper, max(expressions, key=lambda n: (n.end_lineno, n.end_col_offset)))
         harmful = {parameter for parameter, values in stored.items()
                    if any(ending.unknown(value) is not None for value in values)}
         positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][1:]
@@ -513,12 +522,10 @@ class ClassFacts:
             return f"a default of `{name}`'s parameters is not a constant"
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(helper.body)):
             return f"`{name}` is a generator"
-        # Read with every binding of the method (a return in a loop sees what the loop's later
-        # statements bound), and what it changes in place of its own arguments.
-        expressions = [n for n in every_node(helper) if isinstance(n, ast.expr) and hasattr(n, "end_lineno")]
-        if not expressions:
+        # Read with every binding of the method, and what it changes in place of its own arguments.
+        ending = self.ending(helper)
+        if ending is None:
             return None
-        ending = self.provenance(helper, max(expressions, key=lambda n: (n.end_lineno, n.end_col_offset)))
         for parameter in sorted(ending.parameters & set(ending.changed_by)):
             return f"`{_short(ending.changed_by[parameter])}` in `{name}` may change its argument `{parameter}` in place"
         for r in _walk_outside_functions(helper.body):
@@ -553,11 +560,7 @@ class ClassFacts:
             return True
         if not isinstance(forward, ast.FunctionDef):
             return False
-        for n in every_node(forward):
-            word = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-            if word is not None and any(w in word.lower() for w in COLLECTIVE_WORDS):
-                return False
-        return True
+        return _collective_word(forward, self.imports) is None
 
     def outputs_known(self, step: str) -> bool:
         """What the batch-end and 1.x epoch-end hooks receive from ``step`` is this rank's own: the
@@ -730,7 +733,8 @@ class ClassFacts:
         """The hook's parameter that Lightning fills with a loop index every rank shares: a step's
         third (1.x's optimizer index, the evaluation's dataloader index), an evaluation
         ``on_*_batch_start``'s third and a batch-end hook's fourth (the dataloader index). Not where
-        the file mentions truncated back-propagation, whose ``hiddens`` 1.x passes there instead."""
+        a file that may run with it names truncated back-propagation (``bptt``), whose ``hiddens``
+        1.x passes there instead."""
         positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
         if method.name in self.called_names:
             return set()  # the file's own code may pass anything there (test_step -> validation_step)
@@ -741,9 +745,7 @@ class ClassFacts:
             place = 4
         else:
             return set()
-        if len(positional) <= place or _per_file(self.tree, "mentions_bptt", lambda: any(
-                "bptt" in n.id.lower() if isinstance(n, ast.Name) else "bptt" in n.attr.lower()
-                for n in every_node(self.tree) if isinstance(n, (ast.Name, ast.Attribute)))):
+        if len(positional) <= place or self.bptt is not None:
             return set()
         name = positional[place]
         stored = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
@@ -1356,7 +1358,7 @@ def _local_module_problem(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], i
         for statement in current.body:
             if isinstance(statement, FUNCTIONS) and statement.name == "__call__":
                 return f"`{current.name}` defines `__call__`"
-        collective = _collective_word(current)
+        collective = _collective_word(current, imports)
         if collective is not None:
             return f"`{current.name}` names a collective (`{collective[0]}`, line {collective[1]})"
         for base in current.bases:
@@ -1472,12 +1474,21 @@ def _stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
     return found
 
 
-def _collective_word(node: ast.AST) -> tuple[str, int] | None:
-    """(the word, its line) of the first name or attribute below ``node`` that may be a collective
-    (``COLLECTIVE_WORDS``), or None."""
+#: Packages whose every function may be a collective (under any name the file imports it by).
+COLLECTIVE_PACKAGES = ("torch.distributed", "lightning.fabric.utilities.distributed",
+                       "lightning.pytorch.utilities.distributed", "pytorch_lightning.utilities.distributed")
+
+
+def _collective_word(node: ast.AST, imports: ImportTable) -> tuple[str, int] | None:
+    """(the name, its line) of the first name or attribute below ``node`` that may be a collective:
+    one that the file's imports resolve into a distributed package (``from torch.distributed import
+    all_reduce as ar`` then ``ar(x)``), or whose word is one (``COLLECTIVE_WORDS``: ``all_gather``,
+    ``self.trainer.strategy.reduce``); None where there is none."""
     for n in every_node(node):
         word = n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name) else None
-        if word is not None and any(w in word.lower() for w in COLLECTIVE_WORDS):
+        if word is None:
+            continue
+        if any(w in word.lower() for w in COLLECTIVE_WORDS) or (imports.qualify(n) or "").startswith(COLLECTIVE_PACKAGES):
             return word, n.lineno
     return None
 

@@ -134,7 +134,8 @@ class EpochLogSync(Rule):
       every rank decides alike: built by operators from constants, `self.current_epoch`,
       `self.global_step` and the loop index Lightning passes the hook by position (a step's third
       argument: 1.x's `optimizer_idx`, the evaluation's `dataloader_idx`; a batch-end hook's fourth;
-      not where the file mentions truncated back-propagation, whose `hiddens` 1.x passes there). A
+      not where a file of the program names truncated back-propagation, whose `hiddens` 1.x passes
+      there). A
       `return` or `raise` before it must stand under such `if`s only. Any other `if`, `for`,
       `while`, `try` or `match` makes it unsafe. `batch_idx` is not taken as rank-invariant, nor is
       a guard held in a variable or a property. A log in a helper method is unsafe: the proof does
@@ -246,7 +247,8 @@ class EpochLogSync(Rule):
                 if _already_global(call, real, values):
                     continue
                 if cls not in safety:
-                    facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path))
+                    facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path),
+                                       ctx.facts.hazard("truncated back-propagation", ctx.path))
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 message = _message(call, method.name)
