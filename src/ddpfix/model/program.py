@@ -96,9 +96,12 @@ def dynamic_imports(data: bytes, imported: set[str] | None = None) -> tuple[tupl
     ``imported``: the modules the file imports (``imported_modules``), which may be a loader's."""
     literal: set[str] = set()
     prefixes: set[str] = set()
-    if imported and any(_LOADER_MODULES.match(module.encode()) for module in imported if not module.startswith(".")):
-        if not all(m.startswith("importlib") and _only_import_module(data) for m in imported if _LOADER_MODULES.match(m.encode())):
-            return (), (ANY_MODULE,)
+    loaders = [m for m in imported or () if not m.startswith(".") and _LOADER_MODULES.match(m.encode())]
+    # importlib itself, or its ``import_module`` under its own name: its calls are read below, where
+    # a literal argument may bound what they load. Any other name taken from a loader's module (an
+    # alias, a subclass's base, a stored reference) may load anything.
+    if loaders and not (all(m.split(".")[0] == "importlib" for m in loaders) and _only_import_module(data)):
+        return (), (ANY_MODULE,)
     for pattern in (_LOADER_USE, _OTHER_LOADS):
         for match in pattern.finditer(data):
             if _in_comment_or_example(data, match.start()):
@@ -261,12 +264,10 @@ class ProcessGroups:
             base = os.path.relpath(folder, root).replace(os.sep, "/")
             head = tuple(p for p in base.split("/") if p and p != ".")
             rest = tuple(p for p in module.lstrip(".").split(".") if p)
-            names = [tuple((*head, *rest[:i]))[j:] for i in range(len(rest) + 1) for j in range(len((*head, *rest[:i])))]
-            found = [f for name in names for f in by_module.get((root, name), ())]
-            # ``from . import x`` in a top-level file: ``x`` beside it.
-            if not head:
-                found += [f for i in range(1, len(rest) + 1) for f in by_module.get((root, rest[:i]), ())]
-            return found
+            # The package itself and each module on the way (its path from the root is one of the
+            # names ``module_paths`` indexes the file by).
+            names = [(*head, *rest[:i]) for i in range(len(rest) + 1)]
+            return [f for name in names if name for f in by_module.get((root, name), ())]
         parts = tuple(module.split("."))
         return [f for i in range(1, len(parts) + 1) for f in by_module.get((root, parts[:i]), ())]
 

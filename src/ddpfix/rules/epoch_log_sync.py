@@ -12,7 +12,7 @@ from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import values as values_mod
 from ddpfix.analysis.values import ObjectKinds
-from ddpfix.rules._epoch_log_sync_safety import STEP_OF, ClassFacts, fix_problem
+from ddpfix.rules._epoch_log_sync_safety import STEP_OF, TORCH_CONSTANTS, ClassFacts, fix_problem
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
@@ -92,13 +92,20 @@ class EpochLogSync(Rule):
         self.log("val_loss", self.loss(batch), sync_dist=True)
     ```
 
-    A value that may be a CPU tensor (`.cpu()`, `.numpy()`, `.tolist()`, `.to("cpu")`,
-    `torch.tensor(...)` or another factory without a device or with `device="cpu"`, followed through
-    the method's assignments, the class's helpers it calls and, for a batch-end or 1.x epoch-end
-    hook, the step's returns) makes the fix unsafe; what a Python number is made of (`.item()`,
-    `float(...)`, `len(...)`) does not count: a synced value is all-reduced on its own device, and NCCL refuses CPU tensors ("No
-    backend type associated with device type cpu"); a Python number (`.item()`) is fine (Lightning
-    puts it on the module's device).
+    A value that may be a CPU tensor makes the fix unsafe: a synced value is all-reduced on its own
+    device, and NCCL refuses CPU tensors ("No backend type associated with device type cpu"). It
+    may be one where it comes from `.cpu()`, `.numpy()` or `.tolist()`; from `.to(...)` or
+    `.type(...)` to anything not proven to be the rank's GPU (proven: a dtype, `self.device` or any
+    `x.device`, `"cuda..."`, a name the method binds only to these; not proven: `"cpu"`,
+    `self.eval_device`, a parameter); or from a `torch` function not known to follow its inputs'
+    device (`torch.tensor`, `torch.eye`, `torch.hann_window`...; known: math, reductions,
+    `stack`/`cat`, comparisons, `*_like`) without such a device. The value is followed through every
+    binding of the method (`=`, `x: T =`, `+=`, `:=`, `for`), the class's helpers it calls,
+    `self(...)`'s `forward`, a module class of the file it holds, `on_after_batch_transfer` and, for
+    a batch-end or 1.x epoch-end hook, the step's returns and locals. A class that moves its batches
+    itself (`transfer_batch_to_device`) may leave any of them on the CPU. What a Python number is
+    made of (`.item()`, `float(...)`, `len(...)`) does not count: Lightning puts a number on the
+    module's device.
 
     ## When it does not fix
     Never touches a call that passes `sync_dist` at all (even `False`: you decided), one with
@@ -124,8 +131,8 @@ class EpochLogSync(Rule):
       `validation_step`, `test_step`, `training_step`, an `on_{train,validation,test}_batch_{start,end}`
       hook, an epoch/start hook or Lightning 1.x's `training_epoch_end` / `validation_epoch_end` /
       `test_epoch_end` (a module that defines one runs under 1.x, whose loops call it on every rank
-      once per epoch; its `outputs` are known when every `return` of the step is), not decorated,
-      not defined twice: Lightning calls these on every rank, the same number of times (its
+      once per epoch; its `outputs` are known when every `return` of the step is), with no decorator
+      but grad mode's, not defined twice: Lightning calls these on every rank, the same number of times (its
       DistributedSampler gives every rank the same number of batches). The file's own code may call
       the hook only as `self.<hook>(...)` from another such hook of the class, reached there on
       every call, with arguments that are that rank's own (`return self.validation_step(batch,
@@ -174,7 +181,7 @@ class EpochLogSync(Rule):
       flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal, and not
       `True` outside the training hooks (a per-batch sync needs equal batch counts); `batch_size=` a
       literal int, or absent where the program makes no batches of its own (no `collate_fn`,
-      `batch_sampler`): Lightning infers the size from the batch's first tensor and syncs each
+      `batch_sampler`, `BatchSampler`, `DataLoader(..., batch_size=None)`): Lightning infers the size from the batch's first tensor and syncs each
       rank's summed sizes as integers, a sum then a floor division by the world size, so a per-rank
       count such as the batch's number of tokens changes a weighted mean.
     - **This rank's own data.** The file names no iterable dataset (`IterableDataset`,
@@ -186,7 +193,9 @@ class EpochLogSync(Rule):
       object in the file (`pl_module.log(..., sync_dist=True)`) syncs: a new sync could pair with it.
     - **Everything is seen.** The class's bases are Lightning's `LightningModule` or classes of the
       same file (methods looked up in Python's C3 order, as with mixins), it has no class decorator
-      and defines no `log` of its own; a helper followed is not replaced at run time by the file's
+      and defines no `log` of its own; no class of the project derives from it (the module that runs
+      may be the subclass, whose own logs may sync in another order, or which may call or replace
+      the hook); the hook has no decorator but grad mode's (`@torch.no_grad()`); a helper followed is not replaced at run time by the file's
       code (`Model._evaluate = f`, `setattr(...)` on another object, `type(name, bases, ns)`, the
       class handed around as a value: `Base = Model`); a helper that changes an argument in place
       with a value not known to be per-rank makes what the caller passed unknown after the call;
@@ -194,8 +203,9 @@ class EpochLogSync(Rule):
       the run, fixes in the evaluation batch hooks are unsafe (ranks may run different numbers of
       batches, some none).
 
-    What the proof assumes: Lightning, not user code, calls the hooks (a subclass in another file
-    that calls `super().validation_step()` under a condition is not seen, nor a callback in
+    What the proof assumes: Lightning, not user code, calls the hooks (a subclass is seen where a
+    class statement of the project names the module, by any alias it imports it under, but not one
+    made from another file's alias (`Base = model.Model`) or by `type(...)` there, nor a callback in
     another file that logs conditionally with `sync_dist=True`); the batch is this rank's own data
     (a dataset built in another file is taken to be a map-style one that Lightning's
     DistributedSampler shards).
@@ -452,11 +462,6 @@ def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, as
 
 #: Calls whose result is on the CPU: a tensor moved there, or made without a device.
 _TO_CPU_METHODS = frozenset({"cpu", "numpy", "tolist"})
-_CPU_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.asarray", "torch.from_numpy", "torch.Tensor",
-                            "torch.FloatTensor", "torch.LongTensor", "torch.DoubleTensor", "torch.IntTensor",
-                            "torch.BoolTensor", "torch.zeros", "torch.ones", "torch.full", "torch.arange", "torch.empty",
-                            "torch.eye", "torch.linspace", "torch.logspace", "torch.rand", "torch.randn",
-                            "torch.randint", "torch.randperm", "torch.scalar_tensor"})
 
 
 def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None) -> str | None:
@@ -507,18 +512,17 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
             if isinstance(part, ast.Call):
                 func = part.func
                 qualified = imports.qualify(func) or ""
-                if isinstance(func, ast.Attribute) and (func.attr in _TO_CPU_METHODS or (
-                        func.attr in ("to", "type") and (
-                            any(_names_cpu(a, imports, assigned) for a in part.args)
-                            or any(k.arg in ("device", "dtype") and _names_cpu(k.value, imports, assigned)
-                                   for k in part.keywords)))):
+                if isinstance(func, ast.Attribute) and qualified == "" and (func.attr in _TO_CPU_METHODS or (
+                        func.attr in ("to", "type") and any(not _keeps_the_device(a, imports, assigned)
+                                                            for a in _targets(part)))):
                     return (f"the value may be a CPU tensor (`.{func.attr}(...)`, line {part.lineno}): a synced value is "
                             "all-reduced on its own device, and NCCL refuses CPU tensors")
-                device = next((k.value for k in part.keywords if k.arg == "device"), None)
-                if qualified in _CPU_FACTORIES and (device is None or _names_cpu(device, imports, assigned)):
-                    how = "without a device" if device is None else "on the CPU"
-                    return (f"the value may be a CPU tensor (`{qualified}(...)` {how}, line {part.lineno}): a synced "
-                            "value is all-reduced on its own device, and NCCL refuses CPU tensors")
+                if _makes_a_tensor(qualified):
+                    device = next((k.value for k in part.keywords if k.arg == "device"), None)
+                    if device is None or not _keeps_the_device(device, imports, assigned):
+                        how = "without a device" if device is None else f"on `{ast.unparse(device)[:30]}`"
+                        return (f"the value may be a CPU tensor (`{qualified}(...)` {how}, line {part.lineno}): a "
+                                "synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
                 if isinstance(func, ast.Name) and func.id == "self":
                     follow(methods.get("forward"))
                 elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
@@ -580,20 +584,58 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
             "ranks, and it syncs the summed sizes as integers; pass `batch_size=`")
 
 
-def _names_cpu(node: ast.expr, imports, assigned: dict[str, list[ast.expr]] | None = None) -> bool:
-    """``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``, a CPU tensor type (``"torch.FloatTensor"``,
-    ``torch.FloatTensor``), or a name bound to one: a device, or a ``.type(...)``, that is the CPU."""
+def _targets(call: ast.Call) -> list[ast.expr]:
+    """What a ``.to(...)`` / ``.type(...)`` call moves or casts to: its arguments (``non_blocking=``
+    and ``copy=`` left out)."""
+    return [*call.args, *(k.value for k in call.keywords if k.arg in ("device", "dtype", "other"))]
+
+
+def _keeps_the_device(node: ast.expr, imports, assigned: dict[str, list[ast.expr]] | None = None) -> bool:
+    """``node``, as a device or a ``.to``/``.type`` target, is proven to leave a value on the rank's
+    GPU: a dtype (``torch.float32``), ``self.device`` or any ``<x>.device``, a CUDA device
+    (``"cuda"``, ``torch.device("cuda:1")``), a CUDA tensor type, or a name the method binds only to
+    such. Anything else (a name from elsewhere, ``self.eval_device``, ``"cpu"``) may be the CPU."""
     text = tree_lightning.string_value(node)
     if text is not None:
-        return text.startswith("cpu") or (text.startswith("torch.") and text.endswith("Tensor") and "cuda" not in text)
+        return text.startswith("cuda") or text.startswith("torch.cuda.")
+    if isinstance(node, ast.Attribute) and node.attr == "device":
+        return True
     if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and node.args:
-        return _names_cpu(node.args[0], imports, assigned)
+        return _keeps_the_device(node.args[0], imports, assigned)
     qualified = imports.qualify(node) or ""
-    if qualified.startswith("torch.") and qualified.endswith("Tensor") and qualified.count(".") == 1:
-        return True  # torch.FloatTensor: a CPU tensor type
-    if isinstance(node, ast.Name) and assigned:
-        return any(_names_cpu(value, imports) for value in assigned.get(node.id, ()))
+    if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] in TORCH_CONSTANTS:
+        return True  # a dtype
+    if qualified.startswith("torch.cuda.") and qualified.endswith("Tensor"):
+        return True
+    if isinstance(node, ast.Name) and assigned and assigned.get(node.id):
+        return all(_keeps_the_device(value, imports) for value in assigned[node.id])
     return False
+
+
+#: ``torch`` functions whose result is on the device of their tensor arguments (math, reductions,
+#: joins, comparisons, ``*_like``). Any other ``torch.<f>`` may make a new tensor on the default
+#: device, the CPU (``torch.tensor``, ``torch.eye``, ``torch.hann_window``...), unless given a device.
+_FOLLOWS_ITS_INPUTS = frozenset({
+    "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "pow", "sigmoid",
+    "tanh", "relu", "softmax", "log_softmax", "sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax",
+    "amin", "argmax", "argmin", "std", "var", "std_mean", "var_mean", "norm", "logsumexp", "cumsum", "cumprod",
+    "stack", "cat", "concat", "concatenate", "hstack", "vstack", "where", "clamp", "clip", "maximum", "minimum",
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
+    "matmul", "mm", "bmm", "einsum", "dot", "outer", "topk", "sort", "argsort", "isnan", "isinf", "isfinite",
+    "nan_to_num", "flatten", "reshape", "squeeze", "unsqueeze", "transpose", "permute", "round", "floor", "ceil",
+    "sign", "neg", "eq", "ne", "lt", "le", "gt", "ge", "all", "any", "count_nonzero", "masked_select", "gather",
+    "index_select", "diag", "tril", "triu", "trace", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "median", "mode", "quantile", "unique", "bincount", "cdist", "cosine_similarity", "dist", "chunk", "split",
+    "unbind", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+    "sin", "cos", "erf", "lerp", "addmm", "baddbmm", "flip", "roll", "repeat_interleave", "narrow", "select",
+})
+
+
+def _makes_a_tensor(qualified: str) -> bool:
+    """A ``torch.<f>`` (or tensor type) call whose result is not known to follow its inputs' device."""
+    head, _, rest = qualified.partition(".")
+    return head == "torch" and bool(rest) and "." not in rest and rest not in _FOLLOWS_ITS_INPUTS \
+        and rest not in TORCH_CONSTANTS and rest not in ("no_grad", "inference_mode", "device", "is_tensor")
 
 
 #: Calls whose result is a Python number, whatever device their argument was on: Lightning puts a

@@ -4,6 +4,10 @@ F.mse_loss`); validation_step logs it, and also in bits per dimension, scaled by
 (`np.log2(np.exp(1)) / np.prod(x.shape[1:])`, Python numbers), and the share of right signs, a
 Python number made on the CPU (`.cpu().item()`: Lightning puts a number on the module's device, so
 NCCL would take it). After the logs the batch goes to the CPU for a plot, which changes nothing logged.
+The hook runs under `@torch.no_grad()`, the bits are cast with `.to(torch.float32)` (a dtype: the
+value stays on its device), a penalty module is chosen by a conditional expression (each branch a
+torch.nn module), and the logs stand under `if self.current_epoch >= 0:`, which every rank decides
+alike.
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 knows every value the attribute is
 ever given (functions of torch.nn.functional, which compute on their arguments only) and that
@@ -25,6 +29,7 @@ class Regressor(L.LightningModule):
         super().__init__()
         self.net = nn.Linear(4, 1)
         self.configure_loss(loss)
+        self.penalty = nn.L1Loss() if loss == "mse" else nn.MSELoss()
 
     def configure_loss(self, loss):
         if loss == "mse":
@@ -38,15 +43,19 @@ class Regressor(L.LightningModule):
         x, y = batch
         return self.loss_fn(self.net(x).squeeze(1), y)
 
+    @torch.no_grad()
     def validation_step(self, batch, batch_idx):
         x, y = batch
         prediction = self.net(x).squeeze(1)
         loss = self.loss_fn(prediction, y)
-        bits = loss * np.log2(np.exp(1)) / np.prod(x.shape[1:])
+        bits = (loss * np.log2(np.exp(1)) / np.prod(x.shape[1:])).to(torch.float32)
+        penalty = self.penalty(prediction, y)
         right = (prediction.sign() == y.sign()).sum().cpu().item() / len(y)
-        self.log("val_loss", loss)
-        self.log("val_bits", bits)
-        self.log("val_signs", right)
+        if self.current_epoch >= 0:
+            self.log("val_loss", loss)
+            self.log("val_bits", bits)
+            self.log("val_signs", right)
+            self.log("val_penalty", penalty)
         x = x.cpu()
         self.plotted = x[:1].tolist()
 

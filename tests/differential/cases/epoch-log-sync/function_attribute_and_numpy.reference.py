@@ -4,6 +4,10 @@ F.mse_loss`); validation_step logs it, and also in bits per dimension, scaled by
 (`np.log2(np.exp(1)) / np.prod(x.shape[1:])`, Python numbers), and the share of right signs, a
 Python number made on the CPU (`.cpu().item()`: Lightning puts a number on the module's device, so
 NCCL would take it). After the logs the batch goes to the CPU for a plot, which changes nothing logged.
+The hook runs under `@torch.no_grad()`, the bits are cast with `.to(torch.float32)` (a dtype: the
+value stays on its device), a penalty module is chosen by a conditional expression (each branch a
+torch.nn module), and the logs stand under `if self.current_epoch >= 0:`, which every rank decides
+alike.
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 knows every value the attribute is
 ever given (functions of torch.nn.functional, which compute on their arguments only) and that
@@ -25,7 +29,8 @@ class Regressor(L.LightningModule):
         super().__init__()
         self.net = nn.Linear(4, 1)
         self.configure_loss(loss)
-        self.val_losses, self.val_maes, self.val_signs = [], [], []
+        self.penalty = nn.L1Loss() if loss == "mse" else nn.MSELoss()
+        self.val_losses, self.val_maes, self.val_signs, self.val_penalties = [], [], [], []
 
     def configure_loss(self, loss):
         if loss == "mse":
@@ -39,14 +44,17 @@ class Regressor(L.LightningModule):
         x, y = batch
         return self.loss_fn(self.net(x).squeeze(1), y)
 
+    @torch.no_grad()
     def validation_step(self, batch, batch_idx):
         x, y = batch
         prediction = self.net(x).squeeze(1)
         loss = self.loss_fn(prediction, y)
-        bits = loss * np.log2(np.exp(1)) / np.prod(x.shape[1:])
+        bits = (loss * np.log2(np.exp(1)) / np.prod(x.shape[1:])).to(torch.float32)
+        penalty = self.penalty(prediction, y)
         right = (prediction.sign() == y.sign()).sum().cpu().item() / len(y)
         self.val_losses.append(loss.detach())
         self.val_maes.append(bits.detach())
+        self.val_penalties.append(penalty.detach())
         self.val_signs.append(torch.tensor(right, device=self.device, dtype=torch.float32))
         x = x.cpu()
         self.plotted = x[:1].tolist()
@@ -58,7 +66,9 @@ class Regressor(L.LightningModule):
         self.log("val_loss", losses.mean())
         self.log("val_bits", maes.mean())
         self.log("val_signs", self.all_gather(torch.stack(self.val_signs)).mean())
+        self.log("val_penalty", self.all_gather(torch.stack(self.val_penalties)).mean())
         self.val_signs.clear()
+        self.val_penalties.clear()
         self.val_losses.clear()
         self.val_maes.clear()
 
