@@ -339,6 +339,42 @@ class ProjectFacts:
                 return f"a class in {os.path.relpath(real, program_root(path))} derives from `{name}`"
         return None
 
+    def named_elsewhere(self, name: str, path: str) -> str | None:
+        """Where another file that may run with ``path`` names ``name`` as an attribute
+        (``module.name``) or a string (``getattr(module, "name")``): ``file:line``, the first such
+        place (its code may call a method of that name of ``path``'s objects); a reason where the
+        facts are partial; None where no such file does. Each file is read once per run, and only
+        when a rule asks (a helper whose callers a proof follows)."""
+        if not self.whole:
+            return "the run did not read the whole project, so another file may call it"
+        real = os.path.realpath(path)
+        for other in self.process_files:
+            if other == real or not self.may_run_with(path, other):
+                continue
+            names = self._names_in(other)
+            if names is None:
+                return f"{os.path.relpath(other, program_root(path))} could not be read"
+            if name.encode() in names:
+                data = self._read[("bytes", other)]
+                found = _name_use(name).search(data)
+                line = data.count(b"\n", 0, found.start()) + 1 if found else 1
+                return f"{os.path.relpath(other, program_root(path))}:{line}"
+        return None
+
+    def _names_in(self, path: str) -> frozenset[bytes] | None:
+        """The attribute names (``x.name``) and identifier-like strings (``"name"``) of a file."""
+        key = ("names", path)
+        if key not in self._read:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:
+                self._read[key] = None
+                return None
+            self._read[("bytes", path)] = data
+            self._read[key] = frozenset(m for pair in _NAME_USES.findall(data) for m in pair if m)
+        return self._read[key]
+
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
         and the code it drives usually share a project folder, and two projects in one run keep
@@ -463,6 +499,15 @@ def config_hazards(root: str) -> dict[str, str]:
                     line = data.count(b"\n", 0, match.start()) + 1
                     found[name] = f"{os.path.relpath(path)}:{line}"
     return found
+
+
+#: An attribute (``.name``) or an identifier-like string (``"name"``; ``\\"name\\"`` in a notebook's JSON).
+_NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]")
+
+
+def _name_use(name: str) -> re.Pattern[bytes]:
+    word = re.escape(name.encode())
+    return re.compile(rb"\.[ \t]*" + word + rb"\b|['\"]" + word + rb"\\?['\"]")
 
 
 def _within(path: str, folder: str) -> bool:

@@ -50,7 +50,8 @@ TENSOR_METHODS = frozenset({
     "flatten", "t", "transpose", "permute", "contiguous", "round", "floor", "ceil", "clamp", "eq", "ne", "lt",
     "le", "gt", "ge", "all", "any", "count_nonzero", "size", "numel", "dim", "get", "logsumexp", "cumsum",
     "unique", "nonzero", "topk", "sort", "argsort", "isnan", "isinf", "isfinite", "nan_to_num", "bincount",
-    "chunk", "split", "unbind", "sign",
+    "chunk", "split", "unbind", "sign", "flip", "roll", "expand", "expand_as", "repeat", "narrow", "masked_fill",
+    "matmul", "mm", "bmm", "log1p", "square", "reciprocal", "median",
 })
 #: The same, and a dict's views (a dict of global values gives global values).
 VALUE_METHODS = TENSOR_METHODS | {"values", "items", "keys"}

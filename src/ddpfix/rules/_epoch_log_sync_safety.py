@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ddpfix.analysis import values as values_module
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.analysis import lightning as tree_lightning
-from ddpfix.analysis.lightning import is_torch_nn_module, lightning_name
+from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.ast_shapes import every_node, nodes_below, nodes_of, spelled_names
 
@@ -282,11 +282,15 @@ class ClassFacts:
         return name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
 
     def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable, subclassed: str | None = None,
-                 bptt: str | None = "not asked"):
+                 bptt: str | None = "not asked", elsewhere: Callable[[str], str | None] | None = None):
         """``subclassed``: why a method of the class may not be the one that runs (a class of the
         project may derive from it: ``ProjectFacts.subclass_place``), or None. ``bptt``: why the
-        program may use 1.x's truncated back-propagation (``ProjectFacts.hazard``), or None."""
+        program may use 1.x's truncated back-propagation (``ProjectFacts.hazard``), or None.
+        ``elsewhere``: where another file of the program names a method (``ProjectFacts.named_elsewhere``:
+        it may call a helper); None where not asked (no helper's callers are then proven)."""
         self.tree, self.cls, self.imports, self.subclassed, self.bptt = tree, cls, imports, subclassed, bptt
+        self.elsewhere = elsewhere
+        self._callers: dict = {}  # helper_callers_problem and _invariant_arguments, per method
         by_name = _per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
         # LightningModule is unknown (its hooks may log too).
@@ -588,6 +592,110 @@ class ClassFacts:
 
     # --- where the call is --------------------------------------------------------------------
 
+    def caller_problem(self, method: ast.AST) -> str | None:
+        """None when every run of ``method`` happens on every rank, the same way: a hook Lightning
+        calls (``hook_problem``), or a helper of the class every call of which is ``self.<name>(...)``
+        in such a method, reached there on every call (``reach_problem``), with that rank's own
+        arguments (``helper_callers_problem``)."""
+        if getattr(method, "name", None) in EVERY_RANK_HOOKS:
+            return self.hook_problem(method)
+        return self.helper_callers_problem(method)
+
+    def helper_callers_problem(self, method: ast.AST) -> str | None:
+        """``caller_problem`` of a method Lightning does not call. Kept per method; a cycle of
+        calls is unknown."""
+        key = id(method)
+        if key not in self._callers:
+            self._callers[key] = f"`{method.name}` is reached from itself"
+            self._callers[key] = self._helper_callers_problem(method)
+        return self._callers[key]
+
+    def _helper_callers_problem(self, method: ast.AST) -> str | None:
+        name = method.name
+        if not isinstance(method, ast.FunctionDef):
+            return f"`{name}` is an async method"
+        if name in LIGHTNING_MODULE_ATTRIBUTES or name.startswith(("__", "on_")) or name.endswith(
+                ("_epoch_end", "_step_end")) or name in LOGGING_NAMES:
+            return f"`{name}` is a name Lightning or torch may call itself, not only the class's code"
+        if self.unknown_base is not None:
+            return f"{self.unknown_base}: it may call `{name}` too"
+        if self.subclassed is not None:
+            return f"{self.subclassed}: it may call `{name}`, or define it again"
+        if self.methods.get(name) is not method:
+            return f"`{name}` is defined again"
+        if method.decorator_list and not all(self._grad_mode(d, method) for d in method.decorator_list):
+            return f"`{name}` is decorated"
+        if name in self.assigned or self.calls_setattr:
+            return f"`self.{name}` is also assigned"
+        replaced = self.replaced(name)
+        if replaced is not None:
+            return replaced
+        if LOG_METHODS & set(self.methods):
+            return "the class defines its own `log`"
+        if not all(isinstance(d, ast.Constant) for d in [*method.args.defaults, *method.args.kw_defaults] if d is not None):
+            return f"a default of `{name}`'s parameters is not a constant"
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in _outside_functions_with_places(method)):
+            return f"`{name}` is a generator"
+        calls = self.calls_of(name)
+        if isinstance(calls, str):
+            return calls
+        if not calls:
+            return f"nothing in the file calls `{name}`"
+        for caller, call in calls:
+            problem = self.caller_problem(caller)
+            if problem is not None:
+                return f"`{caller.name}` calls `{name}` (line {call.lineno}), and {problem}"
+            problem = self.reach_problem(caller, call, as_value=True)
+            if problem is not None:
+                return f"`{caller.name}` calls `{name}` (line {call.lineno}), where {problem}"
+            provenance = self.provenance(caller, call)
+            for argument in [*call.args, *(k.value for k in call.keywords)]:
+                unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
+                if unknown is not None:
+                    return (f"`{caller.name}` passes `{name}` `{_short(unknown)}` (line {call.lineno}), not known "
+                            "to be this rank's own")
+        if self.elsewhere is None:
+            return f"whether another file of the program calls `{name}` is not known"
+        place = self.elsewhere(name)
+        if place is not None:
+            return f"another file may call `{name}`: {place}"
+        return None
+
+    def calls_of(self, name: str) -> list[tuple[ast.FunctionDef, ast.Call]] | str:
+        """Every call of the helper ``name`` that the file makes: (the method, the call), each
+        ``self.<name>(...)`` in a method of the class. Else why its callers are not all known: the
+        name read another way (``partial(self.name)``, ``model.name(...)``, ``super().name()``,
+        ``getattr(self, "name")``). ``self.<name>`` in a method of another class of the file (no
+        class of the project derives from this one) is that class's own."""
+        own = {id(owner) for owner in self.lineage}
+        found = []
+        for owner, node in _attribute_reads(self.tree):
+            if isinstance(node, ast.Constant):
+                if node.value == name:
+                    return f"the string `\"{name}\"` (line {node.lineno}) may name `{name}` (`getattr`)"
+                continue
+            if node.attr != name:
+                continue
+            method = owner[1] if owner is not None else None
+            if owner is not None and id(owner[0]) not in own and _is_self(node.value):
+                continue  # another class's own method of that name
+            call = _call_of(node, method) if method is not None else None
+            if call is None or not _is_self(node.value) or id(owner[0]) not in own:
+                return f"`{_short(node)}` (line {node.lineno}) may call `{name}` where the proof does not look"
+            if self.methods.get(method.name) is not method:
+                continue  # a method no instance runs (defined again lower in the order)
+            found.append((method, call))
+        return found
+
+    def roots(self, method: ast.AST, seen: frozenset[int] = frozenset()) -> frozenset[str]:
+        """The hooks from which ``method`` is reached through the class's calls (itself, for a hook)."""
+        if getattr(method, "name", None) in EVERY_RANK_HOOKS:
+            return frozenset({method.name})
+        calls = self.calls_of(method.name) if id(method) not in seen else []
+        if isinstance(calls, str):
+            return frozenset()
+        return frozenset().union(*(self.roots(caller, seen | {id(method)}) for caller, _ in calls))
+
     def hook_problem(self, method: ast.AST) -> str | None:
         """None when Lightning calls ``method`` on every rank, the same way, and nothing else calls it.
         Kept per hook: each of its logs asks."""
@@ -736,6 +844,8 @@ class ClassFacts:
         a file that may run with it names truncated back-propagation (``bptt``), whose ``hiddens``
         1.x passes there instead."""
         positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
+        if method.name not in EVERY_RANK_HOOKS:
+            return self._invariant_arguments(method)
         if method.name in self.called_names:
             return set()  # the file's own code may pass anything there (test_step -> validation_step)
         if method.name in ("training_step", "validation_step", "test_step") or method.name in (
@@ -751,6 +861,37 @@ class ClassFacts:
         stored = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
                      for n in walk(method))
         return set() if stored or name in _names_in_nested_scopes(method) else {name}
+
+    def _invariant_arguments(self, helper: ast.FunctionDef) -> set[str]:
+        """The helper's parameters every call of it fills alike on every rank: with a constant or
+        a rank-invariant expression of the caller (``self._step(batch, log=True)``,
+        ``self._step(batch, optimizer_idx)``), or not at all (a constant default). Only for a
+        helper whose callers are proven (``helper_callers_problem``)."""
+        key = ("invariant", id(helper))
+        if key not in self._callers:
+            self._callers[key] = set()  # while asked: a cycle through rank_invariant proves nothing
+            self._callers[key] = self._compute_invariant_arguments(helper)
+        return self._callers[key]
+
+    def _compute_invariant_arguments(self, helper: ast.FunctionDef) -> set[str]:
+        if self.helper_callers_problem(helper) is not None:
+            return set()
+        arguments = helper.args
+        positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]][1:]
+        defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
+        defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+        invariant = set(positional) | {a.arg for a in arguments.kwonlyargs}
+        for caller, call in self.calls_of(helper.name):
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return set()
+            given = dict(zip(positional, call.args))
+            given.update({k.arg: k.value for k in call.keywords})
+            for name in list(invariant):
+                value = given.get(name, defaults.get(name))
+                if value is None or not self.rank_invariant(value, caller):
+                    invariant.discard(name)
+        changed = {n.id for n in walk(helper) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        return invariant - changed - set(_names_in_nested_scopes(helper))
 
     def _shadowed(self, node: ast.expr, method: ast.FunctionDef) -> bool:
         root = node
@@ -849,7 +990,7 @@ class ClassFacts:
         if on_step is not None:
             if not isinstance(on_step.value, ast.Constant):
                 return "`on_step=` is not a literal"
-            if on_step.value.value and method.name not in TRAINING_HOOKS:
+            if on_step.value.value and not self.roots(method) <= TRAINING_HOOKS:
                 return "`on_step=True` syncs at every batch, and evaluation ranks may run different numbers of batches"
         return None
 
@@ -880,7 +1021,7 @@ class ClassFacts:
 
     def ordered(self, method, call: ast.Call) -> bool:
         """Every rank makes the call, in the same place: the first three questions answered."""
-        return (self.hook_problem(method) is None and self.reach_problem(method, call) is None
+        return (self.caller_problem(method) is None and self.reach_problem(method, call) is None
                 and self.key_problem(call) is None)
 
     def unordered_sync(self) -> ast.Call | None:
@@ -930,6 +1071,36 @@ def _per_file(tree: ast.Module, what: str, compute):
     if what not in cache:
         cache[what] = compute()
     return cache[what]
+
+
+def _attribute_reads(tree: ast.Module) -> list[tuple[tuple[ast.ClassDef, ast.FunctionDef] | None, ast.AST]]:
+    """Every attribute read of the file (``x.name``) and every identifier-like string, each with
+    the class and method it stands in (None outside a class's methods). Kept on the tree."""
+    def compute():
+        found = []
+        def visit(node: ast.AST, owner) -> None:
+            for child in child_nodes(node):
+                inner = owner
+                if isinstance(node, ast.ClassDef) and isinstance(child, FUNCTIONS):
+                    inner = (node, child)
+                elif isinstance(child, ast.ClassDef):
+                    inner = None
+                if isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load):
+                    found.append((inner, child))
+                elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value.isidentifier():
+                    found.append((inner, child))
+                visit(child, inner)
+        visit(tree, None)
+        return found
+    return _per_file(tree, "attribute_reads", compute)
+
+
+def _call_of(node: ast.Attribute, method: ast.AST) -> ast.Call | None:
+    """The call whose function ``node`` is, in ``method``'s own code (not a nested function's)."""
+    path = _path_to(method, node)
+    if path is None or len(path) < 2 or not isinstance(path[-2], ast.Call) or path[-2].func is not node:
+        return None
+    return path[-2]
 
 
 def _path_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
@@ -1496,7 +1667,7 @@ def _collective_word(node: ast.AST, imports: ImportTable) -> tuple[str, int] | N
 def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call | None, sampler_off: bool) -> str | None:
     """None when adding ``sync_dist=True`` to ``call`` is proven safe; else why it is not."""
     for problem in (
-        facts.hook_problem(method),
+        facts.caller_problem(method),
         facts.key_problem(call),
         facts.reach_problem(method, call),
         facts.flag_problem(method, call),
@@ -1511,6 +1682,6 @@ def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call |
     if unordered is not None:
         return (f"the log at line {unordered.lineno} may sync where ranks may not reach it in the same order: "
                 "a new sync could pair with it")
-    if sampler_off and method.name in PER_BATCH_EVAL_HOOKS:
+    if sampler_off and facts.roots(method) & PER_BATCH_EVAL_HOOKS:
         return "use_distributed_sampler=False: ranks may run different numbers of batches, some none"
     return None

@@ -39,60 +39,6 @@ from ddpfix.analysis.names import bound_names
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-#: Attributes of Lightning's LightningModule (and nn.Module's): ``register_buffer`` raises
-#: ``KeyError: "attribute '<name>' already exists"`` for each. Read from lightning 2.6.6 and
-#: pytorch_lightning 2.6.6 (``dir`` of the class and of an instance), with names of older versions.
-LIGHTNING_MODULE_ATTRIBUTES = frozenset("""
-    CHECKPOINT_HYPER_PARAMS_KEY CHECKPOINT_HYPER_PARAMS_NAME CHECKPOINT_HYPER_PARAMS_TYPE
-    T_destination _LightningModule__check_allowed _LightningModule__check_not_nested
-    _LightningModule__to_tensor _apply _apply_batch_transfer_handler _automatic_optimization
-    _backward_hooks _backward_pre_hooks _buffers _call_batch_hook _call_impl _compiled_call_impl
-    _compiler_ctx _current_fx_name _device _device_mesh _device_type _distrib_type _dtype
-    _example_input_array _fabric _fabric_optimizers _forward_hooks _forward_hooks_always_called
-    _forward_hooks_with_kwargs _forward_pre_hooks _forward_pre_hooks_with_kwargs
-    _get_backward_hooks _get_backward_pre_hooks _get_name _hparams _hparams_initial
-    _hparams_name _is_full_backward_hook _jit_is_scripting _load_from_state_dict
-    _load_state_dict_post_hooks _load_state_dict_pre_hooks _log_dict_through_fabric
-    _log_hyperparams _maybe_warn_non_full_backward_hook _metric_attributes _modules
-    _named_members _non_persistent_buffers_set _on_before_batch_transfer
-    _param_requires_grad_state _parameters _register_load_state_dict_pre_hook
-    _register_sharded_tensor_state_dict_hooks_if_available _register_state_dict_hook
-    _replicate_for_data_parallel _results _running_manual_backward _running_torchscript
-    _save_to_state_dict _set_hparams _should_prevent_trainer_and_dataloaders_deepcopy
-    _slow_forward _state_dict_hooks _state_dict_pre_hooks _strict_loading _to_hparams_dict
-    _trainer _truncated_bptt_steps _use_amp _verify_is_manual_optimization _version
-    _wrapped_call_impl add_module all_gather allow_zero_length_dataloader_with_multiple_devices
-    apply automatic_optimization backward bfloat16 buffers call_super_init children
-    clip_gradients compile configure_callbacks configure_gradient_clipping configure_model
-    configure_optimizers configure_sharded_model cpu cuda current_epoch device device_mesh
-    double dtype dump_patches eval example_input_array extra_repr fabric float forward freeze
-    get_buffer get_extra_state get_parameter get_submodule global_rank global_step half hparams
-    hparams_initial ipu load_from_checkpoint load_state_dict local_rank log log_dict logger
-    loggers lr_scheduler_step lr_schedulers manual_backward modules mtia named_buffers
-    named_children named_modules named_parameters on_after_backward on_after_batch_transfer
-    on_before_backward on_before_batch_transfer on_before_optimizer_step on_before_zero_grad
-    on_fit_end on_fit_start on_gpu on_load_checkpoint on_predict_batch_end
-    on_predict_batch_start on_predict_end on_predict_epoch_end on_predict_epoch_start
-    on_predict_model_eval on_predict_start on_save_checkpoint on_test_batch_end
-    on_test_batch_start on_test_end on_test_epoch_end on_test_epoch_start on_test_model_eval
-    on_test_model_train on_test_start on_train_batch_end on_train_batch_start on_train_end
-    on_train_epoch_end on_train_epoch_start on_train_start on_validation_batch_end
-    on_validation_batch_start on_validation_end on_validation_epoch_end
-    on_validation_epoch_start on_validation_model_eval on_validation_model_train
-    on_validation_model_zero_grad on_validation_start optimizer_step optimizer_zero_grad
-    optimizers parameters precision predict_dataloader predict_step prepare_data
-    prepare_data_per_node print register_backward_hook register_buffer register_forward_hook
-    register_forward_pre_hook register_full_backward_hook register_full_backward_pre_hook
-    register_load_state_dict_post_hook register_load_state_dict_pre_hook register_module
-    register_parameter register_state_dict_post_hook register_state_dict_pre_hook
-    remove_ignored_hparams requires_grad_ save_hyperparameters set_extra_state set_submodule
-    setup share_memory state_dict strict_loading teardown test_dataloader test_step to to_empty
-    to_onnx to_tensorrt to_torchscript toggle_optimizer toggled_optimizer train train_dataloader
-    trainer training training_step transfer_batch_to_device truncated_bptt_steps type unfreeze
-    untoggle_optimizer use_amp use_ddp use_ddp2 use_dp val_dataloader validation_step xpu
-    zero_grad
-""".split())
-
 RANDOM_FACTORIES = frozenset(f"torch.{n}" for n in ("rand", "randn", "randint", "randperm", "rand_like", "randn_like",
                                                     "normal", "bernoulli", "multinomial", "poisson"))
 SIZE_ONLY_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "eye"))

@@ -12,7 +12,7 @@ from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import values as values_mod
 from ddpfix.analysis.values import ObjectKinds
-from ddpfix.rules._epoch_log_sync_safety import STEP_OF, TORCH_CONSTANTS, ClassFacts, fix_problem
+from ddpfix.rules._epoch_log_sync_safety import EVERY_RANK_HOOKS, STEP_OF, TORCH_CONSTANTS, ClassFacts, fix_problem
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
@@ -258,7 +258,8 @@ class EpochLogSync(Rule):
                     continue
                 if cls not in safety:
                     facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path),
-                                       ctx.facts.hazard("truncated back-propagation", ctx.path))
+                                       ctx.facts.hazard("truncated back-propagation", ctx.path),
+                                       lambda name: ctx.facts.named_elsewhere(name, ctx.path))
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 message = _message(call, method.name)
@@ -345,10 +346,6 @@ def _path_problem(method, epoch_paths: dict[str, str], step_paths: dict[str, str
     if partial is not None:
         return (f"it logs through `{ast.unparse(partial)[:40]}` (line {partial.lineno}): the proof does not follow "
                 "a log through a partial")
-    helpers = sorted(via for name, via in epoch_paths.items() if via != name)
-    if helpers and method.name not in epoch_paths:
-        return (f"`{method.name}` is a helper reached from {helpers[0]}: the proof does not follow calls (a caller's "
-                "condition, the values and keys it passes)")
     return None
 
 
@@ -480,9 +477,16 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
     if moved is not None:
         return (f"the class moves its batches itself (`{moved}`): a batch may stay on the CPU, and NCCL refuses "
                 "CPU tensors in the sync")
+    return _cpu_in(values, call, method, imports, facts, set())
+
+
+def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassFacts | None, callers: set[int]) -> str | None:
+    """``_cpu_value`` of ``values`` as ``method`` reads them at ``at``; for a helper of the class,
+    also what each of its callers passes it (a parameter is what the caller made of it)."""
+    methods = facts.methods if facts is not None else {}
     # Only what is bound before the call counts (a later ``batch[key] = batch[key].cpu()`` for a
     # plot changes nothing logged before it; a log in a loop is never a safe fix anyway).
-    assigned = _bindings(method, (call.lineno, call.col_offset))
+    assigned = _bindings(method, (at.lineno, at.col_offset))
     positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
     pending = list(values)
     followed: set[int] = set()
@@ -535,6 +539,14 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
                                     follow(statement)
             elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
                 pending.extend(assigned.get(part.id, ()))
+    if facts is not None and method.name not in EVERY_RANK_HOOKS and id(method) not in callers:
+        calls = facts.calls_of(method.name)
+        for caller, call in calls if not isinstance(calls, str) else ():
+            arguments = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+            found = _cpu_in([*arguments, *(k.value for k in call.keywords)], call, caller, imports, facts,
+                            callers | {id(method)})
+            if found is not None:
+                return found
     return None
 
 

@@ -12,7 +12,8 @@ from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.analysis.ast_shapes import every_node, imports_of, may_be, methods
 from ddpfix.analysis.lightning import TENSOR_FACTORIES
-from ddpfix.rules._tensor_attribute_safety import LIGHTNING_MODULE_ATTRIBUTES, fix_safety, mangle
+from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES
+from ddpfix.rules._tensor_attribute_safety import fix_safety, mangle
 from ddpfix.analysis.lightning import FUNCTIONS, arguments_in_order, lightning_methods
 from ddpfix.analysis.tree_text import end, start
 from ddpfix.rules.base import Rule, RuleContext, TreeView, clip
