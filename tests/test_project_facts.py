@@ -240,3 +240,47 @@ def test_truncated_back_propagation_named_in_another_file_voids_the_optimizer_in
                                    "pl.Trainer(truncated_bptt_steps=2).fit(GAN())\n")
     proc = run_cli("--check", "-v", "--select", "DDP004", ".", cwd=root)
     assert b"DDP004 [*]" not in proc.stdout and b"it is under a `if`" in proc.stdout, proc.stdout
+
+
+HELPER_MODEL = b'''import lightning as L
+from torch import nn
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 1)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self._report(nn.functional.mse_loss(self.net(x), y))
+
+    def _report(self, loss):
+        self.log("val_loss", loss)
+'''
+
+
+def test_a_helper_log_is_safe_only_while_no_other_file_of_the_program_names_the_helper(tmp_path, run_cli):
+    """A helper's log is proven through its callers: another file that runs with the module and names
+    the helper (a callback's ``pl_module._report(...)``, a ``getattr`` string) may call it on some
+    ranks only, so the fix turns unsafe and the reason names that file and line; an unrelated script
+    of the same project (not importing the module) does not."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (root / "model.py").write_bytes(HELPER_MODEL)
+    (root / "other.py").write_text("class Probe:\n    def run(self, module):\n        module._report(0.0)\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" in proc.stdout, proc.stdout
+
+    (root / "callback.py").write_text(
+        "import lightning as L\nfrom model import Model\n\n\nclass Plot(L.Callback):\n"
+        "    def on_validation_epoch_end(self, trainer, pl_module):\n"
+        "        if trainer.is_global_zero:\n            pl_module._report(0.0)\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout, proc.stdout
+    assert b"another file may call `_report`: callback.py:8" in proc.stdout, proc.stdout
+
+    (root / "callback.py").write_text("from model import Model\n\nNAME = '_report'\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"another file may call `_report`: callback.py:3" in proc.stdout, proc.stdout

@@ -6,9 +6,10 @@ for ``on_step`` values and at the end of the epoch for ``on_epoch`` ones, in the
 rank first logged its keys (``ResultCollection``). The fix is safe only when
 
 * every rank makes the call, in the same order: it is a statement of a hook Lightning calls on every
-  rank (never a helper: its callers are not seen), reached unconditionally (no ``if``/``for``/
-  ``while``/``try`` around it, only known grad/autocast ``with`` blocks; no ``return``/``raise``
-  before it), with literal keys, and no code of the file calls the hook itself;
+  rank, or of a helper of the class every call of which is such a statement of such a method
+  (``caller_problem``), reached unconditionally (no ``if``/``for``/``while``/``try`` around it but
+  ``if``s every rank decides alike, only known grad/autocast ``with`` blocks; no ``return``/``raise``
+  before it), with literal keys, and no other code calls the hook or the helper;
 * no other log of the class that may sync is reached in another order on another rank (a new sync
   would pair with it: values of different keys averaged together, or a hang);
 * the value is provably per-rank: built from the hook's arguments and constants through known torch
@@ -390,7 +391,36 @@ class ClassFacts:
 
     def _torch_submodules(self, stores: list[_SelfStores]) -> set[str]:
         """Attributes only ever assigned a ``torch.nn`` module (``nn.Linear(...)``, ``nn.CrossEntropyLoss()``)."""
-        return self._every_assignment(stores, built=lambda _name, callee: is_torch_nn_module(self.imports, callee))
+        return self._every_assignment(stores, built=self._through_factories(
+            lambda _name, callee: is_torch_nn_module(self.imports, callee)))
+
+    def _through_factories(self, built):
+        """``built``, also through the class's own factory methods: ``self.generator =
+        self.init_generator(dim)`` where every ``return`` of ``init_generator`` builds what ``built``
+        accepts (``return Generator(dim)``). Such a method must be the one that runs: a plain method,
+        not defined again by a class of the project, not replaced at run time."""
+        def through(name: str, callee: ast.expr, depth: int = 0) -> bool:
+            factory = _self_attr(callee)
+            if factory is None:
+                return built(name, callee)
+            returns = self._factory_returns(factory) if depth < 3 else None
+            return bool(returns) and all(through(name, r.func, depth + 1) for r in returns)
+        return through
+
+    def _factory_returns(self, name: str) -> list[ast.Call] | None:
+        """The calls every ``return`` of the class's method ``name`` makes (``return Net(...)``), where
+        that method is certainly the one that runs and returns nothing else; else None."""
+        method = self.methods.get(name)
+        if (not isinstance(method, ast.FunctionDef) or method.decorator_list or self.subclassed is not None
+                or self.unknown_base is not None or name in self.assigned or self.calls_setattr
+                or self.replaced(name) is not None or name in LIGHTNING_MODULE_ATTRIBUTES):
+            return None
+        returns = [n for n in _walk_outside_functions(method.body) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+        if not returns or not all(isinstance(r, ast.Return) and isinstance(r.value, ast.Call) for r in returns):
+            return None
+        if not _always_exits(method.body):
+            return None  # it may fall off its end: None
+        return [r.value for r in returns]
 
     def _file_submodules(self, stores: list[_SelfStores], by_name: dict[str, ast.ClassDef]) -> set[str]:
         """Attributes only ever assigned a module class of this file (``self.cnn = CNNModel(**args)``)
@@ -398,6 +428,8 @@ class ClassFacts:
         classes of the file, and none of its methods names a collective (the standard ``self(...)``
         is held to). Why one is not, in ``module_problems``."""
         def local_module(name: str, callee: ast.expr) -> bool:
+            if is_torch_nn_module(self.imports, callee):
+                return True  # a factory may build either (``_through_factories``)
             if not (isinstance(callee, ast.Name) and callee.id in by_name and callee.id not in self._file_bound()):
                 return False
             self.file_module_classes.setdefault(name, []).append(by_name[callee.id])
@@ -406,7 +438,7 @@ class ClassFacts:
                 self.module_problems.setdefault(name, problem)
             return problem is None
 
-        return self._every_assignment(stores, built=local_module)
+        return self._every_assignment(stores, built=self._through_factories(local_module))
 
     def _function_attributes(self, stores: list[_SelfStores]) -> set[str]:
         """Attributes only ever assigned a function known to compute on its arguments only
@@ -971,8 +1003,10 @@ class ClassFacts:
                 return f"`{keyword.arg}=` is passed"
         batch_size = tree_lightning.keyword(call, "batch_size")
         if batch_size is not None and not (isinstance(batch_size.value, ast.Constant)
-                                           and type(batch_size.value.value) is int):
-            return ("`batch_size=` is not a literal int: Lightning syncs each rank's summed batch sizes as integers "
+                                           and type(batch_size.value.value) is int) \
+                and not self.batch_length(batch_size.value, method, call):
+            return ("`batch_size=` is neither a literal int nor the step's batch length: Lightning syncs each rank's "
+                    "summed batch sizes as integers "
                     "(a sum, then a floor division by the world size), which changes a weighted mean")
         reduce_fx = tree_lightning.keyword(call, "reduce_fx")
         if reduce_fx is not None:
@@ -993,6 +1027,51 @@ class ClassFacts:
             if on_step.value.value and not self.roots(method) <= TRAINING_HOOKS:
                 return "`on_step=True` syncs at every batch, and evaluation ranks may run different numbers of batches"
         return None
+
+    def batch_length(self, node: ast.expr, method: ast.FunctionDef, at: ast.expr) -> bool:
+        """``node`` is the number of samples in the step's batch, as the batch came: ``len(x)``,
+        ``x.shape[0]`` or ``x.size(0)`` of the batch or of a part of it taken by constant subscripts
+        or unpacking (``x, y = batch``; ``batch["image"]``), through names bound once. Where the
+        program makes no batches of its own (``_inferred_batch_size``), every rank's batch of a
+        step holds as many samples (the DistributedSampler pads the shards to one length), so each
+        rank's summed sizes are equal, as with a literal."""
+        if method.name not in ("training_step", "validation_step", "test_step"):
+            return False
+        positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
+        if len(positional) < 2:
+            return False
+        batch = positional[1]
+        bindings = self.provenance(method, at).bindings
+        if bindings.get(batch):
+            return False  # the batch is rebound before the log
+
+        def resolve(n: ast.expr) -> ast.expr | None:
+            for _ in range(20):
+                if not (isinstance(n, ast.Name) and n.id != batch):
+                    return n
+                values = bindings.get(n.id, [])
+                if len(values) != 1 or values[0] is None:
+                    return None
+                n = values[0]
+            return None
+
+        n = resolve(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and len(n.args) == 1 \
+                and not n.keywords and "len" not in self.file_names:
+            part = n.args[0]
+        elif isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and isinstance(n.slice, ast.Constant) and n.slice.value == 0:
+            part = n.value.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "size" and not n.keywords \
+                and len(n.args) == 1 and isinstance(n.args[0], ast.Constant) and n.args[0].value == 0:
+            part = n.func.value
+        else:
+            return False
+        part = resolve(part)
+        while isinstance(part, ast.Subscript) and isinstance(part.slice, ast.Constant) \
+                and type(part.slice.value) in (int, str):
+            part = resolve(part.value)
+        return isinstance(part, ast.Name) and part.id == batch
 
     # --- the other logs of the class ----------------------------------------------------------
 
@@ -1071,6 +1150,19 @@ def _per_file(tree: ast.Module, what: str, compute):
     if what not in cache:
         cache[what] = compute()
     return cache[what]
+
+
+def _always_exits(block: list[ast.stmt]) -> bool:
+    """The block never runs past its end: it ends in a ``return``/``raise`` (or ``assert False``),
+    or in an ``if``/``else`` each branch of which does."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.Assert) and isinstance(last.test, ast.Constant) and not last.test.value:
+        return True
+    return isinstance(last, ast.If) and _always_exits(last.body) and _always_exits(last.orelse)
 
 
 def _attribute_reads(tree: ast.Module) -> list[tuple[tuple[ast.ClassDef, ast.FunctionDef] | None, ast.AST]]:

@@ -145,11 +145,21 @@ class EpochLogSync(Rule):
       there). A
       `return` or `raise` before it must stand under such `if`s only. Any other `if`, `for`,
       `while`, `try` or `match` makes it unsafe. `batch_idx` is not taken as rank-invariant, nor is
-      a guard held in a variable or a property. A log in a helper method is unsafe: the proof does
-      not follow a helper's callers (their conditions, the keys they pass); so is one reached from
-      `training_step` too (`sync_dist=True` would then sync every training step's value as well),
-      one through a `partial(self.log, ...)`, and a Callback's `pl_module.log` (which modules it is
-      attached to, and whether every rank reaches it in the same order, is not read).
+      a guard held in a variable or a property. A log in a helper method (one Lightning does not
+      call) is proven through its callers: every call of the helper is `self.<helper>(...)` in such
+      a hook or in such a helper, a statement of its own (or the whole value of a `return` or an
+      assignment) reached there on every call, with that rank's own values (none of them a CPU
+      tensor); the helper is a plain method of the class (not decorated but for grad mode, not a
+      generator, constant defaults, not a name Lightning or torch calls, not defined again, not
+      replaced at run time); nothing else reads its name: not the file (`partial(self._report)`,
+      `model._report(...)`, `super()._report()`, a string `"_report"` that `getattr` may take) and
+      not another file of the program (a callback's `pl_module._report(...)`:
+      `ProjectFacts.named_elsewhere`). An `if` in the helper may test a parameter every call fills
+      alike (a constant: `self._report(loss, verbose=True)`, or the caller's loop index). A log
+      reached from `training_step` too is unsafe (`sync_dist=True` would then sync every training
+      step's value as well), as is one through a `partial(self.log, ...)`, and a Callback's
+      `pl_module.log` (which modules it is attached to, and whether every rank reaches it in the
+      same order, is not read).
     - **Literal keys.** `self.log`'s name is a string literal; `self.log_dict`'s argument is a dict
       display with string-literal keys. F-strings, loop variables (even over a literal tuple),
       dict comprehensions and MetricCollections are unsafe.
@@ -180,7 +190,9 @@ class EpochLogSync(Rule):
       counts its own samples (not global already, the data sharded), which is not proven: unsafe. No
       flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal, and not
       `True` outside the training hooks (a per-batch sync needs equal batch counts); `batch_size=` a
-      literal int, or absent where the program makes no batches of its own (no `collate_fn`,
+      literal int, or, where the program makes no batches of its own, the step's batch length
+      (`len(x)`, `x.shape[0]`, `x.size(0)` of the batch or a part of it taken by unpacking or a
+      constant subscript, through names bound once) or absent (no `collate_fn`,
       `batch_sampler`, `BatchSampler`, `DataLoader(..., batch_size=None)`): Lightning infers the size from the batch's first tensor and syncs each
       rank's summed sizes as integers, a sum then a floor division by the world size, so a per-rank
       count such as the batch's number of tokens changes a weighted mean.
@@ -587,11 +599,15 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
     per sample and the same on every rank: the program makes its own batches (``collate_fn``,
     ``batch_sampler``, data batched before the loader). Lightning weighs an epoch mean by that size
     and syncs the summed sizes as integers (a sum, then a floor division by the world size)."""
-    if tree_lightning.keyword(call, "batch_size") is not None:
-        return None
+    given = tree_lightning.keyword(call, "batch_size")
+    if given is not None and isinstance(given.value, ast.Constant):
+        return None  # a literal (any other size given is the batch's length: ``ClassFacts.batch_length``)
     found = ctx.facts.hazard("custom batching", ctx.path)
     if found is None:
         return None
+    if given is not None:
+        return (f"{found}: the batch's length given as `batch_size=` may differ between ranks, and Lightning syncs "
+                "the summed sizes as integers")
     return (f"{found}: the batch size Lightning infers for this log (the first tensor's length) may differ between "
             "ranks, and it syncs the summed sizes as integers; pass `batch_size=`")
 

@@ -3,7 +3,7 @@
 loss and accuracy and hands them to `_report(loss, accuracy, verbose=True)`, which logs them (the
 accuracy under `if verbose:`, a flag every caller passes as a constant); training_step hands its loss
 to `_log_train`, which logs it per epoch only. Nothing else calls the helpers; the logs say nothing
-about sync_dist.
+about sync_dist. The network is built by a factory method (`self.net = self.build_net(8)`).
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 follows each helper's callers: every call
 is a statement of a hook Lightning calls on every rank (or of such a helper), reached on every call,
@@ -22,7 +22,10 @@ import probe
 class Classifier(L.LightningModule):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        self.net = self.build_net(8)
+
+    def build_net(self, width):
+        return nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, 3))
 
     def _evaluate(self, batch):
         x, y = batch

@@ -22,8 +22,11 @@ import probe
 class Classifier(L.LightningModule):
     def __init__(self):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        self.net = self.build_net(8)
         self.val_losses, self.val_accs = [], []
+
+    def build_net(self, width):
+        return nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, 3))
 
     def _evaluate(self, batch):
         x, y = batch
