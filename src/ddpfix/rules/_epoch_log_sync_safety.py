@@ -674,18 +674,9 @@ class ClassFacts:
         if not calls:
             return f"nothing in the file calls `{name}`"
         for caller, call in calls:
-            problem = self.caller_problem(caller)
+            problem = self._call_site_problem(caller, call, self.caller_problem)
             if problem is not None:
-                return f"`{caller.name}` calls `{name}` (line {call.lineno}), and {problem}"
-            problem = self.reach_problem(caller, call, as_value=True)
-            if problem is not None:
-                return f"`{caller.name}` calls `{name}` (line {call.lineno}), where {problem}"
-            provenance = self.provenance(caller, call)
-            for argument in [*call.args, *(k.value for k in call.keywords)]:
-                unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
-                if unknown is not None:
-                    return (f"`{caller.name}` passes `{name}` `{_short(unknown)}` (line {call.lineno}), not known "
-                            "to be this rank's own")
+                return f"`{name}` is a helper: {problem}"
         if self.elsewhere is None:
             return f"whether another file of the program calls `{name}` is not known"
         place = self.elsewhere(name)
@@ -776,18 +767,27 @@ class ClassFacts:
             caller = next((m for m in self.methods.values() if _path_to(m, call) is not None), None)
             if caller is None or not _is_self(call.func.value) or caller is method:
                 return refused
-            problem = self.hook_problem(caller)
+            problem = self._call_site_problem(caller, call, self.hook_problem)
             if problem is not None:
-                return f"{refused}: `{caller.name}` calls it (line {call.lineno}), and {problem}"
-            problem = self.reach_problem(caller, call, as_value=True)
-            if problem is not None:
-                return f"{refused}: `{caller.name}` calls it (line {call.lineno}), and {problem}"
-            provenance = self.provenance(caller, call)
-            for argument in [*call.args, *(k.value for k in call.keywords)]:
-                unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
-                if unknown is not None:
-                    return (f"{refused}: `{caller.name}` passes it `{_short(unknown)}` (line {call.lineno}), not known "
-                            "to be this rank's own")
+                return f"{refused}: {problem}"
+        return None
+
+    def _call_site_problem(self, caller: ast.FunctionDef, call: ast.Call, caller_problem) -> str | None:
+        """Why the class's own call of a hook or helper in ``caller`` may not run on every rank, the
+        same way, with that rank's own arguments: ``caller_problem(caller)``, a call not reached on
+        every call of ``caller``, an argument not known to be this rank's own. None where none."""
+        problem = caller_problem(caller)
+        if problem is not None:
+            return f"`{caller.name}` calls it (line {call.lineno}), and {problem}"
+        problem = self.reach_problem(caller, call, as_value=True)
+        if problem is not None:
+            return f"`{caller.name}` calls it (line {call.lineno}), where {problem}"
+        provenance = self.provenance(caller, call)
+        for argument in [*call.args, *(k.value for k in call.keywords)]:
+            unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
+            if unknown is not None:
+                return (f"`{caller.name}` passes it `{_short(unknown)}` (line {call.lineno}), not known to be this "
+                        "rank's own")
         return None
 
     def reach_problem(self, method: ast.FunctionDef, call: ast.Call, as_value: bool = False) -> str | None:
