@@ -35,7 +35,7 @@ def test_the_cases_are_there():
     # shell through PL_GLOBAL_SEED cannot be ruled out): its cases are all unsafe or unchanged.
     # Every safe fix shape of these rules runs at least once (see each rule's Fix safety; the DDP008
     # per-rank map of a quantised load cannot: it needs bitsandbytes on a GPU). DDP015: notebooks.
-    safe_cases = {"unseeded-random-split": 0, "epoch-log-sync": 4, "rank-gated-log": 4,
+    safe_cases = {"unseeded-random-split": 0, "epoch-log-sync": 12, "rank-gated-log": 4,
                   "init-module-scope": 4, "tensor-attribute": 2, "uncleared-step-outputs": 3,
                   "spawn-without-main-guard": 2, "cuda-generator": 5, "hardcoded-device": 5,
                   "device-map-under-ddp": 4, "notebook-strategy": 4}
@@ -130,9 +130,10 @@ def test_headers():
     assert harness.parse_header("# differential: unsafe") == ("unsafe", {})
     assert harness.parse_header("# differential: safe; original=fails; stubs=stubs") == (
         "safe", {"original": "fails", "stubs": "stubs"})
+    assert harness.parse_header("# differential: safe; project=parts") == ("safe", {"project": "parts"})
     for bad in ("", "# differential: maybe", "x = 1\n# differential: safe", "# differential: safe; reference=none",
                 "# differential: unsafe; original=fails", "# differential: safe; original=works", "# differential: safe; original=runs",
-                "# differential: safe; stubs=../elsewhere"):
+                "# differential: safe; stubs=../elsewhere", "# differential: safe; project=../elsewhere"):
         with pytest.raises(ValueError):
             harness.parse_header(bad)
 
@@ -170,8 +171,9 @@ def test_original_fails_and_stubs_cases_have_what_they_name():
         if case.original_fails:
             assert case.reference is not None, f"{case.id}: original=fails needs a reference"
             assert case.reference_everywhere
-        if "stubs" in case.options:
-            assert (case.path.parent / case.options["stubs"]).is_dir(), f"{case.id}: no folder {case.options['stubs']!r}"
+        for option in ("stubs", "project"):
+            if option in case.options:
+                assert (case.path.parent / case.options[option]).is_dir(), f"{case.id}: no folder {case.options[option]!r}"
 
 
 NOTEBOOK = {

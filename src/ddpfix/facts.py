@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import walk
 from ddpfix.lazy_regex import lazy_compile
+from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
 from ddpfix.model.program import ProcessGroups, imported_modules, program_root
 from ddpfix.model.versions import LightningVersion, imported_package, version_in_force
@@ -226,6 +227,12 @@ class ProjectFacts:
     def processes(self) -> ProcessGroups:
         """Which files of the run may run in one process (``model.program.ProcessGroups``)."""
         return ProcessGroups(self.process_files)
+
+    @functools.cached_property
+    def class_files(self) -> ClassFiles:
+        """The classes of the program's other files, by the names a file imports them under
+        (``model.class_files``): parsed when a rule asks."""
+        return ClassFiles(list(self.process_files), self.may_run_with)
 
     def _place(self, path: str) -> tuple[str, str | None]:
         """(program root, process group) of a file, kept per path: the group is None for a file the

@@ -31,6 +31,10 @@ partial view on which ddpfix may hold fixes back).
   rewrite must compute what the reference does in one process and under DDP (each loading the
   other's state), and the original must fail in one process (its last error is noted; under DDP
   each rank would fail the same way, so that run is left out).
+- ``project=FOLDER``: a folder beside the case holding the other files of the user's project (a
+  ``components.py`` the script imports a module class from). They are copied beside the case in
+  every folder ddpfix reads and every run: ddpfix's proof may rest on them, and the runs import
+  them. ddpfix must leave them as they are.
 - ``stubs=FOLDER``: a folder beside the case holding a small stand-in for a library this machine
   lacks (``transformers`` for DDP008). It is put first on the ``PYTHONPATH`` of the case's
   training runs only (never in the folder ddpfix reads); ``DDPFIX_DIFF_NO_STUBS=1`` leaves it out,
@@ -152,6 +156,20 @@ class Case:
         return self.path.parent / name
 
     @property
+    def project(self) -> Path | None:
+        """The folder of the project's other files, copied beside the case (``project=FOLDER``)."""
+        name = self.options.get("project")
+        return self.path.parent / name if name else None
+
+    def place(self, source: Path, target: Path) -> None:
+        """Copy ``source`` (the case, or its reference) to ``target``, with the project's other files
+        beside it."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if self.project is not None:
+            shutil.copytree(self.project, target.parent, dirs_exist_ok=True)
+        shutil.copyfile(source, target)
+
+    @property
     def trains(self) -> bool:
         return self.expectation == "safe"
 
@@ -226,10 +244,10 @@ def parse_header(text: str) -> tuple[str, dict[str, str]]:
     for part in filter(None, (p.strip() for p in (match["options"] or "").split(";"))):
         key, _, value = part.partition("=")
         options[key.strip()] = value.strip()
-    unknown = set(options) - {"reference", "original", "stubs", "lightning"}
+    unknown = set(options) - {"reference", "original", "stubs", "lightning", "project"}
     if (unknown or options.get("reference", "all") not in ("all", "ddp") or options.get("lightning", "1") != "1"
             or options.get("original", "fails") != "fails"
-            or ("stubs" in options and not re.fullmatch(r"\w+", options["stubs"]))):
+            or any(key in options and not re.fullmatch(r"\w+", options[key]) for key in ("stubs", "project"))):
         raise ValueError(f"unknown header options {options!r} in {first!r}")
     if "original" in options and match["expectation"] != "safe":
         raise ValueError(f"original=fails is for safe cases (with a reference), not in {first!r}")
@@ -546,20 +564,27 @@ def rule_code(rule: str) -> str:
     return _codes.get(rule, "?")
 
 
-def rewrite(source: Path, folder: Path, unsafe: bool = False, whole: bool = True) -> Rewrite:
+def rewrite(source: Path, folder: Path, unsafe: bool = False, whole: bool = True, project: Path | None = None) -> Rewrite:
     """Copy ``source`` alone into ``folder`` (a fresh folder, so that no other file's facts — seeds,
-    monitored metrics — reach ddpfix) with a ``pyproject.toml`` of default settings (the folder is a
-    project root), and run ``python -m ddpfix --write --show-fixes --no-color -q`` (``--unsafe-fixes`` too if
+    monitored metrics — reach ddpfix; ``project``: a folder of the project's other files, copied
+    beside it, which must stay unchanged) with a ``pyproject.toml`` of default settings (the folder
+    is a project root), and run ``python -m ddpfix --write --show-fixes --no-color -q`` (``--unsafe-fixes`` too if
     asked) on it: on the folder (``whole``: the run reads the whole project, so its facts are
     complete), or on the file named alone (``FILE``: a partial view, on which ddpfix may hold back
     fixes whose safety rests on the rest of the project)."""
     folder.mkdir(parents=True, exist_ok=False)
     (folder / "pyproject.toml").write_text("[tool.ddpfix]\n", encoding="utf-8")
+    if project is not None:
+        shutil.copytree(project, folder, dirs_exist_ok=True)
     target = folder / source.name
     shutil.copyfile(source, target)
     before = source.read_bytes()
     args = ["--write", "--show-fixes", "--no-color", "-q", *(["--unsafe-fixes"] if unsafe else []), "." if whole else target.name]
     proc = ddpfix(args, folder)
+    if project is not None:
+        for other in project.rglob("*"):
+            if other.is_file() and (folder / other.relative_to(project)).read_bytes() != other.read_bytes():
+                raise AssertionError(f"ddpfix changed the project's file {other.relative_to(project)}")
     return Rewrite(before, target.read_bytes(), proc, unsafe)
 
 
@@ -835,8 +860,8 @@ def check_case(case: Case, workdir: Path, log: Callable[[str], None] = lambda _:
 def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], None]) -> None:
     problems = outcome.problems
     code = rule_code(case.rule)
-    default = rewrite(case.path, workdir / "rewrite")
-    alone = rewrite(case.path, workdir / "rewrite-file", whole=False)
+    default = rewrite(case.path, workdir / "rewrite", project=case.project)
+    alone = rewrite(case.path, workdir / "rewrite-file", whole=False, project=case.project)
     outcome.rewrites += [default, alone]
     for run, how in ((default, "ddpfix --write . (the whole project)"), (alone, "ddpfix --write FILE")):
         if run.errored:
@@ -849,7 +874,7 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
                 problems.append(f"{how} changed the file ({', '.join(run.fixed_codes()) or 'no [fixed] line'}):\n{_diff_text(run)}")
         outcome.notes.append(f"findings: {', '.join(default.codes()) or 'none'}")
         if case.expectation == "unsafe":
-            unsafe = rewrite(case.path, workdir / "rewrite-unsafe", unsafe=True)
+            unsafe = rewrite(case.path, workdir / "rewrite-unsafe", unsafe=True, project=case.project)
             outcome.rewrites.append(unsafe)
             if unsafe.missing_flag:
                 outcome.result = NEEDS_UNSAFE if not problems else "fail"
@@ -875,13 +900,11 @@ def _check(case: Case, workdir: Path, outcome: Outcome, log: Callable[[str], Non
     outcome.notes.append("rewrite:\n" + _diff_text(default))
     rewritten = workdir / "rewrite" / case.path.name
     original = workdir / "original" / case.path.name
-    original.parent.mkdir()
-    shutil.copyfile(case.path, original)
+    case.place(case.path, original)
     reference = None
     if case.reference is not None:
         reference = workdir / "reference" / case.path.name
-        reference.parent.mkdir()
-        shutil.copyfile(case.reference, reference)
+        case.place(case.reference, reference)
     elif case.reference_everywhere:
         problems.append(f"{'original=fails' if case.original_fails else 'reference=all'} without a <case>.reference{case.path.suffix}")
         return
@@ -1005,14 +1028,13 @@ def behaviour(case: Case, workdir: Path, unsafe: bool = True, log: Callable[[str
     and say how their behaviour compares: per setting ``same``, ``differs`` (both finish, with other
     results), ``rewrite fails``, ``original fails`` (the rewrite finishes) or ``both fail``. A
     notebook's both run as in a notebook. Returns (verdict, details)."""
-    rewritten = rewrite(case.path, workdir / "rewrite", unsafe=unsafe)
+    rewritten = rewrite(case.path, workdir / "rewrite", unsafe=unsafe, project=case.project)
     if rewritten.missing_flag:
         return NEEDS_UNSAFE, []
     if not rewritten.changed:
         return "no rewrite", []
     original = workdir / "original" / case.path.name
-    original.parent.mkdir()
-    shutil.copyfile(case.path, original)
+    case.place(case.path, original)
     script = workdir / "rewrite" / case.path.name
     details: list[str] = []
     verdicts: list[str] = []

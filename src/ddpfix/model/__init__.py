@@ -3,6 +3,8 @@
 - ``program``: which files make the program a path belongs to (its project root).
 - ``classes``: which classes are LightningModules, DataModules, Callbacks, torchmetrics Metrics...,
   resolved across files through imports, aliases, relative imports and package re-exports.
+- ``class_files``: which class of another file of the program a name means, parsed when a proof
+  needs its body (a submodule's class defined in ``components.py``).
 - ``versions``: the Lightning in force (the project's pins, else the installed distribution) and what
   that version has (keywords, hooks).
 

@@ -283,14 +283,18 @@ class ClassFacts:
         return name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
 
     def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable, subclassed: str | None = None,
-                 bptt: str | None = "not asked", elsewhere: Callable[[str], str | None] | None = None):
+                 bptt: str | None = "not asked", elsewhere: Callable[[str], str | None] | None = None,
+                 classes_elsewhere: Callable[[str], tuple | None] | None = None):
         """``subclassed``: why a method of the class may not be the one that runs (a class of the
         project may derive from it: ``ProjectFacts.subclass_place``), or None. ``bptt``: why the
         program may use 1.x's truncated back-propagation (``ProjectFacts.hazard``), or None.
         ``elsewhere``: where another file of the program names a method (``ProjectFacts.named_elsewhere``:
-        it may call a helper); None where not asked (no helper's callers are then proven)."""
+        it may call a helper); None where not asked (no helper's callers are then proven).
+        ``classes_elsewhere``: the class of another file of the program a name of this file means
+        (``ProjectFacts.class_files``), or None where not certain."""
         self.tree, self.cls, self.imports, self.subclassed, self.bptt = tree, cls, imports, subclassed, bptt
         self.elsewhere = elsewhere
+        self.classes_elsewhere = classes_elsewhere
         self._callers: dict = {}  # helper_callers_problem and _invariant_arguments, per method
         by_name = _per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
@@ -423,17 +427,27 @@ class ClassFacts:
         return [r.value for r in returns]
 
     def _file_submodules(self, stores: list[_SelfStores], by_name: dict[str, ast.ClassDef]) -> set[str]:
-        """Attributes only ever assigned a module class of this file (``self.cnn = CNNModel(**args)``)
-        that computes on this rank's inputs: its bases end in ``torch.nn`` or LightningModule through
-        classes of the file, and none of its methods names a collective (the standard ``self(...)``
+        """Attributes only ever assigned a module class of this file (``self.cnn = CNNModel(**args)``),
+        or of another file of the program that a name of this one certainly means (``from
+        .components import Generator``), that computes on this rank's inputs: its bases end in
+        ``torch.nn`` or LightningModule through classes of its file, and none of its methods names a collective (the standard ``self(...)``
         is held to). Why one is not, in ``module_problems``."""
         def local_module(name: str, callee: ast.expr) -> bool:
             if is_torch_nn_module(self.imports, callee):
                 return True  # a factory may build either (``_through_factories``)
-            if not (isinstance(callee, ast.Name) and callee.id in by_name and callee.id not in self._file_bound()):
+            if not isinstance(callee, ast.Name):
                 return False
-            self.file_module_classes.setdefault(name, []).append(by_name[callee.id])
-            problem = _local_module_problem(by_name[callee.id], by_name, self.imports)
+            if callee.id in by_name and callee.id not in self._file_bound():
+                held, classes, imports = by_name[callee.id], by_name, self.imports
+            else:
+                found = self.classes_elsewhere(callee.id) if self.classes_elsewhere is not None else None
+                if found is None:
+                    return False
+                _path, other, imports, held = found
+                classes = _per_file(other, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(other)})
+                held._ddpfix_imports = imports  # its methods are read with their own file's imports
+            self.file_module_classes.setdefault(name, []).append(held)
+            problem = _local_module_problem(held, classes, imports)
             if problem is not None:
                 self.module_problems.setdefault(name, problem)
             return problem is None

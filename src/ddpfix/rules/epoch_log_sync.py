@@ -271,7 +271,8 @@ class EpochLogSync(Rule):
                 if cls not in safety:
                     facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path),
                                        ctx.facts.hazard("truncated back-propagation", ctx.path),
-                                       lambda name: ctx.facts.named_elsewhere(name, ctx.path))
+                                       lambda name: ctx.facts.named_elsewhere(name, ctx.path),
+                                       lambda name: ctx.facts.class_files.class_of(ctx.path, tree, name))
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 message = _message(call, method.name)
@@ -500,18 +501,20 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
     # plot changes nothing logged before it; a log in a loop is never a safe fix anyway).
     assigned = _bindings(method, (at.lineno, at.col_offset))
     positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
-    pending = list(values)
+    # Each value with the imports and the methods its code reads (``self`` in a module class's
+    # ``forward`` is that class; in another file, its names are that file's).
+    pending = [(value, imports, methods) for value in values]
     followed: set[int] = set()
 
-    def follow(function) -> None:
+    def follow(function, names=imports, own=methods) -> None:
         """A function the value comes from: its returns, and every value it binds (read in its own
         scope, over-approximated: any CPU value it binds counts)."""
         if function is None or id(function) in followed:
             return
         followed.add(id(function))
-        pending.extend(n.value for n in walk(function) if isinstance(n, ast.Return) and n.value is not None)
+        pending.extend((n.value, names, own) for n in walk(function) if isinstance(n, ast.Return) and n.value is not None)
         for bound in _bindings(function, None).values():
-            pending.extend(bound)
+            pending.extend((value, names, own) for value in bound)
 
     follow(methods.get("on_after_batch_transfer"))  # what the hooks' batch is made of
     step = STEP_OF.get(method.name)
@@ -520,37 +523,37 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
         follow(methods.get(f"{step}_end"))
     seen: set[int] = set()
     while pending:
-        node = pending.pop()
+        node, names, own = pending.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for part in _outside_numbers(node, imports):
+        for part in _outside_numbers(node, names):
             if isinstance(part, ast.Call):
                 func = part.func
-                qualified = imports.qualify(func) or ""
+                qualified = names.qualify(func) or ""
                 if isinstance(func, ast.Attribute) and qualified == "" and (func.attr in _TO_CPU_METHODS or (
-                        func.attr in ("to", "type") and any(not _keeps_the_device(a, imports, assigned)
+                        func.attr in ("to", "type") and any(not _keeps_the_device(a, names, assigned)
                                                             for a in _targets(part)))):
                     return (f"the value may be a CPU tensor (`.{func.attr}(...)`, line {part.lineno}): a synced value is "
                             "all-reduced on its own device, and NCCL refuses CPU tensors")
                 if _makes_a_tensor(qualified):
                     device = next((k.value for k in part.keywords if k.arg == "device"), None)
-                    if device is None or not _keeps_the_device(device, imports, assigned):
+                    if device is None or not _keeps_the_device(device, names, assigned):
                         how = "without a device" if device is None else f"on `{ast.unparse(device)[:30]}`"
                         return (f"the value may be a CPU tensor (`{qualified}(...)` {how}, line {part.lineno}): a "
                                 "synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
                 if isinstance(func, ast.Name) and func.id == "self":
-                    follow(methods.get("forward"))
+                    follow(own.get("forward"), names, own)
                 elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-                    if func.attr in methods:
-                        follow(methods[func.attr])
-                    elif facts is not None:
+                    if func.attr in own:
+                        follow(own[func.attr], names, own)
+                    elif facts is not None and own is methods:
                         for holder in facts.file_module_classes.get(func.attr, ()):
-                            for statement in holder.body:
-                                if isinstance(statement, FUNCTIONS) and statement.name == "forward":
-                                    follow(statement)
+                            holder_methods = {s.name: s for s in holder.body if isinstance(s, FUNCTIONS)}
+                            follow(holder_methods.get("forward"), getattr(holder, "_ddpfix_imports", imports),
+                                   holder_methods)
             elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
-                pending.extend(assigned.get(part.id, ()))
+                pending.extend((value, names, own) for value in assigned.get(part.id, ()))
     if facts is not None and method.name not in EVERY_RANK_HOOKS and id(method) not in callers:
         calls = facts.calls_of(method.name)
         for caller, call in calls if not isinstance(calls, str) else ():

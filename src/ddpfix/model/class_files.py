@@ -1,0 +1,125 @@
+"""Which class of another file of the program a name means: ``from .components import Generator``
+in ``gan.py`` names the ``class Generator`` of ``components.py``, read (parsed once per run) for a
+proof that needs its body (DDP004 follows a submodule's class to know its ``forward`` computes on
+this rank's inputs).
+
+Resolved only where the answer is certain: the name is bound once in the file, by one ``from ...
+import`` (not also defined, assigned or imported again); the module is one file of the program
+(relative to the file, or the single file of the program an absolute name can mean); there, a
+class of that name defined once at the top level, or a name that file imports once the same way (a
+package ``__init__`` that re-exports it), a few hops at most. Anything else is unknown (None).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Callable
+
+from ddpfix.imports import ImportTable, tree_blocks
+from ddpfix.model.program import module_paths, program_root
+
+#: How many re-exports (``from .a import B`` in a package ``__init__``) are followed.
+MAX_HOPS = 3
+
+ClassSource = tuple[str, ast.Module, ImportTable, ast.ClassDef]
+
+
+class ClassFiles:
+    """Resolves names to classes of the program's files; each file parsed at most once."""
+
+    def __init__(self, files: list[str], together: Callable[[str, str], bool]):
+        """``files``: the program's files (real paths); ``together(one, other)``: whether two of
+        them may run in one process."""
+        self._together = together
+        self._files = frozenset(files)
+        self._by_module: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        for path in files:
+            if not path.endswith(".py"):
+                continue
+            root = program_root(path)
+            for name in module_paths(os.path.relpath(path, root)):
+                self._by_module.setdefault((root, name), []).append(path)
+        self._parsed: dict[str, tuple[ast.Module, ImportTable] | None] = {}
+
+    def parsed(self, path: str) -> tuple[ast.Module, ImportTable] | None:
+        if path not in self._parsed:
+            try:
+                with open(path, "rb") as handle:
+                    tree = ast.parse(handle.read())
+                self._parsed[path] = (tree, ImportTable.from_tree(tree))
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                self._parsed[path] = None
+        return self._parsed[path]
+
+    def class_of(self, path: str, tree: ast.Module, name: str, hops: int = 0) -> ClassSource | None:
+        """The class another file of the program defines that ``name`` means in the file at
+        ``path`` (its tree given), or None where that is not certain."""
+        if hops > MAX_HOPS:
+            return None
+        binding = _single_from_import(tree, name)
+        if binding is None:
+            return None
+        level, module, original = binding
+        target = self._module_file(path, level, module)
+        if target is None or not self._together(path, target):
+            return None
+        parsed = self.parsed(target)
+        if parsed is None:
+            return None
+        other, imports = parsed
+        defined = [s for s in other.body if isinstance(s, ast.ClassDef) and s.name == original]
+        if len(defined) == 1 and _bindings_of(other, original) == 1:
+            return target, other, imports, defined[0]
+        if not defined:
+            return self.class_of(target, other, original, hops + 1)
+        return None
+
+    def _module_file(self, path: str, level: int, module: str | None) -> str | None:
+        parts = tuple(p for p in (module or "").split(".") if p)
+        root = program_root(path)
+        if level:
+            folder = os.path.dirname(os.path.realpath(path))
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            candidates = [os.path.join(folder, *parts) + ".py", os.path.join(folder, *parts, "__init__.py")]
+            found = [c for c in candidates if c in self._files]
+            return found[0] if len(found) == 1 else None
+        found = set(self._by_module.get((root, parts), ()))
+        return next(iter(found)) if len(found) == 1 else None
+
+
+def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, str] | None:
+    """(level, module, the imported name) of the one ``from ... import`` that binds ``name`` in the
+    file, where nothing else binds it."""
+    found = None
+    for block in tree_blocks(tree):
+        for statement in block:
+            if isinstance(statement, ast.ImportFrom):
+                for alias in statement.names:
+                    if (alias.asname or alias.name) == name:
+                        if found is not None or alias.name == "*":
+                            return None
+                        found = (statement.level, statement.module, alias.name)
+    if found is None or _bindings_of(tree, name) != 1:
+        return None
+    return found
+
+
+def _bindings_of(tree: ast.Module, name: str) -> int:
+    """How many statements or targets of the file bind ``name`` (imports, definitions, assignments,
+    ``for``/``with``/``except`` targets, ``global``), counted over the whole file: any other binding
+    makes which value a use means depend on order."""
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            count += sum((a.asname or a.name.split(".")[0]) == name for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            count += 1
+        elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            count += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            count += 1
+        elif isinstance(node, ast.ExceptHandler) and node.name == name:
+            count += 1
+    return count

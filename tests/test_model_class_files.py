@@ -1,0 +1,92 @@
+"""Which class of another file a name means (model/class_files.py), and DDP004 following a
+submodule whose class another file of the program defines, through the real command line."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from ddpfix.model.class_files import ClassFiles
+
+
+def write(root, files: dict[str, str]) -> list[str]:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    paths = []
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(os.path.realpath(path))
+    return paths
+
+
+def resolve(root, files, importer: str, name: str):
+    paths = write(root, files)
+    found = ClassFiles(paths, lambda one, other: True)
+    path = os.path.realpath(root / importer)
+    source = found.class_of(path, ast.parse((root / importer).read_text()), name)
+    return None if source is None else (os.path.relpath(source[0], os.path.realpath(root)), source[3].name)
+
+
+def test_relative_absolute_and_reexported_names_resolve_to_their_class(tmp_path):
+    files = {
+        "pkg/__init__.py": "from .nets import Head as PublicHead\n",
+        "pkg/nets.py": "from torch import nn\n\nclass Head(nn.Module):\n    pass\n",
+        "pkg/model.py": "from .nets import Head\nfrom pkg import PublicHead as Exported\nfrom pkg.nets import Head as H2\n",
+    }
+    assert resolve(tmp_path, files, "pkg/model.py", "Head") == ("pkg/nets.py", "Head")
+    assert resolve(tmp_path, files, "pkg/model.py", "H2") == ("pkg/nets.py", "Head")
+    assert resolve(tmp_path, files, "pkg/model.py", "Exported") == ("pkg/nets.py", "Head")
+
+
+def test_a_name_bound_twice_or_a_module_of_two_files_is_unknown(tmp_path):
+    files = {
+        "a/nets.py": "class Head:\n    pass\n",
+        "b/nets.py": "class Head:\n    pass\n",
+        "model.py": "from nets import Head\nfrom a.nets import Head as One\nfrom a.nets import Head as Two\nTwo = None\n",
+        "lib.py": "from torch.nn import Linear\n",
+    }
+    assert resolve(tmp_path, files, "model.py", "Head") is None  # nets.py: a/ or b/?
+    assert resolve(tmp_path, files, "model.py", "One") == ("a/nets.py", "Head")
+    assert resolve(tmp_path, files, "model.py", "Two") is None  # rebound in the file
+    assert resolve(tmp_path, files, "lib.py", "Linear") is None  # a library's class
+
+
+GAN = '''import lightning as L
+from torch import nn
+
+from .components import Generator
+
+
+class Gan(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.generator = Generator(4)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", nn.functional.mse_loss(self.generator(x), y))
+'''
+
+
+def test_a_submodule_whose_class_another_file_defines_is_followed(tmp_path, run_cli):
+    """Safe where the class (its bases torch.nn through its own file, no collective, no CPU tensor in
+    its forward) is read; unsafe, naming the fact, where its forward gathers or leaves the GPU."""
+    components = ("import torch\nfrom torch import nn\n\n\nclass Generator(nn.Module):\n"
+                  "    def __init__(self, width):\n        super().__init__()\n        self.net = nn.Linear(width, width)\n\n"
+                  "    def forward(self, x):\n        return {body}\n")
+    root = tmp_path / "proj"
+    write(root, {"gan/__init__.py": "", "gan/model.py": GAN,
+                 "gan/components.py": components.format(body="self.net(x)")})
+    proc = run_cli("--check", "-v", "gan/model.py", cwd=root)
+    assert b"[*]" in proc.stdout, proc.stdout
+
+    (root / "gan/components.py").write_text(components.format(body="torch.distributed.nn.all_reduce(self.net(x))"))
+    proc = run_cli("--check", "-v", "gan/model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"names a collective" in proc.stdout, proc.stdout
+
+    (root / "gan/components.py").write_text(
+        components.replace("import torch\n", "from torch import arange\n").format(body="self.net(x) + arange(4)"))
+    proc = run_cli("--check", "-v", "gan/model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"may be a CPU tensor (`torch.arange(...)`" in proc.stdout, proc.stdout
