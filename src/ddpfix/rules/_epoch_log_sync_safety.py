@@ -719,10 +719,18 @@ class ClassFacts:
             call = _call_of(node, method) if method is not None else None
             if call is None or not _is_self(node.value) or id(owner[0]) not in own:
                 return f"`{_short(node)}` (line {node.lineno}) may call `{name}` where the proof does not look"
-            if self.methods.get(method.name) is not method:
-                continue  # a method no instance runs (defined again lower in the order)
+            if self.methods.get(method.name) is not method and method.name not in self._super_called():
+                continue  # a method no instance runs (defined again lower in the order, never through super())
             found.append((method, call))
         return found
+
+    def _super_called(self) -> set[str]:
+        """Names the file calls through ``super()``: a method defined again lower in the order may
+        still run that way."""
+        return _per_file(self.tree, "super_called", lambda: {
+            n.func.attr for n in nodes_of(self.tree, ast.Call) if isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
+            and n.func.value.func.id == "super"})
 
     def roots(self, method: ast.AST, seen: frozenset[int] = frozenset()) -> frozenset[str]:
         """The hooks from which ``method`` is reached through the class's calls (itself, for a hook)."""
