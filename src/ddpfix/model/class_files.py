@@ -41,6 +41,9 @@ class ClassFiles:
             for name in module_paths(os.path.relpath(path, root)):
                 self._by_module.setdefault((root, name), []).append(path)
         self._parsed: dict[str, tuple[ast.Module, ImportTable] | None] = {}
+        #: What a rule derives from these classes and keeps for the run (a base class's facts, read
+        #: once for all its subclasses), by the rule's own keys.
+        self.kept: dict = {}
 
     def parsed(self, path: str) -> tuple[ast.Module, ImportTable] | None:
         if path not in self._parsed:

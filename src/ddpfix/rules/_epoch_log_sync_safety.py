@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import ast
 import bisect
+import os
 from collections.abc import Callable, Iterator
 
 from ddpfix.analysis import values as values_module
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
+from ddpfix.model.class_files import ClassFiles
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.analysis.names import bound_names
@@ -280,21 +282,45 @@ class ClassFacts:
 
     def own_property(self, name: str) -> bool:
         """``self.<name>`` is one of Lightning's per-rank properties, not redefined by the class."""
-        return name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
+        return (name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
+                and name not in self.unknown_methods)
+
+    def _base_elsewhere(self, base: ast.expr) -> ClassFacts | str | None:
+        """The facts of a base class another file of the program defines (read there, with its own
+        imports); why it is not seen, where it is read but not all seen; None where it is not read."""
+        if self.class_files is None or self.path is None or not isinstance(base, ast.Name) or self.depth >= MAX_BASE_FILES:
+            return None
+        found = self.class_files.class_of(self.path, self.tree, base.id)
+        if found is None:
+            return None
+        path, tree, imports, cls = found
+        key = ("facts", path, cls.name, self.bptt)
+        facts = self.class_files.kept.get(key)
+        if facts is None:
+            facts = self.class_files.kept[key] = ClassFacts(tree, cls, imports, None, self.bptt, None, self.class_files,
+                                                            path, self.depth + 1)
+        if facts.unknown_base is not None:
+            return f"{facts.unknown_base} (in {os.path.basename(path)}, through the base class `{base.id}`)"
+        return facts
 
     def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable, subclassed: str | None = None,
                  bptt: str | None = "not asked", elsewhere: Callable[[str], str | None] | None = None,
-                 classes_elsewhere: Callable[[str], tuple | None] | None = None):
+                 class_files: ClassFiles | None = None, path: str | None = None, depth: int = 0):
         """``subclassed``: why a method of the class may not be the one that runs (a class of the
         project may derive from it: ``ProjectFacts.subclass_place``), or None. ``bptt``: why the
         program may use 1.x's truncated back-propagation (``ProjectFacts.hazard``), or None.
         ``elsewhere``: where another file of the program names a method (``ProjectFacts.named_elsewhere``:
         it may call a helper); None where not asked (no helper's callers are then proven).
-        ``classes_elsewhere``: the class of another file of the program a name of this file means
-        (``ProjectFacts.class_files``), or None where not certain."""
+        ``class_files``: the classes of the program's other files (``ProjectFacts.class_files``), with
+        ``path``, this file's: a base class or a submodule's class another file defines is read
+        there (None: not asked; such a class is unknown). ``depth``: how many bases of other files
+        led here."""
         self.tree, self.cls, self.imports, self.subclassed, self.bptt = tree, cls, imports, subclassed, bptt
         self.elsewhere = elsewhere
-        self.classes_elsewhere = classes_elsewhere
+        self.class_files, self.path, self.depth = class_files, path, depth
+        #: Bases of other files of the program, read (each its own ``ClassFacts``, in its file): what
+        #: they define and assign is known to exist, their bodies are not followed.
+        self.opaque: list[ClassFacts] = []
         self._callers: dict = {}  # helper_callers_problem and _invariant_arguments, per method
         by_name = _per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
@@ -311,14 +337,21 @@ class ClassFacts:
             seen.add(current.name)
             self.lineage.append(current)
             for base in current.bases:
-                if lightning_name(imports, base) == "LightningModule":
+                if (lightning_name(imports, base) == "LightningModule" or imports.qualify(base) in INERT_BASES
+                        or (isinstance(base, ast.Name) and base.id == "object" and base.id not in by_name)):
                     continue
-                if isinstance(base, ast.Name) and base.id in by_name and base.id not in seen:
-                    pending.append(by_name[base.id])
+                if isinstance(base, ast.Name) and base.id in by_name:
+                    if base.id not in seen:
+                        pending.append(by_name[base.id])
+                    continue
+                outside = self._base_elsewhere(base)
+                if isinstance(outside, ClassFacts):
+                    self.opaque.append(outside)
                     continue
                 if self.unknown_base is None:
-                    self.unknown_base = f"the base class `{_short(base)}` is not seen"
-            if current.keywords and self.unknown_base is None:
+                    self.unknown_base = outside or f"the base class `{_short(base)}` is not seen"
+            if any(k.arg != "metaclass" or imports.qualify(k.value) not in INERT_METACLASSES
+                   for k in current.keywords) and self.unknown_base is None:
                 self.unknown_base = f"the base class `a metaclass` is not seen"
             if current.decorator_list and self.unknown_base is None:
                 # A class decorator may replace any method (or the class).
@@ -336,22 +369,34 @@ class ClassFacts:
             for statement in owner.body:
                 if isinstance(statement, FUNCTIONS):
                     self.methods[statement.name] = statement
+        # A name a base of another file defines may be the one that runs (C3 may put that base
+        # before a class of this file), unless the class itself defines it: such a method is known
+        # to exist, not known.
+        own = {s.name for s in cls.body if isinstance(s, FUNCTIONS)}
+        self.unknown_methods: set[str] = set().union(
+            *((set(o.methods) | o.unknown_methods) - own for o in self.opaque))
+        for name in self.unknown_methods:
+            self.methods.pop(name, None)
+        #: Attribute names the file of a base of another file calls (``self.validation_step(...)``).
+        self.foreign_called: set[str] = set().union(*(o.called_names | o.foreign_called for o in self.opaque))
+        self.foreign_places: dict[int, str] = {}  # a node of another file -> its ``file:line``
         # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
         self.called_names = _per_file(tree, "called_names", lambda: {
             n.func.attr for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute)
         })
         stores = [_SelfStores.of(owner) for owner in self.lineage]
         # ``setattr(self, ...)`` or ``self.__dict__`` may bind any name.
-        self.calls_setattr = any(own.calls_setattr for own in stores)
-        # ``self.x = ...`` anywhere in the class or its ancestors of this file: such a name is the
-        # class's own, whatever Lightning calls it.
-        self.assigned = set().union(*(own.assigned for own in stores))
+        self.calls_setattr = any(own.calls_setattr for own in stores) or any(o.calls_setattr for o in self.opaque)
+        # ``self.x = ...`` anywhere in the class or its ancestors: such a name is the class's own,
+        # whatever Lightning calls it. What a base of another file assigns is not followed.
+        foreign_assigned = set().union(*(o.assigned for o in self.opaque))
+        self.assigned = set().union(*(own.assigned for own in stores)) | foreign_assigned
         self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
         self.file_module_classes: dict[str, list[ast.ClassDef]] = {}  # attribute -> the file's classes it holds
-        self.submodules = self._torch_submodules(stores) | self._file_submodules(stores, by_name)
-        self.function_attributes = self._function_attributes(stores)
+        self.submodules = (self._torch_submodules(stores) | self._file_submodules(stores, by_name)) - foreign_assigned
+        self.function_attributes = self._function_attributes(stores) - foreign_assigned
         self._helpers: dict[str, bool] = {}
-        self.lists = self._list_attributes(stores)
+        self.lists = self._list_attributes(stores) - foreign_assigned
         self.metrics = set().union(*(tree_lightning.metric_attributes(owner, imports) for owner in self.lineage))
         self.forward_is_local = self._forward_is_local(stores)
         self._steps: dict[str, bool] = {}
@@ -440,7 +485,8 @@ class ClassFacts:
             if callee.id in by_name and callee.id not in self._file_bound():
                 held, classes, imports = by_name[callee.id], by_name, self.imports
             else:
-                found = self.classes_elsewhere(callee.id) if self.classes_elsewhere is not None else None
+                found = (self.class_files.class_of(self.path, self.tree, callee.id)
+                         if self.class_files is not None and self.path is not None else None)
                 if found is None:
                     return False
                 _path, other, imports, held = found
@@ -603,7 +649,7 @@ class ClassFacts:
             return False
         if self.calls_setattr or any(own.binds_forward for own in stores):
             return False
-        if "__call__" in self.methods:
+        if "__call__" in self.methods or {"forward", "__call__"} & self.unknown_methods:
             return False
         forward = self.methods.get("forward")
         if forward is None:
@@ -626,7 +672,7 @@ class ClassFacts:
         self._steps[name] = False  # a cycle is unknown
         step = self.methods.get(name)
         if step is None:
-            known = self.unknown_base is None
+            known = self.unknown_base is None and name not in self.unknown_methods
         elif not isinstance(step, ast.FunctionDef) or any(
                 isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(step.body)):
             known = False
@@ -676,7 +722,7 @@ class ClassFacts:
         replaced = self.replaced(name)
         if replaced is not None:
             return replaced
-        if LOG_METHODS & set(self.methods):
+        if LOG_METHODS & (set(self.methods) | self.unknown_methods):
             return "the class defines its own `log`"
         if not all(isinstance(d, ast.Constant) for d in [*method.args.defaults, *method.args.kw_defaults] if d is not None):
             return f"a default of `{name}`'s parameters is not a constant"
@@ -765,11 +811,13 @@ class ClassFacts:
             return f"`{method.name}` is decorated"
         if self.methods.get(method.name) is not method:
             return f"`{method.name}` is defined again"
+        if method.name in self.foreign_called:
+            return f"the file of a base class calls `{method.name}` itself, maybe on some ranks only"
         if method.name in self.called_names:
             problem = self._own_calls_problem(method)
             if problem is not None:
                 return problem
-        if LOG_METHODS & set(self.methods):
+        if LOG_METHODS & (set(self.methods) | self.unknown_methods):
             return "the class defines its own `log`"
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in _outside_functions_with_places(method)):
             return f"`{method.name}` is a generator"
@@ -1147,6 +1195,18 @@ class ClassFacts:
                         continue
                     if id(call) not in direct or self.methods.get(method.name) is not method or not self.ordered(method, call):
                         return call
+        # A base of another file: its own order proven there, and none of its syncing methods run
+        # again through ``super()`` from here (maybe conditionally).
+        for base in self.opaque:
+            found = base.unordered_sync()
+            for name, method in base.methods.items():
+                if found is None and name in self._super_called():
+                    found = next((c for c in tree_lightning.self_method_calls(method, LOG_METHODS)
+                                  if base.may_sync(method, c)), None)
+            if found is not None:
+                self.foreign_places[id(found)] = base.foreign_places.get(
+                    id(found), f"{os.path.basename(base.path)}:{found.lineno}")
+                return found
         # ``seen`` holds ``self.log`` calls only: the file's other syncing logs are the same for
         # every class, found once.
         return _per_file(self.tree, "other_syncing_log", lambda: _other_syncing_log(self.tree))
@@ -1623,6 +1683,13 @@ class Provenance:
         return None
 
 
+#: Bases that add no method that runs (``class Task(LightningModule, ABC)``), and metaclasses that
+#: change nothing a proof reads.
+INERT_BASES = frozenset({"abc.ABC", "object", "builtins.object"})
+INERT_METACLASSES = frozenset({"abc.ABCMeta"})
+#: How many bases of other files, one above the other, are read.
+MAX_BASE_FILES = 4
+
 #: Lightning's methods a class may call on itself that are never a helper of its own.
 LOGGING_NAMES = frozenset({"log", "log_dict", "all_gather", "forward", "__call__"})
 
@@ -1794,7 +1861,8 @@ def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call |
                 "read the whole stream, so the batch is not proven to be this rank's own data (a sum would count it "
                 "once per rank)")
     if unordered is not None:
-        return (f"the log at line {unordered.lineno} may sync where ranks may not reach it in the same order: "
+        where = facts.foreign_places.get(id(unordered), f"line {unordered.lineno}")
+        return (f"the log at {where} may sync where ranks may not reach it in the same order: "
                 "a new sync could pair with it")
     if sampler_off and facts.roots(method) & PER_BATCH_EVAL_HOOKS:
         return "use_distributed_sampler=False: ranks may run different numbers of batches, some none"

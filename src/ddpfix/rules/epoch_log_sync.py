@@ -272,7 +272,7 @@ class EpochLogSync(Rule):
                     facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path),
                                        ctx.facts.hazard("truncated back-propagation", ctx.path),
                                        lambda name: ctx.facts.named_elsewhere(name, ctx.path),
-                                       lambda name: ctx.facts.class_files.class_of(ctx.path, tree, name))
+                                       ctx.facts.class_files, ctx.path)
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 message = _message(call, method.name)
@@ -486,7 +486,10 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
     if call.func.attr == "log_dict":
         values = call.args[:1] + [k.value for k in call.keywords if k.arg == "dictionary"]
     methods = facts.methods if facts is not None else {}
-    moved = next((name for name in _BATCH_TRANSFER_HOOKS if name in methods), None)
+    unread = facts.unknown_methods if facts is not None else set()
+    moved = next((name for name in _BATCH_TRANSFER_HOOKS if name in methods or name in unread), None)
+    if moved is None and "on_after_batch_transfer" in unread:
+        moved = "on_after_batch_transfer"
     if moved is not None:
         return (f"the class moves its batches itself (`{moved}`): a batch may stay on the CPU, and NCCL refuses "
                 "CPU tensors in the sync")
