@@ -90,3 +90,68 @@ def test_a_submodule_whose_class_another_file_defines_is_followed(tmp_path, run_
         components.replace("import torch\n", "from torch import arange\n").format(body="self.net(x) + arange(4)"))
     proc = run_cli("--check", "-v", "gan/model.py", cwd=root)
     assert b"[*]" not in proc.stdout and b"may be a CPU tensor (`torch.arange(...)`" in proc.stdout, proc.stdout
+
+
+BASE = '''from abc import ABC, abstractmethod
+
+import lightning as L
+from torch import nn
+
+
+class BaseTask(L.LightningModule, ABC):
+    def __init__(self):
+        super().__init__()
+        self.configure_models()
+
+    @abstractmethod
+    def configure_models(self):
+        """Build the model."""
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = nn.functional.mse_loss(self.net(x), y)
+{log}
+        return loss
+{more}'''
+
+TASK = '''from torch import nn
+
+from .base import BaseTask
+
+
+class Regression(BaseTask):
+    def configure_models(self):
+        self.net = nn.Linear(4, 1)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", nn.functional.mse_loss(self.net(x), y))
+'''
+
+
+def test_a_base_class_another_file_defines_is_read_there(tmp_path, run_cli):
+    """The base (abc.ABC beside LightningModule) is read in its own file: safe while its logs sync
+    in one order on every rank and it calls none of the subclass's hooks; unsafe, naming its file,
+    where it syncs under a data-dependent `if` or calls the hook on some ranks only."""
+    root = tmp_path / "proj"
+    write(root, {"pkg/__init__.py": "", "pkg/task.py": TASK,
+                 "pkg/base.py": BASE.format(log='        self.log("train_loss", loss, sync_dist=True)', more="")})
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"task.py:12:9: DDP004 [*]" in proc.stdout, proc.stdout
+
+    (root / "pkg/base.py").write_text(BASE.format(
+        log='        if loss > 1:\n            self.log("train_loss", loss, sync_dist=True)', more=""))
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"the log at base.py:20 may sync where ranks may not reach it in the same order" in proc.stdout, proc.stdout
+
+    (root / "pkg/base.py").write_text(BASE.format(
+        log='        self.log("train_loss", loss)',
+        more="\n    def test_step(self, batch, batch_idx):\n        if batch_idx % 2:\n"
+             "            self.validation_step(batch, batch_idx)\n"))
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"the file of a base class calls `validation_step` itself" in proc.stdout, proc.stdout
+
+    (root / "pkg/base.py").write_text(BASE.format(log='        self.log("train_loss", loss)', more="").replace(
+        "(L.LightningModule, ABC)", "(L.LightningModule, Unknown)"))
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"the base class `Unknown` is not seen (in base.py, through the base class `BaseTask`)" in proc.stdout, proc.stdout
