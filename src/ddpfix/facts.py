@@ -355,17 +355,31 @@ class ProjectFacts:
         if not self.whole:
             return "the run did not read the whole project, so another file may call it"
         real = os.path.realpath(path)
+        root = program_root(path)
         for other in self.process_files:
-            if other == real or not self.may_run_with(path, other):
+            # A file of another project of the run may import this one (a monorepo's shared
+            # callbacks): only within one project do the imports tell which files run together.
+            if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
                 continue
             names = self._names_in(other)
             if names is None:
-                return f"{os.path.relpath(other, program_root(path))} could not be read"
+                return f"{os.path.relpath(other, root)} could not be read"
+            data = self._read[("bytes", other)]
             if name.encode() in names:
-                data = self._read[("bytes", other)]
                 found = _name_use(name).search(data)
                 line = data.count(b"\n", 0, found.start()) + 1 if found else 1
-                return f"{os.path.relpath(other, program_root(path))}:{line}"
+                return f"{os.path.relpath(other, root)}:{line}"
+            dynamic = _DYNAMIC_NAME.search(data)
+            if dynamic is not None:
+                line = data.count(b"\n", 0, dynamic.start()) + 1
+                return f"{os.path.relpath(other, root)}:{line} reaches attributes by a name made at run time"
+        for config, data in _config_files(root):
+            if config is None:
+                return "the project has more configuration files than are read"
+            found = re.search(rb"\b" + re.escape(name.encode()) + rb"\b", data)
+            if found is not None:
+                line = data.count(b"\n", 0, found.start()) + 1
+                return f"{os.path.relpath(config, root)}:{line}"
         return None
 
     def _names_in(self, path: str) -> frozenset[bytes] | None:
@@ -381,6 +395,15 @@ class ProjectFacts:
             self._read[("bytes", path)] = data
             self._read[key] = frozenset(m for pair in _NAME_USES.findall(data) for m in pair if m)
         return self._read[key]
+
+    def subclass_sources(self, name: str, path: str, tree: ast.Module):
+        """The classes of the program that derive from the class ``name`` defined in ``path`` (its
+        tree given), each read (``ClassFiles.subclasses_of``); else why one may and is not read
+        (partial facts among them)."""
+        if not self.whole:
+            return "the run did not read the whole project, so a subclass elsewhere cannot be ruled out"
+        candidates = [real for real in self.subclasses.get(name, ()) if self.may_run_with(path, real)]
+        return self.class_files.subclasses_of(path, tree, name, list(dict.fromkeys(candidates)))
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
@@ -510,6 +533,12 @@ def config_hazards(root: str) -> dict[str, str]:
 
 #: An attribute (``.name``) or an identifier-like string (``"name"``; ``\\"name\\"`` in a notebook's JSON).
 _NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]")
+
+
+#: ``getattr(x, name)`` with a name that is not a literal, ``attrgetter``/``methodcaller``,
+#: ``__getattribute__``: an attribute reached by a name made at run time.
+_DYNAMIC_NAME = lazy_compile(rb"getattr[ \t]*\([^,()]+,[ \t\r\n]*(?![ \t\r\n])(?!['\"][A-Za-z_]\w*['\"][ \t]*[,)])"
+                             rb"|attrgetter|methodcaller|__getattribute__")
 
 
 def _name_use(name: str) -> re.Pattern[bytes]:

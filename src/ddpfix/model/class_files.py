@@ -78,6 +78,43 @@ class ClassFiles:
             return self.class_of(target, other, original, hops + 1)
         return None
 
+    def subclasses_of(self, path: str, tree: ast.Module, name: str, candidates: list[str]) -> list[ClassSource] | str:
+        """The classes that derive from the class ``name`` of the file at ``path`` (its tree given),
+        in ``candidates`` (the files that name a base of that name and may run with it), each read;
+        or why one may derive from it and cannot be read (a base written ``module.Name``, a name
+        that cannot be resolved, a file that does not parse)."""
+        real = os.path.realpath(path)
+        found: list[ClassSource] = []
+        for other in candidates:
+            if other == real:
+                parsed = (tree, ImportTable.from_tree(tree))
+            else:
+                parsed = self.parsed(other) if other.endswith(".py") else None
+            if parsed is None:
+                return f"a class in {os.path.relpath(other, program_root(path))} (not read) may derive from `{name}`"
+            other_tree, imports = parsed
+            for node in ast.walk(other_tree):
+                if not isinstance(node, ast.ClassDef):
+                    continue
+                for base in node.bases:
+                    last = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
+                    if last != name:
+                        continue
+                    where = f"{os.path.relpath(other, program_root(path))}:{node.lineno}"
+                    if not isinstance(base, ast.Name):
+                        return f"the class `{node.name}` at {where} may derive from `{name}` (`{ast.unparse(base)}`)"
+                    if other == real:
+                        if _bindings_of(tree, name) != 1:
+                            return f"the class `{node.name}` at {where} may derive from `{name}`"
+                        found.append((other, other_tree, imports, node))
+                        continue
+                    source = self.class_of(other, other_tree, name)
+                    if source is None:
+                        return f"the class `{node.name}` at {where} may derive from `{name}`"
+                    if source[0] == real and source[3].name == name:
+                        found.append((other, other_tree, imports, node))
+        return found
+
     def _module_file(self, path: str, level: int, module: str | None) -> str | None:
         parts = tuple(p for p in (module or "").split(".") if p)
         root = program_root(path)
@@ -110,13 +147,16 @@ def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, s
 
 
 def _bindings_of(tree: ast.Module, name: str) -> int:
-    """How many statements or targets of the file bind ``name`` (imports, definitions, assignments,
-    ``for``/``with``/``except`` targets, ``global``), counted over the whole file: any other binding
-    makes which value a use means depend on order."""
+    """How many statements or targets of the file bind ``name`` (imports, a star import, which may
+    bind any name, definitions, assignments, parameters, ``for``/``with``/``except`` targets,
+    ``global``), counted over the whole file: any other binding makes which value a use means
+    depend on order and scope."""
     count = 0
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            count += sum((a.asname or a.name.split(".")[0]) == name for a in node.names)
+            count += sum((a.asname or a.name.split(".")[0]) == name or a.name == "*" for a in node.names)
+        elif isinstance(node, ast.arg) and node.arg == name:
+            count += 1
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
             count += 1
         elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):

@@ -285,6 +285,46 @@ class ClassFacts:
         return (name in RANK_OWN_PROPERTIES and name not in self.assigned and name not in self.methods
                 and name not in self.unknown_methods)
 
+    def _fold_subclasses(self) -> str | None:
+        """Read every class of the program that derives from this one (the instance that runs may be
+        one of them): None where each is seen whole, its syncing logs run on every rank in one
+        order, and what it defines or assigns becomes unknown here (a helper, ``forward``, an
+        attribute it may define again; a hook it defines without calling this one through
+        ``super()`` only keeps this one from running for it). Else why not."""
+        if self.depth >= MAX_BASE_FILES:
+            return f"classes derive from `{self.cls.name}` more levels deep than are read"
+        found = self.project.subclass_sources(self.cls.name, self.path, self.tree)
+        if isinstance(found, str):
+            return found
+        mine = {id(owner) for owner in self.lineage}
+        for path, tree, imports, cls in found:
+            where = f"`{cls.name}` ({os.path.relpath(path, os.path.dirname(os.path.realpath(self.path)))}:{cls.lineno})"
+            facts = ClassFacts(tree, cls, imports, "unknown", self.bptt, None, self.project, path, self.depth + 1)
+            problem = facts.unknown_base or facts.subclassed
+            if problem is not None:
+                return f"the class {where} derives from `{self.cls.name}`, and {problem}"
+            unordered = facts.unordered_sync()
+            if unordered is not None:
+                place = facts.foreign_places.get(id(unordered), f"{os.path.basename(path)}:{unordered.lineno}")
+                return (f"the class {where} derives from `{self.cls.name}`, and its log at {place} may sync where "
+                        "ranks may not reach it in the same order")
+            below = [owner for owner in facts.lineage if id(owner) not in mine]
+            defined = {s.name for owner in below for s in owner.body if isinstance(s, FUNCTIONS)}
+            defined |= facts.unknown_methods - {s.name for owner in self.lineage for s in owner.body
+                                                if isinstance(s, FUNCTIONS)}
+            # A hook it defines again keeps this one from running for it, unless its file reaches
+            # this one another way (``super().validation_step``, ``Base.validation_step(self, ...)``).
+            read_otherwise = _per_file(tree, "read_otherwise", lambda: _read_otherwise(tree))
+            defined -= {name for name in EVERY_RANK_HOOKS if name not in read_otherwise}
+            self.unknown_methods |= defined
+            for name in defined:
+                self.methods.pop(name, None)
+            self.foreign_called |= facts.called_names | facts.foreign_called
+            self.foreign_assigned |= set().union(*(_SelfStores.of(owner).assigned for owner in below))
+            self.calls_setattr_below = getattr(self, "calls_setattr_below", False) or any(
+                _SelfStores.of(owner).calls_setattr for owner in below)
+        return None
+
     def _base_elsewhere(self, base: ast.expr) -> ClassFacts | str | None:
         """The facts of a base class another file of the program defines (read there, with its own
         imports); why it is not seen, where it is read but not all seen; None where it is not read."""
@@ -297,27 +337,29 @@ class ClassFacts:
         key = ("facts", path, cls.name, self.bptt)
         facts = self.class_files.kept.get(key)
         if facts is None:
-            facts = self.class_files.kept[key] = ClassFacts(tree, cls, imports, None, self.bptt, None, self.class_files,
-                                                            path, self.depth + 1)
+            facts = self.class_files.kept[key] = ClassFacts(tree, cls, imports, None, self.bptt, None, self.project,
+                                                            path, self.depth + 1, look_down=False)
         if facts.unknown_base is not None:
             return f"{facts.unknown_base} (in {os.path.basename(path)}, through the base class `{base.id}`)"
         return facts
 
     def __init__(self, tree: ast.Module, cls: ast.ClassDef, imports: ImportTable, subclassed: str | None = None,
                  bptt: str | None = "not asked", elsewhere: Callable[[str], str | None] | None = None,
-                 class_files: ClassFiles | None = None, path: str | None = None, depth: int = 0):
+                 project=None, path: str | None = None, depth: int = 0, look_down: bool = True):
         """``subclassed``: why a method of the class may not be the one that runs (a class of the
         project may derive from it: ``ProjectFacts.subclass_place``), or None. ``bptt``: why the
         program may use 1.x's truncated back-propagation (``ProjectFacts.hazard``), or None.
         ``elsewhere``: where another file of the program names a method (``ProjectFacts.named_elsewhere``:
         it may call a helper); None where not asked (no helper's callers are then proven).
-        ``class_files``: the classes of the program's other files (``ProjectFacts.class_files``), with
-        ``path``, this file's: a base class or a submodule's class another file defines is read
-        there (None: not asked; such a class is unknown). ``depth``: how many bases of other files
+        ``project``: the ``ProjectFacts`` of the run, with ``path``, this file's: a base class or a
+        submodule's class another file defines is read there, and so is every class of the program
+        that derives from this one (``look_down``; then ``subclassed`` is only asked where one is
+        not read). None: not asked (such classes are unknown). ``depth``: how many other classes
         led here."""
         self.tree, self.cls, self.imports, self.subclassed, self.bptt = tree, cls, imports, subclassed, bptt
         self.elsewhere = elsewhere
-        self.class_files, self.path, self.depth = class_files, path, depth
+        self.project, self.path, self.depth = project, path, depth
+        self.class_files: ClassFiles | None = project.class_files if project is not None else None
         #: Bases of other files of the program, read (each its own ``ClassFacts``, in its file): what
         #: they define and assign is known to exist, their bodies are not followed.
         self.opaque: list[ClassFacts] = []
@@ -380,16 +422,21 @@ class ClassFacts:
         #: Attribute names the file of a base of another file calls (``self.validation_step(...)``).
         self.foreign_called: set[str] = set().union(*(o.called_names | o.foreign_called for o in self.opaque))
         self.foreign_places: dict[int, str] = {}  # a node of another file -> its ``file:line``
+        #: Attributes a base of another file, or a class deriving from this one, assigns.
+        self.foreign_assigned: set[str] = set()
+        if look_down and subclassed is not None and project is not None and path is not None and self.unknown_base is None:
+            self.subclassed = self._fold_subclasses()
         # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
         self.called_names = _per_file(tree, "called_names", lambda: {
             n.func.attr for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute)
         })
         stores = [_SelfStores.of(owner) for owner in self.lineage]
         # ``setattr(self, ...)`` or ``self.__dict__`` may bind any name.
-        self.calls_setattr = any(own.calls_setattr for own in stores) or any(o.calls_setattr for o in self.opaque)
+        self.calls_setattr = (any(own.calls_setattr for own in stores) or any(o.calls_setattr for o in self.opaque)
+                              or getattr(self, "calls_setattr_below", False))
         # ``self.x = ...`` anywhere in the class or its ancestors: such a name is the class's own,
         # whatever Lightning calls it. What a base of another file assigns is not followed.
-        foreign_assigned = set().union(*(o.assigned for o in self.opaque))
+        foreign_assigned = self.foreign_assigned | set().union(*(o.assigned for o in self.opaque))
         self.assigned = set().union(*(own.assigned for own in stores)) | foreign_assigned
         self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
         self.file_module_classes: dict[str, list[ast.ClassDef]] = {}  # attribute -> the file's classes it holds
@@ -482,7 +529,7 @@ class ClassFacts:
                 return True  # a factory may build either (``_through_factories``)
             if not isinstance(callee, ast.Name):
                 return False
-            if callee.id in by_name and callee.id not in self._file_bound():
+            if callee.id in by_name and not self._hidden(callee.id):
                 held, classes, imports = by_name[callee.id], by_name, self.imports
             else:
                 found = (self.class_files.class_of(self.path, self.tree, callee.id)
@@ -511,17 +558,27 @@ class ClassFacts:
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
-        if not isinstance(root, ast.Name) or root.id in self._file_bound():
+        if not isinstance(root, ast.Name) or self._hidden(root.id):
             return False
         qualified = self.imports.qualify(func)
         return qualified is not None and pure_function_name(qualified)
 
-    def _file_bound(self) -> frozenset[str]:
-        """Names the file binds other than by an import (a function or variable that may hide an
-        imported one, or a class of the file)."""
-        return _per_file(self.tree, "bound_not_imported", lambda: frozenset(
-            n.id for n in every_node(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)) | frozenset(
-            n.name for n in every_node(self.tree) if isinstance(n, FUNCTIONS)))
+    def _hidden(self, name: str) -> bool:
+        """A use of ``name`` may mean something the file binds otherwise (``_file_bound``)."""
+        bound = self._file_bound()
+        return bound is None or name in bound
+
+    def _file_bound(self) -> frozenset[str] | None:
+        """Names the file binds other than by an import (a function, variable or parameter that may
+        hide an imported one, or a class of the file); None where a star import may bind any."""
+        def compute():
+            nodes = list(every_node(self.tree))
+            if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in nodes):
+                return None
+            return (frozenset(n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+                    | frozenset(n.name for n in nodes if isinstance(n, FUNCTIONS))
+                    | frozenset(n.arg for n in nodes if isinstance(n, ast.arg)))
+        return _per_file(self.tree, "bound_not_imported", compute)
 
     def replaced(self, name: str) -> str | None:
         """Why the file's code may replace the class's method ``name`` at run time, or None: an
@@ -751,32 +808,34 @@ class ClassFacts:
         ``getattr(self, "name")``). ``self.<name>`` in a method of another class of the file (no
         class of the project derives from this one) is that class's own."""
         own = {id(owner) for owner in self.lineage}
+        dynamic = _per_file(self.tree, "dynamic_access", lambda: _dynamic_access(self.tree))
+        if dynamic is not None:
+            return f"`{_short(dynamic)}` (line {dynamic.lineno}) may call any method by a name made at run time"
         found = []
         for owner, node in _attribute_reads(self.tree):
             if isinstance(node, ast.Constant):
                 if node.value == name:
                     return f"the string `\"{name}\"` (line {node.lineno}) may name `{name}` (`getattr`)"
                 continue
+            if isinstance(node, ast.Name):
+                if node.id == name:
+                    return f"`{name}` is read as a name at line {node.lineno} (an alias, a partial): it may be called there"
+                continue
             if node.attr != name:
                 continue
             method = owner[1] if owner is not None else None
-            if owner is not None and id(owner[0]) not in own and _is_self(node.value):
+            receiver_is_self = method is not None and _is_self(node.value) and _first_parameter(method) == "self"
+            if owner is not None and id(owner[0]) not in own and receiver_is_self:
                 continue  # another class's own method of that name
             call = _call_of(node, method) if method is not None else None
-            if call is None or not _is_self(node.value) or id(owner[0]) not in own:
+            if call is None or not receiver_is_self or id(owner[0]) not in own:
                 return f"`{_short(node)}` (line {node.lineno}) may call `{name}` where the proof does not look"
-            if self.methods.get(method.name) is not method and method.name not in self._super_called():
-                continue  # a method no instance runs (defined again lower in the order, never through super())
+            if (self.methods.get(method.name) is not method
+                    and method.name not in _per_file(self.tree, "read_otherwise", lambda: _read_otherwise(self.tree))):
+                continue  # a method no instance runs: defined again lower in the order, read only as self.<name>
             found.append((method, call))
         return found
 
-    def _super_called(self) -> set[str]:
-        """Names the file calls through ``super()``: a method defined again lower in the order may
-        still run that way."""
-        return _per_file(self.tree, "super_called", lambda: {
-            n.func.attr for n in nodes_of(self.tree, ast.Call) if isinstance(n.func, ast.Attribute)
-            and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name)
-            and n.func.value.func.id == "super"})
 
     def roots(self, method: ast.AST, seen: frozenset[int] = frozenset()) -> frozenset[str]:
         """The hooks from which ``method`` is reached through the class's calls (itself, for a hook)."""
@@ -1200,7 +1259,7 @@ class ClassFacts:
         for base in self.opaque:
             found = base.unordered_sync()
             for name, method in base.methods.items():
-                if found is None and name in self._super_called():
+                if found is None and name in _per_file(self.tree, "read_otherwise", lambda: _read_otherwise(self.tree)):
                     found = next((c for c in tree_lightning.self_method_calls(method, LOG_METHODS)
                                   if base.may_sync(method, c)), None)
             if found is not None:
@@ -1247,9 +1306,45 @@ def _always_exits(block: list[ast.stmt]) -> bool:
     return isinstance(last, ast.If) and _always_exits(last.body) and _always_exits(last.orelse)
 
 
+def _first_parameter(method: ast.AST) -> str | None:
+    positional = [*method.args.posonlyargs, *method.args.args]
+    return positional[0].arg if positional else None
+
+
+#: Calls that reach an attribute by a name made at run time.
+_DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattribute__", "__getattr__"})
+
+
+def _dynamic_access(tree: ast.Module) -> ast.AST | None:
+    """The first place of the file that may reach an attribute by a name made at run time:
+    ``getattr(x, name)`` with a name that is not a literal, ``operator.attrgetter``/``methodcaller``,
+    ``__getattribute__``, ``x.__dict__`` (a class's holds its methods); None where there is none."""
+    for node in every_node(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return node
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        word = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if word not in _DYNAMIC_ACCESS:
+            continue
+        if word == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+            continue
+        return node
+    return None
+
+
+def _read_otherwise(tree: ast.Module) -> frozenset[str]:
+    """Attribute names the file reads on anything but ``self`` (``super().m``, ``Base.m``, ``x.m``):
+    a method defined again lower in the order may still run through one of them."""
+    return frozenset(n.attr for n in every_node(tree)
+                     if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and not _is_self(n.value))
+
+
 def _attribute_reads(tree: ast.Module) -> list[tuple[tuple[ast.ClassDef, ast.FunctionDef] | None, ast.AST]]:
-    """Every attribute read of the file (``x.name``) and every identifier-like string, each with
-    the class and method it stands in (None outside a class's methods). Kept on the tree."""
+    """Every attribute read of the file (``x.name``), every name read (``alias = _helper``) and every
+    identifier-like string, each with the class and method it stands in (None outside a class's
+    methods). Kept on the tree."""
     def compute():
         found = []
         def visit(node: ast.AST, owner) -> None:
@@ -1259,7 +1354,7 @@ def _attribute_reads(tree: ast.Module) -> list[tuple[tuple[ast.ClassDef, ast.Fun
                     inner = (node, child)
                 elif isinstance(child, ast.ClassDef):
                     inner = None
-                if isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load):
+                if isinstance(child, (ast.Attribute, ast.Name)) and isinstance(child.ctx, ast.Load):
                     found.append((inner, child))
                 elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value.isidentifier():
                     found.append((inner, child))

@@ -272,7 +272,7 @@ class EpochLogSync(Rule):
                     facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path),
                                        ctx.facts.hazard("truncated back-propagation", ctx.path),
                                        lambda name: ctx.facts.named_elsewhere(name, ctx.path),
-                                       ctx.facts.class_files, ctx.path)
+                                       ctx.facts, ctx.path)
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 message = _message(call, method.name)
@@ -525,7 +525,19 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
         follow(methods.get(step))
         follow(methods.get(f"{step}_end"))
     seen: set[int] = set()
-    while pending:
+    read: set[str] = set()  # the method's own names the value is made of
+    # A helper of the class handed one of those names may store a CPU tensor through it
+    # (``self._fill(stats, logits)`` then ``stats["acc"]``): followed like a helper the value calls.
+    handed = [(call, {r.id for a in [*call.args, *(k.value for k in call.keywords)] for r in walk(a) if isinstance(r, ast.Name)})
+              for call in walk(method) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+              and isinstance(call.func.value, ast.Name) and call.func.value.id == "self" and call.func.attr in methods
+              and (call.lineno, call.col_offset) < (at.lineno, at.col_offset)]
+    while pending or any(names & read and id(methods[c.func.attr]) not in followed for c, names in handed):
+        if not pending:
+            for call, names in handed:
+                if names & read:
+                    follow(methods[call.func.attr])
+            continue
         node, names, own = pending.pop()
         if id(node) in seen:
             continue
@@ -556,6 +568,8 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
                             follow(holder_methods.get("forward"), getattr(holder, "_ddpfix_imports", imports),
                                    holder_methods)
             elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
+                if own is methods:
+                    read.add(part.id)
                 pending.extend((value, names, own) for value in assigned.get(part.id, ()))
     if facts is not None and method.name not in EVERY_RANK_HOOKS and id(method) not in callers:
         calls = facts.calls_of(method.name)
