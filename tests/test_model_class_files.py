@@ -89,7 +89,7 @@ def test_a_submodule_whose_class_another_file_defines_is_followed(tmp_path, run_
     (root / "gan/components.py").write_text(
         components.replace("import torch\n", "from torch import arange\n").format(body="self.net(x) + arange(4)"))
     proc = run_cli("--check", "-v", "gan/model.py", cwd=root)
-    assert b"[*]" not in proc.stdout and b"may be a CPU tensor (`torch.arange(...)`" in proc.stdout, proc.stdout
+    assert b"[*]" not in proc.stdout and b"`Generator` may make a CPU tensor (`torch.arange(...)`" in proc.stdout, proc.stdout
 
 
 BASE = '''from abc import ABC, abstractmethod

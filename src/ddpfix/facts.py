@@ -74,10 +74,13 @@ SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # 
 #:   average buffers too, which a bool or int buffer cannot take (DDP007);
 #: - "iterable data": Lightning does not shard an iterable dataset, so a batch is not proven to be
 #:   this rank's own (DDP004);
-#: - "custom batching": a ``collate_fn``, a ``batch_sampler`` or data batched before the loader
-#:   (``batch_size=None``) may make batches whose first tensor is not one row per sample (flattened
-#:   tokens and offsets) or whose sizes differ between ranks; Lightning infers a log's batch size from that tensor and syncs the summed sizes
-#:   as integers, so a synced epoch mean is not proven right without ``batch_size=`` (DDP004);
+#: - "custom batching": a ``collate_fn``, a ``batch_sampler``, data batched before the loader
+#:   (``batch_size=None``), a batch hook that may filter or reshape it (``on_before_batch_transfer``)
+#:   or a class deriving from ``DistributedSampler`` (Lightning keeps it; its shards may differ in length)
+#:   may make batches whose first tensor is not one row per sample (flattened tokens and offsets) or
+#:   whose sizes differ between ranks; Lightning infers a log's batch size from that tensor and syncs
+#:   the summed sizes as integers, so a synced epoch mean is proven right only with a literal
+#:   ``batch_size=`` (DDP004);
 #: - "truncated back-propagation": Lightning 1.x then passes ``hiddens`` as a step's third argument,
 #:   where it otherwise passes the optimizer's index, the same on every rank (DDP004).
 PROJECT_HAZARDS = {
@@ -85,17 +88,21 @@ PROJECT_HAZARDS = {
     # a library's stream (HF ``load_dataset(..., streaming=True)``, webdataset, MosaicML, torchdata)
     # is as unsharded as one's own IterableDataset
     "iterable data": r"IterableDataset|IterDataPipe|DataPipe|WebDataset|webdataset|StreamingDataset|streaming|to_iterable_dataset",
-    "custom batching": r"collate_fn|batch_sampler|BatchSampler|batch_size",
+    "custom batching": r"collate_fn|batch_sampler|BatchSampler|batch_size|batch_transfer|DistributedSampler",
     "truncated back-propagation": r"truncated_bptt|tbptt",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
-#: ``DataLoader(..., batch_size=None)`` (data batched before the loader), not ``dataset.map(...,
-#: batch_size=None)`` or a plain ``batch_size=32``.
+#: ``batch_size=None`` (data batched before the loader, in a call, a dict or a config; not a
+#: dataset's ``.map(..., batch_size=None)`` on its line), not a plain ``batch_size=32``; a batch hook
+#: that may reshape the batch (``on_before_batch_transfer``) and a class deriving from
+#: ``DistributedSampler`` (Lightning keeps it: its shards may differ in length) count too.
 _HAZARD_SHAPES = {
     "custom batching": r"collate_fn|batch_sampler|BatchSampler"
-                       r"|DataLoader[ \t]*\((?:[^()]|\([^()]*\))*?\bbatch_size[ \t]*=[ \t]*None\b",
+                       r"|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler"
+                       r"|def[ \t]+on_(?:before|after)_batch_transfer\b"
+                       r"|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
 }
-_HAZARDS = {name: lazy_compile(_HAZARD_SHAPES.get(name, pattern).encode()) for name, pattern in PROJECT_HAZARDS.items()}
+_HAZARDS = {name: lazy_compile(_HAZARD_SHAPES.get(name, pattern).encode(), re.M) for name, pattern in PROJECT_HAZARDS.items()}
 
 
 def _needles(pattern: str) -> tuple[bytes, ...]:
@@ -382,6 +389,33 @@ class ProjectFacts:
                 return f"{os.path.relpath(config, root)}:{line}"
         return None
 
+    def stored_elsewhere(self, name: str, path: str, tree: ast.Module | None = None) -> str | None:
+        """Where a file that may run with ``path`` (itself included, through ``tree``) stores an
+        attribute ``name`` on anything (``Head.forward = f``, ``setattr(obj, "forward", f)``):
+        ``file:line``; a reason where the facts are partial; None where none does."""
+        if not self.whole:
+            return "the run did not read the whole project, so another file may replace it"
+        if tree is not None:
+            stores = tree.__dict__.get("_ddpfix_attribute_stores")
+            if stores is None:
+                stores = tree._ddpfix_attribute_stores = _attribute_stores(tree)
+            line = stores.get(name, stores.get("*"))
+            if line is not None:
+                return f"{os.path.basename(path)}:{line}"
+        real, root = os.path.realpath(path), program_root(path)
+        pattern = re.compile(rb"\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr\s*\(")
+        for other in self.process_files:
+            if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
+                continue
+            if self._names_in(other) is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            data = self._read[("bytes", other)]
+            found = pattern.search(data)
+            if found is not None:
+                line = data.count(b"\n", 0, found.start()) + 1
+                return f"{os.path.relpath(other, root)}:{line}"
+        return None
+
     def _names_in(self, path: str) -> frozenset[bytes] | None:
         """The attribute names (``x.name``) and identifier-like strings (``"name"``) of a file."""
         key = ("names", path)
@@ -528,6 +562,22 @@ def config_hazards(root: str) -> dict[str, str]:
                 if match is not None:
                     line = data.count(b"\n", 0, match.start()) + 1
                     found[name] = f"{os.path.relpath(path)}:{line}"
+    return found
+
+
+def _attribute_stores(tree: ast.Module) -> dict[str, int]:
+    """Attribute name -> the line of its first store on anything but ``self`` (``Head.forward = f``);
+    ``"*"`` -> the first ``setattr`` with a name that is not a literal (it may store any). Each
+    literal ``setattr(obj, "name", ...)`` counts as a store of ``name``."""
+    found: dict[str, int] = {}
+    for node in walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+            found.setdefault(node.attr, node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and len(node.args) > 1:
+            name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+            found.setdefault(name if isinstance(name, str) else "*", node.lineno)
     return found
 
 

@@ -16,6 +16,7 @@ import ast
 import os
 from collections.abc import Callable
 
+from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable, tree_blocks
 from ddpfix.model.program import module_paths, program_root
 
@@ -93,9 +94,10 @@ class ClassFiles:
             if parsed is None:
                 return f"a class in {os.path.relpath(other, program_root(path))} (not read) may derive from `{name}`"
             other_tree, imports = parsed
-            for node in ast.walk(other_tree):
-                if not isinstance(node, ast.ClassDef):
-                    continue
+            classes = other_tree.__dict__.get("_ddpfix_all_classes")
+            if classes is None:
+                classes = other_tree._ddpfix_all_classes = [n for n in walk(other_tree) if isinstance(n, ast.ClassDef)]
+            for node in classes:
                 for base in node.bases:
                     last = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
                     if last != name:
@@ -132,37 +134,51 @@ class ClassFiles:
 def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, str] | None:
     """(level, module, the imported name) of the one ``from ... import`` that binds ``name`` in the
     file, where nothing else binds it."""
-    found = None
-    for block in tree_blocks(tree):
-        for statement in block:
-            if isinstance(statement, ast.ImportFrom):
-                for alias in statement.names:
-                    if (alias.asname or alias.name) == name:
-                        if found is not None or alias.name == "*":
-                            return None
-                        found = (statement.level, statement.module, alias.name)
-    if found is None or _bindings_of(tree, name) != 1:
+    imported = tree.__dict__.get("_ddpfix_from_imports")
+    if imported is None:
+        imported = tree._ddpfix_from_imports = {}
+        for block in tree_blocks(tree):
+            for statement in block:
+                if isinstance(statement, ast.ImportFrom):
+                    for alias in statement.names:
+                        imported.setdefault(alias.asname or alias.name, []).append(
+                            (statement.level, statement.module, alias.name))
+    found = imported.get(name, [])
+    if len(found) != 1 or found[0][2] == "*" or _bindings_of(tree, name) != 1:
         return None
-    return found
+    return found[0]
 
 
 def _bindings_of(tree: ast.Module, name: str) -> int:
     """How many statements or targets of the file bind ``name`` (imports, a star import, which may
     bind any name, definitions, assignments, parameters, ``for``/``with``/``except`` targets,
     ``global``), counted over the whole file: any other binding makes which value a use means
-    depend on order and scope."""
-    count = 0
-    for node in ast.walk(tree):
+    depend on order and scope. Counted once per tree."""
+    counts = tree.__dict__.get("_ddpfix_binding_counts")
+    if counts is None:
+        counts = tree._ddpfix_binding_counts = _binding_counts(tree)
+    return counts.get(name, 0) + counts.get("*", 0)
+
+
+def _binding_counts(tree: ast.Module) -> dict[str, int]:
+    counts: dict[str, int] = {}
+
+    def add(name: str) -> None:
+        counts[name] = counts.get(name, 0) + 1
+
+    for node in walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            count += sum((a.asname or a.name.split(".")[0]) == name or a.name == "*" for a in node.names)
-        elif isinstance(node, ast.arg) and node.arg == name:
-            count += 1
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            count += 1
-        elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
-            count += 1
-        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            count += 1
-        elif isinstance(node, ast.ExceptHandler) and node.name == name:
-            count += 1
-    return count
+            for alias in node.names:
+                add("*" if alias.name == "*" else alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.arg):
+            add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                add(name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            add(node.name)
+    return counts

@@ -39,6 +39,8 @@ from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
+from ddpfix.rules._device_evidence import TORCH_CONSTANTS
+from ddpfix.rules._module_classes import FileView, ModuleReader
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.analysis.names import bound_names
@@ -91,11 +93,6 @@ BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum"
 #: is never one of them).
 FUNCTION_PACKAGES = values_module.FUNCTION_PACKAGES
 NOT_PURE_TORCH = frozenset({"load", "from_file"})
-#: ``torch.<name>`` constants: dtypes and numbers (never a tensor).
-TORCH_CONSTANTS = frozenset({
-    "float", "float16", "float32", "float64", "bfloat16", "half", "double", "int", "int8", "int16", "int32",
-    "int64", "long", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "short", "inf", "nan", "pi", "e",
-})
 #: ``numpy.<f>`` functions that change an argument in place or read or write files.
 NOT_PURE_NUMPY = frozenset({"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "load", "loadtxt",
                             "genfromtxt", "fromfile", "save", "savez", "savez_compressed", "savetxt", "memmap"})
@@ -210,8 +207,8 @@ class _SelfStores:
         self.calls_setattr = False
         #: ``self.<name>`` as a whole target: of ``=``, ``+=``, ``x: T =``, ``for``, ``:=``.
         self.assigned: set[str] = set()
-        #: (name, callee) for each ``self.<name> = <callee>(...)`` (a whole target of ``=``).
-        self.built: list[tuple[str, ast.expr]] = []
+        #: (name, the call) for each ``self.<name> = <callee>(...)`` (a whole target of ``=``).
+        self.built: list[tuple[str, ast.Call]] = []
         #: (name, value) for each ``self.<name> = <name or attribute>`` (a function or class kept).
         self.referenced: list[tuple[str, ast.expr]] = []
         #: ``self.<name>`` bound by an assignment otherwise: another value, a tuple's element, ``+=``...
@@ -264,7 +261,7 @@ class _SelfStores:
                 if all(isinstance(leaf, (ast.Call, ast.Name, ast.Attribute)) for leaf in leaves):
                     for leaf in leaves:
                         if isinstance(leaf, ast.Call):
-                            self.built.append((name, leaf.func))
+                            self.built.append((name, leaf))
                         else:
                             self.referenced.append((name, leaf))
                     continue
@@ -324,6 +321,13 @@ class ClassFacts:
             self.calls_setattr_below = getattr(self, "calls_setattr_below", False) or any(
                 _SelfStores.of(owner).calls_setattr for owner in below)
         return None
+
+    def _patched_elsewhere(self, name: str) -> str | None:
+        """Where a file of the program stores an attribute ``name`` on anything (``Head.forward = f``):
+        a module class's ``forward`` may be replaced at run time."""
+        if self.project is None or self.path is None:
+            return "the program's other files are not read"
+        return self.project.stored_elsewhere(name, self.path, self.tree)
 
     def _base_elsewhere(self, base: ast.expr) -> ClassFacts | str | None:
         """The facts of a base class another file of the program defines (read there, with its own
@@ -440,7 +444,8 @@ class ClassFacts:
         self.assigned = set().union(*(own.assigned for own in stores)) | foreign_assigned
         self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
         self.file_module_classes: dict[str, list[ast.ClassDef]] = {}  # attribute -> the file's classes it holds
-        self.submodules = (self._torch_submodules(stores) | self._file_submodules(stores, by_name)) - foreign_assigned
+        self.modules = ModuleReader(self.class_files, self._patched_elsewhere, _collective_word)
+        self.submodules = self._known_submodules(stores) - foreign_assigned
         self.function_attributes = self._function_attributes(stores) - foreign_assigned
         self._helpers: dict[str, bool] = {}
         self.lists = self._list_attributes(stores) - foreign_assigned
@@ -471,7 +476,7 @@ class ClassFacts:
 
     def _every_assignment(self, stores: list[_SelfStores], built=None, referenced=None) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its ancestors)
-        passes: ``self.x = f(...)`` by ``built(name, f)``, ``self.x = f`` by ``referenced(f)`` (None:
+        passes: ``self.x = f(...)`` by ``built(name, call)``, ``self.x = f`` by ``referenced(f)`` (None:
         such an assignment fails); any other assignment fails, and ``setattr`` may bind any."""
         if self.calls_setattr:
             return set()
@@ -485,22 +490,34 @@ class ClassFacts:
             bad |= own.bound_otherwise
         return good - bad
 
-    def _torch_submodules(self, stores: list[_SelfStores]) -> set[str]:
-        """Attributes only ever assigned a ``torch.nn`` module (``nn.Linear(...)``, ``nn.CrossEntropyLoss()``)."""
-        return self._every_assignment(stores, built=self._through_factories(
-            lambda _name, callee: is_torch_nn_module(self.imports, callee)))
+    def _known_submodules(self, stores: list[_SelfStores]) -> set[str]:
+        """Attributes only ever assigned a module built by a known call (``_module_classes``: a
+        ``torch.nn`` layer, a container of known modules, a module class of the program read whole),
+        directly or through a factory method of the class. Why one is not, in ``module_problems``;
+        the module classes each holds, in ``file_module_classes``."""
+        view = FileView.of(self.path, self.tree, self.imports)
+
+        def known(name: str, call: ast.Call) -> bool:
+            problem = self.modules.call_problem(call, view)
+            for held, _where in self.modules.classes_of.get(id(call), ()):
+                self.file_module_classes.setdefault(name, []).append(held)
+            if problem is not None:
+                self.module_problems.setdefault(name, problem)
+            return problem is None
+
+        return self._every_assignment(stores, built=self._through_factories(known))
 
     def _through_factories(self, built):
         """``built``, also through the class's own factory methods: ``self.generator =
         self.init_generator(dim)`` where every ``return`` of ``init_generator`` builds what ``built``
         accepts (``return Generator(dim)``). Such a method must be the one that runs: a plain method,
         not defined again by a class of the project, not replaced at run time."""
-        def through(name: str, callee: ast.expr, depth: int = 0) -> bool:
-            factory = _self_attr(callee)
+        def through(name: str, call: ast.Call, depth: int = 0) -> bool:
+            factory = _self_attr(call.func)
             if factory is None:
-                return built(name, callee)
+                return built(name, call)
             returns = self._factory_returns(factory) if depth < 3 else None
-            return bool(returns) and all(through(name, r.func, depth + 1) for r in returns)
+            return bool(returns) and all(through(name, r, depth + 1) for r in returns)
         return through
 
     def _factory_returns(self, name: str) -> list[ast.Call] | None:
@@ -517,35 +534,6 @@ class ClassFacts:
         if not _always_exits(method.body):
             return None  # it may fall off its end: None
         return [r.value for r in returns]
-
-    def _file_submodules(self, stores: list[_SelfStores], by_name: dict[str, ast.ClassDef]) -> set[str]:
-        """Attributes only ever assigned a module class of this file (``self.cnn = CNNModel(**args)``),
-        or of another file of the program that a name of this one certainly means (``from
-        .components import Generator``), that computes on this rank's inputs: its bases end in
-        ``torch.nn`` or LightningModule through classes of its file, and none of its methods names a collective (the standard ``self(...)``
-        is held to). Why one is not, in ``module_problems``."""
-        def local_module(name: str, callee: ast.expr) -> bool:
-            if is_torch_nn_module(self.imports, callee):
-                return True  # a factory may build either (``_through_factories``)
-            if not isinstance(callee, ast.Name):
-                return False
-            if callee.id in by_name and not self._hidden(callee.id):
-                held, classes, imports = by_name[callee.id], by_name, self.imports
-            else:
-                found = (self.class_files.class_of(self.path, self.tree, callee.id)
-                         if self.class_files is not None and self.path is not None else None)
-                if found is None:
-                    return False
-                _path, other, imports, held = found
-                classes = _per_file(other, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(other)})
-                held._ddpfix_imports = imports  # its methods are read with their own file's imports
-            self.file_module_classes.setdefault(name, []).append(held)
-            problem = _local_module_problem(held, classes, imports)
-            if problem is not None:
-                self.module_problems.setdefault(name, problem)
-            return problem is None
-
-        return self._every_assignment(stores, built=self._through_factories(local_module))
 
     def _function_attributes(self, stores: list[_SelfStores]) -> set[str]:
         """Attributes only ever assigned a function known to compute on its arguments only
@@ -636,9 +624,9 @@ class ClassFacts:
         proof does not know (a constructor's parameter, a factory's result): for a reason that names it."""
         for owner in self.lineage:
             own = _SelfStores.of(owner)
-            for attribute, callee in own.built:
+            for attribute, call in own.built:
                 if attribute == name:
-                    return f"{_short(callee)}(...)", callee.lineno
+                    return f"{_short(call.func)}(...)", call.lineno
             for attribute, value in own.referenced:
                 if attribute == name:
                     return _short(value), value.lineno
@@ -1159,27 +1147,39 @@ class ClassFacts:
 
     def batch_length(self, node: ast.expr, method: ast.FunctionDef, at: ast.expr) -> bool:
         """``node`` is the number of samples in the step's batch, as the batch came: ``len(x)``,
-        ``x.shape[0]`` or ``x.size(0)`` of the batch or of a part of it taken by constant subscripts
-        or unpacking (``x, y = batch``; ``batch["image"]``), through names bound once. Where the
-        program makes no batches of its own (``_inferred_batch_size``), every rank's batch of a
-        step holds as many samples (the DistributedSampler pads the shards to one length), so each
-        rank's summed sizes are equal, as with a literal."""
+        ``x.shape[0]`` or ``x.size(0)`` of the batch itself or of a field of it taken by string keys
+        (``batch["image"]``), through names bound once by a plain assignment. Not a part taken by
+        position or unpacking: on a tensor batch that is a sample, whose length is its own. Where the
+        program makes no batches of its own (``_inferred_batch_size``), every rank's batch of a step
+        holds as many samples (the DistributedSampler pads the shards to one length), so each rank's
+        summed sizes are equal, as with a literal."""
         if method.name not in ("training_step", "validation_step", "test_step"):
             return False
         positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
         if len(positional) < 2:
             return False
         batch = positional[1]
-        bindings = self.provenance(method, at).bindings
-        if bindings.get(batch):
-            return False  # the batch is rebound before the log
+        before = (at.lineno, at.col_offset)
+        plain: dict[str, list[ast.expr]] = {}
+        # Every binding of a name counts (None: not a plain one), each plain ``name = value``
+        # before the log filled in.
+        for n, _place in _outside_functions_with_places(method):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                plain.setdefault(n.id, []).append(None)
+        for n, place in _outside_functions_with_places(method):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and place is not None and place < before:
+                values = plain[n.targets[0].id]
+                values[values.index(None)] = n.value
+        if batch in plain or batch in _names_in_nested_scopes(method):
+            return False  # the batch is rebound
 
         def resolve(n: ast.expr) -> ast.expr | None:
             for _ in range(20):
                 if not (isinstance(n, ast.Name) and n.id != batch):
                     return n
-                values = bindings.get(n.id, [])
-                if len(values) != 1 or values[0] is None:
+                values = plain.get(n.id, [])
+                if len(values) != 1 or values[0] is None or n.id in _names_in_nested_scopes(method):
                     return None
                 n = values[0]
             return None
@@ -1197,8 +1197,7 @@ class ClassFacts:
         else:
             return False
         part = resolve(part)
-        while isinstance(part, ast.Subscript) and isinstance(part.slice, ast.Constant) \
-                and type(part.slice.value) in (int, str):
+        while isinstance(part, ast.Subscript) and isinstance(part.slice, ast.Constant) and type(part.slice.value) is str:
             part = resolve(part.value)
         return isinstance(part, ast.Name) and part.id == batch
 
@@ -1763,8 +1762,9 @@ class Provenance:
             # ``criterion = nn.CrossEntropyLoss()`` then ``criterion(logits, y)``: every binding a
             # ``torch.nn`` module built here.
             values = self.bindings.get(func.id, [])
-            if not values or not all(isinstance(v, ast.Call) and is_torch_nn_module(facts.imports, v.func)
-                                     and not facts._shadowed(v.func, self.method) for v in values):
+            view = FileView.of(facts.path, facts.tree, facts.imports)
+            if not values or not all(isinstance(v, ast.Call) and not facts._shadowed(v.func, self.method)
+                                     and facts.modules.call_problem(v, view) is None for v in values):
                 return node
         else:
             qualified = facts.imports.qualify(func)
@@ -1787,35 +1787,6 @@ MAX_BASE_FILES = 4
 
 #: Lightning's methods a class may call on itself that are never a helper of its own.
 LOGGING_NAMES = frozenset({"log", "log_dict", "all_gather", "forward", "__call__"})
-
-
-def _local_module_problem(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], imports: ImportTable) -> str | None:
-    """None when ``cls`` (a class of the file) is a ``torch.nn`` module or LightningModule through
-    classes of the file, with no metaclass, no ``__call__`` and no word of a collective in any
-    method; else why not."""
-    pending, seen = [cls], set()
-    reaches_module = False
-    while pending:
-        current = pending.pop()
-        if current.name in seen:
-            continue
-        seen.add(current.name)
-        if current.keywords:
-            return f"`{current.name}` has a metaclass"
-        for statement in current.body:
-            if isinstance(statement, FUNCTIONS) and statement.name == "__call__":
-                return f"`{current.name}` defines `__call__`"
-        collective = _collective_word(current, imports)
-        if collective is not None:
-            return f"`{current.name}` names a collective (`{collective[0]}`, line {collective[1]})"
-        for base in current.bases:
-            if is_torch_nn_module(imports, base) or lightning_name(imports, base) == "LightningModule":
-                reaches_module = True
-            elif isinstance(base, ast.Name) and base.id in by_name:
-                pending.append(by_name[base.id])
-            else:
-                return f"the base class `{_short(base)}` of `{current.name}` is not read"
-    return None if reaches_module else f"`{cls.name}` is not a torch.nn module"
 
 
 def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, dict[str, int]]:

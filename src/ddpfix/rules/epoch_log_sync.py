@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
@@ -12,7 +11,8 @@ from ddpfix.edits import Span
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import values as values_mod
 from ddpfix.analysis.values import ObjectKinds
-from ddpfix.rules._epoch_log_sync_safety import EVERY_RANK_HOOKS, STEP_OF, TORCH_CONSTANTS, ClassFacts, fix_problem
+from ddpfix.rules._device_evidence import TO_CPU_METHODS, bindings, keeps_the_device, makes_a_tensor, outside_numbers, targets
+from ddpfix.rules._epoch_log_sync_safety import EVERY_RANK_HOOKS, STEP_OF, ClassFacts, fix_problem
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
@@ -470,10 +470,6 @@ def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, as
     return found
 
 
-#: Calls whose result is on the CPU: a tensor moved there, or made without a device.
-_TO_CPU_METHODS = frozenset({"cpu", "numpy", "tolist"})
-
-
 def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None) -> str | None:
     """Why the logged value may be a CPU tensor (None: it is not shown to be). A synced value goes
     into ``all_reduce`` on its own device (Lightning puts only Python numbers on ``self.device``),
@@ -502,7 +498,7 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
     methods = facts.methods if facts is not None else {}
     # Only what is bound before the call counts (a later ``batch[key] = batch[key].cpu()`` for a
     # plot changes nothing logged before it; a log in a loop is never a safe fix anyway).
-    assigned = _bindings(method, (at.lineno, at.col_offset))
+    assigned = bindings(method, (at.lineno, at.col_offset))
     positional = [a.arg for a in [*method.args.posonlyargs, *method.args.args]]
     # Each value with the imports and the methods its code reads (``self`` in a module class's
     # ``forward`` is that class; in another file, its names are that file's).
@@ -516,7 +512,7 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
             return
         followed.add(id(function))
         pending.extend((n.value, names, own) for n in walk(function) if isinstance(n, ast.Return) and n.value is not None)
-        for bound in _bindings(function, None).values():
+        for bound in bindings(function, None).values():
             pending.extend((value, names, own) for value in bound)
 
     follow(methods.get("on_after_batch_transfer"))  # what the hooks' batch is made of
@@ -542,18 +538,18 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
         if id(node) in seen:
             continue
         seen.add(id(node))
-        for part in _outside_numbers(node, names):
+        for part in outside_numbers(node, names):
             if isinstance(part, ast.Call):
                 func = part.func
                 qualified = names.qualify(func) or ""
-                if isinstance(func, ast.Attribute) and qualified == "" and (func.attr in _TO_CPU_METHODS or (
-                        func.attr in ("to", "type") and any(not _keeps_the_device(a, names, assigned)
-                                                            for a in _targets(part)))):
+                if isinstance(func, ast.Attribute) and qualified == "" and (func.attr in TO_CPU_METHODS or (
+                        func.attr in ("to", "type") and any(not keeps_the_device(a, names, assigned)
+                                                            for a in targets(part)))):
                     return (f"the value may be a CPU tensor (`.{func.attr}(...)`, line {part.lineno}): a synced value is "
                             "all-reduced on its own device, and NCCL refuses CPU tensors")
-                if _makes_a_tensor(qualified):
+                if makes_a_tensor(qualified):
                     device = next((k.value for k in part.keywords if k.arg == "device"), None)
-                    if device is None or not _keeps_the_device(device, names, assigned):
+                    if device is None or not keeps_the_device(device, names, assigned):
                         how = "without a device" if device is None else f"on `{ast.unparse(device)[:30]}`"
                         return (f"the value may be a CPU tensor (`{qualified}(...)` {how}, line {part.lineno}): a "
                                 "synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
@@ -588,32 +584,6 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
 _BATCH_TRANSFER_HOOKS = ("transfer_batch_to_device",)
 
 
-def _bindings(function, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
-    """Name -> the values the function binds it (before ``at``, where given): ``=``, ``x: T = v``,
-    ``x += v`` (``v``, as far as a device goes), ``(x := v)``, ``for x in v`` (an item of ``v``)."""
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in walk(function):
-        if at is not None and hasattr(node, "lineno") and (node.lineno, node.col_offset) >= at:
-            continue
-        if isinstance(node, ast.Assign):
-            pairs = [(target, node.value) for target in node.targets]
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            pairs = [(node.target, node.value)]
-        elif isinstance(node, ast.NamedExpr):
-            pairs = [(node.target, node.value)]
-        elif isinstance(node, ast.For):
-            pairs = [(node.target, node.iter)]
-        elif isinstance(node, ast.comprehension):
-            pairs = [(node.target, node.iter)]
-        else:
-            continue
-        for target, value in pairs:
-            for name in walk(target):
-                if isinstance(name, ast.Name):
-                    assigned.setdefault(name.id, []).append(value)
-    return assigned
-
-
 def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
     """Why the batch size Lightning infers for a log without ``batch_size=`` is not proven to be one
     per sample and the same on every rank: the program makes its own batches (``collate_fn``,
@@ -622,6 +592,10 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
     given = tree_lightning.keyword(call, "batch_size")
     if given is not None and isinstance(given.value, ast.Constant):
         return None  # a literal (any other size given is the batch's length: ``ClassFacts.batch_length``)
+    if ctx.facts.sampler_off_for(ctx.path):
+        return ("use_distributed_sampler=False: the ranks' shards are the program's own, and their batches may "
+                "differ in size; Lightning weighs the epoch mean by the batch sizes and syncs their sums as "
+                "integers, so pass a literal `batch_size=`")
     found = ctx.facts.hazard("custom batching", ctx.path)
     if found is None:
         return None
@@ -630,82 +604,6 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
                 "the summed sizes as integers")
     return (f"{found}: the batch size Lightning infers for this log (the first tensor's length) may differ between "
             "ranks, and it syncs the summed sizes as integers; pass `batch_size=`")
-
-
-def _targets(call: ast.Call) -> list[ast.expr]:
-    """What a ``.to(...)`` / ``.type(...)`` call moves or casts to: its arguments (``non_blocking=``
-    and ``copy=`` left out)."""
-    return [*call.args, *(k.value for k in call.keywords if k.arg in ("device", "dtype", "other"))]
-
-
-def _keeps_the_device(node: ast.expr, imports, assigned: dict[str, list[ast.expr]] | None = None) -> bool:
-    """``node``, as a device or a ``.to``/``.type`` target, is proven to leave a value on the rank's
-    GPU: a dtype (``torch.float32``), ``self.device`` or any ``<x>.device``, a CUDA device
-    (``"cuda"``, ``torch.device("cuda:1")``), a CUDA tensor type, or a name the method binds only to
-    such. Anything else (a name from elsewhere, ``self.eval_device``, ``"cpu"``) may be the CPU."""
-    text = tree_lightning.string_value(node)
-    if text is not None:
-        return text.startswith("cuda") or text.startswith("torch.cuda.")
-    if isinstance(node, ast.Attribute) and node.attr == "device":
-        return True
-    if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and node.args:
-        return _keeps_the_device(node.args[0], imports, assigned)
-    qualified = imports.qualify(node) or ""
-    if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] in TORCH_CONSTANTS:
-        return True  # a dtype
-    if qualified.startswith("torch.cuda.") and qualified.endswith("Tensor"):
-        return True
-    if isinstance(node, ast.Name) and assigned and assigned.get(node.id):
-        return all(_keeps_the_device(value, imports) for value in assigned[node.id])
-    return False
-
-
-#: ``torch`` functions whose result is on the device of their tensor arguments (math, reductions,
-#: joins, comparisons, ``*_like``). Any other ``torch.<f>`` may make a new tensor on the default
-#: device, the CPU (``torch.tensor``, ``torch.eye``, ``torch.hann_window``...), unless given a device.
-_FOLLOWS_ITS_INPUTS = frozenset({
-    "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "pow", "sigmoid",
-    "tanh", "relu", "softmax", "log_softmax", "sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax",
-    "amin", "argmax", "argmin", "std", "var", "std_mean", "var_mean", "norm", "logsumexp", "cumsum", "cumprod",
-    "stack", "cat", "concat", "concatenate", "hstack", "vstack", "where", "clamp", "clip", "maximum", "minimum",
-    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
-    "matmul", "mm", "bmm", "einsum", "dot", "outer", "topk", "sort", "argsort", "isnan", "isinf", "isfinite",
-    "nan_to_num", "flatten", "reshape", "squeeze", "unsqueeze", "transpose", "permute", "round", "floor", "ceil",
-    "sign", "neg", "eq", "ne", "lt", "le", "gt", "ge", "all", "any", "count_nonzero", "masked_select", "gather",
-    "index_select", "diag", "tril", "triu", "trace", "logical_and", "logical_or", "logical_not", "logical_xor",
-    "median", "mode", "quantile", "unique", "bincount", "cdist", "cosine_similarity", "dist", "chunk", "split",
-    "unbind", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
-    "sin", "cos", "erf", "lerp", "addmm", "baddbmm", "flip", "roll", "repeat_interleave", "narrow", "select",
-})
-
-
-def _makes_a_tensor(qualified: str) -> bool:
-    """A ``torch.<f>`` (or tensor type) call whose result is not known to follow its inputs' device."""
-    head, _, rest = qualified.partition(".")
-    return head == "torch" and bool(rest) and "." not in rest and rest not in _FOLLOWS_ITS_INPUTS \
-        and rest not in TORCH_CONSTANTS and rest not in ("no_grad", "inference_mode", "device", "is_tensor")
-
-
-#: Calls whose result is a Python number, whatever device their argument was on: Lightning puts a
-#: number on the module's device before it syncs it.
-_TO_NUMBER_METHODS = frozenset({"item"})
-_TO_NUMBER_BUILTINS = frozenset({"float", "int", "len", "bool"})
-
-
-def _outside_numbers(node: ast.AST, imports) -> Iterator[ast.AST]:
-    """The nodes of ``node`` (itself included), not entering a call that makes a Python number
-    (``t.cpu().item()``, ``float(...)``, ``len(...)``): what is inside one cannot make the value a
-    CPU tensor."""
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        yield current
-        if isinstance(current, ast.Call) and not current.keywords and (
-                (isinstance(current.func, ast.Attribute) and current.func.attr in _TO_NUMBER_METHODS and not current.args)
-                or (isinstance(current.func, ast.Name) and current.func.id in _TO_NUMBER_BUILTINS
-                    and imports.qualify(current.func) is None and len(current.args) == 1)):
-            continue
-        pending.extend(child_nodes(current))
 
 
 def _callback_classes(tree: ast.Module, imports, elsewhere=None) -> list[ast.ClassDef]:

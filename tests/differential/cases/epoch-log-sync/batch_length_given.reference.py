@@ -1,17 +1,17 @@
 # differential: reference of batch_length_given.py (sync_dist=True by hand, the sizes as literals)
-"""validation_step passes the batch's length as `batch_size=` (`x.shape[0]`, `len(y)`), and the
-validation set does not divide evenly into batches: each rank's last batch is smaller, so the epoch
+"""The batches are dicts of fields; validation_step passes the batch's length as `batch_size=`
+(`batch["x"].shape[0]`, `len(batch["y"])`), and the validation set does not divide evenly into batches: each rank's last batch is smaller, so the epoch
 mean is weighted by these sizes.
 
 Under DDP each rank logs its own shard's weighted mean. The program makes no batches of its own, so
-every rank's batch of a step holds as many samples (the DistributedSampler pads the shards to one
+every rank's batch of a step holds as many samples (the sampler Lightning adds pads the shards to one
 length) and every rank's summed sizes are equal: DDP004 adds sync_dist=True by default. The
 reference syncs by hand, writing the sizes as the literal each batch has.
 """
 import lightning as L
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Dataset
 
 import probe
 
@@ -22,11 +22,11 @@ class Regressor(L.LightningModule):
         self.net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
 
     def training_step(self, batch, batch_idx):
-        x, y = batch
+        x, y = batch["x"], batch["y"]
         return nn.functional.mse_loss(self.net(x).squeeze(1), y)
 
     def validation_step(self, batch, batch_idx):
-        x, y = batch
+        x, y = batch["x"], batch["y"]
         prediction = self.net(x).squeeze(1)
         # the size each batch has, written out: on 2 ranks 4, 4 then 3 samples; on one, five 4s then 2
         full, last = (2, 3) if probe.devices() == 2 else (5, 2)
@@ -38,12 +38,23 @@ class Regressor(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 
 
+class Fields(Dataset):
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, index):
+        return {"x": self.x[index], "y": self.y[index]}
+
+
 def loaders():
     g = torch.Generator().manual_seed(5)
     x = torch.randn(54, 4, generator=g)
     y = x[:, 0] * 2 - x[:, 1]
-    train = DataLoader(TensorDataset(x[:32], y[:32]), batch_size=8, shuffle=True)
-    val = DataLoader(TensorDataset(x[32:], y[32:]), batch_size=4)  # 22 samples: 11 per rank, 4+4+3
+    train = DataLoader(Fields(x[:32], y[:32]), batch_size=8, shuffle=True)
+    val = DataLoader(Fields(x[32:], y[32:]), batch_size=4)  # 22 samples: 11 per rank, 4+4+3
     return train, val
 
 

@@ -1,0 +1,146 @@
+"""Where a tensor may sit on the CPU (DDP004: a synced value is all-reduced on its own device, and
+NCCL refuses CPU tensors). Read on CPython's tree: a value is proven to be on the rank's GPU only
+through known shapes; ``cpu_evidence`` is the first place of a function or class that may make a CPU
+tensor."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.analysis import lightning as tree_lightning
+
+#: ``torch.<name>`` constants: dtypes and numbers (never a tensor).
+TORCH_CONSTANTS = frozenset({
+    "float", "float16", "float32", "float64", "bfloat16", "half", "double", "int", "int8", "int16", "int32",
+    "int64", "long", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "short", "inf", "nan", "pi", "e",
+})
+
+#: Calls whose result is on the CPU: a tensor moved there, or made without a device.
+TO_CPU_METHODS = frozenset({"cpu", "numpy", "tolist"})
+
+
+def bindings(function, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
+    """Name -> the values the function binds it (before ``at``, where given): ``=``, ``x: T = v``,
+    ``x += v`` (``v``, as far as a device goes), ``(x := v)``, ``for x in v`` (an item of ``v``)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in walk(function):
+        if at is not None and hasattr(node, "lineno") and (node.lineno, node.col_offset) >= at:
+            continue
+        if isinstance(node, ast.Assign):
+            pairs = [(target, node.value) for target in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, ast.NamedExpr):
+            pairs = [(node.target, node.value)]
+        elif isinstance(node, ast.For):
+            pairs = [(node.target, node.iter)]
+        elif isinstance(node, ast.comprehension):
+            pairs = [(node.target, node.iter)]
+        else:
+            continue
+        for target, value in pairs:
+            for name in walk(target):
+                if isinstance(name, ast.Name):
+                    assigned.setdefault(name.id, []).append(value)
+    return assigned
+
+
+def targets(call: ast.Call) -> list[ast.expr]:
+    """What a ``.to(...)`` / ``.type(...)`` call moves or casts to: its arguments (``non_blocking=``
+    and ``copy=`` left out)."""
+    return [*call.args, *(k.value for k in call.keywords if k.arg in ("device", "dtype", "other"))]
+
+
+def keeps_the_device(node: ast.expr, imports, assigned: dict[str, list[ast.expr]] | None = None) -> bool:
+    """``node``, as a device or a ``.to``/``.type`` target, is proven to leave a value on the rank's
+    GPU: a dtype (``torch.float32``), ``self.device`` or any ``<x>.device``, a CUDA device
+    (``"cuda"``, ``torch.device("cuda:1")``), a CUDA tensor type, or a name the method binds only to
+    such. Anything else (a name from elsewhere, ``self.eval_device``, ``"cpu"``) may be the CPU."""
+    text = tree_lightning.string_value(node)
+    if text is not None:
+        return text.startswith("cuda") or text.startswith("torch.cuda.")
+    if isinstance(node, ast.Attribute) and node.attr == "device":
+        return True
+    if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and node.args:
+        return keeps_the_device(node.args[0], imports, assigned)
+    qualified = imports.qualify(node) or ""
+    if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] in TORCH_CONSTANTS:
+        return True  # a dtype
+    if qualified.startswith("torch.cuda.") and qualified.endswith("Tensor"):
+        return True
+    if isinstance(node, ast.Name) and assigned and assigned.get(node.id):
+        return all(keeps_the_device(value, imports) for value in assigned[node.id])
+    return False
+
+
+#: ``torch`` functions whose result is on the device of their tensor arguments (math, reductions,
+#: joins, comparisons, ``*_like``). Any other ``torch.<f>`` may make a new tensor on the default
+#: device, the CPU (``torch.tensor``, ``torch.eye``, ``torch.hann_window``...), unless given a device.
+_FOLLOWS_ITS_INPUTS = frozenset({
+    "abs", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "pow", "sigmoid",
+    "tanh", "relu", "softmax", "log_softmax", "sum", "mean", "nansum", "nanmean", "prod", "max", "min", "amax",
+    "amin", "argmax", "argmin", "std", "var", "std_mean", "var_mean", "norm", "logsumexp", "cumsum", "cumprod",
+    "stack", "cat", "concat", "concatenate", "hstack", "vstack", "where", "clamp", "clip", "maximum", "minimum",
+    "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_divide", "remainder",
+    "matmul", "mm", "bmm", "einsum", "dot", "outer", "topk", "sort", "argsort", "isnan", "isinf", "isfinite",
+    "nan_to_num", "flatten", "reshape", "squeeze", "unsqueeze", "transpose", "permute", "round", "floor", "ceil",
+    "sign", "neg", "eq", "ne", "lt", "le", "gt", "ge", "all", "any", "count_nonzero", "masked_select", "gather",
+    "index_select", "diag", "tril", "triu", "trace", "logical_and", "logical_or", "logical_not", "logical_xor",
+    "median", "mode", "quantile", "unique", "bincount", "cdist", "cosine_similarity", "dist", "chunk", "split",
+    "unbind", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+    "sin", "cos", "erf", "lerp", "addmm", "baddbmm", "flip", "roll", "repeat_interleave", "narrow", "select",
+})
+
+
+def makes_a_tensor(qualified: str) -> bool:
+    """A ``torch.<f>`` (or tensor type) call whose result is not known to follow its inputs' device."""
+    head, _, rest = qualified.partition(".")
+    return head == "torch" and bool(rest) and "." not in rest and rest not in _FOLLOWS_ITS_INPUTS \
+        and rest not in TORCH_CONSTANTS and rest not in ("no_grad", "inference_mode", "device", "is_tensor")
+
+
+#: Calls whose result is a Python number, whatever device their argument was on: Lightning puts a
+#: number on the module's device before it syncs it.
+_TO_NUMBER_METHODS = frozenset({"item"})
+_TO_NUMBER_BUILTINS = frozenset({"float", "int", "len", "bool"})
+
+
+def outside_numbers(node: ast.AST, imports) -> Iterator[ast.AST]:
+    """The nodes of ``node`` (itself included), not entering a call that makes a Python number
+    (``t.cpu().item()``, ``float(...)``, ``len(...)``): what is inside one cannot make the value a
+    CPU tensor."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        if isinstance(current, ast.Call) and not current.keywords and (
+                (isinstance(current.func, ast.Attribute) and current.func.attr in _TO_NUMBER_METHODS and not current.args)
+                or (isinstance(current.func, ast.Name) and current.func.id in _TO_NUMBER_BUILTINS
+                    and imports.qualify(current.func) is None and len(current.args) == 1)):
+            continue
+        pending.extend(child_nodes(current))
+
+
+def cpu_evidence(node: ast.AST, imports) -> tuple[str, int] | None:
+    """(what, its line) of the first place below ``node`` (a function, a class) that may make a CPU
+    tensor: ``.cpu()``/``.numpy()``/``.tolist()``, a ``.to()``/``.type()`` to anything not proven
+    to be the rank's GPU, a ``torch`` function that makes a tensor without such a device. What a
+    Python number is made of does not count. None where there is none."""
+    functions = [n for n in walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] or [node]
+    for function in functions:
+        assigned = bindings(function, None)
+        for part in outside_numbers(function, imports):
+            if not isinstance(part, ast.Call):
+                continue
+            func = part.func
+            qualified = imports.qualify(func) or ""
+            if isinstance(func, ast.Attribute) and qualified == "" and (func.attr in TO_CPU_METHODS or (
+                    func.attr in ("to", "type") and any(not keeps_the_device(a, imports, assigned) for a in targets(part)))):
+                return f".{func.attr}(...)", part.lineno
+            if makes_a_tensor(qualified):
+                device = next((k.value for k in part.keywords if k.arg == "device"), None)
+                if device is None or not keeps_the_device(device, imports, assigned):
+                    return f"{qualified}(...)", part.lineno
+    return None

@@ -1,0 +1,285 @@
+"""DDP004: whether calling a module a LightningModule holds (``self.head(x)``) gives this rank's own
+value, on the rank's GPU: the module is built by a call every part of which is read.
+
+A call builds a known module when it is
+
+* a ``torch.nn`` layer (``nn.Linear(4, 8)``); a container (``nn.Sequential``, ``nn.ModuleList``,
+  ``nn.ModuleDict``) or a transformer stack only of known modules, written out in its arguments;
+* a module class of the program (of this file, or of another file that a name of this one
+  certainly means: ``model.class_files``) read whole: no class decorator, metaclass or
+  ``__call__``, nothing but constants bound in its body, bases ``torch.nn.Module`` (or a
+  non-container ``torch.nn`` layer, or LightningModule) through classes of its file; no word of a
+  collective and nothing that may make a CPU tensor in its methods or in the functions of its file
+  they call; every module it calls (``self.proj(x)``) itself built by a known call in its own code
+  (not handed in: ``self.scorer = scorer``); and no file of the program replaces a ``forward`` or
+  ``__call__`` (``Head.forward = f``).
+
+Anything else is unknown: its value may be global already, or a CPU tensor.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
+from ddpfix.imports import ImportTable
+from ddpfix.rules._device_evidence import cpu_evidence
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: ``torch.nn`` classes whose ``forward`` runs the modules they are given.
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Transformer", "TransformerEncoder",
+                        "TransformerDecoder", "DataParallel"})
+PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+MAX_DEPTH = 6
+
+
+@dataclass
+class FileView:
+    """One file of the program as the reader needs it."""
+
+    path: str | None
+    tree: ast.Module
+    imports: ImportTable
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    hidden: Callable[[str], bool] = lambda _name: False
+
+    @classmethod
+    def of(cls, path: str | None, tree: ast.Module, imports: ImportTable, hidden=None) -> FileView:
+        cached = tree.__dict__.get("_ddpfix_file_view")
+        if cached is None:
+            classes = {c.name: c for c in tree_lightning.classes(tree)}
+            functions = {s.name: s for s in tree.body if isinstance(s, FUNCTIONS)}
+            cached = tree._ddpfix_file_view = cls(path, tree, imports, classes, functions,
+                                                  hidden or _hidden_names(tree))
+        return cached
+
+
+class ModuleReader:
+    """Reads the module classes a LightningModule holds; each class read once per run."""
+
+    def __init__(self, class_files=None, patched: Callable[[str], str | None] | None = None,
+                 collective_word: Callable[[ast.AST, ImportTable], tuple[str, int] | None] | None = None):
+        """``class_files``: ``model.class_files.ClassFiles`` (a class of another file), or None;
+        ``patched(name)``: where a file of the program stores an attribute ``name`` on anything
+        (``Head.forward = f``), or None; ``collective_word``: the collective test of the proof."""
+        self.class_files, self.patched, self.collective_word = class_files, patched, collective_word
+        self._problems: dict[tuple[int, str], str | None] = {}
+        #: The classes each call that was read builds (the proof follows their ``forward``).
+        self.classes_of: dict[int, list[tuple[ast.ClassDef, FileView]]] = {}
+
+    def call_problem(self, call: ast.Call, view: FileView, depth: int = 0) -> str | None:
+        """None when ``call`` builds a known module (see the module's docstring); else why not."""
+        if depth > MAX_DEPTH:
+            return "modules nested deeper than are read"
+        func = call.func
+        if is_torch_nn_module(view.imports, func):
+            if (view.imports.qualify(func) or "").rsplit(".", 1)[-1] not in CONTAINERS:
+                return None
+            for argument in [*call.args, *(k.value for k in call.keywords)]:
+                problem = self._part_problem(argument, view, depth + 1)
+                if problem is not None:
+                    return problem
+            return None
+        found = self._class_of(func, view)
+        if found is None:
+            return f"`{ast.unparse(func)[:40]}` is not a module class that is read"
+        cls, where = found
+        self.classes_of.setdefault(id(call), []).append((cls, where))
+        return self.class_problem(cls, where, depth + 1)
+
+    def _part_problem(self, node: ast.expr, view: FileView, depth: int) -> str | None:
+        if isinstance(node, ast.Starred):
+            node = node.value
+        if isinstance(node, ast.Call):
+            return self.call_problem(node, view, depth)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return next((p for p in (self._part_problem(e, view, depth) for e in node.elts) if p is not None), None)
+        if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
+            return next((p for p in (self._part_problem(v, view, depth) for v in node.values) if p is not None), None)
+        if isinstance(node, ast.Constant):
+            return None
+        return f"a container holds `{ast.unparse(node)[:40]}`, not built where it is read"
+
+    def _class_of(self, func: ast.expr, view: FileView) -> tuple[ast.ClassDef, FileView] | None:
+        if not isinstance(func, ast.Name):
+            return None
+        if func.id in view.classes and not view.hidden(func.id):
+            return view.classes[func.id], view
+        if self.class_files is None or view.path is None:
+            return None
+        found = self.class_files.class_of(view.path, view.tree, func.id)
+        if found is None:
+            return None
+        path, tree, imports, cls = found
+        return cls, FileView.of(path, tree, imports)
+
+    def class_problem(self, cls: ast.ClassDef, view: FileView, depth: int = 0) -> str | None:
+        """None when every call of an instance of ``cls`` is known (see the module's docstring)."""
+        key = (id(cls), view.path or "")
+        if key not in self._problems:
+            self._problems[key] = f"`{cls.name}` holds itself"  # a cycle, while asked
+            self._problems[key] = self._class_problem(cls, view, depth)
+        return self._problems[key]
+
+    def _class_problem(self, cls: ast.ClassDef, view: FileView, depth: int) -> str | None:
+        lineage, pending, reaches_module = [], [cls], False
+        while pending:
+            current = pending.pop()
+            if any(current is c for c in lineage):
+                continue
+            lineage.append(current)
+            if current.decorator_list:
+                return f"`{current.name}` has a class decorator"
+            if current.keywords:
+                return f"`{current.name}` has a metaclass"
+            for statement in current.body:
+                if isinstance(statement, FUNCTIONS) and statement.name == "__call__":
+                    return f"`{current.name}` defines `__call__`"
+                if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None \
+                        and not _constant(statement.value):
+                    return f"`{current.name}` binds `{ast.unparse(statement)[:40]}` in its body"
+            for base in current.bases:
+                qualified = view.imports.qualify(base) or ""
+                if qualified in PLAIN_BASES or lightning_name(view.imports, base) == "LightningModule":
+                    reaches_module = True
+                elif is_torch_nn_module(view.imports, base) and qualified.rsplit(".", 1)[-1] not in CONTAINERS:
+                    reaches_module = True
+                elif isinstance(base, ast.Name) and base.id in view.classes and not view.hidden(base.id):
+                    pending.append(view.classes[base.id])
+                else:
+                    return f"`{current.name}` derives from `{ast.unparse(base)[:40]}`, which is not read"
+        if not reaches_module:
+            return f"`{cls.name}` is not a torch.nn module"
+        if self.patched is not None:
+            for name in ("forward", "__call__"):
+                place = self.patched(name)
+                if place is not None:
+                    return f"{place} may replace a `{name}`"
+        methods = {s.name for c in lineage for s in c.body if isinstance(s, FUNCTIONS)}
+        code: list[ast.AST] = list(lineage)
+        pending_functions = [n.func.id for c in lineage for n in every_node(c) if isinstance(n, ast.Call)
+                             and isinstance(n.func, ast.Name) and n.func.id in view.functions]
+        while pending_functions:
+            name = pending_functions.pop()
+            function = view.functions[name]
+            if any(function is c for c in code):
+                continue
+            code.append(function)
+            pending_functions += [n.func.id for n in every_node(function) if isinstance(n, ast.Call)
+                                  and isinstance(n.func, ast.Name) and n.func.id in view.functions]
+        for node in code:
+            unread = _unread_call(node, view)
+            if unread is not None:
+                return f"`{cls.name}` calls `{unread[0]}` (line {unread[1]}), which is not read"
+            if self.collective_word is not None:
+                collective = self.collective_word(node, view.imports)
+                if collective is not None:
+                    return f"`{cls.name}` names a collective (`{collective[0]}`, line {collective[1]})"
+            cpu = cpu_evidence(node, view.imports)
+            if cpu is not None:
+                return f"`{cls.name}` may make a CPU tensor (`{cpu[0]}`, line {cpu[1]})"
+        return self._held_problem(cls, lineage, methods, view, depth)
+
+    def _held_problem(self, cls, lineage, methods: set[str], view: FileView, depth: int) -> str | None:
+        """Every module the class calls (``self.proj(x)``) is built in its own code by a known call,
+        and by nothing else."""
+        # ``self.proj(x)``, and any call through what it holds (``self.tokenizer.encode(...)``).
+        called = set()
+        for c in lineage:
+            for n in every_node(c):
+                if not isinstance(n, ast.Call):
+                    continue
+                chain = n.func
+                while isinstance(chain, ast.Attribute) and not (isinstance(chain.value, ast.Name) and chain.value.id == "self"):
+                    chain = chain.value
+                if isinstance(chain, ast.Attribute) and chain.attr not in methods \
+                        and chain.attr not in LIGHTNING_MODULE_ATTRIBUTES:
+                    called.add(chain.attr)
+        if not called:
+            return None
+        built: dict[str, list[ast.expr]] = {}
+        for c in lineage:
+            for n in every_node(c):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                    return f"`{cls.name}` calls `setattr`"
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    for target in targets:
+                        for part in ast.walk(target):
+                            if (isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name)
+                                    and part.value.id == "self" and part.attr in called):
+                                whole = isinstance(n, ast.Assign) and target is part
+                                built.setdefault(part.attr, []).append(n.value if whole else None)
+        for name in sorted(called):
+            values = built.get(name)
+            if not values:
+                return f"`self.{name}` of `{cls.name}` is not built in its code (it may be handed in)"
+            for value in values:
+                if not isinstance(value, ast.Call):
+                    return f"`self.{name}` of `{cls.name}` holds what is not built where it is read"
+                problem = self.call_problem(value, view, depth + 1)
+                if problem is not None:
+                    return problem
+        return None
+
+
+#: Builtins a module's code may call: they compute on their arguments.
+SAFE_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max", "sum", "abs", "round", "isinstance",
+                           "zip", "enumerate", "list", "tuple", "dict", "set", "super", "print", "reversed", "sorted",
+                           "any", "all", "map", "hasattr", "divmod", "pow"})
+#: Packages whose functions a module's code may call (``torch.cat``, ``F.relu``, ``math.sqrt``,
+#: ``einops.rearrange``); their CPU makers and collectives are found by their own tests.
+SAFE_PACKAGES = ("torch.", "math.", "einops.", "typing.")
+
+
+def _unread_call(node: ast.AST, view: FileView) -> tuple[str, int] | None:
+    """(its name, its line) of the first call by name in ``node`` that the reader does not read: not a
+    function or class of the file, a safe builtin, or a function of a safe package."""
+    for n in every_node(node):
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        if isinstance(func, ast.Name):
+            if func.id in view.functions or func.id in view.classes:
+                if not view.hidden(func.id):
+                    continue
+            elif func.id in SAFE_BUILTINS and not view.hidden(func.id) and view.imports.qualify(func) is None:
+                continue
+            qualified = view.imports.qualify(func) or ""
+            if qualified.startswith(SAFE_PACKAGES):
+                continue
+            return func.id, n.lineno
+        if isinstance(func, ast.Attribute):
+            qualified = view.imports.qualify(func)
+            if qualified is not None and not qualified.startswith(SAFE_PACKAGES):
+                return ast.unparse(func)[:40], n.lineno
+    return None
+
+
+def _constant(node: ast.expr) -> bool:
+    return all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load, ast.UnaryOp, ast.USub)) for n in ast.walk(node))
+
+
+def _hidden_names(tree: ast.Module) -> Callable[[str], bool]:
+    """Whether a use of a name may mean something the file binds otherwise than by its class or
+    function statement (an assignment, a parameter, a second definition; any, with a star import)."""
+    nodes = list(every_node(tree))
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in nodes):
+        return lambda _name: True
+    counts: dict[str, int] = {}
+    for n in nodes:
+        name = (n.id if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) else
+                n.arg if isinstance(n, ast.arg) else
+                n.name if isinstance(n, (*FUNCTIONS, ast.ClassDef)) else None)
+        if name is not None:
+            counts[name] = counts.get(name, 0) + 1
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for alias in n.names:
+                local = alias.asname or alias.name.split(".")[0]
+                counts[local] = counts.get(local, 0) + 1
+    return lambda name: counts.get(name, 0) > 1
