@@ -34,6 +34,10 @@ paths = st.builds(
 
 
 def _reference(lines: list[str], path: str) -> bool | None:
+    if any(len(part) >= 3 and not part.strip("*") for line in lines for part in line.split("/")):
+        # pathspec reads a segment of three stars or more otherwise than git does (git: as ``**``,
+        # ``a/***/f`` matches ``a/f``): not compared here, but against git's own answers below.
+        return "refused"
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines).check_file(path).include
     except Exception:  # pathspec refuses some patterns ("***" in places, a lone "!"): not compared
@@ -98,3 +102,16 @@ def test_the_regex_shortcut_decides_as_the_wildcard_algorithm(pattern, path):
     for _, parsed in slow.patterns:
         parsed.fast = None
     assert spec.check_file(path) == slow.check_file(path), (pattern, path)
+
+
+def test_a_segment_of_three_stars_is_any_number_of_folders_as_git_reads_it():
+    """Git 2.x's own answers (``git check-ignore``) for segments of three stars: read like ``**``."""
+    cases = {
+        "a/a/***": {"a/a/": True, "a/a/f": True, "a/": None},
+        "a/***": {"a/": True, "a/a/": True, "a/f": True},
+        "a/***/f": {"a/f": True, "a/a/f": True, "a/a/": None},
+        "***/f": {"a/f": True, "a/a/f": True, "a/": None},
+    }
+    for pattern, paths in cases.items():
+        for path, expected in paths.items():
+            assert GitIgnore.from_lines([pattern]).check_file(path).include == expected, (pattern, path)

@@ -272,7 +272,9 @@ class Pattern:
             parts = parts[1:]  # a leading "/" only anchors
         segments: list = [] if anchored else [GLOBSTAR]
         for part in parts:
-            if part == "**":
+            # A segment of stars alone (``**``, and ``***``...: git's wildmatch reads them alike,
+            # ``a/***/f`` matches ``a/f``) is any number of folders.
+            if len(part) >= 2 and not part.strip("*"):
                 if not segments or segments[-1] is not GLOBSTAR:
                     segments.append(GLOBSTAR)
             elif part:

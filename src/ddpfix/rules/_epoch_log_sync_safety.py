@@ -644,9 +644,21 @@ class ClassFacts:
         self._helpers[name] = problem = self._helper_problem(name)
         return problem
 
-    def _helper_problem(self, name: str) -> str | None:
+    def forward_problem(self) -> str | None:
+        """None when ``self(...)`` returns this rank's own value: the class's ``forward`` (none at
+        all: ``self(...)`` raises) is read like a helper (``helper_problem``)."""
+        if "forward" not in self.methods:
+            return None if self.unknown_base is None and "forward" not in self.unknown_methods else \
+                "`forward` is not read"
+        key = "\0forward"
+        if key not in self._helpers:
+            self._helpers[key] = "`forward` calls itself"
+            self._helpers[key] = self._helper_problem("forward", as_forward=True)
+        return self._helpers[key]
+
+    def _helper_problem(self, name: str, as_forward: bool = False) -> str | None:
         helper = self.methods.get(name)
-        if not isinstance(helper, ast.FunctionDef) or name in LOGGING_NAMES:
+        if not isinstance(helper, ast.FunctionDef) or (name in LOGGING_NAMES and not as_forward):
             return f"`{name}` is not a plain method of the class"
         if self.subclassed is not None:
             return f"`{name}` may be defined again: {self.subclassed}"
@@ -1097,6 +1109,10 @@ class ClassFacts:
             if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
                 changer = provenance.changed_by[unknown.id]
                 return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
+            if isinstance(unknown, ast.Call) and (_is_self(unknown.func) or _self_attr(unknown.func) == "forward") \
+                    and self.forward_problem() is not None:
+                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
+                        f"{self.forward_problem()}")
             called = _self_attr(unknown.func) if isinstance(unknown, ast.Call) else None
             if called is not None and called in self.methods and self.helper_problem(called) is not None:
                 return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
@@ -1744,8 +1760,9 @@ class Provenance:
         check = lambda child: self._unknown(child, known)  # noqa: E731
         facts = self.facts
         if _is_self(func) or _self_attr(func) == "forward":
-            # The module's own forward, on this rank's inputs, when it holds no collective.
-            if not facts.forward_is_local:
+            # The module's own forward, on this rank's inputs, when it holds no collective and
+            # every value it returns is known the way a helper's is.
+            if not facts.forward_is_local or facts.forward_problem() is not None:
                 return node
         elif _self_attr(func) is not None:
             if func.attr in facts.submodules or func.attr in facts.function_attributes:

@@ -77,6 +77,8 @@ class ModuleReader:
         if depth > MAX_DEPTH:
             return "modules nested deeper than are read"
         func = call.func
+        if _library_model(view.imports.qualify(func) or ""):
+            return None
         if is_torch_nn_module(view.imports, func):
             if (view.imports.qualify(func) or "").rsplit(".", 1)[-1] not in CONTAINERS:
                 return None
@@ -95,6 +97,8 @@ class ModuleReader:
     def _part_problem(self, node: ast.expr, view: FileView, depth: int) -> str | None:
         if isinstance(node, ast.Starred):
             node = node.value
+            if isinstance(node, ast.Name):
+                return self._list_problem(node, view, depth)
         if isinstance(node, ast.Call):
             return self.call_problem(node, view, depth)
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -104,6 +108,37 @@ class ModuleReader:
         if isinstance(node, ast.Constant):
             return None
         return f"a container holds `{ast.unparse(node)[:40]}`, not built where it is read"
+
+    def _list_problem(self, name: ast.Name, view: FileView, depth: int) -> str | None:
+        """``nn.Sequential(*layers)``: ``layers`` is a list of the function that holds the call,
+        every binding of which is a list display of known modules and every change of which appends
+        or extends it with known modules (``layers.append(nn.Linear(...))`` in a loop)."""
+        function = _enclosing_function(view.tree, name)
+        refused = f"a container holds `*{name.id}`, not a list of known modules built where it is read"
+        if function is None:
+            return refused
+        for node in every_node(function):
+            if isinstance(node, ast.Name) and node.id == name.id and node is not name:
+                parent = _parent(function, node)
+                if isinstance(node.ctx, ast.Store):
+                    whole = (isinstance(parent, ast.Assign) and parent.targets == [node]) or (
+                        isinstance(parent, ast.AnnAssign) and parent.target is node)
+                    if not (whole and isinstance(parent.value, ast.List)):
+                        return refused
+                    problem = self._part_problem(parent.value, view, depth)
+                elif isinstance(parent, ast.Attribute) and parent.attr in ("append", "extend"):
+                    call = _parent(function, parent)
+                    if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1 and not call.keywords):
+                        return refused
+                    problem = self._part_problem(call.args[0], view, depth)
+                elif isinstance(parent, ast.Starred) and isinstance(_parent(function, parent), ast.Call) \
+                        and is_torch_nn_module(view.imports, _parent(function, parent).func):
+                    problem = None  # another container built from it, read on its own
+                else:
+                    return refused
+                if problem is not None:
+                    return problem
+        return None
 
     def _class_of(self, func: ast.expr, view: FileView) -> tuple[ast.ClassDef, FileView] | None:
         if not isinstance(func, ast.Name):
@@ -259,6 +294,47 @@ def _unread_call(node: ast.AST, view: FileView) -> tuple[str, int] | None:
             if qualified is not None and not qualified.startswith(SAFE_PACKAGES):
                 return ast.unparse(func)[:40], n.lineno
     return None
+
+
+#: Model classes of well-known libraries whose ``forward`` computes on the device of its inputs,
+#: with no collective: Hugging Face ``transformers`` models (``AutoModelForSequenceClassification
+#: .from_pretrained(...)``; not a tokenizer or processor, whose call makes CPU tensors), torchvision's
+#: model builders, ``timm.create_model``.
+_NOT_MODELS = ("Tokenizer", "Processor", "FeatureExtractor", "ImageProcessor", "Config", "Pipeline")
+
+
+def _library_model(qualified: str) -> bool:
+    parts = qualified.split(".")
+    if qualified.startswith("transformers.") and len(parts) >= 3 and parts[-1] in ("from_pretrained", "from_config"):
+        name = parts[-2]
+        return ("Model" in name or "For" in name) and not any(word in name for word in _NOT_MODELS)
+    if qualified.startswith("torchvision.models.") and parts[-1][:1].islower() and not parts[-1].startswith("get_"):
+        return True
+    return qualified == "timm.create_model"
+
+
+def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.AST | None:
+    parents = _parents(tree)
+    current = parents.get(id(node))
+    while current is not None and not isinstance(current, FUNCTIONS):
+        current = parents.get(id(current))
+    return current
+
+
+def _parent(_root: ast.AST, node: ast.AST) -> ast.AST | None:
+    return getattr(node, "_ddpfix_parent", None)
+
+
+def _parents(tree: ast.Module) -> dict[int, ast.AST]:
+    """Node id -> its parent, kept on the tree (each node also knows its own, ``_ddpfix_parent``)."""
+    found = tree.__dict__.get("_ddpfix_module_parents")
+    if found is None:
+        found = tree._ddpfix_module_parents = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                found[id(child)] = node
+                child._ddpfix_parent = node
+    return found
 
 
 def _constant(node: ast.expr) -> bool:
