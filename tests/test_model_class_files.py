@@ -155,3 +155,51 @@ def test_a_base_class_another_file_defines_is_read_there(tmp_path, run_cli):
         "(L.LightningModule, ABC)", "(L.LightningModule, Unknown)"))
     proc = run_cli("--check", "-v", ".", cwd=root)
     assert b"the base class `Unknown` is not seen (in base.py, through the base class `BaseTask`)" in proc.stdout, proc.stdout
+
+
+MODULE = '''import lightning as L
+from torch import nn
+
+
+class Classifier(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 3)
+
+    def _loss(self, batch):
+        x, y = batch
+        return nn.functional.cross_entropy(self.net(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self._loss(batch))
+'''
+
+
+def test_a_class_deriving_from_the_module_is_read(tmp_path, run_cli):
+    """The module that runs may be a subclass in another file: safe while it logs its synced keys in
+    one order on every rank and defines again nothing the proof read; unsafe, naming it, where it
+    defines the helper again, syncs under a data-dependent `if`, or cannot be read (a notebook)."""
+    root = tmp_path / "proj"
+    subclass = "from model import Classifier\n\n\nclass Wider(Classifier):\n{body}"
+    write(root, {"model.py": MODULE, "wider.py": subclass.format(
+        body="    def on_validation_epoch_end(self):\n        self.log(\"epochs\", float(self.current_epoch), sync_dist=True)\n")})
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"model.py:15:9: DDP004 [*]" in proc.stdout, proc.stdout
+
+    (root / "wider.py").write_text(subclass.format(body="    def _loss(self, batch):\n        return batch[0].sum()\n"))
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"the class `Wider` (wider.py:4), which derives from `Classifier` defines `_loss`" \
+        in proc.stdout, proc.stdout
+
+    (root / "wider.py").write_text(subclass.format(
+        body="    def validation_step(self, batch, batch_idx):\n        super().validation_step(batch, batch_idx)\n"
+             "        if batch[0].sum() > 0:\n            self.log(\"big\", batch[0].sum(), sync_dist=True)\n"))
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"the class `Wider` (wider.py:4) derives from `Classifier`" in proc.stdout, proc.stdout
+
+    (root / "wider.py").unlink()
+    (root / "notebook.ipynb").write_text('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], '
+                                         '"source": ["from model import Classifier\\n", "class Wider(Classifier):\\n", '
+                                         '"    pass\\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"notebook.ipynb (not read) may derive from `Classifier`" in proc.stdout, proc.stdout

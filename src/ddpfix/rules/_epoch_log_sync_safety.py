@@ -316,6 +316,7 @@ class ClassFacts:
             self.unknown_methods |= defined
             for name in defined:
                 self.methods.pop(name, None)
+                self.unknown_where.setdefault(name, f"the class {where}, which derives from `{self.cls.name}`")
             self.foreign_called |= facts.called_names | facts.foreign_called
             self.foreign_assigned |= set().union(*(_SelfStores.of(owner).assigned for owner in below))
             self.calls_setattr_below = getattr(self, "calls_setattr_below", False) or any(
@@ -421,6 +422,10 @@ class ClassFacts:
         own = {s.name for s in cls.body if isinstance(s, FUNCTIONS)}
         self.unknown_methods: set[str] = set().union(
             *((set(o.methods) | o.unknown_methods) - own for o in self.opaque))
+        #: Who defines each of ``unknown_methods`` (for a reason).
+        self.unknown_where: dict[str, str] = {
+            name: f"the base class `{o.cls.name}` ({os.path.basename(o.path or '')})"
+            for o in self.opaque for name in (set(o.methods) | o.unknown_methods) - own}
         for name in self.unknown_methods:
             self.methods.pop(name, None)
         #: Attribute names the file of a base of another file calls (``self.validation_step(...)``).
@@ -1114,6 +1119,10 @@ class ClassFacts:
                 return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
                         f"{self.forward_problem()}")
             called = _self_attr(unknown.func) if isinstance(unknown, ast.Call) else None
+            if called is not None and called in self.unknown_methods:
+                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
+                        f"{self.unknown_where.get(called, 'a class of another file')} defines `{called}`, "
+                        "which is not followed")
             if called is not None and called in self.methods and self.helper_problem(called) is not None:
                 return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
                         f"{self.helper_problem(called)}")
