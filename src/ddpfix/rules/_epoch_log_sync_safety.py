@@ -13,11 +13,11 @@ rank first logged its keys (``ResultCollection``). The fix is safe only when
 * no other log of the class that may sync is reached in another order on another rank (a new sync
   would pair with it: values of different keys averaged together, or a hang);
 * the value is provably per-rank: built from the hook's arguments and constants through known torch
-  and NumPy operations, tensor methods, the module's own ``forward``, its ``torch.nn`` submodules and
-  the file's module classes with no collective, functions kept on it, and its own helper methods
-  (followed into their body, unless a class of the project may define them again); a value
-  of unknown provenance may already be global (``all_gather``, ``metric.compute()``, a Metric) and
-  would be reduced again;
+  and NumPy operations, tensor methods, functions kept on the module, its own helper methods and
+  ``forward`` (followed into their body), and the modules it holds where each is built by a call
+  read whole (``_module_classes``: torch layers, containers of known modules, the program's module
+  classes with no collective and no CPU maker); a value of unknown provenance may already be
+  global (``all_gather``, ``metric.compute()``, a Metric) or a CPU tensor;
 * the call's flags are known (``reduce_fx`` one of Lightning's four; ``batch_size`` absent or a
   literal int; no ``sync_dist_group``, ``metric_attribute`` or positional flags), and the class and
   its bases are all seen;

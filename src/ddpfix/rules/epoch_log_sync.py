@@ -168,34 +168,51 @@ class EpochLogSync(Rule):
       constants, through operators, subscripts, comprehensions, `torch.*` functions one level deep
       (not `torch.load`), `torch.nn.functional`, `torch.linalg`/`special`/`fft`,
       `torchmetrics.functional`, NumPy's one-level functions (not those that load, save or change an
-      argument), a list of tensor methods (`mean`, `argmax`, `float`, `item`, `chunk`, ...), the
-      module's own `forward` (`self(x)`; unsafe if it names a collective), `self.<name>(...)` for
-      attributes only ever assigned a `torch.nn` module, a module class of the file whose bases end
-      in `torch.nn` and none of whose methods names a collective (`self.head = Head(8)`), or such a
-      function (`self.loss_fn = F.mse_loss`), a local `criterion = nn.CrossEntropyLoss()`, and the
-      class's own helper methods (`loss, acc = self._evaluate(batch)`): followed into their body
-      when they are plain methods (not decorated, no generator, constant defaults), no class of the
-      project derives from the module (it could define the helper again), every `return` is known
-      the same way and the helper changes none of its arguments in place. Nothing that runs before
-      the log may change such a value in place through an unknown call (`dist.all_reduce(total)`,
+      argument), a list of tensor methods (`mean`, `argmax`, `float`, `item`, `chunk`, ...), such a
+      function kept on the module (`self.loss_fn = F.mse_loss`), the class's own helper methods
+      (`loss, acc = self._evaluate(batch)`: followed into their body when they are plain methods
+      (not decorated, no generator, constant defaults), every `return` is known the same way and
+      the helper changes none of its arguments in place), the module's own `forward` (`self(x)`),
+      read the same way (and unsafe if it names a collective), and the modules it holds
+      (`self.head(x)`, a local `criterion = nn.CrossEntropyLoss()`) where every assignment builds
+      a known module, directly or through a factory method of the class whose every `return` does
+      (`self.head = self.build_head()`). A known module is a `torch.nn` layer; a container
+      (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
+      written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);
+      a model of a well-known library (`transformers` model classes' `from_pretrained`,
+      torchvision's builders, `timm.create_model`); or a module class of the program, of this file
+      or of another one that a name of this file certainly means (`from .components import Head`,
+      through package re-exports; not a name a star import or a parameter may bind), read whole:
+      no class decorator, metaclass or `__call__`, nothing but constants bound in its body, bases
+      `torch.nn.Module` (or a non-container layer, or LightningModule) through classes of its file,
+      no collective and nothing that may make a CPU tensor in its methods or in the functions of
+      its file they call, no call of a function it does not read, every module it calls built in
+      its own code by a known call (not handed in: `self.scorer = scorer`), and no file of the
+      program replacing a `forward` (`Head.forward = f`). Nothing that runs before the log may
+      change such a value in place through an unknown call (`dist.all_reduce(total)`,
       `x.add_(...)`). Anything else (`self.<attribute>` holding a constructor's argument or a
       factory's result, a gather over a sub-group, `all_reduce` on some paths only) is of unknown
-      provenance, possibly global already, and a second reduction would change it (a
-      `reduce_fx="sum"` doubles); the reason names it (`self.backbone` holds `backbone` (line 29),
-      an object whose class is not read; `_score` may be defined again: a class in train.py derives
-      from `Base`).
+      provenance, possibly global already or a CPU tensor; the reason names it (`self.backbone`
+      holds `backbone` (line 29), an object whose class is not read; `Head` may make a CPU tensor
+      (`.cpu(...)`, line 10); the class `Wider` (wider.py:4), which derives from `Classifier`,
+      defines `_loss`, which is not followed).
     - **Known flags.** `reduce_fx` absent or one of `"mean"`/`"max"`/`"min"` (or `torch.mean` ...):
       a mean, max or min of a value every rank already shares gives it back, so only a per-rank
       value changes; a `"sum"` adds the value once per rank, right only where each rank's value
       counts its own samples (not global already, the data sharded), which is not proven: unsafe. No
       flags by position, no `sync_dist_group=` or `metric_attribute=`; `on_step=` a literal, and not
       `True` outside the training hooks (a per-batch sync needs equal batch counts); `batch_size=` a
-      literal int, or, where the program makes no batches of its own, the step's batch length
-      (`len(x)`, `x.shape[0]`, `x.size(0)` of the batch or a part of it taken by unpacking or a
-      constant subscript, through names bound once) or absent (no `collate_fn`,
-      `batch_sampler`, `BatchSampler`, `DataLoader(..., batch_size=None)`): Lightning infers the size from the batch's first tensor and syncs each
-      rank's summed sizes as integers, a sum then a floor division by the world size, so a per-rank
-      count such as the batch's number of tokens changes a weighted mean.
+      literal int, or, where the program makes no batches of its own and Lightning's sampler shards
+      the data, the step's batch length (`len(x)`, `x.shape[0]`, `x.size(0)` of the batch or of a
+      field taken by string keys, `batch["image"]`, through names bound once; not a part taken by
+      position or unpacking, which on a tensor batch is a sample) or absent. Making batches of its
+      own: a `collate_fn`, `batch_sampler`, `BatchSampler`, `batch_size=None` (in a call, a dict
+      or a config), an `on_before_batch_transfer`/`on_after_batch_transfer` (it may filter or
+      reshape the batch) or a class deriving from `DistributedSampler` (Lightning keeps it; its
+      shards may differ in length), anywhere in the program; `use_distributed_sampler=False`
+      anywhere in the run refuses all but a literal. Lightning infers the size from the batch's
+      first tensor and syncs each rank's summed sizes as integers, a sum then a floor division by
+      the world size, so sizes that differ between ranks change a weighted mean.
     - **This rank's own data.** The file names no iterable dataset (`IterableDataset`,
       `IterDataPipe`, defined or used): Lightning does not shard one, every rank may read the
       whole stream, and a synced `reduce_fx="sum"` would count each sample once per rank.
@@ -203,11 +220,16 @@ class EpochLogSync(Rule):
       may sync (`sync_dist` not literally `False`, `**kwargs`, or a value that may be a Metric) is
       reached conditionally, from a helper or with a run-time key, and no log through another
       object in the file (`pl_module.log(..., sync_dist=True)`) syncs: a new sync could pair with it.
-    - **Everything is seen.** The class's bases are Lightning's `LightningModule` or classes of the
-      same file (methods looked up in Python's C3 order, as with mixins), it has no class decorator
-      and defines no `log` of its own; no class of the project derives from it (the module that runs
-      may be the subclass, whose own logs may sync in another order, or which may call or replace
-      the hook); the hook has no decorator but grad mode's (`@torch.no_grad()`); a helper followed is not replaced at run time by the file's
+    - **Everything is seen.** The class's bases are Lightning's `LightningModule`, `abc.ABC`,
+      classes of the same file (methods looked up in Python's C3 order, as with mixins) or classes
+      of another file of the program read there with that file's imports (a name such a base
+      defines and the class does not define itself is known to exist, not followed; its file's
+      own calls of a hook count; its syncing logs must run in one order on every rank, and not
+      again through `super()` or `Base.m(self)` from here); it has no class decorator and defines
+      no `log` of its own; every class of the program that derives from it is read too (the
+      module that runs may be one of them): seen whole, its syncing logs in one order on every
+      rank, and what it defines or assigns unknown here (a hook it defines again without reaching
+      this one through `super()` only keeps this one from running for it); the hook has no decorator but grad mode's (`@torch.no_grad()`); a helper followed is not replaced at run time by the file's
       code (`Model._evaluate = f`, `setattr(...)` on another object, `type(name, bases, ns)`, the
       class handed around as a value: `Base = Model`); a helper that changes an argument in place
       with a value not known to be per-rank makes what the caller passed unknown after the call;
@@ -220,7 +242,8 @@ class EpochLogSync(Rule):
     made from another file's alias (`Base = model.Model`) or by `type(...)` there, nor a callback in
     another file that logs conditionally with `sync_dist=True`); the batch is this rank's own data
     (a dataset built in another file is taken to be a map-style one that Lightning's
-    DistributedSampler shards).
+    DistributedSampler shards); the well-known libraries' models named above compute on their
+    inputs' device with no collective.
     """
 
     code = "DDP004"
