@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import json
 import os
 import re
 import warnings
@@ -376,10 +377,12 @@ class ProjectFacts:
                 found = _name_use(name).search(data)
                 line = data.count(b"\n", 0, found.start()) + 1 if found else 1
                 return f"{os.path.relpath(other, root)}:{line}"
-            dynamic = _DYNAMIC_NAME.search(data)
-            if dynamic is not None:
-                line = data.count(b"\n", 0, dynamic.start()) + 1
-                return f"{os.path.relpath(other, root)}:{line} reaches attributes by a name made at run time"
+            key = ("dynamic", other)
+            if key not in self._read:
+                found = _DYNAMIC_NAME.search(data)
+                self._read[key] = None if found is None else data.count(b"\n", 0, found.start()) + 1
+            if self._read[key] is not None:
+                return f"{os.path.relpath(other, root)}:{self._read[key]} reaches attributes by a name made at run time"
         for config, data in _config_files(root):
             if config is None:
                 return "the project has more configuration files than are read"
@@ -416,14 +419,20 @@ class ProjectFacts:
                 return f"{os.path.relpath(other, root)}:{line}"
         return None
 
+    def _words_in(self, path: str) -> frozenset[bytes] | None:
+        """Every identifier-like word of a file (code, strings, comments), read once per run."""
+        key = ("words", path)
+        if key not in self._read:
+            self._read[key] = None if self._names_in(path) is None else frozenset(
+                _WORDS.findall(self._read[("bytes", path)]))
+        return self._read[key]
+
     def _names_in(self, path: str) -> frozenset[bytes] | None:
         """The attribute names (``x.name``) and identifier-like strings (``"name"``) of a file."""
         key = ("names", path)
         if key not in self._read:
-            try:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-            except OSError:
+            data = _code_bytes(path)
+            if data is None:
                 self._read[key] = None
                 return None
             self._read[("bytes", path)] = data
@@ -438,6 +447,32 @@ class ProjectFacts:
             return "the run did not read the whole project, so a subclass elsewhere cannot be ruled out"
         candidates = [real for real in self.subclasses.get(name, ()) if self.may_run_with(path, real)]
         return self.class_files.subclasses_of(path, tree, name, list(dict.fromkeys(candidates)))
+
+    def constructions_of(self, cls: ast.ClassDef, path: str, tree: ast.Module):
+        """Every call of the program that builds the class ``cls`` of ``path`` (``ClassFiles.
+        constructions_of``), or why not all are known (partial facts, a configuration file naming
+        it: LightningCLI or hydra may build it with anything)."""
+        if not self.whole:
+            return "the run did not read the whole project, so the module may be built elsewhere"
+        real, root = os.path.realpath(path), program_root(path)
+        word = re.compile(rb"\b" + re.escape(cls.name.encode()) + rb"\b")
+        candidates = [real]
+        for other in self.process_files:
+            if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
+                continue
+            words = self._words_in(other)
+            if words is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            if cls.name.encode() in words:
+                candidates.append(other)
+        for config, data in _config_files(root):
+            if config is None:
+                return "the project has more configuration files than are read"
+            found = word.search(data)
+            if found is not None:
+                line = data.count(b"\n", 0, found.start()) + 1
+                return f"{os.path.relpath(config, root)}:{line} names `{cls.name}` (a configuration may build it)"
+        return self.class_files.constructions_of(path, tree, cls, candidates)
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
@@ -585,6 +620,25 @@ def _attribute_stores(tree: ast.Module) -> dict[str, int]:
 _NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]")
 
 
+_WORDS = lazy_compile(rb"[A-Za-z_]\w*")
+
+
+def _code_bytes(path: str) -> bytes | None:
+    """A file's code as bytes: the file, or for a notebook its code cells one after the other (its
+    outputs, often megabytes of images, hold no code); None where it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    if not path.endswith(".ipynb"):
+        return data
+    try:
+        cells = json.loads(data).get("cells", [])
+        return "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+                         for c in cells if isinstance(c, dict) and c.get("cell_type") == "code").encode()
+    except (ValueError, AttributeError, TypeError, RecursionError):
+        return data
 #: ``getattr(x, name)`` with a name that is not a literal, ``attrgetter``/``methodcaller``,
 #: ``__getattribute__``: an attribute reached by a name made at run time.
 _DYNAMIC_NAME = lazy_compile(rb"getattr[ \t]*\([^,()]+,[ \t\r\n]*(?![ \t\r\n])(?!['\"][A-Za-z_]\w*['\"][ \t]*[,)])"

@@ -38,7 +38,7 @@ from ddpfix.analysis import values as values_module
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
-from ddpfix.model.class_files import ClassFiles
+from ddpfix.model.class_files import ClassFiles, bound_value
 from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._module_classes import FileView, ModuleReader
 from ddpfix.analysis import lightning as tree_lightning
@@ -450,7 +450,8 @@ class ClassFacts:
         self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
         self.file_module_classes: dict[str, list[ast.ClassDef]] = {}  # attribute -> the file's classes it holds
         self.modules = ModuleReader(self.class_files, self._patched_elsewhere, _collective_word)
-        self.submodules = self._known_submodules(stores) - foreign_assigned
+        # Which attributes hold a known module is read per attribute, when a value asks.
+        self._stores, self._foreign_assigned, self._submodules = stores, foreign_assigned, {}
         self.function_attributes = self._function_attributes(stores) - foreign_assigned
         self._helpers: dict[str, bool] = {}
         self.lists = self._list_attributes(stores) - foreign_assigned
@@ -479,9 +480,9 @@ class ClassFacts:
             known = self._provenances[key] = Provenance(self, method, until)
         return known
 
-    def _every_assignment(self, stores: list[_SelfStores], built=None, referenced=None) -> set[str]:
+    def _every_assignment(self, stores: list[_SelfStores], built=None, referenced=None, only: str | None = None) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its ancestors)
-        passes: ``self.x = f(...)`` by ``built(name, call)``, ``self.x = f`` by ``referenced(f)`` (None:
+        passes: ``self.x = f(...)`` by ``built(name, call)``, ``self.x = f`` by ``referenced(name, f)`` (None:
         such an assignment fails); any other assignment fails, and ``setattr`` may bind any."""
         if self.calls_setattr:
             return set()
@@ -489,13 +490,22 @@ class ClassFacts:
         bad: set[str] = set()
         for own in stores:
             for name, callee in own.built:
-                (good if built is not None and built(name, callee) else bad).add(name)
+                if only is None or name == only:
+                    (good if built is not None and built(name, callee) else bad).add(name)
             for name, value in own.referenced:
-                (good if referenced is not None and referenced(value) else bad).add(name)
+                if only is None or name == only:
+                    (good if referenced is not None and referenced(name, value) else bad).add(name)
             bad |= own.bound_otherwise
         return good - bad
 
-    def _known_submodules(self, stores: list[_SelfStores]) -> set[str]:
+    def submodule_known(self, name: str) -> bool:
+        """``self.<name>`` holds a known module (``_known_submodules``), asked of one attribute."""
+        if name not in self._submodules:
+            self._submodules[name] = name not in self._foreign_assigned and name in self._known_submodules(
+                self._stores, only=name)
+        return self._submodules[name]
+
+    def _known_submodules(self, stores: list[_SelfStores], only: str | None = None) -> set[str]:
         """Attributes only ever assigned a module built by a known call (``_module_classes``: a
         ``torch.nn`` layer, a container of known modules, a module class of the program read whole),
         directly or through a factory method of the class. Why one is not, in ``module_problems``;
@@ -503,14 +513,86 @@ class ClassFacts:
         view = FileView.of(self.path, self.tree, self.imports)
 
         def known(name: str, call: ast.Call) -> bool:
-            problem = self.modules.call_problem(call, view)
+            if isinstance(call.func, ast.Name) and self._init_parameter(call.func) is not None:
+                problem = self._handed_in_problem(call.func, instantiated=True)
+            else:
+                problem = self.modules.call_problem(call, view)
             for held, _where in self.modules.classes_of.get(id(call), ()):
                 self.file_module_classes.setdefault(name, []).append(held)
             if problem is not None:
                 self.module_problems.setdefault(name, problem)
             return problem is None
 
-        return self._every_assignment(stores, built=self._through_factories(known))
+        def handed_in(name: str, value: ast.expr) -> bool:
+            if self._init_parameter(value) is None:
+                return False
+            problem = self._handed_in_problem(value, instantiated=False)
+            if problem is not None:
+                self.module_problems.setdefault(name, problem)
+            return problem is None
+
+        return self._every_assignment(stores, built=self._through_factories(known), referenced=handed_in, only=only)
+
+    def _init_parameter(self, node: ast.expr) -> ast.FunctionDef | None:
+        """The class's own ``__init__``, where ``node`` is a name of one of its parameters that it
+        never binds again, read in it (``self.backbone = backbone``)."""
+        if not isinstance(node, ast.Name):
+            return None
+        init = next((s for s in self.cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None or _path_to(init, node) is None:
+            return None
+        names = [a.arg for a in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]][1:]
+        if node.id not in names or any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, (ast.Store, ast.Del))
+                                       for n in walk(init)):
+            return None
+        return init
+
+    def _handed_in_problem(self, parameter: ast.Name, instantiated: bool) -> str | None:
+        """None when every construction of the class in the program passes ``parameter`` a known
+        module (``Model(AutoModel.from_pretrained(...))``, ``Model(backbone=Backbone(8))``; the
+        default where none is passed), or, ``instantiated``, a known module class
+        (``encoder_class=Encoder``); else why not."""
+        refused = f"`{parameter.id}` is handed in"
+        if self.project is None or self.path is None:
+            return f"{refused}: the program's other files are not read"
+        init = self._init_parameter(parameter)
+        key = ("constructions", id(self.cls))
+        if key not in self._callers:
+            self._callers[key] = self.project.constructions_of(self.cls, self.path, self.tree)
+        sites = self._callers[key]
+        if isinstance(sites, str):
+            return f"{refused}: {sites}"
+        if not sites:
+            return f"{refused}: no call of the program builds `{self.cls.name}`"
+        positional = [a.arg for a in [*init.args.posonlyargs, *init.args.args]][1:]
+        defaults = dict(zip(reversed(positional), reversed(init.args.defaults)))
+        defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
+        here = FileView.of(self.path, self.tree, self.imports)
+        for call, path, tree, imports in sites:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return f"{refused}: {os.path.basename(path)}:{call.lineno} passes `*args`/`**kwargs`"
+            given = {k.arg: k.value for k in call.keywords}
+            loading = isinstance(call.func, ast.Attribute)
+            if not loading:
+                given.update(dict(zip(positional, call.args)))
+            value, view = given.get(parameter.id), FileView.of(path, tree, imports)
+            if value is None:
+                if loading:
+                    continue  # what the checkpoint holds: what a construction gave it
+                value, view = defaults.get(parameter.id), here
+                if value is None:
+                    continue  # a call that passes nothing there fails anyway
+            value = bound_value(view.tree, value)
+            if value is None:
+                return f"{refused}: what {os.path.basename(path)}:{call.lineno} passes is bound otherwise"
+            if instantiated:
+                value = ast.Call(func=value, args=[], keywords=[])
+            if not isinstance(value, ast.Call):
+                return f"{refused}: {os.path.basename(path)}:{call.lineno} passes `{_short(value)}`"
+            problem = self.modules.call_problem(value, view)
+            if problem is not None:
+                return f"{refused}: {os.path.basename(path)}:{call.lineno} passes what is not known ({problem})"
+        return None
 
     def _through_factories(self, built):
         """``built``, also through the class's own factory methods: ``self.generator =
@@ -543,7 +625,7 @@ class ClassFacts:
     def _function_attributes(self, stores: list[_SelfStores]) -> set[str]:
         """Attributes only ever assigned a function known to compute on its arguments only
         (``self.loss_function = F.mse_loss``)."""
-        return self._every_assignment(stores, referenced=self._pure_function)
+        return self._every_assignment(stores, referenced=lambda _name, value: self._pure_function(value))
 
     def _pure_function(self, func: ast.expr) -> bool:
         """``func`` names a function of the packages that compute on their arguments (``torch.<f>``,
@@ -1774,7 +1856,7 @@ class Provenance:
             if not facts.forward_is_local or facts.forward_problem() is not None:
                 return node
         elif _self_attr(func) is not None:
-            if func.attr in facts.submodules or func.attr in facts.function_attributes:
+            if func.attr in facts.function_attributes or facts.submodule_known(func.attr):
                 return None
             if func.attr in facts.methods and facts.helper_problem(func.attr) is None:
                 return None

@@ -582,6 +582,7 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
                     if func.attr in own:
                         follow(own[func.attr], names, own)
                     elif facts is not None and own is methods:
+                        facts.submodule_known(func.attr)  # reads which classes it holds
                         for holder in facts.file_module_classes.get(func.attr, ()):
                             holder_methods = {s.name: s for s in holder.body if isinstance(s, FUNCTIONS)}
                             follow(holder_methods.get("forward"), getattr(holder, "_ddpfix_imports", imports),
