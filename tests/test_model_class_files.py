@@ -203,3 +203,56 @@ def test_a_class_deriving_from_the_module_is_read(tmp_path, run_cli):
                                          '"    pass\\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     proc = run_cli("--check", "-v", "model.py", cwd=root)
     assert b"[*]" not in proc.stdout and b"notebook.ipynb (not read) may derive from `Classifier`" in proc.stdout, proc.stdout
+
+
+HANDED_IN = '''import lightning as L
+from torch import nn
+
+
+class Backbone(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.layer = nn.Linear(4, width)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
+class Classifier(L.LightningModule):
+    def __init__(self, backbone, head_class=nn.Identity):
+        super().__init__()
+        self.backbone = backbone
+        self.head = head_class()
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", nn.functional.cross_entropy(self.head(self.backbone(x)), y))
+'''
+
+
+def test_a_module_handed_to_the_constructor_is_known_where_every_construction_passes_one(tmp_path, run_cli):
+    """Every call of the program that builds the module passes a known module (a class of the
+    program, a library model) and the head class defaults to a torch layer: safe. The class handed
+    around as a value (LightningCLI), or named by a configuration, may be built with anything."""
+    root = tmp_path / "proj"
+    train = ("from model import Backbone, Classifier\nfrom transformers import AutoModel\n\n"
+             "backbone = Backbone(3)\nmodel = Classifier(backbone)\nother = Classifier(AutoModel.from_pretrained('x'))\n"
+             "reloaded = Classifier.load_from_checkpoint('last.ckpt', backbone=Backbone(3))\n")
+    write(root, {"model.py": HANDED_IN, "train.py": train})
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"model.py:22:9: DDP004 [*]" in proc.stdout, proc.stdout
+
+    (root / "cli.py").write_text("from lightning.pytorch.cli import LightningCLI\nfrom model import Classifier\n\n"
+                                 "LightningCLI(Classifier)\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"cli.py:4 uses `Classifier` otherwise than by building it" in proc.stdout, proc.stdout
+
+    (root / "cli.py").unlink()
+    (root / "config.yaml").write_text("model:\n  class_path: model.Classifier\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"config.yaml:2 names `Classifier`" in proc.stdout, proc.stdout
+
+    (root / "config.yaml").unlink()
+    (root / "train.py").write_text(train + "from scorers import make\nlast = Classifier(make())\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"`backbone` is handed in: train.py:9 passes what is not known" in proc.stdout, proc.stdout
