@@ -364,7 +364,8 @@ class ProjectFacts:
             return "the run did not read the whole project, so another file may call it"
         real = os.path.realpath(path)
         root = program_root(path)
-        for other in self.process_files:
+        index = self._index()
+        for other in self._candidates(index.names.get(name.encode(), ()), index.dynamic, index.unread):
             # A file of another project of the run may import this one (a monorepo's shared
             # callbacks): only within one project do the imports tell which files run together.
             if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
@@ -407,7 +408,8 @@ class ProjectFacts:
                 return f"{os.path.basename(path)}:{line}"
         real, root = os.path.realpath(path), program_root(path)
         pattern = re.compile(rb"\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr\s*\(")
-        for other in self.process_files:
+        index = self._index()
+        for other in self._candidates(index.names.get(name.encode(), ()), index.setattr, index.unread):
             if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
                 continue
             if self._names_in(other) is None:
@@ -418,6 +420,35 @@ class ProjectFacts:
                 line = data.count(b"\n", 0, found.start()) + 1
                 return f"{os.path.relpath(other, root)}:{line}"
         return None
+
+    def _index(self) -> _NameIndex:
+        """Which files of the run name each word, attribute or string, read once per run when a
+        proof first asks (each question then reads only the files that name what it asks about)."""
+        key = ("index",)
+        if key not in self._read:
+            index = _NameIndex({}, {}, [], [], [], {})
+            for position, path in enumerate(self.process_files):
+                index.order[path] = position
+                names = self._names_in(path)
+                if names is None:
+                    index.unread.append(path)
+                    continue
+                for name in names:
+                    index.names.setdefault(name, []).append(path)
+                for word in self._words_in(path):
+                    index.words.setdefault(word, []).append(path)
+                data = self._read[("bytes", path)]
+                if _DYNAMIC_NAME.search(data):
+                    index.dynamic.append(path)
+                if b"setattr" in data:
+                    index.setattr.append(path)
+            self._read[key] = index
+        return self._read[key]
+
+    def _candidates(self, *groups) -> list[str]:
+        """The files of ``groups``, once each, in the run's order."""
+        order = self._index().order
+        return sorted({path for group in groups for path in group}, key=lambda p: order.get(p, 0))
 
     def _words_in(self, path: str) -> frozenset[bytes] | None:
         """Every identifier-like word of a file (code, strings, comments), read once per run."""
@@ -457,7 +488,8 @@ class ProjectFacts:
         real, root = os.path.realpath(path), program_root(path)
         word = re.compile(rb"\b" + re.escape(cls.name.encode()) + rb"\b")
         candidates = [real]
-        for other in self.process_files:
+        index = self._index()
+        for other in self._candidates(index.words.get(cls.name.encode(), ()), (), index.unread):
             if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
                 continue
             words = self._words_in(other)
@@ -621,6 +653,16 @@ _NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]"
 
 
 _WORDS = lazy_compile(rb"[A-Za-z_]\w*")
+
+
+@dataclass
+class _NameIndex:
+    names: dict[bytes, list[str]]  # attribute names and identifier-like strings -> files
+    words: dict[bytes, list[str]]  # every word -> files
+    dynamic: list[str]  # files that reach attributes by names made at run time
+    setattr: list[str]  # files that call setattr
+    unread: list[str]  # files that could not be read
+    order: dict[str, int]  # the run's order of its files
 
 
 def _code_bytes(path: str) -> bytes | None:
