@@ -87,10 +87,7 @@ class ClassFiles:
         real = os.path.realpath(path)
         found: list[ClassSource] = []
         for other in candidates:
-            if other == real:
-                parsed = (tree, ImportTable.from_tree(tree))
-            else:
-                parsed = self.parsed(other) if other.endswith(".py") else None
+            parsed = self._tree_of(other, real, tree)
             if parsed is None:
                 return f"a class in {os.path.relpath(other, program_root(path))} (not read) may derive from `{name}`"
             other_tree, imports = parsed
@@ -128,10 +125,7 @@ class ClassFiles:
         real = os.path.realpath(path)
         found: list[tuple[ast.Call, str, ast.Module, ImportTable]] = []
         for other in candidates:
-            if other == real:
-                parsed = (tree, ImportTable.from_tree(tree))
-            else:
-                parsed = self.parsed(other) if other.endswith(".py") else None
+            parsed = self._tree_of(other, real, tree)
             if parsed is None:
                 return f"{os.path.relpath(other, program_root(path))} (not read) names `{cls.name}`"
             other_tree, imports = parsed
@@ -162,6 +156,13 @@ class ClassFiles:
                         continue
                 return f"{where}:{node.lineno} uses `{cls.name}` otherwise than by building it"
         return found
+
+    def _tree_of(self, other: str, real: str, tree: ast.Module) -> tuple[ast.Module, ImportTable] | None:
+        """The file ``other`` parsed: the tree given where it is the asking file itself (``real``);
+        None for a file that is not Python source or does not parse."""
+        if other == real:
+            return tree, ImportTable.from_tree(tree)
+        return self.parsed(other) if other.endswith(".py") else None
 
     def _module_file(self, path: str, level: int, module: str | None) -> str | None:
         parts = tuple(p for p in (module or "").split(".") if p)

@@ -753,13 +753,9 @@ class ClassFacts:
             return f"{self.unknown_base}: it may define `{name}` first"
         if helper.decorator_list:
             return f"`{name}` is decorated"
-        if name in self.assigned or self.calls_setattr:
-            return f"`self.{name}` is also assigned"
-        replaced = self.replaced(name)
-        if replaced is not None:
-            return replaced
-        if not all(isinstance(d, ast.Constant) for d in [*helper.args.defaults, *helper.args.kw_defaults] if d is not None):
-            return f"a default of `{name}`'s parameters is not a constant"
+        problem = self._runs_as_written(name, helper)
+        if problem is not None:
+            return problem
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(helper.body)):
             return f"`{name}` is a generator"
         # Read with every binding of the method, and what it changes in place of its own arguments.
@@ -861,15 +857,11 @@ class ClassFacts:
             return f"`{name}` is defined again"
         if method.decorator_list and not all(self._grad_mode(d, method) for d in method.decorator_list):
             return f"`{name}` is decorated"
-        if name in self.assigned or self.calls_setattr:
-            return f"`self.{name}` is also assigned"
-        replaced = self.replaced(name)
-        if replaced is not None:
-            return replaced
+        problem = self._runs_as_written(name, method)
+        if problem is not None:
+            return problem
         if LOG_METHODS & (set(self.methods) | self.unknown_methods):
             return "the class defines its own `log`"
-        if not all(isinstance(d, ast.Constant) for d in [*method.args.defaults, *method.args.kw_defaults] if d is not None):
-            return f"a default of `{name}`'s parameters is not a constant"
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in _outside_functions_with_places(method)):
             return f"`{name}` is a generator"
         calls = self.calls_of(name)
@@ -886,6 +878,18 @@ class ClassFacts:
         place = self.elsewhere(name)
         if place is not None:
             return f"another file may call `{name}`: {place}"
+        return None
+
+    def _runs_as_written(self, name: str, method: ast.FunctionDef) -> str | None:
+        """Why calling the method ``name`` may not run its body as written with constant defaults:
+        the attribute is also assigned, the code may replace it, a default is not a constant."""
+        if name in self.assigned or self.calls_setattr:
+            return f"`self.{name}` is also assigned"
+        replaced = self.replaced(name)
+        if replaced is not None:
+            return replaced
+        if not all(isinstance(d, ast.Constant) for d in [*method.args.defaults, *method.args.kw_defaults] if d is not None):
+            return f"a default of `{name}`'s parameters is not a constant"
         return None
 
     def calls_of(self, name: str) -> list[tuple[ast.FunctionDef, ast.Call]] | str:
