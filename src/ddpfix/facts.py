@@ -426,7 +426,7 @@ class ProjectFacts:
         proof first asks (each question then reads only the files that name what it asks about)."""
         key = ("index",)
         if key not in self._read:
-            index = _NameIndex({}, {}, [], [], [], {})
+            index = _NameIndex({}, [], [], [], {})
             for position, path in enumerate(self.process_files):
                 index.order[path] = position
                 names = self._names_in(path)
@@ -435,8 +435,6 @@ class ProjectFacts:
                     continue
                 for name in names:
                     index.names.setdefault(name, []).append(path)
-                for word in self._words_in(path):
-                    index.words.setdefault(word, []).append(path)
                 data = self._read[("bytes", path)]
                 if _DYNAMIC_NAME.search(data):
                     index.dynamic.append(path)
@@ -449,14 +447,6 @@ class ProjectFacts:
         """The files of ``groups``, once each, in the run's order."""
         order = self._index().order
         return sorted({path for group in groups for path in group}, key=lambda p: order.get(p, 0))
-
-    def _words_in(self, path: str) -> frozenset[bytes] | None:
-        """Every identifier-like word of a file (code, strings, comments), read once per run."""
-        key = ("words", path)
-        if key not in self._read:
-            self._read[key] = None if self._names_in(path) is None else frozenset(
-                _WORDS.findall(self._read[("bytes", path)]))
-        return self._read[key]
 
     def _names_in(self, path: str) -> frozenset[bytes] | None:
         """The attribute names (``x.name``) and identifier-like strings (``"name"``) of a file."""
@@ -478,33 +468,6 @@ class ProjectFacts:
             return "the run did not read the whole project, so a subclass elsewhere cannot be ruled out"
         candidates = [real for real in self.subclasses.get(name, ()) if self.may_run_with(path, real)]
         return self.class_files.subclasses_of(path, tree, name, list(dict.fromkeys(candidates)))
-
-    def constructions_of(self, cls: ast.ClassDef, path: str, tree: ast.Module):
-        """Every call of the program that builds the class ``cls`` of ``path`` (``ClassFiles.
-        constructions_of``), or why not all are known (partial facts, a configuration file naming
-        it: LightningCLI or hydra may build it with anything)."""
-        if not self.whole:
-            return "the run did not read the whole project, so the module may be built elsewhere"
-        real, root = os.path.realpath(path), program_root(path)
-        word = re.compile(rb"\b" + re.escape(cls.name.encode()) + rb"\b")
-        candidates = [real]
-        index = self._index()
-        for other in self._candidates(index.words.get(cls.name.encode(), ()), (), index.unread):
-            if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
-                continue
-            words = self._words_in(other)
-            if words is None:
-                return f"{os.path.relpath(other, root)} could not be read"
-            if cls.name.encode() in words:
-                candidates.append(other)
-        for config, data in _config_files(root):
-            if config is None:
-                return "the project has more configuration files than are read"
-            found = word.search(data)
-            if found is not None:
-                line = data.count(b"\n", 0, found.start()) + 1
-                return f"{os.path.relpath(config, root)}:{line} names `{cls.name}` (a configuration may build it)"
-        return self.class_files.constructions_of(path, tree, cls, candidates)
 
     def seeds_for(self, path: str) -> frozenset[int]:
         """Seeds passed to seed_everything by scripts in ``path``'s folder or above it: the script
@@ -652,13 +615,9 @@ def _attribute_stores(tree: ast.Module) -> dict[str, int]:
 _NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]")
 
 
-_WORDS = lazy_compile(rb"[A-Za-z_]\w*")
-
-
 @dataclass
 class _NameIndex:
     names: dict[bytes, list[str]]  # attribute names and identifier-like strings -> files
-    words: dict[bytes, list[str]]  # every word -> files
     dynamic: list[str]  # files that reach attributes by names made at run time
     setattr: list[str]  # files that call setattr
     unread: list[str]  # files that could not be read

@@ -114,49 +114,6 @@ class ClassFiles:
                         found.append((other, other_tree, imports, node))
         return found
 
-    def constructions_of(self, path: str, tree: ast.Module, cls: ast.ClassDef, candidates: list[str]
-                         ) -> list[tuple[ast.Call, str, ast.Module, ImportTable]] | str:
-        """Every call of the program that builds an instance of ``cls`` (defined in ``path``, its tree
-        given) with the arguments it passes: ``Model(backbone)``, and ``Model.load_from_checkpoint(
-        ...)`` (its keywords stand for arguments), each with its file; ``candidates``: the files
-        that may run with it and write its name. Else why not all are known: the class named any
-        other way (handed around as a value: ``LightningCLI(Model)``, ``partial(Model)``; a class
-        deriving from it), a file that cannot be read, a name that cannot be resolved."""
-        real = os.path.realpath(path)
-        found: list[tuple[ast.Call, str, ast.Module, ImportTable]] = []
-        for other in candidates:
-            parsed = self._tree_of(other, real, tree)
-            if parsed is None:
-                return f"{os.path.relpath(other, program_root(path))} (not read) names `{cls.name}`"
-            other_tree, imports = parsed
-            where = os.path.relpath(other, program_root(path))
-            if other == real:
-                if _bindings_of(tree, cls.name) != 1:
-                    return f"`{cls.name}` is bound more than once in {where}"
-            else:
-                source = self.class_of(other, other_tree, cls.name)
-                if source is None:
-                    if _bindings_of(other_tree, cls.name) == 0:
-                        continue  # the word only (a comment, a string): no use of the class
-                    return f"{where} names a `{cls.name}` that may be this one"
-                if source[0] != real or source[3].name != cls.name:
-                    continue  # another class of that name
-            parents = _parents_of(other_tree)
-            for node in walk(other_tree):
-                if not (isinstance(node, ast.Name) and node.id == cls.name and isinstance(node.ctx, ast.Load)):
-                    continue
-                parent = parents.get(id(node))
-                if isinstance(parent, ast.Call) and parent.func is node:
-                    found.append((parent, other, other_tree, imports))
-                    continue
-                if isinstance(parent, ast.Attribute) and parent.attr == "load_from_checkpoint":
-                    call = parents.get(id(parent))
-                    if isinstance(call, ast.Call) and call.func is parent:
-                        found.append((call, other, other_tree, imports))
-                        continue
-                return f"{where}:{node.lineno} uses `{cls.name}` otherwise than by building it"
-        return found
-
     def _tree_of(self, other: str, real: str, tree: ast.Module) -> tuple[ast.Module, ImportTable] | None:
         """The file ``other`` parsed: the tree given where it is the asking file itself (``real``);
         None for a file that is not Python source or does not parse."""
@@ -230,35 +187,3 @@ def _binding_counts(tree: ast.Module) -> dict[str, int]:
             add(node.name)
     return counts
 
-
-def _parents_of(tree: ast.Module) -> dict[int, ast.AST]:
-    found = tree.__dict__.get("_ddpfix_parents_of")
-    if found is None:
-        found = tree._ddpfix_parents_of = {id(child): node for node in walk(tree) for child in ast.iter_child_nodes(node)}
-    return found
-
-
-def bound_value(tree: ast.Module, node: ast.expr) -> ast.expr | None:
-    """What the name ``node`` holds where it is read: the value of the one plain assignment
-    (``model = AutoModel.from_pretrained(...)``) that binds it in the function (or module) around
-    it, followed through such names; ``node`` itself where it is not a name; None where the name is
-    bound otherwise or more than once."""
-    parents = _parents_of(tree)
-    for _ in range(10):
-        if not isinstance(node, ast.Name):
-            return node
-        scope = parents.get(id(node))
-        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-            scope = parents.get(id(scope))
-        if scope is None:
-            return None
-        bindings = [n for n in walk(scope) if isinstance(n, ast.Name) and n.id == node.id
-                    and isinstance(n.ctx, (ast.Store, ast.Del))]
-        bindings += [n for n in walk(scope) if isinstance(n, ast.arg) and n.arg == node.id]
-        if len(bindings) != 1 or not isinstance(bindings[0], ast.Name):
-            return None
-        statement = parents.get(id(bindings[0]))
-        if not (isinstance(statement, ast.Assign) and statement.targets == [bindings[0]]):
-            return None
-        node = statement.value
-    return None

@@ -38,9 +38,9 @@ from ddpfix.analysis import values as values_module
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
-from ddpfix.model.class_files import ClassFiles, bound_value
+from ddpfix.model.class_files import ClassFiles
 from ddpfix.rules._device_evidence import TORCH_CONSTANTS
-from ddpfix.rules._module_classes import FileView, ModuleReader
+from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.analysis.names import bound_names
@@ -499,10 +499,17 @@ class ClassFacts:
         return good - bad
 
     def submodule_known(self, name: str) -> bool:
-        """``self.<name>`` holds a known module (``_known_submodules``), asked of one attribute."""
+        """``self.<name>`` holds a known module (``_known_submodules``), asked of one attribute, and
+        nothing changes it after it is built: no ``self.<name>.append(...)``/``add_module``/item or
+        attribute store in the class, and no file of the program storing a ``.<name>`` on anything
+        (``model.backbone = Other()`` in train.py)."""
         if name not in self._submodules:
-            self._submodules[name] = name not in self._foreign_assigned and name in self._known_submodules(
-                self._stores, only=name)
+            line = changed_in_place(self.lineage, name)
+            changed = f"line {line}" if line is not None else self._patched_elsewhere(name)
+            if changed is not None:
+                self.module_problems.setdefault(name, f"`self.{name}` may be changed after it is built ({changed})")
+            self._submodules[name] = changed is None and name not in self._foreign_assigned and name in \
+                self._known_submodules(self._stores, only=name)
         return self._submodules[name]
 
     def _known_submodules(self, stores: list[_SelfStores], only: str | None = None) -> set[str]:
@@ -513,86 +520,14 @@ class ClassFacts:
         view = FileView.of(self.path, self.tree, self.imports)
 
         def known(name: str, call: ast.Call) -> bool:
-            if isinstance(call.func, ast.Name) and self._init_parameter(call.func) is not None:
-                problem = self._handed_in_problem(call.func, instantiated=True)
-            else:
-                problem = self.modules.call_problem(call, view)
+            problem = self.modules.call_problem(call, view)
             for held, _where in self.modules.classes_of.get(id(call), ()):
                 self.file_module_classes.setdefault(name, []).append(held)
             if problem is not None:
                 self.module_problems.setdefault(name, problem)
             return problem is None
 
-        def handed_in(name: str, value: ast.expr) -> bool:
-            if self._init_parameter(value) is None:
-                return False
-            problem = self._handed_in_problem(value, instantiated=False)
-            if problem is not None:
-                self.module_problems.setdefault(name, problem)
-            return problem is None
-
-        return self._every_assignment(stores, built=self._through_factories(known), referenced=handed_in, only=only)
-
-    def _init_parameter(self, node: ast.expr) -> ast.FunctionDef | None:
-        """The class's own ``__init__``, where ``node`` is a name of one of its parameters that it
-        never binds again, read in it (``self.backbone = backbone``)."""
-        if not isinstance(node, ast.Name):
-            return None
-        init = next((s for s in self.cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-        if init is None or _path_to(init, node) is None:
-            return None
-        names = [a.arg for a in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]][1:]
-        if node.id not in names or any(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, (ast.Store, ast.Del))
-                                       for n in walk(init)):
-            return None
-        return init
-
-    def _handed_in_problem(self, parameter: ast.Name, instantiated: bool) -> str | None:
-        """None when every construction of the class in the program passes ``parameter`` a known
-        module (``Model(AutoModel.from_pretrained(...))``, ``Model(backbone=Backbone(8))``; the
-        default where none is passed), or, ``instantiated``, a known module class
-        (``encoder_class=Encoder``); else why not."""
-        refused = f"`{parameter.id}` is handed in"
-        if self.project is None or self.path is None:
-            return f"{refused}: the program's other files are not read"
-        init = self._init_parameter(parameter)
-        key = ("constructions", id(self.cls))
-        if key not in self._callers:
-            self._callers[key] = self.project.constructions_of(self.cls, self.path, self.tree)
-        sites = self._callers[key]
-        if isinstance(sites, str):
-            return f"{refused}: {sites}"
-        if not sites:
-            return f"{refused}: no call of the program builds `{self.cls.name}`"
-        positional = [a.arg for a in [*init.args.posonlyargs, *init.args.args]][1:]
-        defaults = dict(zip(reversed(positional), reversed(init.args.defaults)))
-        defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
-        here = FileView.of(self.path, self.tree, self.imports)
-        for call, path, tree, imports in sites:
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-                return f"{refused}: {os.path.basename(path)}:{call.lineno} passes `*args`/`**kwargs`"
-            given = {k.arg: k.value for k in call.keywords}
-            loading = isinstance(call.func, ast.Attribute)
-            if not loading:
-                given.update(dict(zip(positional, call.args)))
-            value, view = given.get(parameter.id), FileView.of(path, tree, imports)
-            if value is None:
-                if loading:
-                    continue  # what the checkpoint holds: what a construction gave it
-                value, view = defaults.get(parameter.id), here
-                if value is None:
-                    continue  # a call that passes nothing there fails anyway
-            value = bound_value(view.tree, value)
-            if value is None:
-                return f"{refused}: what {os.path.basename(path)}:{call.lineno} passes is bound otherwise"
-            if instantiated:
-                value = ast.Call(func=value, args=[], keywords=[])
-            if not isinstance(value, ast.Call):
-                return f"{refused}: {os.path.basename(path)}:{call.lineno} passes `{_short(value)}`"
-            problem = self.modules.call_problem(value, view)
-            if problem is not None:
-                return f"{refused}: {os.path.basename(path)}:{call.lineno} passes what is not known ({problem})"
-        return None
+        return self._every_assignment(stores, built=self._through_factories(known), only=only)
 
     def _through_factories(self, built):
         """``built``, also through the class's own factory methods: ``self.generator =

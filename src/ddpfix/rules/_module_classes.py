@@ -77,7 +77,7 @@ class ModuleReader:
         if depth > MAX_DEPTH:
             return "modules nested deeper than are read"
         func = call.func
-        if _library_model(view.imports.qualify(func) or ""):
+        if _library_model(call, view.imports.qualify(func) or ""):
             return None
         if is_torch_nn_module(view.imports, func):
             if (view.imports.qualify(func) or "").rsplit(".", 1)[-1] not in CONTAINERS:
@@ -251,6 +251,9 @@ class ModuleReader:
                                 whole = isinstance(n, ast.Assign) and target is part
                                 built.setdefault(part.attr, []).append(n.value if whole else None)
         for name in sorted(called):
+            changed = changed_in_place(lineage, name)
+            if changed is not None:
+                return f"`self.{name}` of `{cls.name}` is changed after it is built (line {changed})"
             values = built.get(name)
             if not values:
                 return f"`self.{name}` of `{cls.name}` is not built in its code (it may be handed in)"
@@ -303,13 +306,28 @@ def _unread_call(node: ast.AST, view: FileView) -> tuple[str, int] | None:
 _NOT_MODELS = ("Tokenizer", "Processor", "FeatureExtractor", "ImageProcessor", "Config", "Pipeline")
 
 
-def _library_model(qualified: str) -> bool:
+#: torchvision's packages of model builders (``torchvision.models.resnet18``, ``.detection.fasterrcnn_...``);
+#: not its tools that wrap a model they are given (``feature_extraction.create_feature_extractor``).
+_TORCHVISION_BUILDERS = ("torchvision.models.", "torchvision.models.detection.", "torchvision.models.segmentation.",
+                         "torchvision.models.video.", "torchvision.models.optical_flow.")
+
+
+def _library_model(call: ast.Call, qualified: str) -> bool:
+    """The call builds a well-known library's model from nothing it is handed: its arguments are
+    constants, names of weights (``ResNet18_Weights.DEFAULT``) or strings, and no
+    ``trust_remote_code`` (code downloaded with the model, not read)."""
+    arguments = [*call.args, *(k.value for k in call.keywords)]
+    if any(k.arg is None or (k.arg == "trust_remote_code" and not (isinstance(k.value, ast.Constant) and k.value.value is False))
+           for k in call.keywords):
+        return False
+    if not all(isinstance(a, (ast.Constant, ast.Attribute, ast.JoinedStr)) for a in arguments):
+        return False
     parts = qualified.split(".")
     if qualified.startswith("transformers.") and len(parts) >= 3 and parts[-1] in ("from_pretrained", "from_config"):
         name = parts[-2]
         return ("Model" in name or "For" in name) and not any(word in name for word in _NOT_MODELS)
-    if qualified.startswith("torchvision.models.") and parts[-1][:1].islower() and not parts[-1].startswith("get_"):
-        return True
+    if any(qualified.startswith(p) and "." not in qualified[len(p):] for p in _TORCHVISION_BUILDERS):
+        return parts[-1][:1].islower() and not parts[-1].startswith(("get_", "list_"))
     return qualified == "timm.create_model"
 
 
@@ -335,6 +353,29 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
                 found[id(child)] = node
                 child._ddpfix_parent = node
     return found
+
+
+#: Methods that change a module in place (what it holds, what runs around its ``forward``).
+CHANGERS = frozenset({"append", "extend", "insert", "add_module", "register_module", "update", "__setitem__",
+                      "register_forward_hook", "register_forward_pre_hook", "apply", "pop", "setdefault"})
+
+
+def changed_in_place(classes: list[ast.ClassDef], name: str) -> int | None:
+    """The line where the classes' code changes what ``self.<name>`` holds in place
+    (``self.net.append(m)``, ``self.net[0] = m``, ``self.net.fc = m``); None where none does."""
+    for owner in classes:
+        for node in every_node(owner):
+            target = None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CHANGERS:
+                target = node.func.value
+            elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                target = node.value
+            while isinstance(target, (ast.Attribute, ast.Subscript)) and not (
+                    isinstance(target.value, ast.Name) and target.value.id == "self"):
+                target = target.value
+            if isinstance(target, ast.Attribute) and target.attr == name:
+                return node.lineno
+    return None
 
 
 def _constant(node: ast.expr) -> bool:

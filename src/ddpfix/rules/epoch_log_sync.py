@@ -176,11 +176,14 @@ class EpochLogSync(Rule):
       read the same way (and unsafe if it names a collective), and the modules it holds
       (`self.head(x)`, a local `criterion = nn.CrossEntropyLoss()`) where every assignment builds
       a known module, directly or through a factory method of the class whose every `return` does
-      (`self.head = self.build_head()`). A known module is a `torch.nn` layer; a container
+      (`self.head = self.build_head()`), and nothing changes it after it is built (no
+      `self.head.append(m)`, `self.head[0] = m` or `self.head.fc = m` in the class, no file of the
+      program storing a `.head` on anything: `model.head = Other()`). A known module is a `torch.nn` layer; a container
       (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
       written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);
-      a model of a well-known library (`transformers` model classes' `from_pretrained`,
-      torchvision's builders, `timm.create_model`); or a module class of the program, of this file
+      a model of a well-known library built from constants alone (`transformers` model classes'
+      `from_pretrained` without `trust_remote_code`, torchvision's builders, `timm.create_model`;
+      not a tool that wraps a model it is handed); or a module class of the program, of this file
       or of another one that a name of this file certainly means (`from .components import Head`,
       through package re-exports; not a name a star import or a parameter may bind), read whole:
       no class decorator, metaclass or `__call__`, nothing but constants bound in its body, bases
