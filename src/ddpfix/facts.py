@@ -407,9 +407,10 @@ class ProjectFacts:
             if line is not None:
                 return f"{os.path.basename(path)}:{line}"
         real, root = os.path.realpath(path), program_root(path)
-        pattern = re.compile(rb"\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr\s*\(")
+        # ``x.name = ...`` on anything but a class's own ``self`` (another class's attribute).
+        pattern = re.compile(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr\s*\(")
         index = self._index()
-        for other in self._candidates(index.names.get(name.encode(), ()), index.setattr, index.unread):
+        for other in self._candidates(index.stored.get(name.encode(), ()), index.setattr, index.unread):
             if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
                 continue
             if self._names_in(other) is None:
@@ -426,7 +427,7 @@ class ProjectFacts:
         proof first asks (each question then reads only the files that name what it asks about)."""
         key = ("index",)
         if key not in self._read:
-            index = _NameIndex({}, [], [], [], {})
+            index = _NameIndex({}, {}, [], [], [], {})
             for position, path in enumerate(self.process_files):
                 index.order[path] = position
                 names = self._names_in(path)
@@ -440,6 +441,8 @@ class ProjectFacts:
                     index.dynamic.append(path)
                 if b"setattr" in data:
                     index.setattr.append(path)
+                for stored in set(_STORED.findall(data)):
+                    index.stored.setdefault(stored, []).append(path)
             self._read[key] = index
         return self._read[key]
 
@@ -618,6 +621,7 @@ _NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]"
 @dataclass
 class _NameIndex:
     names: dict[bytes, list[str]]  # attribute names and identifier-like strings -> files
+    stored: dict[bytes, list[str]]  # attribute names stored on anything but ``self`` -> files
     dynamic: list[str]  # files that reach attributes by names made at run time
     setattr: list[str]  # files that call setattr
     unread: list[str]  # files that could not be read
@@ -640,6 +644,8 @@ def _code_bytes(path: str) -> bytes | None:
                          for c in cells if isinstance(c, dict) and c.get("cell_type") == "code").encode()
     except (ValueError, AttributeError, TypeError, RecursionError):
         return data
+#: ``x.name = ...`` on anything but ``self``: the name.
+_STORED = lazy_compile(rb"(?<!\bself)\.[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
 #: ``getattr(x, name)`` with a name that is not a literal, ``attrgetter``/``methodcaller``,
 #: ``__getattribute__``: an attribute reached by a name made at run time.
 _DYNAMIC_NAME = lazy_compile(rb"getattr[ \t]*\([^,()]+,[ \t\r\n]*(?![ \t\r\n])(?!['\"][A-Za-z_]\w*['\"][ \t]*[,)])"

@@ -306,6 +306,24 @@ def _unread_call(node: ast.AST, view: FileView) -> tuple[str, int] | None:
 _NOT_MODELS = ("Tokenizer", "Processor", "FeatureExtractor", "ImageProcessor", "Config", "Pipeline")
 
 
+#: Keywords through which a builder is handed code or a placement it does not choose itself.
+_HANDING_KEYWORDS = frozenset({"norm_layer", "block", "backbone", "model", "device_map", "custom_objects"})
+_PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "dict", "list", "tuple"})
+
+
+def _plain_argument(node: ast.expr) -> bool:
+    """A builder's argument that cannot be a module: a constant, a name or attribute (a model name,
+    ``ResNet18_Weights.DEFAULT``), a subscript, an f-string, ``len(...)``, a display of these."""
+    if isinstance(node, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.JoinedStr)):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_plain_argument(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(v is not None and _plain_argument(v) for v in node.values)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PLAIN_CALLS \
+        and all(_plain_argument(a) for a in node.args)
+
+
 #: torchvision's packages of model builders (``torchvision.models.resnet18``, ``.detection.fasterrcnn_...``);
 #: not its tools that wrap a model they are given (``feature_extraction.create_feature_extractor``).
 _TORCHVISION_BUILDERS = ("torchvision.models.", "torchvision.models.detection.", "torchvision.models.segmentation.",
@@ -313,14 +331,15 @@ _TORCHVISION_BUILDERS = ("torchvision.models.", "torchvision.models.detection.",
 
 
 def _library_model(call: ast.Call, qualified: str) -> bool:
-    """The call builds a well-known library's model from nothing it is handed: its arguments are
-    constants, names of weights (``ResNet18_Weights.DEFAULT``) or strings, and no
-    ``trust_remote_code`` (code downloaded with the model, not read)."""
+    """The call builds a well-known library's model from nothing it is handed: plain arguments
+    (``_plain_argument``: a name, ``ResNet18_Weights.DEFAULT``, ``num_labels=len(labels)``), no
+    module or placement handed in (``norm_layer=``, ``device_map=``) and no ``trust_remote_code``
+    (code downloaded with the model, not read)."""
     arguments = [*call.args, *(k.value for k in call.keywords)]
-    if any(k.arg is None or (k.arg == "trust_remote_code" and not (isinstance(k.value, ast.Constant) and k.value.value is False))
-           for k in call.keywords):
+    if any(k.arg is None or k.arg in _HANDING_KEYWORDS or (k.arg == "trust_remote_code" and not (
+            isinstance(k.value, ast.Constant) and k.value.value is False)) for k in call.keywords):
         return False
-    if not all(isinstance(a, (ast.Constant, ast.Attribute, ast.JoinedStr)) for a in arguments):
+    if not all(_plain_argument(a) for a in arguments):
         return False
     parts = qualified.split(".")
     if qualified.startswith("transformers.") and len(parts) >= 3 and parts[-1] in ("from_pretrained", "from_config"):
