@@ -34,7 +34,7 @@ paths = st.builds(
 
 
 def _reference(lines: list[str], path: str) -> bool | None:
-    if any(len(part) >= 3 and not part.strip("*") for line in lines for part in line.split("/")):
+    if any(len(part) >= 3 and not part.strip("*") for line in lines for part in line.lstrip("!").split("/")):
         # pathspec reads a segment of three stars or more otherwise than git does (git: as ``**``,
         # ``a/***/f`` matches ``a/f``): not compared here, but against git's own answers below.
         return "refused"
@@ -111,6 +111,7 @@ def test_a_segment_of_three_stars_is_any_number_of_folders_as_git_reads_it():
         "a/***": {"a/": True, "a/a/": True, "a/f": True},
         "a/***/f": {"a/f": True, "a/a/f": True, "a/a/": None},
         "***/f": {"a/f": True, "a/a/f": True, "a/": None},
+        "!***/a": {"a": False, "b/a": False, "b": None},
     }
     for pattern, paths in cases.items():
         for path, expected in paths.items():
