@@ -647,9 +647,11 @@ def _code_bytes(path: str) -> bytes | None:
 #: ``x.name = ...`` on anything but ``self``: the name.
 _STORED = lazy_compile(rb"(?<!\bself)\.[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
 #: ``getattr(x, name)`` with a name that is not a literal, ``attrgetter``/``methodcaller``,
-#: ``__getattribute__``: an attribute reached by a name made at run time.
+#: ``__getattribute__``, ``inspect.getmembers``, ``vars(...)`` (of a class, it holds the methods; from
+#: bytes alone an argparse namespace cannot be told apart): an attribute reached by a name made at
+#: run time.
 _DYNAMIC_NAME = lazy_compile(rb"getattr[ \t]*\([^,()]+,[ \t\r\n]*(?![ \t\r\n])(?!['\"][A-Za-z_]\w*['\"][ \t]*[,)])"
-                             rb"|attrgetter|methodcaller|__getattribute__")
+                             rb"|attrgetter|methodcaller|__getattribute__|getmembers|\bvars[ \t]*\(")
 
 
 def _name_use(name: str) -> re.Pattern[bytes]:

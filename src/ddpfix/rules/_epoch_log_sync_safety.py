@@ -319,7 +319,7 @@ class ClassFacts:
                 self.unknown_where.setdefault(name, f"the class {where}, which derives from `{self.cls.name}`")
             self.foreign_called |= facts.called_names | facts.foreign_called
             self.foreign_assigned |= set().union(*(_SelfStores.of(owner).assigned for owner in below))
-            self.calls_setattr_below = getattr(self, "calls_setattr_below", False) or any(
+            self.calls_setattr_below = self.calls_setattr_below or any(
                 _SelfStores.of(owner).calls_setattr for owner in below)
         return None
 
@@ -433,6 +433,7 @@ class ClassFacts:
         self.foreign_places: dict[int, str] = {}  # a node of another file -> its ``file:line``
         #: Attributes a base of another file, or a class deriving from this one, assigns.
         self.foreign_assigned: set[str] = set()
+        self.calls_setattr_below = False  # a class deriving from this one calls setattr
         if look_down and subclassed is not None and project is not None and path is not None and self.unknown_base is None:
             self.subclassed = self._fold_subclasses()
         # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
@@ -442,7 +443,7 @@ class ClassFacts:
         stores = [_SelfStores.of(owner) for owner in self.lineage]
         # ``setattr(self, ...)`` or ``self.__dict__`` may bind any name.
         self.calls_setattr = (any(own.calls_setattr for own in stores) or any(o.calls_setattr for o in self.opaque)
-                              or getattr(self, "calls_setattr_below", False))
+                              or self.calls_setattr_below)
         # ``self.x = ...`` anywhere in the class or its ancestors: such a name is the class's own,
         # whatever Lightning calls it. What a base of another file assigns is not followed.
         foreign_assigned = self.foreign_assigned | set().union(*(o.assigned for o in self.opaque))
@@ -1357,7 +1358,7 @@ def _first_parameter(method: ast.AST) -> str | None:
 
 
 #: Calls that reach an attribute by a name made at run time.
-_DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattribute__", "__getattr__"})
+_DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattribute__", "__getattr__", "getmembers"})
 
 
 def _dynamic_access(tree: ast.Module) -> ast.AST | None:
@@ -1376,6 +1377,16 @@ def _dynamic_access(tree: ast.Module) -> ast.AST | None:
         if word == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
             continue
         return node
+    # ``vars(type(self))``, ``vars(Model)``: a class's namespace holds its methods. Only the
+    # namespace argparse makes (``args = parser.parse_args()``, then ``vars(args)``) is known to
+    # hold none.
+    parsed = {t.id for n in every_node(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+              and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in ("parse_args", "parse_known_args")
+              for t in n.targets if isinstance(t, ast.Name)}
+    for node in every_node(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
+                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in parsed):
+            return node
     return None
 
 

@@ -114,12 +114,13 @@ class ModuleReader:
         every binding of which is a list display of known modules and every change of which appends
         or extends it with known modules (``layers.append(nn.Linear(...))`` in a loop)."""
         function = _enclosing_function(view.tree, name)
+        parents = _parents(view.tree)
         refused = f"a container holds `*{name.id}`, not a list of known modules built where it is read"
         if function is None:
             return refused
         for node in every_node(function):
             if isinstance(node, ast.Name) and node.id == name.id and node is not name:
-                parent = _parent(function, node)
+                parent = parents.get(id(node))
                 if isinstance(node.ctx, ast.Store):
                     whole = (isinstance(parent, ast.Assign) and parent.targets == [node]) or (
                         isinstance(parent, ast.AnnAssign) and parent.target is node)
@@ -127,12 +128,12 @@ class ModuleReader:
                         return refused
                     problem = self._part_problem(parent.value, view, depth)
                 elif isinstance(parent, ast.Attribute) and parent.attr in ("append", "extend"):
-                    call = _parent(function, parent)
+                    call = parents.get(id(parent))
                     if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1 and not call.keywords):
                         return refused
                     problem = self._part_problem(call.args[0], view, depth)
-                elif isinstance(parent, ast.Starred) and isinstance(_parent(function, parent), ast.Call) \
-                        and is_torch_nn_module(view.imports, _parent(function, parent).func):
+                elif isinstance(parent, ast.Starred) and isinstance(parents.get(id(parent)), ast.Call) \
+                        and is_torch_nn_module(view.imports, parents.get(id(parent)).func):
                     problem = None  # another container built from it, read on its own
                 else:
                     return refused
@@ -344,7 +345,8 @@ def _library_model(call: ast.Call, qualified: str) -> bool:
     parts = qualified.split(".")
     if qualified.startswith("transformers.") and len(parts) >= 3 and parts[-1] in ("from_pretrained", "from_config"):
         name = parts[-2]
-        return ("Model" in name or "For" in name) and not any(word in name for word in _NOT_MODELS)
+        return ("Model" in name or "For" in name) and not name.startswith(("TF", "Flax")) \
+            and not any(word in name for word in _NOT_MODELS)
     if any(qualified.startswith(p) and "." not in qualified[len(p):] for p in _TORCHVISION_BUILDERS):
         return parts[-1][:1].islower() and not parts[-1].startswith(("get_", "list_"))
     return qualified == "timm.create_model"
@@ -358,35 +360,44 @@ def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.AST | None:
     return current
 
 
-def _parent(_root: ast.AST, node: ast.AST) -> ast.AST | None:
-    return getattr(node, "_ddpfix_parent", None)
-
-
 def _parents(tree: ast.Module) -> dict[int, ast.AST]:
-    """Node id -> its parent, kept on the tree (each node also knows its own, ``_ddpfix_parent``)."""
+    """Node id -> its parent, kept on the tree."""
     found = tree.__dict__.get("_ddpfix_module_parents")
     if found is None:
-        found = tree._ddpfix_module_parents = {}
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                found[id(child)] = node
-                child._ddpfix_parent = node
+        found = tree._ddpfix_module_parents = {
+            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     return found
 
 
-#: Methods that change a module in place (what it holds, what runs around its ``forward``).
+#: Methods of a module that read it or set its training state, and change neither what it holds,
+#: its device nor what runs around its ``forward``: the only ones called on a held module
+#: (``self.net.<method>(...)``) that keep it known. Any other (``append``, ``add_module``,
+#: ``register_forward_hook``, ``cpu``, ``to``, a method of the user's own) may change it.
+MODULE_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+                          "children", "named_children", "state_dict", "train", "eval", "requires_grad_", "zero_grad",
+                          "forward", "extra_repr", "get_submodule", "get_parameter"})
+#: Methods that change a module in place where a call reaches it deeper (``self.net.fc.cpu()``,
+#: ``self.net[0].append(m)``): what it holds, its device, its hooks. A tensor's own methods
+#: (``self.net.fc.weight.data.normal_()``) are not among them.
 CHANGERS = frozenset({"append", "extend", "insert", "add_module", "register_module", "update", "__setitem__",
-                      "register_forward_hook", "register_forward_pre_hook", "apply", "pop", "setdefault"})
+                      "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "apply",
+                      "pop", "setdefault", "cpu", "cuda", "to", "type", "half", "float", "double", "bfloat16",
+                      "to_empty", "load_state_dict", "set_submodule"})
 
 
 def changed_in_place(classes: list[ast.ClassDef], name: str) -> int | None:
-    """The line where the classes' code changes what ``self.<name>`` holds in place
-    (``self.net.append(m)``, ``self.net[0] = m``, ``self.net.fc = m``); None where none does."""
+    """The line where the classes' code may change what ``self.<name>`` holds in place
+    (``self.net.append(m)``, ``self.net.cpu()``, ``self.net[0] = m``, ``self.net.fc = m``,
+    ``self.net.fc.to("cpu")``); None where none does."""
     for owner in classes:
         for node in every_node(owner):
             target = None
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CHANGERS:
-                target = node.func.value
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                receiver = node.func.value
+                direct = isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
+                    and receiver.value.id == "self"
+                if (direct and node.func.attr not in MODULE_READS) or (not direct and node.func.attr in CHANGERS):
+                    target = receiver
             elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 target = node.value
             while isinstance(target, (ast.Attribute, ast.Subscript)) and not (

@@ -176,9 +176,10 @@ class EpochLogSync(Rule):
       read the same way (and unsafe if it names a collective), and the modules it holds
       (`self.head(x)`, a local `criterion = nn.CrossEntropyLoss()`) where every assignment builds
       a known module, directly or through a factory method of the class whose every `return` does
-      (`self.head = self.build_head()`), and nothing changes it after it is built (no
-      `self.head.append(m)`, `self.head[0] = m` or `self.head.fc = m` in the class, no file of the
-      program storing a `.head` on anything: `model.head = Other()`). A known module is a `torch.nn` layer; a container
+      (`self.head = self.build_head()`), and nothing changes it after it is built (no method
+      called on it in the class but those that read it or set its training mode, so no
+      `self.head.append(m)` or `self.head.cpu()`; no `self.head[0] = m` or `self.head.fc = m`; no
+      file of the program storing a `.head` on anything: `model.head = Other()`). A known module is a `torch.nn` layer; a container
       (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
       written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);
       a model of a well-known library built from constants alone (`transformers` model classes'

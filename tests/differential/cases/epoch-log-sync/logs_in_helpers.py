@@ -3,7 +3,8 @@
 loss and accuracy and hands them to `_report(loss, accuracy, verbose=True)`, which logs them (the
 accuracy under `if verbose:`, a flag every caller passes as a constant); training_step hands its loss
 to `_log_train`, which logs it per epoch only. Nothing else calls the helpers; the logs say nothing
-about sync_dist. The network is built by a factory method (`self.net = self.build_net(8)`).
+about sync_dist. The network is built by a factory method (`self.net = self.build_net(8)`) from a list of
+layers (`nn.Sequential(*layers)`).
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 follows each helper's callers: every call
 is a statement of a hook Lightning calls on every rank (or of such a helper), reached on every call,
@@ -25,7 +26,10 @@ class Classifier(L.LightningModule):
         self.net = self.build_net(8)
 
     def build_net(self, width):
-        return nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, 3))
+        layers = [nn.Linear(4, width)]
+        layers.append(nn.ReLU())
+        layers.append(nn.Linear(width, 3))
+        return nn.Sequential(*layers)
 
     def _evaluate(self, batch):
         x, y = batch

@@ -26,7 +26,10 @@ class Classifier(L.LightningModule):
         self.val_losses, self.val_accs = [], []
 
     def build_net(self, width):
-        return nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, 3))
+        layers = [nn.Linear(4, width)]
+        layers.append(nn.ReLU())
+        layers.append(nn.Linear(width, 3))
+        return nn.Sequential(*layers)
 
     def _evaluate(self, batch):
         x, y = batch
