@@ -284,3 +284,60 @@ def test_a_helper_log_is_safe_only_while_no_other_file_of_the_program_names_the_
     (root / "callback.py").write_text("from model import Model\n\nNAME = '_report'\n")
     proc = run_cli("--check", "-v", "model.py", cwd=root)
     assert b"another file may call `_report`: callback.py:3" in proc.stdout, proc.stdout
+
+
+MODULE_HOLDER = b'''import lightning as L
+from torch import nn
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 1)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", nn.functional.mse_loss(self.head(x), y))
+'''
+
+
+def test_a_store_on_an_imported_module_changes_no_attribute_of_the_model(tmp_path, run_cli):
+    """Another file that runs with the model patches NumPy's module (``setattr(numpy, name, kind)``):
+    that binds a global of NumPy, never ``model.head``, so the fix stays safe. A ``setattr`` on an
+    object, a module name the file rebinds, ``__setattr__`` or ``setattr`` handed around may store
+    any attribute: unsafe, naming the line."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (root / "model.py").write_bytes(MODULE_HOLDER)
+    patch = "import numpy\nimport model\n\nfor name, kind in [('bool', bool)]:\n    {}\n"
+    (root / "compat.py").write_text(patch.format("setattr(numpy, name, kind)"))
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
+
+    for store in ["setattr(model.Model, name, kind)", "numpy = model; setattr(numpy, name, kind)",
+                  "object.__setattr__(numpy, name, kind)", "store = setattr; store(numpy, name, kind)"]:
+        (root / "compat.py").write_text(patch.format(store))
+        proc = run_cli("--check", "-v", "model.py", cwd=root)
+        assert b"DDP004 [*]" not in proc.stdout, (store, proc.stdout)
+        assert b"changed after it is built (compat.py:5)" in proc.stdout, (store, proc.stdout)
+
+
+def test_argparses_namespace_in_another_file_reaches_no_method_by_name(tmp_path, run_cli):
+    """``vars(args)`` of the namespace ``parser.parse_args()`` made, in the script that builds the
+    model, reads no method by a name made at run time: the helper's log stays safe. ``vars`` of a
+    class (``vars(Model)``) holds the methods: unsafe, naming the line."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (root / "model.py").write_bytes(HELPER_MODEL)
+    script = ("import argparse\nfrom model import Model\n\nparser = argparse.ArgumentParser()\n"
+              "args = parser.parse_args()\nmodel = Model(**{})\nprint({})\n")
+    (root / "train.py").write_text(script.format("{}", "vars(args)"))
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
+
+    (root / "train.py").write_text(script.format("{}", "vars(Model)"))
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"DDP004 [*]" not in proc.stdout, proc.stdout
+    assert b"train.py:7 reaches attributes by a name made at run time" in proc.stdout, proc.stdout

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import walk
+from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
@@ -382,6 +383,10 @@ class ProjectFacts:
             if key not in self._read:
                 found = _DYNAMIC_NAME.search(data)
                 self._read[key] = None if found is None else data.count(b"\n", 0, found.start()) + 1
+                tree = self._tree_in(other, data) if found is not None else None
+                if tree is not None:  # the text may be a name of argparse's namespace (``vars(args)``)
+                    node = dynamic_access(tree)
+                    self._read[key] = None if node is None else node.lineno
             if self._read[key] is not None:
                 return f"{os.path.relpath(other, root)}:{self._read[key]} reaches attributes by a name made at run time"
         for config, data in _config_files(root):
@@ -402,13 +407,13 @@ class ProjectFacts:
         if tree is not None:
             stores = tree.__dict__.get("_ddpfix_attribute_stores")
             if stores is None:
-                stores = tree._ddpfix_attribute_stores = _attribute_stores(tree)
+                stores = tree._ddpfix_attribute_stores = attribute_stores(tree)
             line = stores.get(name, stores.get("*"))
             if line is not None:
                 return f"{os.path.basename(path)}:{line}"
         real, root = os.path.realpath(path), program_root(path)
         # ``x.name = ...`` on anything but a class's own ``self`` (another class's attribute).
-        pattern = re.compile(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr\s*\(")
+        pattern = re.compile(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr|__dict__")
         index = self._index()
         for other in self._candidates(index.stored.get(name.encode(), ()), index.setattr, index.unread):
             if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
@@ -417,10 +422,38 @@ class ProjectFacts:
                 return f"{os.path.relpath(other, root)} could not be read"
             data = self._read[("bytes", other)]
             found = pattern.search(data)
-            if found is not None:
+            if found is None:
+                continue
+            stores = self._stores_in(other, data)
+            if stores is None:  # not Python as it stands (a notebook's magics): the text decides
                 line = data.count(b"\n", 0, found.start()) + 1
+            else:
+                line = stores.get(name, stores.get("*"))
+            if line is not None:
                 return f"{os.path.relpath(other, root)}:{line}"
         return None
+
+    def _stores_in(self, path: str, data: bytes) -> dict[str, int] | None:
+        """``attribute_stores`` of another file of the run, when a question first finds a store in
+        its text; None where it does not parse."""
+        key = ("stores", path)
+        if key not in self._read:
+            tree = self._tree_in(path, data)
+            self._read[key] = None if tree is None else attribute_stores(tree)
+        return self._read[key]
+
+    def _tree_in(self, path: str, data: bytes) -> ast.Module | None:
+        """Another file of the run parsed, once per run, when a question needs more than its text;
+        None where it does not parse (a notebook's magics: the text then decides)."""
+        key = ("tree", path)
+        if key not in self._read:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._read[key] = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._read[key] = None
+        return self._read[key]
 
     def _index(self) -> _NameIndex:
         """Which files of the run name each word, attribute or string, read once per run when a
@@ -439,7 +472,7 @@ class ProjectFacts:
                 data = self._read[("bytes", path)]
                 if _DYNAMIC_NAME.search(data):
                     index.dynamic.append(path)
-                if b"setattr" in data:
+                if b"setattr" in data or b"__dict__" in data:
                     index.setattr.append(path)
                 for stored in set(_STORED.findall(data)):
                     index.stored.setdefault(stored, []).append(path)
@@ -598,22 +631,6 @@ def config_hazards(root: str) -> dict[str, str]:
     return found
 
 
-def _attribute_stores(tree: ast.Module) -> dict[str, int]:
-    """Attribute name -> the line of its first store on anything but ``self`` (``Head.forward = f``);
-    ``"*"`` -> the first ``setattr`` with a name that is not a literal (it may store any). Each
-    literal ``setattr(obj, "name", ...)`` counts as a store of ``name``."""
-    found: dict[str, int] = {}
-    for node in walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
-            found.setdefault(node.attr, node.lineno)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
-                and len(node.args) > 1:
-            name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
-            found.setdefault(name if isinstance(name, str) else "*", node.lineno)
-    return found
-
-
 #: An attribute (``.name``) or an identifier-like string (``"name"``; ``\\"name\\"`` in a notebook's JSON).
 _NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]")
 
@@ -623,7 +640,7 @@ class _NameIndex:
     names: dict[bytes, list[str]]  # attribute names and identifier-like strings -> files
     stored: dict[bytes, list[str]]  # attribute names stored on anything but ``self`` -> files
     dynamic: list[str]  # files that reach attributes by names made at run time
-    setattr: list[str]  # files that call setattr
+    setattr: list[str]  # files that name setattr or __dict__ (they may store any attribute)
     unread: list[str]  # files that could not be read
     order: dict[str, int]  # the run's order of its files
 

@@ -56,11 +56,27 @@ TENSOR_METHODS = frozenset({
 #: The same, and a dict's views (a dict of global values gives global values).
 VALUE_METHODS = TENSOR_METHODS | {"values", "items", "keys"}
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
-#: Packages of functions that compute on their arguments only; ``torch.<f>`` itself one level deep.
 #: Packages of functions that compute on their arguments alone (torchmetrics' functional API syncs
-#: nothing: it is the class API that holds state and syncs).
+#: nothing: it is the class API that holds state and syncs); ``torch.<f>`` itself one level deep.
 FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.", "torchmetrics.functional.")
 NOT_PURE_TORCH = frozenset({"load", "from_file"})
+#: ``numpy.<f>`` functions that change an argument in place or read or write files.
+NOT_PURE_NUMPY = frozenset({"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "load", "loadtxt",
+                            "genfromtxt", "fromfile", "save", "savez", "savez_compressed", "savetxt", "memmap"})
+
+
+def pure_function_name(qualified: str, numpy: bool = True) -> bool:
+    """The qualified name of a function that computes on its arguments only: of the packages of
+    ``FUNCTION_PACKAGES``, or ``torch.<f>`` (with ``numpy``, also ``numpy.<f>``) one level deep
+    (``torch.distributed``, ``numpy.random`` are not), less those that load, save or change an
+    argument, and classes."""
+    head, _, rest = qualified.partition(".")
+    if qualified.startswith(FUNCTION_PACKAGES):
+        return True
+    if not rest or "." in rest or rest[:1].isupper():
+        return False
+    return (head == "torch" and rest not in NOT_PURE_TORCH) or (
+        numpy and head == "numpy" and rest not in NOT_PURE_NUMPY)
 
 #: ``torch.distributed`` calls that leave their first argument the same on every rank (``op`` may be
 #: anything: every rank gets the same result); the list ``all_gather`` fills is its first argument.
@@ -449,9 +465,7 @@ class FunctionValues:
         qualified = self.imports.qualify(func)
         if qualified is None:
             return False
-        head, _, rest = qualified.partition(".")
-        return qualified.startswith(FUNCTION_PACKAGES) or (
-            head == "torch" and bool(rest) and "." not in rest and rest not in NOT_PURE_TORCH and not rest[:1].isupper())
+        return pure_function_name(qualified, numpy=False)
 
     # Expressions.
 

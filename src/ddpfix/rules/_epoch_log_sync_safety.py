@@ -43,6 +43,7 @@ from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
+from ddpfix.analysis.attribute_access import dynamic_access
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.ast_shapes import every_node, nodes_below, nodes_of, spelled_names
 
@@ -88,26 +89,7 @@ TENSOR_METHODS = values_module.TENSOR_METHODS
 #: Builtins that compute on their arguments, when the file binds no name of theirs.
 LIST_METHODS = frozenset({"append", "extend", "insert"})
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
-#: Packages of functions that compute on their arguments (torchmetrics' functional API is the
-#: per-batch value, never synced); ``torch.<f>`` itself only one level deep (``torch.distributed``
-#: is never one of them).
-FUNCTION_PACKAGES = values_module.FUNCTION_PACKAGES
-NOT_PURE_TORCH = frozenset({"load", "from_file"})
-#: ``numpy.<f>`` functions that change an argument in place or read or write files.
-NOT_PURE_NUMPY = frozenset({"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "load", "loadtxt",
-                            "genfromtxt", "fromfile", "save", "savez", "savez_compressed", "savetxt", "memmap"})
-
-
-def pure_function_name(qualified: str) -> bool:
-    """The qualified name of a function that computes on its arguments only: of the packages of
-    ``FUNCTION_PACKAGES``, or ``torch.<f>`` / ``numpy.<f>`` one level deep (``torch.distributed``,
-    ``numpy.random`` are not), less those that load, save or change an argument."""
-    head, _, rest = qualified.partition(".")
-    if qualified.startswith(FUNCTION_PACKAGES):
-        return True
-    if not rest or "." in rest or rest[:1].isupper():
-        return False
-    return (head == "torch" and rest not in NOT_PURE_TORCH) or (head == "numpy" and rest not in NOT_PURE_NUMPY)
+pure_function_name = values_module.pure_function_name
 #: Words of a ``forward`` that may make its output global.
 COLLECTIVE_WORDS = ("gather", "reduce", "broadcast", "distributed", "dist", "compute", "sync", "barrier", "scatter")
 
@@ -276,6 +258,16 @@ def _self_attributes_of(target: ast.expr) -> list[str]:
 
 class ClassFacts:
     """What the proof needs of one LightningModule class and the file around it."""
+
+    def plain_read(self, name: str) -> bool:
+        """Reading ``self.<name>`` runs no code of the program: Lightning's ``hparams`` (not redefined),
+        or an attribute the class only assigns (no method or property of that name, here or in a
+        base, and no ``__getattribute__``)."""
+        if name in self.methods or name in self.unknown_methods or self.unknown_base is not None:
+            return False
+        if {"__getattribute__", "__getattr__"} & (set(self.methods) | self.unknown_methods):
+            return False
+        return name in self.assigned or (name == "hparams" and not self.calls_setattr)
 
     def own_property(self, name: str) -> bool:
         """``self.<name>`` is one of Lightning's per-rank properties, not redefined by the class."""
@@ -459,7 +451,7 @@ class ClassFacts:
         self.metrics = set().union(*(tree_lightning.metric_attributes(owner, imports) for owner in self.lineage))
         self.forward_is_local = self._forward_is_local(stores)
         self._steps: dict[str, bool] = {}
-        self._provenances: dict[tuple[int, int], Provenance] = {}
+        self._provenances: dict[tuple[int, int, int | None], Provenance] = {}
         self._hook_problems: dict[int, str | None] = {}
         self.iterable_data = _per_file(tree, "iterable_data", lambda: _iterable_dataset_word(tree))
 
@@ -470,15 +462,17 @@ class ClassFacts:
         builtin, which most classes' logs never make (a walk of the whole file)."""
         return bound_names(self.tree)
 
-    def provenance(self, method: ast.FunctionDef, until: ast.expr) -> Provenance:
+    def provenance(self, method: ast.FunctionDef, until: ast.expr, arguments_of: bool = False) -> Provenance:
         """``Provenance(self, method, until)``, kept: it depends on ``until`` only through which of
         the hook's binding events come before the place where it ends, and a hook's logs are asked
         about several times (whether each may sync, then what the one to fix logs); logs with no
-        binding between them share one."""
-        key = (id(method), bisect.bisect_left(_event_places(method), (until.end_lineno, until.end_col_offset)))
+        binding between them share one. ``arguments_of``: the values as the call ``until`` receives
+        them, before it runs (what it changes itself is not counted)."""
+        reader = id(until) if arguments_of and not _is_self_log(until) else None
+        key = (id(method), bisect.bisect_left(_event_places(method), (until.end_lineno, until.end_col_offset)), reader)
         known = self._provenances.get(key)
         if known is None:
-            known = self._provenances[key] = Provenance(self, method, until)
+            known = self._provenances[key] = Provenance(self, method, until, arguments_of)
         return known
 
     def _every_assignment(self, stores: list[_SelfStores], built=None, referenced=None, only: str | None = None) -> set[str]:
@@ -679,7 +673,10 @@ class ClassFacts:
             self._helpers[key] = self._helper_problem("forward", as_forward=True)
         return self._helpers[key]
 
-    def _helper_problem(self, name: str, as_forward: bool = False) -> str | None:
+    def _plain_helper_problem(self, name: str, as_forward: bool = False) -> str | None:
+        """Why ``self.<name>(...)`` may not run the class's method ``name`` as written: not a plain
+        method, one a subclass or an unread base may define again, decorated, replaced, a
+        generator. None where it runs as written."""
         helper = self.methods.get(name)
         if not isinstance(helper, ast.FunctionDef) or (name in LOGGING_NAMES and not as_forward):
             return f"`{name}` is not a plain method of the class"
@@ -694,6 +691,38 @@ class ClassFacts:
             return problem
         if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(helper.body)):
             return f"`{name}` is a generator"
+        return None
+
+    def changed_parameters(self, name: str) -> set[int | str] | None:
+        """The positions and keyword names of the arguments that ``self.<name>(...)`` may change in
+        place, whatever it returns: stored through (``changed_arguments``) or handed to a call that
+        may change them (``dist.all_reduce(x)``, an unknown module), through any alias. None where
+        the method may not run as written (it may change any). A cycle changes nothing more."""
+        key = ("changed", name)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = set()
+        found: set[int | str] | None = None
+        if self._plain_helper_problem(name) is None:
+            helper = self.methods[name]
+            ending = self.ending(helper)
+            found = set(self.changed_arguments(name))
+            if ending is not None:
+                changed = ending.parameters & set(ending.changed_by)
+                positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][1:]
+                found.update(i for i, parameter in enumerate(positional) if parameter in changed)
+                found.update(parameter for parameter in positional if parameter in changed)
+                found.update(a.arg for a in helper.args.kwonlyargs if a.arg in changed)
+                if {a.arg for a in (helper.args.vararg, helper.args.kwarg) if a is not None} & changed:
+                    found.add("*")
+        self._callers[key] = found
+        return found
+
+    def _helper_problem(self, name: str, as_forward: bool = False) -> str | None:
+        problem = self._plain_helper_problem(name, as_forward)
+        if problem is not None:
+            return problem
+        helper = self.methods[name]
         # Read with every binding of the method, and what it changes in place of its own arguments.
         ending = self.ending(helper)
         if ending is None:
@@ -835,7 +864,7 @@ class ClassFacts:
         ``getattr(self, "name")``). ``self.<name>`` in a method of another class of the file (no
         class of the project derives from this one) is that class's own."""
         own = {id(owner) for owner in self.lineage}
-        dynamic = _per_file(self.tree, "dynamic_access", lambda: _dynamic_access(self.tree))
+        dynamic = _per_file(self.tree, "dynamic_access", lambda: dynamic_access(self.tree))
         if dynamic is not None:
             return f"`{_short(dynamic)}` (line {dynamic.lineno}) may call any method by a name made at run time"
         found = []
@@ -938,7 +967,7 @@ class ClassFacts:
         problem = self.reach_problem(caller, call, as_value=True)
         if problem is not None:
             return f"`{caller.name}` calls it (line {call.lineno}), where {problem}"
-        provenance = self.provenance(caller, call)
+        provenance = self.provenance(caller, call, arguments_of=True)
         for argument in [*call.args, *(k.value for k in call.keywords)]:
             unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
             if unknown is not None:
@@ -1357,39 +1386,6 @@ def _first_parameter(method: ast.AST) -> str | None:
     return positional[0].arg if positional else None
 
 
-#: Calls that reach an attribute by a name made at run time.
-_DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattribute__", "__getattr__", "getmembers"})
-
-
-def _dynamic_access(tree: ast.Module) -> ast.AST | None:
-    """The first place of the file that may reach an attribute by a name made at run time:
-    ``getattr(x, name)`` with a name that is not a literal, ``operator.attrgetter``/``methodcaller``,
-    ``__getattribute__``, ``x.__dict__`` (a class's holds its methods); None where there is none."""
-    for node in every_node(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
-            return node
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        word = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if word not in _DYNAMIC_ACCESS:
-            continue
-        if word == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
-            continue
-        return node
-    # ``vars(type(self))``, ``vars(Model)``: a class's namespace holds its methods. Only the
-    # namespace argparse makes (``args = parser.parse_args()``, then ``vars(args)``) is known to
-    # hold none.
-    parsed = {t.id for n in every_node(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-              and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in ("parse_args", "parse_known_args")
-              for t in n.targets if isinstance(t, ast.Name)}
-    for node in every_node(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
-                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in parsed):
-            return node
-    return None
-
-
 def _read_otherwise(tree: ast.Module) -> frozenset[str]:
     """Attribute names the file reads on anything but ``self`` (``super().m``, ``Base.m``, ``x.m``):
     a method defined again lower in the order may still run through one of them."""
@@ -1605,11 +1601,13 @@ class Provenance:
     """Which expressions of a hook are provably this rank's own values: taint analysis with the
     hook's arguments and constants as the only sources (a greatest fixpoint over the local names)."""
 
-    def __init__(self, facts: ClassFacts, method: ast.FunctionDef, until: ast.expr):
+    def __init__(self, facts: ClassFacts, method: ast.FunctionDef, until: ast.expr, arguments_of: bool = False):
         """The values as ``until`` (an expression the hook reaches once per call, in no loop) reads
         them: only code that may run before it ends counts (the statements above it, and what it
-        evaluates itself)."""
+        evaluates itself; with ``arguments_of``, less the call ``until`` itself, which reads its
+        arguments before it runs)."""
         self.facts, self.method = facts, method
+        self.reader = until if arguments_of else None
         self.until = (until.end_lineno, until.end_col_offset)
         arguments = method.args
         self.parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self"}
@@ -1653,7 +1651,10 @@ class Provenance:
     def _fixpoint(self) -> set[str]:
         bindings = self.bindings = self._bindings()
         known = set(bindings)
-        self.calls = [call for place, call in _binding_events(self.method)[2] if place is None or place < self.until]
+        # A call reads its arguments before it runs: what it may change in them is not what it
+        # was handed (``self._step(x)``'s own effect on ``x`` is the helper's proof, not the caller's).
+        self.calls = [call for place, call in _binding_events(self.method)[2]
+                      if (place is None or place < self.until) and call is not self.reader]
         self.changed_by: dict[str, ast.Call] = {}
         changed = True
         while changed:
@@ -1662,11 +1663,41 @@ class Provenance:
                 if any(v is None or self._unknown(v, known) is not None for v in bindings[name]):
                     known.discard(name)
                     changed = True
-            mutated = self._mutated(known) & known
+            mutated = self._aliases(self._mutated(known)) & known
             if mutated:
                 known -= mutated
                 changed = True
         return known
+
+    def _aliases(self, changed: set[str]) -> set[str]:
+        """``changed`` and every name that may share an object with one of them: a name whose value
+        names it, or that its value names (``view = err.view(-1)`` then ``dist.all_reduce(view)``
+        changes ``err``; ``x, y = batch``, ``first = batch[0]``, ``d = x.detach()`` share storage;
+        ``torch.flatten(x)`` may be a view of its argument). Over-approximated: any local name the
+        value mentions counts, but a function called by its name (``criterion(logits, y)`` makes a
+        new value, not the module)."""
+        mentions = self.__dict__.get("_mentions")
+        if mentions is None:
+            mentions = self._mentions = {}
+            for name, values in self.bindings.items():
+                named: set[str] = set()
+                for value in values:
+                    if value is None:
+                        continue
+                    called = {id(n.func) for n in walk(value) if isinstance(n, ast.Call)}
+                    named.update(n.id for n in walk(value) if isinstance(n, ast.Name) and id(n) not in called
+                                 and n.id in self.bindings)
+                mentions[name] = named
+        found, pending = set(changed), [name for name in changed if name in mentions]
+        while pending:
+            name = pending.pop()
+            near = mentions.get(name, set()) | {other for other, named in mentions.items() if name in named}
+            for other in near - found:
+                found.add(other)
+                if name in self.changed_by:
+                    self.changed_by.setdefault(other, self.changed_by[name])
+                pending.append(other)
+        return found
 
     def _mutated(self, known: set[str]) -> set[str]:
         """Names an unknown call may change in place (``dist.all_reduce(total)``, ``x.add_(y)``):
@@ -1682,9 +1713,13 @@ class Provenance:
                 continue
             if isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
                 continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
-            if self._function_unknown(func, known) is None:
-                helper = _self_attr(func)
-                changed = self.facts.changed_arguments(helper) if helper in self.facts.methods else set()
+            helper = _self_attr(func)
+            if helper in self.facts.methods:
+                # The class's own method, read whatever it returns: what it changes in place.
+                changed = self.facts.changed_parameters(helper)
+            else:
+                changed = set() if self._function_unknown(func, known) is None else None
+            if changed is not None:
                 if not changed:
                     continue
                 # A helper that changes an argument in place: what the caller passed there changes.
@@ -1772,6 +1807,41 @@ class Provenance:
             return self._unknown_call(node, known)
         return node
 
+    def _shape_factory(self, func: ast.expr) -> bool:
+        """``func`` is one of torch's factories whose positional arguments are only sizes."""
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        return isinstance(root, ast.Name) and root.id not in self.local_names \
+            and self.facts.imports.qualify(func) in SHAPE_FACTORIES
+
+    def _size_read(self, node: ast.expr, known: set[str]) -> bool:
+        """``node`` is a size whose reading runs no code of the program: known, or built by
+        operators and subscripts from names, constants and plain reads of ``self``
+        (``self.hparams.latent_dim``, ``self.img_dim``)."""
+        if self._unknown(node, known) is None:
+            return True
+        if isinstance(node, ast.Starred):
+            return self._size_read(node.value, known)
+        if isinstance(node, (ast.Name, ast.Constant)):
+            return True
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(self._size_read(e, known) for e in node.elts)
+        if isinstance(node, ast.BinOp):
+            return self._size_read(node.left, known) and self._size_read(node.right, known)
+        if isinstance(node, ast.UnaryOp):
+            return self._size_read(node.operand, known)
+        if isinstance(node, ast.Subscript):
+            return self._size_read(node.value, known) and self._size_read(node.slice, known)
+        if isinstance(node, ast.Attribute):
+            chain = node
+            while isinstance(chain, ast.Attribute) and not _is_self(chain.value):
+                chain = chain.value
+            # Past ``self.hparams`` is Lightning's AttributeDict: a read is a dict lookup.
+            return isinstance(chain, ast.Attribute) and self.facts.plain_read(chain.attr) and (
+                chain is node or chain.attr == "hparams")
+        return False
+
     def _module_constant(self, node: ast.Attribute) -> bool:
         """``torch.float32``, ``torch.long``, ``math.pi``, ``np.inf``: a constant of a module the file
         imports (not a name of the method), the same on every rank and never a tensor."""
@@ -1787,6 +1857,16 @@ class Provenance:
 
     def _unknown_call(self, node: ast.Call, known: set[str]) -> ast.expr | None:
         check = lambda child: self._unknown(child, known)  # noqa: E731
+        if self._shape_factory(node.func):
+            # ``torch.randn(x.shape[0], self.hparams.latent_dim)``: the sizes shape the tensor, its
+            # values are new (zeros, ones, random); where a size came from does not matter.
+            for size in [*node.args, *(k.value for k in node.keywords if k.arg == "size")]:
+                if not self._size_read(size, known):
+                    return size
+            other = [k.value for k in node.keywords if k.arg != "size"]
+            if any(k.arg in (None, "out") for k in node.keywords):
+                return node
+            return next((u for u in map(check, other) if u is not None), None)
         # ``f(*xs, **batch)`` passes what ``xs`` and ``batch`` hold: known when they are.
         arguments = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
         unknown = self._function_unknown(node.func, known)
@@ -1835,6 +1915,10 @@ class Provenance:
                 return node
         return None
 
+
+#: torch's factories whose positional arguments (and ``size=``) are only the new tensor's sizes:
+#: its values are constants or random, whatever the sizes were computed from.
+SHAPE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
 
 #: Bases that add no method that runs (``class Task(LightningModule, ABC)``), and metaclasses that
 #: change nothing a proof reads.

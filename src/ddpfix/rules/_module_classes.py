@@ -27,6 +27,7 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.imports import ImportTable
+from ddpfix.analysis.values import pure_function_name
 from ddpfix.rules._device_evidence import cpu_evidence
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -208,8 +209,12 @@ class ModuleReader:
             code.append(function)
             pending_functions += [n.func.id for n in every_node(function) if isinstance(n, ast.Call)
                                   and isinstance(n.func, ast.Name) and n.func.id in view.functions]
+        # What ``__init__`` computes runs once, to build: a NumPy function there makes a shape or a
+        # constant (``int(np.prod(img_shape))``), never what ``forward`` returns.
+        building = {id(n) for c in lineage for s in c.body if isinstance(s, FUNCTIONS) and s.name == "__init__"
+                    for n in every_node(s) if isinstance(n, ast.Call)}
         for node in code:
-            unread = _unread_call(node, view)
+            unread = _unread_call(node, view, building)
             if unread is not None:
                 return f"`{cls.name}` calls `{unread[0]}` (line {unread[1]}), which is not read"
             if self.collective_word is not None:
@@ -276,13 +281,17 @@ SAFE_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max",
 SAFE_PACKAGES = ("torch.", "math.", "einops.", "typing.")
 
 
-def _unread_call(node: ast.AST, view: FileView) -> tuple[str, int] | None:
+def _unread_call(node: ast.AST, view: FileView, building: set[int] = frozenset()) -> tuple[str, int] | None:
     """(its name, its line) of the first call by name in ``node`` that the reader does not read: not a
-    function or class of the file, a safe builtin, or a function of a safe package."""
+    function or class of the file, a safe builtin, or a function of a safe package (or, for the calls
+    of ``building``, a pure NumPy function)."""
     for n in every_node(node):
         if not isinstance(n, ast.Call):
             continue
         func = n.func
+        if id(n) in building and (qualified := view.imports.qualify(func)) is not None \
+                and qualified.startswith("numpy.") and pure_function_name(qualified):
+            continue
         if isinstance(func, ast.Name):
             if func.id in view.functions or func.id in view.classes:
                 if not view.hidden(func.id):
