@@ -314,6 +314,12 @@ def test_a_store_on_an_imported_module_changes_no_attribute_of_the_model(tmp_pat
     (root / "compat.py").write_text(patch.format("setattr(numpy, name, kind)"))
     proc = run_cli("--check", "-v", "model.py", cwd=root)
     assert b"DDP004 [*]" in proc.stdout, proc.stdout
+    # Another class's stores on its own instance are that class's (a dict that serves attributes).
+    (root / "attrs.py").write_text(
+        "import model\n\n\nclass AttrDict(dict):\n    def __init__(self, *a):\n"
+        "        super().__init__(*a)\n        self.__dict__ = self\n        setattr(self, 'extra', 1)\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
 
     for store in ["setattr(model.Model, name, kind)", "numpy = model; setattr(numpy, name, kind)",
                   "object.__setattr__(numpy, name, kind)", "store = setattr; store(numpy, name, kind)"]:

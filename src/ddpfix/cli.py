@@ -661,6 +661,8 @@ def split_config_entries(entries) -> tuple[str | None, str]:
     overrides = [e for e in entries if e not in files]
     if len(files) > 1:
         raise click.UsageError("--config names more than one file")
+    if not overrides:
+        return (files[0] if files else None), ""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10

@@ -14,7 +14,6 @@ thousands, and the estimate was twenty times too long. The files the workers hol
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Sequence
@@ -144,6 +143,8 @@ class Progress:
             self._draw(self.line())
 
     def _draw(self, text: str) -> None:
+        import shutil  # on a terminal only: a run that shows no progress never loads it
+
         width = shutil.get_terminal_size().columns - 1  # never wrap: "\r" goes back one line only
         if len(text) > width:
             text = text[: max(0, width - 3)] + "..."

@@ -61,21 +61,21 @@ def _gitignore(folder: str) -> GitIgnore | None:
 
 def _ancestor_ignores(folder: str) -> list[tuple[str, GitIgnore]]:
     """The .gitignore files that apply to ``folder`` from above: from the repository root down to its parent."""
-    from pathlib import Path  # loaded for a folder given only: checking files named one by one never needs it
-
-    here = Path(folder).resolve()
+    parent = os.path.realpath(folder)
     chain = []
-    for parent in [here, *here.parents]:
+    while True:
         chain.append(parent)
-        if (parent / ".git").exists():
+        if os.path.exists(os.path.join(parent, ".git")):
             break
-    else:
-        return []  # not in a repository: no outer .gitignore applies
+        above = os.path.dirname(parent)
+        if above == parent:
+            return []  # not in a repository: no outer .gitignore applies
+        parent = above
     specs = []
     for parent in reversed(chain[1:]):
-        spec = _gitignore(str(parent))
+        spec = _gitignore(parent)
         if spec is not None:
-            specs.append((str(parent), spec))
+            specs.append((parent, spec))
     return specs
 
 

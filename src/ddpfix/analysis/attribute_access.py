@@ -14,8 +14,10 @@ from ddpfix.ast_walk import walk
 def attribute_stores(tree: ast.Module) -> dict[str, int]:
     """Attribute name -> the line of its first store on anything but ``self`` (``Head.forward = f``);
     ``"*"`` -> the first store that may bind any name: ``setattr`` with a name that is not a literal,
-    ``setattr`` handed around as a value, ``__setattr__``, ``__dict__``. Each literal
-    ``setattr(obj, "name", ...)`` counts as a store of ``name``.
+    ``setattr`` handed around as a value, ``__setattr__`` or ``__dict__``. Each literal
+    ``setattr(obj, "name", ...)`` counts as a store of ``name``. What a class stores on its own
+    ``self`` (``setattr(self, k, v)``, ``self.__dict__ = self``) is that class's, which its own
+    reader sees (a base or subclass of the model is read as such), not another object's.
 
     A store on a module the file imports whole (``import numpy``; ``setattr(numpy, name, value)``)
     binds a global of that module, never an attribute of an object or class the program builds:
@@ -30,17 +32,25 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
                 and not (isinstance(node.value, ast.Name) and node.value.id == "self") and not on_module(node.value):
             found.setdefault(node.attr, node.lineno)
-        elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__dict__"):
+        elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__dict__") and not _own(node.value):
             found.setdefault("*", node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
             if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
                 found.setdefault("*", node.lineno)
-            elif not on_module(node.args[0]):
+            elif not on_module(node.args[0]) and not _own(node.args[0]):
                 name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
                 found.setdefault(name if isinstance(name, str) else "*", node.lineno)
         elif isinstance(node, ast.Name) and node.id == "setattr" and not _called(node, tree):
             found.setdefault("*", node.lineno)  # ``store = setattr``, ``map(setattr, ...)``
     return found
+
+
+def _own(receiver: ast.expr) -> bool:
+    """``self`` or ``super()``: a class's own instance (``self.__dict__ = self`` in a dict that
+    serves attributes), which the class's reader sees (its ``setattr`` on itself), not another
+    file's object."""
+    return (isinstance(receiver, ast.Name) and receiver.id == "self") or (
+        isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super")
 
 
 def _called(name: ast.Name, tree: ast.Module) -> bool:
