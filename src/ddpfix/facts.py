@@ -413,7 +413,7 @@ class ProjectFacts:
                 return f"{os.path.basename(path)}:{line}"
         real, root = os.path.realpath(path), program_root(path)
         # ``x.name = ...`` on anything but a class's own ``self`` (another class's attribute).
-        pattern = re.compile(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr|__dict__")
+        pattern = re.compile(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr|__dict__|\bvars\b")
         index = self._index()
         for other in self._candidates(index.stored.get(name.encode(), ()), index.setattr, index.unread):
             if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
@@ -473,7 +473,7 @@ class ProjectFacts:
                 data = self._read[("bytes", path)]
                 if _DYNAMIC_NAME.search(data):
                     index.dynamic.append(path)
-                if b"setattr" in data or b"__dict__" in data:
+                if b"setattr" in data or b"__dict__" in data or b"vars" in data:
                     index.setattr.append(path)
                 for stored in set(_STORED.findall(data)):
                     index.stored.setdefault(stored, []).append(path)
@@ -641,7 +641,7 @@ class _NameIndex:
     names: dict[bytes, list[str]]  # attribute names and identifier-like strings -> files
     stored: dict[bytes, list[str]]  # attribute names stored on anything but ``self`` -> files
     dynamic: list[str]  # files that reach attributes by names made at run time
-    setattr: list[str]  # files that name setattr or __dict__ (they may store any attribute)
+    setattr: list[str]  # files that name setattr, __dict__ or vars (they may store any attribute)
     unread: list[str]  # files that could not be read
     order: dict[str, int]  # the run's order of its files
 

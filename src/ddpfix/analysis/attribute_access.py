@@ -19,30 +19,34 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     ``self`` (``setattr(self, k, v)``, ``self.__dict__ = self``) is that class's, which its own
     reader sees (a base or subclass of the model is read as such), not another object's.
 
-    A store on a module the file imports whole (``import numpy``; ``setattr(numpy, name, value)``)
-    binds a global of that module, never an attribute of an object or class the program builds:
-    it does not count, where the file binds that name by imports of modules alone."""
-    modules = imported_modules_only(tree)
+    A store on a module counts too: it binds one of its globals (``setattr(nn, "Linear", Mine)``),
+    which a proof that reads that name relies on."""
     found: dict[str, int] = {}
-
-    def on_module(receiver: ast.expr) -> bool:
-        return isinstance(receiver, ast.Name) and receiver.id in modules
-
+    parsed = _argparse_namespaces(tree)
     for node in walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                and not (isinstance(node.value, ast.Name) and node.value.id == "self") and not on_module(node.value):
+                and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             found.setdefault(node.attr, node.lineno)
         elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__dict__") and not _own(node.value):
             found.setdefault("*", node.lineno)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+        elif isinstance(node, ast.Call) and _names_setattr(node.func):
             if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
                 found.setdefault("*", node.lineno)
-            elif not on_module(node.args[0]) and not _own(node.args[0]):
+            elif not _own(node.args[0]):
                 name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
                 found.setdefault(name if isinstance(name, str) else "*", node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+                and not (node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in parsed):
+            found.setdefault("*", node.lineno)  # ``vars(obj).update(forward=f)`` stores into its namespace
         elif isinstance(node, ast.Name) and node.id == "setattr" and not _called(node, tree):
             found.setdefault("*", node.lineno)  # ``store = setattr``, ``map(setattr, ...)``
     return found
+
+
+def _names_setattr(func: ast.expr) -> bool:
+    """``setattr`` or ``builtins.setattr`` (any ``x.setattr``: over-approximated)."""
+    return (isinstance(func, ast.Name) and func.id == "setattr") or (
+        isinstance(func, ast.Attribute) and func.attr == "setattr")
 
 
 def _own(receiver: ast.expr) -> bool:
@@ -59,31 +63,6 @@ def _called(name: ast.Name, tree: ast.Module) -> bool:
     if calls is None:
         calls = tree._ddpfix_called_names = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call)}
     return id(name) in calls
-
-
-def imported_modules_only(tree: ast.Module) -> frozenset[str]:
-    """Names the file binds only by ``import a`` / ``import a.b as c`` (a module object, never a class
-    or an instance), nowhere rebound: no assignment, ``def``, ``class``, parameter, ``from``
-    import, ``global`` or ``del`` of the name."""
-    imported: set[str] = set()
-    other: set[str] = set()
-    for node in walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                imported.add(alias.asname or alias.name.partition(".")[0])
-        elif isinstance(node, ast.ImportFrom):
-            other.update(a.asname or a.name for a in node.names)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            other.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            other.add(node.name)
-        elif isinstance(node, ast.arg):
-            other.add(node.arg)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            other.update(node.names)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            other.add(node.name)
-    return frozenset(imported - other)
 
 
 #: Calls that reach an attribute by a name made at run time.
@@ -109,11 +88,38 @@ def dynamic_access(tree: ast.Module) -> ast.AST | None:
     # ``vars(type(self))``, ``vars(Model)``: a class's namespace holds its methods. Only the
     # namespace argparse makes (``args = parser.parse_args()``, then ``vars(args)``) is known to
     # hold none.
-    parsed = {t.id for n in every_node(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-              and isinstance(n.value.func, ast.Attribute) and n.value.func.attr in ("parse_args", "parse_known_args")
-              for t in n.targets if isinstance(t, ast.Name)}
+    parsed = _argparse_namespaces(tree)
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
                 and not (isinstance(node.args[0], ast.Name) and node.args[0].id in parsed):
             return node
     return None
+
+
+def _argparse_namespaces(tree: ast.Module) -> frozenset[str]:
+    """Names the file binds only to the namespace argparse makes (``args = parser.parse_args()``):
+    every binding of the name in the file is such an assignment (a parameter or another
+    assignment of that name, in any scope, may hold anything)."""
+    def compute():
+        parsed, other, targets = set(), set(), set()
+        for n in every_node(tree):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                    and n.value.func.attr == "parse_args" and all(isinstance(t, ast.Name) for t in n.targets):
+                parsed.update(t.id for t in n.targets)
+                targets.update(id(t) for t in n.targets)
+        for n in every_node(tree):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in targets:
+                other.add(n.id)
+            elif isinstance(n, ast.arg):
+                other.add(n.arg)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                other.add(n.name)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                other.update((a.asname or a.name).partition(".")[0] for a in n.names)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                other.update(n.names)
+        return frozenset(parsed - other)
+    found = tree.__dict__.get("_ddpfix_argparse_namespaces")
+    if found is None:
+        found = tree._ddpfix_argparse_namespaces = compute()
+    return found

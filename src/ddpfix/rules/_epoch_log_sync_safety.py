@@ -260,14 +260,37 @@ class ClassFacts:
     """What the proof needs of one LightningModule class and the file around it."""
 
     def plain_read(self, name: str) -> bool:
-        """Reading ``self.<name>`` runs no code of the program: Lightning's ``hparams`` (not redefined),
-        or an attribute the class only assigns (no method or property of that name, here or in a
-        base, and no ``__getattribute__``)."""
+        """Reading ``self.<name>`` runs no code of the program: Lightning's ``hparams``, not
+        redefined (no method, property, class attribute or assignment of that name, here or in a
+        base, no ``__getattribute__``)."""
         if name in self.methods or name in self.unknown_methods or self.unknown_base is not None:
             return False
         if {"__getattribute__", "__getattr__"} & (set(self.methods) | self.unknown_methods):
             return False
-        return name in self.assigned or (name == "hparams" and not self.calls_setattr)
+        class_names = {t.id for owner in self.lineage for statement in owner.body
+                       if isinstance(statement, (ast.Assign, ast.AnnAssign))
+                       for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
+                       for t in walk(target) if isinstance(t, ast.Name)}
+        return name == "hparams" and name not in self.assigned and name not in class_names and not self.calls_setattr
+
+    def int_arguments(self) -> set[str]:
+        """The parameters the class's own ``__init__`` declares ints: annotated ``int``, or with an
+        int literal default and no other annotation."""
+        init = self.methods.get("__init__")
+        if not isinstance(init, ast.FunctionDef):
+            return set()
+        arguments = init.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
+        defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+        found = set()
+        for argument in [*positional, *arguments.kwonlyargs]:
+            annotation = argument.annotation
+            default = defaults.get(argument.arg)
+            if (isinstance(annotation, ast.Name) and annotation.id == "int") or (
+                    annotation is None and isinstance(default, ast.Constant) and type(default.value) is int):
+                found.add(argument.arg)
+        return found
 
     def own_property(self, name: str) -> bool:
         """``self.<name>`` is one of Lightning's per-rank properties, not redefined by the class."""
@@ -314,6 +337,15 @@ class ClassFacts:
             self.calls_setattr_below = self.calls_setattr_below or any(
                 _SelfStores.of(owner).calls_setattr for owner in below)
         return None
+
+    def rebound(self, name: str) -> str | None:
+        """Where the program may bind a function or method called ``name`` to other code
+        (``F.mse_loss = f``, ``torch.Tensor.mean = f``, ``setattr(nn, name, f)``): ``file:line``;
+        kept per name."""
+        known = self.__dict__.setdefault("_rebound", {})
+        if name not in known:
+            known[name] = self._patched_elsewhere(name)
+        return known[name]
 
     def _patched_elsewhere(self, name: str) -> str | None:
         """Where a file of the program stores an attribute ``name`` on anything (``Head.forward = f``):
@@ -622,8 +654,15 @@ class ClassFacts:
         ending = self.ending(helper) if stored else None
         if ending is None:
             return set()
-        harmful = {parameter for parameter, values in stored.items()
-                   if any(ending.unknown(value) is not None for value in values)}
+        # A store of a value not known here, or of another parameter (``acc += value``: the caller
+        # may pass a global ``value``), changes the argument, and every argument that may share
+        # its object (``_aliases``: a view stored into, parameters one object).
+        harmful: set[str] = set()
+        for stored_name, values in stored.items():
+            if any(ending.unknown(value) is not None
+                   or {n.id for n in walk(value) if isinstance(n, ast.Name)} & (ending.parameters - {stored_name})
+                   for value in values):
+                harmful |= ending._aliases({stored_name}) & ending.parameters
         positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][1:]
         found: set[int | str] = set()
         for index, parameter in enumerate(positional):
@@ -708,7 +747,8 @@ class ClassFacts:
             ending = self.ending(helper)
             found = set(self.changed_arguments(name))
             if ending is not None:
-                changed = ending.parameters & set(ending.changed_by)
+                # What a nested function or lambda reads, it may change whenever it is called.
+                changed = ending.parameters & (set(ending.changed_by) | set(_names_in_nested_scopes(helper)))
                 positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][1:]
                 found.update(i for i, parameter in enumerate(positional) if parameter in changed)
                 found.update(parameter for parameter in positional if parameter in changed)
@@ -971,8 +1011,10 @@ class ClassFacts:
         for argument in [*call.args, *(k.value for k in call.keywords)]:
             unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
             if unknown is not None:
+                reason = self.unknown_reason(provenance, unknown)
+                detail = reason.partition(": ")[2] if reason.startswith(f"`{_short(unknown)}` is not known") else reason
                 return (f"`{caller.name}` passes it `{_short(unknown)}` (line {call.lineno}), not known to be this "
-                        "rank's own")
+                        "rank's own" + (f": {detail}" if detail else ""))
         return None
 
     def reach_problem(self, method: ast.FunctionDef, call: ast.Call, as_value: bool = False) -> str | None:
@@ -1160,32 +1202,36 @@ class ClassFacts:
         provenance = self.provenance(method, call)
         for value in values:
             unknown = provenance.unknown(value)
-            if unknown is None:
-                continue
-            if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
-                changer = provenance.changed_by[unknown.id]
-                return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
-            if isinstance(unknown, ast.Call) and (_is_self(unknown.func) or _self_attr(unknown.func) == "forward") \
-                    and self.forward_problem() is not None:
-                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
-                        f"{self.forward_problem()}")
-            called = _self_attr(unknown.func) if isinstance(unknown, ast.Call) else None
-            if called is not None and called in self.unknown_methods:
-                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
-                        f"{self.unknown_where.get(called, 'a class of another file')} defines `{called}`, "
-                        "which is not followed")
-            if called is not None and called in self.methods and self.helper_problem(called) is not None:
-                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
-                        f"{self.helper_problem(called)}")
-            held = self.held_by(called) if called is not None else None
-            if called is not None and called in self.module_problems:
-                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
-                        f"{self.module_problems[called]}")
-            if held is not None:
-                return (f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already): "
-                        f"`self.{called}` holds `{held[0]}` (line {held[1]}), an object whose class is not read")
-            return f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
+            if unknown is not None:
+                return self.unknown_reason(provenance, unknown)
         return None
+
+    def unknown_reason(self, provenance: Provenance, unknown: ast.expr) -> str:
+        """Why ``unknown`` (``provenance.unknown``'s answer) is not known to be this rank's own,
+        naming the fact it lacks and where it comes from."""
+        if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
+            changer = provenance.changed_by[unknown.id]
+            return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
+        prefix = f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
+        if isinstance(unknown, ast.Call) and (_is_self(unknown.func) or _self_attr(unknown.func) == "forward") \
+                and self.forward_problem() is not None:
+            return f"{prefix}: {self.forward_problem()}"
+        called = _self_attr(unknown.func) if isinstance(unknown, ast.Call) else None
+        if called is not None and called in self.unknown_methods:
+            return (f"{prefix}: {self.unknown_where.get(called, 'a class of another file')} defines `{called}`, "
+                    "which is not followed")
+        if called is not None and called in self.methods and self.helper_problem(called) is not None:
+            return f"{prefix}: {self.helper_problem(called)}"
+        held = self.held_by(called) if called is not None else None
+        if called is not None and called in self.module_problems:
+            return f"{prefix}: {self.module_problems[called]}"
+        if held is not None:
+            return f"{prefix}: `self.{called}` holds `{held[0]}` (line {held[1]}), an object whose class is not read"
+        function = unknown.func if isinstance(unknown, ast.Call) else None
+        word = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) else None
+        if word is not None and self.rebound(word) is not None:
+            return f"{prefix}: {self.rebound(word)} may bind `{word}` to other code"
+        return prefix
 
     def flag_problem(self, method: ast.FunctionDef, call: ast.Call) -> str | None:
         positional = 2 if call.func.attr == "log" else 1
@@ -1545,9 +1591,15 @@ def _binding_events(method: ast.AST) -> tuple[list[tuple[Place, list[tuple[str, 
             # ``total[0] = v`` / ``out.loss = v`` change what ``total`` / ``out`` hold.
             parts: list[ast.expr] = [] if value is None else [value]
             root: ast.expr = target
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
+            # ``errors.view(-1)[:1] = v`` stores into ``errors`` too (a view shares its storage).
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                 if isinstance(root, ast.Subscript):
                     parts.append(root.slice)
+                if isinstance(root, ast.Call):
+                    parts.extend(root.args)
+                    parts.extend(k.value for k in root.keywords)
+                    root = root.func
+                    continue
                 root = root.value
             if isinstance(root, ast.Name):
                 pairs.append((root.id, ast.Tuple(elts=parts, ctx=ast.Load()) if value is not None else None))
@@ -1653,8 +1705,9 @@ class Provenance:
         known = set(bindings)
         # A call reads its arguments before it runs: what it may change in them is not what it
         # was handed (``self._step(x)``'s own effect on ``x`` is the helper's proof, not the caller's).
-        self.calls = [call for place, call in _binding_events(self.method)[2]
-                      if (place is None or place < self.until) and call is not self.reader]
+        self.placed_calls = [(place, call) for place, call in _binding_events(self.method)[2]
+                             if (place is None or place < self.until) and call is not self.reader]
+        self.calls = [call for _place, call in self.placed_calls]
         self.changed_by: dict[str, ast.Call] = {}
         changed = True
         while changed:
@@ -1663,11 +1716,65 @@ class Provenance:
                 if any(v is None or self._unknown(v, known) is not None for v in bindings[name]):
                     known.discard(name)
                     changed = True
-            mutated = self._aliases(self._mutated(known)) & known
+            changed_here = self._mutated(known) | self._stored_into(known)
+            mutated = self._aliases(changed_here) & known
             if mutated:
                 known -= mutated
                 changed = True
         return known
+
+    def _escaped(self) -> dict[str, Place]:
+        """Local names whose objects the method hands to the module before the value is read
+        (``self.last = loss``, ``self.window.append(loss)``, ``self.stats["x"] = v``, ``setattr(self,
+        k, v)``): a method of the class or code not known may then change them in place (a module
+        read whole reaches only what it is handed)."""
+        escaped = self.__dict__.get("_escaped_names")
+        if escaped is not None:
+            return escaped
+        escaped = {}
+
+        def names_in(node: ast.expr) -> None:
+            called = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
+            for n in walk(node):
+                if isinstance(n, ast.Name) and id(n) not in called and n.id in self.local_names | self.parameters:
+                    first = escaped.get(n.id, place)
+                    escaped[n.id] = place if first is None or place is None else min(first, place)
+
+        for n, place in _outside_functions_with_places(self.method):
+            if place is not None and place >= self.until:
+                continue  # handed over after the value is read
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for target in targets:
+                    root = target
+                    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                        root = root.func if isinstance(root, ast.Call) else root.value
+                    if _is_self(root):
+                        names_in(n.value)
+            elif isinstance(n, ast.Call):
+                func = n.func
+                if isinstance(func, ast.Attribute) and _self_attr(func.value) is not None and func.attr in (
+                        *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
+                    for argument in [*n.args, *(k.value for k in n.keywords)]:
+                        names_in(argument)
+                elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and _is_self(n.args[0]):
+                    for argument in n.args[1:]:
+                        names_in(argument)
+        self._escaped_names = escaped
+        return escaped
+
+    def _stored_into(self, known: set[str]) -> set[str]:
+        """Names the method's code changes in place with a value not known to be this rank's own
+        (``flat[:] = gathered``, ``flat += gathered``, ``out.loss = v``): what shares their object
+        changes too (``_aliases``)."""
+        through = self.__dict__.get("_through")
+        if through is None:
+            through = self._through = _stored_through(self.method)
+        found = set()
+        for name, values in through.items():
+            if name in self.bindings and any(self._unknown(v, known) is not None for v in values):
+                found.add(name)
+        return found
 
     def _aliases(self, changed: set[str]) -> set[str]:
         """``changed`` and every name that may share an object with one of them: a name whose value
@@ -1692,6 +1799,9 @@ class Provenance:
         while pending:
             name = pending.pop()
             near = mentions.get(name, set()) | {other for other, named in mentions.items() if name in named}
+            if name in self.parameters:
+                # A caller may hand two parameters one object (``self._report(errors, errors.view(-1))``).
+                near |= self.parameters & set(mentions)
             for other in near - found:
                 found.add(other)
                 if name in self.changed_by:
@@ -1704,7 +1814,8 @@ class Provenance:
         the roots of its arguments and of the object whose method it is. Lightning's ``self.log``
         and the class's torchmetrics objects (``self.val_acc.update(preds, y)``) change none."""
         found: set[str] = set()
-        for call in self.calls:
+        escaped = self._escaped()
+        for place, call in self.placed_calls:
             func = call.func
             if _is_self_log(call) or (isinstance(func, ast.Attribute) and _is_self(func.value) and func.attr in self.facts.metrics):
                 continue
@@ -1713,28 +1824,44 @@ class Provenance:
                 continue
             if isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
                 continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
+            if escaped and (_self_attr(func) in self.facts.methods or _is_self(func)
+                            or self._function_unknown(func, known) is not None):
+                # ``self.last = loss`` then ``self._sync_last()``: a method of the class, or code
+                # not known, may change in place what the module was handed before, and so ``loss``.
+                for name, handed in escaped.items():
+                    if name not in found and (place is None or handed is None or handed < place):
+                        found.add(name)
+                        self.changed_by.setdefault(name, call)
+            # ``torch.mean(x, dim=0, out=total)``: a known function writes into ``out``.
+            roots = [k.value for k in call.keywords if k.arg == "out"]
             helper = _self_attr(func)
             if helper in self.facts.methods:
                 # The class's own method, read whatever it returns: what it changes in place.
                 changed = self.facts.changed_parameters(helper)
+            elif self._function_unknown(func, known) is None:
+                # A known function runs code of the objects it is handed (``__index__``,
+                # ``__torch_function__``) only for those not known.
+                changed = set()
+                roots += [a for a in [*call.args, *(k.value for k in call.keywords)] if self._unknown(
+                    a.value if isinstance(a, ast.Starred) else a, known) is not None]
             else:
-                changed = set() if self._function_unknown(func, known) is None else None
+                changed = None
             if changed is not None:
-                if not changed:
-                    continue
                 # A helper that changes an argument in place: what the caller passed there changes.
-                roots = [a for i, a in enumerate(call.args) if i in changed or "*" in changed]
+                roots += [a for i, a in enumerate(call.args) if i in changed or "*" in changed]
                 roots += [k.value for k in call.keywords if k.arg in changed or "*" in changed]
             else:
-                roots = [*call.args, *(k.value for k in call.keywords)]
-            if isinstance(func, ast.Attribute) and not _is_self(func.value):
-                roots.append(func.value)
+                roots += [*call.args, *(k.value for k in call.keywords)]
+                if isinstance(func, ast.Attribute) and not _is_self(func.value):
+                    roots.append(func.value)
             for root in roots:
-                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred)):
-                    root = root.value
-                if isinstance(root, ast.Name):
-                    found.add(root.id)
-                    self.changed_by.setdefault(root.id, call)
+                # Whatever the argument reaches: ``errors.view(-1)``, ``flat := x.flatten()``,
+                # ``[loss, mae]`` hand the call objects that those names hold or share.
+                called = {id(n.func) for n in walk(root) if isinstance(n, ast.Call)}
+                for n in walk(root):
+                    if isinstance(n, ast.Name) and id(n) not in called:
+                        found.add(n.id)
+                        self.changed_by.setdefault(n.id, call)
         return found
 
     def unknown(self, node: ast.expr) -> ast.expr | None:
@@ -1812,18 +1939,17 @@ class Provenance:
         root = func
         while isinstance(root, ast.Attribute):
             root = root.value
-        return isinstance(root, ast.Name) and root.id not in self.local_names \
-            and self.facts.imports.qualify(func) in SHAPE_FACTORIES
+        qualified = self.facts.imports.qualify(func)
+        return isinstance(root, ast.Name) and root.id not in self.local_names and qualified in SHAPE_FACTORIES \
+            and self.facts.rebound(qualified.rsplit(".", 1)[-1]) is None
 
     def _size_read(self, node: ast.expr, known: set[str]) -> bool:
         """``node`` is a size whose reading runs no code of the program: known, or built by
-        operators and subscripts from names, constants and plain reads of ``self``
-        (``self.hparams.latent_dim``, ``self.img_dim``)."""
+        operators from such sizes and ``self.hparams.<name>`` where the class's ``__init__``
+        declares ``<name>`` an ``int`` (annotated, or an int default): Lightning's AttributeDict
+        of the constructor's arguments, read by a dict lookup. Not any object: a size's
+        ``__index__`` is code of the program, as a property's getter is."""
         if self._unknown(node, known) is None:
-            return True
-        if isinstance(node, ast.Starred):
-            return self._size_read(node.value, known)
-        if isinstance(node, (ast.Name, ast.Constant)):
             return True
         if isinstance(node, (ast.Tuple, ast.List)):
             return all(self._size_read(e, known) for e in node.elts)
@@ -1831,16 +1957,9 @@ class Provenance:
             return self._size_read(node.left, known) and self._size_read(node.right, known)
         if isinstance(node, ast.UnaryOp):
             return self._size_read(node.operand, known)
-        if isinstance(node, ast.Subscript):
-            return self._size_read(node.value, known) and self._size_read(node.slice, known)
-        if isinstance(node, ast.Attribute):
-            chain = node
-            while isinstance(chain, ast.Attribute) and not _is_self(chain.value):
-                chain = chain.value
-            # Past ``self.hparams`` is Lightning's AttributeDict: a read is a dict lookup.
-            return isinstance(chain, ast.Attribute) and self.facts.plain_read(chain.attr) and (
-                chain is node or chain.attr == "hparams")
-        return False
+        return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                and _is_self(node.value.value) and node.value.attr == "hparams"
+                and self.facts.plain_read("hparams") and node.attr in self.facts.int_arguments())
 
     def _module_constant(self, node: ast.Attribute) -> bool:
         """``torch.float32``, ``torch.long``, ``math.pi``, ``np.inf``: a constant of a module the file
@@ -1892,6 +2011,8 @@ class Provenance:
                 return None
             return node
         elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and facts.imports.qualify(func) is None:
+            if facts.rebound(func.attr) is not None:
+                return node  # ``torch.Tensor.mean = f`` somewhere in the program
             return check(func.value)  # a method of a known tensor (or batch)
         elif isinstance(func, ast.Name) and func.id in BUILTINS:
             if func.id in facts.file_names or func.id in self.local_names:
@@ -1911,8 +2032,8 @@ class Provenance:
                 root = root.value
             if qualified is None or not isinstance(root, ast.Name) or root.id in self.local_names:
                 return node
-            if not pure_function_name(qualified):
-                return node
+            if not pure_function_name(qualified) or facts.rebound(qualified.rsplit(".", 1)[-1]) is not None:
+                return node  # not pure, or ``F.mse_loss = f`` somewhere in the program
         return None
 
 
@@ -2026,9 +2147,9 @@ def _stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
             for element in elements:
                 root = element
                 through = isinstance(n, ast.AugAssign)
-                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred)):
+                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred, ast.Call)):
                     through = through or not isinstance(root, ast.Starred)
-                    root = root.value
+                    root = root.func if isinstance(root, ast.Call) else root.value
                 if through and isinstance(root, ast.Name):
                     found.setdefault(root.id, []).append(value)
     return found

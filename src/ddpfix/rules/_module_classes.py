@@ -27,7 +27,6 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.imports import ImportTable
-from ddpfix.analysis.values import pure_function_name
 from ddpfix.rules._device_evidence import cpu_evidence
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -78,6 +77,14 @@ class ModuleReader:
         if depth > MAX_DEPTH:
             return "modules nested deeper than are read"
         func = call.func
+        # ``nn.Linear(...)``, ``Head(...)``: what the name is bound to when it runs; a store of that
+        # name anywhere in the program (``setattr(nn, "Linear", Mine)``, ``model.Head = Other``)
+        # may bind another class there.
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if called is not None and self.patched is not None:
+            place = self.patched(called)
+            if place is not None:
+                return f"{place} may bind `{called}` to another class"
         if _library_model(call, view.imports.qualify(func) or ""):
             return None
         if is_torch_nn_module(view.imports, func):
@@ -193,7 +200,9 @@ class ModuleReader:
         if not reaches_module:
             return f"`{cls.name}` is not a torch.nn module"
         if self.patched is not None:
-            for name in ("forward", "__call__"):
+            # Any method the instance's code may call (``Head._project = f``), not only ``forward``.
+            names = {"forward", "__call__"} | {s.name for c in lineage for s in c.body if isinstance(s, FUNCTIONS)}
+            for name in sorted(names):
                 place = self.patched(name)
                 if place is not None:
                     return f"{place} may replace a `{name}`"
@@ -281,16 +290,24 @@ SAFE_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max",
 SAFE_PACKAGES = ("torch.", "math.", "einops.", "typing.")
 
 
+#: NumPy functions a module's ``__init__`` may call to compute sizes and constants: arithmetic on
+#: numbers and arrays, none of which calls code it is handed (``apply_along_axis``, ``vectorize``,
+#: ``frompyfunc``, ``fromfunction``, ``piecewise`` do: not here).
+NUMPY_SIZE_FUNCTIONS = frozenset(f"numpy.{name}" for name in (
+    "prod", "sum", "mean", "sqrt", "log", "log2", "log10", "exp", "ceil", "floor", "round", "abs", "power",
+    "maximum", "minimum", "max", "min", "cumsum", "cumprod", "arange", "linspace", "zeros", "ones", "array",
+    "asarray"))
+
+
 def _unread_call(node: ast.AST, view: FileView, building: set[int] = frozenset()) -> tuple[str, int] | None:
     """(its name, its line) of the first call by name in ``node`` that the reader does not read: not a
     function or class of the file, a safe builtin, or a function of a safe package (or, for the calls
-    of ``building``, a pure NumPy function)."""
+    of ``building``, a NumPy function of ``NUMPY_SIZE_FUNCTIONS``)."""
     for n in every_node(node):
         if not isinstance(n, ast.Call):
             continue
         func = n.func
-        if id(n) in building and (qualified := view.imports.qualify(func)) is not None \
-                and qualified.startswith("numpy.") and pure_function_name(qualified):
+        if id(n) in building and (view.imports.qualify(func) or "") in NUMPY_SIZE_FUNCTIONS:
             continue
         if isinstance(func, ast.Name):
             if func.id in view.functions or func.id in view.classes:

@@ -1,13 +1,13 @@
 # differential: safe; project=gan_parts
 """A GAN's losses logged by helpers that validation_step calls one after the other with the same
 batch tensor (`x, _ = batch`), the noise sized by `self.hparams.latent_dim`, the networks built by
-factory methods from another file's classes (whose sizes come from `np.prod`; that file patches
-NumPy's module with `setattr(numpy, alias, kind)`). The logs say nothing about sync_dist.
+factory methods from another file's classes (whose sizes come from `np.prod`). The logs say
+nothing about sync_dist.
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 proves the values per rank: the first
-helper changes nothing of `x` that the second then receives, a size (`self.hparams.latent_dim`)
-does not make `torch.randn`'s values, NumPy at build time makes sizes, and a store on NumPy's
-module changes no attribute of the model. sync_dist=True is added by default. The reference
+helper changes nothing of `x` that the second then receives, a size (`self.hparams.latent_dim`,
+declared an int) does not make `torch.randn`'s values, and NumPy at build time makes sizes.
+sync_dist=True is added by default. The reference
 gathers every batch's values by hand and logs their mean.
 """
 import lightning as L

@@ -1,15 +1,9 @@
 """The GAN's networks, in a file of their own (the case imports them). Their sizes come from NumPy
-at build time, and the file patches NumPy's module for old aliases, as real projects do."""
-import numpy
+at build time."""
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
-
-for alias, kind in [("object", object), ("bool", bool)]:
-    if not hasattr(numpy, alias):
-        setattr(numpy, alias, kind)
-
 
 class Generator(nn.Module):
     def __init__(self, latent_dim, img_shape):
