@@ -192,9 +192,22 @@ class EpochLogSync(Rule):
       no collective and nothing that may make a CPU tensor in its methods or in the functions of
       its file they call, no call of a function it does not read, every module it calls built in
       its own code by a known call (not handed in: `self.scorer = scorer`), and no file of the
-      program replacing a `forward` (`Head.forward = f`). Nothing that runs before the log may
-      change such a value in place through an unknown call (`dist.all_reduce(total)`,
-      `x.add_(...)`). Anything else (`self.<attribute>` holding a constructor's argument or a
+      program replacing one of its methods or binding its name or a layer's to another class
+      (`Head.forward = f`, `setattr(nn, "Linear", Mine)`, `vars(m).update(...)`); NumPy's size
+      functions (`np.prod`) may build its sizes in `__init__`. A factory of torch whose arguments
+      are sizes (`torch.randn(x.shape[0], self.hparams.latent_dim)`) makes a per-rank value
+      whatever the sizes come from, where each size is known or an `hparams` entry `__init__`
+      declares an `int` (reading any other object as a size runs its `__index__`). Functions,
+      tensor methods and factories count only where no file of the program rebinds their name
+      (`F.mse_loss = f`). Nothing that runs before the log may change such a value in place: no
+      unknown call handed anything that reaches it (`dist.all_reduce(errors.view(-1))`,
+      `map(dist.all_reduce, [loss])`, `x.add_(...)`, any `out=`), no store through it or a name
+      that may share its object (a view, an item, an unpacked tuple, a helper's parameters:
+      `flat[:] = g`, `flat += g`), no helper storing another argument into it (`acc += value`) or
+      changing it in a nested function, and, once it is handed to the module (`self.last = loss`,
+      `self.window.append(loss)`), no later method of the class or unknown call. A call's own
+      effect on what it is handed does not count for the values it is handed (`self._step(x)`
+      reads `x` before it runs). Anything else (`self.<attribute>` holding a constructor's argument or a
       factory's result, a gather over a sub-group, `all_reduce` on some paths only) is of unknown
       provenance, possibly global already or a CPU tensor; the reason names it (`self.backbone`
       holds `backbone` (line 29), an object whose class is not read; `Head` may make a CPU tensor
