@@ -424,9 +424,10 @@ class ClassFacts:
             if any(k.arg != "metaclass" or imports.qualify(k.value) not in INERT_METACLASSES
                    for k in current.keywords) and self.unknown_base is None:
                 self.unknown_base = f"the base class `a metaclass` is not seen"
-            if current.decorator_list and self.unknown_base is None:
+            decorators = [d for d in current.decorator_list if not _inert_class_decorator(d, imports)]
+            if decorators and self.unknown_base is None:
                 # A class decorator may replace any method (or the class).
-                self.unknown_base = f"the class decorator `{_short(current.decorator_list[0])}` may replace its methods"
+                self.unknown_base = f"the class decorator `{_short(decorators[0])}` may replace its methods"
         if self.unknown_base is None:
             # Python looks methods up in the class's C3 order, not in the order the bases were read:
             # with mixins that define the same helper, the one that runs is the first in that order.
@@ -2040,6 +2041,18 @@ class Provenance:
 #: torch's factories whose positional arguments (and ``size=``) are only the new tensor's sizes:
 #: its values are constants or random, whatever the sizes were computed from.
 SHAPE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
+
+#: Class decorators that return the class with its methods as written: PEP 702's ``deprecated``
+#: wraps ``__new__`` and ``__init_subclass__`` to warn and sets ``__deprecated__``, nothing else.
+INERT_CLASS_DECORATORS = frozenset({"typing_extensions.deprecated", "warnings.deprecated"})
+
+
+def _inert_class_decorator(decorator: ast.expr, imports: ImportTable) -> bool:
+    """``@deprecated("Use X instead")``: a decorator of ``INERT_CLASS_DECORATORS`` called with
+    constants alone."""
+    return (isinstance(decorator, ast.Call) and imports.qualify(decorator.func) in INERT_CLASS_DECORATORS
+            and all(isinstance(a, ast.Constant) for a in [*decorator.args, *(k.value for k in decorator.keywords)]))
+
 
 #: Bases that add no method that runs (``class Task(LightningModule, ABC)``), and metaclasses that
 #: change nothing a proof reads.
