@@ -178,7 +178,8 @@ class Classifier(L.LightningModule):
 def test_a_class_deriving_from_the_module_is_read(tmp_path, run_cli):
     """The module that runs may be a subclass in another file: safe while it logs its synced keys in
     one order on every rank and defines again nothing the proof read; unsafe, naming it, where it
-    defines the helper again, syncs under a data-dependent `if`, or cannot be read (a notebook)."""
+    defines the helper again, syncs under a data-dependent `if`, or cannot be read (a notebook with a
+    cell that is not Python the kernel runs)."""
     root = tmp_path / "proj"
     subclass = "from model import Classifier\n\n\nclass Wider(Classifier):\n{body}"
     write(root, {"model.py": MODULE, "wider.py": subclass.format(
@@ -199,6 +200,14 @@ def test_a_class_deriving_from_the_module_is_read(tmp_path, run_cli):
 
     (root / "wider.py").unlink()
     (root / "notebook.ipynb").write_text('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], '
+                                         '"source": ["from model import Classifier\\n", "class Wider(Classifier):\\n", '
+                                         '"    pass\\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout  # a notebook's classes are read too (IPython lines masked)
+
+    (root / "notebook.ipynb").write_text('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], '
+                                         '"source": ["%%writefile extra.py\\n", "x = 1\\n"]}, '
+                                         '{"cell_type": "code", "metadata": {}, "outputs": [], '
                                          '"source": ["from model import Classifier\\n", "class Wider(Classifier):\\n", '
                                          '"    pass\\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     proc = run_cli("--check", "-v", "model.py", cwd=root)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import walk
 from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
+from ddpfix.ipython_syntax import notebook_module
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
@@ -447,7 +448,7 @@ class ProjectFacts:
         None where it does not parse (a notebook's magics: the text then decides)."""
         key = ("tree", path)
         if key not in self._read:
-            source = _notebook_python(path) if path.endswith(".ipynb") else data
+            source = notebook_module(path) if path.endswith(".ipynb") else data
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -662,28 +663,6 @@ def _code_bytes(path: str) -> bytes | None:
                          for c in cells if isinstance(c, dict) and c.get("cell_type") == "code").encode()
     except (ValueError, AttributeError, TypeError, RecursionError):
         return data
-def _notebook_python(path: str) -> str | None:
-    """A notebook's code cells as one module, their IPython lines masked as the engine masks them
-    (``ipython_syntax``: ``%pip``, ``!ls`` become opaque calls); None where a cell is not Python the
-    kernel runs (``%%bash``, ``%%writefile``: what it writes may run) or the file cannot be read."""
-    from ddpfix.ipython_syntax import mask_cell
-
-    try:
-        with open(path, "rb") as handle:
-            cells = json.loads(handle.read()).get("cells", [])
-        sources = ["".join(c.get("source", "")) if isinstance(c.get("source"), list) else str(c.get("source", ""))
-                   for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
-        return None
-    bodies = []
-    for source in sources:
-        cell = mask_cell(source, "__ddpfix_masked_")
-        if cell.skipped is not None:
-            return None
-        bodies.append(cell.body)
-    return "\n".join(bodies)
-
-
 #: ``x.name = ...`` on anything but ``self``: the name.
 _STORED = lazy_compile(rb"(?<!\bself)\.[ \t]*([A-Za-z_]\w*)[ \t]*=(?!=)")
 #: ``getattr(x, name)`` with a name that is not a literal, ``attrgetter``/``methodcaller``,

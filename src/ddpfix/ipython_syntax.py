@@ -353,3 +353,26 @@ def parse_problem(source: str) -> str | None:
     except (MemoryError, RecursionError):
         return "nested too deeply to analyse"
     return None
+
+
+def notebook_module(path: str) -> str | None:
+    """A notebook's code cells as one module, their IPython lines masked (``%pip``, ``!ls`` become
+    opaque calls), for a question about the whole program (which classes derive from which, what
+    is stored where); None where a cell is not Python the kernel runs (``%%bash``, ``%%writefile``:
+    what it writes may run) or the file cannot be read."""
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            cells = json.loads(handle.read()).get("cells", [])
+        sources = ["".join(c.get("source", "")) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+                   for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+        return None
+    bodies = []
+    for source in sources:
+        cell = mask_cell(source, "__ddpfix_masked_")
+        if cell.skipped is not None:
+            return None
+        bodies.append(cell.body)
+    return "\n".join(bodies)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable, tree_blocks
+from ddpfix.ipython_syntax import notebook_module
 from ddpfix.model.program import module_paths, program_root
 
 #: How many re-exports (``from .a import B`` in a package ``__init__``) are followed.
@@ -49,8 +50,14 @@ class ClassFiles:
     def parsed(self, path: str) -> tuple[ast.Module, ImportTable] | None:
         if path not in self._parsed:
             try:
-                with open(path, "rb") as handle:
-                    tree = ast.parse(handle.read())
+                if path.endswith(".ipynb"):  # its code cells, IPython's lines masked
+                    source = notebook_module(path)
+                    if source is None:
+                        raise ValueError(path)
+                else:
+                    with open(path, "rb") as handle:
+                        source = handle.read()
+                tree = ast.parse(source)
                 self._parsed[path] = (tree, ImportTable.from_tree(tree))
             except (OSError, SyntaxError, ValueError, RecursionError):
                 self._parsed[path] = None
@@ -119,7 +126,7 @@ class ClassFiles:
         None for a file that is not Python source or does not parse."""
         if other == real:
             return tree, ImportTable.from_tree(tree)
-        return self.parsed(other) if other.endswith(".py") else None
+        return self.parsed(other) if other.endswith((".py", ".ipynb")) else None
 
     def _module_file(self, path: str, level: int, module: str | None) -> str | None:
         parts = tuple(p for p in (module or "").split(".") if p)
