@@ -1870,7 +1870,8 @@ class Provenance:
         local name, the unknown part of the value it was given, where there is one)."""
         found = self._unknown(node, self.known)
         followed: set[str] = set()
-        while isinstance(found, ast.Name) and found.id not in followed:
+        # A name a call may change in place is the answer itself (``loss``), not what it was made of.
+        while isinstance(found, ast.Name) and found.id not in followed and found.id not in self.changed_by:
             followed.add(found.id)
             values = self.bindings.get(found.id, [])
             deeper = next((self._unknown(v, self.known) for v in values
