@@ -434,6 +434,26 @@ class ProjectFacts:
                 return f"{os.path.relpath(other, root)}:{line}"
         return None
 
+    def defines_elsewhere(self, name: str, path: str, lines: tuple[int, int]) -> str | None:
+        """Where a file that may run with ``path`` (itself included, outside ``lines``: the asking
+        class) defines a function or method ``name`` (a Callback's ``on_validation_batch_end``):
+        ``file:line``; a reason where the facts are partial; None where none does."""
+        if not self.whole:
+            return "the run did not read the whole project, so another class may define it"
+        real, root = os.path.realpath(path), program_root(path)
+        pattern = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+" + re.escape(name.encode()) + rb"[ \t]*\(", re.M)
+        for other in self.process_files:
+            if other != real and not self.may_run_with(path, other):
+                continue
+            if self._names_in(other) is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            data = self._read[("bytes", other)]
+            for found in pattern.finditer(data):
+                line = data.count(b"\n", 0, found.start()) + 1
+                if other != real or not lines[0] <= line <= lines[1]:
+                    return f"{os.path.relpath(other, root)}:{line}"
+        return None
+
     def _stores_in(self, path: str, data: bytes) -> dict[str, int] | None:
         """``attribute_stores`` of another file of the run, when a question first finds a store in
         its text; None where it does not parse."""

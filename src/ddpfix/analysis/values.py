@@ -69,8 +69,11 @@ def pure_function_name(qualified: str, numpy: bool = True) -> bool:
     """The qualified name of a function that computes on its arguments only: of the packages of
     ``FUNCTION_PACKAGES``, or ``torch.<f>`` (with ``numpy``, also ``numpy.<f>``) one level deep
     (``torch.distributed``, ``numpy.random`` are not), less those that load, save or change an
-    argument, and classes."""
+    argument (``torch.fill_``: a trailing underscore), private ones and classes."""
     head, _, rest = qualified.partition(".")
+    last = qualified.rsplit(".", 1)[-1]
+    if last.endswith("_") or last.startswith("_"):
+        return False  # ``torch.fill_``, ``F.relu_``, ``torch._foreach_add_``: in place, or private
     if qualified.startswith(FUNCTION_PACKAGES):
         return True
     if not rest or "." in rest or rest[:1].isupper():

@@ -733,6 +733,142 @@ class ClassFacts:
             return f"`{name}` is a generator"
         return None
 
+    def _handed_reason(self, hook: str) -> str:
+        """Why what Lightning hands ``hook`` (a batch, a step's outputs) is not known as handed."""
+        elsewhere = self.hook_elsewhere(hook)
+        if elsewhere is not None:
+            return f"`{hook}` is also defined at {elsewhere} (a callback's runs first, on the same objects)"
+        if self.moves_batches():
+            return "the class may replace each batch before its hooks see it (`on_after_batch_transfer`)"
+        step = STEP_OF.get(hook)
+        if step is not None and self.hands_to_module(step):
+            return f"`{step}` keeps what it returns or is handed on the module, where it may change"
+        if step is not None:
+            return f"`{step}` returns or changes in place what is not known to be this rank's own"
+        return "Lightning's arguments to it are not known here"
+
+    def moves_batches(self) -> bool:
+        """The class (or a base not read) may replace each batch before the hooks see it:
+        ``on_before_batch_transfer``, ``on_after_batch_transfer`` or ``transfer_batch_to_device``."""
+        hooks = {"on_before_batch_transfer", "on_after_batch_transfer", "transfer_batch_to_device"}
+        return bool(hooks & (set(self.methods) | self.unknown_methods)) or self.unknown_base is not None
+
+    def module_loggers(self) -> frozenset[str]:
+        """Names the file binds once, at its top level, to ``logging.getLogger(...)``, and nowhere
+        else."""
+        def compute():
+            found: dict[str, int] = {}
+            for statement in self.tree.body:
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                        and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call) \
+                        and self.imports.qualify(statement.value.func) == "logging.getLogger":
+                    found[statement.targets[0].id] = found.get(statement.targets[0].id, 0) + 1
+            stores: dict[str, int] = {}
+            defined: set[str] = set()
+            for n in every_node(self.tree):
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                    stores[n.id] = stores.get(n.id, 0) + 1
+                elif isinstance(n, (*FUNCTIONS, ast.ClassDef)):
+                    defined.add(n.name)
+                elif isinstance(n, ast.arg):
+                    defined.add(n.arg)
+                elif isinstance(n, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+                    defined.update((a.asname or a.name).partition(".")[0] if isinstance(a, ast.alias) else a
+                                   for a in n.names)
+            return frozenset(name for name, times in found.items()
+                             if times == 1 and stores.get(name) == 1 and name not in defined)
+        return _per_file(self.tree, "module_loggers", compute)
+
+    def touches_module(self, name: str) -> bool:
+        """``self.<name>(...)`` (``forward`` for ``self(...)``) may change in place an object the
+        module holds: a method that may not run as written or is not read whole (its values not
+        known: it may call anything), that stores through ``self`` (``self.stats[k] = v``,
+        ``self.total += v``), calls a method of something the module holds other than a known
+        module, a metric's ``update`` or a list's ``append`` (``self.last.add_(g)``), or calls
+        such a method. A cycle touches nothing more."""
+        key = ("touches", name)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = False
+        problem = self.forward_problem() if name == "forward" else self.helper_problem(name)
+        method = self.methods.get(name)
+        touches = problem is not None or not isinstance(method, ast.FunctionDef)
+        if not touches:
+            for n in _walk_outside_functions(method.body):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    for target in targets:
+                        root, depth = target, 0
+                        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                            root = root.func if isinstance(root, ast.Call) else root.value
+                            depth += 1
+                        if _is_self(root) and (depth >= 2 or isinstance(n, ast.AugAssign)):
+                            touches = True
+                if isinstance(n, ast.Call) and not _is_self_log(n) and self._hands_held(n):
+                    touches = True  # ``dist.all_reduce(self.last)``: handed what the module holds
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                    held = _self_attr(n.func.value)
+                    if held is not None and not (
+                            self.submodule_known(held) or held in self.metrics
+                            or (held in self.lists and n.func.attr in LIST_METHODS)):
+                        touches = True
+                    called = _self_attr(n.func)
+                    if called in self.methods and called != name and self.touches_module(called):
+                        touches = True
+                elif isinstance(n, ast.Call) and _is_self(n.func) and name != "forward" and self.touches_module("forward"):
+                    touches = True
+                if touches:
+                    break
+        self._callers[key] = touches
+        return touches
+
+    def _hands_held(self, call: ast.Call) -> bool:
+        """``call`` is handed something the module holds (``self.last``, ``self.stats["x"]``; not a
+        Lightning property such as ``self.device``) and is not a function known to compute on its
+        arguments only."""
+        values = [*call.args, *(k.value for k in call.keywords)]
+        called = {id(c.func) for v in values for c in walk(v) if isinstance(c, ast.Call)}
+        held = any(isinstance(n, ast.Attribute) and _is_self(n.value) and id(n) not in called
+                   and n.attr not in RANK_OWN_PROPERTIES for v in values for n in walk(v))
+        if not held:
+            return False
+        qualified = self.imports.qualify(call.func)
+        return not (qualified is not None and pure_function_name(qualified) and self.rebound(qualified.rsplit(".", 1)[-1]) is None)
+
+    def hands_to_module(self, name: str) -> bool:
+        """The method ``name`` may keep an object it makes or is handed on the module (``self.last =
+        loss``, ``self.outputs.append(v)``, ``setattr(self, k, v)``), or calls one that does: what a
+        caller hands it or takes from it may then be changed through the module. A method that
+        may not run as written may do anything."""
+        key = ("hands", name)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = False
+        method = self.methods.get(name)
+        hands = self._plain_helper_problem(name) is not None
+        if not hands:
+            for n in _walk_outside_functions(method.body):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    for target in targets:
+                        root = target
+                        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                            root = root.func if isinstance(root, ast.Call) else root.value
+                        hands = hands or _is_self(root)
+                elif isinstance(n, ast.Call):
+                    func = n.func
+                    if isinstance(func, ast.Attribute) and _self_attr(func.value) is not None and func.attr in (
+                            *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
+                        hands = True
+                    elif isinstance(func, ast.Name) and func.id == "setattr":
+                        hands = True
+                    elif _self_attr(func) in self.methods and func.attr != name and self.hands_to_module(func.attr):
+                        hands = True
+                if hands:
+                    break
+        self._callers[key] = hands
+        return hands
+
     def changed_parameters(self, name: str) -> set[int | str] | None:
         """The positions and keyword names of the arguments that ``self.<name>(...)`` may change in
         place, whatever it returns: stored through (``changed_arguments``) or handed to a call that
@@ -811,6 +947,24 @@ class ClassFacts:
         return self.step_returns_known(step) and (f"{step}_end" not in self.methods
                                                   or self.step_returns_known(f"{step}_end"))
 
+    def step_batch_kept(self, step: str, hook: str) -> bool:
+        """The ``batch`` a batch-end ``hook`` receives is still the one the step received: the step
+        changes none of its arguments in place and keeps none on the module (``batch.append(v)``,
+        ``self.last = batch``), and no callback of the program sees it first (``hook_elsewhere``)."""
+        method = self.methods.get(step)
+        if not isinstance(method, ast.FunctionDef):
+            return self.unknown_base is None and step not in self.unknown_methods and self.hook_elsewhere(hook) is None
+        changed = self.changed_parameters(step)
+        return changed is not None and not changed and not self.hands_to_module(step) and self.hook_elsewhere(hook) is None
+
+    def hook_elsewhere(self, hook: str) -> str | None:
+        """Where a class of the program other than this module's defines ``hook`` (a Callback's
+        ``on_validation_batch_end``, which Lightning runs before the module's, handed the same
+        ``outputs`` and ``batch``): ``file:line``; a reason where the facts are partial."""
+        if self.project is None or self.path is None:
+            return "the program's other files are not read"
+        return self.project.defines_elsewhere(hook, self.path, (self.cls.lineno, self.cls.end_lineno or self.cls.lineno))
+
     def step_returns_known(self, name: str) -> bool:
         """Every value the step ``name`` returns is provably its rank's own (no step: no outputs)."""
         if name in self._steps:
@@ -823,8 +977,11 @@ class ClassFacts:
                 isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(step.body)):
             known = False
         else:
+            # Returned values the step also keeps on the module may be changed there before a
+            # batch-end hook reads them (``self.last = loss; return loss``).
             known = all(r.value is None or self.provenance(step, r.value).unknown(r.value) is None
-                        for r in _walk_outside_functions(step.body) if isinstance(r, ast.Return))
+                        for r in _walk_outside_functions(step.body) if isinstance(r, ast.Return)) \
+                and not self.hands_to_module(name)
         self._steps[name] = known
         return known
 
@@ -1214,6 +1371,8 @@ class ClassFacts:
             changer = provenance.changed_by[unknown.id]
             return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
         prefix = f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
+        if isinstance(unknown, ast.Name) and unknown.id in provenance.untrusted:
+            return f"{prefix}: {self._handed_reason(provenance.method.name)}"
         if isinstance(unknown, ast.Call) and (_is_self(unknown.func) or _self_attr(unknown.func) == "forward") \
                 and self.forward_problem() is not None:
             return f"{prefix}: {self.forward_problem()}"
@@ -1671,8 +1830,16 @@ class Provenance:
         # step is.
         self.untrusted: set[str] = set()
         positional = [*arguments.posonlyargs, *arguments.args]
-        if method.name in STEP_OF and len(positional) > 1 and not facts.outputs_known(STEP_OF[method.name]):
-            self.untrusted.add(positional[1].arg)
+        if method.name in STEP_OF and len(positional) > 1 and (
+                not facts.outputs_known(STEP_OF[method.name]) or facts.hook_elsewhere(method.name) is not None):
+            self.untrusted.add(positional[1].arg)  # a callback's same hook runs first, on the same outputs
+        if method.name in STEP_OF and len(positional) > 2 and method.name.endswith("_batch_end") \
+                and not facts.step_batch_kept(STEP_OF[method.name], method.name):
+            self.untrusted.add(positional[2].arg)
+        place = 2 if method.name.endswith("_batch_end") else 1
+        if method.name in EVERY_RANK_HOOKS and len(positional) > place and facts.moves_batches():
+            # ``on_after_batch_transfer`` may return anything for a batch (a gathered one).
+            self.untrusted.add(positional[place].arg)
         self.local_names = bound_names(method) - {method.name}
         self.known = self._fixpoint()
 
@@ -1724,6 +1891,25 @@ class Provenance:
                 changed = True
         return known
 
+    def _reads_only(self, call: ast.Call) -> bool:
+        """A call that formats or reads its arguments and changes none: ``print`` (not rebound by
+        the file), ``self.print`` and ``self.manual_backward`` (Lightning's: backward fills the
+        gradients, the loss stays as it is), the ``logging`` module's functions and the methods of a
+        logger the file makes with ``logging.getLogger``."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id == "print" and func.id not in self.local_names and func.id not in self.facts.file_names
+        if _self_attr(func) in ("print", "manual_backward"):
+            return func.attr not in self.facts.methods and func.attr not in self.facts.unknown_methods \
+                and func.attr not in self.facts.assigned
+        if not isinstance(func, ast.Attribute) or func.attr not in LOGGING_METHODS:
+            return False
+        qualified = self.facts.imports.qualify(func) or ""
+        if qualified.startswith("logging."):
+            return True
+        return isinstance(func.value, ast.Name) and func.value.id not in self.local_names \
+            and func.value.id in self.facts.module_loggers()
+
     def _escaped(self) -> dict[str, Place]:
         """Local names whose objects the method hands to the module before the value is read
         (``self.last = loss``, ``self.window.append(loss)``, ``self.stats["x"] = v``, ``setattr(self,
@@ -1752,8 +1938,18 @@ class Provenance:
                         root = root.func if isinstance(root, ast.Call) else root.value
                     if _is_self(root):
                         names_in(n.value)
-            elif isinstance(n, ast.Call):
+            if isinstance(n, ast.Assign) and any(
+                    isinstance(c, ast.Call) and _self_attr(c.func) in self.facts.methods
+                    and self.facts.hands_to_module(c.func.attr) for c in walk(n.value)):
+                # ``loss = self._shared_step(batch)`` where the helper keeps ``self.last = loss``.
+                for target in n.targets:
+                    names_in(target)
+                names_in(n.value)
+            if isinstance(n, ast.Call):
                 func = n.func
+                if _self_attr(func) in self.facts.methods and self.facts.hands_to_module(func.attr):
+                    for argument in [*n.args, *(k.value for k in n.keywords)]:
+                        names_in(argument)
                 if isinstance(func, ast.Attribute) and _self_attr(func.value) is not None and func.attr in (
                         *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
                     for argument in [*n.args, *(k.value for k in n.keywords)]:
@@ -1800,8 +1996,9 @@ class Provenance:
         while pending:
             name = pending.pop()
             near = mentions.get(name, set()) | {other for other, named in mentions.items() if name in named}
-            if name in self.parameters:
-                # A caller may hand two parameters one object (``self._report(errors, errors.view(-1))``).
+            if name in self.parameters and self.method.name not in EVERY_RANK_HOOKS:
+                # A caller may hand a helper's two parameters one object
+                # (``self._report(errors, errors.view(-1))``); Lightning hands a hook distinct ones.
                 near |= self.parameters & set(mentions)
             for other in near - found:
                 found.add(other)
@@ -1825,8 +2022,11 @@ class Provenance:
                 continue
             if isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
                 continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
-            if escaped and (_self_attr(func) in self.facts.methods or _is_self(func)
-                            or self._function_unknown(func, known) is not None):
+            if escaped and not self._reads_only(call) and (
+                    (_self_attr(func) in self.facts.methods and self.facts.touches_module(func.attr))
+                    or (_is_self(func) and self.facts.touches_module("forward"))
+                    or (_self_attr(func) not in self.facts.methods and not _is_self(func)
+                        and self._function_unknown(func, known) is not None)):
                 # ``self.last = loss`` then ``self._sync_last()``: a method of the class, or code
                 # not known, may change in place what the module was handed before, and so ``loss``.
                 for name, handed in escaped.items():
@@ -1839,7 +2039,7 @@ class Provenance:
             if helper in self.facts.methods:
                 # The class's own method, read whatever it returns: what it changes in place.
                 changed = self.facts.changed_parameters(helper)
-            elif self._function_unknown(func, known) is None:
+            elif self._reads_only(call) or self._function_unknown(func, known) is None:
                 # A known function runs code of the objects it is handed (``__index__``,
                 # ``__torch_function__``) only for those not known.
                 changed = set()
@@ -1870,14 +2070,13 @@ class Provenance:
         local name, the unknown part of the value it was given, where there is one)."""
         found = self._unknown(node, self.known)
         followed: set[str] = set()
-        # A name a call may change in place is the answer itself (``loss``), not what it was made of.
-        while isinstance(found, ast.Name) and found.id not in followed and found.id not in self.changed_by:
+        while isinstance(found, ast.Name) and found.id not in followed:
             followed.add(found.id)
             values = self.bindings.get(found.id, [])
             deeper = next((self._unknown(v, self.known) for v in values
                            if v is not None and self._unknown(v, self.known) is not None), None)
-            if deeper is None:
-                break
+            if deeper is None or (found.id in self.changed_by and isinstance(deeper, ast.Name)):
+                break  # a name a call may change in place is the answer (``loss``), not what made it
             found = deeper
         return found
 
@@ -2061,6 +2260,9 @@ INERT_BASES = frozenset({"abc.ABC", "object", "builtins.object"})
 INERT_METACLASSES = frozenset({"abc.ABCMeta"})
 #: How many bases of other files, one above the other, are read.
 MAX_BASE_FILES = 4
+
+#: The methods of a ``logging`` logger that format their arguments.
+LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 #: Lightning's methods a class may call on itself that are never a helper of its own.
 LOGGING_NAMES = frozenset({"log", "log_dict", "all_gather", "forward", "__call__"})

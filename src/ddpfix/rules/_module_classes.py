@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.ast_walk import walk
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.imports import ImportTable
 from ddpfix.rules._device_evidence import cpu_evidence
@@ -207,17 +208,25 @@ class ModuleReader:
                 if place is not None:
                     return f"{place} may replace a `{name}`"
         methods = {s.name for c in lineage for s in c.body if isinstance(s, FUNCTIONS)}
-        code: list[ast.AST] = list(lineage)
-        pending_functions = [n.func.id for c in lineage for n in every_node(c) if isinstance(n, ast.Call)
-                             and isinstance(n.func, ast.Name) and n.func.id in view.functions]
-        while pending_functions:
-            name = pending_functions.pop()
-            function = view.functions[name]
-            if any(function is c for c in code):
+        # Every function and class of the file that this code names is code it may run, called or
+        # not (``map(_share, xs)``, ``Gather.apply(x)``, ``Mean()(x)``): read along. A global object
+        # of the file it names (``_STATS.apply(x)``) is not read.
+        code: list[ast.AST] = []
+        pending: list[ast.AST] = list(lineage)
+        while pending:
+            node = pending.pop()
+            if any(node is c for c in code):
                 continue
-            code.append(function)
-            pending_functions += [n.func.id for n in every_node(function) if isinstance(n, ast.Call)
-                                  and isinstance(n.func, ast.Name) and n.func.id in view.functions]
+            code.append(node)
+            for name in _global_names(node):
+                if view.hidden(name):
+                    continue
+                if name in view.functions:
+                    pending.append(view.functions[name])
+                elif name in view.classes:
+                    pending.append(view.classes[name])
+                elif name in _file_objects(view.tree):
+                    return f"`{cls.name}` reads `{name}`, an object its file makes (line {_file_objects(view.tree)[name]}), which is not read"
         # What ``__init__`` computes runs once, to build: a NumPy function there makes a shape or a
         # constant (``int(np.prod(img_shape))``), never what ``forward`` returns.
         building = {id(n) for c in lineage for s in c.body if isinstance(s, FUNCTIONS) and s.name == "__init__"
@@ -288,6 +297,41 @@ SAFE_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max",
 #: Packages whose functions a module's code may call (``torch.cat``, ``F.relu``, ``math.sqrt``,
 #: ``einops.rearrange``); their CPU makers and collectives are found by their own tests.
 SAFE_PACKAGES = ("torch.", "math.", "einops.", "typing.")
+
+
+def _global_names(node: ast.AST) -> set[str]:
+    """The names ``node``'s code reads from its module's globals: read (not bound) in each function
+    or class body where they are not bound locally (over-approximated for nested scopes)."""
+    found: set[str] = set()
+    scopes = [n for n in every_node(node) if isinstance(n, (*FUNCTIONS, ast.Lambda))]
+    local: set[str] = set()
+    for scope in scopes:
+        arguments = scope.args
+        local.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])
+        local.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
+        local.update(n.id for n in every_node(scope) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
+    for n in every_node(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local:
+            found.add(n.id)
+    return found
+
+
+def _file_objects(tree: ast.Module) -> dict[str, int]:
+    """Names the module binds at its top level to something other than a constant (``_STATS =
+    Stats()``, ``TABLE = {...}``), with the line: objects whose methods are code of the program."""
+    found = tree.__dict__.get("_ddpfix_file_objects")
+    if found is None:
+        found = {}
+        for statement in tree.body:
+            if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and statement.value is not None \
+                    and not _constant(statement.value):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                for target in targets:
+                    for n in walk(target):
+                        if isinstance(n, ast.Name):
+                            found.setdefault(n.id, statement.lineno)
+        tree._ddpfix_file_objects = found
+    return found
 
 
 #: NumPy functions a module's ``__init__`` may call to compute sizes and constants: arithmetic on
