@@ -1,0 +1,84 @@
+# differential: reference of logs_after_printing.py (gathers the batch values by hand)
+"""A GAN-style model with manual optimization: training_step calls `self.manual_backward(loss)`
+and logs the loss per epoch; validation_step prints the loss (`print`, `self.print`), reports it
+through the file's logger (`log.info`) and keeps it for an epoch summary
+(`self.val_losses.append(loss)`), then logs the loss and the accuracy. The logs say nothing about
+sync_dist.
+
+Under DDP each rank logs its own shard's epoch mean. Printing, Lightning's `self.print`, a
+`logging` logger and `manual_backward` (which fills the gradients) read the loss and change
+nothing of it, and a list kept on the module is only appended to: DDP004 proves the values per
+rank and adds sync_dist=True by default. The reference gathers every batch's values by hand and
+logs their mean.
+"""
+import logging
+
+import lightning as L
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+import probe
+
+log = logging.getLogger(__name__)
+
+
+class Classifier(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.automatic_optimization = False
+        self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        self.val_losses = []
+        self.train_losses, self.val_accs = [], []
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        opt = self.optimizers()
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(self.net(x), y)
+        self.manual_backward(loss)
+        opt.step()
+        self.train_losses.append(loss.detach())
+
+    def on_train_epoch_end(self):
+        # every rank's step means (equal steps on every rank), averaged: the whole epoch's mean
+        self.log("train_loss", self.all_gather(torch.stack(self.train_losses)).mean())
+        self.train_losses.clear()
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self.net(x)
+        loss = nn.functional.cross_entropy(logits, y)
+        if batch_idx == -1:
+            print(f"val loss {loss.item():.3f}")
+        self.print("batch", batch_idx, "loss", float(loss))
+        log.info("val loss %.3f", loss.item())
+        self.val_losses.append(loss.detach())
+        self.val_accs.append((logits.argmax(dim=1) == y).float().mean())
+
+    def on_validation_epoch_end(self):
+        self.log("val_loss", self.all_gather(torch.stack(self.val_losses)).mean())
+        self.log("val_acc", self.all_gather(torch.stack(self.val_accs)).mean(), prog_bar=True)
+        self.val_losses.clear()
+        self.val_accs.clear()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.3)
+
+
+def loaders():
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(48, 4, generator=g)
+    y = (x[:, 0] > 0).long() + (x[:, 1] > 0.5).long()
+    train = DataLoader(TensorDataset(x[:32], y[:32]), batch_size=8, shuffle=True)
+    val = DataLoader(TensorDataset(x[32:], y[32:]), batch_size=4)
+    return train, val
+
+
+if __name__ == "__main__":
+    L.seed_everything(0, verbose=False)
+    model = Classifier()
+    trainer = L.Trainer(strategy="ddp", max_epochs=2, **probe.trainer_kwargs())
+    trainer.fit(model, *loaders())
+    probe.record(trainer, model)
+    probe.finish()
