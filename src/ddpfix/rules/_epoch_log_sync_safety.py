@@ -24,7 +24,11 @@ rank first logged its keys (``ResultCollection``). The fix is safe only when
 * the batch is this rank's own data: the file names no iterable dataset, which Lightning does not
   shard.
 
-Each question returns None when proven, else the reason (``why``) it was not.
+Each question returns None when proven, else the reason (``why``) it was not. This module holds
+the class's facts (``ClassFacts``: its methods, bases, subclasses, helpers and their callers, the
+modules it holds) and the log's own questions (``fix_problem``); which values are this rank's own
+is ``_log_sync_provenance``; the hooks and the walks of a method both share, ``_log_sync_walks``;
+which module classes are read whole, ``_module_classes``.
 """
 
 from __future__ import annotations
@@ -32,45 +36,26 @@ from __future__ import annotations
 import ast
 import bisect
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from ddpfix.analysis import values as values_module
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
-from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
-from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
+from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
 from ddpfix.analysis.attribute_access import dynamic_access
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.ast_shapes import every_node, nodes_below, nodes_of, spelled_names
+from ddpfix.analysis.values import pure_function_name
+from ddpfix.rules._log_sync_provenance import Provenance
+from ddpfix.rules._log_sync_walks import (
+    EVERY_RANK_HOOKS, FUNCTIONS, LIST_METHODS, LOG_METHODS, PER_BATCH_EVAL_HOOKS, RANK_OWN_PROPERTIES, SCOPES, STEP_OF,
+    TRAINING_HOOKS, event_places, is_self, is_self_log, names_in_nested_scopes, outside_functions_with_places,
+    per_file, self_attr, short, stored_through, walk_outside_functions,
+)
 
-FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-LOG_METHODS = frozenset({"log", "log_dict"})
-
-#: Hooks Lightning calls on every rank, the same number of times: the evaluation loops' (each rank
-#: runs its DistributedSampler shard, padded to the same length) and the training loop's (DDP's
-#: gradient all-reduce already needs every rank to run every step).
-TRAINING_HOOKS = frozenset({"training_step", "on_train_batch_start", "on_train_batch_end"})
-PER_BATCH_EVAL_HOOKS = frozenset({
-    "validation_step", "test_step",
-    "on_validation_batch_start", "on_validation_batch_end", "on_test_batch_start", "on_test_batch_end",
-})
-EPOCH_LEVEL_HOOKS = frozenset({
-    "on_train_epoch_start", "on_train_epoch_end", "on_validation_epoch_start", "on_validation_epoch_end",
-    "on_test_epoch_start", "on_test_epoch_end", "on_train_start", "on_validation_start", "on_test_start",
-    # Lightning 1.x's, given the steps' outputs: a module that defines one runs under 1.x (2.x
-    # refuses it), whose loops call them on every rank once per epoch.
-    "training_epoch_end", "validation_epoch_end", "test_epoch_end",
-})
-#: Hooks whose first argument is what the step returned (a batch-end hook: this step's; a 1.x
-#: epoch-end hook: the list of the epoch's).
-STEP_OF = {"on_train_batch_end": "training_step", "on_validation_batch_end": "validation_step",
-           "on_test_batch_end": "test_step", "training_epoch_end": "training_step",
-           "validation_epoch_end": "validation_step", "test_epoch_end": "test_step"}
-EVERY_RANK_HOOKS = TRAINING_HOOKS | PER_BATCH_EVAL_HOOKS | EPOCH_LEVEL_HOOKS
 
 #: ``with`` blocks that change no control flow: grad mode and autocast.
 KNOWN_CONTEXTS = frozenset({
@@ -85,52 +70,8 @@ REDUCTIONS = frozenset({"mean", "avg", "max", "min", "sum"})
 TORCH_REDUCTIONS = frozenset({"torch.mean", "torch.max", "torch.min", "torch.sum"})
 
 #: Tensor methods that compute on the tensor itself (no collective, no state outside it).
-TENSOR_METHODS = values_module.TENSOR_METHODS
-#: Builtins that compute on their arguments, when the file binds no name of theirs.
-LIST_METHODS = frozenset({"append", "extend", "insert"})
-BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
-pure_function_name = values_module.pure_function_name
 #: Words of a ``forward`` that may make its output global.
 COLLECTIVE_WORDS = ("gather", "reduce", "broadcast", "distributed", "dist", "compute", "sync", "barrier", "scatter")
-
-
-def _short(node: ast.AST) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
-def _self_attr(node: ast.expr) -> str | None:
-    return node.attr if isinstance(node, ast.Attribute) and _is_self(node.value) else None
-
-
-#: What defines a scope of its own: its body runs elsewhere (when called), not where it stands.
-SCOPES = (*FUNCTIONS, ast.Lambda, ast.ClassDef)
-
-
-def _walk_outside_functions(node) -> Iterator[ast.AST]:
-    """Nodes below ``node`` (a node or a list), without entering nested functions, lambdas or classes.
-    Expression contexts (``Load``, ``Store``, ``Del``: a quarter of the nodes) are left out: the
-    questions are about what holds them (a name's binding, a call, a ``return``)."""
-    pending = list(node) if isinstance(node, list) else child_nodes(node)
-    while pending:
-        current = pending.pop()
-        if isinstance(current, SCOPES):
-            continue
-        yield current
-        pending.extend([child for child in child_nodes(current) if not isinstance(child, ast.expr_context)])
-
-
-
-
-#: LightningModule properties that hold this rank's own plain number (read from the trainer, never
-#: reduced): syncing one averages per-rank values, as the fix means to; and its ``device`` and
-#: ``dtype``, which only say where and how a value is made (``torch.ones((), device=self.device)``).
-RANK_OWN_PROPERTIES = frozenset({"global_rank", "local_rank", "node_rank", "current_epoch", "global_step", "device",
-                                 "dtype"})
 
 
 #: Words of a dataset Lightning does not shard: an iterable one (``torch.utils.data.IterableDataset``,
@@ -210,7 +151,7 @@ class _SelfStores:
                 self._read_assign(n, list_targets)
                 continue
             target = getattr(n, "target", None)
-            if isinstance(target, ast.Attribute) and _is_self(target.value):
+            if isinstance(target, ast.Attribute) and is_self(target.value):
                 self.assigned.add(target.attr)
             if isinstance(n, (ast.AnnAssign, ast.AugAssign)):
                 self.bound_otherwise.update(_self_attributes_of(n.target))
@@ -218,7 +159,7 @@ class _SelfStores:
                 if isinstance(n.func, ast.Name) and n.func.id == "setattr":
                     self.calls_setattr = True
             elif isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
-                if _is_self(n.value):
+                if is_self(n.value):
                     (self.lists if id(n) in list_targets else self.not_lists).add(n.attr)
                 if isinstance(n.ctx, ast.Store) and n.attr in ("forward", "__call__"):
                     self.binds_forward = True
@@ -228,7 +169,7 @@ class _SelfStores:
         if isinstance(value, (ast.List, ast.ListComp)):
             list_targets.update(id(target) for target in assign.targets)
         for target in assign.targets:
-            name = _self_attr(target)
+            name = self_attr(target)
             if name is not None:
                 self.assigned.add(name)
                 # ``self.loss = nn.BCEWithLogitsLoss() if binary else nn.CrossEntropyLoss()``: each
@@ -253,7 +194,7 @@ class _SelfStores:
 def _self_attributes_of(target: ast.expr) -> list[str]:
     """The ``self.<name>`` an assignment's target binds: itself, or an element of its tuple or list."""
     elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-    return [name for name in map(_self_attr, elements) if name is not None]
+    return [name for name in map(self_attr, elements) if name is not None]
 
 
 class ClassFacts:
@@ -326,7 +267,7 @@ class ClassFacts:
                                                 if isinstance(s, FUNCTIONS)}
             # A hook it defines again keeps this one from running for it, unless its file reaches
             # this one another way (``super().validation_step``, ``Base.validation_step(self, ...)``).
-            read_otherwise = _per_file(tree, "read_otherwise", lambda: _read_otherwise(tree))
+            read_otherwise = per_file(tree, "read_otherwise", lambda: _read_otherwise(tree))
             defined -= {name for name in EVERY_RANK_HOOKS if name not in read_otherwise}
             self.unknown_methods |= defined
             for name in defined:
@@ -393,7 +334,7 @@ class ClassFacts:
         #: they define and assign is known to exist, their bodies are not followed.
         self.opaque: list[ClassFacts] = []
         self._callers: dict = {}  # helper_callers_problem and _invariant_arguments, per method
-        by_name = _per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
+        by_name = per_file(tree, "classes_by_name", lambda: {c.name: c for c in tree_lightning.classes(tree)})
         # The class and its ancestors in this file; a base that is neither one of them nor Lightning's
         # LightningModule is unknown (its hooks may log too).
         self.lineage: list[ast.ClassDef] = []
@@ -420,14 +361,14 @@ class ClassFacts:
                     self.opaque.append(outside)
                     continue
                 if self.unknown_base is None:
-                    self.unknown_base = outside or f"the base class `{_short(base)}` is not seen"
+                    self.unknown_base = outside or f"the base class `{short(base)}` is not seen"
             if any(k.arg != "metaclass" or imports.qualify(k.value) not in INERT_METACLASSES
                    for k in current.keywords) and self.unknown_base is None:
-                self.unknown_base = f"the base class `a metaclass` is not seen"
+                self.unknown_base = "the base class `a metaclass` is not seen"
             decorators = [d for d in current.decorator_list if not _inert_class_decorator(d, imports)]
             if decorators and self.unknown_base is None:
                 # A class decorator may replace any method (or the class).
-                self.unknown_base = f"the class decorator `{_short(decorators[0])}` may replace its methods"
+                self.unknown_base = f"the class decorator `{short(decorators[0])}` may replace its methods"
         if self.unknown_base is None:
             # Python looks methods up in the class's C3 order, not in the order the bases were read:
             # with mixins that define the same helper, the one that runs is the first in that order.
@@ -462,7 +403,7 @@ class ClassFacts:
         if look_down and subclassed is not None and project is not None and path is not None and self.unknown_base is None:
             self.subclassed = self._fold_subclasses()
         # Hooks the file's code calls itself (``self.validation_step(...)``, ``super().on_...()``).
-        self.called_names = _per_file(tree, "called_names", lambda: {
+        self.called_names = per_file(tree, "called_names", lambda: {
             n.func.attr for n in nodes_of(tree, ast.Call) if isinstance(n.func, ast.Attribute)
         })
         stores = [_SelfStores.of(owner) for owner in self.lineage]
@@ -486,7 +427,7 @@ class ClassFacts:
         self._steps: dict[str, bool] = {}
         self._provenances: dict[tuple[int, int, int | None], Provenance] = {}
         self._hook_problems: dict[int, str | None] = {}
-        self.iterable_data = _per_file(tree, "iterable_data", lambda: _iterable_dataset_word(tree))
+        self.iterable_data = per_file(tree, "iterable_data", lambda: _iterable_dataset_word(tree))
 
 
     @property
@@ -501,8 +442,8 @@ class ClassFacts:
         about several times (whether each may sync, then what the one to fix logs); logs with no
         binding between them share one. ``arguments_of``: the values as the call ``until`` receives
         them, before it runs (what it changes itself is not counted)."""
-        reader = id(until) if arguments_of and not _is_self_log(until) else None
-        key = (id(method), bisect.bisect_left(_event_places(method), (until.end_lineno, until.end_col_offset)), reader)
+        reader = id(until) if arguments_of and not is_self_log(until) else None
+        key = (id(method), bisect.bisect_left(event_places(method), (until.end_lineno, until.end_col_offset)), reader)
         known = self._provenances.get(key)
         if known is None:
             known = self._provenances[key] = Provenance(self, method, until, arguments_of)
@@ -563,7 +504,7 @@ class ClassFacts:
         accepts (``return Generator(dim)``). Such a method must be the one that runs: a plain method,
         not defined again by a class of the project, not replaced at run time."""
         def through(name: str, call: ast.Call, depth: int = 0) -> bool:
-            factory = _self_attr(call.func)
+            factory = self_attr(call.func)
             if factory is None:
                 return built(name, call)
             returns = self._factory_returns(factory) if depth < 3 else None
@@ -578,7 +519,7 @@ class ClassFacts:
                 or self.unknown_base is not None or name in self.assigned or self.calls_setattr
                 or self.replaced(name) is not None or name in LIGHTNING_MODULE_ATTRIBUTES):
             return None
-        returns = [n for n in _walk_outside_functions(method.body) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+        returns = [n for n in walk_outside_functions(method.body) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
         if not returns or not all(isinstance(r, ast.Return) and isinstance(r.value, ast.Call) for r in returns):
             return None
         if not _always_exits(method.body):
@@ -616,7 +557,7 @@ class ClassFacts:
             return (frozenset(n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
                     | frozenset(n.name for n in nodes if isinstance(n, FUNCTIONS))
                     | frozenset(n.arg for n in nodes if isinstance(n, ast.arg)))
-        return _per_file(self.tree, "bound_not_imported", compute)
+        return per_file(self.tree, "bound_not_imported", compute)
 
     def replaced(self, name: str) -> str | None:
         """Why the file's code may replace the class's method ``name`` at run time, or None: an
@@ -624,7 +565,7 @@ class ClassFacts:
         ``model._evaluate = MethodType(...)``), ``setattr`` on anything but ``self``, a three-argument
         ``type(...)``, or the class handed around as a value (``Base = Model``: a subclass or a patch
         elsewhere)."""
-        stores, dynamic, escapes = _per_file(self.tree, "patches", lambda: _patches(self.tree))
+        stores, dynamic, escapes = per_file(self.tree, "patches", lambda: _patches(self.tree))
         if name in stores:
             return f"the file sets `.{name}` on an object (line {stores[name]}): the method may be replaced"
         if dynamic is not None:
@@ -651,7 +592,7 @@ class ClassFacts:
         helper = self.methods.get(name)
         if not isinstance(helper, ast.FunctionDef):
             return set()
-        stored = _stored_through(helper)
+        stored = stored_through(helper)
         ending = self.ending(helper) if stored else None
         if ending is None:
             return set()
@@ -683,10 +624,10 @@ class ClassFacts:
             own = _SelfStores.of(owner)
             for attribute, call in own.built:
                 if attribute == name:
-                    return f"{_short(call.func)}(...)", call.lineno
+                    return f"{short(call.func)}(...)", call.lineno
             for attribute, value in own.referenced:
                 if attribute == name:
-                    return _short(value), value.lineno
+                    return short(value), value.lineno
         return None
 
     def helper_problem(self, name: str) -> str | None:
@@ -729,7 +670,7 @@ class ClassFacts:
         problem = self._runs_as_written(name, helper)
         if problem is not None:
             return problem
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(helper.body)):
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_outside_functions(helper.body)):
             return f"`{name}` is a generator"
         return None
 
@@ -777,7 +718,7 @@ class ClassFacts:
                                    for a in n.names)
             return frozenset(name for name, times in found.items()
                              if times == 1 and stores.get(name) == 1 and name not in defined)
-        return _per_file(self.tree, "module_loggers", compute)
+        return per_file(self.tree, "module_loggers", compute)
 
     def touches_module(self, name: str) -> bool:
         """``self.<name>(...)`` (``forward`` for ``self(...)``) may change in place an object the
@@ -794,7 +735,7 @@ class ClassFacts:
         method = self.methods.get(name)
         touches = problem is not None or not isinstance(method, ast.FunctionDef)
         if not touches:
-            for n in _walk_outside_functions(method.body):
+            for n in walk_outside_functions(method.body):
                 if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                     for target in targets:
@@ -802,20 +743,20 @@ class ClassFacts:
                         while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                             root = root.func if isinstance(root, ast.Call) else root.value
                             depth += 1
-                        if _is_self(root) and (depth >= 2 or isinstance(n, ast.AugAssign)):
+                        if is_self(root) and (depth >= 2 or isinstance(n, ast.AugAssign)):
                             touches = True
-                if isinstance(n, ast.Call) and not _is_self_log(n) and self._hands_held(n):
+                if isinstance(n, ast.Call) and not is_self_log(n) and self._hands_held(n):
                     touches = True  # ``dist.all_reduce(self.last)``: handed what the module holds
                 elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-                    held = _self_attr(n.func.value)
+                    held = self_attr(n.func.value)
                     if held is not None and not (
                             self.submodule_known(held) or held in self.metrics
                             or (held in self.lists and n.func.attr in LIST_METHODS)):
                         touches = True
-                    called = _self_attr(n.func)
+                    called = self_attr(n.func)
                     if called in self.methods and called != name and self.touches_module(called):
                         touches = True
-                elif isinstance(n, ast.Call) and _is_self(n.func) and name != "forward" and self.touches_module("forward"):
+                elif isinstance(n, ast.Call) and is_self(n.func) and name != "forward" and self.touches_module("forward"):
                     touches = True
                 if touches:
                     break
@@ -828,7 +769,7 @@ class ClassFacts:
         arguments only."""
         values = [*call.args, *(k.value for k in call.keywords)]
         called = {id(c.func) for v in values for c in walk(v) if isinstance(c, ast.Call)}
-        held = any(isinstance(n, ast.Attribute) and _is_self(n.value) and id(n) not in called
+        held = any(isinstance(n, ast.Attribute) and is_self(n.value) and id(n) not in called
                    and n.attr not in RANK_OWN_PROPERTIES for v in values for n in walk(v))
         if not held:
             return False
@@ -847,22 +788,22 @@ class ClassFacts:
         method = self.methods.get(name)
         hands = self._plain_helper_problem(name) is not None
         if not hands:
-            for n in _walk_outside_functions(method.body):
+            for n in walk_outside_functions(method.body):
                 if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                     for target in targets:
                         root = target
                         while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                             root = root.func if isinstance(root, ast.Call) else root.value
-                        hands = hands or _is_self(root)
+                        hands = hands or is_self(root)
                 elif isinstance(n, ast.Call):
                     func = n.func
-                    if isinstance(func, ast.Attribute) and _self_attr(func.value) is not None and func.attr in (
+                    if isinstance(func, ast.Attribute) and self_attr(func.value) is not None and func.attr in (
                             *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
                         hands = True
                     elif isinstance(func, ast.Name) and func.id == "setattr":
                         hands = True
-                    elif _self_attr(func) in self.methods and func.attr != name and self.hands_to_module(func.attr):
+                    elif self_attr(func) in self.methods and func.attr != name and self.hands_to_module(func.attr):
                         hands = True
                 if hands:
                     break
@@ -885,7 +826,7 @@ class ClassFacts:
             found = set(self.changed_arguments(name))
             if ending is not None:
                 # What a nested function or lambda reads, it may change whenever it is called.
-                changed = ending.parameters & (set(ending.changed_by) | set(_names_in_nested_scopes(helper)))
+                changed = ending.parameters & (set(ending.changed_by) | set(names_in_nested_scopes(helper)))
                 positional = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]][1:]
                 found.update(i for i, parameter in enumerate(positional) if parameter in changed)
                 found.update(parameter for parameter in positional if parameter in changed)
@@ -905,13 +846,13 @@ class ClassFacts:
         if ending is None:
             return None
         for parameter in sorted(ending.parameters & set(ending.changed_by)):
-            return f"`{_short(ending.changed_by[parameter])}` in `{name}` may change its argument `{parameter}` in place"
-        for r in _walk_outside_functions(helper.body):
+            return f"`{short(ending.changed_by[parameter])}` in `{name}` may change its argument `{parameter}` in place"
+        for r in walk_outside_functions(helper.body):
             if isinstance(r, ast.Return) and r.value is not None:
                 unknown = ending.unknown(r.value)
                 if unknown is not None:
                     line = getattr(unknown, "lineno", None) or r.lineno
-                    return (f"`{name}` returns what `{_short(unknown)}` (line {line}) makes, not known to be "
+                    return (f"`{name}` returns what `{short(unknown)}` (line {line}) makes, not known to be "
                             "this rank's own")
         return None
 
@@ -974,13 +915,13 @@ class ClassFacts:
         if step is None:
             known = self.unknown_base is None and name not in self.unknown_methods
         elif not isinstance(step, ast.FunctionDef) or any(
-                isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _walk_outside_functions(step.body)):
+                isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_outside_functions(step.body)):
             known = False
         else:
             # Returned values the step also keeps on the module may be changed there before a
             # batch-end hook reads them (``self.last = loss; return loss``).
             known = all(r.value is None or self.provenance(step, r.value).unknown(r.value) is None
-                        for r in _walk_outside_functions(step.body) if isinstance(r, ast.Return)) \
+                        for r in walk_outside_functions(step.body) if isinstance(r, ast.Return)) \
                 and not self.hands_to_module(name)
         self._steps[name] = known
         return known
@@ -1025,7 +966,7 @@ class ClassFacts:
             return problem
         if LOG_METHODS & (set(self.methods) | self.unknown_methods):
             return "the class defines its own `log`"
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in _outside_functions_with_places(method)):
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in outside_functions_with_places(method)):
             return f"`{name}` is a generator"
         calls = self.calls_of(name)
         if isinstance(calls, str):
@@ -1062,9 +1003,9 @@ class ClassFacts:
         ``getattr(self, "name")``). ``self.<name>`` in a method of another class of the file (no
         class of the project derives from this one) is that class's own."""
         own = {id(owner) for owner in self.lineage}
-        dynamic = _per_file(self.tree, "dynamic_access", lambda: dynamic_access(self.tree))
+        dynamic = per_file(self.tree, "dynamic_access", lambda: dynamic_access(self.tree))
         if dynamic is not None:
-            return f"`{_short(dynamic)}` (line {dynamic.lineno}) may call any method by a name made at run time"
+            return f"`{short(dynamic)}` (line {dynamic.lineno}) may call any method by a name made at run time"
         found = []
         for owner, node in _attribute_reads(self.tree):
             if isinstance(node, ast.Constant):
@@ -1078,14 +1019,14 @@ class ClassFacts:
             if node.attr != name:
                 continue
             method = owner[1] if owner is not None else None
-            receiver_is_self = method is not None and _is_self(node.value) and _first_parameter(method) == "self"
+            receiver_is_self = method is not None and is_self(node.value) and _first_parameter(method) == "self"
             if owner is not None and id(owner[0]) not in own and receiver_is_self:
                 continue  # another class's own method of that name
             call = _call_of(node, method) if method is not None else None
             if call is None or not receiver_is_self or id(owner[0]) not in own:
-                return f"`{_short(node)}` (line {node.lineno}) may call `{name}` where the proof does not look"
+                return f"`{short(node)}` (line {node.lineno}) may call `{name}` where the proof does not look"
             if (self.methods.get(method.name) is not method
-                    and method.name not in _per_file(self.tree, "read_otherwise", lambda: _read_otherwise(self.tree))):
+                    and method.name not in per_file(self.tree, "read_otherwise", lambda: _read_otherwise(self.tree))):
                 continue  # a method no instance runs: defined again lower in the order, read only as self.<name>
             found.append((method, call))
         return found
@@ -1132,7 +1073,7 @@ class ClassFacts:
                 return problem
         if LOG_METHODS & (set(self.methods) | self.unknown_methods):
             return "the class defines its own `log`"
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in _outside_functions_with_places(method)):
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n, _ in outside_functions_with_places(method)):
             return f"`{method.name}` is a generator"
         return None
 
@@ -1143,12 +1084,12 @@ class ClassFacts:
         arguments that are that rank's own: the hook then still runs on every rank, the same way."""
         name = method.name
         refused = f"the code calls `{name}` itself, maybe on some ranks only"
-        for call in _per_file(self.tree, "attribute_calls", lambda: [
+        for call in per_file(self.tree, "attribute_calls", lambda: [
                 n for n in nodes_of(self.tree, ast.Call) if isinstance(n.func, ast.Attribute)]):
             if call.func.attr != name:
                 continue
             caller = next((m for m in self.methods.values() if _path_to(m, call) is not None), None)
-            if caller is None or not _is_self(call.func.value) or caller is method:
+            if caller is None or not is_self(call.func.value) or caller is method:
                 return refused
             problem = self._call_site_problem(caller, call, self.hook_problem)
             if problem is not None:
@@ -1170,8 +1111,8 @@ class ClassFacts:
             unknown = provenance.unknown(argument.value if isinstance(argument, ast.Starred) else argument)
             if unknown is not None:
                 reason = self.unknown_reason(provenance, unknown)
-                detail = reason.partition(": ")[2] if reason.startswith(f"`{_short(unknown)}` is not known") else reason
-                return (f"`{caller.name}` passes it `{_short(unknown)}` (line {call.lineno}), not known to be this "
+                detail = reason.partition(": ")[2] if reason.startswith(f"`{short(unknown)}` is not known") else reason
+                return (f"`{caller.name}` passes it `{short(unknown)}` (line {call.lineno}), not known to be this "
                         "rank's own" + (f": {detail}" if detail else ""))
         return None
 
@@ -1210,10 +1151,10 @@ class ClassFacts:
             for item in statement.items:
                 expression = item.context_expr
                 called = expression.func if isinstance(expression, ast.Call) else expression
-                if self.imports.qualify(called) not in KNOWN_CONTEXTS or self._shadowed(called, method):
-                    return f"it is under `with {_short(expression)}`, not known to run its block on every rank"
+                if self.imports.qualify(called) not in KNOWN_CONTEXTS or self.shadowed(called, method):
+                    return f"it is under `with {short(expression)}`, not known to run its block on every rank"
                 if isinstance(expression, ast.Call) and not all(self.known_in(a, method) for a in expression.args):
-                    return f"it is under `with {_short(expression)}`, not known to run its block on every rank"
+                    return f"it is under `with {short(expression)}`, not known to run its block on every rank"
             block = statement.body
         return "the call is not a statement of its own"
 
@@ -1221,7 +1162,7 @@ class ClassFacts:
         """``@torch.no_grad()``, ``@torch.inference_mode()``...: a grad-mode decorator, which changes
         nothing of what runs (the ``with`` blocks of ``KNOWN_CONTEXTS``)."""
         called = decorator.func if isinstance(decorator, ast.Call) else decorator
-        return (self.imports.qualify(called) in KNOWN_CONTEXTS and not self._shadowed(called, method)
+        return (self.imports.qualify(called) in KNOWN_CONTEXTS and not self.shadowed(called, method)
                 and not (isinstance(decorator, ast.Call) and (decorator.args or decorator.keywords)))
 
     def _uniform_exits(self, statement: ast.stmt, method: ast.FunctionDef) -> bool:
@@ -1248,7 +1189,7 @@ class ClassFacts:
                 continue
             if isinstance(node, ast.Name) and node.id == "self":
                 continue
-            if isinstance(node, ast.Attribute) and _is_self(node.value) and node.attr in ("current_epoch", "global_step") \
+            if isinstance(node, ast.Attribute) and is_self(node.value) and node.attr in ("current_epoch", "global_step") \
                     and self.own_property(node.attr):
                 continue
             return False
@@ -1277,7 +1218,7 @@ class ClassFacts:
         name = positional[place]
         stored = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
                      for n in walk(method))
-        return set() if stored or name in _names_in_nested_scopes(method) else {name}
+        return set() if stored or name in names_in_nested_scopes(method) else {name}
 
     def _invariant_arguments(self, helper: ast.FunctionDef) -> set[str]:
         """The helper's parameters every call of it fills alike on every rank: with a constant or
@@ -1308,9 +1249,9 @@ class ClassFacts:
                 if value is None or not self.rank_invariant(value, caller):
                     invariant.discard(name)
         changed = {n.id for n in walk(helper) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-        return invariant - changed - set(_names_in_nested_scopes(helper))
+        return invariant - changed - set(names_in_nested_scopes(helper))
 
-    def _shadowed(self, node: ast.expr, method: ast.FunctionDef) -> bool:
+    def shadowed(self, node: ast.expr, method: ast.FunctionDef) -> bool:
         root = node
         while isinstance(root, ast.Attribute):
             root = root.value
@@ -1369,14 +1310,14 @@ class ClassFacts:
         naming the fact it lacks and where it comes from."""
         if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
             changer = provenance.changed_by[unknown.id]
-            return f"`{_short(changer)}` may change `{unknown.id}` in place (it may be global then)"
-        prefix = f"`{_short(unknown)}` is not known to be this rank's own value (it may be global already)"
+            return f"`{short(changer)}` may change `{unknown.id}` in place (it may be global then)"
+        prefix = f"`{short(unknown)}` is not known to be this rank's own value (it may be global already)"
         if isinstance(unknown, ast.Name) and unknown.id in provenance.untrusted:
             return f"{prefix}: {self._handed_reason(provenance.method.name)}"
-        if isinstance(unknown, ast.Call) and (_is_self(unknown.func) or _self_attr(unknown.func) == "forward") \
+        if isinstance(unknown, ast.Call) and (is_self(unknown.func) or self_attr(unknown.func) == "forward") \
                 and self.forward_problem() is not None:
             return f"{prefix}: {self.forward_problem()}"
-        called = _self_attr(unknown.func) if isinstance(unknown, ast.Call) else None
+        called = self_attr(unknown.func) if isinstance(unknown, ast.Call) else None
         if called is not None and called in self.unknown_methods:
             return (f"{prefix}: {self.unknown_where.get(called, 'a class of another file')} defines `{called}`, "
                     "which is not followed")
@@ -1411,8 +1352,8 @@ class ClassFacts:
         if reduce_fx is not None:
             text = tree_lightning.string_value(reduce_fx.value)
             if not ((text is not None and text.lower() in REDUCTIONS)
-                    or (self.imports.qualify(reduce_fx.value) in TORCH_REDUCTIONS and not self._shadowed(reduce_fx.value, method))):
-                return f"`reduce_fx={_short(reduce_fx.value)}` is not one of Lightning's reductions"
+                    or (self.imports.qualify(reduce_fx.value) in TORCH_REDUCTIONS and not self.shadowed(reduce_fx.value, method))):
+                return f"`reduce_fx={short(reduce_fx.value)}` is not one of Lightning's reductions"
             if (text or "").lower() == "sum" or self.imports.qualify(reduce_fx.value) == "torch.sum":
                 # A mean, max or min of a value every rank already shares is that value; a sum
                 # counts it once per rank. So is a sample every rank reads (a loader Lightning
@@ -1445,15 +1386,15 @@ class ClassFacts:
         plain: dict[str, list[ast.expr]] = {}
         # Every binding of a name counts (None: not a plain one), each plain ``name = value``
         # before the log filled in.
-        for n, _place in _outside_functions_with_places(method):
+        for n, _place in outside_functions_with_places(method):
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 plain.setdefault(n.id, []).append(None)
-        for n, place in _outside_functions_with_places(method):
+        for n, place in outside_functions_with_places(method):
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                     and place is not None and place < before:
                 values = plain[n.targets[0].id]
                 values[values.index(None)] = n.value
-        if batch in plain or batch in _names_in_nested_scopes(method):
+        if batch in plain or batch in names_in_nested_scopes(method):
             return False  # the batch is rebound
 
         def resolve(n: ast.expr) -> ast.expr | None:
@@ -1461,7 +1402,7 @@ class ClassFacts:
                 if not (isinstance(n, ast.Name) and n.id != batch):
                     return n
                 values = plain.get(n.id, [])
-                if len(values) != 1 or values[0] is None or n.id in _names_in_nested_scopes(method):
+                if len(values) != 1 or values[0] is None or n.id in names_in_nested_scopes(method):
                     return None
                 n = values[0]
             return None
@@ -1526,7 +1467,7 @@ class ClassFacts:
                 direct = {id(c) for c in tree_lightning.self_method_calls(method, LOG_METHODS)}
                 for call in every_node(method):
                     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                            and call.func.attr in LOG_METHODS and _is_self(call.func.value)):
+                            and call.func.attr in LOG_METHODS and is_self(call.func.value)):
                         continue
                     if id(call) in seen:
                         continue
@@ -1540,7 +1481,7 @@ class ClassFacts:
         for base in self.opaque:
             found = base.unordered_sync()
             for name, method in base.methods.items():
-                if found is None and name in _per_file(self.tree, "read_otherwise", lambda: _read_otherwise(self.tree)):
+                if found is None and name in per_file(self.tree, "read_otherwise", lambda: _read_otherwise(self.tree)):
                     found = next((c for c in tree_lightning.self_method_calls(method, LOG_METHODS)
                                   if base.may_sync(method, c)), None)
             if found is not None:
@@ -1549,29 +1490,18 @@ class ClassFacts:
                 return found
         # ``seen`` holds ``self.log`` calls only: the file's other syncing logs are the same for
         # every class, found once.
-        return _per_file(self.tree, "other_syncing_log", lambda: _other_syncing_log(self.tree))
+        return per_file(self.tree, "other_syncing_log", lambda: _other_syncing_log(self.tree))
 
 
 def _other_syncing_log(tree: ast.Module) -> ast.Call | None:
     """The first log of the file through another object than ``self`` that may sync."""
     for n in every_node(tree):
         if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LOG_METHODS
-                and not _is_self(n.func.value)):
+                and not is_self(n.func.value)):
             sync = tree_lightning.keyword(n, "sync_dist")
             if tree_lightning.has_star(n) or (sync is not None and not (isinstance(sync.value, ast.Constant) and sync.value.value is False)):
                 return n
     return None
-
-
-def _per_file(tree: ast.Module, what: str, compute):
-    """What ``compute()`` says of the whole file, kept on its tree: ``ClassFacts`` is built for each
-    class of the file, and a file of many classes walked itself once per class."""
-    cache = getattr(tree, "_ddpfix_epoch_log_sync", None)
-    if cache is None:
-        cache = tree._ddpfix_epoch_log_sync = {}
-    if what not in cache:
-        cache[what] = compute()
-    return cache[what]
 
 
 def _always_exits(block: list[ast.stmt]) -> bool:
@@ -1596,7 +1526,7 @@ def _read_otherwise(tree: ast.Module) -> frozenset[str]:
     """Attribute names the file reads on anything but ``self`` (``super().m``, ``Base.m``, ``x.m``):
     a method defined again lower in the order may still run through one of them."""
     return frozenset(n.attr for n in every_node(tree)
-                     if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and not _is_self(n.value))
+                     if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and not is_self(n.value))
 
 
 def _attribute_reads(tree: ast.Module) -> list[tuple[tuple[ast.ClassDef, ast.FunctionDef] | None, ast.AST]]:
@@ -1619,7 +1549,7 @@ def _attribute_reads(tree: ast.Module) -> list[tuple[tuple[ast.ClassDef, ast.Fun
                 visit(child, inner)
         visit(tree, None)
         return found
-    return _per_file(tree, "attribute_reads", compute)
+    return per_file(tree, "attribute_reads", compute)
 
 
 def _call_of(node: ast.Attribute, method: ast.AST) -> ast.Call | None:
@@ -1677,570 +1607,9 @@ def _first_exit(statement: ast.AST) -> ast.Return | ast.Raise | None:
     found = getattr(statement, "_ddpfix_exit", False)
     if found is False:
         found = statement._ddpfix_exit = next(
-            (n for n in _walk_outside_functions([statement]) if isinstance(n, (ast.Return, ast.Raise))), None)
+            (n for n in walk_outside_functions([statement]) if isinstance(n, (ast.Return, ast.Raise))), None)
     return found
 
-
-def _outside_functions_with_places(method: ast.AST) -> list[tuple[ast.AST, tuple[int, int] | None]]:
-    """``_walk_outside_functions`` of the method's body, each node with its start (None: it has
-    none), in that walk's order. Kept on the node: a hook's every log asks it (``Provenance``), and
-    walking the hook again for each made a hook of many logs quadratic."""
-    found = getattr(method, "_ddpfix_outside", None)
-    if found is None:
-        found = method._ddpfix_outside = [
-            (n, (n.lineno, n.col_offset) if hasattr(n, "lineno") else None) for n in _walk_outside_functions(method.body)
-        ]
-    return found
-
-
-def _names_in_nested_scopes(method: ast.AST) -> list[str]:
-    """Every name read or bound inside a function, lambda or class nested in ``method`` (with
-    repeats, in walk order). Kept on the node, as ``_outside_functions_with_places``."""
-    found = getattr(method, "_ddpfix_nested_names", None)
-    if found is None:
-        found = method._ddpfix_nested_names = [
-            inner.id
-            for n in every_node(method) if n is not method and isinstance(n, SCOPES)
-            for inner in walk(n) if isinstance(inner, ast.Name)
-        ]
-    return found
-
-
-Place = tuple[int, int] | None
-
-
-def _is_self_log(call: ast.Call) -> bool:
-    """``self.log(...)`` / ``self.log_dict(...)``: Lightning's log, which changes none of its arguments."""
-    func = call.func
-    return isinstance(func, ast.Attribute) and func.attr in LOG_METHODS and _is_self(func.value)
-
-
-def _event_places(method: ast.AST) -> list[tuple[int, int]]:
-    """The places of the method's binding events (``_binding_events``), sorted, without repeats:
-    ``Provenance`` keeps the events whose place is before its end (and those without a place)."""
-    cached = getattr(method, "_ddpfix_event_places", None)
-    if cached is None:
-        bindings, unknown, calls = _binding_events(method)
-        # ``self.log(...)`` changes no value (``Provenance._mutated`` passes over it): logs with only
-        # logs between them share one Provenance, and a hook of many logs is not quadratic.
-        calls = [(place, call) for place, call in calls if not _is_self_log(call)]
-        places = {event[0] for events in (bindings, unknown, calls) for event in events if event[0] is not None}
-        cached = method._ddpfix_event_places = sorted(places)
-    return cached
-
-
-def _binding_events(method: ast.AST) -> tuple[list[tuple[Place, list[tuple[str, ast.expr | None]], set[int]]],
-                                               list[tuple[Place, int | None, list[str]]],
-                                               list[tuple[Place, ast.Call]]]:
-    """What binds names in the method's body (outside nested functions), in walk order, each with
-    its place: the assignments with their (name, value) pairs and the ids of their target nodes;
-    the bindings of unknown value (a target node's id where an assignment may have handled it);
-    and the calls. ``Provenance`` keeps the events before its call. Kept on the node: walking the
-    hook again for each of its logs made a hook of many logs quadratic."""
-    cached = getattr(method, "_ddpfix_binding_events", None)
-    if cached is not None:
-        return cached
-
-    def bind(target: ast.expr, value: ast.expr | None, pairs: list) -> None:
-        if isinstance(target, ast.Name):
-            pairs.append((target.id, value))
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for element in target.elts:  # unpacking a known value gives known parts
-                bind(element.value if isinstance(element, ast.Starred) else element, value, pairs)
-        elif isinstance(target, (ast.Attribute, ast.Subscript)):
-            # ``total[0] = v`` / ``out.loss = v`` change what ``total`` / ``out`` hold.
-            parts: list[ast.expr] = [] if value is None else [value]
-            root: ast.expr = target
-            # ``errors.view(-1)[:1] = v`` stores into ``errors`` too (a view shares its storage).
-            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                if isinstance(root, ast.Subscript):
-                    parts.append(root.slice)
-                if isinstance(root, ast.Call):
-                    parts.extend(root.args)
-                    parts.extend(k.value for k in root.keywords)
-                    root = root.func
-                    continue
-                root = root.value
-            if isinstance(root, ast.Name):
-                pairs.append((root.id, ast.Tuple(elts=parts, ctx=ast.Load()) if value is not None else None))
-        else:
-            for n in walk(target):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                    pairs.append((n.id, None))
-
-    bindings, unknown, calls = [], [], []
-    for n, place in _outside_functions_with_places(method):
-        pairs: list[tuple[str, ast.expr | None]] = []
-        targets: set[int] = set()
-        if isinstance(n, ast.Assign):
-            for target in n.targets:
-                bind(target, n.value, pairs)
-                targets.update(id(x) for x in walk(target))
-        elif isinstance(n, ast.AnnAssign):
-            bind(n.target, n.value, pairs)
-            targets.update(id(x) for x in walk(n.target))
-        elif isinstance(n, ast.AugAssign):
-            # ``x += v`` is ``x = x + v``: known when ``x`` and ``v`` are.
-            value = ast.BinOp(left=ast.Name(id=n.target.id, ctx=ast.Load()), op=n.op, right=n.value) \
-                if isinstance(n.target, ast.Name) else None
-            bind(n.target, value, pairs)
-            targets.update(id(x) for x in walk(n.target))
-        elif isinstance(n, ast.NamedExpr):
-            bind(n.target, n.value, pairs)
-            targets.add(id(n.target))
-        elif isinstance(n, (ast.For, ast.comprehension)) and not isinstance(n, ast.AsyncFor) and not getattr(n, "is_async", 0):
-            bind(n.target, n.iter, pairs)  # the items of a known iterable are known
-            targets.update(id(x) for x in walk(n.target))
-        if pairs or targets:
-            bindings.append((place, pairs, targets))
-    for n, place in _outside_functions_with_places(method):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            unknown.append((place, id(n), [n.id]))
-        elif isinstance(n, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, *FUNCTIONS, ast.ClassDef)):
-            names = n.names if isinstance(n, (ast.Global, ast.Nonlocal)) else \
-                [(a.asname or a.name).split(".")[0] for a in n.names] if isinstance(n, (ast.Import, ast.ImportFrom)) \
-                else [n.name]
-            unknown.append((place, None, list(names)))
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            unknown.append((place, None, [n.name]))
-        elif isinstance(n, ast.Call):
-            calls.append((place, n))
-    cached = method._ddpfix_binding_events = (bindings, unknown, calls)
-    return cached
-
-
-class Provenance:
-    """Which expressions of a hook are provably this rank's own values: taint analysis with the
-    hook's arguments and constants as the only sources (a greatest fixpoint over the local names)."""
-
-    def __init__(self, facts: ClassFacts, method: ast.FunctionDef, until: ast.expr, arguments_of: bool = False):
-        """The values as ``until`` (an expression the hook reaches once per call, in no loop) reads
-        them: only code that may run before it ends counts (the statements above it, and what it
-        evaluates itself; with ``arguments_of``, less the call ``until`` itself, which reads its
-        arguments before it runs)."""
-        self.facts, self.method = facts, method
-        self.reader = until if arguments_of else None
-        self.until = (until.end_lineno, until.end_col_offset)
-        arguments = method.args
-        self.parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self"}
-        for extra in (arguments.vararg, arguments.kwarg):
-            if extra is not None:
-                self.parameters.add(extra.arg)
-        # ``outputs`` of a batch-end hook is what the step returned: known when every return of the
-        # step is.
-        self.untrusted: set[str] = set()
-        positional = [*arguments.posonlyargs, *arguments.args]
-        if method.name in STEP_OF and len(positional) > 1 and (
-                not facts.outputs_known(STEP_OF[method.name]) or facts.hook_elsewhere(method.name) is not None):
-            self.untrusted.add(positional[1].arg)  # a callback's same hook runs first, on the same outputs
-        if method.name in STEP_OF and len(positional) > 2 and method.name.endswith("_batch_end") \
-                and not facts.step_batch_kept(STEP_OF[method.name], method.name):
-            self.untrusted.add(positional[2].arg)
-        place = 2 if method.name.endswith("_batch_end") else 1
-        if method.name in EVERY_RANK_HOOKS and len(positional) > place and facts.moves_batches():
-            # ``on_after_batch_transfer`` may return anything for a batch (a gathered one).
-            self.untrusted.add(positional[place].arg)
-        self.local_names = bound_names(method) - {method.name}
-        self.known = self._fixpoint()
-
-    def _bindings(self) -> dict[str, list[ast.expr | None]]:
-        """Local name -> the value of each of its bindings (None: a binding of unknown value), from
-        the code that may run before ``until`` (the method's binding events, ``_binding_events``,
-        read once per method and filtered here by place)."""
-        found: dict[str, list[ast.expr | None]] = {}
-        # A name a nested function or lambda reads may be changed whenever it is called.
-        for name in _names_in_nested_scopes(self.method):
-            found.setdefault(name, []).append(None)
-        bindings, unknown, _ = _binding_events(self.method)
-        handled: set[int] = set()
-        for place, pairs, targets in bindings:
-            if place is None or place < self.until:
-                for name, value in pairs:
-                    found.setdefault(name, []).append(value)
-                handled.update(targets)
-        for place, node, names in unknown:
-            if (place is None or place < self.until) and (node is None or node not in handled):
-                for name in names:
-                    found.setdefault(name, []).append(None)  # loop, ``with``, comprehension targets, ``del``...
-        for name in self.parameters:
-            found.setdefault(name, [])
-        for name in self.untrusted:
-            found[name].append(None)
-        return found
-
-    def _fixpoint(self) -> set[str]:
-        bindings = self.bindings = self._bindings()
-        known = set(bindings)
-        # A call reads its arguments before it runs: what it may change in them is not what it
-        # was handed (``self._step(x)``'s own effect on ``x`` is the helper's proof, not the caller's).
-        self.placed_calls = [(place, call) for place, call in _binding_events(self.method)[2]
-                             if (place is None or place < self.until) and call is not self.reader]
-        self.calls = [call for _place, call in self.placed_calls]
-        self.changed_by: dict[str, ast.Call] = {}
-        changed = True
-        while changed:
-            changed = False
-            for name in sorted(known):
-                if any(v is None or self._unknown(v, known) is not None for v in bindings[name]):
-                    known.discard(name)
-                    changed = True
-            changed_here = self._mutated(known) | self._stored_into(known)
-            mutated = self._aliases(changed_here) & known
-            if mutated:
-                known -= mutated
-                changed = True
-        return known
-
-    def _reads_only(self, call: ast.Call) -> bool:
-        """A call that formats or reads its arguments and changes none: ``print`` (not rebound by
-        the file), ``self.print`` and ``self.manual_backward`` (Lightning's: backward fills the
-        gradients, the loss stays as it is), the ``logging`` module's functions and the methods of a
-        logger the file makes with ``logging.getLogger``."""
-        func = call.func
-        if isinstance(func, ast.Name):
-            return func.id == "print" and func.id not in self.local_names and func.id not in self.facts.file_names
-        if _self_attr(func) in ("print", "manual_backward"):
-            return func.attr not in self.facts.methods and func.attr not in self.facts.unknown_methods \
-                and func.attr not in self.facts.assigned
-        if not isinstance(func, ast.Attribute) or func.attr not in LOGGING_METHODS:
-            return False
-        qualified = self.facts.imports.qualify(func) or ""
-        if qualified.startswith("logging."):
-            return True
-        return isinstance(func.value, ast.Name) and func.value.id not in self.local_names \
-            and func.value.id in self.facts.module_loggers()
-
-    def _escaped(self) -> dict[str, Place]:
-        """Local names whose objects the method hands to the module before the value is read
-        (``self.last = loss``, ``self.window.append(loss)``, ``self.stats["x"] = v``, ``setattr(self,
-        k, v)``): a method of the class or code not known may then change them in place (a module
-        read whole reaches only what it is handed)."""
-        escaped = self.__dict__.get("_escaped_names")
-        if escaped is not None:
-            return escaped
-        escaped = {}
-
-        def names_in(node: ast.expr) -> None:
-            called = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
-            for n in walk(node):
-                if isinstance(n, ast.Name) and id(n) not in called and n.id in self.local_names | self.parameters:
-                    first = escaped.get(n.id, place)
-                    escaped[n.id] = place if first is None or place is None else min(first, place)
-
-        for n, place in _outside_functions_with_places(self.method):
-            if place is not None and place >= self.until:
-                continue  # handed over after the value is read
-            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                for target in targets:
-                    root = target
-                    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                        root = root.func if isinstance(root, ast.Call) else root.value
-                    if _is_self(root):
-                        names_in(n.value)
-            if isinstance(n, ast.Assign) and any(
-                    isinstance(c, ast.Call) and _self_attr(c.func) in self.facts.methods
-                    and self.facts.hands_to_module(c.func.attr) for c in walk(n.value)):
-                # ``loss = self._shared_step(batch)`` where the helper keeps ``self.last = loss``.
-                for target in n.targets:
-                    names_in(target)
-                names_in(n.value)
-            if isinstance(n, ast.Call):
-                func = n.func
-                if _self_attr(func) in self.facts.methods and self.facts.hands_to_module(func.attr):
-                    for argument in [*n.args, *(k.value for k in n.keywords)]:
-                        names_in(argument)
-                if isinstance(func, ast.Attribute) and _self_attr(func.value) is not None and func.attr in (
-                        *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
-                    for argument in [*n.args, *(k.value for k in n.keywords)]:
-                        names_in(argument)
-                elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and _is_self(n.args[0]):
-                    for argument in n.args[1:]:
-                        names_in(argument)
-        self._escaped_names = escaped
-        return escaped
-
-    def _stored_into(self, known: set[str]) -> set[str]:
-        """Names the method's code changes in place with a value not known to be this rank's own
-        (``flat[:] = gathered``, ``flat += gathered``, ``out.loss = v``): what shares their object
-        changes too (``_aliases``)."""
-        through = self.__dict__.get("_through")
-        if through is None:
-            through = self._through = _stored_through(self.method)
-        found = set()
-        for name, values in through.items():
-            if name in self.bindings and any(self._unknown(v, known) is not None for v in values):
-                found.add(name)
-        return found
-
-    def _aliases(self, changed: set[str]) -> set[str]:
-        """``changed`` and every name that may share an object with one of them: a name whose value
-        names it, or that its value names (``view = err.view(-1)`` then ``dist.all_reduce(view)``
-        changes ``err``; ``x, y = batch``, ``first = batch[0]``, ``d = x.detach()`` share storage;
-        ``torch.flatten(x)`` may be a view of its argument). Over-approximated: any local name the
-        value mentions counts, but a function called by its name (``criterion(logits, y)`` makes a
-        new value, not the module)."""
-        mentions = self.__dict__.get("_mentions")
-        if mentions is None:
-            mentions = self._mentions = {}
-            for name, values in self.bindings.items():
-                named: set[str] = set()
-                for value in values:
-                    if value is None:
-                        continue
-                    called = {id(n.func) for n in walk(value) if isinstance(n, ast.Call)}
-                    named.update(n.id for n in walk(value) if isinstance(n, ast.Name) and id(n) not in called
-                                 and n.id in self.bindings)
-                mentions[name] = named
-        found, pending = set(changed), [name for name in changed if name in mentions]
-        while pending:
-            name = pending.pop()
-            near = mentions.get(name, set()) | {other for other, named in mentions.items() if name in named}
-            if name in self.parameters and self.method.name not in EVERY_RANK_HOOKS:
-                # A caller may hand a helper's two parameters one object
-                # (``self._report(errors, errors.view(-1))``); Lightning hands a hook distinct ones.
-                near |= self.parameters & set(mentions)
-            for other in near - found:
-                found.add(other)
-                if name in self.changed_by:
-                    self.changed_by.setdefault(other, self.changed_by[name])
-                pending.append(other)
-        return found
-
-    def _mutated(self, known: set[str]) -> set[str]:
-        """Names an unknown call may change in place (``dist.all_reduce(total)``, ``x.add_(y)``):
-        the roots of its arguments and of the object whose method it is. Lightning's ``self.log``
-        and the class's torchmetrics objects (``self.val_acc.update(preds, y)``) change none."""
-        found: set[str] = set()
-        escaped = self._escaped()
-        for place, call in self.placed_calls:
-            func = call.func
-            if _is_self_log(call) or (isinstance(func, ast.Attribute) and _is_self(func.value) and func.attr in self.facts.metrics):
-                continue
-            if (isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.metrics
-                    and func.attr in ("update", "forward", "reset")):
-                continue
-            if isinstance(func, ast.Attribute) and _self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
-                continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
-            if escaped and not self._reads_only(call) and (
-                    (_self_attr(func) in self.facts.methods and self.facts.touches_module(func.attr))
-                    or (_is_self(func) and self.facts.touches_module("forward"))
-                    or (_self_attr(func) not in self.facts.methods and not _is_self(func)
-                        and self._function_unknown(func, known) is not None)):
-                # ``self.last = loss`` then ``self._sync_last()``: a method of the class, or code
-                # not known, may change in place what the module was handed before, and so ``loss``.
-                for name, handed in escaped.items():
-                    if name not in found and (place is None or handed is None or handed < place):
-                        found.add(name)
-                        self.changed_by.setdefault(name, call)
-            # ``torch.mean(x, dim=0, out=total)``: a known function writes into ``out``.
-            roots = [k.value for k in call.keywords if k.arg == "out"]
-            helper = _self_attr(func)
-            if helper in self.facts.methods:
-                # The class's own method, read whatever it returns: what it changes in place.
-                changed = self.facts.changed_parameters(helper)
-            elif self._reads_only(call) or self._function_unknown(func, known) is None:
-                # A known function runs code of the objects it is handed (``__index__``,
-                # ``__torch_function__``) only for those not known.
-                changed = set()
-                roots += [a for a in [*call.args, *(k.value for k in call.keywords)] if self._unknown(
-                    a.value if isinstance(a, ast.Starred) else a, known) is not None]
-            else:
-                changed = None
-            if changed is not None:
-                # A helper that changes an argument in place: what the caller passed there changes.
-                roots += [a for i, a in enumerate(call.args) if i in changed or "*" in changed]
-                roots += [k.value for k in call.keywords if k.arg in changed or "*" in changed]
-            else:
-                roots += [*call.args, *(k.value for k in call.keywords)]
-                if isinstance(func, ast.Attribute) and not _is_self(func.value):
-                    roots.append(func.value)
-            for root in roots:
-                # Whatever the argument reaches: ``errors.view(-1)``, ``flat := x.flatten()``,
-                # ``[loss, mae]`` hand the call objects that those names hold or share.
-                called = {id(n.func) for n in walk(root) if isinstance(n, ast.Call)}
-                for n in walk(root):
-                    if isinstance(n, ast.Name) and id(n) not in called:
-                        found.add(n.id)
-                        self.changed_by.setdefault(n.id, call)
-        return found
-
-    def unknown(self, node: ast.expr) -> ast.expr | None:
-        """None when ``node`` is provably this rank's own value; else its first unknown part (for a
-        local name, the unknown part of the value it was given, where there is one)."""
-        found = self._unknown(node, self.known)
-        followed: set[str] = set()
-        while isinstance(found, ast.Name) and found.id not in followed:
-            followed.add(found.id)
-            values = self.bindings.get(found.id, [])
-            deeper = next((self._unknown(v, self.known) for v in values
-                           if v is not None and self._unknown(v, self.known) is not None), None)
-            if deeper is None or (found.id in self.changed_by and isinstance(deeper, ast.Name)):
-                break  # a name a call may change in place is the answer (``loss``), not what made it
-            found = deeper
-        return found
-
-    def _unknown(self, node: ast.expr, known: set[str]) -> ast.expr | None:
-        check = lambda child: self._unknown(child, known)  # noqa: E731
-        if isinstance(node, ast.Constant):
-            return None
-        if isinstance(node, ast.Name):
-            return None if node.id in known else node
-        if isinstance(node, ast.Attribute):
-            if _is_self(node.value):
-                return None if self.facts.own_property(node.attr) else node
-            if self._module_constant(node):
-                return None
-            return check(node.value)
-        if isinstance(node, ast.Subscript):
-            return check(node.value) or check(node.slice)
-        if isinstance(node, ast.Slice):
-            parts = [p for p in (node.lower, node.upper, node.step) if p is not None]
-            return next((u for u in map(check, parts) if u is not None), None)
-        if isinstance(node, ast.BinOp):
-            return check(node.left) or check(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return check(node.operand)
-        if isinstance(node, (ast.BoolOp,)):
-            return next((u for u in map(check, node.values) if u is not None), None)
-        if isinstance(node, ast.Compare):
-            return next((u for u in map(check, [node.left, *node.comparators]) if u is not None), None)
-        if isinstance(node, ast.JoinedStr):
-            return next((u for u in map(check, node.values) if u is not None), None)
-        if isinstance(node, ast.FormattedValue):
-            return check(node.value) or (check(node.format_spec) if node.format_spec is not None else None)
-        if isinstance(node, ast.IfExp):
-            return check(node.test) or check(node.body) or check(node.orelse)
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return next((u for u in map(check, node.elts) if u is not None), None)
-        if isinstance(node, ast.Dict):
-            if any(k is None for k in node.keys):
-                return node
-            return next((u for u in map(check, [*node.keys, *node.values]) if u is not None), None)
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp)):
-            inner = set(known)
-            for generator in node.generators:
-                if generator.is_async or not isinstance(generator.target, (ast.Name, ast.Tuple)):
-                    return node
-                if self._unknown(generator.iter, inner) is not None:
-                    return generator.iter
-                inner |= {n.id for n in walk(generator.target) if isinstance(n, ast.Name)}
-                for condition in generator.ifs:
-                    if self._unknown(condition, inner) is not None:
-                        return condition
-            if isinstance(node, ast.DictComp):
-                return self._unknown(node.key, inner) or self._unknown(node.value, inner)
-            return self._unknown(node.elt, inner)
-        if isinstance(node, ast.Call):
-            return self._unknown_call(node, known)
-        return node
-
-    def _shape_factory(self, func: ast.expr) -> bool:
-        """``func`` is one of torch's factories whose positional arguments are only sizes."""
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        qualified = self.facts.imports.qualify(func)
-        return isinstance(root, ast.Name) and root.id not in self.local_names and qualified in SHAPE_FACTORIES \
-            and self.facts.rebound(qualified.rsplit(".", 1)[-1]) is None
-
-    def _size_read(self, node: ast.expr, known: set[str]) -> bool:
-        """``node`` is a size whose reading runs no code of the program: known, or built by
-        operators from such sizes and ``self.hparams.<name>`` where the class's ``__init__``
-        declares ``<name>`` an ``int`` (annotated, or an int default): Lightning's AttributeDict
-        of the constructor's arguments, read by a dict lookup. Not any object: a size's
-        ``__index__`` is code of the program, as a property's getter is."""
-        if self._unknown(node, known) is None:
-            return True
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return all(self._size_read(e, known) for e in node.elts)
-        if isinstance(node, ast.BinOp):
-            return self._size_read(node.left, known) and self._size_read(node.right, known)
-        if isinstance(node, ast.UnaryOp):
-            return self._size_read(node.operand, known)
-        return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-                and _is_self(node.value.value) and node.value.attr == "hparams"
-                and self.facts.plain_read("hparams") and node.attr in self.facts.int_arguments())
-
-    def _module_constant(self, node: ast.Attribute) -> bool:
-        """``torch.float32``, ``torch.long``, ``math.pi``, ``np.inf``: a constant of a module the file
-        imports (not a name of the method), the same on every rank and never a tensor."""
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or root.id in self.local_names:
-            return False
-        qualified = self.facts.imports.qualify(node) or ""
-        head, _, rest = qualified.partition(".")
-        return head in ("torch", "numpy", "math") and bool(rest) and "." not in rest and (
-            rest in TORCH_CONSTANTS or head != "torch")
-
-    def _unknown_call(self, node: ast.Call, known: set[str]) -> ast.expr | None:
-        check = lambda child: self._unknown(child, known)  # noqa: E731
-        if self._shape_factory(node.func):
-            # ``torch.randn(x.shape[0], self.hparams.latent_dim)``: the sizes shape the tensor, its
-            # values are new (zeros, ones, random); where a size came from does not matter.
-            for size in [*node.args, *(k.value for k in node.keywords if k.arg == "size")]:
-                if not self._size_read(size, known):
-                    return size
-            other = [k.value for k in node.keywords if k.arg != "size"]
-            if any(k.arg in (None, "out") for k in node.keywords):
-                return node
-            return next((u for u in map(check, other) if u is not None), None)
-        # ``f(*xs, **batch)`` passes what ``xs`` and ``batch`` hold: known when they are.
-        arguments = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
-        unknown = self._function_unknown(node.func, known)
-        if unknown is not None:
-            return node if unknown is node.func else unknown
-        return next((u for u in map(check, arguments) if u is not None), None)
-
-    def _function_unknown(self, func: ast.expr, known: set[str]) -> ast.expr | None:
-        """None when calling ``func`` computes on its arguments only (and on a known object, for a
-        tensor method); else the unknown part."""
-        node = func
-        check = lambda child: self._unknown(child, known)  # noqa: E731
-        facts = self.facts
-        if _is_self(func) or _self_attr(func) == "forward":
-            # The module's own forward, on this rank's inputs, when it holds no collective and
-            # every value it returns is known the way a helper's is.
-            if not facts.forward_is_local or facts.forward_problem() is not None:
-                return node
-        elif _self_attr(func) is not None:
-            if func.attr in facts.function_attributes or facts.submodule_known(func.attr):
-                return None
-            if func.attr in facts.methods and facts.helper_problem(func.attr) is None:
-                return None
-            return node
-        elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and facts.imports.qualify(func) is None:
-            if facts.rebound(func.attr) is not None:
-                return node  # ``torch.Tensor.mean = f`` somewhere in the program
-            return check(func.value)  # a method of a known tensor (or batch)
-        elif isinstance(func, ast.Name) and func.id in BUILTINS:
-            if func.id in facts.file_names or func.id in self.local_names:
-                return node
-        elif isinstance(func, ast.Name) and func.id in self.local_names:
-            # ``criterion = nn.CrossEntropyLoss()`` then ``criterion(logits, y)``: every binding a
-            # ``torch.nn`` module built here.
-            values = self.bindings.get(func.id, [])
-            view = FileView.of(facts.path, facts.tree, facts.imports)
-            if not values or not all(isinstance(v, ast.Call) and not facts._shadowed(v.func, self.method)
-                                     and facts.modules.call_problem(v, view) is None for v in values):
-                return node
-        else:
-            qualified = facts.imports.qualify(func)
-            root = func
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if qualified is None or not isinstance(root, ast.Name) or root.id in self.local_names:
-                return node
-            if not pure_function_name(qualified) or facts.rebound(qualified.rsplit(".", 1)[-1]) is not None:
-                return node  # not pure, or ``F.mse_loss = f`` somewhere in the program
-        return None
-
-
-#: torch's factories whose positional arguments (and ``size=``) are only the new tensor's sizes:
-#: its values are constants or random, whatever the sizes were computed from.
-SHAPE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
 
 #: Class decorators that return the class with its methods as written: PEP 702's ``deprecated``
 #: wraps ``__new__`` and ``__init_subclass__`` to warn and sets ``__deprecated__``, nothing else.
@@ -2261,8 +1630,6 @@ INERT_METACLASSES = frozenset({"abc.ABCMeta"})
 #: How many bases of other files, one above the other, are read.
 MAX_BASE_FILES = 4
 
-#: The methods of a ``logging`` logger that format their arguments.
-LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
 
 #: Lightning's methods a class may call on itself that are never a helper of its own.
 LOGGING_NAMES = frozenset({"log", "log_dict", "all_gather", "forward", "__call__"})
@@ -2278,10 +1645,10 @@ def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, 
     escapes: dict[str, int] = {}
     safe_names: set[int] = set()
     for n in every_node(tree):
-        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and not _is_self(n.value):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and not is_self(n.value):
             stores.setdefault(n.attr, n.lineno)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
-            if n.func.id == "setattr" and n.args and not _is_self(n.args[0]) and dynamic is None:
+            if n.func.id == "setattr" and n.args and not is_self(n.args[0]) and dynamic is None:
                 dynamic = ("setattr(...)", n.lineno)
             elif n.func.id == "type" and len(n.args) == 3 and dynamic is None:
                 dynamic = ("type(name, bases, namespace)", n.lineno)
@@ -2344,31 +1711,6 @@ def _c3(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], imports: ImportTabl
         return merged
 
     return linear(cls, frozenset())
-
-
-def _stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
-    """Names the method's own code changes in place, with what it stores: through a subscript or an
-    attribute (``stats["seen"] = n``, ``out.loss = v``), or by an augmented assignment (``count +=
-    n``: in place for a tensor, a list, a dict). ``del d[k]`` removes, storing nothing."""
-    found: dict[str, list[ast.expr]] = {}
-    for n in _walk_outside_functions(method.body):
-        if isinstance(n, ast.Assign):
-            targets, value = n.targets, n.value
-        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and n.value is not None:
-            targets, value = [n.target], n.value
-        else:
-            continue
-        for target in targets:
-            elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-            for element in elements:
-                root = element
-                through = isinstance(n, ast.AugAssign)
-                while isinstance(root, (ast.Attribute, ast.Subscript, ast.Starred, ast.Call)):
-                    through = through or not isinstance(root, ast.Starred)
-                    root = root.func if isinstance(root, ast.Call) else root.value
-                if through and isinstance(root, ast.Name):
-                    found.setdefault(root.id, []).append(value)
-    return found
 
 
 #: Packages whose every function may be a collective (under any name the file imports it by).

@@ -12,7 +12,8 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import values as values_mod
 from ddpfix.analysis.values import ObjectKinds
 from ddpfix.rules._device_evidence import TO_CPU_METHODS, bindings, keeps_the_device, makes_a_tensor, outside_numbers, targets
-from ddpfix.rules._epoch_log_sync_safety import EVERY_RANK_HOOKS, STEP_OF, ClassFacts, fix_problem
+from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
+from ddpfix.rules._log_sync_walks import EVERY_RANK_HOOKS, STEP_OF
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns

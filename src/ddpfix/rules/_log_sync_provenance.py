@@ -1,0 +1,461 @@
+"""Which values of a method are provably this rank's own (DDP004's proof, ``_epoch_log_sync_safety``):
+a taint analysis with the hook's arguments and constants as the only sources, and every way code
+that runs before a value is read may change it in place (a call it is handed to, a store through a
+name that shares its object, a method that reaches what the module holds)."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ddpfix.analysis.names import bound_names
+from ddpfix.analysis.values import TENSOR_METHODS, pure_function_name
+from ddpfix.ast_walk import walk
+from ddpfix.rules._device_evidence import TORCH_CONSTANTS
+from ddpfix.rules._log_sync_walks import (
+    EVERY_RANK_HOOKS, LIST_METHODS, STEP_OF, Place, binding_events, is_self, is_self_log, names_in_nested_scopes,
+    outside_functions_with_places, self_attr, stored_through,
+)
+from ddpfix.rules._module_classes import FileView
+
+if TYPE_CHECKING:
+    from ddpfix.rules._epoch_log_sync_safety import ClassFacts
+
+#: Builtins that compute on their arguments, when the file binds no name of theirs.
+BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
+
+class Provenance:
+    """Which expressions of a hook are provably this rank's own values: taint analysis with the
+    hook's arguments and constants as the only sources (a greatest fixpoint over the local names)."""
+
+    def __init__(self, facts: ClassFacts, method: ast.FunctionDef, until: ast.expr, arguments_of: bool = False):
+        """The values as ``until`` (an expression the hook reaches once per call, in no loop) reads
+        them: only code that may run before it ends counts (the statements above it, and what it
+        evaluates itself; with ``arguments_of``, less the call ``until`` itself, which reads its
+        arguments before it runs)."""
+        self.facts, self.method = facts, method
+        self.reader = until if arguments_of else None
+        self.until = (until.end_lineno, until.end_col_offset)
+        arguments = method.args
+        self.parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self"}
+        for extra in (arguments.vararg, arguments.kwarg):
+            if extra is not None:
+                self.parameters.add(extra.arg)
+        # ``outputs`` of a batch-end hook is what the step returned: known when every return of the
+        # step is.
+        self.untrusted: set[str] = set()
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if method.name in STEP_OF and len(positional) > 1 and (
+                not facts.outputs_known(STEP_OF[method.name]) or facts.hook_elsewhere(method.name) is not None):
+            self.untrusted.add(positional[1].arg)  # a callback's same hook runs first, on the same outputs
+        if method.name in STEP_OF and len(positional) > 2 and method.name.endswith("_batch_end") \
+                and not facts.step_batch_kept(STEP_OF[method.name], method.name):
+            self.untrusted.add(positional[2].arg)
+        place = 2 if method.name.endswith("_batch_end") else 1
+        if method.name in EVERY_RANK_HOOKS and len(positional) > place and facts.moves_batches():
+            # ``on_after_batch_transfer`` may return anything for a batch (a gathered one).
+            self.untrusted.add(positional[place].arg)
+        self.local_names = bound_names(method) - {method.name}
+        self.known = self._fixpoint()
+
+    def _bindings(self) -> dict[str, list[ast.expr | None]]:
+        """Local name -> the value of each of its bindings (None: a binding of unknown value), from
+        the code that may run before ``until`` (the method's binding events, ``binding_events``,
+        read once per method and filtered here by place)."""
+        found: dict[str, list[ast.expr | None]] = {}
+        # A name a nested function or lambda reads may be changed whenever it is called.
+        for name in names_in_nested_scopes(self.method):
+            found.setdefault(name, []).append(None)
+        bindings, unknown, _ = binding_events(self.method)
+        handled: set[int] = set()
+        for place, pairs, targets in bindings:
+            if place is None or place < self.until:
+                for name, value in pairs:
+                    found.setdefault(name, []).append(value)
+                handled.update(targets)
+        for place, node, names in unknown:
+            if (place is None or place < self.until) and (node is None or node not in handled):
+                for name in names:
+                    found.setdefault(name, []).append(None)  # loop, ``with``, comprehension targets, ``del``...
+        for name in self.parameters:
+            found.setdefault(name, [])
+        for name in self.untrusted:
+            found[name].append(None)
+        return found
+
+    def _fixpoint(self) -> set[str]:
+        bindings = self.bindings = self._bindings()
+        known = set(bindings)
+        # A call reads its arguments before it runs: what it may change in them is not what it
+        # was handed (``self._step(x)``'s own effect on ``x`` is the helper's proof, not the caller's).
+        self.placed_calls = [(place, call) for place, call in binding_events(self.method)[2]
+                             if (place is None or place < self.until) and call is not self.reader]
+        self.calls = [call for _place, call in self.placed_calls]
+        self.changed_by: dict[str, ast.Call] = {}
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(known):
+                if any(v is None or self._unknown(v, known) is not None for v in bindings[name]):
+                    known.discard(name)
+                    changed = True
+            changed_here = self._mutated(known) | self._stored_into(known)
+            mutated = self._aliases(changed_here) & known
+            if mutated:
+                known -= mutated
+                changed = True
+        return known
+
+    def _reads_only(self, call: ast.Call) -> bool:
+        """A call that formats or reads its arguments and changes none: ``print`` (not rebound by
+        the file), ``self.print`` and ``self.manual_backward`` (Lightning's: backward fills the
+        gradients, the loss stays as it is), the ``logging`` module's functions and the methods of a
+        logger the file makes with ``logging.getLogger``."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id == "print" and func.id not in self.local_names and func.id not in self.facts.file_names
+        if self_attr(func) in ("print", "manual_backward"):
+            return func.attr not in self.facts.methods and func.attr not in self.facts.unknown_methods \
+                and func.attr not in self.facts.assigned
+        if not isinstance(func, ast.Attribute) or func.attr not in LOGGING_METHODS:
+            return False
+        qualified = self.facts.imports.qualify(func) or ""
+        if qualified.startswith("logging."):
+            return True
+        return isinstance(func.value, ast.Name) and func.value.id not in self.local_names \
+            and func.value.id in self.facts.module_loggers()
+
+    def _escaped(self) -> dict[str, Place]:
+        """Local names whose objects the method hands to the module before the value is read
+        (``self.last = loss``, ``self.window.append(loss)``, ``self.stats["x"] = v``, ``setattr(self,
+        k, v)``): a method of the class or code not known may then change them in place (a module
+        read whole reaches only what it is handed)."""
+        escaped = self.__dict__.get("_escaped_names")
+        if escaped is not None:
+            return escaped
+        escaped = {}
+
+        def names_in(node: ast.expr) -> None:
+            called = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
+            for n in walk(node):
+                if isinstance(n, ast.Name) and id(n) not in called and n.id in self.local_names | self.parameters:
+                    first = escaped.get(n.id, place)
+                    escaped[n.id] = place if first is None or place is None else min(first, place)
+
+        for n, place in outside_functions_with_places(self.method):
+            if place is not None and place >= self.until:
+                continue  # handed over after the value is read
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                for target in targets:
+                    root = target
+                    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                        root = root.func if isinstance(root, ast.Call) else root.value
+                    if is_self(root):
+                        names_in(n.value)
+            if isinstance(n, ast.Assign) and any(
+                    isinstance(c, ast.Call) and self_attr(c.func) in self.facts.methods
+                    and self.facts.hands_to_module(c.func.attr) for c in walk(n.value)):
+                # ``loss = self._shared_step(batch)`` where the helper keeps ``self.last = loss``.
+                for target in n.targets:
+                    names_in(target)
+                names_in(n.value)
+            if isinstance(n, ast.Call):
+                func = n.func
+                if self_attr(func) in self.facts.methods and self.facts.hands_to_module(func.attr):
+                    for argument in [*n.args, *(k.value for k in n.keywords)]:
+                        names_in(argument)
+                if isinstance(func, ast.Attribute) and self_attr(func.value) is not None and func.attr in (
+                        *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
+                    for argument in [*n.args, *(k.value for k in n.keywords)]:
+                        names_in(argument)
+                elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and is_self(n.args[0]):
+                    for argument in n.args[1:]:
+                        names_in(argument)
+        self._escaped_names = escaped
+        return escaped
+
+    def _stored_into(self, known: set[str]) -> set[str]:
+        """Names the method's code changes in place with a value not known to be this rank's own
+        (``flat[:] = gathered``, ``flat += gathered``, ``out.loss = v``): what shares their object
+        changes too (``_aliases``)."""
+        through = self.__dict__.get("_through")
+        if through is None:
+            through = self._through = stored_through(self.method)
+        found = set()
+        for name, values in through.items():
+            if name in self.bindings and any(self._unknown(v, known) is not None for v in values):
+                found.add(name)
+        return found
+
+    def _aliases(self, changed: set[str]) -> set[str]:
+        """``changed`` and every name that may share an object with one of them: a name whose value
+        names it, or that its value names (``view = err.view(-1)`` then ``dist.all_reduce(view)``
+        changes ``err``; ``x, y = batch``, ``first = batch[0]``, ``d = x.detach()`` share storage;
+        ``torch.flatten(x)`` may be a view of its argument). Over-approximated: any local name the
+        value mentions counts, but a function called by its name (``criterion(logits, y)`` makes a
+        new value, not the module)."""
+        mentions = self.__dict__.get("_mentions")
+        if mentions is None:
+            mentions = self._mentions = {}
+            for name, values in self.bindings.items():
+                named: set[str] = set()
+                for value in values:
+                    if value is None:
+                        continue
+                    called = {id(n.func) for n in walk(value) if isinstance(n, ast.Call)}
+                    named.update(n.id for n in walk(value) if isinstance(n, ast.Name) and id(n) not in called
+                                 and n.id in self.bindings)
+                mentions[name] = named
+        found, pending = set(changed), [name for name in changed if name in mentions]
+        while pending:
+            name = pending.pop()
+            near = mentions.get(name, set()) | {other for other, named in mentions.items() if name in named}
+            if name in self.parameters and self.method.name not in EVERY_RANK_HOOKS:
+                # A caller may hand a helper's two parameters one object
+                # (``self._report(errors, errors.view(-1))``); Lightning hands a hook distinct ones.
+                near |= self.parameters & set(mentions)
+            for other in near - found:
+                found.add(other)
+                if name in self.changed_by:
+                    self.changed_by.setdefault(other, self.changed_by[name])
+                pending.append(other)
+        return found
+
+    def _mutated(self, known: set[str]) -> set[str]:
+        """Names an unknown call may change in place (``dist.all_reduce(total)``, ``x.add_(y)``):
+        the roots of its arguments and of the object whose method it is. Lightning's ``self.log``
+        and the class's torchmetrics objects (``self.val_acc.update(preds, y)``) change none."""
+        found: set[str] = set()
+        escaped = self._escaped()
+        for place, call in self.placed_calls:
+            func = call.func
+            if is_self_log(call) or (isinstance(func, ast.Attribute) and is_self(func.value) and func.attr in self.facts.metrics):
+                continue
+            if (isinstance(func, ast.Attribute) and self_attr(func.value) in self.facts.metrics
+                    and func.attr in ("update", "forward", "reset")):
+                continue
+            if isinstance(func, ast.Attribute) and self_attr(func.value) in self.facts.lists and func.attr in LIST_METHODS:
+                continue  # ``self.outputs.append(loss)`` keeps ``loss`` as it is
+            if escaped and not self._reads_only(call) and (
+                    (self_attr(func) in self.facts.methods and self.facts.touches_module(func.attr))
+                    or (is_self(func) and self.facts.touches_module("forward"))
+                    or (self_attr(func) not in self.facts.methods and not is_self(func)
+                        and self._function_unknown(func, known) is not None)):
+                # ``self.last = loss`` then ``self._sync_last()``: a method of the class, or code
+                # not known, may change in place what the module was handed before, and so ``loss``.
+                for name, handed in escaped.items():
+                    if name not in found and (place is None or handed is None or handed < place):
+                        found.add(name)
+                        self.changed_by.setdefault(name, call)
+            # ``torch.mean(x, dim=0, out=total)``: a known function writes into ``out``.
+            roots = [k.value for k in call.keywords if k.arg == "out"]
+            helper = self_attr(func)
+            if helper in self.facts.methods:
+                # The class's own method, read whatever it returns: what it changes in place.
+                changed = self.facts.changed_parameters(helper)
+            elif self._reads_only(call) or self._function_unknown(func, known) is None:
+                # A known function runs code of the objects it is handed (``__index__``,
+                # ``__torch_function__``) only for those not known.
+                changed = set()
+                roots += [a for a in [*call.args, *(k.value for k in call.keywords)] if self._unknown(
+                    a.value if isinstance(a, ast.Starred) else a, known) is not None]
+            else:
+                changed = None
+            if changed is not None:
+                # A helper that changes an argument in place: what the caller passed there changes.
+                roots += [a for i, a in enumerate(call.args) if i in changed or "*" in changed]
+                roots += [k.value for k in call.keywords if k.arg in changed or "*" in changed]
+            else:
+                roots += [*call.args, *(k.value for k in call.keywords)]
+                if isinstance(func, ast.Attribute) and not is_self(func.value):
+                    roots.append(func.value)
+            for root in roots:
+                # Whatever the argument reaches: ``errors.view(-1)``, ``flat := x.flatten()``,
+                # ``[loss, mae]`` hand the call objects that those names hold or share.
+                called = {id(n.func) for n in walk(root) if isinstance(n, ast.Call)}
+                for n in walk(root):
+                    if isinstance(n, ast.Name) and id(n) not in called:
+                        found.add(n.id)
+                        self.changed_by.setdefault(n.id, call)
+        return found
+
+    def unknown(self, node: ast.expr) -> ast.expr | None:
+        """None when ``node`` is provably this rank's own value; else its first unknown part (for a
+        local name, the unknown part of the value it was given, where there is one)."""
+        found = self._unknown(node, self.known)
+        followed: set[str] = set()
+        while isinstance(found, ast.Name) and found.id not in followed:
+            followed.add(found.id)
+            values = self.bindings.get(found.id, [])
+            deeper = next((self._unknown(v, self.known) for v in values
+                           if v is not None and self._unknown(v, self.known) is not None), None)
+            if deeper is None or (found.id in self.changed_by and isinstance(deeper, ast.Name)):
+                break  # a name a call may change in place is the answer (``loss``), not what made it
+            found = deeper
+        return found
+
+    def _unknown(self, node: ast.expr, known: set[str]) -> ast.expr | None:
+        check = lambda child: self._unknown(child, known)  # noqa: E731
+        if isinstance(node, ast.Constant):
+            return None
+        if isinstance(node, ast.Name):
+            return None if node.id in known else node
+        if isinstance(node, ast.Attribute):
+            if is_self(node.value):
+                return None if self.facts.own_property(node.attr) else node
+            if self._module_constant(node):
+                return None
+            return check(node.value)
+        if isinstance(node, ast.Subscript):
+            return check(node.value) or check(node.slice)
+        if isinstance(node, ast.Slice):
+            parts = [p for p in (node.lower, node.upper, node.step) if p is not None]
+            return next((u for u in map(check, parts) if u is not None), None)
+        if isinstance(node, ast.BinOp):
+            return check(node.left) or check(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return check(node.operand)
+        if isinstance(node, (ast.BoolOp,)):
+            return next((u for u in map(check, node.values) if u is not None), None)
+        if isinstance(node, ast.Compare):
+            return next((u for u in map(check, [node.left, *node.comparators]) if u is not None), None)
+        if isinstance(node, ast.JoinedStr):
+            return next((u for u in map(check, node.values) if u is not None), None)
+        if isinstance(node, ast.FormattedValue):
+            return check(node.value) or (check(node.format_spec) if node.format_spec is not None else None)
+        if isinstance(node, ast.IfExp):
+            return check(node.test) or check(node.body) or check(node.orelse)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return next((u for u in map(check, node.elts) if u is not None), None)
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                return node
+            return next((u for u in map(check, [*node.keys, *node.values]) if u is not None), None)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp)):
+            inner = set(known)
+            for generator in node.generators:
+                if generator.is_async or not isinstance(generator.target, (ast.Name, ast.Tuple)):
+                    return node
+                if self._unknown(generator.iter, inner) is not None:
+                    return generator.iter
+                inner |= {n.id for n in walk(generator.target) if isinstance(n, ast.Name)}
+                for condition in generator.ifs:
+                    if self._unknown(condition, inner) is not None:
+                        return condition
+            if isinstance(node, ast.DictComp):
+                return self._unknown(node.key, inner) or self._unknown(node.value, inner)
+            return self._unknown(node.elt, inner)
+        if isinstance(node, ast.Call):
+            return self._unknown_call(node, known)
+        return node
+
+    def _shape_factory(self, func: ast.expr) -> bool:
+        """``func`` is one of torch's factories whose positional arguments are only sizes."""
+        root = func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        qualified = self.facts.imports.qualify(func)
+        return isinstance(root, ast.Name) and root.id not in self.local_names and qualified in SHAPE_FACTORIES \
+            and self.facts.rebound(qualified.rsplit(".", 1)[-1]) is None
+
+    def _size_read(self, node: ast.expr, known: set[str]) -> bool:
+        """``node`` is a size whose reading runs no code of the program: known, or built by
+        operators from such sizes and ``self.hparams.<name>`` where the class's ``__init__``
+        declares ``<name>`` an ``int`` (annotated, or an int default): Lightning's AttributeDict
+        of the constructor's arguments, read by a dict lookup. Not any object: a size's
+        ``__index__`` is code of the program, as a property's getter is."""
+        if self._unknown(node, known) is None:
+            return True
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(self._size_read(e, known) for e in node.elts)
+        if isinstance(node, ast.BinOp):
+            return self._size_read(node.left, known) and self._size_read(node.right, known)
+        if isinstance(node, ast.UnaryOp):
+            return self._size_read(node.operand, known)
+        return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                and is_self(node.value.value) and node.value.attr == "hparams"
+                and self.facts.plain_read("hparams") and node.attr in self.facts.int_arguments())
+
+    def _module_constant(self, node: ast.Attribute) -> bool:
+        """``torch.float32``, ``torch.long``, ``math.pi``, ``np.inf``: a constant of a module the file
+        imports (not a name of the method), the same on every rank and never a tensor."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in self.local_names:
+            return False
+        qualified = self.facts.imports.qualify(node) or ""
+        head, _, rest = qualified.partition(".")
+        return head in ("torch", "numpy", "math") and bool(rest) and "." not in rest and (
+            rest in TORCH_CONSTANTS or head != "torch")
+
+    def _unknown_call(self, node: ast.Call, known: set[str]) -> ast.expr | None:
+        check = lambda child: self._unknown(child, known)  # noqa: E731
+        if self._shape_factory(node.func):
+            # ``torch.randn(x.shape[0], self.hparams.latent_dim)``: the sizes shape the tensor, its
+            # values are new (zeros, ones, random); where a size came from does not matter.
+            for size in [*node.args, *(k.value for k in node.keywords if k.arg == "size")]:
+                if not self._size_read(size, known):
+                    return size
+            other = [k.value for k in node.keywords if k.arg != "size"]
+            if any(k.arg in (None, "out") for k in node.keywords):
+                return node
+            return next((u for u in map(check, other) if u is not None), None)
+        # ``f(*xs, **batch)`` passes what ``xs`` and ``batch`` hold: known when they are.
+        arguments = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+        unknown = self._function_unknown(node.func, known)
+        if unknown is not None:
+            return node if unknown is node.func else unknown
+        return next((u for u in map(check, arguments) if u is not None), None)
+
+    def _function_unknown(self, func: ast.expr, known: set[str]) -> ast.expr | None:
+        """None when calling ``func`` computes on its arguments only (and on a known object, for a
+        tensor method); else the unknown part."""
+        node = func
+        check = lambda child: self._unknown(child, known)  # noqa: E731
+        facts = self.facts
+        if is_self(func) or self_attr(func) == "forward":
+            # The module's own forward, on this rank's inputs, when it holds no collective and
+            # every value it returns is known the way a helper's is.
+            if not facts.forward_is_local or facts.forward_problem() is not None:
+                return node
+        elif self_attr(func) is not None:
+            if func.attr in facts.function_attributes or facts.submodule_known(func.attr):
+                return None
+            if func.attr in facts.methods and facts.helper_problem(func.attr) is None:
+                return None
+            return node
+        elif isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS and facts.imports.qualify(func) is None:
+            if facts.rebound(func.attr) is not None:
+                return node  # ``torch.Tensor.mean = f`` somewhere in the program
+            return check(func.value)  # a method of a known tensor (or batch)
+        elif isinstance(func, ast.Name) and func.id in BUILTINS:
+            if func.id in facts.file_names or func.id in self.local_names:
+                return node
+        elif isinstance(func, ast.Name) and func.id in self.local_names:
+            # ``criterion = nn.CrossEntropyLoss()`` then ``criterion(logits, y)``: every binding a
+            # ``torch.nn`` module built here.
+            values = self.bindings.get(func.id, [])
+            view = FileView.of(facts.path, facts.tree, facts.imports)
+            if not values or not all(isinstance(v, ast.Call) and not facts.shadowed(v.func, self.method)
+                                     and facts.modules.call_problem(v, view) is None for v in values):
+                return node
+        else:
+            qualified = facts.imports.qualify(func)
+            root = func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if qualified is None or not isinstance(root, ast.Name) or root.id in self.local_names:
+                return node
+            if not pure_function_name(qualified) or facts.rebound(qualified.rsplit(".", 1)[-1]) is not None:
+                return node  # not pure, or ``F.mse_loss = f`` somewhere in the program
+        return None
+
+
+#: torch's factories whose positional arguments (and ``size=``) are only the new tensor's sizes:
+#: its values are constants or random, whatever the sizes were computed from.
+SHAPE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
+
+#: The methods of a ``logging`` logger that format their arguments.
+LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
