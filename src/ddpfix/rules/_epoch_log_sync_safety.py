@@ -52,9 +52,20 @@ from ddpfix.analysis.values import pure_function_name
 from ddpfix.rules._log_sync_provenance import Provenance
 from ddpfix.rules._log_sync_walks import (
     EVERY_RANK_HOOKS, FUNCTIONS, LIST_METHODS, LOG_METHODS, PER_BATCH_EVAL_HOOKS, RANK_OWN_PROPERTIES, SCOPES, STEP_OF,
-    TRAINING_HOOKS, event_places, is_self, is_self_log, names_in_nested_scopes, outside_functions_with_places,
-    per_file, self_attr, short, stored_through, walk_outside_functions,
+    TRAINING_HOOKS, event_places, is_self, is_self_log, module_aliases, names_in_nested_scopes,
+    outside_functions_with_places, per_file, reads_module, self_attr, short, stored_through, walk_outside_functions,
 )
+
+#: The hook Lightning calls with the same batch before each step and batch-end hook.
+BATCH_START_OF = {
+    "training_step": "on_train_batch_start", "on_train_batch_end": "on_train_batch_start",
+    "validation_step": "on_validation_batch_start", "on_validation_batch_end": "on_validation_batch_start",
+    "test_step": "on_test_batch_start", "on_test_batch_end": "on_test_batch_start",
+}
+
+#: Methods that read a tensor or container and change nothing of it (on what the module holds).
+TENSOR_READS = frozenset({"item", "tolist", "size", "dim", "numel", "keys", "values", "items", "get", "detach",
+                          "clone", "mean", "sum", "float", "cpu", "to", "numpy", "__len__"})
 
 
 #: ``with`` blocks that change no control flow: grad mode and autocast.
@@ -422,7 +433,11 @@ class ClassFacts:
         self.function_attributes = self._function_attributes(stores) - foreign_assigned
         self._helpers: dict[str, bool] = {}
         self.lists = self._list_attributes(stores) - foreign_assigned
-        self.metrics = set().union(*(tree_lightning.metric_attributes(owner, imports) for owner in self.lineage))
+        # An attribute counts as a metric only where every assignment builds a torchmetrics object
+        # (``setup()`` may put a module of the program there instead).
+        self.metrics = set().union(*(tree_lightning.metric_attributes(owner, imports) for owner in self.lineage)) & \
+            self._every_assignment(stores, built=lambda _name, call: (imports.qualify(call.func) or "").startswith(
+                "torchmetrics.")) - foreign_assigned
         self.forward_is_local = self._forward_is_local(stores)
         self._steps: dict[str, bool] = {}
         self._provenances: dict[tuple[int, int, int | None], Provenance] = {}
@@ -543,11 +558,11 @@ class ClassFacts:
         return qualified is not None and pure_function_name(qualified)
 
     def _hidden(self, name: str) -> bool:
-        """A use of ``name`` may mean something the file binds otherwise (``_file_bound``)."""
-        bound = self._file_bound()
+        """A use of ``name`` may mean something the file binds otherwise (``file_bound_names``)."""
+        bound = self.file_bound_names()
         return bound is None or name in bound
 
-    def _file_bound(self) -> frozenset[str] | None:
+    def file_bound_names(self) -> frozenset[str] | None:
         """Names the file binds other than by an import (a function, variable or parameter that may
         hide an imported one, or a class of the file); None where a star import may bind any."""
         def compute():
@@ -675,6 +690,14 @@ class ClassFacts:
         return None
 
     def _handed_reason(self, hook: str) -> str:
+        start = BATCH_START_OF.get(hook)
+        if start is not None and self.moves_batches(hook) and not self.moves_batches() and (
+                start in self.methods or self.hook_elsewhere(start) is not None):
+            where = self.hook_elsewhere(start) or f"line {self.methods[start].lineno}"
+            return f"`{start}` ({where}) is handed the same batch first and may change it"
+        return self._handed_reason_otherwise(hook)
+
+    def _handed_reason_otherwise(self, hook: str) -> str:
         """Why what Lightning hands ``hook`` (a batch, a step's outputs) is not known as handed."""
         elsewhere = self.hook_elsewhere(hook)
         if elsewhere is not None:
@@ -688,37 +711,20 @@ class ClassFacts:
             return f"`{step}` returns or changes in place what is not known to be this rank's own"
         return "Lightning's arguments to it are not known here"
 
-    def moves_batches(self) -> bool:
-        """The class (or a base not read) may replace each batch before the hooks see it:
-        ``on_before_batch_transfer``, ``on_after_batch_transfer`` or ``transfer_batch_to_device``."""
+    def moves_batches(self, hook: str | None = None) -> bool:
+        """The class (or a base not read) may replace each batch before the hooks see it
+        (``on_before_batch_transfer``, ``on_after_batch_transfer``, ``transfer_batch_to_device``),
+        or, before ``hook``, change it in place: the loop's ``on_*_batch_start`` of the class or of
+        a callback of the program (``BATCH_START_OF``), which Lightning hands the same batch."""
         hooks = {"on_before_batch_transfer", "on_after_batch_transfer", "transfer_batch_to_device"}
+        start = BATCH_START_OF.get(hook or "")
+        if start is not None:
+            if self.hook_elsewhere(start) is not None or start in self.unknown_methods:
+                return True
+            # The class's own, read: it may change the batch in place or keep it on the module.
+            if start in self.methods and (self.changed_parameters(start) != set() or self.hands_to_module(start)):
+                return True
         return bool(hooks & (set(self.methods) | self.unknown_methods)) or self.unknown_base is not None
-
-    def module_loggers(self) -> frozenset[str]:
-        """Names the file binds once, at its top level, to ``logging.getLogger(...)``, and nowhere
-        else."""
-        def compute():
-            found: dict[str, int] = {}
-            for statement in self.tree.body:
-                if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                        and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call) \
-                        and self.imports.qualify(statement.value.func) == "logging.getLogger":
-                    found[statement.targets[0].id] = found.get(statement.targets[0].id, 0) + 1
-            stores: dict[str, int] = {}
-            defined: set[str] = set()
-            for n in every_node(self.tree):
-                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-                    stores[n.id] = stores.get(n.id, 0) + 1
-                elif isinstance(n, (*FUNCTIONS, ast.ClassDef)):
-                    defined.add(n.name)
-                elif isinstance(n, ast.arg):
-                    defined.add(n.arg)
-                elif isinstance(n, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
-                    defined.update((a.asname or a.name).partition(".")[0] if isinstance(a, ast.alias) else a
-                                   for a in n.names)
-            return frozenset(name for name, times in found.items()
-                             if times == 1 and stores.get(name) == 1 and name not in defined)
-        return per_file(self.tree, "module_loggers", compute)
 
     def touches_module(self, name: str) -> bool:
         """``self.<name>(...)`` (``forward`` for ``self(...)``) may change in place an object the
@@ -735,6 +741,7 @@ class ClassFacts:
         method = self.methods.get(name)
         touches = problem is not None or not isinstance(method, ast.FunctionDef)
         if not touches:
+            aliases = module_aliases(method)  # ``last = self.last``, ``for t in self.window``
             for n in walk_outside_functions(method.body):
                 if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target]
@@ -745,7 +752,9 @@ class ClassFacts:
                             depth += 1
                         if is_self(root) and (depth >= 2 or isinstance(n, ast.AugAssign)):
                             touches = True
-                if isinstance(n, ast.Call) and not is_self_log(n) and self._hands_held(n):
+                        if isinstance(root, ast.Name) and root.id in aliases and (depth or isinstance(n, ast.AugAssign)):
+                            touches = True
+                if isinstance(n, ast.Call) and not is_self_log(n) and self._hands_held(n, aliases):
                     touches = True  # ``dist.all_reduce(self.last)``: handed what the module holds
                 elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
                     held = self_attr(n.func.value)
@@ -753,6 +762,8 @@ class ClassFacts:
                             self.submodule_known(held) or held in self.metrics
                             or (held in self.lists and n.func.attr in LIST_METHODS)):
                         touches = True
+                    if held is None and reads_module(n.func.value, aliases) and n.func.attr not in TENSOR_READS:
+                        touches = True  # ``last.add_(g)``, ``stats.update(...)`` on what the module holds
                     called = self_attr(n.func)
                     if called in self.methods and called != name and self.touches_module(called):
                         touches = True
@@ -763,14 +774,16 @@ class ClassFacts:
         self._callers[key] = touches
         return touches
 
-    def _hands_held(self, call: ast.Call) -> bool:
-        """``call`` is handed something the module holds (``self.last``, ``self.stats["x"]``; not a
-        Lightning property such as ``self.device``) and is not a function known to compute on its
-        arguments only."""
+    def _hands_held(self, call: ast.Call, aliases: frozenset[str] = frozenset()) -> bool:
+        """``call`` is handed something the module holds (``self.last``, ``self.stats["x"]``, a
+        name of ``aliases``; not a Lightning property such as ``self.device``) and is not a
+        function known to compute on its arguments only."""
         values = [*call.args, *(k.value for k in call.keywords)]
         called = {id(c.func) for v in values for c in walk(v) if isinstance(c, ast.Call)}
-        held = any(isinstance(n, ast.Attribute) and is_self(n.value) and id(n) not in called
-                   and n.attr not in RANK_OWN_PROPERTIES for v in values for n in walk(v))
+        held = any((isinstance(n, ast.Attribute) and is_self(n.value) and id(n) not in called
+                    and n.attr not in RANK_OWN_PROPERTIES)
+                   or (isinstance(n, ast.Name) and n.id in aliases and id(n) not in called)
+                   for v in values for n in walk(v))
         if not held:
             return False
         qualified = self.imports.qualify(call.func)
@@ -788,17 +801,21 @@ class ClassFacts:
         method = self.methods.get(name)
         hands = self._plain_helper_problem(name) is not None
         if not hands:
+            aliases = module_aliases(method)
             for n in walk_outside_functions(method.body):
                 if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                     for target in targets:
-                        root = target
+                        root, depth = target, 0
                         while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                             root = root.func if isinstance(root, ast.Call) else root.value
-                        hands = hands or is_self(root)
+                            depth += 1
+                        hands = hands or is_self(root) or (
+                            depth > 0 and isinstance(root, ast.Name) and root.id in aliases)
                 elif isinstance(n, ast.Call):
                     func = n.func
-                    if isinstance(func, ast.Attribute) and self_attr(func.value) is not None and func.attr in (
+                    if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None
+                                                            or reads_module(func.value, aliases)) and func.attr in (
                             *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
                         hands = True
                     elif isinstance(func, ast.Name) and func.id == "setattr":
@@ -1308,12 +1325,12 @@ class ClassFacts:
     def unknown_reason(self, provenance: Provenance, unknown: ast.expr) -> str:
         """Why ``unknown`` (``provenance.unknown``'s answer) is not known to be this rank's own,
         naming the fact it lacks and where it comes from."""
-        if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
-            changer = provenance.changed_by[unknown.id]
-            return f"`{short(changer)}` may change `{unknown.id}` in place (it may be global then)"
         prefix = f"`{short(unknown)}` is not known to be this rank's own value (it may be global already)"
         if isinstance(unknown, ast.Name) and unknown.id in provenance.untrusted:
             return f"{prefix}: {self._handed_reason(provenance.method.name)}"
+        if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
+            changer = provenance.changed_by[unknown.id]
+            return f"`{short(changer)}` may change `{unknown.id}` in place (it may be global then)"
         if isinstance(unknown, ast.Call) and (is_self(unknown.func) or self_attr(unknown.func) == "forward") \
                 and self.forward_problem() is not None:
             return f"{prefix}: {self.forward_problem()}"

@@ -13,8 +13,8 @@ from ddpfix.analysis.values import TENSOR_METHODS, pure_function_name
 from ddpfix.ast_walk import walk
 from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._log_sync_walks import (
-    EVERY_RANK_HOOKS, LIST_METHODS, STEP_OF, Place, binding_events, is_self, is_self_log, names_in_nested_scopes,
-    outside_functions_with_places, self_attr, stored_through,
+    EVERY_RANK_HOOKS, LIST_METHODS, STEP_OF, Place, binding_events, is_self, is_self_log, module_aliases,
+    names_in_nested_scopes, outside_functions_with_places, reads_module, self_attr, stored_through,
 )
 from ddpfix.rules._module_classes import FileView
 
@@ -52,7 +52,7 @@ class Provenance:
                 and not facts.step_batch_kept(STEP_OF[method.name], method.name):
             self.untrusted.add(positional[2].arg)
         place = 2 if method.name.endswith("_batch_end") else 1
-        if method.name in EVERY_RANK_HOOKS and len(positional) > place and facts.moves_batches():
+        if method.name in EVERY_RANK_HOOKS and len(positional) > place and facts.moves_batches(method.name):
             # ``on_after_batch_transfer`` may return anything for a batch (a gathered one).
             self.untrusted.add(positional[place].arg)
         self.local_names = bound_names(method) - {method.name}
@@ -107,23 +107,21 @@ class Provenance:
         return known
 
     def _reads_only(self, call: ast.Call) -> bool:
-        """A call that formats or reads its arguments and changes none: ``print`` (not rebound by
-        the file), ``self.print`` and ``self.manual_backward`` (Lightning's: backward fills the
-        gradients, the loss stays as it is), the ``logging`` module's functions and the methods of a
-        logger the file makes with ``logging.getLogger``."""
+        """A call that formats its arguments and changes none: the builtin ``print`` and
+        Lightning's ``self.print`` (which calls it on rank 0), where no file of the program binds
+        ``print`` otherwise (``builtins.print = f``, a star import, a name of the file) and the
+        class does not redefine ``self.print``. (A logger's filters and handlers are code of the
+        program, handed the values themselves; ``manual_backward`` hands the loss to
+        ``on_before_backward`` hooks: neither is read-only.)"""
         func = call.func
-        if isinstance(func, ast.Name):
-            return func.id == "print" and func.id not in self.local_names and func.id not in self.facts.file_names
-        if self_attr(func) in ("print", "manual_backward"):
-            return func.attr not in self.facts.methods and func.attr not in self.facts.unknown_methods \
-                and func.attr not in self.facts.assigned
-        if not isinstance(func, ast.Attribute) or func.attr not in LOGGING_METHODS:
+        facts = self.facts
+        if isinstance(func, ast.Name) and func.id == "print":
+            shadowed = func.id in self.local_names or facts.file_bound_names() is None or func.id in facts.file_bound_names()
+        elif self_attr(func) == "print":
+            shadowed = "print" in facts.methods or "print" in facts.unknown_methods or "print" in facts.assigned
+        else:
             return False
-        qualified = self.facts.imports.qualify(func) or ""
-        if qualified.startswith("logging."):
-            return True
-        return isinstance(func.value, ast.Name) and func.value.id not in self.local_names \
-            and func.value.id in self.facts.module_loggers()
+        return not shadowed and facts.rebound("print") is None
 
     def _escaped(self) -> dict[str, Place]:
         """Local names whose objects the method hands to the module before the value is read
@@ -142,16 +140,18 @@ class Provenance:
                     first = escaped.get(n.id, place)
                     escaped[n.id] = place if first is None or place is None else min(first, place)
 
+        held = module_aliases(self.method)  # ``stats = self.stats``: a store through it is the module's
         for n, place in outside_functions_with_places(self.method):
             if place is not None and place >= self.until:
                 continue  # handed over after the value is read
             if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
                 targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                 for target in targets:
-                    root = target
+                    root, depth = target, 0
                     while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
                         root = root.func if isinstance(root, ast.Call) else root.value
-                    if is_self(root):
+                        depth += 1
+                    if is_self(root) or (depth and isinstance(root, ast.Name) and root.id in held):
                         names_in(n.value)
             if isinstance(n, ast.Assign) and any(
                     isinstance(c, ast.Call) and self_attr(c.func) in self.facts.methods
@@ -165,8 +165,8 @@ class Provenance:
                 if self_attr(func) in self.facts.methods and self.facts.hands_to_module(func.attr):
                     for argument in [*n.args, *(k.value for k in n.keywords)]:
                         names_in(argument)
-                if isinstance(func, ast.Attribute) and self_attr(func.value) is not None and func.attr in (
-                        *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
+                if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None or reads_module(func.value, held)) \
+                        and func.attr in (*LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
                     for argument in [*n.args, *(k.value for k in n.keywords)]:
                         names_in(argument)
                 elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and is_self(n.args[0]):
@@ -211,9 +211,10 @@ class Provenance:
         while pending:
             name = pending.pop()
             near = mentions.get(name, set()) | {other for other, named in mentions.items() if name in named}
-            if name in self.parameters and self.method.name not in EVERY_RANK_HOOKS:
+            if name in self.parameters and (self.method.name not in EVERY_RANK_HOOKS or self.method.name in STEP_OF):
                 # A caller may hand a helper's two parameters one object
-                # (``self._report(errors, errors.view(-1))``); Lightning hands a hook distinct ones.
+                # (``self._report(errors, errors.view(-1))``), and a step may return part of its batch
+                # (a batch-end hook's ``outputs`` and ``batch``); Lightning hands a step distinct ones.
                 near |= self.parameters & set(mentions)
             for other in near - found:
                 found.add(other)
@@ -290,7 +291,8 @@ class Provenance:
             values = self.bindings.get(found.id, [])
             deeper = next((self._unknown(v, self.known) for v in values
                            if v is not None and self._unknown(v, self.known) is not None), None)
-            if deeper is None or (found.id in self.changed_by and isinstance(deeper, ast.Name)):
+            if deeper is None or (found.id in self.changed_by and isinstance(deeper, ast.Name)
+                                  and deeper.id not in self.untrusted):
                 break  # a name a call may change in place is the answer (``loss``), not what made it
             found = deeper
         return found
@@ -457,5 +459,3 @@ class Provenance:
 #: its values are constants or random, whatever the sizes were computed from.
 SHAPE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
 
-#: The methods of a ``logging`` logger that format their arguments.
-LOGGING_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})

@@ -243,3 +243,46 @@ def stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
                 if through and isinstance(root, ast.Name):
                     found.setdefault(root.id, []).append(value)
     return found
+
+
+def module_aliases(method: ast.AST) -> frozenset[str]:
+    """Local names of the method that may hold an object the module holds: bound to a read of
+    ``self`` (``stats = self.stats``, ``last = self.last``, ``first = self.window[0]``,
+    ``getattr(self, name)``), a loop over one (``for t in self.val_losses``), or a read of such a
+    name (``entry = stats["loss"]``). A store through one, or handing one to a call, reaches the
+    module. Kept on the node."""
+    cached = getattr(method, "_ddpfix_module_aliases", None)
+    if cached is not None:
+        return cached
+    bindings = binding_events(method)[0]
+    pairs = [(name, value) for _place, found, _targets in bindings for name, value in found if value is not None]
+    aliases: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, value in pairs:
+            if name not in aliases and reads_module(value, aliases):
+                aliases.add(name)
+                changed = True
+    method._ddpfix_module_aliases = frozenset(aliases)
+    return method._ddpfix_module_aliases
+
+
+def reads_module(value: ast.expr, aliases: set[str] | frozenset[str]) -> bool:
+    """``value`` is a read of what the module holds: an attribute or item chain from ``self`` or
+    from a name of ``aliases``, ``getattr(self, ...)``, a method call on one (a tuple of them, for
+    an unpacking)."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return any(reads_module(e, aliases) for e in value.elts)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" and value.args:
+        return is_self(value.args[0]) or (isinstance(value.args[0], ast.Name) and value.args[0].id in aliases)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+        # ``last.detach()``, ``self.window[0].view(-1)``: a method of what the module holds may
+        # return it, or a view of it.
+        return reads_module(value.func.value, aliases)
+    if not isinstance(value, (ast.Attribute, ast.Subscript)):
+        return False
+    root = value
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    return is_self(root) or (isinstance(root, ast.Name) and root.id in aliases)

@@ -206,9 +206,16 @@ class EpochLogSync(Rule):
       that may share its object (a view, an item, an unpacked tuple, a helper's parameters:
       `flat[:] = g`, `flat += g`), no helper storing another argument into it (`acc += value`) or
       changing it in a nested function, and, once it is handed to the module (`self.last = loss`,
-      `self.window.append(loss)`), no later method of the class or unknown call. A call's own
-      effect on what it is handed does not count for the values it is handed (`self._step(x)`
-      reads `x` before it runs). Anything else (`self.<attribute>` holding a constructor's argument or a
+      `self.window.append(loss)`, a store through `stats = self.stats`, a helper that keeps what
+      it makes), no later method of the class that may change what the module holds, and no later
+      unknown call. A call's own effect on what it is handed does not count for the values it is
+      handed (`self._step(x)` reads `x` before it runs); the builtin `print` and `self.print`
+      read only, where nothing in the program binds `print` otherwise (not a logger, whose filters
+      and handlers are handed the values, nor `manual_backward`, whose `on_before_backward` hooks
+      are). A hook's batch is this rank's own only where nothing changes it before the hook: no
+      `on_*_batch_start` of the class that may change it or of a callback of the program, no
+      batch-transfer hook; a batch-end hook's `outputs` and `batch` only where the step keeps and
+      changes neither and no callback defines that hook. Anything else (`self.<attribute>` holding a constructor's argument or a
       factory's result, a gather over a sub-group, `all_reduce` on some paths only) is of unknown
       provenance, possibly global already or a CPU tensor; the reason names it (`self.backbone`
       holds `backbone` (line 29), an object whose class is not read; `Head` may make a CPU tensor

@@ -1,18 +1,15 @@
 # differential: safe
-"""A GAN-style model with manual optimization: training_step calls `self.manual_backward(loss)`
-and logs the loss per epoch; validation_step prints the loss (`print`, `self.print`), reports it
-through the file's logger (`log.info`) and keeps it for an epoch summary
-(`self.val_losses.append(loss)`), then logs the loss and the accuracy. The logs say nothing about
-sync_dist.
+"""training_step logs the loss per epoch; validation_step prints the loss (`print`,
+`self.print`) and keeps it for an epoch summary (`self.val_losses.append(loss)`), then logs the
+loss and the accuracy. The logs say nothing about sync_dist.
 
-Under DDP each rank logs its own shard's epoch mean. Printing, Lightning's `self.print`, a
-`logging` logger and `manual_backward` (which fills the gradients) read the loss and change
-nothing of it, and a list kept on the module is only appended to: DDP004 proves the values per
-rank and adds sync_dist=True by default. The reference gathers every batch's values by hand and
-logs their mean.
+Under DDP each rank logs its own shard's epoch mean. The builtin `print` (bound to nothing else in
+the program) and Lightning's `self.print` format the loss and change nothing of it, and a list kept
+on the module is only appended to: DDP004 proves the values per rank and adds sync_dist=True by
+default. (A logger's filters and handlers, and `manual_backward`'s `on_before_backward` hooks, are
+handed the values themselves: those are not taken as read-only.) The reference gathers every
+batch's values by hand and logs their mean.
 """
-import logging
-
 import lightning as L
 import torch
 from torch import nn
@@ -20,24 +17,17 @@ from torch.utils.data import DataLoader, TensorDataset
 
 import probe
 
-log = logging.getLogger(__name__)
-
-
 class Classifier(L.LightningModule):
     def __init__(self):
         super().__init__()
-        self.automatic_optimization = False
         self.net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
         self.val_losses = []
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        opt = self.optimizers()
-        opt.zero_grad()
         loss = nn.functional.cross_entropy(self.net(x), y)
-        self.manual_backward(loss)
-        opt.step()
         self.log("train_loss", loss, on_step=False, on_epoch=True)
+        return loss
 
     def validation_step(self, batch, batch_idx):
         x, y = batch
@@ -46,7 +36,6 @@ class Classifier(L.LightningModule):
         if batch_idx == -1:
             print(f"val loss {loss.item():.3f}")
         self.print("batch", batch_idx, "loss", float(loss))
-        log.info("val loss %.3f", loss.item())
         self.val_losses.append(loss.detach())
         self.log("val_loss", loss)
         self.log("val_acc", (logits.argmax(dim=1) == y).float().mean(), prog_bar=True)
