@@ -53,7 +53,8 @@ from ddpfix.rules._log_sync_provenance import Provenance
 from ddpfix.rules._log_sync_walks import (
     EVERY_RANK_HOOKS, FUNCTIONS, LIST_METHODS, LOG_METHODS, PER_BATCH_EVAL_HOOKS, RANK_OWN_PROPERTIES, SCOPES, STEP_OF,
     TRAINING_HOOKS, event_places, is_self, is_self_log, module_aliases, names_in_nested_scopes,
-    outside_functions_with_places, per_file, reads_module, self_attr, short, stored_through, walk_outside_functions,
+    outside_functions_with_places, per_file, reads_module, self_attr, short, store_roots, stored_through,
+    walk_outside_functions,
 )
 
 #: The hook Lightning calls with the same batch before each step and batch-end hook.
@@ -743,17 +744,12 @@ class ClassFacts:
         if not touches:
             aliases = module_aliases(method)  # ``last = self.last``, ``for t in self.window``
             for n in walk_outside_functions(method.body):
-                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                    for target in targets:
-                        root, depth = target, 0
-                        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                            root = root.func if isinstance(root, ast.Call) else root.value
-                            depth += 1
-                        if is_self(root) and (depth >= 2 or isinstance(n, ast.AugAssign)):
-                            touches = True
-                        if isinstance(root, ast.Name) and root.id in aliases and (depth or isinstance(n, ast.AugAssign)):
-                            touches = True
+                for root, depth in store_roots(n):
+                    # ``self.stats[k] = v``, ``self.total += v``, ``last[0] = v``: a change in place
+                    if is_self(root) and (depth >= 2 or isinstance(n, ast.AugAssign)):
+                        touches = True
+                    if isinstance(root, ast.Name) and root.id in aliases and (depth or isinstance(n, ast.AugAssign)):
+                        touches = True
                 if isinstance(n, ast.Call) and not is_self_log(n) and self._hands_held(n, aliases):
                     touches = True  # ``dist.all_reduce(self.last)``: handed what the module holds
                 elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
@@ -803,16 +799,9 @@ class ClassFacts:
         if not hands:
             aliases = module_aliases(method)
             for n in walk_outside_functions(method.body):
-                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                    for target in targets:
-                        root, depth = target, 0
-                        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                            root = root.func if isinstance(root, ast.Call) else root.value
-                            depth += 1
-                        hands = hands or is_self(root) or (
-                            depth > 0 and isinstance(root, ast.Name) and root.id in aliases)
-                elif isinstance(n, ast.Call):
+                for root, depth in store_roots(n):
+                    hands = hands or is_self(root) or (depth > 0 and isinstance(root, ast.Name) and root.id in aliases)
+                if isinstance(n, ast.Call):
                     func = n.func
                     if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None
                                                             or reads_module(func.value, aliases)) and func.attr in (

@@ -14,7 +14,7 @@ from ddpfix.ast_walk import walk
 from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._log_sync_walks import (
     EVERY_RANK_HOOKS, LIST_METHODS, STEP_OF, Place, binding_events, is_self, is_self_log, module_aliases,
-    names_in_nested_scopes, outside_functions_with_places, reads_module, self_attr, stored_through,
+    names_in_nested_scopes, outside_functions_with_places, reads_module, self_attr, store_roots, stored_through,
 )
 from ddpfix.rules._module_classes import FileView
 
@@ -144,15 +144,9 @@ class Provenance:
         for n, place in outside_functions_with_places(self.method):
             if place is not None and place >= self.until:
                 continue  # handed over after the value is read
-            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None:
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                for target in targets:
-                    root, depth = target, 0
-                    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                        root = root.func if isinstance(root, ast.Call) else root.value
-                        depth += 1
-                    if is_self(root) or (depth and isinstance(root, ast.Name) and root.id in held):
-                        names_in(n.value)
+            for root, depth in store_roots(n):
+                if is_self(root) or (depth and isinstance(root, ast.Name) and root.id in held):
+                    names_in(n.value)
             if isinstance(n, ast.Assign) and any(
                     isinstance(c, ast.Call) and self_attr(c.func) in self.facts.methods
                     and self.facts.hands_to_module(c.func.attr) for c in walk(n.value)):

@@ -286,3 +286,23 @@ def reads_module(value: ast.expr, aliases: set[str] | frozenset[str]) -> bool:
     while isinstance(root, (ast.Attribute, ast.Subscript)):
         root = root.value
     return is_self(root) or (isinstance(root, ast.Name) and root.id in aliases)
+
+
+def store_roots(statement: ast.AST) -> list[tuple[ast.expr, int]]:
+    """For an assignment (``=``, ``+=``, ``x: T =``), each target's root through attribute, item and
+    call chains, with how many links lead to it: ``self.stats["x"] = v`` gives (``self``, 2),
+    ``errors.view(-1)[:1] = g`` (``errors``, 3), ``loss = v`` (``loss``, 0). Other statements: none."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)) and statement.value is not None:
+        targets = [statement.target]
+    else:
+        return []
+    found = []
+    for target in targets:
+        root, depth = target, 0
+        while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+            depth += 1
+        found.append((root, depth))
+    return found
