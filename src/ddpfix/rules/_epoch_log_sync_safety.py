@@ -51,7 +51,7 @@ from ddpfix.analysis.ast_shapes import every_node, nodes_below, nodes_of, spelle
 from ddpfix.analysis.values import pure_function_name
 from ddpfix.rules._log_sync_provenance import Provenance
 from ddpfix.rules._log_sync_walks import (
-    EVERY_RANK_HOOKS, FUNCTIONS, LIST_METHODS, LOG_METHODS, PER_BATCH_EVAL_HOOKS, RANK_OWN_PROPERTIES, SCOPES, STEP_OF,
+    EVERY_RANK_HOOKS, FUNCTIONS, KEEPING_METHODS, LIST_METHODS, LOG_METHODS, PER_BATCH_EVAL_HOOKS, RANK_OWN_PROPERTIES, SCOPES, STEP_OF,
     TRAINING_HOOKS, event_places, is_self, is_self_log, module_aliases, names_in_nested_scopes,
     outside_functions_with_places, per_file, reads_module, self_attr, short, store_roots, stored_through,
     walk_outside_functions,
@@ -211,39 +211,6 @@ def _self_attributes_of(target: ast.expr) -> list[str]:
 
 class ClassFacts:
     """What the proof needs of one LightningModule class and the file around it."""
-
-    def plain_read(self, name: str) -> bool:
-        """Reading ``self.<name>`` runs no code of the program: Lightning's ``hparams``, not
-        redefined (no method, property, class attribute or assignment of that name, here or in a
-        base, no ``__getattribute__``)."""
-        if name in self.methods or name in self.unknown_methods or self.unknown_base is not None:
-            return False
-        if {"__getattribute__", "__getattr__"} & (set(self.methods) | self.unknown_methods):
-            return False
-        class_names = {t.id for owner in self.lineage for statement in owner.body
-                       if isinstance(statement, (ast.Assign, ast.AnnAssign))
-                       for target in (statement.targets if isinstance(statement, ast.Assign) else [statement.target])
-                       for t in walk(target) if isinstance(t, ast.Name)}
-        return name == "hparams" and name not in self.assigned and name not in class_names and not self.calls_setattr
-
-    def int_arguments(self) -> set[str]:
-        """The parameters the class's own ``__init__`` declares ints: annotated ``int``, or with an
-        int literal default and no other annotation."""
-        init = self.methods.get("__init__")
-        if not isinstance(init, ast.FunctionDef):
-            return set()
-        arguments = init.args
-        positional = [*arguments.posonlyargs, *arguments.args]
-        defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
-        defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
-        found = set()
-        for argument in [*positional, *arguments.kwonlyargs]:
-            annotation = argument.annotation
-            default = defaults.get(argument.arg)
-            if (isinstance(annotation, ast.Name) and annotation.id == "int") or (
-                    annotation is None and isinstance(default, ast.Constant) and type(default.value) is int):
-                found.add(argument.arg)
-        return found
 
     def own_property(self, name: str) -> bool:
         """``self.<name>`` is one of Lightning's per-rank properties, not redefined by the class."""
@@ -804,8 +771,7 @@ class ClassFacts:
                 if isinstance(n, ast.Call):
                     func = n.func
                     if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None
-                                                            or reads_module(func.value, aliases)) and func.attr in (
-                            *LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
+                                                            or reads_module(func.value, aliases)) and func.attr in KEEPING_METHODS:
                         hands = True
                     elif isinstance(func, ast.Name) and func.id == "setattr":
                         hands = True

@@ -13,7 +13,7 @@ from ddpfix.analysis.values import TENSOR_METHODS, pure_function_name
 from ddpfix.ast_walk import walk
 from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._log_sync_walks import (
-    EVERY_RANK_HOOKS, LIST_METHODS, STEP_OF, Place, binding_events, is_self, is_self_log, module_aliases,
+    EVERY_RANK_HOOKS, KEEPING_METHODS, LIST_METHODS, STEP_OF, Place, binding_events, is_self, is_self_log, module_aliases,
     names_in_nested_scopes, outside_functions_with_places, reads_module, self_attr, store_roots, stored_through,
 )
 from ddpfix.rules._module_classes import FileView
@@ -116,7 +116,9 @@ class Provenance:
         func = call.func
         facts = self.facts
         if isinstance(func, ast.Name) and func.id == "print":
-            shadowed = func.id in self.local_names or facts.file_bound_names() is None or func.id in facts.file_bound_names()
+            # ``from distprint import print`` binds it by an import, which ``file_bound_names`` leaves out.
+            shadowed = (func.id in self.local_names or facts.file_bound_names() is None
+                        or func.id in facts.file_bound_names() or facts.imports.qualify(func) is not None)
         elif self_attr(func) == "print":
             shadowed = "print" in facts.methods or "print" in facts.unknown_methods or "print" in facts.assigned
         else:
@@ -160,7 +162,7 @@ class Provenance:
                     for argument in [*n.args, *(k.value for k in n.keywords)]:
                         names_in(argument)
                 if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None or reads_module(func.value, held)) \
-                        and func.attr in (*LIST_METHODS, "add", "update", "setdefault", "__setitem__"):
+                        and func.attr in KEEPING_METHODS:
                     for argument in [*n.args, *(k.value for k in n.keywords)]:
                         names_in(argument)
                 elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and is_self(n.args[0]):
@@ -346,33 +348,6 @@ class Provenance:
             return self._unknown_call(node, known)
         return node
 
-    def _shape_factory(self, func: ast.expr) -> bool:
-        """``func`` is one of torch's factories whose positional arguments are only sizes."""
-        root = func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        qualified = self.facts.imports.qualify(func)
-        return isinstance(root, ast.Name) and root.id not in self.local_names and qualified in SHAPE_FACTORIES \
-            and self.facts.rebound(qualified.rsplit(".", 1)[-1]) is None
-
-    def _size_read(self, node: ast.expr, known: set[str]) -> bool:
-        """``node`` is a size whose reading runs no code of the program: known, or built by
-        operators from such sizes and ``self.hparams.<name>`` where the class's ``__init__``
-        declares ``<name>`` an ``int`` (annotated, or an int default): Lightning's AttributeDict
-        of the constructor's arguments, read by a dict lookup. Not any object: a size's
-        ``__index__`` is code of the program, as a property's getter is."""
-        if self._unknown(node, known) is None:
-            return True
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return all(self._size_read(e, known) for e in node.elts)
-        if isinstance(node, ast.BinOp):
-            return self._size_read(node.left, known) and self._size_read(node.right, known)
-        if isinstance(node, ast.UnaryOp):
-            return self._size_read(node.operand, known)
-        return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-                and is_self(node.value.value) and node.value.attr == "hparams"
-                and self.facts.plain_read("hparams") and node.attr in self.facts.int_arguments())
-
     def _module_constant(self, node: ast.Attribute) -> bool:
         """``torch.float32``, ``torch.long``, ``math.pi``, ``np.inf``: a constant of a module the file
         imports (not a name of the method), the same on every rank and never a tensor."""
@@ -388,16 +363,6 @@ class Provenance:
 
     def _unknown_call(self, node: ast.Call, known: set[str]) -> ast.expr | None:
         check = lambda child: self._unknown(child, known)  # noqa: E731
-        if self._shape_factory(node.func):
-            # ``torch.randn(x.shape[0], self.hparams.latent_dim)``: the sizes shape the tensor, its
-            # values are new (zeros, ones, random); where a size came from does not matter.
-            for size in [*node.args, *(k.value for k in node.keywords if k.arg == "size")]:
-                if not self._size_read(size, known):
-                    return size
-            other = [k.value for k in node.keywords if k.arg != "size"]
-            if any(k.arg in (None, "out") for k in node.keywords):
-                return node
-            return next((u for u in map(check, other) if u is not None), None)
         # ``f(*xs, **batch)`` passes what ``xs`` and ``batch`` hold: known when they are.
         arguments = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
         unknown = self._function_unknown(node.func, known)
@@ -448,8 +413,4 @@ class Provenance:
                 return node  # not pure, or ``F.mse_loss = f`` somewhere in the program
         return None
 
-
-#: torch's factories whose positional arguments (and ``size=``) are only the new tensor's sizes:
-#: its values are constants or random, whatever the sizes were computed from.
-SHAPE_FACTORIES = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.randn", "torch.rand"})
 

@@ -15,6 +15,9 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 LOG_METHODS = frozenset({"log", "log_dict"})
 
+#: Methods through which a container keeps the objects it is handed (``self.window.append(loss)``).
+KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__"})
+
 #: Hooks Lightning calls on every rank, the same number of times: the evaluation loops' (each rank
 #: runs its DistributedSampler shard, padded to the same length) and the training loop's (DDP's
 #: gradient all-reduce already needs every rank to run every step).

@@ -195,10 +195,9 @@ class EpochLogSync(Rule):
       its own code by a known call (not handed in: `self.scorer = scorer`), and no file of the
       program replacing one of its methods or binding its name or a layer's to another class
       (`Head.forward = f`, `setattr(nn, "Linear", Mine)`, `vars(m).update(...)`); NumPy's size
-      functions (`np.prod`) may build its sizes in `__init__`. A factory of torch whose arguments
-      are sizes (`torch.randn(x.shape[0], self.hparams.latent_dim)`) makes a per-rank value
-      whatever the sizes come from, where each size is known or an `hparams` entry `__init__`
-      declares an `int` (reading any other object as a size runs its `__index__`). Functions,
+      functions (`np.prod`) may build its sizes in `__init__`. A torch factory's sizes must be
+      known like any argument (`torch.randn(x.shape[0], 8)`): an `hparams` entry holds what the
+      constructor was handed, and reading an object as a size runs its `__index__`. Functions,
       tensor methods and factories count only where no file of the program rebinds their name
       (`F.mse_loss = f`). Nothing that runs before the log may change such a value in place: no
       unknown call handed anything that reaches it (`dist.all_reduce(errors.view(-1))`,

@@ -1,12 +1,13 @@
 # differential: reference of gan_helpers.py (gathers the batch values by hand)
 """A GAN's losses logged by helpers that validation_step calls one after the other with the same
-batch tensor (`x, _ = batch`), the noise sized by `self.hparams.latent_dim`, the networks built by
+batch tensor (`x, _ = batch`), the noise sized by literals, the networks built by
 factory methods from another file's classes (whose sizes come from `np.prod`). The logs say
 nothing about sync_dist.
 
 Under DDP each rank logs its own shard's epoch mean. DDP004 proves the values per rank: the first
-helper changes nothing of `x` that the second then receives, a size (`self.hparams.latent_dim`,
-declared an int) does not make `torch.randn`'s values, and NumPy at build time makes sizes.
+helper changes nothing of `x` that the second then receives, and NumPy at build time makes
+sizes. (A size read from `self.hparams` is not taken: what the constructor was handed is not read,
+and an object's `__index__` is code.)
 sync_dist=True is added by default. The reference
 gathers every batch's values by hand and logs their mean.
 """
@@ -35,13 +36,13 @@ class GAN(L.LightningModule):
         return Discriminator(img_shape)
 
     def generator_loss(self, x):
-        z = torch.randn(x.shape[0], self.hparams.latent_dim, device=self.device)
+        z = torch.randn(x.shape[0], 6, device=self.device)
         y = torch.ones(x.size(0), 1, device=self.device)
         return F.binary_cross_entropy(self.discriminator(self.generator(z)), y)
 
     def discriminator_loss(self, x):
         real = F.binary_cross_entropy(self.discriminator(x), torch.ones(x.size(0), 1, device=self.device))
-        z = torch.randn(x.size(0), self.hparams.latent_dim, device=self.device)
+        z = torch.randn(x.size(0), 6, device=self.device)
         fake = F.binary_cross_entropy(self.discriminator(self.generator(z)), torch.zeros(x.size(0), 1, device=self.device))
         return real + fake
 
