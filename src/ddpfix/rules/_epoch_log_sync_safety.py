@@ -340,14 +340,15 @@ class ClassFacts:
                     self.opaque.append(outside)
                     continue
                 if self.unknown_base is None:
-                    self.unknown_base = outside or f"the base class `{short(base)}` is not seen"
+                    self.unknown_base = outside or f"the base class `{short(base)}` (line {base.lineno}) is not seen"
             if any(k.arg != "metaclass" or imports.qualify(k.value) not in INERT_METACLASSES
                    for k in current.keywords) and self.unknown_base is None:
-                self.unknown_base = "the base class `a metaclass` is not seen"
+                self.unknown_base = f"the base class `a metaclass` (line {current.lineno}) is not seen"
             decorators = [d for d in current.decorator_list if not _inert_class_decorator(d, imports)]
             if decorators and self.unknown_base is None:
                 # A class decorator may replace any method (or the class).
-                self.unknown_base = f"the class decorator `{short(decorators[0])}` may replace its methods"
+                self.unknown_base = (f"the class decorator `{short(decorators[0])}` (line {decorators[0].lineno}) may "
+                                     "replace its methods")
         if self.unknown_base is None:
             # Python looks methods up in the class's C3 order, not in the order the bases were read:
             # with mixins that define the same helper, the one that runs is the first in that order.
@@ -818,7 +819,9 @@ class ClassFacts:
         if ending is None:
             return None
         for parameter in sorted(ending.parameters & set(ending.changed_by)):
-            return f"`{short(ending.changed_by[parameter])}` in `{name}` may change its argument `{parameter}` in place"
+            changer = ending.changed_by[parameter]
+            return (f"`{short(changer)}` (line {changer.lineno}) in `{name}` may change its argument `{parameter}` "
+                    "in place")
         for r in walk_outside_functions(helper.body):
             if isinstance(r, ast.Return) and r.value is not None:
                 unknown = ending.unknown(r.value)
@@ -944,7 +947,7 @@ class ClassFacts:
         if isinstance(calls, str):
             return calls
         if not calls:
-            return f"nothing in the file calls `{name}`"
+            return f"nothing in the file calls `{name}` (defined at line {method.lineno})"
         for caller, call in calls:
             problem = self._call_site_problem(caller, call, self.caller_problem)
             if problem is not None:
@@ -960,7 +963,7 @@ class ClassFacts:
         """Why calling the method ``name`` may not run its body as written with constant defaults:
         the attribute is also assigned, the code may replace it, a default is not a constant."""
         if name in self.assigned or self.calls_setattr:
-            return f"`self.{name}` is also assigned"
+            return f"`self.{name}` is also assigned ({self._stored_where(name)})"
         replaced = self.replaced(name)
         if replaced is not None:
             return replaced
@@ -1055,11 +1058,11 @@ class ClassFacts:
         self.validation_step(batch, batch_idx)`` in ``test_step``), reached there on every call, with
         arguments that are that rank's own: the hook then still runs on every rank, the same way."""
         name = method.name
-        refused = f"the code calls `{name}` itself, maybe on some ranks only"
         for call in per_file(self.tree, "attribute_calls", lambda: [
                 n for n in nodes_of(self.tree, ast.Call) if isinstance(n.func, ast.Attribute)]):
             if call.func.attr != name:
                 continue
+            refused = f"the code calls `{name}` itself (line {call.lineno}), maybe on some ranks only"
             caller = next((m for m in self.methods.values() if _path_to(m, call) is not None), None)
             if caller is None or not is_self(call.func.value) or caller is method:
                 return refused
@@ -1244,7 +1247,8 @@ class ClassFacts:
             return None
         dictionary = self._dictionary(call)
         if not isinstance(dictionary, ast.Dict):
-            return "it logs a dictionary built at run time (its keys, or a MetricCollection)"
+            what = f"`{short(dictionary)}`" if dictionary is not None else "nothing it names"
+            return f"it logs {what}, a dictionary built at run time (its keys, or a MetricCollection)"
         if not all(k is not None and tree_lightning.string_value(k) is not None for k in dictionary.keys):
             return "a key of its dictionary is built at run time: ranks may log different keys"
         return None
@@ -1285,7 +1289,7 @@ class ClassFacts:
             return f"{prefix}: {self._handed_reason(provenance.method.name)}"
         if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
             changer = provenance.changed_by[unknown.id]
-            return f"`{short(changer)}` may change `{unknown.id}` in place (it may be global then)"
+            return f"`{short(changer)}` (line {changer.lineno}) may change `{unknown.id}` in place (it may be global then)"
         if isinstance(unknown, ast.Call) and (is_self(unknown.func) or self_attr(unknown.func) == "forward") \
                 and self.forward_problem() is not None:
             return f"{prefix}: {self.forward_problem()}"
@@ -1304,7 +1308,44 @@ class ClassFacts:
         word = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) else None
         if word is not None and self.rebound(word) is not None:
             return f"{prefix}: {self.rebound(word)} may bind `{word}` to other code"
-        return prefix
+        return f"{prefix}: {self._origin(provenance, unknown)}"
+
+    def _origin(self, provenance: Provenance, unknown: ast.expr) -> str:
+        """Where a value not known to be this rank's own comes from, where no rule above says why:
+        a binding whose value is not read, a parameter, the module's state, or the expression's
+        own line."""
+        if isinstance(unknown, ast.Name):
+            binding = provenance.unknown_binding(unknown.id)
+            if binding is not None:
+                return f"`{unknown.id}` is bound at line {binding[0]} by {binding[1]}"
+            if unknown.id in provenance.parameters:
+                return f"`{unknown.id}` is a parameter of `{provenance.method.name}`, handed in by code not proven"
+        attribute = self_attr(unknown)
+        if attribute is not None:
+            return (f"`self.{attribute}` is the module's state ({self._stored_where(attribute)}), which may hold "
+                    "any rank's or every rank's value")
+        return f"line {unknown.lineno}: what it computes is not read"
+
+    def _stored_where(self, name: str, file: str | None = None) -> str:
+        """Where the class stores ``self.<name>`` (for a reason): its first store, or the
+        ``setattr`` that may; ``file``: the file's name, for a class of another file."""
+        at = f"{file}:" if file else "line "
+        for owner in self.lineage:
+            for n in nodes_below(owner):
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and n.attr == name and is_self(n.value):
+                    return f"stored at {at}{n.lineno}"
+        for owner in self.lineage:
+            for n in nodes_below(owner):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                    return f"`setattr` at {at}{n.lineno} may store it"
+        for base in self.opaque:
+            if name in base.assigned or base.calls_setattr:
+                return base._stored_where(name, os.path.basename(base.path or ""))
+        if name in LIGHTNING_MODULE_ATTRIBUTES:
+            return "set by Lightning"
+        if self.calls_setattr:
+            return "`setattr` in a class of another file may store it"
+        return "stored by a class of another file, or never"
 
     def flag_problem(self, method: ast.FunctionDef, call: ast.Call) -> str | None:
         positional = 2 if call.func.attr == "log" else 1

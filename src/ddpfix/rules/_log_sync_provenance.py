@@ -13,7 +13,7 @@ from ddpfix.analysis.values import TENSOR_METHODS, pure_function_name
 from ddpfix.ast_walk import walk
 from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._log_sync_walks import (
-    EVERY_RANK_HOOKS, KEEPING_METHODS, LIST_METHODS, STEP_OF, Place, binding_events, is_self, is_self_log, module_aliases,
+    EVERY_RANK_HOOKS, KEEPING_METHODS, LIST_METHODS, SCOPES, STEP_OF, Place, binding_events, is_self, is_self_log, module_aliases,
     names_in_nested_scopes, outside_functions_with_places, reads_module, self_attr, store_roots, stored_through,
 )
 from ddpfix.rules._module_classes import FileView
@@ -277,6 +277,22 @@ class Provenance:
                         self.changed_by.setdefault(n.id, call)
         return found
 
+    def unknown_binding(self, name: str) -> tuple[int, str] | None:
+        """(line, what) of the first binding of ``name`` before the value is read whose value is
+        not known (a loop or ``with`` target, an import, ``del``, a name a nested function reads),
+        for a reason; None where every binding has a value."""
+        if name in names_in_nested_scopes(self.method):
+            inner = next((n for n in walk(self.method) if n is not self.method and isinstance(n, SCOPES)
+                          and any(isinstance(m, ast.Name) and m.id == name for m in walk(n))), None)
+            if inner is not None:
+                return inner.lineno, "a nested function or lambda that reads it, and may change it whenever it is called"
+        handled = {id(t) for place, _pairs, targets in binding_events(self.method)[0]
+                   if place is None or place < self.until for t in targets}
+        for place, node, names in binding_events(self.method)[1]:
+            if name in names and place is not None and place < self.until and node not in handled:
+                return place[0], "a binding whose value is not read (a `with` or `except` target, `del`, an import)"
+        return None
+
     def unknown(self, node: ast.expr) -> ast.expr | None:
         """None when ``node`` is provably this rank's own value; else its first unknown part (for a
         local name, the unknown part of the value it was given, where there is one)."""
@@ -402,6 +418,13 @@ class Provenance:
             if not values or not all(isinstance(v, ast.Call) and not facts.shadowed(v.func, self.method)
                                      and facts.modules.call_problem(v, view) is None for v in values):
                 return node
+        elif isinstance(func, ast.Call):
+            # ``nn.CrossEntropyLoss()(logits, y)``: a module built here and called at once, known as
+            # a local name bound to one is (above).
+            view = FileView.of(facts.path, facts.tree, facts.imports)
+            if facts.shadowed(func.func, self.method) or facts.modules.call_problem(func, view) is not None:
+                return node
+            return next((u for u in map(check, [*func.args, *(k.value for k in func.keywords)]) if u is not None), None)
         else:
             qualified = facts.imports.qualify(func)
             root = func

@@ -175,7 +175,8 @@ class EpochLogSync(Rule):
       (not decorated, no generator, constant defaults), every `return` is known the same way and
       the helper changes none of its arguments in place), the module's own `forward` (`self(x)`),
       read the same way (and unsafe if it names a collective), and the modules it holds
-      (`self.head(x)`, a local `criterion = nn.CrossEntropyLoss()`) where every assignment builds
+      (`self.head(x)`, a local `criterion = nn.CrossEntropyLoss()`, a module built and called at once:
+      `nn.CrossEntropyLoss()(logits, y)`) where every assignment builds
       a known module, directly or through a factory method of the class whose every `return` does
       (`self.head = self.build_head()`), and nothing changes it after it is built (no method
       called on it in the class but those that read it or set its training mode, so no
@@ -491,8 +492,9 @@ def _hooks_reaching(tree: ast.Module, ctx: RuleContext, tests, words) -> dict[in
                 if id(method) not in edges:
                     calls = tree_lightning.self_method_calls(method, names)
                     calls = _not_rank_gated(calls, method, tests, ctx.view, words)
-                    edges[id(method)] = [methods[c.func.attr] for c in calls]
-                pending += [(callee, f"{via} -> {callee.name}") for callee in edges[id(method)]]
+                    edges[id(method)] = [(methods[c.func.attr], c.lineno) for c in calls]
+                # The line of each call, so that a reason can say where the path goes.
+                pending += [(callee, f"{via} -> {callee.name} (line {line})") for callee, line in edges[id(method)]]
     return reach
 
 

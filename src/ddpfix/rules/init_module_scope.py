@@ -1047,18 +1047,19 @@ def _unsafe_because(block: _Block, plan: _Plan, knowledge: _Knowledge) -> str | 
     for i in plan.moved:
         run = next((s for s in plan.lines[i] if _is_run(s, knowledge)), None)
         if run is not None:
-            return (f"`{_segment_line(run, view)}` would run outside the block: the hooks it runs (the "
+            return (f"`{_segment_line(run, view)}` (line {run.lineno}) would run outside the block: the hooks it runs (the "
                     "DataModule's `prepare_data`/`setup`, the `*_dataloader`s, `on_fit_start`) would no longer "
                     "build their tensors with the block's device and dtype")
         found = unknown(i)
         if found is not None and not all(_ordered(s, knowledge) for s in plan.lines[i]):
             if effects.operator_on_tensors(found):
-                return (f"`{_segment_line(found, view)}` may compute with tensors: its result takes the default "
+                return (f"`{_segment_line(found, view)}` (line {found.lineno}) may compute with tensors: its result takes the default "
                         "dtype (and device) that the block decides")
             if isinstance(found, ast.Call) and isinstance(found.func, ast.Name) and effects.data_class(found.func.id):
-                return (f"`{_segment_line(found, view)}` builds data, but is not known to be free of random draws and "
+                return (f"`{_segment_line(found, view)}` (line {found.lineno}) builds data, but is not known to be free of random draws and "
                         "tensor creation, whose generator, device and dtype the block decides")
-            return f"`{_segment_line(found, view)}` is not known to be data (it may build a model, draw random numbers or create tensors)"
+            return (f"`{_segment_line(found, view)}` (line {found.lineno}) is not known to be data (it may build a model, "
+                    "draw random numbers or create tensors)")
     for i in plan.moved:
         for k in plan.jumps.get(i, []):
             if unknown(i) is not None or unknown(k) is not None:

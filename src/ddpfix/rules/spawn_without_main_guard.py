@@ -216,7 +216,7 @@ def _parent_only_unproven(body: list[list[ast.stmt]], start: int, trainers: set[
             if not _parent_only(statement, trainers, plain, ctx):
                 code = ast.get_source_segment(ctx.view.text, statement) or type(statement).__name__
                 code = code.splitlines()[0] + (" ..." if "\n" in code else "")
-                return (f"`{code}` is not known to be needed by the parent alone: spawned children would no "
+                return (f"`{code}` (line {statement.lineno}) is not known to be needed by the parent alone: spawned children would no "
                         "longer run it (a setting or side effect they relied on would be lost)")
     return None
 

@@ -166,7 +166,8 @@ def _tree_seeding(tree: ast.Module, ctx: RuleContext) -> str | None:
                 lightning_name(ctx.imports, node.func) == "seed_everything" or ctx.imports.qualify(node.func) in TORCH_SEEDS):
             text = ast.get_source_segment(ctx.view.text, node) or "seed_everything(...)"
             literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, int)
-            return f"`{text}`" if literal else f"`{text}`, not a literal: the fix writes 42 for it"
+            return f"`{text}`, line {node.lineno}" if literal else \
+                f"`{text}`, line {node.lineno}, not a literal: the fix writes 42 for it"
     return None
 
 
@@ -180,7 +181,7 @@ def _why_unsafe(ctx: RuleContext, seeding: str | None, looped: bool) -> str:
                 "when seeded alike, and every random draw after it would change")
     seeds = ctx.facts.seeds_for(ctx.path)
     if seeds:
-        return (f"the run seeds with {sorted(seeds)[0]} (`seed_everything`): the split the program draws now and every "
-                "random draw after it change")
+        return (f"the run seeds with {sorted(seeds)[0]} (`seed_everything` in a script of this folder or above it): "
+                "the split the program draws now and every random draw after it change")
     return ("the split changes: a seed set elsewhere (another file, PL_GLOBAL_SEED), or splits meant to differ from "
             "run to run, cannot be ruled out")

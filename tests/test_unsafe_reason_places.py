@@ -1,0 +1,112 @@
+"""An unsafe fix's reason names the fact it lacks and where that fact comes from (issue 29, C):
+the line of the call that may change a value, of the decorator, of the store, of the call that
+reaches a helper from a step. Each case puts that place at a known line of a one-file program."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAD = "import lightning as L\nimport torch\nimport helpers\n\n\n"  # the cases start at line 6
+
+CASES = {
+    "a call that may change the logged value": ('''
+class M(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        loss = batch.float().mean()
+        helpers.rescale(loss)
+        self.log("val_loss", loss)
+''', "`helpers.rescale(loss)` (line 9) may change `loss` in place"),
+    "a helper's call that may change its argument": ('''
+class M(L.LightningModule):
+    def _loss(self, batch):
+        helpers.rescale(batch)
+        return batch.float().mean()
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self._loss(batch))
+''', "`helpers.rescale(batch)` (line 8) in `_loss` may change its argument `batch` in place"),
+    "a class decorator": ('''
+@helpers.register
+class M(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", batch.float().mean())
+''', "the class decorator `helpers.register` (line 6) may replace its methods"),
+    "a method name also assigned": ('''
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self._shared = helpers.make()
+
+    def _shared(self, batch):
+        self.log("val_loss", batch.float().mean())
+
+    def validation_step(self, batch, batch_idx):
+        self._shared(batch)
+''', "`self._shared` is also assigned (stored at line 9)"),
+    "a helper a training step reaches": ('''
+class M(L.LightningModule):
+    def _shared(self, batch):
+        loss = batch.float().mean()
+        self.log("loss", loss)
+        return loss
+
+    def training_step(self, batch, batch_idx):
+        return self._shared(batch)
+
+    def validation_step(self, batch, batch_idx):
+        self._shared(batch)
+''', "reached from training_step -> _shared (line 13)"),
+    "a hook the code calls itself": ('''
+class M(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", batch.float().mean())
+
+def run(model, batch):
+    model.validation_step(batch, 0)
+''', "the code calls `validation_step` itself (line 11)"),
+    "a name a `with` binds": ('''
+class M(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        with helpers.timer() as elapsed:
+            pass
+        self.log("val_time", elapsed)
+''', "`elapsed` is bound at line 8"),
+    "the module's state": ('''
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.running = 0.0
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_running", self.running)
+''', "`self.running` is the module's state (stored at line 9)"),
+}
+
+
+def reasons(folder, source: str, select: str = "DDP004") -> list[str]:
+    (folder / "model.py").write_text(HEAD + source.lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "ddpfix", "--check", "--no-color", "--select", select,
+                          "--output-format", "json", "model.py"], cwd=folder, capture_output=True, text=True).stdout
+    return [r["unsafe_reason"] for r in json.loads(out) if r["applicability"] == "unsafe"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_reason_names_the_line_the_unknown_fact_comes_from(tmp_path, case):
+    source, expected = CASES[case]
+    found = reasons(tmp_path, source)
+    assert found and all(expected in reason for reason in found), found
+
+
+def test_a_seeding_call_is_named_with_its_line(tmp_path):
+    source = '''
+L.seed_everything(7)
+train, val = torch.utils.data.random_split(helpers.dataset, [0.9, 0.1])
+trainer = L.Trainer(devices=2, strategy="ddp")
+trainer.fit(helpers.Model(), torch.utils.data.DataLoader(train), torch.utils.data.DataLoader(val))
+'''
+    found = reasons(tmp_path, source, "DDP012")
+    assert found and all("`L.seed_everything(7)`, line 6" in reason for reason in found), found
