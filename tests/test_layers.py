@@ -29,7 +29,7 @@ def test_no_floor_imports_one_above_it(module, above):
     assert not imported_by(module) & above
 
 
-ANALYSIS = ["ast_shapes", "attribute_access", "effects", "keyword_comments", "lightning", "names", "ranks", "text", "tree_text", "values"]
+ANALYSIS = ["ast_shapes", "attribute_access", "call_paths", "effects", "keyword_comments", "lightning", "names", "ranks", "text", "tree_text", "values"]
 
 
 @pytest.mark.parametrize("module", [f"ddpfix.analysis.{name}" for name in ANALYSIS])

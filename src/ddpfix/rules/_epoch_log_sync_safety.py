@@ -1158,7 +1158,7 @@ class ClassFacts:
         invariant = self._invariant_parameters(method)
         for node in walk(test):
             if isinstance(node, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Load,
-                                 ast.cmpop, ast.boolop, ast.unaryop, ast.operator)):
+                                 ast.cmpop, ast.boolop, ast.unaryop, ast.operator, ast.Tuple, ast.List, ast.Set)):
                 continue
             if isinstance(node, ast.Name) and node.id in invariant:
                 continue

@@ -8,6 +8,7 @@ from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix import edits
 from ddpfix.edits import Span
+from ddpfix.analysis import call_paths
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import values as values_mod
 from ddpfix.analysis.values import ObjectKinds
@@ -294,12 +295,11 @@ class EpochLogSync(Rule):
         sampler_off = ctx.facts.sampler_off_for(ctx.path)
         reach = _hooks_reaching(tree, ctx, tests, words)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
-            hooks = reach.get(id(method), {})
             logs = [(call, call, None) for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)]
             logs += _logs_through_partials(method, ctx.imports)
             found = []
             for real, call, partial in logs:
-                level = _level(call, hooks)
+                level = _level(call, reach.of(method, real))
                 if level is not None and _unsynced(call):
                     found.append((real, call, partial, level))
             if not found:
@@ -468,11 +468,13 @@ def _lineage(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
     return found
 
 
-def _hooks_reaching(tree: ast.Module, ctx: RuleContext, tests, words) -> dict[int, dict[str, str]]:
+def _hooks_reaching(tree: ast.Module, ctx: RuleContext, tests, words) -> _Reach:
     """For each method of the file's LightningModules (by id): the logging hooks that reach it, each
     with how (``validation_step -> _shared_step``), through ``self.<method>(...)`` calls of the class
-    and the classes of the file it derives from (a call under a rank guard left out: DDP003's case)."""
+    and the classes of the file it derives from (a call under a rank guard left out: DDP003's case);
+    and for each (method, hook), the calls of the method in the methods that hook reaches."""
     reach: dict[int, dict[str, str]] = {}
+    calls_by_hook: dict[tuple[int, str], list[ast.Call]] = {}
     kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path))
     for cls in tree_lightning.classes(tree):
         if kinds.get(cls.name) != "lightning":
@@ -492,10 +494,28 @@ def _hooks_reaching(tree: ast.Module, ctx: RuleContext, tests, words) -> dict[in
                 if id(method) not in edges:
                     calls = tree_lightning.self_method_calls(method, names)
                     calls = _not_rank_gated(calls, method, tests, ctx.view, words)
-                    edges[id(method)] = [(methods[c.func.attr], c.lineno) for c in calls]
+                    edges[id(method)] = [(methods[c.func.attr], c) for c in calls]
                 # The line of each call, so that a reason can say where the path goes.
-                pending += [(callee, f"{via} -> {callee.name} (line {line})") for callee, line in edges[id(method)]]
-    return reach
+                pending += [(callee, f"{via} -> {callee.name} (line {call.lineno})") for callee, call in edges[id(method)]]
+            for method in methods.values():
+                if hook in reach.get(id(method), {}):
+                    for callee, call in edges.get(id(method), ()):
+                        calls_by_hook.setdefault((id(callee), hook), []).append(call)
+    return _Reach(reach, calls_by_hook)
+
+
+class _Reach:
+    """The hooks that reach each method (``_hooks_reaching``), asked per log: a hook reaches a log
+    of a helper only through a call whose literal arguments let it (``call_paths.reaches``:
+    ``self._shared_step(batch, "train")`` does not reach the log under ``if stage == "val":``)."""
+
+    def __init__(self, reach: dict[int, dict[str, str]], calls_by_hook: dict[tuple[int, str], list[ast.Call]]):
+        self._reach, self._calls = reach, calls_by_hook
+
+    def of(self, method: ast.FunctionDef | ast.AsyncFunctionDef, log: ast.Call) -> dict[str, str]:
+        hooks = self._reach.get(id(method), {})
+        return {hook: via for hook, via in hooks.items()
+                if hook == method.name or any(call_paths.reaches(method, log, call) for call in self._calls.get((id(method), hook), ()))}
 
 
 def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, ast.Call]]:
