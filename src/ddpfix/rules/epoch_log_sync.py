@@ -53,8 +53,12 @@ class EpochLogSync(Rule):
     hooks and the other hooks where `on_epoch` defaults to True, anywhere with `on_epoch=True`, and
     in the methods those hooks reach through `self.<method>(...)` calls of the class (and of the
     classes of the file it derives from): a log in `_shared_step` called from `validation_step` is
-    per epoch. Where one method is reached from hooks with different defaults (`training_step`, per
-    step, and `validation_step`, per epoch), the finding names both. It also reports
+    per epoch. A hook reaches a log of such a method only through a call whose literal arguments
+    let it: `self._shared_step(batch, "train")` from `training_step` does not reach the log under
+    `if stage == "val":` (the parameter bound to a literal, or to its literal default, and never
+    bound again in the method; `==`, `!=`, `in`, `not in`, `not`, `and`, `or` on literals; any
+    other test may go either way). Where one log is reached from hooks with different defaults
+    (`training_step`, per step, and `validation_step`, per epoch), the finding names both. It also reports
     `log = partial(self.log, ...)` then `log(...)`, Lightning 1.x's `validation_epoch_end(self,
     outputs)` / `training_epoch_end` / `test_epoch_end` (Lightning 2.x refuses to run a module that
     defines one, so such a module runs under 1.x, where they log per epoch: the finding says so),
