@@ -31,6 +31,30 @@ def reaches(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, cal
     return True
 
 
+def argument_of(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, name: str) -> ast.expr | None:
+    """The expression ``call`` passes for the parameter ``name`` (by position or keyword), or None
+    where it passes none (the default then holds)."""
+    positional = [p.arg for p in [*function.args.posonlyargs, *function.args.args]][1:]
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    if name in positional and positional.index(name) < len(call.args):
+        return call.args[positional.index(name)]
+    return None
+
+
+def literal_node(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, name: str) -> ast.expr | None:
+    """What ``call`` passes for ``name``, else the parameter's default (its node), else None."""
+    passed = argument_of(function, call, name)
+    if passed is not None:
+        return passed
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = dict(zip([p.arg for p in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
+    defaults.update({p.arg: d for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    return defaults.get(name)
+
+
 def bound_constants(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, object]:
     """Parameter -> the literal ``call`` binds it to (passed, or left to a literal default), for the
     parameters the function never binds again. A call that unpacks (``*args``, ``**kw``) binds

@@ -123,16 +123,18 @@ def outside_numbers(node: ast.AST, imports) -> Iterator[ast.AST]:
         pending.extend(child_nodes(current))
 
 
-def cpu_evidence(node: ast.AST, imports) -> tuple[str, int] | None:
+def cpu_evidence(node: ast.AST, imports, moved: frozenset[int] = frozenset()) -> tuple[str, int] | None:
     """(what, its line) of the first place below ``node`` (a function, a class) that may make a CPU
     tensor: ``.cpu()``/``.numpy()``/``.tolist()``, a ``.to()``/``.type()`` to anything not proven
     to be the rank's GPU, a ``torch`` function that makes a tensor without such a device. What a
-    Python number is made of does not count. None where there is none."""
+    Python number is made of does not count, nor the nodes of ``moved`` (what a module registers
+    as a parameter or buffer, which moves with it: ``registered_with_the_module``). None where
+    there is none."""
     functions = [n for n in walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))] or [node]
     for function in functions:
         assigned = bindings(function, None)
         for part in outside_numbers(function, imports):
-            if not isinstance(part, ast.Call):
+            if not isinstance(part, ast.Call) or id(part) in moved:
                 continue
             func = part.func
             qualified = imports.qualify(func) or ""
@@ -144,3 +146,45 @@ def cpu_evidence(node: ast.AST, imports) -> tuple[str, int] | None:
                 if device is None or not keeps_the_device(device, imports, assigned):
                     return f"{qualified}(...)", part.lineno
     return None
+
+
+def registered_with_the_module(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[int]:
+    """The nodes of what ``__init__`` registers on the module as a parameter or a buffer, which
+    ``Module.to`` moves with it onto the rank's device: the argument of ``self.x =
+    nn.Parameter(...)`` (the whole value of an assignment to one attribute of ``self``), the tensor
+    of ``self.register_buffer(name, ...)`` and of ``self.register_parameter(name,
+    nn.Parameter(...))``. A parameter kept in a plain list, or made outside ``__init__`` (each call
+    of ``forward``), is not moved."""
+    def parameter_argument(value: ast.expr | None) -> ast.expr | None:
+        if isinstance(value, ast.Call) and value.args and imports.qualify(value.func) in PARAMETER_CLASSES:
+            return value.args[0]
+        return None
+
+    found: set[int] = set()
+    for statement in walk(init):
+        made: ast.expr | None = None
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _self_attribute(statement.targets[0]):
+            made = parameter_argument(statement.value)
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            call = statement.value
+            func = call.func
+            if isinstance(func, ast.Attribute) and _is_self(func.value) and len(call.args) >= 2:
+                if func.attr == "register_buffer":
+                    made = call.args[1]
+                elif func.attr == "register_parameter":
+                    made = parameter_argument(call.args[1])
+        if made is not None:
+            found.update(id(n) for n in walk(made))
+    return frozenset(found)
+
+
+#: ``torch.nn.Parameter`` under the names it is imported by.
+PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _self_attribute(target: ast.expr) -> bool:
+    return isinstance(target, ast.Attribute) and _is_self(target.value)

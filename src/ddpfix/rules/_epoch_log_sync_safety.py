@@ -1093,14 +1093,15 @@ class ClassFacts:
 
     def reach_problem(self, method: ast.FunctionDef, call: ast.Call, as_value: bool = False) -> str | None:
         """None when every call of ``method`` reaches ``call``: a statement of its own (or, with
-        ``as_value``, the whole value of a ``return`` or of an assignment to names), under known
+        ``as_value``, the whole value of a ``return`` or of an assignment to names, unpacked or
+        not), under known
         ``with`` blocks only, with no ``return``/``raise`` before it."""
         path = _path_to(method, call)
         whole = path is not None and len(path) >= 2 and (
             (isinstance(path[-2], ast.Expr) and path[-2].value is call)
             or (as_value and isinstance(path[-2], ast.Return) and path[-2].value is call)
             or (as_value and isinstance(path[-2], ast.Assign) and path[-2].value is call
-                and all(isinstance(t, ast.Name) for t in path[-2].targets)))
+                and all(_names_only(t) for t in path[-2].targets)))
         if not whole:
             return "the call is not a statement of its own"
         statements = path[1:-1]  # from the method's first block down to the ``Expr``
@@ -1158,7 +1159,12 @@ class ClassFacts:
         invariant = self._invariant_parameters(method)
         for node in walk(test):
             if isinstance(node, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Load,
-                                 ast.cmpop, ast.boolop, ast.unaryop, ast.operator, ast.Tuple, ast.List, ast.Set)):
+                                 ast.cmpop, ast.boolop, ast.unaryop, ast.operator, ast.Tuple, ast.List, ast.Set,
+                                 ast.JoinedStr)):
+                continue
+            if isinstance(node, ast.FormattedValue) and node.conversion == -1 and node.format_spec is None \
+                    and not is_self(node.value):
+                # ``f"{stage}_loss"``: a shared value (a literal, a loop index) formatted by Python
                 continue
             if isinstance(node, ast.Name) and node.id in invariant:
                 continue
@@ -1237,19 +1243,25 @@ class ClassFacts:
 
     # --- what the call logs -------------------------------------------------------------------
 
-    def key_problem(self, call: ast.Call) -> str | None:
-        """None when the call's keys are string literals."""
+    def key_problem(self, call: ast.Call, method: ast.FunctionDef | None = None) -> str | None:
+        """None when the call's keys are string literals, or (with ``method``, the one making the
+        call) built from literals and values every rank shares at that call (``f"{stage}_loss"``
+        where every caller passes ``stage`` a literal: ``rank_invariant``)."""
+        def same_on_every_rank(key: ast.expr | None) -> bool:
+            return key is not None and (tree_lightning.string_value(key) is not None or (
+                method is not None and isinstance(key, (ast.JoinedStr, ast.BinOp)) and self.rank_invariant(key, method)))
+
         if call.func.attr == "log":
             named = tree_lightning.keyword(call, "name")
             key = named.value if named is not None else (call.args[0] if call.args else None)
-            if key is None or tree_lightning.string_value(key) is None:
+            if not same_on_every_rank(key):
                 return "its key is built at run time: ranks may log different keys"
             return None
         dictionary = self._dictionary(call)
         if not isinstance(dictionary, ast.Dict):
             what = f"`{short(dictionary)}`" if dictionary is not None else "nothing it names"
             return f"it logs {what}, a dictionary built at run time (its keys, or a MetricCollection)"
-        if not all(k is not None and tree_lightning.string_value(k) is not None for k in dictionary.keys):
+        if not all(same_on_every_rank(k) for k in dictionary.keys):
             return "a key of its dictionary is built at run time: ranks may log different keys"
         return None
 
@@ -1281,7 +1293,7 @@ class ClassFacts:
                 return self.unknown_reason(provenance, unknown)
         return None
 
-    def unknown_reason(self, provenance: Provenance, unknown: ast.expr) -> str:
+    def unknown_reason(self, provenance: Provenance, unknown: ast.expr, depth: int = 0) -> str:
         """Why ``unknown`` (``provenance.unknown``'s answer) is not known to be this rank's own,
         naming the fact it lacks and where it comes from."""
         prefix = f"`{short(unknown)}` is not known to be this rank's own value (it may be global already)"
@@ -1289,7 +1301,12 @@ class ClassFacts:
             return f"{prefix}: {self._handed_reason(provenance.method.name)}"
         if isinstance(unknown, ast.Name) and unknown.id in provenance.changed_by:
             changer = provenance.changed_by[unknown.id]
-            return f"`{short(changer)}` (line {changer.lineno}) may change `{unknown.id}` in place (it may be global then)"
+            text = f"`{short(changer)}` (line {changer.lineno}) may change `{unknown.id}` in place (it may be global then)"
+            root = provenance.first_unknown_source()
+            if root is not None and root is not unknown and depth < 1:
+                # The change is a consequence: the first value the method cannot read says why.
+                text += f"; first, at line {root.lineno}: {self.unknown_reason(provenance, root, depth + 1)}"
+            return text
         if isinstance(unknown, ast.Call) and (is_self(unknown.func) or self_attr(unknown.func) == "forward") \
                 and self.forward_problem() is not None:
             return f"{prefix}: {self.forward_problem()}"
@@ -1465,7 +1482,7 @@ class ClassFacts:
     def ordered(self, method, call: ast.Call) -> bool:
         """Every rank makes the call, in the same place: the first three questions answered."""
         return (self.caller_problem(method) is None and self.reach_problem(method, call) is None
-                and self.key_problem(call) is None)
+                and self.key_problem(call, method) is None)
 
     def unordered_sync(self) -> ast.Call | None:
         """A log that may sync where ranks may
@@ -1629,6 +1646,16 @@ def _first_exit(statement: ast.AST) -> ast.Return | ast.Raise | None:
 INERT_CLASS_DECORATORS = frozenset({"typing_extensions.deprecated", "warnings.deprecated"})
 
 
+def _names_only(target: ast.expr) -> bool:
+    """An assignment target that binds names only (``loss``, ``loss, _``, ``first, *rest``): it
+    runs no code of the program once the value is made (Python unpacks after the call)."""
+    if isinstance(target, ast.Name):
+        return True
+    if isinstance(target, ast.Starred):
+        return isinstance(target.value, ast.Name)
+    return isinstance(target, (ast.Tuple, ast.List)) and all(_names_only(e) for e in target.elts)
+
+
 def _inert_class_decorator(decorator: ast.expr, imports: ImportTable) -> bool:
     """``@deprecated("Use X instead")``: a decorator of ``INERT_CLASS_DECORATORS`` called with
     constants alone."""
@@ -1749,7 +1776,7 @@ def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call |
     """None when adding ``sync_dist=True`` to ``call`` is proven safe; else why it is not."""
     for problem in (
         facts.caller_problem(method),
-        facts.key_problem(call),
+        facts.key_problem(call, method),
         facts.reach_problem(method, call),
         facts.flag_problem(method, call),
         facts.value_problem(method, call),

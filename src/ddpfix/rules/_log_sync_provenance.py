@@ -277,6 +277,20 @@ class Provenance:
                         self.changed_by.setdefault(n.id, call)
         return found
 
+    def first_unknown_source(self) -> ast.expr | None:
+        """The first expression (in the order of the code) that the method cannot read whatever its
+        names hold: an unknown function, an attribute of another object, the module's state. The
+        names it taints, and what calls on them may change, follow from it (for a reason)."""
+        every = set(self.bindings)
+        found = []
+        for name, values in self.bindings.items():
+            for value in values:
+                if value is not None:
+                    part = self._unknown(value, every)
+                    if part is not None and not isinstance(part, ast.Name):
+                        found.append(part)
+        return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
+
     def unknown_binding(self, name: str) -> tuple[int, str] | None:
         """(line, what) of the first binding of ``name`` before the value is read whose value is
         not known (a loop or ``with`` target, an import, ``del``, a name a nested function reads),

@@ -27,8 +27,9 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.ast_walk import walk
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
+from ddpfix.analysis.values import TENSOR_METHODS
 from ddpfix.imports import ImportTable
-from ddpfix.rules._device_evidence import cpu_evidence
+from ddpfix.rules._device_evidence import PARAMETER_CLASSES, cpu_evidence, registered_with_the_module
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: ``torch.nn`` classes whose ``forward`` runs the modules they are given.
@@ -112,6 +113,10 @@ class ModuleReader:
             return self.call_problem(node, view, depth)
         if isinstance(node, (ast.List, ast.Tuple)):
             return next((p for p in (self._part_problem(e, view, depth) for e in node.elts) if p is not None), None)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and not any(g.is_async for g in node.generators):
+            # ``nn.Sequential(*(Block(d) for _ in range(n)))``: each element is built by the same
+            # call, however many times the loop runs.
+            return self._part_problem(node.elt, view, depth)
         if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
             return next((p for p in (self._part_problem(v, view, depth) for v in node.values) if p is not None), None)
         if isinstance(node, ast.Constant):
@@ -231,6 +236,8 @@ class ModuleReader:
         # constant (``int(np.prod(img_shape))``), never what ``forward`` returns.
         building = {id(n) for c in lineage for s in c.body if isinstance(s, FUNCTIONS) and s.name == "__init__"
                     for n in every_node(s) if isinstance(n, ast.Call)}
+        moved = frozenset().union(*(registered_with_the_module(s, view.imports) for c in lineage for s in c.body
+                                    if isinstance(s, FUNCTIONS) and s.name == "__init__"))
         for node in code:
             unread = _unread_call(node, view, building)
             if unread is not None:
@@ -239,7 +246,7 @@ class ModuleReader:
                 collective = self.collective_word(node, view.imports)
                 if collective is not None:
                     return f"`{cls.name}` names a collective (`{collective[0]}`, line {collective[1]})"
-            cpu = cpu_evidence(node, view.imports)
+            cpu = cpu_evidence(node, view.imports, moved)
             if cpu is not None:
                 return f"`{cls.name}` may make a CPU tensor (`{cpu[0]}`, line {cpu[1]})"
         return self._held_problem(cls, lineage, methods, view, depth)
@@ -249,11 +256,16 @@ class ModuleReader:
         and by nothing else."""
         # ``self.proj(x)``, and any call through what it holds (``self.tokenizer.encode(...)``).
         called = set()
+        tensors = _registered_tensors(lineage, view.imports)
         for c in lineage:
             for n in every_node(c):
                 if not isinstance(n, ast.Call):
                     continue
                 chain = n.func
+                if isinstance(chain, ast.Attribute) and isinstance(chain.value, ast.Attribute) \
+                        and isinstance(chain.value.value, ast.Name) and chain.value.value.id == "self" \
+                        and chain.value.attr in tensors and chain.attr in TENSOR_METHODS:
+                    continue  # ``self.cls_token.repeat(b, 1, 1)``: a parameter's method makes a new tensor
                 while isinstance(chain, ast.Attribute) and not (isinstance(chain.value, ast.Name) and chain.value.id == "self"):
                     chain = chain.value
                 if isinstance(chain, ast.Attribute) and chain.attr not in methods \
@@ -453,6 +465,40 @@ CHANGERS = frozenset({"append", "extend", "insert", "add_module", "register_modu
                       "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook", "apply",
                       "pop", "setdefault", "cpu", "cuda", "to", "type", "half", "float", "double", "bfloat16",
                       "to_empty", "load_state_dict", "set_submodule"})
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _registered_tensors(classes: list[ast.ClassDef], imports) -> set[str]:
+    """Attributes that only ever hold a parameter or buffer the classes' ``__init__`` registers
+    (``self.cls_token = nn.Parameter(...)``, ``self.register_buffer("mask", ...)``): tensors that
+    move with the module, whose tensor methods (``TENSOR_METHODS``, none in place) make new ones."""
+    registered: set[str] = set()
+    other: set[str] = set()
+    for owner in classes:
+        for statement in owner.body:
+            if not isinstance(statement, FUNCTIONS) or statement.name != "__init__":
+                continue
+            for n in walk(statement):
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
+                        and _is_self(n.targets[0].value) and isinstance(n.value, ast.Call) \
+                        and imports.qualify(n.value.func) in PARAMETER_CLASSES:
+                    registered.add(n.targets[0].attr)
+                    n.targets[0]._ddpfix_registration = True
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _is_self(n.func.value) \
+                        and n.func.attr in ("register_buffer", "register_parameter") and n.args \
+                        and isinstance(n.args[0], ast.Constant):
+                    registered.add(str(n.args[0].value))
+    for owner in classes:
+        for n in every_node(owner):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) \
+                    and not getattr(n, "_ddpfix_registration", False):
+                other.add(n.attr)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                return set()
+    return registered - other
 
 
 def changed_in_place(classes: list[ast.ClassDef], name: str) -> int | None:

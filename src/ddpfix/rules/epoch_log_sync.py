@@ -162,13 +162,19 @@ class EpochLogSync(Rule):
       not another file of the program (a callback's `pl_module._report(...)`:
       `ProjectFacts.named_elsewhere`). An `if` in the helper may test a parameter every call fills
       alike (a constant: `self._report(loss, verbose=True)`, or the caller's loop index). A log
-      reached from `training_step` too is unsafe (`sync_dist=True` would then sync every training
-      step's value as well), as is one through a `partial(self.log, ...)`, and a Callback's
+      reached from `training_step` too (where it logs per step) gets `sync_dist=<test>` instead,
+      where one parameter of the helper tells the calls apart, every call reaching the log passing
+      it a string literal and the training ones values no epoch-level one passes:
+      `sync_dist=stage != "train"` syncs the epoch-level calls and leaves each training step's
+      value as it was. Without such a parameter the fix is unsafe (`sync_dist=True` would sync
+      every training step's value as well), as is one through a `partial(self.log, ...)`, and a Callback's
       `pl_module.log` (which modules it is attached to, and whether every rank reaches it in the
       same order, is not read).
-    - **Literal keys.** `self.log`'s name is a string literal; `self.log_dict`'s argument is a dict
-      display with string-literal keys. F-strings, loop variables (even over a literal tuple),
-      dict comprehensions and MetricCollections are unsafe.
+    - **Keys every rank shares.** `self.log`'s name is a string literal, or an f-string, `+` or `%`
+      of literals and values every rank shares at that call (a helper's parameter every caller
+      passes a literal: `f"{stage}_loss"`; a hook's loop index); `self.log_dict`'s argument is a
+      dict display with such keys. Loop variables (even over a literal tuple), dict comprehensions
+      and MetricCollections are unsafe.
     - **A per-rank value.** Every value is built from the hook's arguments (the batch, its index; a
       batch-end hook's `outputs` only when every `return` of the step is itself per-rank) and
       constants, through operators, subscripts, comprehensions, `torch.*` functions one level deep
@@ -328,17 +334,22 @@ class EpochLogSync(Rule):
                     safety[cls] = (facts, facts.unordered_sync())
                 facts, unordered = safety[cls]
                 message = _message(call, method.name)
-                detail = _detail(call.func.attr, method.name, epoch_paths, step_paths)
+                # A helper's log reached per step too: synced only on the epoch-level calls, where a
+                # literal argument tells them apart (``sync_dist=stage != "train"``).
+                condition = None if partial is not None or not step_paths else \
+                    _sync_condition(method, real, reach, epoch_paths, step_paths, ctx.view)
+                detail = _detail(call.func.attr, method.name, epoch_paths, step_paths, value=condition or "True")
                 if not keyword_edits_keep_comments(real, ctx.view, None, "sync_dist"):
                     # What --write would refuse (apply_edits keeps every comment): --check says so too.
                     ctx.report(real, message, detail=detail + " (not rewritten: a comment inside the call would be lost)",
                                fixable=False)
                     continue
-                why = (_path_problem(method, epoch_paths, step_paths, partial) or _cpu_value(call, method, ctx.imports, facts)
+                why = ((None if condition else _path_problem(method, epoch_paths, step_paths, partial))
+                       or _cpu_value(call, method, ctx.imports, facts)
                        or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data", ctx.path)
                        or _inferred_batch_size(call, ctx))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
-                           edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", "True")])
+                           edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", condition or "True")])
         self._check_callbacks(tree, ctx, tests, words)
 
     def _check_callbacks(self, tree: ast.Module, ctx: RuleContext, tests: TreeRankTests, words) -> None:
@@ -384,18 +395,18 @@ def _message(call: ast.Call, hook: str) -> str:
 
 
 def _detail(method: str, hook: str, epoch_paths: dict[str, str] | None = None,
-            step_paths: dict[str, str] | None = None, receiver: str = "self") -> str:
+            step_paths: dict[str, str] | None = None, receiver: str = "self", value: str = "True") -> str:
     text = (
         f"{receiver}.{method}(...) in {hook} logs per epoch without sync_dist: under DDP "
         "the value logged (and seen by checkpoints and early stopping) is rank 0's shard only; "
-        "add sync_dist=True"
+        f"add sync_dist={value}"
     )
     paths = [via for name, via in (epoch_paths or {}).items() if via != name]
     if paths:
         text += f" (reached from {', '.join(sorted(paths))})"
     if step_paths:
         text += (f"; it is also reached from {', '.join(sorted(step_paths.values()))}, where it logs per step, "
-                 "not per epoch")
+                 "not per epoch" + (", and the test syncs only the epoch-level calls" if value != "True" else ""))
     v1 = sorted(set(epoch_paths or {}) & V1_EPOCH_HOOKS)
     if v1:
         text += (f"; `{v1[0]}` is a Lightning 1.x hook (Lightning 2.x refuses to run a module that defines it): "
@@ -518,8 +529,45 @@ class _Reach:
 
     def of(self, method: ast.FunctionDef | ast.AsyncFunctionDef, log: ast.Call) -> dict[str, str]:
         hooks = self._reach.get(id(method), {})
-        return {hook: via for hook, via in hooks.items()
-                if hook == method.name or any(call_paths.reaches(method, log, call) for call in self._calls.get((id(method), hook), ()))}
+        return {hook: via for hook, via in hooks.items() if hook == method.name or self.calls(method, hook, log)}
+
+    def calls(self, method: ast.FunctionDef | ast.AsyncFunctionDef, hook: str, log: ast.Call) -> list[ast.Call]:
+        """The calls of ``method`` in the methods ``hook`` reaches whose literals let them reach ``log``."""
+        return [call for call in self._calls.get((id(method), hook), ()) if call_paths.reaches(method, log, call)]
+
+
+def _sync_condition(method, log: ast.Call, reach: _Reach, epoch_paths: dict[str, str], step_paths: dict[str, str],
+                    view) -> str | None:
+    """For a helper's log reached per epoch from some hooks and per step from others: the text of a
+    test true on exactly the epoch-level calls (``stage != "train"``), where one parameter tells
+    them apart, every call reaching the log binding it to a string literal (the step-level ones to
+    values no epoch-level one passes); None where none does. ``sync_dist=<test>`` then syncs where
+    the log is per epoch and leaves each training step's value as it was."""
+    if method.name in epoch_paths or method.name in step_paths:
+        return None  # a hook of its own: Lightning calls it with no literal
+    epoch_calls = [c for hook in epoch_paths for c in reach.calls(method, hook, log)]
+    step_calls = [c for hook in step_paths for c in reach.calls(method, hook, log)]
+    if not epoch_calls or not step_calls:
+        return None
+    positional = [p.arg for p in [*method.args.posonlyargs, *method.args.args]][1:]
+    for name in [*positional, *(p.arg for p in method.args.kwonlyargs)]:
+        epoch_values = [call_paths.bound_constants(method, c).get(name, _UNBOUND) for c in epoch_calls]
+        step_values = [call_paths.bound_constants(method, c).get(name, _UNBOUND) for c in step_calls]
+        if not all(isinstance(v, str) for v in (*epoch_values, *step_values)) or set(epoch_values) & set(step_values):
+            continue
+        texts: dict[str, str] = {}
+        for call in step_calls:
+            value = call_paths.bound_constants(method, call)[name]
+            node = call_paths.literal_node(method, call, name)
+            segment = ast.get_source_segment(view.text, node) if node is not None else None
+            texts.setdefault(value, segment if segment is not None and ast.literal_eval(segment) == value else repr(value))
+        if len(texts) == 1:
+            return f"{name} != {next(iter(texts.values()))}"
+        return f"{name} not in ({', '.join(texts[v] for v in sorted(texts))})"
+    return None
+
+
+_UNBOUND = object()
 
 
 def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, ast.Call]]:

@@ -1,11 +1,14 @@
-# differential: unsafe
+# differential: safe
 """A `_shared_step` helper logs `f"{stage}_loss"` with Lightning's defaults: called from
 validation_step it logs per epoch (each rank's shard mean without sync_dist), called from
 training_step per step.
 
-DDP004 reports the log (reached from validation_step, and from training_step too) and leaves it to a
-person: sync_dist=True gives the global validation mean, and also syncs every training step's
-value (each step's logged train_loss becomes the ranks' mean), which the original did not do.
+DDP004 reports the log (reached from validation_step, and from training_step too). sync_dist=True
+would give the global validation mean and also sync every training step's value (each step's logged
+train_loss would become the ranks' mean), which the original did not do; each caller names its
+stage with a literal, so the fix is `sync_dist=stage != "train"`, safe: the validation mean is the
+global one, each training step's value stays this rank's. The reference gathers the validation
+losses by hand.
 """
 import lightning as L
 import torch
