@@ -1036,6 +1036,11 @@ class ClassFacts:
             # The module that runs may be the subclass: its own logs may sync out of order with this
             # one, and it may call or replace this hook.
             return f"{self.subclassed}: its hooks may log, or call this one, in another order on some ranks"
+        replaced = self.replaced(method.name)
+        if replaced is not None:
+            # ``build(Model)`` where ``build`` derives ``class Traced(model_class)``: a subclass no
+            # name of the program shows, whose hooks may log in another order.
+            return replaced
         if method.decorator_list and not all(self._grad_mode(d, method) for d in method.decorator_list):
             return f"`{method.name}` is decorated"
         if self.methods.get(method.name) is not method:
@@ -1341,7 +1346,11 @@ class ClassFacts:
         if attribute is not None:
             return (f"`self.{attribute}` is the module's state ({self._stored_where(attribute)}), which may hold "
                     "any rank's or every rank's value")
-        return f"line {unknown.lineno}: what it computes is not read"
+        if isinstance(unknown, ast.Call) and isinstance(unknown.func, ast.Name):
+            defined = next((s for s in self.tree.body if isinstance(s, FUNCTIONS) and s.name == unknown.func.id), None)
+            if defined is not None:
+                return f"`{unknown.func.id}` (line {defined.lineno}) is a function of the file that the proof does not follow"
+        return f"what it computes (line {unknown.lineno}) is not read"
 
     def _stored_where(self, name: str, file: str | None = None) -> str:
         """Where the class stores ``self.<name>`` (for a reason): its first store, or the
@@ -1684,6 +1693,7 @@ def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, 
     dynamic: tuple[str, int] | None = None
     escapes: dict[str, int] = {}
     safe_names: set[int] = set()
+    functions = _file_functions(tree)
     for n in every_node(tree):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and not is_self(n.value):
             stores.setdefault(n.attr, n.lineno)
@@ -1696,6 +1706,10 @@ def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, 
                 safe_names.update(id(x) for x in n.args[1:] for x in walk(x))
             elif n.func.id == "super":
                 safe_names.update(id(x) for x in n.args)
+            elif n.func.id in functions:
+                # ``train_model(ProtoNet, ...)``: a function of the file that only builds what it
+                # is handed (``model_class(**kwargs)``, ``model_class.load_from_checkpoint(p)``).
+                safe_names.update(id(a) for a in _instantiated_arguments(functions[n.func.id], n))
             safe_names.add(id(n.func))
         elif isinstance(n, ast.Call):
             safe_names.add(id(n.func))
@@ -1713,6 +1727,60 @@ def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, 
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in safe_names:
             escapes.setdefault(n.id, n.lineno)
     return stores, dynamic, escapes
+
+
+def _file_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """The file's top-level functions whose name it binds nowhere else."""
+    defined = [s for s in tree.body if isinstance(s, ast.FunctionDef)]
+    bound = [n.id for n in every_node(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+    names = [d.name for d in defined]
+    return {d.name: d for d in defined if names.count(d.name) == 1 and d.name not in bound}
+
+
+def _instantiated_arguments(function: ast.FunctionDef, call: ast.Call) -> list[ast.expr]:
+    """The names ``call`` hands ``function`` that it only builds (``_only_built``), each bound to a
+    parameter of its own (not ``*args``/``**kwargs``)."""
+    arguments = function.args
+    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return []
+    handed = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords
+                                                  if k.arg in positional or k.arg in {a.arg for a in arguments.kwonlyargs}]
+    return [value for name, value in handed if isinstance(value, ast.Name) and _only_built(function, name)]
+
+
+#: What reading a class's own name or docs runs: nothing of the class.
+CLASS_METADATA = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+
+
+def _only_built(function: ast.FunctionDef, name: str) -> bool:
+    """The parameter ``name`` is never bound again, and every use of it calls it or a method of it
+    (``model_class(**kwargs)``, ``model_class.load_from_checkpoint(path)``) or reads its name: no
+    subclass, no store, not handed on (a store on it, ``cls.m = f``, is a patch the file's stores
+    show)."""
+    called: set[int] = set()
+    for n in walk(function):
+        if isinstance(n, ast.Call):
+            called.add(id(n.func))
+        elif isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return False
+    uses = 0
+    for n in walk(function):
+        if isinstance(n, ast.Name) and n.id == name:
+            if not isinstance(n.ctx, ast.Load):
+                return False
+            uses += 1
+        elif isinstance(n, ast.arg) and n.arg == name and n not in (*function.args.posonlyargs, *function.args.args,
+                                                                    *function.args.kwonlyargs):
+            return False  # a nested function's own parameter of that name
+    reads = 0
+    for n in walk(function):
+        if isinstance(n, ast.Name) and n.id == name and id(n) in called:
+            reads += 1
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name \
+                and (id(n) in called or n.attr in CLASS_METADATA) and isinstance(n.ctx, ast.Load):
+            reads += 1
+    return uses == reads
 
 
 def _c3(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], imports: ImportTable) -> list[ast.ClassDef] | None:
