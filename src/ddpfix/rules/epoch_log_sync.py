@@ -265,9 +265,12 @@ class EpochLogSync(Rule):
       no `log` of its own; every class of the program that derives from it is read too (the
       module that runs may be one of them): seen whole, its syncing logs in one order on every
       rank, and what it defines or assigns unknown here (a hook it defines again without reaching
-      this one through `super()` only keeps this one from running for it); the hook has no decorator but grad mode's (`@torch.no_grad()`); a helper followed is not replaced at run time by the file's
-      code (`Model._evaluate = f`, `setattr(...)` on another object, `type(name, bases, ns)`, the
-      class handed around as a value: `Base = Model`); a helper that changes an argument in place
+      this one through `super()` only keeps this one from running for it); the hook has no decorator but grad mode's (`@torch.no_grad()`); neither the hook nor a helper
+      followed is replaced at run time by the file's code (`Model._evaluate = f`, `setattr(...)` on
+      another object, `type(name, bases, ns)`, the class handed around as a value: `Base = Model`,
+      or handed to a function that may derive a class from it; a function of the file that only
+      builds it or reads its name, `train_model(Model, ...)` doing `model_class(**kwargs)`, leaves
+      it as it is); a helper that changes an argument in place
       with a value not known to be per-rank makes what the caller passed unknown after the call;
       1.x's `<step>_end`, where defined, replaces the outputs the epoch-end hooks receive; with `use_distributed_sampler=False` known from
       the run, fixes in the evaluation batch hooks are unsafe (ranks may run different numbers of
