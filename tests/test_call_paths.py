@@ -65,3 +65,16 @@ def test_strings_compared_by_identity_are_not_decided():
     source = "class M:\n    def step(self, stage):\n        if stage is 'val':\n            a = 1\n"
     function, stores = parts(source)
     assert reaches(function, stores["a"], call("self.step('train')"))
+
+
+@pytest.mark.parametrize("rebinding", [
+    "        match batch:\n            case {'split': stage}:\n                pass\n",
+    "        try:\n            pass\n        except ValueError as stage:\n            pass\n",
+    "        import stage\n",
+    "        for stage in batch:\n            pass\n",
+])
+def test_a_parameter_bound_by_any_form_is_not_taken_from_the_call(rebinding):
+    source = f"class M:\n    def step(self, batch, stage):\n{rebinding}        if stage == 'val':\n            a = 1\n"
+    function, stores = parts(source)
+    assert bound_constants(function, call("self.step(b, 'train')")) == {}
+    assert reaches(function, stores["a"], call("self.step(b, 'train')"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from ddpfix.analysis.names import bound_names
 from ddpfix.ast_walk import walk
 
 _UNKNOWN = object()
@@ -81,15 +82,10 @@ def bound_constants(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.
     return found
 
 
-def _rebound_names(function: ast.AST) -> set[str]:
-    """Names bound anywhere in the function's body, nested scopes included (a ``nonlocal`` there)."""
-    found: set[str] = set()
-    for n in walk(function):
-        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            found.add(n.id)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            found.update(n.names)
-    return found
+def _rebound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names bound anywhere in the function's body, by any form (an assignment, a ``for``, ``with``
+    or ``except`` target, a ``match`` capture, an import, a nested definition or its parameters)."""
+    return set().union(*(bound_names(statement) for statement in function.body))
 
 
 def guards_to(body: list[ast.stmt], node: ast.AST) -> list[tuple[ast.expr, bool]] | None:

@@ -214,4 +214,16 @@ def _bound_names(node) -> set[str]:
             found.update(n.names)
         elif isinstance(n, ast.ExceptHandler) and n.name:
             found.add(n.name)
+        else:
+            found.update(pattern_names(n))
     return found
+
+
+def pattern_names(node: ast.AST) -> list[str]:
+    """The names a ``match`` pattern node binds itself (``case {"split": stage}``, ``case [x, *rest]``,
+    ``case Point(x=px) as p``): a capture stores a name as a string, not as an ``ast.Name``."""
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []

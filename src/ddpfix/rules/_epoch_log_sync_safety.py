@@ -1202,8 +1202,7 @@ class ClassFacts:
         if len(positional) <= place or self.bptt is not None:
             return set()
         name = positional[place]
-        stored = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del))
-                     for n in walk(method))
+        stored = any(name in bound_names(statement) for statement in method.body)
         return set() if stored or name in names_in_nested_scopes(method) else {name}
 
     def _invariant_arguments(self, helper: ast.FunctionDef) -> set[str]:
@@ -1234,7 +1233,7 @@ class ClassFacts:
                 value = given.get(name, defaults.get(name))
                 if value is None or not self.rank_invariant(value, caller):
                     invariant.discard(name)
-        changed = {n.id for n in walk(helper) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        changed = set().union(*(bound_names(statement) for statement in helper.body))  # any form: a match capture too
         return invariant - changed - set(names_in_nested_scopes(helper))
 
     def shadowed(self, node: ast.expr, method: ast.FunctionDef) -> bool:
@@ -1758,12 +1757,12 @@ def _only_built(function: ast.FunctionDef, name: str) -> bool:
     (``model_class(**kwargs)``, ``model_class.load_from_checkpoint(path)``) or reads its name: no
     subclass, no store, not handed on (a store on it, ``cls.m = f``, is a patch the file's stores
     show)."""
+    if any(name in bound_names(statement) for statement in function.body):
+        return False
     called: set[int] = set()
     for n in walk(function):
         if isinstance(n, ast.Call):
             called.add(id(n.func))
-        elif isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
-            return False
     uses = 0
     for n in walk(function):
         if isinstance(n, ast.Name) and n.id == name:

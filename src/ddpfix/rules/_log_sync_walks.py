@@ -9,6 +9,7 @@ import ast
 from collections.abc import Iterator
 
 from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.names import pattern_names
 from ddpfix.ast_walk import child_nodes, walk
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -217,6 +218,8 @@ def binding_events(method: ast.AST) -> tuple[list[tuple[Place, list[tuple[str, a
             unknown.append((place, None, list(names)))
         elif isinstance(n, ast.ExceptHandler) and n.name:
             unknown.append((place, None, [n.name]))
+        elif pattern_names(n):
+            unknown.append((place, None, pattern_names(n)))  # ``case {"split": stage}`` rebinds ``stage``
         elif isinstance(n, ast.Call):
             calls.append((place, n))
     cached = method._ddpfix_binding_events = (bindings, unknown, calls)

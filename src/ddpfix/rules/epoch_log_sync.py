@@ -167,7 +167,8 @@ class EpochLogSync(Rule):
       it a string literal and the training ones values no epoch-level one passes:
       `sync_dist=stage != "train"` syncs the epoch-level calls and leaves each training step's
       value as it was. Without such a parameter the fix is unsafe (`sync_dist=True` would sync
-      every training step's value as well), as is one through a `partial(self.log, ...)`, and a Callback's
+      every training step's value as well; so is a log with `on_epoch=True` in a training hook,
+      which logs each step's value too unless `on_step=False`), as is one through a `partial(self.log, ...)`, and a Callback's
       `pl_module.log` (which modules it is attached to, and whether every rank reaches it in the
       same order, is not read).
     - **Keys every rank shares.** `self.log`'s name is a string literal, or an f-string, `+` or `%`
@@ -419,6 +420,9 @@ def _detail(method: str, hook: str, epoch_paths: dict[str, str] | None = None,
 
 def _path_problem(method, epoch_paths: dict[str, str], step_paths: dict[str, str], partial: ast.Call | None) -> str | None:
     """Why the hooks that reach the log keep its fix from being proven (None: it is a hook's own log)."""
+    if step_paths.get(method.name) == method.name:
+        return (f"it also logs each step's value in `{method.name}` (`on_step`, Lightning's default there): "
+                "sync_dist=True would sync every step's value too")
     if step_paths:
         return (f"`{method.name}` is also reached from {', '.join(sorted(step_paths.values()))}, where this log is "
                 "per step: sync_dist=True would sync every step's value there too")
@@ -443,7 +447,15 @@ def _level(call: ast.Call, hooks: dict[str, str]) -> tuple[dict[str, str], dict[
     logs per epoch on none. An explicit ``on_epoch=`` decides on every path."""
     on_epoch = tree_lightning.keyword(call, "on_epoch")
     if on_epoch is not None:
-        return (dict(hooks), {}) if tree_lightning.is_true(on_epoch) else None
+        if not tree_lightning.is_true(on_epoch):
+            return None
+        # It logs per epoch everywhere, and per step too where ``on_step`` is true: Lightning's
+        # default in the training hooks (``train_loss_step``), whose values sync_dist would sync too.
+        on_step = tree_lightning.keyword(call, "on_step")
+        if on_step is None:
+            return dict(hooks), {hook: via for hook, via in hooks.items() if hook in STEP_DEFAULT}
+        stepping = not (isinstance(on_step.value, ast.Constant) and on_step.value.value is False)
+        return dict(hooks), {hook: via for hook, via in hooks.items() if stepping and hook in STEP_DEFAULT}
     epoch = {hook: via for hook, via in hooks.items() if hook in EPOCH_DEFAULT}
     if not epoch:
         return None
