@@ -470,11 +470,13 @@ class ProjectFacts:
     def _tree_in(self, path: str, data: bytes) -> ast.Module | None:
         """Another file of the run parsed, once per run, when a question needs more than its text;
         None where it does not parse (a notebook's magics: the text then decides)."""
-        from ddpfix.ipython_syntax import notebook_module
-
         key = ("tree", path)
         if key not in self._read:
-            source = notebook_module(path) if path.endswith(".ipynb") else data
+            source = data
+            if path.endswith(".ipynb"):
+                from ddpfix.ipython_syntax import notebook_module  # loaded for notebooks only
+
+                source = notebook_module(path)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
