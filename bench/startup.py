@@ -9,9 +9,9 @@ median of at most 80 ms.
 Two files, each alone in a folder of a temporary directory without project markers: ``plain``
 (``import torch`` and a tensor: nothing for any rule) and ``lightning`` (a LightningModule logging
 in ``validation_step``: the rules run and report). Each run is a fresh process with its output
-thrown away, timed from the parent: wall clock, and the CPU time it used (less
-disturbed by other load on a shared machine; the target is on the wall clock). With several ``--ddpfix``, runs alternate
-between them so that a busy machine slows them alike: compare their medians, not runs of
+thrown away, timed from the parent: wall clock, and the CPU time it used (less disturbed by other
+load on a shared machine; the target is on the wall clock). With several ``--ddpfix``, runs
+alternate between them so that a busy machine slows them alike: compare their medians, not runs of
 different moments. One untimed run of each comes first (page cache, ``.pyc`` files).
 """
 
