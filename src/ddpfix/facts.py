@@ -19,15 +19,17 @@ import re
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ddpfix.ast_walk import walk
 from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
-from ddpfix.ipython_syntax import notebook_module
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
 from ddpfix.model.program import ProcessGroups, imported_modules, program_root
-from ddpfix.model.versions import LightningVersion, imported_package, version_in_force
+
+if TYPE_CHECKING:  # loaded where used: most runs never read another file's classes, a notebook or a pin
+    from ddpfix.model.class_files import ClassFiles
+    from ddpfix.model.versions import LightningVersion
 
 #: Callbacks whose ``monitor`` decides through collectives on every rank, with the position of
 #: ``monitor`` when given positionally (Lightning 2.x: ``EarlyStopping(monitor, ...)``,
@@ -242,6 +244,8 @@ class ProjectFacts:
     def class_files(self) -> ClassFiles:
         """The classes of the program's other files, by the names a file imports them under
         (``model.class_files``): parsed when a rule asks."""
+        from ddpfix.model.class_files import ClassFiles
+
         return ClassFiles(list(self.process_files), self.may_run_with)
 
     def _place(self, path: str) -> tuple[str, str | None]:
@@ -468,7 +472,11 @@ class ProjectFacts:
         None where it does not parse (a notebook's magics: the text then decides)."""
         key = ("tree", path)
         if key not in self._read:
-            source = notebook_module(path) if path.endswith(".ipynb") else data
+            source = data
+            if path.endswith(".ipynb"):
+                from ddpfix.ipython_syntax import notebook_module  # loaded for notebooks only
+
+                source = notebook_module(path)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -1077,4 +1085,6 @@ FINDER_WORDS = (b"lr_find", b"LearningRateFinder", b"auto_lr_find")
 def lightning_pin(path: str, data: bytes | None = None) -> LightningVersion | None:
     """The Lightning version the file at ``path`` runs with (``model.versions``), judged by the
     package its text imports."""
+    from ddpfix.model.versions import imported_package, version_in_force
+
     return version_in_force(path, imported_package(data) if data is not None else None)

@@ -18,7 +18,6 @@ from collections.abc import Callable
 
 from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable, tree_blocks
-from ddpfix.ipython_syntax import notebook_module
 from ddpfix.model.program import module_paths, program_root
 
 #: How many re-exports (``from .a import B`` in a package ``__init__``) are followed.
@@ -51,6 +50,8 @@ class ClassFiles:
         if path not in self._parsed:
             try:
                 if path.endswith(".ipynb"):  # its code cells, IPython's lines masked
+                    from ddpfix.ipython_syntax import notebook_module  # loaded for notebooks only
+
                     source = notebook_module(path)
                     if source is None:
                         raise ValueError(path)

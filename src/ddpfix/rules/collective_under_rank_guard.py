@@ -12,7 +12,6 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import blocks, import_targets, last_name, may_be, root
 from ddpfix.analysis.text import aliased, bound_by_as, calls, headers, word_match
 from ddpfix.analysis.ranks import Guard, RANK_ATTRIBUTES, RANK_TRIGGERS, RANK_VARIABLES, TreeRankTests, functions, gated_at_module_level, gated_statements
-from ddpfix.model.versions import imported_package, version_in_force
 from ddpfix.rules.base import Rule, RuleContext
 
 TORCH_DISTRIBUTED = frozenset(
@@ -298,6 +297,8 @@ def _collective(func: ast.expr, ctx: RuleContext, metrics: set[str]) -> str | No
     if (method in STRATEGY_COLLECTIVES and owner_name == "strategy") or (method in FABRIC_COLLECTIVES and owner_name == "fabric"):
         return ""
     if method == "save_checkpoint" and owner_name == "trainer":
+        from ddpfix.model.versions import imported_package, version_in_force  # a rare call: loaded for it only
+
         version = version_in_force(ctx.path, imported_package(ctx.data))
         has = version.has(SAVE_BARRIER) if version is not None else None
         if has is False:

@@ -15,7 +15,6 @@ from typing import NamedTuple
 from ddpfix.ast_walk import child_nodes
 from ddpfix import edits
 from ddpfix.edits._base import Span
-from ddpfix.rules import _cuda_generator_safety as _safety
 from ddpfix.analysis import lightning as _tree_lightning
 from ddpfix.analysis.ast_shapes import every_node, last_name
 from ddpfix.analysis.text import GAP, aliased, pattern, word_match
@@ -216,6 +215,9 @@ def _verdict(origin: _Origin, other_use: int | None, sites: str, ctx: RuleContex
     work, or where this file switches the whole process to a literal CUDA default device (samplers
     need the CUDA generator there); a fix naming the switches where one stands elsewhere or its
     device is not a literal."""
+    # Imported here, not at the top: a run loads every rule, and only files this rule checks need it.
+    from ddpfix.rules import _cuda_generator_safety as _safety
+
     first = _first_site(origin)
     if other_use is not None:
         return f"CUDA generator reaches {first} and CUDA work on line {other_use}", (

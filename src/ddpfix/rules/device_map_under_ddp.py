@@ -9,7 +9,6 @@ import tokenize
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix import edits
 from ddpfix.edits import Span
-from ddpfix.rules import _device_map_under_ddp_safety as safety
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import tree_text as tree_text
 from ddpfix.rules.base import Rule, RuleContext, TreeView, clip
@@ -108,6 +107,9 @@ class DeviceMapUnderDdp(Rule):
         dropped, or set to the per-rank map with ``import os``; or the inputs moved at the top of
         ``forward``), which the engine carries out on LibCST's tree. A fix that would lose a comment
         inside the call is not offered: the finding says so."""
+        # Imported here, not at the top: a run loads every rule, and only files this rule checks need it.
+        from ddpfix.rules import _device_map_under_ddp_safety as safety
+
         view = ctx.view
         kinds = tree_lightning.class_hierarchy(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path))
         loads, ddp_trainer = _scan(tree, ctx, kinds)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
@@ -10,16 +11,14 @@ from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.analysis import call_paths
 from ddpfix.analysis import lightning as tree_lightning
-from ddpfix.analysis import values as values_mod
-from ddpfix.analysis.values import ObjectKinds
-from ddpfix.rules._device_evidence import TO_CPU_METHODS, bindings, keeps_the_device, makes_a_tensor, outside_numbers, targets
-from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
-from ddpfix.rules._log_sync_walks import EVERY_RANK_HOOKS, STEP_OF
-from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
 from ddpfix.analysis.ranks import gated_statements as tree_gated_statements
 from ddpfix.rules.base import Rule, RuleContext
+
+if TYPE_CHECKING:  # the proofs load when the rule first checks a file: a run loads every rule
+    from ddpfix.analysis import values as values_mod
+    from ddpfix.rules._epoch_log_sync_safety import ClassFacts
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOG_METHODS = frozenset({"log", "log_dict"})
@@ -303,6 +302,11 @@ class EpochLogSync(Rule):
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """The one analysis: findings, each fix's applicability, and its typed edit
         (``sync_dist=True`` set on the call), which the engine carries out on LibCST's tree."""
+        # Imported here, not at the top: a run loads every rule, and only files this rule checks need them.
+        from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
+        from ddpfix.analysis.values import ObjectKinds
+        from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
+
         tests, words = TreeRankTests(ctx.imports, tree), rank_words(ctx.imports)
         objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
@@ -360,6 +364,9 @@ class EpochLogSync(Rule):
         """A Callback's hooks log through the module they are given (``pl_module.log(...)``), with the
         hook's defaults: reported, never fixed safely (which modules the callback is attached to, and
         what else they log, is not read)."""
+        from ddpfix.analysis import values as values_mod
+        from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
+
         for cls in _callback_classes(tree, ctx.imports, ctx.facts.of_kind("Callback", ctx.path)):
             for method in cls.body:
                 if not isinstance(method, FUNCTIONS) or method.name not in LOGGING_HOOKS:
@@ -465,6 +472,8 @@ def _level(call: ast.Call, hooks: dict[str, str]) -> tuple[dict[str, str], dict[
 def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionValues) -> bool:
     """Every value the call logs is already global or a torchmetrics object (which syncs itself and
     for which Lightning ignores ``sync_dist``): ``sync_dist`` is meaningless there."""
+    from ddpfix.rules._epoch_log_sync_safety import ClassFacts
+
     logged = ClassFacts.values(call)
     if logged is None:
         if call.func.attr != "log_dict":
@@ -478,6 +487,8 @@ def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionV
 
 def _function_values(method, kinds, imports, module, trainer, module_collectives) -> values_mod.FunctionValues:
     """One ``FunctionValues`` per method, kept on its node (a hook's logs ask it in turn)."""
+    from ddpfix.analysis import values as values_mod
+
     known = method.__dict__.get("_ddpfix_values")
     if known is None:
         known = method._ddpfix_values = values_mod.FunctionValues(method, kinds, imports, module, trainer, module_collectives)
@@ -587,6 +598,8 @@ _UNBOUND = object()
 
 def _logs_through_partials(method, imports) -> list[tuple[ast.Call, ast.Call, ast.Call]]:
     """``log = partial(self.log, ...)`` then ``log("x", v)``: (the call, the log it makes, the partial)."""
+    from ddpfix.analysis import values as values_mod
+
     partials = {}
     for name, value in values_mod.single_bindings(method).items():
         if (isinstance(value, ast.Call) and imports.qualify(value.func) == "functools.partial" and value.args
@@ -631,6 +644,9 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
 def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassFacts | None, callers: set[int]) -> str | None:
     """``_cpu_value`` of ``values`` as ``method`` reads them at ``at``; for a helper of the class,
     also what each of its callers passes it (a parameter is what the caller made of it)."""
+    from ddpfix.rules._device_evidence import TO_CPU_METHODS, bindings, keeps_the_device, makes_a_tensor, outside_numbers, targets
+    from ddpfix.rules._log_sync_walks import EVERY_RANK_HOOKS, STEP_OF
+
     methods = facts.methods if facts is not None else {}
     # Only what is bound before the call counts (a later ``batch[key] = batch[key].cpu()`` for a
     # plot changes nothing logged before it; a log in a loop is never a safe fix anyway).

@@ -9,7 +9,6 @@ from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.ast_walk import child_nodes
 from ddpfix.lazy_regex import lazy_compile
-from ddpfix.rules import _hardcoded_device_safety as safety
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import tree_text as tree_text
 from ddpfix.analysis.ast_shapes import every_node, imports_of, last_name, may_be, methods
@@ -192,6 +191,9 @@ class HardcodedDevice(Rule):
         rebuilt as ``.to(self.device, ...)``, ``device=self.device`` set, a literal device replaced),
         which the engine carries out on LibCST's tree. Where an edit would lose or repeat a comment
         (read from the call's text, as LibCST's tree holds it), the finding is reported unfixed."""
+        # Imported here, not at the top: a run loads every rule, and only files this rule checks need it.
+        from ddpfix.rules import _hardcoded_device_safety as safety
+
         one_process = safety.one_process(tree, ctx.imports)
         cpu_only = safety.cpu_only(tree, ctx.imports)
         ddp = safety.ddp_file_why(tree, ctx.imports)
@@ -569,6 +571,8 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accel
     """(whether the fix is proven to change nothing but the failure, what was not proven).
     ``ddp``: None where every Trainer of the file is a literal DDP one on GPUs 0..n-1
     (``_hardcoded_device_safety.ddp_file_why``), else why not."""
+    from ddpfix.rules import _hardcoded_device_safety as safety
+
     if ordinals:
         return False, (f"the file names CUDA device {ordinals[0]}: model parallelism, which one self.device "
                        "would move to a single GPU")

@@ -7,6 +7,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix import edits
@@ -14,7 +15,6 @@ from ddpfix.edits import MODULE, Span
 from ddpfix.imports import TREE_COMPOUND, dotted_name, tree_blocks
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.ast_shapes import arguments, every_node, last_name
-from ddpfix.analysis.effects import Effects
 from ddpfix.analysis.text import alias_names, aliased, call_text, calls, headers, starts_a_word
 from ddpfix.analysis.lightning import (
                                        LIGHTNING_PACKAGES, arguments_in_order, child_blocks, class_hierarchy, device_kind, is_torch_nn_module, lightning_name,
@@ -22,6 +22,9 @@ from ddpfix.analysis.lightning import (
 from ddpfix.analysis.names import root_name, statement_names
 from ddpfix.analysis.tree_text import code_between, comment_in
 from ddpfix.rules.base import Rule, RuleContext, clip
+
+if TYPE_CHECKING:  # loaded when a file first needs its effects read (most files never do)
+    from ddpfix.analysis.effects import Effects
 
 TRAINERS = frozenset({"Trainer", "Fabric"})
 RUN_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -460,6 +463,8 @@ class _Knowledge:
     @property
     def effects(self) -> Effects:
         if self._effects is None:
+            from ddpfix.analysis.effects import Effects
+
             self._effects = Effects.of(self.tree, self.imports, lightning_name)
         return self._effects
 

@@ -10,12 +10,10 @@ from ddpfix.edits import Span
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
-from ddpfix.rules._rank_gated_log_safety import move_unproven, synced_elsewhere, unmonitored_unproven
 from ddpfix.analysis.lightning import (FUNCTIONS, arguments_in_order, has_star, is_elif, is_true, keyword,
                                        lightning_methods, log_label, logged_names, self_method_calls)
 from ddpfix.analysis.names import exit_in, statement_names
 from ddpfix.analysis.ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
-from ddpfix.model.versions import feature_problem, imported_package, version_in_force
 from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 RANK_ZERO_ONLY = "self.log(rank_zero_only=...)"
@@ -171,6 +169,10 @@ class RankGatedLog(Rule):
     def _judge(self, call: ast.Call, gated: _Gated, mode: str, ctx: RuleContext, tree: ast.Module,
                cls: ast.ClassDef, method: ast.FunctionDef | ast.AsyncFunctionDef, tests: TreeRankTests) -> _Finding:
         """The finding for a gated log: its fix proven safe, or marked unsafe with why, or none."""
+        # Imported here, not at the top: a run loads every rule, and only files this rule checks need it.
+        from ddpfix.model.versions import feature_problem, imported_package, version_in_force
+        from ddpfix.rules._rank_gated_log_safety import synced_elsewhere, unmonitored_unproven
+
         names = logged_names(call)
         label, where, at = log_label(call), _where(ctx, gated.guard), _where(ctx, gated.guard, short=True)
         facts = ctx.facts.for_program(ctx.path)  # this program's callbacks, not another project's of the run
@@ -220,6 +222,8 @@ class RankGatedLog(Rule):
     def _move_out(self, call: ast.Call, ctx: RuleContext, label: str, where: str, at: str, monitors, gated: _Gated,
                   cls: ast.ClassDef, method, synced: bool, tests: TreeRankTests) -> _Finding:
         """The finding for a log to be logged on every rank: moved out of its guard, synced."""
+        from ddpfix.rules._rank_gated_log_safety import move_unproven, synced_elsewhere
+
         reason = (
             f"{monitors[0].metric} is monitored by {monitors[0].describe()}: the other ranks crash or hang without it"
             if monitors

@@ -13,7 +13,6 @@ from ddpfix.imports import TREE_COMPOUND
 from ddpfix.analysis.ast_shapes import every_node, imports_of, may_be, methods
 from ddpfix.analysis.lightning import TENSOR_FACTORIES
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES
-from ddpfix.rules._tensor_attribute_safety import fix_safety, mangle
 from ddpfix.analysis.lightning import FUNCTIONS, arguments_in_order, lightning_methods
 from ddpfix.analysis.tree_text import end, start
 from ddpfix.rules.base import Rule, RuleContext, TreeView, clip
@@ -172,6 +171,9 @@ class TensorAttribute(Rule):
         """The one analysis: findings, each fix's applicability, and its typed edit (the statement
         rebuilt around its value as a ``register_buffer`` call), which the engine carries out on
         LibCST's tree."""
+        # Imported here, not at the top: a run loads every rule, and only files this rule checks need it.
+        from ddpfix.rules._tensor_attribute_safety import fix_safety, mangle
+
         view = ctx.view
         for cls, method in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             if method.name != "__init__" or view.one_line_body(method.body):

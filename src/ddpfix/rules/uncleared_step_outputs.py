@@ -11,7 +11,6 @@ from ddpfix.edits import Span
 from ddpfix.analysis.ast_shapes import every_node, methods
 from ddpfix.analysis.lightning import FUNCTIONS, lightning_methods
 from ddpfix.analysis.names import exit_in
-from ddpfix.rules._uncleared_step_outputs_safety import clear_safety
 from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 EPOCH_END = {
@@ -118,6 +117,9 @@ class UnclearedStepOutputs(Rule):
     def check(self, tree: ast.Module, ctx: RuleContext) -> None:
         """The one analysis: findings, each fix's applicability, and its typed edit (the lists'
         ``.clear()`` appended to the epoch-end hook), which the engine carries out on LibCST's tree."""
+        # Imported here, not at the top: a run loads every rule, and only files this rule checks need it.
+        from ddpfix.rules._uncleared_step_outputs_safety import clear_safety
+
         classes = {cls: None for cls, _ in lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path))}
         for cls in classes:
             methods = {s.name: s for s in cls.body if isinstance(s, FUNCTIONS)}

@@ -11,7 +11,6 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import every_node, imports_of, may_be
 from ddpfix.analysis.lightning import lightning_name
 from ddpfix.analysis.names import statement_names as tree_statement_names
-from ddpfix.rules._unseeded_random_split_safety import NOT_BOUND, tree_bound, tree_other_bindings
 from ddpfix.rules.base import Rule, RuleContext
 
 RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
@@ -89,6 +88,9 @@ class UnseededRandomSplit(Rule):
         """The one analysis: findings, each fix's applicability, and its typed edits (the
         ``generator=`` keyword, and ``import torch`` where the file lacks it), which the engine
         carries out on LibCST's tree (a fixed call nested in another's arguments stays fixed)."""
+        # Imported here, not at the top: a run loads every rule, and only files this rule checks need it.
+        from ddpfix.rules._unseeded_random_split_safety import NOT_BOUND, tree_bound, tree_other_bindings
+
         holders = {id(cls) for cls in tree_lightning.data_classes(tree, ctx.imports).values()}
         # A LightningModule's ``setup``/``prepare_data`` run on every rank too (tutorials split there).
         holders |= {id(cls) for cls, _method in tree_lightning.lightning_methods(
