@@ -32,54 +32,32 @@ def reaches(function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, cal
     return True
 
 
-def argument_of(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, name: str) -> ast.expr | None:
-    """The expression ``call`` passes for the parameter ``name`` (by position or keyword), or None
-    where it passes none (the default then holds)."""
-    positional = [p.arg for p in [*function.args.posonlyargs, *function.args.args]][1:]
-    for keyword in call.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    if name in positional and positional.index(name) < len(call.args):
-        return call.args[positional.index(name)]
-    return None
-
-
-def literal_node(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, name: str) -> ast.expr | None:
-    """What ``call`` passes for ``name``, else the parameter's default (its node), else None."""
-    passed = argument_of(function, call, name)
-    if passed is not None:
-        return passed
+def parameters_bound(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
+                     instance: bool = True) -> dict[str, ast.expr] | None:
+    """Parameter -> the expression ``call`` binds it to: what it passes (by position or keyword),
+    else the parameter's default. ``instance``: the call is through an instance (``self.f(...)``),
+    which binds the first parameter itself. None where a call may bind any (``*args``, ``**kw``,
+    more positional arguments than parameters)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
     arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    defaults = dict(zip([p.arg for p in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
-    defaults.update({p.arg: d for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
-    return defaults.get(name)
+    positional = [p.arg for p in [*arguments.posonlyargs, *arguments.args]][1 if instance else 0:]
+    if len(call.args) > len(positional):
+        return None
+    bound: dict[str, ast.expr] = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+    bound.update({p.arg: d for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    bound.update(zip(positional, call.args))
+    names = set(positional) | {p.arg for p in arguments.kwonlyargs}
+    bound.update({k.arg: k.value for k in call.keywords if k.arg in names})
+    return bound
 
 
 def bound_constants(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> dict[str, object]:
-    """Parameter -> the literal ``call`` binds it to (passed, or left to a literal default), for the
-    parameters the function never binds again. A call that unpacks (``*args``, ``**kw``) binds
-    nothing certain."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return {}
-    arguments = function.args
-    positional = [*arguments.posonlyargs, *arguments.args][1:]  # the instance is bound by the call
-    values: dict[str, ast.expr | None] = {}
-    if len(call.args) > len(positional):
-        return {}
-    for parameter, value in zip(positional, call.args):
-        values[parameter.arg] = value
-    for keyword in call.keywords:
-        values[keyword.arg] = keyword.value
-    defaults = dict(zip([p.arg for p in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
-    defaults.update({p.arg: d for p, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    """Parameter -> the literal ``call`` (through an instance) binds it to (``parameters_bound``),
+    for the parameters the function never binds again."""
     rebound = _rebound_names(function)
-    found: dict[str, object] = {}
-    for name in [p.arg for p in positional] + [p.arg for p in arguments.kwonlyargs]:
-        value = values.get(name, defaults.get(name))
-        if isinstance(value, ast.Constant) and name not in rebound:
-            found[name] = value.value
-    return found
+    return {name: value.value for name, value in (parameters_bound(function, call) or {}).items()
+            if isinstance(value, ast.Constant) and name not in rebound}
 
 
 def _rebound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

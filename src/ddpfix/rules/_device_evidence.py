@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.analysis import lightning as tree_lightning
+from ddpfix.rules._log_sync_walks import self_attr
 
 #: ``torch.<name>`` constants: dtypes and numbers (never a tensor).
 TORCH_CONSTANTS = frozenset({
@@ -148,43 +149,39 @@ def cpu_evidence(node: ast.AST, imports, moved: frozenset[int] = frozenset()) ->
     return None
 
 
-def registered_with_the_module(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[int]:
-    """The nodes of what ``__init__`` registers on the module as a parameter or a buffer, which
-    ``Module.to`` moves with it onto the rank's device: the argument of ``self.x =
-    nn.Parameter(...)`` (the whole value of an assignment to one attribute of ``self``), the tensor
-    of ``self.register_buffer(name, ...)`` and of ``self.register_parameter(name,
-    nn.Parameter(...))``. A parameter kept in a plain list, or made outside ``__init__`` (each call
-    of ``forward``), is not moved."""
+def registrations(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> list[tuple[str, ast.expr, ast.AST]]:
+    """What ``__init__`` registers on the module as a parameter or a buffer, which ``Module.to``
+    moves with it onto the rank's device: (the attribute's name, the tensor's expression, the node
+    that binds the name) for ``self.x = nn.Parameter(...)`` (the whole value of an assignment to one
+    attribute of ``self``), ``self.register_buffer("x", ...)`` and ``self.register_parameter("x",
+    nn.Parameter(...))`` (a literal name). A parameter kept in a plain list, or made outside
+    ``__init__`` (each call of ``forward``), is not moved."""
     def parameter_argument(value: ast.expr | None) -> ast.expr | None:
         if isinstance(value, ast.Call) and value.args and imports.qualify(value.func) in PARAMETER_CLASSES:
             return value.args[0]
         return None
 
-    found: set[int] = set()
+    found: list[tuple[str, ast.expr, ast.AST]] = []
     for statement in walk(init):
-        made: ast.expr | None = None
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _self_attribute(statement.targets[0]):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and self_attr(statement.targets[0]):
             made = parameter_argument(statement.value)
+            if made is not None:
+                found.append((statement.targets[0].attr, made, statement.targets[0]))
         elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
             call = statement.value
             func = call.func
-            if isinstance(func, ast.Attribute) and _is_self(func.value) and len(call.args) >= 2:
-                if func.attr == "register_buffer":
-                    made = call.args[1]
-                elif func.attr == "register_parameter":
-                    made = parameter_argument(call.args[1])
-        if made is not None:
-            found.update(id(n) for n in walk(made))
-    return frozenset(found)
+            if self_attr(func) in ("register_buffer", "register_parameter") and len(call.args) >= 2 \
+                    and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+                made = call.args[1] if func.attr == "register_buffer" else parameter_argument(call.args[1])
+                if made is not None:
+                    found.append((call.args[0].value, made, call))
+    return found
+
+
+def registered_with_the_module(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[int]:
+    """The nodes of what ``__init__`` registers (``registrations``): no CPU evidence, as they move."""
+    return frozenset(id(n) for _, made, _ in registrations(init, imports) for n in walk(made))
 
 
 #: ``torch.nn.Parameter`` under the names it is imported by.
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-
-
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
-def _self_attribute(target: ast.expr) -> bool:
-    return isinstance(target, ast.Attribute) and _is_self(target.value)

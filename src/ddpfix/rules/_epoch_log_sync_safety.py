@@ -48,6 +48,7 @@ from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_nam
 from ddpfix.analysis.attribute_access import dynamic_access
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.ast_shapes import every_node, nodes_below, nodes_of, spelled_names
+from ddpfix.analysis import call_paths
 from ddpfix.analysis.values import pure_function_name
 from ddpfix.rules._log_sync_provenance import Provenance
 from ddpfix.rules._log_sync_walks import (
@@ -1220,17 +1221,13 @@ class ClassFacts:
         if self.helper_callers_problem(helper) is not None:
             return set()
         arguments = helper.args
-        positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]][1:]
-        defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
-        defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
-        invariant = set(positional) | {a.arg for a in arguments.kwonlyargs}
+        invariant = {a.arg for a in [*arguments.posonlyargs, *arguments.args][1:]} | {a.arg for a in arguments.kwonlyargs}
         for caller, call in self.calls_of(helper.name):
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            given = call_paths.parameters_bound(helper, call)
+            if given is None:
                 return set()
-            given = dict(zip(positional, call.args))
-            given.update({k.arg: k.value for k in call.keywords})
             for name in list(invariant):
-                value = given.get(name, defaults.get(name))
+                value = given.get(name)
                 if value is None or not self.rank_invariant(value, caller):
                     invariant.discard(name)
         changed = set().union(*(bound_names(statement) for statement in helper.body))  # any form: a match capture too
@@ -1739,13 +1736,8 @@ def _file_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
 def _instantiated_arguments(function: ast.FunctionDef, call: ast.Call) -> list[ast.expr]:
     """The names ``call`` hands ``function`` that it only builds (``_only_built``), each bound to a
     parameter of its own (not ``*args``/``**kwargs``)."""
-    arguments = function.args
-    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return []
-    handed = list(zip(positional, call.args)) + [(k.arg, k.value) for k in call.keywords
-                                                  if k.arg in positional or k.arg in {a.arg for a in arguments.kwonlyargs}]
-    return [value for name, value in handed if isinstance(value, ast.Name) and _only_built(function, name)]
+    handed = call_paths.parameters_bound(function, call, instance=False) or {}
+    return [value for name, value in handed.items() if isinstance(value, ast.Name) and _only_built(function, name)]
 
 
 #: What reading a class's own name or docs runs: nothing of the class.
@@ -1753,33 +1745,26 @@ CLASS_METADATA = frozenset({"__name__", "__qualname__", "__module__", "__doc__"}
 
 
 def _only_built(function: ast.FunctionDef, name: str) -> bool:
-    """The parameter ``name`` is never bound again, and every use of it calls it or a method of it
-    (``model_class(**kwargs)``, ``model_class.load_from_checkpoint(path)``) or reads its name: no
-    subclass, no store, not handed on (a store on it, ``cls.m = f``, is a patch the file's stores
-    show)."""
+    """The parameter ``name`` is never bound again, and every use of it calls it
+    (``model_class(**kwargs)``: the class's own construction, which every file's stores on it and
+    ``setattr``s are read for anyway) or reads its name (``__name__``): no subclass, no method of it
+    called (a classmethod is code the proof does not read), not handed on."""
     if any(name in bound_names(statement) for statement in function.body):
         return False
-    called: set[int] = set()
+    called = {id(n.func) for n in walk(function) if isinstance(n, ast.Call)}
     for n in walk(function):
-        if isinstance(n, ast.Call):
-            called.add(id(n.func))
-    uses = 0
+        if isinstance(n, ast.arg) and n.arg == name and n not in (*function.args.posonlyargs, *function.args.args,
+                                                                  *function.args.kwonlyargs):
+            return False  # a nested function's own parameter of that name
+    parents = {id(child): n for n in walk(function) for child in ast.iter_child_nodes(n)}
     for n in walk(function):
         if isinstance(n, ast.Name) and n.id == name:
-            if not isinstance(n.ctx, ast.Load):
+            parent = parents.get(id(n))
+            read_name = isinstance(parent, ast.Attribute) and parent.attr in CLASS_METADATA \
+                and isinstance(parent.ctx, ast.Load) and id(parent) not in called
+            if id(n) not in called and not read_name:
                 return False
-            uses += 1
-        elif isinstance(n, ast.arg) and n.arg == name and n not in (*function.args.posonlyargs, *function.args.args,
-                                                                    *function.args.kwonlyargs):
-            return False  # a nested function's own parameter of that name
-    reads = 0
-    for n in walk(function):
-        if isinstance(n, ast.Name) and n.id == name and id(n) in called:
-            reads += 1
-        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name \
-                and (id(n) in called or n.attr in CLASS_METADATA) and isinstance(n.ctx, ast.Load):
-            reads += 1
-    return uses == reads
+    return True
 
 
 def _c3(cls: ast.ClassDef, by_name: dict[str, ast.ClassDef], imports: ImportTable) -> list[ast.ClassDef] | None:

@@ -400,6 +400,13 @@ class Provenance:
             return node if unknown is node.func else unknown
         return next((u for u in map(check, arguments) if u is not None), None)
 
+    def _builds_known_module(self, call: ast.Call) -> bool:
+        """``call`` builds a module whose every call is known (``ModuleReader.call_problem``), by a
+        name the method does not rebind."""
+        facts = self.facts
+        view = FileView.of(facts.path, facts.tree, facts.imports)
+        return not facts.shadowed(call.func, self.method) and facts.modules.call_problem(call, view) is None
+
     def _function_unknown(self, func: ast.expr, known: set[str]) -> ast.expr | None:
         """None when calling ``func`` computes on its arguments only (and on a known object, for a
         tensor method); else the unknown part."""
@@ -428,15 +435,12 @@ class Provenance:
             # ``criterion = nn.CrossEntropyLoss()`` then ``criterion(logits, y)``: every binding a
             # ``torch.nn`` module built here.
             values = self.bindings.get(func.id, [])
-            view = FileView.of(facts.path, facts.tree, facts.imports)
-            if not values or not all(isinstance(v, ast.Call) and not facts.shadowed(v.func, self.method)
-                                     and facts.modules.call_problem(v, view) is None for v in values):
+            if not values or not all(isinstance(v, ast.Call) and self._builds_known_module(v) for v in values):
                 return node
         elif isinstance(func, ast.Call):
             # ``nn.CrossEntropyLoss()(logits, y)``: a module built here and called at once, known as
             # a local name bound to one is (above).
-            view = FileView.of(facts.path, facts.tree, facts.imports)
-            if facts.shadowed(func.func, self.method) or facts.modules.call_problem(func, view) is not None:
+            if not self._builds_known_module(func):
                 return node
             return next((u for u in map(check, [*func.args, *(k.value for k in func.keywords)]) if u is not None), None)
         else:

@@ -29,7 +29,7 @@ from ddpfix.ast_walk import walk
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.analysis.values import TENSOR_METHODS
 from ddpfix.imports import ImportTable
-from ddpfix.rules._device_evidence import PARAMETER_CLASSES, cpu_evidence, registered_with_the_module
+from ddpfix.rules._device_evidence import cpu_evidence, registered_with_the_module, registrations
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 #: ``torch.nn`` classes whose ``forward`` runs the modules they are given.
@@ -467,38 +467,26 @@ CHANGERS = frozenset({"append", "extend", "insert", "add_module", "register_modu
                       "to_empty", "load_state_dict", "set_submodule"})
 
 
-def _is_self(node: ast.expr) -> bool:
-    return isinstance(node, ast.Name) and node.id == "self"
-
-
 def _registered_tensors(classes: list[ast.ClassDef], imports) -> set[str]:
     """Attributes that only ever hold a parameter or buffer the classes' ``__init__`` registers
-    (``self.cls_token = nn.Parameter(...)``, ``self.register_buffer("mask", ...)``): tensors that
-    move with the module, whose tensor methods (``TENSOR_METHODS``, none in place) make new ones."""
-    registered: set[str] = set()
-    other: set[str] = set()
+    (``registrations``): tensors that move with the module, whose tensor methods
+    (``TENSOR_METHODS``, none in place) make new ones. Any other store of the name, or a
+    ``setattr``, and it is not one."""
+    registered: dict[str, set[int]] = {}
     for owner in classes:
         for statement in owner.body:
-            if not isinstance(statement, FUNCTIONS) or statement.name != "__init__":
-                continue
-            for n in walk(statement):
-                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
-                        and _is_self(n.targets[0].value) and isinstance(n.value, ast.Call) \
-                        and imports.qualify(n.value.func) in PARAMETER_CLASSES:
-                    registered.add(n.targets[0].attr)
-                    n.targets[0]._ddpfix_registration = True
-                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _is_self(n.func.value) \
-                        and n.func.attr in ("register_buffer", "register_parameter") and n.args \
-                        and isinstance(n.args[0], ast.Constant):
-                    registered.add(str(n.args[0].value))
+            if isinstance(statement, FUNCTIONS) and statement.name == "__init__":
+                for name, _made, binder in registrations(statement, imports):
+                    registered.setdefault(name, set()).add(id(binder))
+    binders = set().union(*registered.values())
+    other: set[str] = set()
     for owner in classes:
         for n in every_node(owner):
-            if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) \
-                    and not getattr(n, "_ddpfix_registration", False):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in binders:
                 other.add(n.attr)
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
                 return set()
-    return registered - other
+    return set(registered) - other
 
 
 def changed_in_place(classes: list[ast.ClassDef], name: str) -> int | None:

@@ -566,8 +566,8 @@ def _sync_condition(method, log: ast.Call, reach: _Reach, epoch_paths: dict[str,
                     view) -> str | None:
     """For a helper's log reached per epoch from some hooks and per step from others: the text of a
     test true on exactly the epoch-level calls (``stage != "train"``), where one parameter tells
-    them apart, every call reaching the log binding it to a string literal (the step-level ones to
-    values no epoch-level one passes); None where none does. ``sync_dist=<test>`` then syncs where
+    them apart, every call reaching the log binding it to a string literal (the step-level ones all
+    to one value no epoch-level one passes); None where none does. ``sync_dist=<test>`` then syncs where
     the log is per epoch and leaves each training step's value as it was."""
     if method.name in epoch_paths or method.name in step_paths:
         return None  # a hook of its own: Lightning calls it with no literal
@@ -581,15 +581,12 @@ def _sync_condition(method, log: ast.Call, reach: _Reach, epoch_paths: dict[str,
         step_values = [call_paths.bound_constants(method, c).get(name, _UNBOUND) for c in step_calls]
         if not all(isinstance(v, str) for v in (*epoch_values, *step_values)) or set(epoch_values) & set(step_values):
             continue
-        texts: dict[str, str] = {}
-        for call in step_calls:
-            value = call_paths.bound_constants(method, call)[name]
-            node = call_paths.literal_node(method, call, name)
-            segment = ast.get_source_segment(view.text, node) if node is not None else None
-            texts.setdefault(value, segment if segment is not None and ast.literal_eval(segment) == value else repr(value))
-        if len(texts) == 1:
-            return f"{name} != {next(iter(texts.values()))}"
-        return f"{name} not in ({', '.join(texts[v] for v in sorted(texts))})"
+        if len(set(step_values)) != 1:
+            continue  # one test, ``!=`` one literal: the shape the differential runs cover
+        node = (call_paths.parameters_bound(method, step_calls[0]) or {}).get(name)
+        segment = ast.get_source_segment(view.text, node) if node is not None else None
+        literal = segment if segment is not None and ast.literal_eval(segment) == step_values[0] else repr(step_values[0])
+        return f"{name} != {literal}"
     return None
 
 
