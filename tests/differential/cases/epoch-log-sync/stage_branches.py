@@ -1,6 +1,7 @@
 # differential: safe
 """One helper computes the loss for every stage and logs it in the branch of its stage:
-`self._shared_step(batch, "train")` from training_step, `"val"` from validation_step. The
+`self._shared_step(batch, "train")` from training_step, `"val"` from validation_step (the
+branch tests `stage in ("val", "test")`). The
 validation branch's log says nothing about sync_dist; the training branch logs per step.
 
 Under DDP each rank logs its own shard's validation mean. The stage is a literal each caller
@@ -26,7 +27,7 @@ class Classifier(L.LightningModule):
         loss = nn.functional.cross_entropy(self.net(x), y)
         if stage == "train":
             self.log("train_loss", loss)
-        elif stage == "val":
+        elif stage in ("val", "test"):
             self.log("val_loss", loss)
         else:
             raise ValueError(stage)

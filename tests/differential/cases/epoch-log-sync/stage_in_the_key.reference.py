@@ -2,7 +2,7 @@
 """One helper computes the loss and the accuracy for every stage and logs them under keys built
 from the stage its caller names (`f"{mode}_loss"`, `"%s_acc" % mode`): `"train"` from
 training_step (logged per step there), `"val"` and `"test"` from the evaluation steps (per epoch).
-The logs say nothing about sync_dist.
+training_step unpacks what it returns (`loss, _ = ...`). The logs say nothing about sync_dist.
 
 Under DDP each rank logs its own shard's validation mean. Every caller passes the mode a literal
 the helper never rebinds, so every rank logs the same keys, and the mode tells the training calls
@@ -34,10 +34,11 @@ class Classifier(L.LightningModule):
         else:
             self.val_losses.append(loss.detach())
             self.val_accs.append(acc)
-        return loss
+        return loss, acc
 
     def training_step(self, batch, batch_idx):
-        return self._calculate_loss(batch, mode="train")
+        loss, _ = self._calculate_loss(batch, mode="train")
+        return loss
 
     def validation_step(self, batch, batch_idx):
         self._calculate_loss(batch, mode="val")
