@@ -1163,18 +1163,21 @@ class ClassFacts:
         hook's fourth), and ``self.current_epoch`` / ``self.global_step`` (the loops' counters,
         which every rank advances together)."""
         invariant = self._invariant_parameters(method)
+        # ``self`` only as the receiver of the loops' counters: the module itself is an object of
+        # each rank, and formatting or comparing it runs its code.
+        counters = {id(n.value) for n in walk(test) if isinstance(n, ast.Attribute) and is_self(n.value)
+                    and n.attr in ("current_epoch", "global_step")}
         for node in walk(test):
             if isinstance(node, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Load,
                                  ast.cmpop, ast.boolop, ast.unaryop, ast.operator, ast.Tuple, ast.List, ast.Set,
                                  ast.JoinedStr)):
                 continue
-            if isinstance(node, ast.FormattedValue) and node.conversion == -1 and node.format_spec is None \
-                    and not is_self(node.value):
+            if isinstance(node, ast.FormattedValue) and node.conversion == -1 and node.format_spec is None:
                 # ``f"{stage}_loss"``: a shared value (a literal, a loop index) formatted by Python
                 continue
             if isinstance(node, ast.Name) and node.id in invariant:
                 continue
-            if isinstance(node, ast.Name) and node.id == "self":
+            if isinstance(node, ast.Name) and id(node) in counters:
                 continue
             if isinstance(node, ast.Attribute) and is_self(node.value) and node.attr in ("current_epoch", "global_step") \
                     and self.own_property(node.attr):
