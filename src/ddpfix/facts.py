@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.ast_walk import walk
 from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
@@ -403,6 +404,116 @@ class ProjectFacts:
                 return f"{os.path.relpath(config, root)}:{line}"
         return None
 
+    def constructions(self, name: str, path: str, tree: ast.Module, cls: ast.ClassDef | None = None):
+        """Every call of the program that builds the class ``name`` defined in ``path`` (its tree
+        given), as (real path, tree, imports, call), the file's own first; else where the class may
+        be built unseen or changed (``model.constructions.class_uses``), as ``file:line``, or why the
+        facts cannot tell. A file that may run with ``path`` is read when its text names the class;
+        a configuration file that names it (a ``_target_``, a ``class_path``) may build it."""
+        from ddpfix.model.constructions import class_uses  # asked by a proof that follows a handed module
+
+        if not self.whole:
+            return "the run did not read the whole project, so it may be built elsewhere"
+        real, root = os.path.realpath(path), program_root(path)
+        calls, other_use = class_uses(tree, name, cls)
+        if other_use is not None:
+            return f"{os.path.basename(path)}:{other_use.lineno} names `{name}` otherwise than to build it"
+        found = [(real, tree, None, call) for call in calls]
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        # A notebook is no module: only a file that names it (``%run train.ipynb``) runs its classes.
+        notebook = os.path.basename(path).encode() if path.endswith(".ipynb") else None
+        for other in self._candidates(list(self.process_files)):
+            if other == real or not self.may_run_with(path, other):
+                continue
+            if self._names_in(other) is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            data = self._read[("bytes", other)]
+            if notebook is not None and notebook[:-len(b".ipynb")] not in data:
+                continue
+            match = word.search(data)
+            if match is None:
+                continue
+            parsed = self.class_files.parsed(other)
+            if parsed is None:
+                return f"{os.path.relpath(other, root)}:{_line_at(data, match.start())} names `{name}`"
+            other_tree, imports = parsed
+            calls, other_use = class_uses(other_tree, name, cls)
+            if other_use is not None:
+                return f"{os.path.relpath(other, root)}:{other_use.lineno} names `{name}` otherwise than to build it"
+            found += [(other, other_tree, imports, call) for call in calls]
+        for config, data in _config_files(root):
+            if config is None:
+                return "the project has more configuration files than are read"
+            match = word.search(data)
+            if match is not None:
+                return f"{os.path.relpath(config, root)}:{_line_at(data, match.start())} names `{name}`"
+        return found
+
+    def part_changed_elsewhere(self, name: str, path: str, leaves: frozenset[str], check=None) -> str | None:
+        """Where a file that may run with ``path`` (itself included) may change a module through an
+        attribute ``name`` of another object than a class's own ``self`` (``lm.model.register_forward_hook(f)``,
+        ``freeze(lm.model)``, ``backbone = lm.model``, ``lm.model.fc = m``): ``file:line``; a reason
+        where the facts are partial; None where none does. The text screens: calling it
+        (``lm.model(x)``), one of ``leaves`` on it (``lm.model.eval()``), reading an attribute of it
+        (``cfg.model.name``) and comparing it pass (an attribute of that name on anything counts).
+        Any other use is asked of ``check(real path, tree, imports, attribute node)`` (None: it
+        leaves the module as built) on the parsed file, where given."""
+        if not self.whole:
+            return "the run did not read the whole project, so another file may change it"
+        root = program_root(path)
+        word = re.escape(name.encode())
+        use = re.compile(rb"(?<!\bself)\.[ \t]*" + word + rb"\b(?P<after>[ \t]*(?:\.[ \t]*(?P<attr>\w+)[ \t]*)?"
+                         rb"(?P<next>\(|\[|=(?!=)|[-+*/%&|^@]=|[),\]}:\r\n#]|$))", re.M)
+        for other in self._candidates(list(self.process_files)):
+            if not self.may_run_with(path, other):
+                continue
+            if self._names_in(other) is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            data = self._read[("bytes", other)]
+            if name.encode() not in data:
+                continue
+            for found in use.finditer(data):
+                attr, after = found.group("attr"), found.group("next")
+                if after == b"(" and (attr is None or attr.decode() in leaves):
+                    continue  # called, or a method that leaves its code
+                if attr is not None and after not in (b"(", b"[", b"=") and not after.endswith(b"="):
+                    continue  # an attribute of it read
+                line = _line_at(data, found.start())
+                parsed = self.class_files.parsed(other) if check is not None else None
+                if parsed is None:
+                    return f"{os.path.relpath(other, root)}:{line}"
+                tree, imports = parsed
+                nodes = [n for n in every_node(tree) if isinstance(n, ast.Attribute) and n.attr == name
+                         and n.end_lineno >= line >= n.value.end_lineno
+                         and not (isinstance(n.value, ast.Name) and n.value.id == "self")]
+                if not nodes or any(check(other, tree, imports, n) is not None for n in nodes):
+                    return f"{os.path.relpath(other, root)}:{line}"
+        return None
+
+    def global_imported_elsewhere(self, name: str, path: str) -> str | None:
+        """Where another file that may run with ``path`` may reach the global ``name`` of that
+        file (``from train import model``, ``train.model``): a file whose text imports the module
+        by its file's name and names ``name``, as ``file:line``; a reason where the facts are
+        partial; None where none does. A notebook is never imported."""
+        if path.endswith(".ipynb"):
+            return None
+        if not self.whole:
+            return "the run did not read the whole project, so another file may import it"
+        real, root = os.path.realpath(path), program_root(path)
+        stem = re.escape(os.path.splitext(os.path.basename(path))[0].encode())
+        imports = re.compile(rb"\b(?:import|from)\b[^\n]*\b" + stem + rb"\b")
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        for other in self._candidates(list(self.process_files)):
+            if other == real or not self.may_run_with(path, other):
+                continue
+            if self._names_in(other) is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            data = self._read[("bytes", other)]
+            found = imports.search(data)
+            if found is not None and word.search(data):
+                return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
+        return None
+
     def stored_elsewhere(self, name: str, path: str, tree: ast.Module | None = None) -> str | None:
         """Where a file that may run with ``path`` (itself included, through ``tree``) stores an
         attribute ``name`` on anything (``Head.forward = f``, ``setattr(obj, "forward", f)``):
@@ -704,6 +815,10 @@ _DYNAMIC_NAME = lazy_compile(rb"getattr[ \t]*\([^,()]+,[ \t\r\n]*(?![ \t\r\n])(?
 def _name_use(name: str) -> re.Pattern[bytes]:
     word = re.escape(name.encode())
     return re.compile(rb"\.[ \t]*" + word + rb"\b|['\"]" + word + rb"\\?['\"]")
+
+
+def _line_at(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
 
 
 def _within(path: str, folder: str) -> bool:

@@ -14,7 +14,8 @@ from ddpfix.ast_walk import walk
 def attribute_stores(tree: ast.Module) -> dict[str, int]:
     """Attribute name -> the line of its first store on anything but ``self`` (``Head.forward = f``);
     ``"*"`` -> the first store that may bind any name: ``setattr`` with a name that is not a literal,
-    ``setattr`` handed around as a value, ``__setattr__`` or ``__dict__``. Each literal
+    ``setattr`` handed around as a value, ``__setattr__`` or ``__dict__`` (not where it is only
+    shown or read: ``f"{config.__dict__}"``, ``print(x.__dict__)``, ``x.__dict__.items()``). Each literal
     ``setattr(obj, "name", ...)`` counts as a store of ``name``. What a class stores on its own
     ``self`` (``setattr(self, k, v)``, ``self.__dict__ = self``) is that class's, which its own
     reader sees (a base or subclass of the model is read as such), not another object's.
@@ -23,10 +24,20 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     which a proof that reads that name relies on."""
     found: dict[str, int] = {}
     parsed = _argparse_namespaces(tree)
-    for node in walk(tree):
+    shown: set[int] = set()  # ``x.__dict__`` read where nothing can store through it
+    for node in walk(tree):  # a parent before its children
+        if isinstance(node, ast.FormattedValue):
+            shown.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in _READS_A_NAMESPACE:
+                shown.update(id(a) for a in node.args)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in _NAMESPACE_READS:
+                shown.add(id(node.func.value))
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
                 and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             found.setdefault(node.attr, node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr == "__dict__" and id(node) in shown:
+            continue  # ``f"{config.__dict__}"``, ``print(vars_.__dict__)``, ``cfg.__dict__.items()``
         elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__dict__") and not _own(node.value):
             found.setdefault("*", node.lineno)
         elif isinstance(node, ast.Call) and _names_setattr(node.func):
@@ -41,6 +52,12 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
         elif isinstance(node, ast.Name) and node.id == "setattr" and not _called(node, tree):
             found.setdefault("*", node.lineno)  # ``store = setattr``, ``map(setattr, ...)``
     return found
+
+
+#: Builtins that only read the namespace they are handed (to show or count it).
+_READS_A_NAMESPACE = frozenset({"print", "str", "repr", "len", "sorted", "format"})
+#: A namespace's methods that read it.
+_NAMESPACE_READS = frozenset({"items", "keys", "values", "get", "copy", "__contains__"})
 
 
 def _names_setattr(func: ast.expr) -> bool:

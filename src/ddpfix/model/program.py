@@ -80,6 +80,9 @@ _OTHER_LOADS = re.compile(rb"pickle\.loads?\(|weights_only[ \t]*=[ \t]*False|hub
 _IMPORT_MODULE = re.compile(rb"(?<![\w])import_module[ \t]*\([ \t]*(f?)(['\"])([\w.]*)(\{|\2[ \t]*(\+|[,)]))?")
 #: A dynamic import of any module of the program.
 ANY_MODULE = ""
+#: A loader that names notebooks (``exec`` of a notebook's code): it may run them too. No import
+#: runs a notebook otherwise: it is not a module.
+NOTEBOOKS = "*.ipynb"
 
 
 def _in_comment_or_example(data: bytes, start: int) -> bool:
@@ -172,6 +175,8 @@ def imported_modules(data: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
                         found.add(module + name if module.endswith(".") else f"{module}.{name}")
     literal, dynamic = dynamic_imports(data, found)
     found.update(literal)
+    if ANY_MODULE in dynamic and b"ipynb" in data:
+        dynamic = (*dynamic, NOTEBOOKS)
     return tuple(sorted(found)), dynamic
 
 
@@ -199,7 +204,8 @@ class ProcessGroups:
       the file's own folder; a module of no file of the program (``torch.utils.data``) joins nothing;
     * a package's ``__init__.py`` to every file below it (they run it when imported as modules);
     * a dynamic import: to every file of the run, or to those of the packages its literal prefixes
-      name;
+      name (not to a notebook, which is no module, unless the loader is a notebook, ``%run``, or
+      names notebooks);
     * pytest: the test files and ``conftest.py`` of a program run in one pytest process.
 
     A hazard or a default-device switch in one file bears on another only if both can run in one
@@ -213,6 +219,8 @@ class ProcessGroups:
         roots = {path: program_root(path) for path in files}
         relative = {path: os.path.relpath(path, roots[path]) for path in files}
         for path in files:
+            if path.endswith(".ipynb"):
+                continue  # not a module: ``import notebook`` finds no notebook
             for name in module_paths(relative[path]):
                 by_module.setdefault((roots[path], name), []).append(path)
         tests: dict[str, str] = {}
@@ -222,7 +230,7 @@ class ProcessGroups:
             for module in modules:
                 for other in self._targets(path, root, module, by_module):
                     self._join(path, other)
-            for package in set(packages) - {ANY_MODULE}:
+            for package in set(packages) - {ANY_MODULE, NOTEBOOKS}:
                 prefix = tuple(package.split("."))
                 for other in files:
                     if roots[other] == root and any(name[:len(prefix)] == prefix or prefix[:len(name)] == name
@@ -244,12 +252,19 @@ class ProcessGroups:
                     tests[root] = path
         #: Files that import modules named at run time (a config's ``class_path``/``_target_`` among them).
         self.loaders: tuple[str, ...] = tuple(anything)
-        for path in anything:
+        # A loader may run any module of the program; a notebook only where it is one (``%run``) or
+        # names notebooks.
+        runs_notebooks = [p for p in anything if p.endswith(".ipynb") or NOTEBOOKS in files[p][1]]
+        for path in anything[:1]:
             for other in files:
-                self._join(path, other)
-            break  # one joins all: the others follow through it
+                if not other.endswith(".ipynb"):
+                    self._join(path, other)
         for path in anything[1:]:
             self._join(path, anything[0])
+        for path in runs_notebooks:
+            for other in files:
+                if other.endswith(".ipynb") and roots[other] == roots[path]:
+                    self._join(path, other)
 
     @staticmethod
     def _targets(path: str, root: str, module: str, by_module) -> list[str]:

@@ -42,6 +42,7 @@ from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
+from ddpfix.model.constructions import LEAVES_CODE, object_problem, object_scope, use_problem
 from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
@@ -275,6 +276,18 @@ class ClassFacts:
             return "the program's other files are not read"
         return self.project.stored_elsewhere(name, self.path, self.tree)
 
+    def _reached_elsewhere(self, name: str) -> str | None:
+        """Where code outside the class may change the module it holds as ``self.<name>``
+        through the instance (``lm.backbone.register_forward_hook(f)``, ``freeze(lm.backbone)``)."""
+        if self.project is None or self.path is None:
+            return "the program's other files are not read"
+
+        def check(real: str, tree: ast.Module, imports: ImportTable, node: ast.Attribute) -> str | None:
+            view = FileView.of(real, tree, imports)
+            return use_problem(tree, node, lambda call: self.modules.call_problem(call, view))
+
+        return self.project.part_changed_elsewhere(name, self.path, LEAVES_CODE, check)
+
     def _base_elsewhere(self, base: ast.expr) -> ClassFacts | str | None:
         """The facts of a base class another file of the program defines (read there, with its own
         imports); why it is not seen, where it is read but not all seen; None where it is not read."""
@@ -459,7 +472,7 @@ class ClassFacts:
         (``model.backbone = Other()`` in train.py)."""
         if name not in self._submodules:
             line = changed_in_place(self.lineage, name)
-            changed = f"line {line}" if line is not None else self._patched_elsewhere(name)
+            changed = f"line {line}" if line is not None else self._patched_elsewhere(name) or self._reached_elsewhere(name)
             if changed is not None:
                 self.module_problems.setdefault(name, f"`self.{name}` may be changed after it is built ({changed})")
             self._submodules[name] = changed is None and name not in self._foreign_assigned and name in \
@@ -481,7 +494,72 @@ class ClassFacts:
                 self.module_problems.setdefault(name, problem)
             return problem is None
 
-        return self._every_assignment(stores, built=self._through_factories(known), only=only)
+        return self._every_assignment(stores, built=self._through_factories(known), referenced=self._handed_module,
+                                      only=only)
+
+    def _handed_module(self, name: str, value: ast.expr) -> bool:
+        """``self.<name> = <parameter>`` in the class's ``__init__`` holds a known module where every
+        construction of the class in the program hands that parameter one (``model.constructions``):
+        a call that builds a known module, or a name every binding of which builds one and every use
+        of which leaves it as built. Why not, in ``module_problems``; nothing for any other value."""
+        init = next((s for s in self.cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None or not isinstance(value, ast.Name) or not any(n is value for n in nodes_below(init)):
+            return False
+        arguments = init.args
+        if value.id not in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs][1:]} \
+                or any(value.id in bound_names(statement) for statement in init.body):
+            return False
+        problem = self._handed_problem(name, init, value.id)
+        if problem is not None:
+            self.module_problems.setdefault(
+                name, f"`self.{name}` holds `{value.id}` (line {value.lineno}), handed to `{self.cls.name}(...)`: {problem}")
+        return problem is None
+
+    def _handed_problem(self, name: str, init: ast.FunctionDef, parameter: str) -> str | None:
+        if self.unknown_base is not None:
+            return self.unknown_base
+        if self.project is None or self.path is None:
+            return "the program's other files are not read"
+        uses = self.project.constructions(self.cls.name, self.path, self.tree, self.cls)
+        if isinstance(uses, str):
+            return uses
+        if not uses:
+            return f"no code of the program builds `{self.cls.name}`"
+        handed: dict[int, set[int]] = {}  # per tree: the argument nodes constructions bind to the parameter
+        bound_per_call = []
+        for real, tree, _imports, call in uses:
+            bound = call_paths.parameters_bound(init, call)
+            place = f"{os.path.basename(real)}:{call.lineno}"
+            if bound is None:
+                return f"{place} may pass it through `*args` or `**kwargs`"
+            if parameter not in bound:
+                return f"{place} does not pass `{parameter}`"
+            handed.setdefault(id(tree), set()).add(id(bound[parameter]))
+            bound_per_call.append((real, tree, _imports, bound[parameter], place))
+        for real, tree, imports, argument, place in bound_per_call:
+            view = FileView.of(real, tree, imports) if imports is not None else FileView.of(self.path, self.tree, self.imports)
+
+            def known_call(call: ast.Call, view=view) -> str | None:
+                problem = self.modules.call_problem(call, view)
+                for held, _where in self.modules.classes_of.get(id(call), ()):
+                    self.file_module_classes.setdefault(name, []).append(held)
+                return problem
+
+            if isinstance(argument, ast.Call):
+                problem = known_call(argument)
+            elif isinstance(argument, ast.Name):
+                ids = handed[id(tree)]
+                found = object_problem(tree, argument, lambda node, ids=ids: id(node) in ids, known_call)
+                problem = None if found is None else found[0]
+                if problem is None and object_scope(tree, argument) is tree:
+                    elsewhere = self.project.global_imported_elsewhere(argument.id, real)
+                    if elsewhere is not None:
+                        problem = f"{elsewhere} may import `{argument.id}` and change it"
+            else:
+                problem = f"it is handed `{short(argument)}`, not built where it is read"
+            if problem is not None:
+                return f"{place}: {problem}"
+        return None
 
     def _through_factories(self, built):
         """``built``, also through the class's own factory methods: ``self.generator =
@@ -821,8 +899,10 @@ class ClassFacts:
             return None
         for parameter in sorted(ending.parameters & set(ending.changed_by)):
             changer = ending.changed_by[parameter]
+            held = self_attr(changer.func) if isinstance(changer, ast.Call) else None
+            why = f": {self.module_problems[held]}" if held in self.module_problems else ""
             return (f"`{short(changer)}` (line {changer.lineno}) in `{name}` may change its argument `{parameter}` "
-                    "in place")
+                    f"in place{why}")
         for r in walk_outside_functions(helper.body):
             if isinstance(r, ast.Return) and r.value is not None:
                 unknown = ending.unknown(r.value)

@@ -1,0 +1,317 @@
+"""Where a class of the program is built, and what each construction hands it.
+
+A LightningModule that keeps what it is handed (``self.model = model`` in ``__init__``) holds
+whatever its callers build: ``LightningModel(AutoModelForSequenceClassification.from_pretrained(...))``
+in a notebook, ``LitClassifier(Backbone(hidden_dim=64))`` in ``cli_main``. What it holds is known only
+where every place that may build the class is read:
+
+- ``class_uses``: in one file, the calls that build a class by its name (``Model(...)``,
+  ``module.Model(...)``), or the first use of the name that may build it unseen or change it: the
+  name handed around as a value (``Base = Model``, ``partial(Model)``, a subclass,
+  ``Model.load_from_checkpoint(...)``, which builds it from a checkpoint's hyper-parameters), bound
+  again, imported under another name, or written as a string (``getattr(module, "Model")``, a
+  config's ``_target_``);
+- ``object_problem``: whether a name handed to such a call holds an object built by a known call
+  and left as built: every binding of the name in its scope builds one, and every use of it either
+  hands it to the class, or calls one of ``nn.Module``'s methods that leave its code alone on it or
+  on what it holds (``model.classifier.parameters()``, ``model.eval()``, ``model.load_state_dict(sd)``),
+  or replaces a part of it by another known module (``model.fc = nn.Linear(n, 10)``). Anything else
+  (``freeze(model)``, ``model.register_forward_hook(f)``, ``head = model.fc``) may change what its
+  ``forward`` runs.
+
+``ProjectFacts.constructions`` asks ``class_uses`` of every file that may run with the class's.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from ddpfix.analysis.ast_shapes import every_node
+
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
+
+#: Attributes of a module that hold no part of it (its mode, placement, configuration).
+PLAIN_ATTRIBUTES = frozenset({"training", "device", "dtype", "config", "name_or_path", "hparams"})
+#: How many functions a module handed on is followed through.
+MAX_HOPS = 3
+
+#: ``nn.Module`` methods that leave the module's code as built: they read it, set its training mode,
+#: its weights, its parameters' ``requires_grad``, its dtype or its device (Lightning places the
+#: module on the rank's device before any step runs). Not ``apply`` (runs any function on every
+#: part), not the ``register_*`` hooks, not ``add_module`` (another part), not ``compile``.
+LEAVES_CODE = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+    "named_modules", "state_dict", "load_state_dict", "train", "eval", "requires_grad_", "zero_grad", "to",
+    "cpu", "cuda", "float", "double", "half", "bfloat16", "num_parameters", "extra_repr",
+    # transformers' models: they save, count or run the model as it is
+    "save_pretrained", "push_to_hub", "generate", "num_parameters", "print_trainable_parameters",
+})
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    kept = tree.__dict__.get("_ddpfix_parents")
+    if kept is None:
+        kept = {}
+        for node in every_node(tree):
+            for child in ast.iter_child_nodes(node):
+                kept[id(child)] = node
+        tree._ddpfix_parents = kept
+    return kept
+
+
+def class_uses(tree: ast.Module, name: str, cls: ast.ClassDef | None = None) -> tuple[list[ast.Call], ast.AST | None]:
+    """The calls of ``tree`` that build the class ``name`` (by the name or as a module's attribute),
+    and the first other use of the name (None where there is none). The file's own ``class name``
+    statement is a definition, not a use; a second one is a use (which class runs is not known).
+    A call of one of ``cls``'s static methods (``Model.add_model_specific_args(parser)``) neither
+    builds nor changes it (a class method may: it is handed the class)."""
+    static = {s.name for s in (cls.body if cls is not None else ()) if isinstance(s, FUNCTIONS)
+              and any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in s.decorator_list)}
+    parents = _parents(tree)
+    calls: list[ast.Call] = []
+    defined = 0
+    for node in every_node(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            defined += 1
+            if defined > 1:
+                return calls, node
+        elif isinstance(node, FUNCTIONS) and node.name == name:
+            return calls, node
+        elif isinstance(node, (ast.Name, ast.Attribute)) and (node.id if isinstance(node, ast.Name) else node.attr) == name:
+            parent = parents.get(id(node))
+            if isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Call) and parent.func is node:
+                calls.append(parent)
+            elif isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in static \
+                    and isinstance(parents.get(id(parent)), ast.Call) and parents[id(parent)].func is parent:
+                continue
+            else:
+                return calls, node
+        elif isinstance(node, ast.alias) and (node.asname or node.name.rsplit(".", 1)[-1]) == name:
+            if node.asname not in (None, name) or node.name.rsplit(".", 1)[-1] != name:
+                return calls, node
+        elif isinstance(node, ast.alias) and node.name == name and node.asname not in (None, name):
+            return calls, node
+        elif isinstance(node, ast.Constant) and node.value == name:
+            return calls, node
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return calls, node
+    return calls, None
+
+
+def _chain_top(node: ast.expr, parents: dict[int, ast.AST]) -> ast.AST:
+    """The outermost ``x.a.b[0]`` read of which ``node`` is the root."""
+    while True:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node or isinstance(parent, ast.Subscript) and parent.value is node:
+            node = parent
+        else:
+            return node
+
+
+def _locals(function: ast.AST) -> frozenset[str]:
+    """The names a function (or lambda) binds as its own: its parameters, and what its body binds
+    outside nested scopes (``global``/``nonlocal`` names are not its own)."""
+    kept = function.__dict__.get("_ddpfix_locals")
+    if kept is not None:
+        return kept
+    arguments = function.args
+    own = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                           *filter(None, [arguments.vararg, arguments.kwarg])]}
+    declared: set[str] = set()
+    pending = list(function.body) if isinstance(function.body, list) else [function.body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+            own.add(node.name)
+            pending.extend(node.decorator_list)
+            continue  # its body is its own scope
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            own.add(node.id)
+        elif isinstance(node, ast.alias):
+            own.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            own.add(node.name)
+        pending.extend(ast.iter_child_nodes(node))
+    kept = function._ddpfix_locals = frozenset(own - declared)
+    return kept
+
+
+def _binding_scope(tree: ast.Module, node: ast.AST, name: str) -> ast.AST:
+    """The function (or the module) in which ``name``, as ``node`` reads or binds it, lives: the
+    innermost enclosing function that binds it as its own. A parameter belongs to its function; a
+    default value or decorator is read where the function is defined."""
+    parents = _parents(tree)
+    current, child = parents.get(id(node)), node
+    if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+        child, current = current, parents.get(id(current))  # a definition binds where it stands
+    while current is not None:
+        if isinstance(current, (*FUNCTIONS, ast.Lambda)):
+            inside = child is current.body or (isinstance(current.body, list) and child in current.body) \
+                or isinstance(node, ast.arg) and child is current.args
+            if inside and name in _locals(current):
+                return current
+        child, current = current, parents.get(id(current))
+    return tree
+
+
+def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.Name], bool],
+                   known_call: Callable[[ast.Call], str | None]) -> tuple[str, int] | None:
+    """Why the object ``argument`` names (in ``tree``, handed to a construction) may not be one
+    built by a known call and left as built, as (why, line); None where it is. ``handed(name)``: a
+    use of the name that hands it to the class (the argument itself, or another construction's);
+    ``known_call(call)``: why ``call`` does not build a known module, or None.
+
+    Every use of the same variable is read: in its function, or for a module's global in every
+    function of the file that does not bind the name as its own."""
+    name = argument.id
+    scope = _binding_scope(tree, argument, name)
+    if isinstance(scope, (*FUNCTIONS, ast.Lambda)):
+        arguments = scope.args
+        if name in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                    *filter(None, [arguments.vararg, arguments.kwarg])]}:
+            return (f"`{name}` is a parameter of `{getattr(scope, 'name', 'lambda')}`, handed in by code not read",
+                    scope.lineno)
+    parents = _parents(tree)
+    builds = 0
+    for node in every_node(scope):
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name:
+            if _binding_scope(tree, node, name) is scope:
+                return f"`{name}` is also defined (line {node.lineno})", node.lineno
+            continue
+        if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            if _binding_scope(tree, node, name) is scope:
+                return f"`{name}` is also imported (line {node.lineno})", node.lineno
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return f"`{name}` is declared `{type(node).__name__.lower()}` (line {node.lineno})", node.lineno
+        if not (isinstance(node, ast.Name) and node.id == name) or _binding_scope(tree, node, name) is not scope:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(node.ctx, ast.Store):
+            if not (isinstance(parent, ast.Assign) and parent.targets == [node] and isinstance(parent.value, ast.Call)):
+                return f"`{name}` is bound at line {node.lineno} by what is not a call that builds a module", node.lineno
+            problem = known_call(parent.value)
+            if problem is not None:
+                return f"`{name}` is bound at line {node.lineno} to what is not known: {problem}", node.lineno
+            builds += 1
+            continue
+        if isinstance(node.ctx, ast.Del):
+            return f"`{name}` is deleted (line {node.lineno})", node.lineno
+        if handed(node):
+            continue
+        problem = use_problem(tree, node, known_call)
+        if problem is not None:
+            return problem, node.lineno
+    if builds == 0:
+        return f"nothing in its scope builds `{name}`", argument.lineno
+    return None
+
+
+def object_scope(tree: ast.Module, name: ast.Name) -> ast.AST:
+    """The function, or the module, whose variable ``name`` is."""
+    return _binding_scope(tree, name, name.id)
+
+
+def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call], str | None],
+                hops: int = 0) -> str | None:
+    """Why a use of the module ``node`` reads (a name, or an attribute: ``pl_module.cnn``) may
+    change what its ``forward`` runs; None where it leaves it as built: calling it, one of
+    ``LEAVES_CODE`` on it or on a part of it, reading one of ``PLAIN_ATTRIBUTES``, putting another
+    known module in a part's place (``model.fc = nn.Linear(n, 10)``), or handing it to a function of
+    the file (or a static method of one of its classes) that uses its parameter only these ways."""
+    parents = _parents(tree)
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return None  # ``model(x)``
+    if isinstance(parent, ast.Expr):
+        return None  # ``model`` on a line of its own: a notebook shows it
+    top = _chain_top(node, parents)
+    above = parents.get(id(top))
+    if top is not node and isinstance(top, ast.Attribute):
+        if top.attr in LEAVES_CODE and isinstance(above, ast.Call) and above.func is top:
+            return None  # ``model.classifier.parameters()``
+        if top.attr in PLAIN_ATTRIBUTES and isinstance(top.ctx, ast.Load) and not (
+                isinstance(above, ast.Call) and above.func is top):
+            return None  # ``model.training``
+    if top is not node and isinstance(top.ctx, ast.Store) and isinstance(above, ast.Assign) \
+            and above.targets == [top] and isinstance(above.value, ast.Call) and known_call(above.value) is None:
+        return None  # ``model.fc = nn.Linear(n, 10)``: another known module in its place
+    if isinstance(top.ctx, ast.Load) and hops < MAX_HOPS:
+        # It, or a part of it (``count_parameters(model.classifier)``), handed to a function.
+        call, keyword = above, None
+        if isinstance(above, ast.keyword):
+            call, keyword = parents.get(id(above)), above.arg
+        if isinstance(call, ast.Call) and (keyword is not None or top in call.args):
+            function = _file_function(tree, call.func)
+            if function is not None:
+                problem = _parameter_problem(tree, function, call, top, keyword, known_call, hops + 1)
+                if problem is None:
+                    return None
+    shown = above if isinstance(above, (ast.expr, ast.stmt)) else top
+    return f"`{ast.unparse(shown)[:60]}` (line {node.lineno}) may change what `{ast.unparse(node)[:30]}` runs"
+
+
+def _file_function(tree: ast.Module, func: ast.expr) -> ast.FunctionDef | None:
+    """The function of the file a call certainly runs: a top-level function by its name, or a
+    static method of a top-level class (``Sampler.generate_samples``), each defined once and never
+    bound otherwise at the top level."""
+    top = {}
+    for statement in tree.body:
+        if isinstance(statement, (*FUNCTIONS, ast.ClassDef)):
+            top[statement.name] = statement if statement.name not in top else None
+    if isinstance(func, ast.Name):
+        found = top.get(func.id)
+        return found if isinstance(found, ast.FunctionDef) and not found.decorator_list \
+            and _binding_scope(tree, func, func.id) is tree and _bound_once(tree, func.id) else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        owner = top.get(func.value.id)
+        if not isinstance(owner, ast.ClassDef) or owner.decorator_list or not _bound_once(tree, owner.name):
+            return None
+        methods = [s for s in owner.body if isinstance(s, FUNCTIONS) and s.name == func.attr]
+        if len(methods) == 1 and isinstance(methods[0], ast.FunctionDef) and len(methods[0].decorator_list) == 1 \
+                and isinstance(methods[0].decorator_list[0], ast.Name) and methods[0].decorator_list[0].id == "staticmethod":
+            return methods[0]
+    return None
+
+
+def _bound_once(tree: ast.Module, name: str) -> bool:
+    """``name`` is bound at the top level of the file by its definition alone."""
+    for node in every_node(tree):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
+                and _binding_scope(tree, node, name) is tree:
+            return False
+        if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+            return False
+    return True
+
+
+def _parameter_problem(tree, function: ast.FunctionDef, call: ast.Call, node: ast.expr, keyword: str | None,
+                       known_call, hops: int) -> str | None:
+    """Why ``function``'s parameter that ``call`` binds to ``node`` may change the module: it is
+    bound again, or one of its uses does (``use_problem``)."""
+    arguments = function.args
+    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return "it is passed with `*args` or `**kwargs`"
+    if keyword is not None:
+        parameter = keyword if keyword in positional[len(arguments.posonlyargs):] or keyword in {
+            a.arg for a in arguments.kwonlyargs} else None
+    else:
+        index = call.args.index(node)
+        parameter = positional[index] if index < len(positional) else None
+    if parameter is None:
+        return "it may reach `*args` or `**kwargs`"
+    for use in every_node(function):
+        if isinstance(use, ast.Name) and use.id == parameter and _binding_scope(tree, use, parameter) is function:
+            if not isinstance(use.ctx, ast.Load):
+                return f"`{parameter}` is bound again (line {use.lineno})"
+            problem = use_problem(tree, use, known_call, hops)
+            if problem is not None:
+                return problem
+    return None
