@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ddpfix.model.program import ANY_MODULE, ProcessGroups, imported_modules, marked_root, program_root
+from ddpfix.model.program import ANY_MODULE, NOTEBOOKS, ProcessGroups, imported_modules, marked_root, program_root
 
 
 def test_imported_modules_reads_every_import_form_and_no_string_or_comment():
@@ -61,6 +61,29 @@ def test_files_run_together_only_where_imports_join_them(tmp_path):
     # One whose dynamic imports name a package runs that package's modules only.
     groups, at = groups_of(tmp_path / "bound", {**files, "p/run.py": ((), ("p.a",))})
     assert groups.together(at("p/run.py"), at("p/a/model.py")) and not groups.together(at("p/run.py"), at("p/b/stream.py"))
+
+
+def test_a_notebook_is_no_module_and_joins_only_what_it_runs(tmp_path):
+    """No import finds a notebook, and a loader of modules runs none; a notebook that runs others
+    (``%run``: a loader itself), or a loader that names notebooks, may run them."""
+    files = {
+        "p/one.ipynb": (("utils",), ()),
+        "p/two.ipynb": ((), ()),
+        "p/utils.py": ((), ()),
+        "p/one.py": ((), ()),
+        "p/cli.py": ((), (ANY_MODULE,)),
+    }
+    groups, at = groups_of(tmp_path, files)
+    assert groups.together(at("p/one.ipynb"), at("p/utils.py"))
+    assert not groups.together(at("p/two.ipynb"), at("p/cli.py"))  # the loader runs modules only
+    assert not groups.together(at("p/one.ipynb"), at("p/two.ipynb"))
+    groups, at = groups_of(tmp_path / "import", {"q/main.py": (("one",), ()), "q/one.ipynb": ((), ())})
+    assert not groups.together(at("q/main.py"), at("q/one.ipynb"))  # ``import one`` finds no notebook
+    groups, at = groups_of(tmp_path / "run", {**files, "p/three.ipynb": ((), (ANY_MODULE,))})
+    assert groups.together(at("p/three.ipynb"), at("p/two.ipynb"))
+    groups, at = groups_of(tmp_path / "named", {**files, "p/cli.py": ((), (ANY_MODULE, NOTEBOOKS))})
+    assert groups.together(at("p/cli.py"), at("p/two.ipynb"))
+    assert imported_modules(b"exec(open('a.ipynb').read())\n")[1] == (ANY_MODULE, NOTEBOOKS)
 
 
 def test_packages_run_their_init_and_tests_run_in_one_pytest_process(tmp_path):

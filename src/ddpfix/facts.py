@@ -415,6 +415,9 @@ class ProjectFacts:
         if not self.whole:
             return "the run did not read the whole project, so it may be built elsewhere"
         real, root = os.path.realpath(path), program_root(path)
+        loader = next((p for p in self.processes.loaders if self.may_run_with(path, p)), None)
+        if loader is not None:
+            return f"{os.path.relpath(loader, root)} may build classes named at run time (or unpickle objects)"
         calls, other_use = class_uses(tree, name, cls)
         if other_use is not None:
             return f"{os.path.basename(path)}:{other_use.lineno} names `{name}` otherwise than to build it"
@@ -430,6 +433,9 @@ class ProjectFacts:
             data = self._read[("bytes", other)]
             if notebook is not None and notebook[:-len(b".ipynb")] not in data:
                 continue
+            unnamed = _BUILDS_UNNAMED.search(data)
+            if unnamed is not None:  # ``type(model)(...)`` builds a class it does not name
+                return f"{os.path.relpath(other, root)}:{_line_at(data, unnamed.start())} builds an object's own class"
             match = word.search(data)
             if match is None:
                 continue
@@ -461,34 +467,50 @@ class ProjectFacts:
         if not self.whole:
             return "the run did not read the whole project, so another file may change it"
         root = program_root(path)
+        key = ("part uses", name, self._place(path))
+        if key not in self._read:
+            self._read[key] = self._part_uses(name, path, leaves)
+        for other, line in self._read[key]:
+            parsed = self.class_files.parsed(other) if check is not None and line is not None else None
+            if parsed is None:
+                return f"{os.path.relpath(other, root)}" + (f":{line}" if line is not None else " could not be read")
+            tree, imports = parsed
+            nodes = [n for n in every_node(tree) if isinstance(n, ast.Attribute) and n.attr == name
+                     and n.end_lineno >= line >= n.value.end_lineno
+                     and not (isinstance(n.value, ast.Name) and n.value.id == "self")]
+            if not nodes or any(check(other, tree, imports, n) is not None for n in nodes):
+                return f"{os.path.relpath(other, root)}:{line}"
+        return None
+
+    def _part_uses(self, name: str, path: str, leaves: frozenset[str]) -> list[tuple[str, int | None]]:
+        """(file, line) of each use of an attribute ``name`` that the text does not clear
+        (``part_changed_elsewhere``), in the files that may run with ``path``; (file, None) for a
+        file that could not be read. Kept per process group: every class that holds a ``.name`` asks."""
         word = re.escape(name.encode())
-        use = re.compile(rb"(?<!\bself)\.[ \t]*" + word + rb"\b(?P<after>[ \t]*(?:\.[ \t]*(?P<attr>\w+)[ \t]*)?"
+        use = re.compile(rb"(?<!\bself)\.[ \t]*" + word + rb"\b(?P<after>(?:[ \t]*\.[ \t]*(?P<attr>\w+))*[ \t]*"
                          rb"(?P<next>\(|\[|=(?!=)|[-+*/%&|^@]=|[),\]}:\r\n#]|$))", re.M)
+        found: list[tuple[str, int | None]] = []
         for other in self._candidates(list(self.process_files)):
             if not self.may_run_with(path, other):
                 continue
             if self._names_in(other) is None:
-                return f"{os.path.relpath(other, root)} could not be read"
+                found.append((other, None))
+                continue
             data = self._read[("bytes", other)]
+            reaching = _REACHES_EVERY_PART.search(data) if b"torch" in data or b"lightning" in data else None
+            if reaching is not None:  # ``lm.modules()``, ``lm.apply(f)``, a hook on every module
+                found.append((other, _line_at(data, reaching.start())))
+                continue
             if name.encode() not in data:
                 continue
-            for found in use.finditer(data):
-                attr, after = found.group("attr"), found.group("next")
-                if after == b"(" and (attr is None or attr.decode() in leaves):
-                    continue  # called, or a method that leaves its code
+            for match in use.finditer(data):
+                attr, after = match.group("attr"), match.group("next")
+                if after == b"(" and (attr is None or attr.decode() in leaves) and not _CHAINED_CALL.match(data, match.end()):
+                    continue  # called, or a method that leaves its code (its result not used further)
                 if attr is not None and after not in (b"(", b"[", b"=") and not after.endswith(b"="):
                     continue  # an attribute of it read
-                line = _line_at(data, found.start())
-                parsed = self.class_files.parsed(other) if check is not None else None
-                if parsed is None:
-                    return f"{os.path.relpath(other, root)}:{line}"
-                tree, imports = parsed
-                nodes = [n for n in every_node(tree) if isinstance(n, ast.Attribute) and n.attr == name
-                         and n.end_lineno >= line >= n.value.end_lineno
-                         and not (isinstance(n.value, ast.Name) and n.value.id == "self")]
-                if not nodes or any(check(other, tree, imports, n) is not None for n in nodes):
-                    return f"{os.path.relpath(other, root)}:{line}"
-        return None
+                found.append((other, _line_at(data, match.start())))
+        return found
 
     def global_imported_elsewhere(self, name: str, path: str) -> str | None:
         """Where another file that may run with ``path`` may reach the global ``name`` of that
@@ -500,8 +522,11 @@ class ProjectFacts:
         if not self.whole:
             return "the run did not read the whole project, so another file may import it"
         real, root = os.path.realpath(path), program_root(path)
-        stem = re.escape(os.path.splitext(os.path.basename(path))[0].encode())
-        imports = re.compile(rb"\b(?:import|from)\b[^\n]*\b" + stem + rb"\b")
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if stem == "__init__":  # a package's globals: imported by its folder's name
+            stem = os.path.basename(os.path.dirname(path))
+        stem = re.escape(stem.encode()) + rb"|sys\.modules"  # ``sys.modules["__main__"]`` names no file
+        imports = re.compile(rb"\b(?:import|from)\b[^\n]*\b(?:" + stem + rb")\b|sys\.modules")
         word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
         for other in self._candidates(list(self.process_files)):
             if other == real or not self.may_run_with(path, other):
@@ -815,6 +840,19 @@ _DYNAMIC_NAME = lazy_compile(rb"getattr[ \t]*\([^,()]+,[ \t\r\n]*(?![ \t\r\n])(?
 def _name_use(name: str) -> re.Pattern[bytes]:
     word = re.escape(name.encode())
     return re.compile(rb"\.[ \t]*" + word + rb"\b|['\"]" + word + rb"\\?['\"]")
+
+
+#: Code that reaches every part of a module it is handed (``lm.modules()``, ``lm.apply(f)``,
+#: ``lm.get_submodule("model")``) or hooks every module at once (``register_module_forward_hook``):
+#: any held module may change through it (a class's own ``self.apply(...)`` is read with the class).
+_REACHES_EVERY_PART = lazy_compile(rb"(?<!\bself)\.[ \t]*(?:modules|children|named_modules|named_children|apply"
+                                   rb"|get_submodule|_modules)\b[ \t]*[(\[.]|register_module_forward")
+#: After a method call's opening parenthesis: the call's result used further (``m.eval().register_...``).
+_CHAINED_CALL = lazy_compile(rb"[^()\n]*\)[ \t]*[.\[]")
+
+#: ``type(x)(...)``, ``x.__class__(...)``: a call that builds an object's class without naming it;
+#: ``__subclasses__()``, ``inspect.getmembers``: classes found by looking, then built by any name.
+_BUILDS_UNNAMED = lazy_compile(rb"\btype[ \t]*\([^()\n]*\)[ \t]*\(|__class__[ \t]*\(|__subclasses__|getmembers")
 
 
 def _line_at(data: bytes, offset: int) -> int:

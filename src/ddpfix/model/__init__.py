@@ -5,6 +5,8 @@
   resolved across files through imports, aliases, relative imports and package re-exports.
 - ``class_files``: which class of another file of the program a name means, parsed when a proof
   needs its body (a submodule's class defined in ``components.py``).
+- ``constructions``: where a class of the program is built and what each construction hands it
+  (``self.model = model`` holds a known module where every construction hands one, left as built).
 - ``versions``: the Lightning in force (the project's pins, else the installed distribution) and what
   that version has (keywords, hooks).
 

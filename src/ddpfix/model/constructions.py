@@ -9,8 +9,10 @@ where every place that may build the class is read:
   ``module.Model(...)``), or the first use of the name that may build it unseen or change it: the
   name handed around as a value (``Base = Model``, ``partial(Model)``, a subclass,
   ``Model.load_from_checkpoint(...)``, which builds it from a checkpoint's hyper-parameters), bound
-  again, imported under another name, or written as a string (``getattr(module, "Model")``, a
-  config's ``_target_``);
+  again, imported under another name, written as a string (``getattr(module, "Model")``, a
+  config's ``_target_``), or a call that builds an object's own class (``type(model)(...)``). A
+  program with a loader of classes named at run time (LightningCLI, hydra's ``instantiate``) or of
+  pickled objects may build it from what no file says (``ProjectFacts.constructions``);
 - ``object_problem``: whether a name handed to such a call holds an object built by a known call
   and left as built: every binding of the name in its scope builds one, and every use of it either
   hands it to the class, or calls one of ``nn.Module``'s methods that leave its code alone on it or
@@ -32,8 +34,13 @@ from ddpfix.analysis.ast_shapes import every_node
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
 
-#: Attributes of a module that hold no part of it (its mode, placement, configuration).
-PLAIN_ATTRIBUTES = frozenset({"training", "device", "dtype", "config", "name_or_path", "hparams"})
+#: Attributes of a module that hold no part of it (its mode, placement, configuration, a layer's
+#: sizes: ``nn.Linear(backbone.fc.in_features, 10)``).
+PLAIN_ATTRIBUTES = frozenset({
+    "training", "device", "dtype", "config", "name_or_path", "hparams",
+    "in_features", "out_features", "num_features", "in_channels", "out_channels", "embedding_dim",
+    "num_embeddings", "hidden_size", "d_model", "num_labels", "vocab_size",
+})
 #: How many functions a module handed on is followed through.
 MAX_HOPS = 3
 
@@ -47,6 +54,13 @@ LEAVES_CODE = frozenset({
     "cpu", "cuda", "float", "double", "half", "bfloat16", "num_parameters", "extra_repr",
     # transformers' models: they save, count or run the model as it is
     "save_pretrained", "push_to_hub", "generate", "num_parameters", "print_trainable_parameters",
+})
+#: Of these, the ones that return the module itself or its parts (``backbone.eval()`` is
+#: ``backbone``; ``modules()`` hands out every part, alive): only as a statement of their own,
+#: their result dropped, do they leave no other way to the module.
+RETURNS_THE_MODULE = frozenset({
+    "train", "eval", "requires_grad_", "to", "cpu", "cuda", "float", "double", "half", "bfloat16",
+    "children", "named_children", "modules", "named_modules",
 })
 
 
@@ -97,7 +111,16 @@ def class_uses(tree: ast.Module, name: str, cls: ast.ClassDef | None = None) -> 
             return calls, node
         elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return calls, node
+        elif isinstance(node, ast.Call) and _builds_unnamed(node):
+            return calls, node
     return calls, None
+
+
+def _builds_unnamed(call: ast.Call) -> bool:
+    """``type(model)(...)``, ``model.__class__(...)``: builds an object's class without naming it."""
+    func = call.func
+    return (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type"
+            and len(func.args) == 1) or (isinstance(func, ast.Attribute) and func.attr == "__class__")
 
 
 def _chain_top(node: ast.expr, parents: dict[int, ast.AST]) -> ast.AST:
@@ -178,6 +201,9 @@ def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.N
             return (f"`{name}` is a parameter of `{getattr(scope, 'name', 'lambda')}`, handed in by code not read",
                     scope.lineno)
     parents = _parents(tree)
+    reached = _names_reached(tree, name)
+    if reached is not None:
+        return reached
     builds = 0
     for node in every_node(scope):
         if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name:
@@ -234,8 +260,9 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
     top = _chain_top(node, parents)
     above = parents.get(id(top))
     if top is not node and isinstance(top, ast.Attribute):
-        if top.attr in LEAVES_CODE and isinstance(above, ast.Call) and above.func is top:
-            return None  # ``model.classifier.parameters()``
+        if top.attr in LEAVES_CODE and isinstance(above, ast.Call) and above.func is top and (
+                top.attr not in RETURNS_THE_MODULE or isinstance(parents.get(id(above)), ast.Expr)):
+            return None  # ``model.classifier.parameters()``, ``model.eval()`` as a statement
         if top.attr in PLAIN_ATTRIBUTES and isinstance(top.ctx, ast.Load) and not (
                 isinstance(above, ast.Call) and above.func is top):
             return None  # ``model.training``
@@ -255,6 +282,21 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
                     return None
     shown = above if isinstance(above, (ast.expr, ast.stmt)) else top
     return f"`{ast.unparse(shown)[:60]}` (line {node.lineno}) may change what `{ast.unparse(node)[:30]}` runs"
+
+
+def _names_reached(tree: ast.Module, name: str) -> tuple[str, int] | None:
+    """Where the file binds or reaches ``name`` otherwise than by a name's store: a ``match``
+    pattern's capture, ``globals()`` / ``vars()`` / ``locals()`` (their stores bind any name), a
+    star import (it may bind any name)."""
+    for node in every_node(tree):
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name \
+                or isinstance(node, ast.MatchMapping) and node.rest == name:
+            return f"a `match` pattern binds `{name}` (line {node.lineno})", node.lineno
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("globals", "vars", "locals"):
+            return f"`{node.func.id}()` (line {node.lineno}) may bind any name", node.lineno
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return f"a star import (line {node.lineno}) may bind any name", node.lineno
+    return None
 
 
 def _file_function(tree: ast.Module, func: ast.expr) -> ast.FunctionDef | None:
@@ -281,14 +323,24 @@ def _file_function(tree: ast.Module, func: ast.expr) -> ast.FunctionDef | None:
 
 
 def _bound_once(tree: ast.Module, name: str) -> bool:
-    """``name`` is bound at the top level of the file by its definition alone."""
+    """``name`` is bound at the top level of the file by one definition alone (not again under an
+    ``if``, by an import, a star import, a ``match`` or ``globals()``), and nothing stores an
+    attribute on it (``Helpers.run = staticmethod(f)``)."""
+    if _names_reached(tree, name) is not None:
+        return False
+    definitions = 0
     for node in every_node(tree):
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name and _binding_scope(tree, node, name) is tree:
+            definitions += 1
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
                 and _binding_scope(tree, node, name) is tree:
             return False
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and isinstance(node.value, ast.Name) and node.value.id == name:
+            return False
         if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
             return False
-    return True
+    return definitions == 1
 
 
 def _parameter_problem(tree, function: ast.FunctionDef, call: ast.Call, node: ast.expr, keyword: str | None,

@@ -42,7 +42,7 @@ from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
-from ddpfix.model.constructions import LEAVES_CODE, object_problem, object_scope, use_problem
+from ddpfix.model.constructions import LEAVES_CODE, RETURNS_THE_MODULE, object_problem, object_scope, use_problem
 from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
@@ -286,7 +286,7 @@ class ClassFacts:
             view = FileView.of(real, tree, imports)
             return use_problem(tree, node, lambda call: self.modules.call_problem(call, view))
 
-        return self.project.part_changed_elsewhere(name, self.path, LEAVES_CODE, check)
+        return self.project.part_changed_elsewhere(name, self.path, LEAVES_CODE - RETURNS_THE_MODULE, check)
 
     def _base_elsewhere(self, base: ast.expr) -> ClassFacts | str | None:
         """The facts of a base class another file of the program defines (read there, with its own
@@ -509,7 +509,11 @@ class ClassFacts:
         if value.id not in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs][1:]} \
                 or any(value.id in bound_names(statement) for statement in init.body):
             return False
-        problem = self._handed_problem(name, init, value.id)
+        # Any other use in ``__init__`` (``model.register_forward_hook(...)``, ``self.head = model[-1]``,
+        # a second attribute holding it) may change it, or share it with code not followed.
+        other = next((n for n in nodes_below(init) if isinstance(n, ast.Name) and n.id == value.id and n is not value), None)
+        problem = (f"`__init__` uses `{value.id}` otherwise (line {other.lineno})" if other is not None
+                   else self._handed_problem(name, init, value.id))
         if problem is not None:
             self.module_problems.setdefault(
                 name, f"`self.{name}` holds `{value.id}` (line {value.lineno}), handed to `{self.cls.name}(...)`: {problem}")

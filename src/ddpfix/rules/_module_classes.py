@@ -87,6 +87,13 @@ class ModuleReader:
             place = self.patched(called)
             if place is not None:
                 return f"{place} may bind `{called}` to another class"
+        if self.patched is not None and (_library_model(call, view.imports.qualify(func) or "")
+                                         or is_torch_nn_module(view.imports, func)):
+            # ``nn.Linear.forward = f``, ``nn.Module.__call__ = g``: a library class's code replaced.
+            for method in ("forward", "__call__"):
+                place = self.patched(method)
+                if place is not None:
+                    return f"{place} may replace a `{method}`"
         if _library_model(call, view.imports.qualify(func) or ""):
             return None
         if is_torch_nn_module(view.imports, func):

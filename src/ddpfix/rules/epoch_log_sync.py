@@ -189,10 +189,23 @@ class EpochLogSync(Rule):
       (`self.head(x)`, a local `criterion = nn.CrossEntropyLoss()`, a module built and called at once:
       `nn.CrossEntropyLoss()(logits, y)`) where every assignment builds
       a known module, directly or through a factory method of the class whose every `return` does
-      (`self.head = self.build_head()`), and nothing changes it after it is built (no method
+      (`self.head = self.build_head()`), or stores a parameter of the class's `__init__`
+      (`self.model = model`) that every construction of the class in the program hands a known
+      module: a call that builds one (`Lit(nn.Linear(4, 2))`), or a name every binding of which
+      builds one and every use of which leaves it as built (handing it to the class, calling it,
+      `parameters()`, `eval()`, `to(...)`, `load_state_dict(...)` and `nn.Module`'s other methods
+      that leave its code alone, on it or a part of it; another known module put in a part's place;
+      a function of the file that uses it only so). Such a class must be named only by calls that
+      build it (no subclass, `load_from_checkpoint`, alias or string of its name; no
+      `type(m)(...)`), in a program with no loader of classes named at run time or of pickled
+      objects (LightningCLI, hydra, `pickle.load`) and no configuration file naming it. Nothing may
+      change such a module after it is built (no method
       called on it in the class but those that read it or set its training mode, so no
       `self.head.append(m)` or `self.head.cpu()`; no `self.head[0] = m` or `self.head.fc = m`; no
-      file of the program storing a `.head` on anything: `model.head = Other()`). A known module is a `torch.nn` layer; a container
+      file of the program storing a `.head` on anything: `model.head = Other()`, nor using a `.head`
+      of another object than `self` otherwise than by calling it, calling a method that leaves its
+      code or reading an attribute of it: `lm.head.register_forward_hook(f)`, `freeze(lm.head)`).
+      A known module is a `torch.nn` layer; a container
       (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
       written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);
       a model of a well-known library built from constants alone (`transformers` model classes'
