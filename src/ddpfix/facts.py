@@ -512,6 +512,28 @@ class ProjectFacts:
                 found.append((other, _line_at(data, match.start())))
         return found
 
+    def text_in_program(self, pattern: re.Pattern[bytes], path: str) -> str | None:
+        """The first ``file:line`` where a file that may run with ``path`` (itself included) matches
+        ``pattern`` (bytes); a reason where the facts are partial; None where none does."""
+        if not self.whole:
+            return "the run did not read the whole project"
+        root = program_root(path)
+        key = ("text", pattern.pattern, self._place(path))
+        if key not in self._read:
+            self._read[key] = None
+            for other in self._candidates(list(self.process_files)):
+                if not self.may_run_with(path, other):
+                    continue
+                if self._names_in(other) is None:
+                    self._read[key] = f"{os.path.relpath(other, root)} could not be read"
+                    break
+                data = self._read[("bytes", other)]
+                found = pattern.search(data)
+                if found is not None:
+                    self._read[key] = f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
+                    break
+        return self._read[key]
+
     def global_imported_elsewhere(self, name: str, path: str) -> str | None:
         """Where another file that may run with ``path`` may reach the global ``name`` of that
         file (``from train import model``, ``train.model``): a file whose text imports the module

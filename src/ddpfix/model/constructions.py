@@ -34,6 +34,10 @@ from ddpfix.analysis.ast_shapes import every_node
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
 
+#: ``nn.Module``'s ways to every part of a module at once: what they reach may change through them.
+EVERY_PART = frozenset({"modules", "children", "named_modules", "named_children", "apply", "get_submodule",
+                        "_modules", "register_module"})
+
 #: Attributes of a module that hold no part of it (its mode, placement, configuration, a layer's
 #: sizes: ``nn.Linear(backbone.fc.in_features, 10)``).
 PLAIN_ATTRIBUTES = frozenset({
@@ -184,7 +188,8 @@ def _binding_scope(tree: ast.Module, node: ast.AST, name: str) -> ast.AST:
 
 
 def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.Name], bool],
-                   known_call: Callable[[ast.Call], str | None]) -> tuple[str, int] | None:
+                   known_call: Callable[[ast.Call], str | None],
+                   elsewhere: Callable[[str], str | None] | None = None) -> tuple[str, int] | None:
     """Why the object ``argument`` names (in ``tree``, handed to a construction) may not be one
     built by a known call and left as built, as (why, line); None where it is. ``handed(name)``: a
     use of the name that hands it to the class (the argument itself, or another construction's);
@@ -231,7 +236,7 @@ def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.N
             return f"`{name}` is deleted (line {node.lineno})", node.lineno
         if handed(node):
             continue
-        problem = use_problem(tree, node, known_call)
+        problem = use_problem(tree, node, known_call, elsewhere=elsewhere)
         if problem is not None:
             return problem, node.lineno
     if builds == 0:
@@ -245,12 +250,15 @@ def object_scope(tree: ast.Module, name: ast.Name) -> ast.AST:
 
 
 def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call], str | None],
-                hops: int = 0) -> str | None:
+                hops: int = 0, elsewhere: Callable[[str], str | None] | None = None) -> str | None:
     """Why a use of the module ``node`` reads (a name, or an attribute: ``pl_module.cnn``) may
     change what its ``forward`` runs; None where it leaves it as built: calling it, one of
     ``LEAVES_CODE`` on it or on a part of it, reading one of ``PLAIN_ATTRIBUTES``, putting another
     known module in a part's place (``model.fc = nn.Linear(n, 10)``), or handing it to a function of
-    the file (or a static method of one of its classes) that uses its parameter only these ways."""
+    the file (or a static method of one of its classes) that uses its parameter only these ways, or
+    to a plain class of the file whose ``__init__`` does so or keeps it (``self.model = model``)
+    where every use of that attribute in the class does so too and, by ``elsewhere(name)`` (None:
+    not asked, such a class is not followed), no code outside it reaches a ``.name``."""
     parents = _parents(tree)
     parent = parents.get(id(node))
     if isinstance(parent, ast.Call) and parent.func is node:
@@ -276,8 +284,11 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
             call, keyword = parents.get(id(above)), above.arg
         if isinstance(call, ast.Call) and (keyword is not None or top in call.args):
             function = _file_function(tree, call.func)
+            owner = _file_class(tree, call.func) if function is None and elsewhere is not None else None
+            if owner is not None:
+                function = next(s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__")
             if function is not None:
-                problem = _parameter_problem(tree, function, call, top, keyword, known_call, hops + 1)
+                problem = _parameter_problem(tree, function, call, top, keyword, known_call, hops + 1, owner, elsewhere)
                 if problem is None:
                     return None
     shown = above if isinstance(above, (ast.expr, ast.stmt)) else top
@@ -343,12 +354,31 @@ def _bound_once(tree: ast.Module, name: str) -> bool:
     return definitions == 1
 
 
+def _file_class(tree: ast.Module, func: ast.expr) -> ast.ClassDef | None:
+    """The plain class of the file a call certainly builds: a top-level class by its name, defined
+    once and never bound or changed otherwise, no decorator, metaclass or base but ``object``, one
+    ``__init__`` and no ``__new__``."""
+    if not isinstance(func, ast.Name) or _binding_scope(tree, func, func.id) is not tree or not _bound_once(tree, func.id):
+        return None
+    owner = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == func.id), None)
+    if owner is None or owner.decorator_list or owner.keywords or any(
+            not (isinstance(b, ast.Name) and b.id == "object") for b in owner.bases):
+        return None
+    methods = [s.name for s in owner.body if isinstance(s, FUNCTIONS)]
+    if methods.count("__init__") != 1 or "__new__" in methods or not any(
+            isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in owner.body):
+        return None
+    return owner
+
+
 def _parameter_problem(tree, function: ast.FunctionDef, call: ast.Call, node: ast.expr, keyword: str | None,
-                       known_call, hops: int) -> str | None:
+                       known_call, hops: int, owner: ast.ClassDef | None = None, elsewhere=None) -> str | None:
     """Why ``function``'s parameter that ``call`` binds to ``node`` may change the module: it is
-    bound again, or one of its uses does (``use_problem``)."""
+    bound again, or one of its uses does (``use_problem``). ``owner``: the class whose ``__init__``
+    ``function`` is (``call`` builds it): the parameter may be kept as ``self.<name> = parameter``,
+    then every use of ``self.<name>`` in the class is read, and ``elsewhere(name)`` asked."""
     arguments = function.args
-    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]]
+    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]][1 if owner is not None else 0:]
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return "it is passed with `*args` or `**kwargs`"
     if keyword is not None:
@@ -359,11 +389,35 @@ def _parameter_problem(tree, function: ast.FunctionDef, call: ast.Call, node: as
         parameter = positional[index] if index < len(positional) else None
     if parameter is None:
         return "it may reach `*args` or `**kwargs`"
+    kept: set[str] = set()
+    stores: set[int] = set()
     for use in every_node(function):
         if isinstance(use, ast.Name) and use.id == parameter and _binding_scope(tree, use, parameter) is function:
             if not isinstance(use.ctx, ast.Load):
                 return f"`{parameter}` is bound again (line {use.lineno})"
-            problem = use_problem(tree, use, known_call, hops)
+            parent = _parents(tree).get(id(use))
+            if owner is not None and isinstance(parent, ast.Assign) and parent.value is use and len(parent.targets) == 1 \
+                    and isinstance(parent.targets[0], ast.Attribute) and isinstance(parent.targets[0].value, ast.Name) \
+                    and parent.targets[0].value.id == "self" and parent in function.body:
+                kept.add(parent.targets[0].attr)  # ``self.model = model``: read where the class uses it
+                stores.add(id(parent.targets[0]))
+                continue
+            problem = use_problem(tree, use, known_call, hops, elsewhere)
             if problem is not None:
                 return problem
+    for attribute in sorted(kept):
+        for use in every_node(owner):
+            if not (isinstance(use, ast.Attribute) and use.attr == attribute and isinstance(use.value, ast.Name)
+                    and use.value.id == "self"):
+                continue
+            if not isinstance(use.ctx, ast.Load):
+                if id(use) not in stores:
+                    return f"`{owner.name}` binds `self.{attribute}` again (line {use.lineno})"
+                continue
+            problem = use_problem(tree, use, known_call, hops, elsewhere)
+            if problem is not None:
+                return problem
+        place = elsewhere(attribute)
+        if place is not None:
+            return f"{place} may reach `.{attribute}` of a `{owner.name}`"
     return None

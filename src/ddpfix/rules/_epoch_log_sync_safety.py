@@ -36,13 +36,14 @@ from __future__ import annotations
 import ast
 import bisect
 import os
+import re
 from collections.abc import Callable
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
-from ddpfix.model.constructions import LEAVES_CODE, RETURNS_THE_MODULE, object_problem, object_scope, use_problem
+from ddpfix.model.constructions import EVERY_PART, LEAVES_CODE, RETURNS_THE_MODULE, object_problem, object_scope, use_problem
 from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
@@ -124,6 +125,11 @@ def _is_iterable_data_word(word: str) -> bool:
 _STORE_KINDS = frozenset({ast.Assign, ast.Call, ast.Attribute, *(
     kind for kind in vars(ast).values()
     if isinstance(kind, type) and issubclass(kind, ast.AST) and "target" in kind._fields)})
+
+
+#: A program that adds models to a library's registry: timm's ``register_model``, transformers'
+#: ``AutoModel*.register`` / ``AutoConfig.register``, ``register_for_auto_class``.
+_REGISTRIES = re.compile(rb"register_model|Auto\w*\.register\b|register_for_auto_class")
 
 
 class _SelfStores:
@@ -276,6 +282,41 @@ class ClassFacts:
             return "the program's other files are not read"
         return self.project.stored_elsewhere(name, self.path, self.tree)
 
+    def _shared_in_class(self, name: str) -> int | None:
+        """The line where the class's own code gives another way to what ``self.<name>`` holds, or
+        reaches every part of the module (``self.first = self.model[0]``, ``self.encoder =
+        self.model``, ``for m in self.modules(): ...``, ``self.apply(f)``): a change through that
+        way (a hook registered in ``setup``) is not one of ``self.<name>``'s own. A use that calls
+        it, reads it or a part of it through ``nn.Module``'s methods that leave its code
+        (``use_problem``) gives none."""
+        view = FileView.of(self.path, self.tree, self.imports)
+        for owner in self.lineage:
+            for node in nodes_below(owner):
+                if isinstance(node, ast.Attribute) and is_self(node.value) and isinstance(node.ctx, ast.Load):
+                    if node.attr in EVERY_PART:
+                        return node.lineno
+                    if node.attr == name and use_problem(self.tree, node, lambda call: self.modules.call_problem(call, view),
+                                                         elsewhere=self._attribute_reached) is not None:
+                        return node.lineno
+        return None
+
+    def _registered(self) -> str | None:
+        """Where the program fills a library's model registry (``ModuleReader``'s ``registered``)."""
+        if self.project is None or self.path is None:
+            return "the program's other files are not read"
+        return self.project.text_in_program(_REGISTRIES, self.path)
+
+    def _attribute_reached(self, name: str) -> str | None:
+        """Where code outside a plain class of the file that keeps a module (``self.model = model``
+        in a ``Sampler``) may reach a ``.name`` of it (``part_changed_elsewhere``, with stores)."""
+        if name in self._asking:
+            return f"`.{name}` leads back to itself"
+        self._asking.add(name)
+        try:
+            return self._patched_elsewhere(name) or self._reached_elsewhere(name)
+        finally:
+            self._asking.discard(name)
+
     def _reached_elsewhere(self, name: str) -> str | None:
         """Where code outside the class may change the module it holds as ``self.<name>``
         through the instance (``lm.backbone.register_forward_hook(f)``, ``freeze(lm.backbone)``)."""
@@ -284,7 +325,8 @@ class ClassFacts:
 
         def check(real: str, tree: ast.Module, imports: ImportTable, node: ast.Attribute) -> str | None:
             view = FileView.of(real, tree, imports)
-            return use_problem(tree, node, lambda call: self.modules.call_problem(call, view))
+            return use_problem(tree, node, lambda call: self.modules.call_problem(call, view),
+                               elsewhere=self._attribute_reached)
 
         return self.project.part_changed_elsewhere(name, self.path, LEAVES_CODE - RETURNS_THE_MODULE, check)
 
@@ -410,7 +452,8 @@ class ClassFacts:
         self.assigned = set().union(*(own.assigned for own in stores)) | foreign_assigned
         self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
         self.file_module_classes: dict[str, list[ast.ClassDef]] = {}  # attribute -> the file's classes it holds
-        self.modules = ModuleReader(self.class_files, self._patched_elsewhere, _collective_word)
+        self.modules = ModuleReader(self.class_files, self._patched_elsewhere, _collective_word, self._registered)
+        self._asking: set[str] = set()  # attributes whose outside uses are being read (a cycle refuses)
         # Which attributes hold a known module is read per attribute, when a value asks.
         self._stores, self._foreign_assigned, self._submodules = stores, foreign_assigned, {}
         self.function_attributes = self._function_attributes(stores) - foreign_assigned
@@ -471,7 +514,7 @@ class ClassFacts:
         attribute store in the class, and no file of the program storing a ``.<name>`` on anything
         (``model.backbone = Other()`` in train.py)."""
         if name not in self._submodules:
-            line = changed_in_place(self.lineage, name)
+            line = changed_in_place(self.lineage, name) or self._shared_in_class(name)
             changed = f"line {line}" if line is not None else self._patched_elsewhere(name) or self._reached_elsewhere(name)
             if changed is not None:
                 self.module_problems.setdefault(name, f"`self.{name}` may be changed after it is built ({changed})")
@@ -553,7 +596,8 @@ class ClassFacts:
                 problem = known_call(argument)
             elif isinstance(argument, ast.Name):
                 ids = handed[id(tree)]
-                found = object_problem(tree, argument, lambda node, ids=ids: id(node) in ids, known_call)
+                found = object_problem(tree, argument, lambda node, ids=ids: id(node) in ids, known_call,
+                                       self._attribute_reached)
                 problem = None if found is None else found[0]
                 if problem is None and object_scope(tree, argument) is tree:
                     elsewhere = self.project.global_imported_elsewhere(argument.id, real)

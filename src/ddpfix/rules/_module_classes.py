@@ -65,11 +65,16 @@ class ModuleReader:
     """Reads the module classes a LightningModule holds; each class read once per run."""
 
     def __init__(self, class_files=None, patched: Callable[[str], str | None] | None = None,
-                 collective_word: Callable[[ast.AST, ImportTable], tuple[str, int] | None] | None = None):
+                 collective_word: Callable[[ast.AST, ImportTable], tuple[str, int] | None] | None = None,
+                 registered: Callable[[], str | None] | None = None):
         """``class_files``: ``model.class_files.ClassFiles`` (a class of another file), or None;
         ``patched(name)``: where a file of the program stores an attribute ``name`` on anything
-        (``Head.forward = f``), or None; ``collective_word``: the collective test of the proof."""
+        (``Head.forward = f``), or None; ``collective_word``: the collective test of the proof;
+        ``registered()``: where the program adds a model to a library's registry (``@register_model``,
+        ``AutoModel.register(...)``), which the library's builders then build by name; None: not
+        asked (a library model is then not known)."""
         self.class_files, self.patched, self.collective_word = class_files, patched, collective_word
+        self.registered = registered
         self._problems: dict[tuple[int, str], str | None] = {}
         #: The classes each call that was read builds (the proof follows their ``forward``).
         self.classes_of: dict[int, list[tuple[ast.ClassDef, FileView]]] = {}
@@ -95,7 +100,8 @@ class ModuleReader:
                 if place is not None:
                     return f"{place} may replace a `{method}`"
         if _library_model(call, view.imports.qualify(func) or ""):
-            return None
+            place = self.registered() if self.registered is not None else "the program's registries are not read"
+            return None if place is None else f"{place} may add a model the library builds by name"
         if is_torch_nn_module(view.imports, func):
             if (view.imports.qualify(func) or "").rsplit(".", 1)[-1] not in CONTAINERS:
                 return None

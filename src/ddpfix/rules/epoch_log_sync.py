@@ -194,8 +194,9 @@ class EpochLogSync(Rule):
       module: a call that builds one (`Lit(nn.Linear(4, 2))`), or a name every binding of which
       builds one and every use of which leaves it as built (handing it to the class, calling it,
       `parameters()`, `eval()`, `to(...)`, `load_state_dict(...)` and `nn.Module`'s other methods
-      that leave its code alone, on it or a part of it; another known module put in a part's place;
-      a function of the file that uses it only so). Such a class must be named only by calls that
+      that leave its code alone, on it or a part of it, as statements where they return the module
+      itself (`backbone.eval()`); another known module put in a part's place; a function of the file,
+      or a plain class of the file keeping it, that uses it only so). Such a class must be named only by calls that
       build it (no subclass, `load_from_checkpoint`, alias or string of its name; no
       `type(m)(...)`), in a program with no loader of classes named at run time or of pickled
       objects (LightningCLI, hydra, `pickle.load`) and no configuration file naming it. Nothing may
@@ -204,7 +205,12 @@ class EpochLogSync(Rule):
       `self.head.append(m)` or `self.head.cpu()`; no `self.head[0] = m` or `self.head.fc = m`; no
       file of the program storing a `.head` on anything: `model.head = Other()`, nor using a `.head`
       of another object than `self` otherwise than by calling it, calling a method that leaves its
-      code or reading an attribute of it: `lm.head.register_forward_hook(f)`, `freeze(lm.head)`).
+      code or reading an attribute of it: `lm.head.register_forward_hook(f)`, `freeze(lm.head)`;
+      no other way to it in the class, `self.first = self.head[0]`, nor to every part at once,
+      `self.modules()`, `self.apply(f)`, `lm.modules()`, a global module hook). A library's model
+      is known only where the program adds nothing to the library's registry (`@register_model`,
+      `AutoModel.register(...)`), and a torch layer only where no file replaces a `forward` or
+      `__call__`.
       A known module is a `torch.nn` layer; a container
       (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
       written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);

@@ -1,0 +1,101 @@
+"""A module the LightningModule holds stays known only while no code reaches it another way: an
+alias or a part kept in another attribute, the module's own walk over every part, a library
+registry the program fills, or a plain class of the file that keeps it (read where it is used).
+Each case is a script whose DDP004 fix would be safe with the module left alone (adversarial
+review, round 5)."""
+
+from __future__ import annotations
+
+import pytest
+
+SCRIPT = '''import lightning as L
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+
+
+class LitModel(L.LightningModule):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+{init}
+{setup}
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.cross_entropy(self.model(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", F.cross_entropy(self.model(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+{tail}
+'''
+HOOK = "lambda m, i, o: dist.all_reduce(o)"
+
+
+def script(init: str = "", setup: str = "", tail: str = "lm = LitModel(nn.Linear(4, 4))\n") -> str:
+    return SCRIPT.format(init=init, setup=setup, tail=tail)
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    (script(init="        self.first = self.model", setup=f"    def setup(self, stage):\n        self.first.register_forward_hook({HOOK})\n"),
+     b"`self.model` may be changed after it is built (line 12)"),
+    (script(init="        self.first = model[0]", setup=f"    def setup(self, stage):\n        self.first.register_forward_hook({HOOK})\n",
+            tail="lm = LitModel(nn.Sequential(nn.Linear(4, 4)))\n"),
+     b"`__init__` uses `model` otherwise"),
+    (script(init="        self.first = self.model[0]", setup=f"    def setup(self, stage):\n        self.first.register_forward_hook({HOOK})\n",
+            tail="lm = LitModel(nn.Sequential(nn.Linear(4, 4)))\n"),
+     b"`self.model` may be changed after it is built (line 12)"),
+    (script(setup=f"    def setup(self, stage):\n        for m in self.modules():\n            m.register_forward_hook({HOOK})\n"),
+     b"may be changed after it is built (line"),
+    (script(tail="import timm\nfrom timm.models import register_model\n\n\n@register_model\ndef synced(**kw):\n"
+                 "    return nn.Linear(4, 4)\n\n\nlm = LitModel(timm.create_model('synced'))\n"),
+     b"may add a model the library builds by name"),
+])
+def test_a_held_module_reached_another_way_is_unknown(tmp_path, run_cli, text, reason):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(text)
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    out = proc.stdout.replace(b"\n    ", b" ")
+    assert b"DDP004 [~]" in out, out
+    if reason is not None:
+        assert reason in out, out
+
+
+SAMPLER = '''
+class Sampler:
+    def __init__(self, model, steps):
+        self.model = model
+        self.steps = steps
+
+    def sample(self, x):
+        was = self.model.training
+        self.model.eval()
+        out = self.model(x)
+        self.model.train(was)
+        return out
+
+
+backbone = nn.Linear(4, 4)
+sampler = Sampler(backbone, 3)
+lm = LitModel(backbone)
+'''
+
+
+def test_a_plain_class_that_keeps_the_module_is_read_where_it_uses_it(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(script(tail=SAMPLER))
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
+    changed = SAMPLER.replace("        self.model.train(was)\n", f"        self.model.register_forward_hook({HOOK})\n")
+    (tmp_path / "train.py").write_text(script(tail=changed))
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert b"DDP004 [~]" in proc.stdout, proc.stdout
+    # the Sampler's module reached from outside it
+    (tmp_path / "train.py").write_text(script(tail=SAMPLER + f"sampler.model.register_forward_hook({HOOK})\n"))
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert b"DDP004 [~]" in proc.stdout, proc.stdout
