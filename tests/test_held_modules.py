@@ -99,3 +99,38 @@ def test_a_plain_class_that_keeps_the_module_is_read_where_it_uses_it(tmp_path, 
     (tmp_path / "train.py").write_text(script(tail=SAMPLER + f"sampler.model.register_forward_hook({HOOK})\n"))
     proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
     assert b"DDP004 [~]" in proc.stdout, proc.stdout
+
+
+FACTORY = '''
+
+def create_model(width):
+    model = nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, 4))
+    model[1] = nn.Tanh()
+    for parameter in model[0].parameters():
+        parameter.requires_grad = False
+    return model
+
+
+class Factory(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.model = create_model(8)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", F.cross_entropy(self.model(x), y))
+'''
+
+
+def test_a_function_of_the_file_that_builds_the_module_is_read(tmp_path, run_cli):
+    """``self.model = create_model(8)``: every ``return`` of the function builds a known module (a
+    local built by a known call and left as built); a hook put on it first leaves it unknown."""
+    (tmp_path / "pyproject.toml").write_text("")
+    head = SCRIPT.split("class LitModel")[0]
+    (tmp_path / "train.py").write_text(head + FACTORY)
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
+    hooked = FACTORY.replace("    return model\n", f"    model.register_forward_hook({HOOK})\n    return model\n")
+    (tmp_path / "train.py").write_text(head + hooked)
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert b"DDP004 [~]" in proc.stdout and b"`create_model` returns `model`" in proc.stdout.replace(b"\n    ", b" "), proc.stdout

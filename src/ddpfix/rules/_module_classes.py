@@ -111,11 +111,41 @@ class ModuleReader:
                     return problem
             return None
         found = self._class_of(func, view)
+        if found is None and isinstance(func, ast.Name) and func.id in view.functions and not view.hidden(func.id):
+            return self._factory_problem(view.functions[func.id], view, depth + 1)
         if found is None:
             return f"`{ast.unparse(func)[:40]}` is not a module class that is read"
         cls, where = found
         self.classes_of.setdefault(id(call), []).append((cls, where))
         return self.class_problem(cls, where, depth + 1)
+
+    def _factory_problem(self, function, view: FileView, depth: int) -> str | None:
+        """None when every ``return`` of a function of the file builds a known module: a call that
+        builds one, or a local name every binding of which builds one and every use of which leaves
+        it as built (``model = resnet18(num_classes=10)``, ``model.fc = nn.Identity()``, ``return
+        model``: ``model.constructions.object_problem``)."""
+        from ddpfix.model.constructions import object_problem  # a factory is read only where one is called
+
+        name = function.name
+        if function.decorator_list or not isinstance(function, ast.FunctionDef):
+            return f"`{name}` is decorated or asynchronous: what it returns is not read"
+        returns = [n for n in every_node(function) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))
+                   and _enclosing_function(view.tree, n) is function]
+        if not returns or any(not isinstance(r, ast.Return) or r.value is None for r in returns):
+            return f"`{name}` (line {function.lineno}) may return what is not a module built where it is read"
+        for returned in returns:
+            value = returned.value
+            if isinstance(value, ast.Call):
+                problem = self.call_problem(value, view, depth)
+            elif isinstance(value, ast.Name):
+                found = object_problem(view.tree, value, lambda node, value=value: node is value,
+                                       lambda call: self.call_problem(call, view, depth))
+                problem = None if found is None else f"`{name}` returns `{value.id}`: {found[0]}"
+            else:
+                problem = f"`{name}` returns `{ast.unparse(value)[:40]}` (line {returned.lineno}), not built where it is read"
+            if problem is not None:
+                return problem
+        return None
 
     def _part_problem(self, node: ast.expr, view: FileView, depth: int) -> str | None:
         if isinstance(node, ast.Starred):

@@ -189,7 +189,9 @@ class EpochLogSync(Rule):
       (`self.head(x)`, a local `criterion = nn.CrossEntropyLoss()`, a module built and called at once:
       `nn.CrossEntropyLoss()(logits, y)`) where every assignment builds
       a known module, directly or through a factory method of the class whose every `return` does
-      (`self.head = self.build_head()`), or stores a parameter of the class's `__init__`
+      (`self.head = self.build_head()`) or a function of the file whose every `return` does,
+      directly or through a local built by a known call and left as built (`model =
+      resnet18(num_classes=10)`, `model.fc = nn.Identity()`, `return model`), or stores a parameter of the class's `__init__`
       (`self.model = model`) that every construction of the class in the program hands a known
       module: a call that builds one (`Lit(nn.Linear(4, 2))`), or a name every binding of which
       builds one and every use of which leaves it as built (handing it to the class, calling it,
