@@ -47,6 +47,7 @@ def problem(code: str, name: str = "backbone") -> str | None:
 
 
 @pytest.mark.parametrize("code", [
+    "backbone = nn.Linear(4, 4)\nlm = Lit(backbone)\n",
     "backbone = nn.Linear(4, 4)\nfor p in backbone.parameters():\n    p.requires_grad = False\nlm = Lit(backbone)\n",
     "backbone = nn.Sequential(nn.Linear(4, 4))\nbackbone[0] = nn.Tanh()\nbackbone.fc = nn.Linear(4, 4)\nlm = Lit(backbone)\n",
     "backbone = nn.Linear(4, 4)\nbackbone\nprint_it = backbone.training\nlm = Lit(backbone)\n",
@@ -59,6 +60,13 @@ def problem(code: str, name: str = "backbone") -> str | None:
 ])
 def test_a_module_left_as_built(code):
     assert problem(code) is None
+
+
+def test_a_module_left_as_built_by_any_binding_and_read_by_builtins():
+    assert problem("backbone: nn.Module = nn.Linear(4, 4)\nprint(backbone)\nassert isinstance(backbone, nn.Module)\n"
+                   "lm = Lit(backbone)\n") is None
+    assert problem("def print(m):\n    m.forward = None\nbackbone = nn.Linear(4, 4)\nprint(backbone)\nlm = Lit(backbone)\n") \
+        is not None  # a print of the file is not the builtin
 
 
 @pytest.mark.parametrize(("code", "reason"), [

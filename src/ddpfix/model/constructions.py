@@ -45,6 +45,8 @@ PLAIN_ATTRIBUTES = frozenset({
     "in_features", "out_features", "num_features", "in_channels", "out_channels", "embedding_dim",
     "num_embeddings", "hidden_size", "d_model", "num_labels", "vocab_size",
 })
+#: Builtins that only read (show, test or count) the module handed to them.
+READING_BUILTINS = frozenset({"print", "repr", "str", "isinstance", "type", "id", "len"})
 #: How many functions a module handed on is followed through.
 MAX_HOPS = 3
 
@@ -225,7 +227,10 @@ def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.N
             continue
         parent = parents.get(id(node))
         if isinstance(node.ctx, ast.Store):
-            if not (isinstance(parent, ast.Assign) and parent.targets == [node] and isinstance(parent.value, ast.Call)):
+            # ``m = f(...)``, ``m: nn.Module = f(...)``, ``(m := f(...))``
+            whole = (isinstance(parent, ast.Assign) and parent.targets == [node]) or (
+                isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and parent.target is node)
+            if not (whole and isinstance(parent.value, ast.Call)):
                 return f"`{name}` is bound at line {node.lineno} by what is not a call that builds a module", node.lineno
             problem = known_call(parent.value)
             if problem is not None:
@@ -265,6 +270,9 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
         return None  # ``model(x)``
     if isinstance(parent, ast.Expr):
         return None  # ``model`` on a line of its own: a notebook shows it
+    if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name) \
+            and parent.func.id in READING_BUILTINS and not _bound_anywhere(tree, parent.func.id):
+        return None  # ``print(model)``, ``isinstance(model, nn.Module)``: the builtin reads it
     top = _chain_top(node, parents)
     above = parents.get(id(top))
     if top is not node and isinstance(top, ast.Attribute):
@@ -293,6 +301,24 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
                     return None
     shown = above if isinstance(above, (ast.expr, ast.stmt)) else top
     return f"`{ast.unparse(shown)[:60]}` (line {node.lineno}) may change what `{ast.unparse(node)[:30]}` runs"
+
+
+def _bound_anywhere(tree: ast.Module, name: str) -> bool:
+    """The file binds ``name`` somewhere (a builtin it may hide), or may bind any name."""
+    kept = tree.__dict__.get("_ddpfix_bound_anywhere")
+    if kept is None:
+        kept = set()
+        for node in every_node(tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                kept.add(node.id)
+            elif isinstance(node, (*FUNCTIONS, ast.ClassDef)):
+                kept.add(node.name)
+            elif isinstance(node, ast.arg):
+                kept.add(node.arg)
+            elif isinstance(node, ast.alias):
+                kept.add("*" if node.name == "*" else (node.asname or node.name).split(".")[0])
+        tree._ddpfix_bound_anywhere = kept
+    return name in kept or "*" in kept
 
 
 def _names_reached(tree: ast.Module, name: str) -> tuple[str, int] | None:

@@ -592,7 +592,11 @@ class ClassFacts:
                     self.file_module_classes.setdefault(name, []).append(held)
                 return problem
 
-            if isinstance(argument, ast.Call):
+            if isinstance(argument, ast.NamedExpr) and isinstance(argument.value, ast.Call):
+                # ``Lit(backbone := nn.Linear(4, 4))``: the call builds it; every use of the name is read
+                found = object_problem(tree, argument.target, lambda node: False, known_call, self._attribute_reached)
+                problem = None if found is None else found[0]
+            elif isinstance(argument, ast.Call):
                 problem = known_call(argument)
             elif isinstance(argument, ast.Name):
                 ids = handed[id(tree)]
