@@ -54,7 +54,7 @@ def script(init: str = "", setup: str = "", tail: str = "lm = LitModel(nn.Linear
      b"may be changed after it is built (line"),
     (script(tail="import timm\nfrom timm.models import register_model\n\n\n@register_model\ndef synced(**kw):\n"
                  "    return nn.Linear(4, 4)\n\n\nlm = LitModel(timm.create_model('synced'))\n"),
-     b"may add a model the library builds by name"),
+     b"may add a model a library builds by name, or hook every module"),
 ])
 def test_a_held_module_reached_another_way_is_unknown(tmp_path, run_cli, text, reason):
     (tmp_path / "pyproject.toml").write_text("")
@@ -134,3 +134,48 @@ def test_a_function_of_the_file_that_builds_the_module_is_read(tmp_path, run_cli
     (tmp_path / "train.py").write_text(head + hooked)
     proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
     assert b"DDP004 [~]" in proc.stdout and b"`create_model` returns `model`" in proc.stdout.replace(b"\n    ", b" "), proc.stdout
+
+
+ROUND_SIX = {
+    # torch's process-wide hooks change every module
+    "global_registration_hook": script(tail="from torch.nn.modules import module as M\n"
+                                            "M.register_module_module_registration_hook(lambda p, n, s: None)\n"
+                                            "lm = LitModel(nn.Linear(4, 4))\n"),
+    # the class reaches its module by a string, or by a name made at run time
+    "getattr_literal": script(setup=f"    def setup(self, stage):\n        getattr(self, 'model').register_forward_hook({HOOK})\n"),
+    "getattr_runtime": script(setup="    def setup(self, stage):\n        for name in ('model',):\n"
+                                    f"            getattr(self, name).register_forward_hook({HOOK})\n"),
+    # a part read by a callback, then hooked
+    "callback_part": script(tail="class Hooks(L.Callback):\n    def on_fit_start(self, trainer, pl_module):\n"
+                                 f"        head = pl_module.model[0]\n        head.register_forward_hook({HOOK})\n\n\n"
+                                 "lm = LitModel(nn.Sequential(nn.Linear(4, 4)))\n"),
+    # a top-level function whose parameter is called self
+    "free_self": script(tail=f"def attach(self):\n    self.model.register_forward_hook({HOOK})\n\n\n"
+                             "lm = LitModel(nn.Linear(4, 4))\nattach(lm)\n"),
+    # the object goes where a walrus expression goes
+    "walrus_leak": script(tail=f"BUILT = []\nBUILT.append(backbone := nn.Linear(4, 4))\nlm = LitModel(backbone)\n"
+                               f"for m in BUILT:\n    m.register_forward_hook({HOOK})\n"),
+    # a container of layers handed in, and a module class that hands itself on
+    "layers_handed_in": script(tail="def create(layers):\n    return nn.Sequential(*layers)\n\n\n"
+                                    "lm = LitModel(create([nn.Linear(4, 4)]))\n"),
+    "class_hands_self_on": script(tail="SEEN = []\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                                       "        super().__init__()\n        self.fc = nn.Linear(4, 4)\n        SEEN.append(self)\n\n"
+                                       "    def forward(self, x):\n        return self.fc(x)\n\n\nlm = LitModel(Net())\n"),
+    # a factory that hands out one global object to every caller
+    "factory_returns_a_global": script(tail="BACKBONE = nn.Linear(4, 4)\n\n\ndef create():\n    return BACKBONE\n\n\n"
+                                            "lm = LitModel(create())\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROUND_SIX))
+def test_round_six_ways_to_a_held_module_are_unknown(tmp_path, run_cli, case):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(ROUND_SIX[case])
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert b"DDP004 [~]" in proc.stdout, proc.stdout
+
+
+def test_the_plain_script_of_these_cases_is_fixed(tmp_path, run_cli):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(script())
+    assert b"DDP004 [*]" in run_cli("--check", "-v", "train.py", cwd=tmp_path).stdout

@@ -455,61 +455,97 @@ class ProjectFacts:
                 return f"{os.path.relpath(config, root)}:{_line_at(data, match.start())} names `{name}`"
         return found
 
-    def part_changed_elsewhere(self, name: str, path: str, leaves: frozenset[str], check=None) -> str | None:
+    def part_changed_elsewhere(self, name: str, path: str, leaves: frozenset[str], check=None,
+                               plain: frozenset[str] = frozenset()) -> str | None:
         """Where a file that may run with ``path`` (itself included) may change a module through an
         attribute ``name`` of another object than a class's own ``self`` (``lm.model.register_forward_hook(f)``,
-        ``freeze(lm.model)``, ``backbone = lm.model``, ``lm.model.fc = m``): ``file:line``; a reason
-        where the facts are partial; None where none does. The text screens: calling it
-        (``lm.model(x)``), one of ``leaves`` on it (``lm.model.eval()``), reading an attribute of it
-        (``cfg.model.name``) and comparing it pass (an attribute of that name on anything counts).
-        Any other use is asked of ``check(real path, tree, imports, attribute node)`` (None: it
-        leaves the module as built) on the parsed file, where given."""
+        ``freeze(lm.model)``, ``backbone = lm.model``, ``lm.model.fc = m``, ``getattr(lm, "model")``),
+        or through every attribute at once (``lm.modules()``, ``vars(lm)``, ``lm.__dict__``, a name
+        made at run time): ``file:line``; a reason where the facts are partial; None where none does.
+        The text screens: calling it (``lm.model(x)``), one of ``leaves`` on it (``lm.model.eval()``)
+        and reading one of its ``plain`` attributes (``cfg.model.config``) pass. Any other use is
+        asked of ``check(real path, tree, imports, attribute node)`` (None: it leaves the module as
+        built) on the parsed file, where given. ``self.<name>`` counts only outside a class's methods
+        (a function's parameter may be called ``self``)."""
         if not self.whole:
             return "the run did not read the whole project, so another file may change it"
+        from ddpfix.model.constructions import in_a_method, names_an_attribute  # asked by a proof only
+
         root = program_root(path)
         key = ("part uses", name, self._place(path))
         if key not in self._read:
-            self._read[key] = self._part_uses(name, path, leaves)
-        for other, line in self._read[key]:
+            self._read[key] = self._part_uses(name, path, leaves, plain)
+        for other, line, kind in self._read[key]:
+            place = f"{os.path.relpath(other, root)}" + (f":{line}" if line is not None else " could not be read")
             parsed = self.class_files.parsed(other) if check is not None and line is not None else None
-            if parsed is None:
-                return f"{os.path.relpath(other, root)}" + (f":{line}" if line is not None else " could not be read")
+            if parsed is None or kind == "every":
+                return place
             tree, imports = parsed
+            if kind == "dynamic":
+                found = dynamic_access(tree)
+                if found is not None:
+                    return f"{os.path.relpath(other, root)}:{found.lineno}"
+                continue
+            if kind == "string":
+                found = names_an_attribute(tree, name)
+                if found is not None:
+                    return f"{os.path.relpath(other, root)}:{found.lineno}"
+                continue
             nodes = [n for n in every_node(tree) if isinstance(n, ast.Attribute) and n.attr == name
                      and n.end_lineno >= line >= n.value.end_lineno
-                     and not (isinstance(n.value, ast.Name) and n.value.id == "self")]
-            if not nodes or any(check(other, tree, imports, n) is not None for n in nodes):
-                return f"{os.path.relpath(other, root)}:{line}"
+                     and not (isinstance(n.value, ast.Name) and n.value.id == "self" and in_a_method(tree, n))]
+            if any(check(other, tree, imports, n) is not None for n in nodes):
+                return place
         return None
 
-    def _part_uses(self, name: str, path: str, leaves: frozenset[str]) -> list[tuple[str, int | None]]:
-        """(file, line) of each use of an attribute ``name`` that the text does not clear
-        (``part_changed_elsewhere``), in the files that may run with ``path``; (file, None) for a
-        file that could not be read. Kept per process group: every class that holds a ``.name`` asks."""
+    def _part_uses(self, name: str, path: str, leaves: frozenset[str], plain: frozenset[str]):
+        """(file, line, kind) of each place ``part_changed_elsewhere`` reads further, in the files
+        that may run with ``path``: ``"use"``, an attribute ``name`` used otherwise than the text
+        clears; ``"string"``, the name written as a string (``getattr(x, "model")``?); ``"dynamic"``,
+        an attribute reached by a name made at run time or a namespace (``getattr(x, n)``,
+        ``x.__dict__``, ``vars(x)``)?; ``"every"``, code that reaches every part of a module or hooks
+        every module; (file, None, "every") for a file that could not be read. Kept per process
+        group: every class that holds a ``.name`` asks."""
         word = re.escape(name.encode())
-        use = re.compile(rb"(?<!\bself)\.[ \t]*" + word + rb"\b(?P<after>(?:[ \t]*\.[ \t]*(?P<attr>\w+))*[ \t]*"
+        use = re.compile(rb"\.[ \t]*" + word + rb"\b(?P<after>(?:[ \t]*\.[ \t]*(?P<attr>\w+))*[ \t]*"
                          rb"(?P<next>\(|\[|=(?!=)|[-+*/%&|^@]=|[),\]}:\r\n#]|$))", re.M)
-        found: list[tuple[str, int | None]] = []
+        string = re.compile(rb"['\"]" + word + rb"\\?['\"]")
+        found: list[tuple[str, int | None, str]] = []
         for other in self._candidates(list(self.process_files)):
             if not self.may_run_with(path, other):
                 continue
             if self._names_in(other) is None:
-                found.append((other, None))
+                found.append((other, None, "every"))
                 continue
             data = self._read[("bytes", other)]
-            reaching = _REACHES_EVERY_PART.search(data) if b"torch" in data or b"lightning" in data else None
-            if reaching is not None:  # ``lm.modules()``, ``lm.apply(f)``, a hook on every module
-                found.append((other, _line_at(data, reaching.start())))
-                continue
+            if b"torch" in data or b"lightning" in data:
+                reaching = _REACHES_EVERY_PART.search(data)
+                if reaching is not None:  # ``lm.modules()``, ``lm.apply(f)``, a hook on every module
+                    found.append((other, _line_at(data, reaching.start()), "every"))
+                    continue
+                dynamic = _DYNAMIC_NAME.search(data) or re.search(rb"__dict__", data)
+                if dynamic is not None:
+                    found.append((other, _line_at(data, dynamic.start()), "dynamic"))
             if name.encode() not in data:
                 continue
+            quoted = string.search(data)
+            if quoted is not None:
+                found.append((other, _line_at(data, quoted.start()), "string"))
+            # ``self.model`` is a class's own attribute only in its methods; a function of the file
+            # whose parameter is called ``self`` is read like any other.
+            free_self = _FREE_SELF.search(data) is not None
             for match in use.finditer(data):
+                if not free_self and data[max(0, match.start() - 4):match.start()] == b"self" and (
+                        match.start() < 5 or not (data[match.start() - 5:match.start() - 4].isalnum()
+                                                  or data[match.start() - 5:match.start() - 4] in b"_.")):
+                    continue
                 attr, after = match.group("attr"), match.group("next")
                 if after == b"(" and (attr is None or attr.decode() in leaves) and not _CHAINED_CALL.match(data, match.end()):
                     continue  # called, or a method that leaves its code (its result not used further)
-                if attr is not None and after not in (b"(", b"[", b"=") and not after.endswith(b"="):
-                    continue  # an attribute of it read
-                found.append((other, _line_at(data, match.start())))
+                if attr is not None and attr.decode() in plain and after not in (b"(", b"[", b"=") \
+                        and not after.endswith(b"="):
+                    continue  # a plain attribute of it read (``lm.model.config``)
+                found.append((other, _line_at(data, match.start()), "use"))
         return found
 
     def text_in_program(self, pattern: re.Pattern[bytes], path: str) -> str | None:
@@ -869,6 +905,8 @@ def _name_use(name: str) -> re.Pattern[bytes]:
 #: any held module may change through it (a class's own ``self.apply(...)`` is read with the class).
 _REACHES_EVERY_PART = lazy_compile(rb"(?<!\bself)\.[ \t]*(?:modules|children|named_modules|named_children|apply"
                                    rb"|get_submodule|_modules)\b[ \t]*[(\[.]|register_module_forward")
+#: A function at a file's top level with a parameter called ``self`` (not a method).
+_FREE_SELF = lazy_compile(rb"^(?:async[ \t]+)?def[ \t]+\w+[ \t]*\([ \t]*self\b", re.M)
 #: After a method call's opening parenthesis: the call's result used further (``m.eval().register_...``).
 _CHAINED_CALL = lazy_compile(rb"[^()\n]*\)[ \t]*[.\[]")
 

@@ -45,6 +45,9 @@ PLAIN_ATTRIBUTES = frozenset({
     "in_features", "out_features", "num_features", "in_channels", "out_channels", "embedding_dim",
     "num_embeddings", "hidden_size", "d_model", "num_labels", "vocab_size",
 })
+#: Methods through which a class decides what storing or reading an attribute does.
+ATTRIBUTE_HOOKS = frozenset({"__new__", "__setattr__", "__getattr__", "__getattribute__", "__delattr__",
+                             "__init_subclass__", "__class_getitem__"})
 #: Builtins that only read (show, test or count) the module handed to them.
 READING_BUILTINS = frozenset({"print", "repr", "str", "isinstance", "type", "id", "len"})
 #: How many functions a module handed on is followed through.
@@ -235,6 +238,11 @@ def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.N
             problem = known_call(parent.value)
             if problem is not None:
                 return f"`{name}` is bound at line {node.lineno} to what is not known: {problem}", node.lineno
+            if isinstance(parent, ast.NamedExpr) and not handed(parent):
+                # ``_BUILT.append(m := nn.Linear(4, 4))``: the object goes where the expression goes
+                problem = use_problem(tree, parent, known_call, elsewhere=elsewhere)
+                if problem is not None:
+                    return problem, node.lineno
             builds += 1
             continue
         if isinstance(node.ctx, ast.Del):
@@ -282,10 +290,10 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
         if top.attr in PLAIN_ATTRIBUTES and isinstance(top.ctx, ast.Load) and not (
                 isinstance(above, ast.Call) and above.func is top):
             return None  # ``model.training``
-    if top is not node and isinstance(top.ctx, ast.Store) and isinstance(above, ast.Assign) \
+    if top is not node and isinstance(getattr(top, "ctx", None), ast.Store) and isinstance(above, ast.Assign) \
             and above.targets == [top] and isinstance(above.value, ast.Call) and known_call(above.value) is None:
         return None  # ``model.fc = nn.Linear(n, 10)``: another known module in its place
-    if isinstance(top.ctx, ast.Load) and hops < MAX_HOPS:
+    if isinstance(getattr(top, "ctx", ast.Load()), ast.Load) and hops < MAX_HOPS:
         # It, or a part of it (``count_parameters(model.classifier)``), handed to a function.
         call, keyword = above, None
         if isinstance(above, ast.keyword):
@@ -295,6 +303,12 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
             owner = _file_class(tree, call.func) if function is None and elsewhere is not None else None
             if owner is not None:
                 function = next(s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__")
+            # A function or class another file replaces (``train.warm_up = f``, ``train.Sampler.run = g``)
+            # runs code not read.
+            names = [function.name] if owner is None and function is not None else (
+                [owner.name, *(s.name for s in owner.body if isinstance(s, FUNCTIONS))] if owner is not None else [])
+            if elsewhere is not None and any(elsewhere(n) is not None for n in names):
+                function = None
             if function is not None:
                 problem = _parameter_problem(tree, function, call, top, keyword, known_call, hops + 1, owner, elsewhere)
                 if problem is None:
@@ -391,9 +405,12 @@ def _file_class(tree: ast.Module, func: ast.expr) -> ast.ClassDef | None:
             not (isinstance(b, ast.Name) and b.id == "object") for b in owner.bases):
         return None
     methods = [s.name for s in owner.body if isinstance(s, FUNCTIONS)]
-    if methods.count("__init__") != 1 or "__new__" in methods or not any(
-            isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in owner.body):
+    if methods.count("__init__") != 1 or not any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in owner.body):
         return None
+    if set(methods) & ATTRIBUTE_HOOKS:
+        return None  # what ``self.model = model`` or a read of it does is the class's own code
+    if any(isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) for s in owner.body):
+        return None  # a class attribute may be a descriptor whose ``__set__`` runs on the store
     return owner
 
 
@@ -447,3 +464,35 @@ def _parameter_problem(tree, function: ast.FunctionDef, call: ast.Call, node: as
         if place is not None:
             return f"{place} may reach `.{attribute}` of a `{owner.name}`"
     return None
+
+
+#: Calls that reach an attribute by the name they are handed.
+ATTRIBUTE_BY_NAME = frozenset({"getattr", "setattr", "delattr", "hasattr", "attrgetter", "methodcaller",
+                               "get_submodule", "__getattribute__", "__getattr__", "get_parameter"})
+
+
+def names_an_attribute(tree: ast.Module, name: str) -> ast.AST | None:
+    """The first call of the file that reaches an attribute ``name`` by a string
+    (``getattr(lm, "model")``, ``attrgetter("model")``), or None."""
+    parents = _parents(tree)
+    for node in every_node(tree):
+        if isinstance(node, ast.Constant) and node.value == name:
+            call = parents.get(id(node))
+            func = call.func if isinstance(call, ast.Call) else None
+            word = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if word in ATTRIBUTE_BY_NAME:
+                return node
+    return None
+
+
+def in_a_method(tree: ast.Module, node: ast.AST) -> bool:
+    """``node`` lies in a function defined directly in a class's body whose first parameter is
+    ``self`` (where ``self`` is that class's instance)."""
+    parents = _parents(tree)
+    current = parents.get(id(node))
+    while current is not None and not isinstance(current, (*FUNCTIONS, ast.Lambda)):
+        current = parents.get(id(current))
+    if not isinstance(current, FUNCTIONS):
+        return False
+    arguments = [*current.args.posonlyargs, *current.args.args]
+    return isinstance(parents.get(id(current)), ast.ClassDef) and bool(arguments) and arguments[0].arg == "self"

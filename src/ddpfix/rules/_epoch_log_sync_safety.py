@@ -43,7 +43,8 @@ from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
-from ddpfix.model.constructions import EVERY_PART, LEAVES_CODE, RETURNS_THE_MODULE, object_problem, object_scope, use_problem
+from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE, names_an_attribute,
+                                        object_problem, object_scope, use_problem)
 from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
@@ -127,9 +128,12 @@ _STORE_KINDS = frozenset({ast.Assign, ast.Call, ast.Attribute, *(
     if isinstance(kind, type) and issubclass(kind, ast.AST) and "target" in kind._fields)})
 
 
-#: A program that adds models to a library's registry: timm's ``register_model``, transformers'
-#: ``AutoModel*.register`` / ``AutoConfig.register``, ``register_for_auto_class``.
-_REGISTRIES = re.compile(rb"register_model|Auto\w*\.register\b|register_for_auto_class")
+#: A program that adds models to a library's registry (timm's ``register_model``, transformers'
+#: ``AutoModel*.register`` / ``AutoConfig.register``, ``register_for_auto_class``), or that changes
+#: every module of the process at once: torch's global hooks (``register_module_forward_hook``,
+#: ``register_module_module_registration_hook``..., the ``_global_*_hooks`` dictionaries).
+_REGISTRIES = re.compile(rb"register_model|Auto\w*\.register\b|register_for_auto_class|register_module_\w*hook"
+                         rb"|_global_\w*hooks")
 
 
 class _SelfStores:
@@ -291,6 +295,10 @@ class ClassFacts:
         (``use_problem``) gives none."""
         view = FileView.of(self.path, self.tree, self.imports)
         for owner in self.lineage:
+            # ``getattr(self, "model")``, ``getattr(self, name)``, ``vars(self)``, ``self.__dict__``
+            reached = names_an_attribute(owner, name) or dynamic_access(owner)
+            if reached is not None:
+                return reached.lineno
             for node in nodes_below(owner):
                 if isinstance(node, ast.Attribute) and is_self(node.value) and isinstance(node.ctx, ast.Load):
                     if node.attr in EVERY_PART:
@@ -328,7 +336,7 @@ class ClassFacts:
             return use_problem(tree, node, lambda call: self.modules.call_problem(call, view),
                                elsewhere=self._attribute_reached)
 
-        return self.project.part_changed_elsewhere(name, self.path, LEAVES_CODE - RETURNS_THE_MODULE, check)
+        return self.project.part_changed_elsewhere(name, self.path, LEAVES_CODE - RETURNS_THE_MODULE, check, PLAIN_ATTRIBUTES)
 
     def _base_elsewhere(self, base: ast.expr) -> ClassFacts | str | None:
         """The facts of a base class another file of the program defines (read there, with its own
@@ -594,7 +602,8 @@ class ClassFacts:
 
             if isinstance(argument, ast.NamedExpr) and isinstance(argument.value, ast.Call):
                 # ``Lit(backbone := nn.Linear(4, 4))``: the call builds it; every use of the name is read
-                found = object_problem(tree, argument.target, lambda node: False, known_call, self._attribute_reached)
+                found = object_problem(tree, argument.target, lambda node, argument=argument: node is argument,
+                                       known_call, self._attribute_reached)
                 problem = None if found is None else found[0]
             elif isinstance(argument, ast.Call):
                 problem = known_call(argument)

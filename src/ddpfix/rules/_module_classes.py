@@ -92,6 +92,9 @@ class ModuleReader:
             place = self.patched(called)
             if place is not None:
                 return f"{place} may bind `{called}` to another class"
+        place = self.registered() if self.registered is not None else "the program's registries and global hooks are not read"
+        if place is not None:
+            return f"{place} may add a model a library builds by name, or hook every module"
         if self.patched is not None and (_library_model(call, view.imports.qualify(func) or "")
                                          or is_torch_nn_module(view.imports, func)):
             # ``nn.Linear.forward = f``, ``nn.Module.__call__ = g``: a library class's code replaced.
@@ -100,8 +103,7 @@ class ModuleReader:
                 if place is not None:
                     return f"{place} may replace a `{method}`"
         if _library_model(call, view.imports.qualify(func) or ""):
-            place = self.registered() if self.registered is not None else "the program's registries are not read"
-            return None if place is None else f"{place} may add a model the library builds by name"
+            return None
         if is_torch_nn_module(view.imports, func):
             if (view.imports.qualify(func) or "").rsplit(".", 1)[-1] not in CONTAINERS:
                 return None
@@ -124,7 +126,7 @@ class ModuleReader:
         builds one, or a local name every binding of which builds one and every use of which leaves
         it as built (``model = resnet18(num_classes=10)``, ``model.fc = nn.Identity()``, ``return
         model``: ``model.constructions.object_problem``)."""
-        from ddpfix.model.constructions import object_problem  # a factory is read only where one is called
+        from ddpfix.model.constructions import object_problem, object_scope  # read only where a factory is called
 
         name = function.name
         if function.decorator_list or not isinstance(function, ast.FunctionDef):
@@ -137,9 +139,11 @@ class ModuleReader:
             value = returned.value
             if isinstance(value, ast.Call):
                 problem = self.call_problem(value, view, depth)
+            elif isinstance(value, ast.Name) and object_scope(view.tree, value) is view.tree:
+                problem = f"`{name}` returns the global `{value.id}` (line {returned.lineno}), one object every caller shares"
             elif isinstance(value, ast.Name):
                 found = object_problem(view.tree, value, lambda node, value=value: node is value,
-                                       lambda call: self.call_problem(call, view, depth))
+                                       lambda call: self.call_problem(call, view, depth), self.patched)
                 problem = None if found is None else f"`{name}` returns `{value.id}`: {found[0]}"
             else:
                 problem = f"`{name}` returns `{ast.unparse(value)[:40]}` (line {returned.lineno}), not built where it is read"
@@ -175,6 +179,13 @@ class ModuleReader:
         refused = f"a container holds `*{name.id}`, not a list of known modules built where it is read"
         if function is None:
             return refused
+        arguments = function.args
+        if name.id in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                       *filter(None, [arguments.vararg, arguments.kwarg])]}:
+            return refused  # handed in: ``nn.Sequential(*layers)`` with ``layers`` a parameter
+        if not any(isinstance(n, ast.Name) and n.id == name.id and isinstance(n.ctx, ast.Store) for n in every_node(function)) \
+                or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name.id in n.names for n in every_node(function)):
+            return refused  # a global, or a name of an enclosing function
         for node in every_node(function):
             if isinstance(node, ast.Name) and node.id == name.id and node is not name:
                 parent = parents.get(id(node))
@@ -281,6 +292,11 @@ class ModuleReader:
                     for n in every_node(s) if isinstance(n, ast.Call)}
         moved = frozenset().union(*(registered_with_the_module(s, view.imports) for c in lineage for s in c.body
                                     if isinstance(s, FUNCTIONS) and s.name == "__init__"))
+        for c in lineage:
+            for n in every_node(c):
+                if isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) \
+                        and not _keeps_self(_parents(view.tree).get(id(n))):
+                    return f"`{cls.name}` hands `self` on (line {n.lineno}): code not read may change it"
         for node in code:
             unread = _unread_call(node, view, building)
             if unread is not None:
@@ -352,6 +368,18 @@ SAFE_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max",
 #: Packages whose functions a module's code may call (``torch.cat``, ``F.relu``, ``math.sqrt``,
 #: ``einops.rearrange``); their CPU makers and collectives are found by their own tests.
 SAFE_PACKAGES = ("torch.", "math.", "einops.", "typing.")
+
+
+def _keeps_self(parent: ast.AST | None) -> bool:
+    """A use of ``self`` that hands the instance to no other code: its attribute (``self.fc``),
+    ``super(Net, self)``, ``nn.Module.__init__(self)``, ``isinstance(self, ...)``."""
+    if isinstance(parent, ast.Attribute):
+        return True
+    if isinstance(parent, ast.Call):
+        func = parent.func
+        return (isinstance(func, ast.Name) and func.id in ("super", "isinstance")) or (
+            isinstance(func, ast.Attribute) and func.attr == "__init__")
+    return False
 
 
 def _global_names(node: ast.AST) -> set[str]:
@@ -569,7 +597,8 @@ def _hidden_names(tree: ast.Module) -> Callable[[str], bool]:
     for n in nodes:
         name = (n.id if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) else
                 n.arg if isinstance(n, ast.arg) else
-                n.name if isinstance(n, (*FUNCTIONS, ast.ClassDef)) else None)
+                n.name if isinstance(n, (*FUNCTIONS, ast.ClassDef, ast.MatchAs, ast.MatchStar)) else
+                n.rest if isinstance(n, ast.MatchMapping) else None)
         if name is not None:
             counts[name] = counts.get(name, 0) + 1
         elif isinstance(n, (ast.Import, ast.ImportFrom)):
