@@ -474,14 +474,15 @@ ATTRIBUTE_BY_NAME = frozenset({"getattr", "setattr", "delattr", "hasattr", "attr
 def names_an_attribute(tree: ast.Module, name: str) -> ast.AST | None:
     """The first call of the file that reaches an attribute ``name`` by a string
     (``getattr(lm, "model")``, ``attrgetter("model")``), or None."""
-    parents = _parents(tree)
-    for node in every_node(tree):
-        if isinstance(node, ast.Constant) and node.value == name:
-            call = parents.get(id(node))
-            func = call.func if isinstance(call, ast.Call) else None
-            word = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if word in ATTRIBUTE_BY_NAME:
-                return node
+    for call in every_node(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        word = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if word in ATTRIBUTE_BY_NAME:
+            for argument in [*call.args, *(k.value for k in call.keywords)]:
+                if isinstance(argument, ast.Constant) and argument.value == name:
+                    return argument
     return None
 
 

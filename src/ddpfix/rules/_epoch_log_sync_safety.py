@@ -299,12 +299,25 @@ class ClassFacts:
             reached = names_an_attribute(owner, name) or dynamic_access(owner)
             if reached is not None:
                 return reached.lineno
-            for node in nodes_below(owner):
+            nodes = nodes_below(owner)
+            # Most uses call it (``self.model(x)``) or read it (``self.model.parameters()``): those are
+            # cleared here, without the file's parent map that ``use_problem`` needs for the rest.
+            cleared = set()
+            for node in nodes:
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    if self_attr(func) == name:
+                        cleared.add(id(func))
+                    elif isinstance(func, ast.Attribute) and self_attr(func.value) == name and func.attr in LEAVES_CODE \
+                            and func.attr not in RETURNS_THE_MODULE:
+                        cleared.add(id(func.value))
+            for node in nodes:
                 if isinstance(node, ast.Attribute) and is_self(node.value) and isinstance(node.ctx, ast.Load):
                     if node.attr in EVERY_PART:
                         return node.lineno
-                    if node.attr == name and use_problem(self.tree, node, lambda call: self.modules.call_problem(call, view),
-                                                         elsewhere=self._attribute_reached) is not None:
+                    if node.attr == name and id(node) not in cleared and use_problem(
+                            self.tree, node, lambda call: self.modules.call_problem(call, view),
+                            elsewhere=self._attribute_reached) is not None:
                         return node.lineno
         return None
 
