@@ -179,3 +179,43 @@ def test_the_plain_script_of_these_cases_is_fixed(tmp_path, run_cli):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "train.py").write_text(script())
     assert b"DDP004 [*]" in run_cli("--check", "-v", "train.py", cwd=tmp_path).stdout
+
+
+INIT = '''def init_weights(m):
+    if isinstance(m, nn.Linear):
+        nn.init.xavier_uniform_(m.weight)
+        if m.bias is not None:
+            m.bias.data.zero_()
+
+
+'''
+
+
+@pytest.mark.parametrize(("tail", "init", "safe"), [
+    ("backbone = nn.Sequential(nn.Linear(4, 4))\nbackbone.apply(init_weights)\nlm = LitModel(backbone)\n", "", True),
+    ("lm = LitModel(nn.Linear(4, 4))\nlm.apply(init_weights)\n", "", True),
+    ("lm = LitModel(nn.Linear(4, 4))\n", "        self.apply(init_weights)", True),
+    # an initialiser that registers a hook, or another function handed every part
+    ("lm = LitModel(nn.Linear(4, 4))\nlm.apply(lambda m: m.register_forward_hook(print))\n", "", False),
+    ("def hook_all(m):\n    m.register_forward_hook(print)\n\n\nlm = LitModel(nn.Linear(4, 4))\nlm.apply(hook_all)\n", "", False),
+    ("def init_weights(m):\n    m.weight = None\n\n\nlm = LitModel(nn.Linear(4, 4))\n", "        self.apply(init_weights)", False),
+])
+def test_weights_initialised_through_apply_leave_the_module(tmp_path, run_cli, tail, init, safe):
+    """``apply(f)`` hands every part to ``f``: it leaves the modules as built only where ``f`` only
+    tests them and fills their tensors (``nn.init.*_``, ``.data.zero_()``)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(script(init=init, tail=INIT + tail))
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(("body", "safe"), [
+    ("        if isinstance(m, nn.Linear):\n            m.weight.data.normal_(0, 0.02)\n", True),
+    ("        m.register_forward_hook(print)\n", False),
+])
+def test_a_method_that_initialises_weights_through_apply(tmp_path, run_cli, body, safe):
+    (tmp_path / "pyproject.toml").write_text("")
+    method = "    def _init_weights(self, m):\n" + body
+    (tmp_path / "train.py").write_text(script(init="        self.apply(self._init_weights)", setup=method))
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout

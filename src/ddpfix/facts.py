@@ -469,7 +469,7 @@ class ProjectFacts:
         (a function's parameter may be called ``self``)."""
         if not self.whole:
             return "the run did not read the whole project, so another file may change it"
-        from ddpfix.model.constructions import in_a_method, names_an_attribute  # asked by a proof only
+        from ddpfix.model.constructions import applies_initialisers_only, in_a_method, names_an_attribute
 
         root = program_root(path)
         key = ("part uses", name, self._place(path))
@@ -491,12 +491,24 @@ class ProjectFacts:
                 if found is not None:
                     return f"{os.path.relpath(other, root)}:{found.lineno}"
                 continue
+            if kind == "apply":
+                found = next((n for n in every_node(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                              and n.func.attr == "apply" and not (isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+                                                                  and in_a_method(tree, n))
+                              and not applies_initialisers_only(tree, n, self._stored_anywhere(path))), None)
+                if found is not None:
+                    return f"{os.path.relpath(other, root)}:{found.lineno}"
+                continue
             nodes = [n for n in every_node(tree) if isinstance(n, ast.Attribute) and n.attr == name
                      and n.end_lineno >= line >= n.value.end_lineno
                      and not (isinstance(n.value, ast.Name) and n.value.id == "self" and in_a_method(tree, n))]
             if any(check(other, tree, imports, n) is not None for n in nodes):
                 return place
         return None
+
+    def _stored_anywhere(self, path: str):
+        """``stored_elsewhere`` for ``path``'s program, as a function of the name."""
+        return lambda name: self.stored_elsewhere(name, path)
 
     def _part_uses(self, name: str, path: str, leaves: frozenset[str], plain: frozenset[str]):
         """(file, line, kind) of each place ``part_changed_elsewhere`` reads further, in the files
@@ -526,6 +538,9 @@ class ProjectFacts:
                 dynamic = _DYNAMIC_NAME.search(data) or re.search(rb"__dict__", data)
                 if dynamic is not None:
                     found.append((other, _line_at(data, dynamic.start()), "dynamic"))
+                applied = _APPLY.search(data)
+                if applied is not None:
+                    found.append((other, _line_at(data, applied.start()), "apply"))
             if name.encode() not in data:
                 continue
             quoted = string.search(data)
@@ -903,8 +918,10 @@ def _name_use(name: str) -> re.Pattern[bytes]:
 #: Code that reaches every part of a module it is handed (``lm.modules()``, ``lm.apply(f)``,
 #: ``lm.get_submodule("model")``) or hooks every module at once (``register_module_forward_hook``):
 #: any held module may change through it (a class's own ``self.apply(...)`` is read with the class).
-_REACHES_EVERY_PART = lazy_compile(rb"(?<!\bself)\.[ \t]*(?:modules|children|named_modules|named_children|apply"
+_REACHES_EVERY_PART = lazy_compile(rb"(?<!\bself)\.[ \t]*(?:modules|children|named_modules|named_children"
                                    rb"|get_submodule|_modules)\b[ \t]*[(\[.]|register_module_forward")
+#: ``x.apply(f)``: every part of ``x`` handed to ``f`` (read: an initialiser of weights leaves them).
+_APPLY = lazy_compile(rb"(?<!\bself)\.[ \t]*apply[ \t]*\(")
 #: A function at a file's top level with a parameter called ``self`` (not a method).
 _FREE_SELF = lazy_compile(rb"^(?:async[ \t]+)?def[ \t]+\w+[ \t]*\([ \t]*self\b", re.M)
 #: After a method call's opening parenthesis: the call's result used further (``m.eval().register_...``).

@@ -283,6 +283,11 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
         return None  # ``print(model)``, ``isinstance(model, nn.Module)``: the builtin reads it
     top = _chain_top(node, parents)
     above = parents.get(id(top))
+    if top is not node and isinstance(top, ast.Attribute) and top.attr == "apply" and isinstance(above, ast.Call) \
+            and above.func is top and len(above.args) == 1 and not above.keywords \
+            and isinstance(parents.get(id(above)), ast.Expr):
+        if applies_initialisers_only(tree, above, elsewhere):
+            return None  # ``model.apply(init_weights)``: only weights initialised
     if top is not node and isinstance(top, ast.Attribute):
         if top.attr in LEAVES_CODE and isinstance(above, ast.Call) and above.func is top and (
                 top.attr not in RETURNS_THE_MODULE or isinstance(parents.get(id(above)), ast.Expr)):
@@ -497,3 +502,84 @@ def in_a_method(tree: ast.Module, node: ast.AST) -> bool:
         return False
     arguments = [*current.args.posonlyargs, *current.args.args]
     return isinstance(parents.get(id(current)), ast.ClassDef) and bool(arguments) and arguments[0].arg == "self"
+
+
+#: Tensor methods that change a tensor's values in place and nothing else: an initialiser's work on
+#: a weight (``m.weight.data.normal_(0, 0.02)``, ``m.bias.zero_()``).
+FILLS = frozenset({"zero_", "fill_", "normal_", "uniform_", "copy_", "mul_", "add_", "clamp_", "div_", "sub_",
+                   "fill_diagonal_", "bernoulli_", "exponential_", "random_", "requires_grad_"})
+
+
+def initialiser_problem(tree: ast.Module, function: ast.AST, method: bool = False) -> str | None:
+    """Why ``model.apply(function)`` may change what a module runs; None where ``function`` (a
+    function of the file, one parameter the module) only initialises weights: its parameter is
+    tested (``isinstance(m, nn.Linear)``, ``m.bias is not None``), its tensors filled in place
+    (``m.weight.data.normal_(...)``) or handed to ``torch.nn.init``'s functions
+    (``nn.init.xavier_uniform_(m.weight)``). Whatever ``m.weight`` is, such an operation either
+    changes values or fails: it installs no code."""
+    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        return "the function `apply` is handed is not a plain function of the file"
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]][1 if method else 0:]
+    if len(positional) != 1 or function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
+        return f"`{function.name}` takes other parameters than the module"
+    parameter = positional[0]
+    parents = _parents(tree)
+    for use in every_node(function):
+        if not (isinstance(use, ast.Name) and use.id == parameter and _binding_scope(tree, use, parameter) is function):
+            continue
+        if not isinstance(use.ctx, ast.Load):
+            return f"`{parameter}` is bound again (line {use.lineno})"
+        parent = parents.get(id(use))
+        if isinstance(parent, ast.Call) and use in parent.args and isinstance(parent.func, ast.Name) \
+                and parent.func.id in READING_BUILTINS and not _bound_anywhere(tree, parent.func.id):
+            continue  # ``isinstance(m, nn.Linear)``
+        top = _chain_top(use, parents)
+        above = parents.get(id(top))
+        if top is use or not isinstance(top, ast.Attribute) or not isinstance(top.ctx, ast.Load):
+            return f"`{ast.unparse(above if isinstance(above, ast.expr) else top)[:50]}` (line {use.lineno}) in `{function.name}`"
+        if isinstance(above, (ast.Compare, ast.BoolOp, ast.UnaryOp)) or (
+                isinstance(above, (ast.If, ast.IfExp, ast.While, ast.Assert)) and above.test is top):
+            continue  # ``if m.bias is not None:``
+        if isinstance(above, ast.Call) and above.func is top and top.attr in FILLS:
+            if isinstance(top.value, ast.Attribute):
+                continue  # ``m.weight.data.normal_(0, 0.02)``, ``m.bias.zero_()``: a tensor of it filled
+        if isinstance(above, ast.Call) and top in above.args and _an_initialiser(tree, above.func):
+            continue  # ``nn.init.xavier_uniform_(m.weight)``
+        return f"`{ast.unparse(above if isinstance(above, ast.expr) else top)[:50]}` (line {use.lineno}) in `{function.name}`"
+    return None
+
+
+def _an_initialiser(tree: ast.Module, func: ast.expr) -> bool:
+    """``nn.init.<f>`` / ``torch.nn.init.<f>`` / ``init.<f>``, with ``nn``, ``torch`` or ``init``
+    bound by imports alone in the file."""
+    if not (isinstance(func, ast.Attribute) and func.attr.endswith("_")):
+        return False
+    chain, root = [], func.value
+    while isinstance(root, ast.Attribute):
+        chain.append(root.attr)
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id not in ("nn", "torch", "init") or _bound_otherwise(tree, root.id):
+        return False
+    return (chain and chain[0] == "init") or (not chain and root.id == "init")
+
+
+def _bound_otherwise(tree: ast.Module, name: str) -> bool:
+    """The file binds ``name`` other than by an import (or may bind any name)."""
+    for node in every_node(tree):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name or isinstance(node, ast.arg) and node.arg == name:
+            return True
+        if isinstance(node, ast.alias) and node.name == "*":
+            return True
+    return False
+
+
+def applies_initialisers_only(tree: ast.Module, call: ast.Call, elsewhere=None) -> bool:
+    """``x.apply(f)`` hands every part of ``x`` to a function of the file that only initialises
+    weights (``initialiser_problem``), one no other file replaces (``elsewhere(name)``)."""
+    if len(call.args) != 1 or call.keywords:
+        return False
+    function = _file_function(tree, call.args[0])
+    return function is not None and (elsewhere is None or elsewhere(function.name) is None) \
+        and initialiser_problem(tree, function) is None

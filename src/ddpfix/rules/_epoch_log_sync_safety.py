@@ -43,7 +43,8 @@ from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
-from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE, names_an_attribute,
+from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE,
+                                        applies_initialisers_only, initialiser_problem, names_an_attribute,
                                         object_problem, object_scope, use_problem)
 from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
@@ -302,10 +303,12 @@ class ClassFacts:
             nodes = nodes_below(owner)
             # Most uses call it (``self.model(x)``) or read it (``self.model.parameters()``): those are
             # cleared here, without the file's parent map that ``use_problem`` needs for the rest.
-            cleared = set()
+            cleared, initialising = set(), set()
             for node in nodes:
                 if isinstance(node, ast.Call):
                     func = node.func
+                    if self_attr(func) == "apply" and self._applies_initialisers(node):
+                        initialising.add(id(func))
                     if self_attr(func) == name:
                         cleared.add(id(func))
                     elif isinstance(func, ast.Attribute) and self_attr(func.value) == name and func.attr in LEAVES_CODE \
@@ -313,6 +316,8 @@ class ClassFacts:
                         cleared.add(id(func.value))
             for node in nodes:
                 if isinstance(node, ast.Attribute) and is_self(node.value) and isinstance(node.ctx, ast.Load):
+                    if node.attr == "apply" and id(node) in initialising:
+                        continue
                     if node.attr in EVERY_PART:
                         return node.lineno
                     if node.attr == name and id(node) not in cleared and use_problem(
@@ -326,6 +331,21 @@ class ClassFacts:
         if self.project is None or self.path is None:
             return "the program's other files are not read"
         return self.project.text_in_program(_REGISTRIES, self.path)
+
+    def _applies_initialisers(self, call: ast.Call) -> bool:
+        """``self.apply(init_weights)`` / ``self.apply(self._init_weights)``: every part handed to a
+        function of the file, or a plain method of the class no other code replaces, that only
+        initialises weights (``model.constructions.initialiser_problem``)."""
+        if len(call.args) != 1 or call.keywords:
+            return False
+        if not isinstance(call.args[0], ast.Name):
+            method = self_attr(call.args[0])
+            function = self.methods.get(method) if method is not None else None
+            if (function is None or self.subclassed is not None or self.unknown_base is not None or method in self.assigned
+                    or self.calls_setattr or self.replaced(method) is not None or self._patched_elsewhere(method) is not None):
+                return False
+            return initialiser_problem(self.tree, function, method=True) is None
+        return applies_initialisers_only(self.tree, call, self._patched_elsewhere)
 
     def _attribute_reached(self, name: str) -> str | None:
         """Where code outside a plain class of the file that keeps a module (``self.model = model``

@@ -209,7 +209,9 @@ class EpochLogSync(Rule):
       of another object than `self` otherwise than by calling it, calling a method that leaves its
       code or reading an attribute of it: `lm.head.register_forward_hook(f)`, `freeze(lm.head)`;
       no other way to it in the class, `self.first = self.head[0]`, nor to every part at once,
-      `self.modules()`, `self.apply(f)`, `lm.modules()`, a global module hook). A library's model
+      `self.modules()`, `lm.modules()`, a global module hook, `apply(f)` but with a function of the
+      file or a plain method of the class that only initialises weights: `isinstance` tests,
+      `nn.init.xavier_uniform_(m.weight)`, `m.bias.data.zero_()`). A library's model
       is known only where the program adds nothing to the library's registry (`@register_model`,
       `AutoModel.register(...)`), and a torch layer only where no file replaces a `forward` or
       `__call__`.
