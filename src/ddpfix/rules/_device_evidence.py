@@ -142,6 +142,10 @@ def cpu_evidence(node: ast.AST, imports, moved: frozenset[int] = frozenset()) ->
             if isinstance(func, ast.Attribute) and qualified == "" and (func.attr in TO_CPU_METHODS or (
                     func.attr in ("to", "type") and any(not keeps_the_device(a, imports, assigned) for a in targets(part)))):
                 return f".{func.attr}(...)", part.lineno
+            if qualified.startswith("torch.Tensor.") and (func.attr in TO_CPU_METHODS or func.attr in ("to", "type")):
+                return f"{qualified}(...)", part.lineno  # ``torch.Tensor.cpu(y)``: the method, called unbound
+            if qualified.startswith("torch.distributions."):
+                return f"{qualified}(...)", part.lineno  # a distribution samples where its parameters are
             if makes_a_tensor(qualified):
                 device = next((k.value for k in part.keywords if k.arg == "device"), None)
                 if device is None or not keeps_the_device(device, imports, assigned):

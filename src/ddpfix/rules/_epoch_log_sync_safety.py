@@ -132,9 +132,12 @@ _STORE_KINDS = frozenset({ast.Assign, ast.Call, ast.Attribute, *(
 #: A program that adds models to a library's registry (timm's ``register_model``, transformers'
 #: ``AutoModel*.register`` / ``AutoConfig.register``, ``register_for_auto_class``), or that changes
 #: every module of the process at once: torch's global hooks (``register_module_forward_hook``,
-#: ``register_module_module_registration_hook``..., the ``_global_*_hooks`` dictionaries).
+#: ``register_module_module_registration_hook``..., the ``_global_*_hooks`` dictionaries), torch
+#: function and dispatch modes, a patch of torch's own functions (``F.linear = f``,
+#: ``nn.Module._call_impl = g``) or of a function's code (``f.__code__ = g.__code__``).
 _REGISTRIES = re.compile(rb"register_model|Auto\w*\.register\b|register_for_auto_class|register_module_\w*hook"
-                         rb"|_global_\w*hooks")
+                         rb"|_global_\w*hooks|TorchFunctionMode|TorchDispatchMode|__torch_function__|__torch_dispatch__"
+                         rb"|__code__[ \t]*=|_call_impl[ \t]*=|^[ \t]*(?:F|functional|(?:torch\.)?nn(?:\.functional)?|torch)\.(?!backends\b)\w+[ \t]*=(?!=)", re.M)
 
 
 class _SelfStores:
@@ -728,6 +731,8 @@ class ClassFacts:
         if dynamic is not None:
             return f"`{dynamic[0]}` (line {dynamic[1]}) may replace methods at run time"
         line = escapes.get(self.cls.name)
+        if line is None and "load_from_checkpoint" in self.unknown_methods:
+            line = next((n.lineno for n in nodes_of(self.tree, ast.Attribute) if n.attr == "load_from_checkpoint"), None)
         if line is not None:
             return f"`{self.cls.name}` is handed around as a value (line {line}): it may be subclassed or patched elsewhere"
         return None
@@ -1867,6 +1872,9 @@ def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, 
     escapes: dict[str, int] = {}
     safe_names: set[int] = set()
     functions = _file_functions(tree)
+    # Lightning's own ``load_from_checkpoint`` builds the class it is called on and replaces none of
+    # its methods, where no class of the file defines its own.
+    lightning_builds = not any(isinstance(n, FUNCTIONS) and n.name == "load_from_checkpoint" for n in every_node(tree))
     for n in every_node(tree):
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)) and not is_self(n.value):
             stores.setdefault(n.attr, n.lineno)
@@ -1882,7 +1890,7 @@ def _patches(tree: ast.Module) -> tuple[dict[str, int], tuple[str, int] | None, 
             elif n.func.id in functions:
                 # ``train_model(ProtoNet, ...)``: a function of the file that only builds what it
                 # is handed (``model_class(**kwargs)``, ``model_class.load_from_checkpoint(p)``).
-                safe_names.update(id(a) for a in _instantiated_arguments(functions[n.func.id], n))
+                safe_names.update(id(a) for a in _instantiated_arguments(functions[n.func.id], n, lightning_builds))
             safe_names.add(id(n.func))
         elif isinstance(n, ast.Call):
             safe_names.add(id(n.func))
@@ -1910,22 +1918,25 @@ def _file_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {d.name: d for d in defined if names.count(d.name) == 1 and d.name not in bound}
 
 
-def _instantiated_arguments(function: ast.FunctionDef, call: ast.Call) -> list[ast.expr]:
+def _instantiated_arguments(function: ast.FunctionDef, call: ast.Call, lightning_builds: bool = False) -> list[ast.expr]:
     """The names ``call`` hands ``function`` that it only builds (``_only_built``), each bound to a
     parameter of its own (not ``*args``/``**kwargs``)."""
     handed = call_paths.parameters_bound(function, call, instance=False) or {}
-    return [value for name, value in handed.items() if isinstance(value, ast.Name) and _only_built(function, name)]
+    return [value for name, value in handed.items()
+            if isinstance(value, ast.Name) and _only_built(function, name, lightning_builds)]
 
 
 #: What reading a class's own name or docs runs: nothing of the class.
 CLASS_METADATA = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 
 
-def _only_built(function: ast.FunctionDef, name: str) -> bool:
+def _only_built(function: ast.FunctionDef, name: str, lightning_builds: bool = False) -> bool:
     """The parameter ``name`` is never bound again, and every use of it calls it
     (``model_class(**kwargs)``: the class's own construction, which every file's stores on it and
     ``setattr``s are read for anyway) or reads its name (``__name__``): no subclass, no method of it
-    called (a classmethod is code the proof does not read), not handed on."""
+    called (a classmethod is code the proof does not read), not handed on. ``lightning_builds``:
+    Lightning's ``model_class.load_from_checkpoint(path)`` counts as building it (no class of the
+    file defines its own)."""
     if any(name in bound_names(statement) for statement in function.body):
         return False
     called = {id(n.func) for n in walk(function) if isinstance(n, ast.Call)}
@@ -1939,7 +1950,9 @@ def _only_built(function: ast.FunctionDef, name: str) -> bool:
             parent = parents.get(id(n))
             read_name = isinstance(parent, ast.Attribute) and parent.attr in CLASS_METADATA \
                 and isinstance(parent.ctx, ast.Load) and id(parent) not in called
-            if id(n) not in called and not read_name:
+            restored = lightning_builds and isinstance(parent, ast.Attribute) and parent.attr == "load_from_checkpoint" \
+                and id(parent) in called
+            if id(n) not in called and not read_name and not restored:
                 return False
     return True
 

@@ -36,6 +36,8 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Transformer", "TransformerEncoder",
                         "TransformerDecoder", "DataParallel"})
 PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+#: ``torch.nn`` layers whose ``forward`` runs a collective (SyncBatchNorm's statistics while training).
+COLLECTIVE_LAYERS = frozenset({"SyncBatchNorm"})
 MAX_DEPTH = 6
 
 
@@ -105,7 +107,10 @@ class ModuleReader:
         if _library_model(call, view.imports.qualify(func) or ""):
             return None
         if is_torch_nn_module(view.imports, func):
-            if (view.imports.qualify(func) or "").rsplit(".", 1)[-1] not in CONTAINERS:
+            layer = (view.imports.qualify(func) or "").rsplit(".", 1)[-1]
+            if layer in COLLECTIVE_LAYERS:
+                return f"`{layer}` (line {call.lineno}) runs a collective in its forward while training"
+            if layer not in CONTAINERS:
                 return None
             for argument in [*call.args, *(k.value for k in call.keywords)]:
                 problem = self._part_problem(argument, view, depth + 1)
@@ -297,6 +302,9 @@ class ModuleReader:
                 if isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) \
                         and not _keeps_self(_parents(view.tree).get(id(n))):
                     return f"`{cls.name}` hands `self` on (line {n.lineno}): code not read may change it"
+        code_problem = _code_not_read(code, lineage, methods, view)
+        if code_problem is not None:
+            return f"`{cls.name}` {code_problem}"
         for node in code:
             unread = _unread_call(node, view, building)
             if unread is not None:
@@ -368,6 +376,44 @@ SAFE_BUILTINS = frozenset({"len", "range", "float", "int", "bool", "min", "max",
 #: Packages whose functions a module's code may call (``torch.cat``, ``F.relu``, ``math.sqrt``,
 #: ``einops.rearrange``); their CPU makers and collectives are found by their own tests.
 SAFE_PACKAGES = ("torch.", "math.", "einops.", "typing.")
+
+
+#: Torch's own paths that run operators no proof reads (``torch.ops._c10d_functional.*``: the
+#: collectives ``torch.distributed`` is built on) or that are collectives by name.
+_OPERATOR_PATHS = ("torch.ops.", "torch.distributed", "torch._C._distributed", "torch._dynamo")
+
+
+def _code_not_read(code: list[ast.AST], lineage: list[ast.ClassDef], methods: set[str], view: FileView) -> str | None:
+    """What a module class's code (its classes and the file's functions and classes it names) does
+    that runs code the reader does not follow: an imported name used otherwise than called (handed
+    to ``checkpoint(block, x)`` or ``map``, a decorator, a stored or aliased module: ``o = ops``)
+    unless it comes from a safe package; a hook or parametrization it registers
+    (``self.register_forward_hook(h)``, ``register_parametrization(...)``); a method replaced on the
+    instance (``self.forward = block``); torch's operator library (``torch.ops.*``)."""
+    parents = _parents(view.tree)
+    for node in code:
+        for n in every_node(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in view.imports.targets:
+                qualified = view.imports.qualify(n) or ""
+                parent = parents.get(id(n))
+                called = isinstance(parent, ast.Call) and parent.func is n
+                chained = isinstance(parent, ast.Attribute) and parent.value is n
+                if qualified.startswith(_OPERATOR_PATHS) and not qualified.startswith("torch.distributed.fsdp"):
+                    return f"reads `{n.id}` (`{qualified}`, line {n.lineno}), operators no proof reads"
+                if not called and not chained and not qualified.startswith(SAFE_PACKAGES) \
+                        and not (n.id in view.classes or n.id in view.functions):
+                    return f"hands on `{n.id}` (line {n.lineno}), imported code not read"
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+                qualified = view.imports.qualify(n) or ""
+                if qualified.startswith("torch.ops."):
+                    return f"calls `{ast.unparse(n)[:40]}` (line {n.lineno}), operators no proof reads"
+                if (n.attr.startswith("register_") and ("hook" in n.attr or "parametrization" in n.attr)) \
+                        or n.attr in ("register_parametrization", "convert_sync_batchnorm"):
+                    return f"registers code on a module (`{n.attr}`, line {n.lineno})"
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
+                    and n.value.id == "self" and (n.attr in methods or n.attr in ("forward", "__call__", "_call_impl")):
+                return f"replaces its method `{n.attr}` on the instance (line {n.lineno})"
+    return None
 
 
 def _keeps_self(parent: ast.AST | None) -> bool:

@@ -1,0 +1,76 @@
+"""A module class of the program is known only where all the code it may run is read: an imported
+function it hands on (to ``checkpoint``, ``map``, as a decorator), hooks and parametrizations it
+registers, a method replaced on the instance, torch's operator library, a collective layer, torch
+functions patched or intercepted by a mode anywhere in the program, and tensors a distribution or an
+unbound ``torch.Tensor`` method puts on the CPU (adversarial review, round 7)."""
+
+from __future__ import annotations
+
+import pytest
+
+TRAIN = '''import lightning as L
+import torch
+import torch.nn.functional as F
+from torch import nn
+{imports}
+
+
+class Net(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = nn.Linear(n, n)
+{init}
+    def forward(self, x):
+        return {forward}
+
+
+class LitModel(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.model = {held}
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.cross_entropy(self.model(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", F.cross_entropy(self.model(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+{tail}'''
+OPS = "import torch.distributed as dist\n\n\ndef block(x):\n    dist.all_reduce(x)\n    return x\n"
+
+
+def train(imports="", init="", forward="self.fc(x)", held="Net(8)", tail="") -> str:
+    return TRAIN.format(imports=imports, init=init, forward=forward, held=held, tail=tail)
+
+
+CASES = {
+    "plain": (train(), True),
+    "checkpoint_of_an_imported_function": (train(imports="from torch.utils.checkpoint import checkpoint\nfrom ops import block",
+                                                 forward="checkpoint(block, self.fc(x))"), False),
+    "map_of_an_imported_function": (train(imports="from ops import block", forward="list(map(block, [self.fc(x)]))[0]"), False),
+    "module_alias": (train(imports="import ops", init="        self.o = None\n", forward="ops.block(self.fc(x))"), False),
+    "hook_on_itself": (train(imports="from ops import block",
+                             init="        self.register_forward_hook(lambda m, i, o: block(o))\n"), False),
+    "forward_replaced": (train(imports="from ops import block", init="        self.forward = block\n"), False),
+    "operator_library": (train(forward="torch.ops._c10d_functional.all_reduce(self.fc(x), 'sum', '0')"), False),
+    "collective_layer": (train(held="nn.Sequential(nn.Linear(8, 8), nn.SyncBatchNorm(8))"), False),
+    "torch_function_patched": (train(tail="\n\nF.linear = lambda *a: None\n"), False),
+    "torch_function_mode": (train(imports="from torch.overrides import TorchFunctionMode"), False),
+    "unbound_cpu_method": (train(forward="torch.Tensor.cpu(self.fc(x))"), False),
+    "distribution_sample": (train(imports="from torch.distributions import Normal",
+                                  forward="self.fc(x) + Normal(0.0, 1.0).sample((8,))"), False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_module_class_is_known_only_where_its_code_is_read(tmp_path, run_cli, case):
+    text, safe = CASES[case]
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "ops.py").write_text(OPS)
+    (tmp_path / "train.py").write_text(text)
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
