@@ -214,7 +214,8 @@ class EpochLogSync(Rule):
       `nn.init.xavier_uniform_(m.weight)`, `m.bias.data.zero_()`). A library's model
       is known only where the program adds nothing to the library's registry (`@register_model`,
       `AutoModel.register(...)`), and a torch layer only where no file replaces a `forward` or
-      `__call__`.
+      `__call__`, patches a torch function (`F.linear = f`, `nn.Module._call_impl = g`, a
+      `__code__`) or intercepts them all (a `TorchFunctionMode`, `__torch_function__`).
       A known module is a `torch.nn` layer; a container
       (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
       written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);
@@ -226,7 +227,10 @@ class EpochLogSync(Rule):
       no class decorator, metaclass or `__call__`, nothing but constants bound in its body, bases
       `torch.nn.Module` (or a non-container layer, or LightningModule) through classes of its file,
       no collective and nothing that may make a CPU tensor in its methods or in the functions of
-      its file they call, no call of a function it does not read, every module it calls built in
+      its file they call, no call of a function it does not read nor imported code handed on
+      (`checkpoint(block, x)`, a decorator, `o = ops`), no hook or parametrization it registers on
+      itself, no method replaced on the instance (`self.forward = f`), nothing of `torch.ops`, no
+      `SyncBatchNorm`, every module it calls built in
       its own code by a known call (not handed in: `self.scorer = scorer`), and no file of the
       program replacing one of its methods or binding its name or a layer's to another class
       (`Head.forward = f`, `setattr(nn, "Linear", Mine)`, `vars(m).update(...)`); NumPy's size
