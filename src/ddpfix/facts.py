@@ -404,6 +404,15 @@ class ProjectFacts:
                 return f"{os.path.relpath(config, root)}:{line}"
         return None
 
+    def _texts_with(self, path: str, itself: bool = True):
+        """(real path, its code's bytes) of each file of the run that may run with ``path`` (``path``
+        itself too where ``itself``), in the run's order; bytes None for a file that could not be read."""
+        real = os.path.realpath(path)
+        for other in self._candidates(list(self.process_files)):
+            if (other == real and not itself) or not self.may_run_with(path, other):
+                continue
+            yield other, (None if self._names_in(other) is None else self._read[("bytes", other)])
+
     def constructions(self, name: str, path: str, tree: ast.Module, cls: ast.ClassDef | None = None):
         """Every call of the program that builds the class ``name`` defined in ``path`` (its tree
         given), as (real path, tree, imports, call), the file's own first; else where the class may
@@ -425,12 +434,9 @@ class ProjectFacts:
         word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
         # A notebook is no module: only a file that names it (``%run train.ipynb``) runs its classes.
         notebook = os.path.basename(path).encode() if path.endswith(".ipynb") else None
-        for other in self._candidates(list(self.process_files)):
-            if other == real or not self.may_run_with(path, other):
-                continue
-            if self._names_in(other) is None:
+        for other, data in self._texts_with(path, itself=False):
+            if data is None:
                 return f"{os.path.relpath(other, root)} could not be read"
-            data = self._read[("bytes", other)]
             if notebook is not None and notebook[:-len(b".ipynb")] not in data:
                 continue
             unnamed = _BUILDS_UNNAMED.search(data)
@@ -523,13 +529,10 @@ class ProjectFacts:
                          rb"(?P<next>\(|\[|=(?!=)|[-+*/%&|^@]=|[),\]}:\r\n#]|$))", re.M)
         string = re.compile(rb"['\"]" + word + rb"\\?['\"]")
         found: list[tuple[str, int | None, str]] = []
-        for other in self._candidates(list(self.process_files)):
-            if not self.may_run_with(path, other):
-                continue
-            if self._names_in(other) is None:
+        for other, data in self._texts_with(path):
+            if data is None:
                 found.append((other, None, "every"))
                 continue
-            data = self._read[("bytes", other)]
             if b"torch" in data or b"lightning" in data:
                 reaching = _REACHES_EVERY_PART.search(data)
                 if reaching is not None:  # ``lm.modules()``, ``lm.apply(f)``, a hook on every module
@@ -572,13 +575,10 @@ class ProjectFacts:
         key = ("text", pattern.pattern, self._place(path))
         if key not in self._read:
             self._read[key] = None
-            for other in self._candidates(list(self.process_files)):
-                if not self.may_run_with(path, other):
-                    continue
-                if self._names_in(other) is None:
+            for other, data in self._texts_with(path):
+                if data is None:
                     self._read[key] = f"{os.path.relpath(other, root)} could not be read"
                     break
-                data = self._read[("bytes", other)]
                 found = pattern.search(data)
                 if found is not None:
                     self._read[key] = f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
@@ -594,19 +594,16 @@ class ProjectFacts:
             return None
         if not self.whole:
             return "the run did not read the whole project, so another file may import it"
-        real, root = os.path.realpath(path), program_root(path)
+        root = program_root(path)
         stem = os.path.splitext(os.path.basename(path))[0]
         if stem == "__init__":  # a package's globals: imported by its folder's name
             stem = os.path.basename(os.path.dirname(path))
         stem = re.escape(stem.encode()) + rb"|sys\.modules"  # ``sys.modules["__main__"]`` names no file
         imports = re.compile(rb"\b(?:import|from)\b[^\n]*\b(?:" + stem + rb")\b|sys\.modules")
         word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-        for other in self._candidates(list(self.process_files)):
-            if other == real or not self.may_run_with(path, other):
-                continue
-            if self._names_in(other) is None:
+        for other, data in self._texts_with(path, itself=False):
+            if data is None:
                 return f"{os.path.relpath(other, root)} could not be read"
-            data = self._read[("bytes", other)]
             found = imports.search(data)
             if found is not None and word.search(data):
                 return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
