@@ -62,6 +62,13 @@ def test_a_module_left_as_built(code):
     assert problem(code) is None
 
 
+def test_a_deep_copy_shares_nothing_with_the_module():
+    assert problem("import copy\nbackbone = nn.Linear(4, 4)\nema = copy.deepcopy(backbone)\nlm = Lit(backbone)\n") is None
+    assert problem("from copy import deepcopy\nbackbone = nn.Linear(4, 4)\nema = deepcopy(backbone)\nlm = Lit(backbone)\n") is None
+    assert problem("def deepcopy(m):\n    return m\nbackbone = nn.Linear(4, 4)\nema = deepcopy(backbone)\nlm = Lit(backbone)\n") \
+        is not None  # not the standard library's
+
+
 def test_a_module_left_as_built_by_any_binding_and_read_by_builtins():
     assert problem("backbone: nn.Module = nn.Linear(4, 4)\nprint(backbone)\nassert isinstance(backbone, nn.Module)\n"
                    "lm = Lit(backbone)\n") is None

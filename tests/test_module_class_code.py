@@ -49,6 +49,10 @@ def train(imports="", init="", forward="self.fc(x)", held="Net(8)", tail="") -> 
 
 CASES = {
     "plain": (train(), True),
+    "weight_norm_of_a_known_layer": (train(imports="from torch.nn.utils.parametrizations import weight_norm",
+                                           held="weight_norm(nn.Linear(8, 8))"), True),
+    "weight_norm_of_an_unread_module": (train(imports="from torch.nn.utils.parametrizations import weight_norm\nfrom ops import Block",
+                                              held="weight_norm(Block())"), False),
     "checkpoint_of_an_imported_function": (train(imports="from torch.utils.checkpoint import checkpoint\nfrom ops import block",
                                                  forward="checkpoint(block, self.fc(x))"), False),
     "map_of_an_imported_function": (train(imports="from ops import block", forward="list(map(block, [self.fc(x)]))[0]"), False),

@@ -281,6 +281,8 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
     if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name) \
             and parent.func.id in READING_BUILTINS and not _bound_anywhere(tree, parent.func.id):
         return None  # ``print(model)``, ``isinstance(model, nn.Module)``: the builtin reads it
+    if isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords and _deep_copy(tree, parent.func):
+        return None  # ``copy.deepcopy(model)`` (an EMA): a new module, sharing nothing with it
     top = _chain_top(node, parents)
     above = parents.get(id(top))
     if top is not node and isinstance(top, ast.Attribute) and top.attr == "apply" and isinstance(above, ast.Call) \
@@ -320,6 +322,24 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
                     return None
     shown = above if isinstance(above, (ast.expr, ast.stmt)) else top
     return f"`{ast.unparse(shown)[:60]}` (line {node.lineno}) may change what `{ast.unparse(node)[:30]}` runs"
+
+
+def _deep_copy(tree: ast.Module, func: ast.expr) -> bool:
+    """``copy.deepcopy`` (``import copy``) or ``deepcopy`` (``from copy import deepcopy``), the
+    file binding that name by the import alone."""
+    if isinstance(func, ast.Attribute) and func.attr == "deepcopy" and isinstance(func.value, ast.Name):
+        module, local = "copy", func.value.id
+        imported = any(isinstance(n, ast.Import) and any(a.name == "copy" and (a.asname or a.name) == local for a in n.names)
+                       for n in every_node(tree))
+    elif isinstance(func, ast.Name):
+        module, local = "copy", func.id
+        imported = any(isinstance(n, ast.ImportFrom) and n.module == module and n.level == 0
+                       and any(a.name == "deepcopy" and (a.asname or a.name) == local for a in n.names)
+                       for n in every_node(tree))
+    else:
+        return False
+    return imported and not _bound_otherwise(tree, local) and sum(
+        1 for n in every_node(tree) if isinstance(n, ast.alias) and (n.asname or n.name).split(".")[0] == local) == 1
 
 
 def _bound_anywhere(tree: ast.Module, name: str) -> bool:

@@ -36,6 +36,12 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Transformer", "TransformerEncoder",
                         "TransformerDecoder", "DataParallel"})
 PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+#: torch's functions that return the module they are handed with one of torch's own
+#: parametrizations or hooks (weight and spectral normalisation).
+NORM_WRAPPERS = frozenset({
+    "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
+    "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal",
+})
 #: ``torch.nn`` layers whose ``forward`` runs a collective (SyncBatchNorm's statistics while training).
 COLLECTIVE_LAYERS = frozenset({"SyncBatchNorm"})
 MAX_DEPTH = 6
@@ -106,6 +112,11 @@ class ModuleReader:
                     return f"{place} may replace a `{method}`"
         if _library_model(call, view.imports.qualify(func) or ""):
             return None
+        if (view.imports.qualify(func) or "") in NORM_WRAPPERS:
+            # ``weight_norm(nn.Conv1d(...))``: the module it is handed, with torch's own parametrization
+            if len(call.args) < 1 or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return f"`{ast.unparse(func)[:40]}` (line {call.lineno}) is not handed a module built where it is read"
+            return self._part_problem(call.args[0], view, depth + 1)
         if is_torch_nn_module(view.imports, func):
             layer = (view.imports.qualify(func) or "").rsplit(".", 1)[-1]
             if layer in COLLECTIVE_LAYERS:

@@ -195,6 +195,7 @@ class EpochLogSync(Rule):
       (`self.model = model`) that every construction of the class in the program hands a known
       module: a call that builds one (`Lit(nn.Linear(4, 2))`), or a name every binding of which
       builds one and every use of which leaves it as built (handing it to the class, calling it,
+      copying it with `copy.deepcopy`,
       `parameters()`, `eval()`, `to(...)`, `load_state_dict(...)` and `nn.Module`'s other methods
       that leave its code alone, on it or a part of it, as statements where they return the module
       itself (`backbone.eval()`); another known module put in a part's place; a function of the file,
@@ -219,6 +220,7 @@ class EpochLogSync(Rule):
       A known module is a `torch.nn` layer; a container
       (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
       written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);
+      a known module given torch's weight or spectral normalisation (`weight_norm(nn.Conv1d(...))`);
       a model of a well-known library built from constants alone (`transformers` model classes'
       `from_pretrained` without `trust_remote_code`, torchvision's builders, `timm.create_model`;
       not a tool that wraps a model it is handed); or a module class of the program, of this file
