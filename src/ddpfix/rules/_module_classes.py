@@ -172,6 +172,13 @@ class ModuleReader:
             node = node.value
             if isinstance(node, ast.Name):
                 return self._list_problem(node, view, depth)
+        if isinstance(node, ast.Call) and (view.imports.qualify(node.func) or "") in ("collections.OrderedDict", "typing.OrderedDict") \
+                and not node.keywords and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            # ``nn.Sequential(OrderedDict([("fc", nn.Linear(4, 4)), ...]))``: each pair's module
+            pairs = node.args[0].elts
+            if not all(isinstance(p, ast.Tuple) and len(p.elts) == 2 and isinstance(p.elts[0], ast.Constant) for p in pairs):
+                return f"a container holds `{ast.unparse(node)[:40]}`, not built where it is read"
+            return next((q for q in (self._part_problem(p.elts[1], view, depth) for p in pairs) if q is not None), None)
         if isinstance(node, ast.Call):
             return self.call_problem(node, view, depth)
         if isinstance(node, (ast.List, ast.Tuple)):
