@@ -603,3 +603,8 @@ def applies_initialisers_only(tree: ast.Module, call: ast.Call, elsewhere=None) 
     function = _file_function(tree, call.args[0])
     return function is not None and (elsewhere is None or elsewhere(function.name) is None) \
         and initialiser_problem(tree, function) is None
+
+
+def binding_scope(tree: ast.Module, node: ast.AST, name: str) -> ast.AST:
+    """The function, or the module, in which ``name`` as ``node`` reads or binds it lives."""
+    return _binding_scope(tree, node, name)

@@ -329,6 +329,12 @@ class ClassFacts:
                         return node.lineno
         return None
 
+    def _global_imported(self, name: str, path: str) -> str | None:
+        """Where another file of the program may import the global ``name`` of ``path``."""
+        if self.project is None:
+            return "the program's other files are not read"
+        return self.project.global_imported_elsewhere(name, path)
+
     def _registered(self) -> str | None:
         """Where the program fills a library's model registry (``ModuleReader``'s ``registered``)."""
         if self.project is None or self.path is None:
@@ -496,7 +502,8 @@ class ClassFacts:
         self.assigned = set().union(*(own.assigned for own in stores)) | foreign_assigned
         self.module_problems: dict[str, str] = {}  # why a module class of the file is not followed
         self.file_module_classes: dict[str, list[ast.ClassDef]] = {}  # attribute -> the file's classes it holds
-        self.modules = ModuleReader(self.class_files, self._patched_elsewhere, _collective_word, self._registered)
+        self.modules = ModuleReader(self.class_files, self._patched_elsewhere, _collective_word, self._registered,
+                                    self._global_imported)
         self._asking: set[str] = set()  # attributes whose outside uses are being read (a cycle refuses)
         # Which attributes hold a known module is read per attribute, when a value asks.
         self._stores, self._foreign_assigned, self._submodules = stores, foreign_assigned, {}

@@ -74,15 +74,17 @@ class ModuleReader:
 
     def __init__(self, class_files=None, patched: Callable[[str], str | None] | None = None,
                  collective_word: Callable[[ast.AST, ImportTable], tuple[str, int] | None] | None = None,
-                 registered: Callable[[], str | None] | None = None):
+                 registered: Callable[[], str | None] | None = None,
+                 global_reached: Callable[[str, str], str | None] | None = None):
         """``class_files``: ``model.class_files.ClassFiles`` (a class of another file), or None;
         ``patched(name)``: where a file of the program stores an attribute ``name`` on anything
         (``Head.forward = f``), or None; ``collective_word``: the collective test of the proof;
         ``registered()``: where the program adds a model to a library's registry (``@register_model``,
         ``AutoModel.register(...)``), which the library's builders then build by name; None: not
-        asked (a library model is then not known)."""
+        asked (a library model is then not known); ``global_reached(name, path)``: where another file
+        may import the global ``name`` of ``path`` (a registry of classes), or None."""
         self.class_files, self.patched, self.collective_word = class_files, patched, collective_word
-        self.registered = registered
+        self.registered, self.global_reached = registered, global_reached
         self._problems: dict[tuple[int, str], str | None] = {}
         #: The classes each call that was read builds (the proof follows their ``forward``).
         self.classes_of: dict[int, list[tuple[ast.ClassDef, FileView]]] = {}
@@ -131,11 +133,71 @@ class ModuleReader:
         found = self._class_of(func, view)
         if found is None and isinstance(func, ast.Name) and func.id in view.functions and not view.hidden(func.id):
             return self._factory_problem(view.functions[func.id], view, depth + 1)
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
+            return self._registry_problem(func.value, view, depth + 1)
         if found is None:
             return f"`{ast.unparse(func)[:40]}` is not a module class that is read"
         cls, where = found
         self.classes_of.setdefault(id(call), []).append((cls, where))
         return self.class_problem(cls, where, depth + 1)
+
+    def _registry_problem(self, registry: ast.Name, view: FileView, depth: int) -> str | None:
+        """None when ``REGISTRY[name](...)`` builds a known module whatever the name: ``REGISTRY``
+        is a global of the file every binding of which is a dict display of its classes and every
+        change a store of one of them under a key (``model_dict["ResNet"] = ResNet``); the file
+        otherwise only builds from it, tests a key (``name in model_dict``) or reads its keys; no
+        other file imports it; and each class is a known module."""
+        from ddpfix.model.constructions import binding_scope  # read only where a registry is called
+
+        name = registry.id
+        refused = f"`{name}[...]` (line {registry.lineno}) may hold what is not a known module class"
+        if binding_scope(view.tree, registry, name) is not view.tree:
+            return refused
+        if self.global_reached is None or view.path is None:
+            return refused
+        elsewhere = self.global_reached(name, view.path)
+        if elsewhere is not None:
+            return f"{elsewhere} may import `{name}` and change it"
+        parents = _parents(view.tree)
+        classes: list[ast.expr] = []
+        for node in every_node(view.tree):
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return refused
+            if not isinstance(node, ast.Name) or node.id != name or binding_scope(view.tree, node, name) is not view.tree:
+                continue
+            parent = parents.get(id(node))
+            if isinstance(node.ctx, ast.Store):
+                if not (isinstance(parent, ast.Assign) and parent.targets == [node] and isinstance(parent.value, ast.Dict)
+                        and all(k is not None for k in parent.value.keys)):
+                    return refused
+                classes += parent.value.values
+                continue
+            if isinstance(node.ctx, ast.Del):
+                return refused
+            if isinstance(parent, ast.Subscript) and parent.value is node:
+                above = parents.get(id(parent))
+                if isinstance(parent.ctx, ast.Store) and isinstance(above, ast.Assign) and above.targets == [parent]:
+                    classes.append(above.value)
+                    continue
+                if isinstance(parent.ctx, ast.Load) and isinstance(above, ast.Call) and above.func is parent:
+                    continue  # built from it
+                return refused
+            if isinstance(parent, ast.Compare) and node in parent.comparators and all(
+                    isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
+                continue  # ``model_name in model_dict``
+            if isinstance(parent, ast.Attribute) and parent.attr == "keys":
+                continue
+            return refused
+        if not classes:
+            return refused
+        for value in classes:
+            found = self._class_of(value, view) if isinstance(value, ast.Name) else None
+            if found is None:
+                return f"`{name}` holds `{ast.unparse(value)[:40]}` (line {value.lineno}), not a module class that is read"
+            problem = self.class_problem(found[0], found[1], depth)
+            if problem is not None:
+                return problem
+        return None
 
     def _factory_problem(self, function, view: FileView, depth: int) -> str | None:
         """None when every ``return`` of a function of the file builds a known module: a call that

@@ -221,6 +221,8 @@ class EpochLogSync(Rule):
       (`nn.Sequential`, `ModuleList`, `ModuleDict`, a transformer stack) only of known modules,
       written in its arguments or appended to a list of the function (`nn.Sequential(*layers)`);
       a known module given torch's weight or spectral normalisation (`weight_norm(nn.Conv1d(...))`);
+      a class taken from a registry of the file (`MODELS[name](...)`, a global dict every binding
+      and store of which holds module classes of the program read whole, no other file importing it);
       a model of a well-known library built from constants alone (`transformers` model classes'
       `from_pretrained` without `trust_remote_code`, torchvision's builders, `timm.create_model`;
       not a tool that wraps a model it is handed); or a module class of the program, of this file
