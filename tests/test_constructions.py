@@ -38,12 +38,17 @@ def known(call: ast.Call) -> str | None:
     return None if ast.unparse(call.func).startswith("nn.") else f"`{ast.unparse(call.func)}` is not read"
 
 
-def problem(code: str, name: str = "backbone") -> str | None:
+def problem(code: str, name: str = "backbone", elsewhere=None) -> str | None:
     tree = ast.parse(code)
     construction = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "Lit")
     argument = construction.args[0]
-    found = object_problem(tree, argument, lambda node: node is argument, known)
+    found = object_problem(tree, argument, lambda node: node is argument, known, elsewhere)
     return None if found is None else found[0]
+
+
+def nowhere(_name: str) -> None:
+    """No other file reaches or replaces anything."""
+    return None
 
 
 @pytest.mark.parametrize("code", [
@@ -63,10 +68,14 @@ def test_a_module_left_as_built(code):
 
 
 def test_a_deep_copy_shares_nothing_with_the_module():
-    assert problem("import copy\nbackbone = nn.Linear(4, 4)\nema = copy.deepcopy(backbone)\nlm = Lit(backbone)\n") is None
-    assert problem("from copy import deepcopy\nbackbone = nn.Linear(4, 4)\nema = deepcopy(backbone)\nlm = Lit(backbone)\n") is None
-    assert problem("def deepcopy(m):\n    return m\nbackbone = nn.Linear(4, 4)\nema = deepcopy(backbone)\nlm = Lit(backbone)\n") \
-        is not None  # not the standard library's
+    copied = "import copy\nbackbone = nn.Linear(4, 4)\nema = copy.deepcopy(backbone)\nlm = Lit(backbone)\n"
+    assert problem(copied, elsewhere=nowhere) is None
+    assert problem("from copy import deepcopy\nbackbone = nn.Linear(4, 4)\nema = deepcopy(backbone)\nlm = Lit(backbone)\n",
+                   elsewhere=nowhere) is None
+    assert problem("def deepcopy(m):\n    return m\nbackbone = nn.Linear(4, 4)\nema = deepcopy(backbone)\nlm = Lit(backbone)\n",
+                   elsewhere=nowhere) is not None  # not the standard library's
+    assert problem(copied, elsewhere=lambda name: "plugins.py:3" if name == "deepcopy" else None) is not None  # patched
+    assert problem(copied) is not None  # the program's other files not read
 
 
 def test_a_module_left_as_built_by_any_binding_and_read_by_builtins():

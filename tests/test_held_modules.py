@@ -219,3 +219,30 @@ def test_a_method_that_initialises_weights_through_apply(tmp_path, run_cli, body
     (tmp_path / "train.py").write_text(script(init="        self.apply(self._init_weights)", setup=method))
     proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
     assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
+
+
+ROUND_EIGHT = {
+    # ``self.model.apply(init_weights)`` in the class, and torch's init reached through an alias
+    "own_module_applies_an_initialiser": (script(init="        self.model.apply(init_weights)", tail=INIT + "lm = LitModel(nn.Linear(4, 4))\n"), True),
+    "init_through_an_alias": (script(tail="import torch.nn.init as I\n\n\ndef init_weights(m):\n    I.zeros_(m.weight)\n\n\n"
+                                          "lm = LitModel(nn.Linear(4, 4))\nlm.apply(init_weights)\n"), True),
+    # an ``init`` that is not torch's, and torch's init patched
+    "init_of_the_program": (script(tail="from helpers import init\n\n\ndef init_weights(m):\n    init.zeros_(m.weight)\n\n\n"
+                                        "lm = LitModel(nn.Linear(4, 4))\nlm.apply(init_weights)\n"), False),
+    "init_patched": (script(tail=INIT + "nn.init.xavier_uniform_ = print\nlm = LitModel(nn.Linear(4, 4))\nlm.apply(init_weights)\n"), False),
+    # deepcopy replaced, OrderedDict replaced
+    "deepcopy_patched": (script(tail="import copy\n\ncopy.deepcopy = print\nbackbone = nn.Linear(4, 4)\nema = copy.deepcopy(backbone)\n"
+                                     "lm = LitModel(backbone)\n"), False),
+    "deepcopy_for_an_ema": (script(tail="import copy\n\nbackbone = nn.Linear(4, 4)\nema = copy.deepcopy(backbone)\nlm = LitModel(backbone)\n"),
+                            True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROUND_EIGHT))
+def test_round_eight_copies_and_initialisers(tmp_path, run_cli, case):
+    text, safe = ROUND_EIGHT[case]
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("def zeros_(t):\n    pass\n")
+    (tmp_path / "train.py").write_text(text)
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout

@@ -281,7 +281,8 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
     if isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name) \
             and parent.func.id in READING_BUILTINS and not _bound_anywhere(tree, parent.func.id):
         return None  # ``print(model)``, ``isinstance(model, nn.Module)``: the builtin reads it
-    if isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords and _deep_copy(tree, parent.func):
+    if isinstance(parent, ast.Call) and parent.args == [node] and not parent.keywords and _deep_copy(tree, parent.func) \
+            and elsewhere is not None and elsewhere("deepcopy") is None:
         return None  # ``copy.deepcopy(model)`` (an EMA): a new module, sharing nothing with it
     top = _chain_top(node, parents)
     above = parents.get(id(top))
@@ -570,17 +571,40 @@ def initialiser_problem(tree: ast.Module, function: ast.AST, method: bool = Fals
 
 
 def _an_initialiser(tree: ast.Module, func: ast.expr) -> bool:
-    """``nn.init.<f>`` / ``torch.nn.init.<f>`` / ``init.<f>``, with ``nn``, ``torch`` or ``init``
-    bound by imports alone in the file."""
+    """A function of ``torch.nn.init`` (``nn.init.xavier_uniform_``, ``torch.nn.init.zeros_``,
+    ``init.normal_``, ``I.ones_``), the name it is reached through bound by imports of torch alone
+    (resolved from the file's import statements)."""
     if not (isinstance(func, ast.Attribute) and func.attr.endswith("_")):
         return False
     chain, root = [], func.value
     while isinstance(root, ast.Attribute):
-        chain.append(root.attr)
+        chain.insert(0, root.attr)
         root = root.value
-    if not isinstance(root, ast.Name) or root.id not in ("nn", "torch", "init") or _bound_otherwise(tree, root.id):
+    if not isinstance(root, ast.Name) or _bound_otherwise(tree, root.id):
         return False
-    return (chain and chain[0] == "init") or (not chain and root.id == "init")
+    meant = _torch_imports(tree).get(root.id)
+    return meant is not None and ".".join([meant, *chain]) == "torch.nn.init"
+
+
+def _torch_imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the torch module it means, for the names the file binds by one import of a
+    torch module alone (``import torch``, ``from torch import nn``, ``import torch.nn.init as I``)."""
+    kept = tree.__dict__.get("_ddpfix_torch_imports")
+    if kept is None:
+        seen: dict[str, list[str | None]] = {}
+        for node in every_node(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    seen.setdefault(local, []).append(alias.name if alias.asname else alias.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    module = f"{node.module}.{alias.name}" if node.module and not node.level else None
+                    seen.setdefault(alias.asname or alias.name, []).append(module)
+        kept = tree._ddpfix_torch_imports = {local: found[0] for local, found in seen.items()
+                                             if len(found) == 1 and found[0] is not None
+                                             and (found[0] == "torch" or found[0].startswith("torch."))}
+    return kept
 
 
 def _bound_otherwise(tree: ast.Module, name: str) -> bool:
@@ -608,3 +632,8 @@ def applies_initialisers_only(tree: ast.Module, call: ast.Call, elsewhere=None) 
 def binding_scope(tree: ast.Module, node: ast.AST, name: str) -> ast.AST:
     """The function, or the module, in which ``name`` as ``node`` reads or binds it lives."""
     return _binding_scope(tree, node, name)
+
+
+def names_reached(tree: ast.Module, name: str) -> tuple[str, int] | None:
+    """Where the file binds or reaches ``name`` otherwise than by a name's store (``_names_reached``)."""
+    return _names_reached(tree, name)

@@ -137,7 +137,9 @@ _STORE_KINDS = frozenset({ast.Assign, ast.Call, ast.Attribute, *(
 #: ``nn.Module._call_impl = g``) or of a function's code (``f.__code__ = g.__code__``).
 _REGISTRIES = re.compile(rb"register_model|Auto\w*\.register\b|register_for_auto_class|register_module_\w*hook"
                          rb"|_global_\w*hooks|TorchFunctionMode|TorchDispatchMode|__torch_function__|__torch_dispatch__"
-                         rb"|__code__[ \t]*=|_call_impl[ \t]*=|^[ \t]*(?:F|functional|(?:torch\.)?nn(?:\.functional)?|torch)\.(?!backends\b)\w+[ \t]*=(?!=)", re.M)
+                         rb"|__code__[ \t]*=|_call_impl[ \t]*=|copyreg|_deepcopy_dispatch|__globals__"
+                         rb"|^[ \t]*(?:F|functional|init|(?:torch\.)?nn(?:\.functional|\.init)?|torch)\.(?!backends\b)\w+[ \t]*=(?!=)",
+                         re.M)
 
 
 class _SelfStores:
@@ -565,7 +567,7 @@ class ClassFacts:
         attribute store in the class, and no file of the program storing a ``.<name>`` on anything
         (``model.backbone = Other()`` in train.py)."""
         if name not in self._submodules:
-            line = changed_in_place(self.lineage, name) or self._shared_in_class(name)
+            line = changed_in_place(self.lineage, name, self._applies_initialisers) or self._shared_in_class(name)
             changed = f"line {line}" if line is not None else self._patched_elsewhere(name) or self._reached_elsewhere(name)
             if changed is not None:
                 self.module_problems.setdefault(name, f"`self.{name}` may be changed after it is built ({changed})")

@@ -147,7 +147,7 @@ class ModuleReader:
         change a store of one of them under a key (``model_dict["ResNet"] = ResNet``); the file
         otherwise only builds from it, tests a key (``name in model_dict``) or reads its keys; no
         other file imports it; and each class is a known module."""
-        from ddpfix.model.constructions import binding_scope  # read only where a registry is called
+        from ddpfix.model.constructions import binding_scope, names_reached  # read only where a registry is called
 
         name = registry.id
         refused = f"`{name}[...]` (line {registry.lineno}) may hold what is not a known module class"
@@ -158,6 +158,8 @@ class ModuleReader:
         elsewhere = self.global_reached(name, view.path)
         if elsewhere is not None:
             return f"{elsewhere} may import `{name}` and change it"
+        if names_reached(view.tree, name) is not None:
+            return refused  # ``globals()["MODELS"]``, a star import, a ``match`` capture
         parents = _parents(view.tree)
         classes: list[ast.expr] = []
         for node in every_node(view.tree):
@@ -185,8 +187,9 @@ class ModuleReader:
             if isinstance(parent, ast.Compare) and node in parent.comparators and all(
                     isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
                 continue  # ``model_name in model_dict``
-            if isinstance(parent, ast.Attribute) and parent.attr == "keys":
-                continue
+            if isinstance(parent, ast.Attribute) and parent.attr == "keys" and isinstance(parents.get(id(parent)), ast.Call) \
+                    and parents[id(parent)].func is parent:
+                continue  # ``model_dict.keys()``
             return refused
         if not classes:
             return refused
@@ -235,7 +238,8 @@ class ModuleReader:
             if isinstance(node, ast.Name):
                 return self._list_problem(node, view, depth)
         if isinstance(node, ast.Call) and (view.imports.qualify(node.func) or "") in ("collections.OrderedDict", "typing.OrderedDict") \
-                and not node.keywords and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+                and not node.keywords and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)) \
+                and (self.patched is None or self.patched("OrderedDict") is None):
             # ``nn.Sequential(OrderedDict([("fc", nn.Linear(4, 4)), ...]))``: each pair's module
             pairs = node.args[0].elts
             if not all(isinstance(p, ast.Tuple) and len(p.elts) == 2 and isinstance(p.elts[0], ast.Constant) for p in pairs):
@@ -686,13 +690,17 @@ def _registered_tensors(classes: list[ast.ClassDef], imports) -> set[str]:
     return set(registered) - other
 
 
-def changed_in_place(classes: list[ast.ClassDef], name: str) -> int | None:
+def changed_in_place(classes: list[ast.ClassDef], name: str, harmless: Callable[[ast.Call], bool] | None = None) -> int | None:
     """The line where the classes' code may change what ``self.<name>`` holds in place
     (``self.net.append(m)``, ``self.net.cpu()``, ``self.net[0] = m``, ``self.net.fc = m``,
-    ``self.net.fc.to("cpu")``); None where none does."""
+    ``self.net.fc.to("cpu")``); None where none does. ``harmless(call)``: a call on it that changes
+    nothing it runs (``self.net.apply(init_weights)``), or None."""
     for owner in classes:
         for node in every_node(owner):
             target = None
+            if isinstance(node, ast.Call) and harmless is not None and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "apply" and harmless(node):
+                continue
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 receiver = node.func.value
                 direct = isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
