@@ -100,6 +100,9 @@ def test_a_module_left_as_built_by_any_binding_and_read_by_builtins():
     ("def hook(m):\n    pass\ndef hook(m):\n    m.forward = print\n"
      "backbone = nn.Linear(4, 4)\nhook(backbone)\nlm = Lit(backbone)\n", "may change what"),
     ("import backbone\nlm = Lit(backbone)\n", "also imported"),
+    # a "size" is a part where a class of the program names it so: only used as a value it is read
+    ("backbone = nn.Linear(4, 4)\nhead = backbone.in_features\nhead.register_forward_hook(f)\nlm = Lit(backbone)\n",
+     "may change what"),
     # what returns the module itself or its parts is another way to it (adversarial review)
     ("backbone = nn.Linear(4, 4)\nbackbone.eval().register_forward_hook(f)\nlm = Lit(backbone)\n", "may change what"),
     ("backbone = nn.Linear(4, 4)\nnet = backbone.to('cuda')\nlm = Lit(backbone)\n", "may change what"),

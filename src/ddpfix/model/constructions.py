@@ -38,8 +38,9 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
 EVERY_PART = frozenset({"modules", "children", "named_modules", "named_children", "apply", "get_submodule",
                         "_modules", "register_module"})
 
-#: Attributes of a module that hold no part of it (its mode, placement, configuration, a layer's
-#: sizes: ``nn.Linear(backbone.fc.in_features, 10)``).
+#: Attributes of a module that hold no part of it in torch's and transformers' own classes (its mode,
+#: placement, configuration, a layer's sizes: ``nn.Linear(backbone.fc.in_features, 10)``); read only
+#: where the value cannot stand for the module (``_used_as_a_value``).
 PLAIN_ATTRIBUTES = frozenset({
     "training", "device", "dtype", "config", "name_or_path", "hparams",
     "in_features", "out_features", "num_features", "in_channels", "out_channels", "embedding_dim",
@@ -73,14 +74,15 @@ RETURNS_THE_MODULE = frozenset({
 })
 
 
-def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    kept = tree.__dict__.get("_ddpfix_parents")
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """Node id -> its parent, every node below ``tree`` (nested functions too), kept on ``tree``."""
+    kept = tree.__dict__.get("_ddpfix_parent_map")
     if kept is None:
         kept = {}
         for node in every_node(tree):
             for child in ast.iter_child_nodes(node):
                 kept[id(child)] = node
-        tree._ddpfix_parents = kept
+        tree._ddpfix_parent_map = kept
     return kept
 
 
@@ -92,7 +94,7 @@ def class_uses(tree: ast.Module, name: str, cls: ast.ClassDef | None = None) -> 
     builds nor changes it (a class method may: it is handed the class)."""
     static = {s.name for s in (cls.body if cls is not None else ()) if isinstance(s, FUNCTIONS)
               and any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in s.decorator_list)}
-    parents = _parents(tree)
+    parents = parent_map(tree)
     calls: list[ast.Call] = []
     defined = 0
     for node in every_node(tree):
@@ -174,11 +176,11 @@ def _locals(function: ast.AST) -> frozenset[str]:
     return kept
 
 
-def _binding_scope(tree: ast.Module, node: ast.AST, name: str) -> ast.AST:
+def binding_scope(tree: ast.Module, node: ast.AST, name: str) -> ast.AST:
     """The function (or the module) in which ``name``, as ``node`` reads or binds it, lives: the
     innermost enclosing function that binds it as its own. A parameter belongs to its function; a
     default value or decorator is read where the function is defined."""
-    parents = _parents(tree)
+    parents = parent_map(tree)
     current, child = parents.get(id(node)), node
     if isinstance(node, (*FUNCTIONS, ast.ClassDef)):
         child, current = current, parents.get(id(current))  # a definition binds where it stands
@@ -203,30 +205,30 @@ def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.N
     Every use of the same variable is read: in its function, or for a module's global in every
     function of the file that does not bind the name as its own."""
     name = argument.id
-    scope = _binding_scope(tree, argument, name)
+    scope = binding_scope(tree, argument, name)
     if isinstance(scope, (*FUNCTIONS, ast.Lambda)):
         arguments = scope.args
         if name in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
                                     *filter(None, [arguments.vararg, arguments.kwarg])]}:
             return (f"`{name}` is a parameter of `{getattr(scope, 'name', 'lambda')}`, handed in by code not read",
                     scope.lineno)
-    parents = _parents(tree)
-    reached = _names_reached(tree, name)
+    parents = parent_map(tree)
+    reached = names_reached(tree, name)
     if reached is not None:
         return reached
     builds = 0
     for node in every_node(scope):
         if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name:
-            if _binding_scope(tree, node, name) is scope:
+            if binding_scope(tree, node, name) is scope:
                 return f"`{name}` is also defined (line {node.lineno})", node.lineno
             continue
         if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
-            if _binding_scope(tree, node, name) is scope:
+            if binding_scope(tree, node, name) is scope:
                 return f"`{name}` is also imported (line {node.lineno})", node.lineno
             continue
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return f"`{name}` is declared `{type(node).__name__.lower()}` (line {node.lineno})", node.lineno
-        if not (isinstance(node, ast.Name) and node.id == name) or _binding_scope(tree, node, name) is not scope:
+        if not (isinstance(node, ast.Name) and node.id == name) or binding_scope(tree, node, name) is not scope:
             continue
         parent = parents.get(id(node))
         if isinstance(node.ctx, ast.Store):
@@ -259,7 +261,7 @@ def object_problem(tree: ast.Module, argument: ast.Name, handed: Callable[[ast.N
 
 def object_scope(tree: ast.Module, name: ast.Name) -> ast.AST:
     """The function, or the module, whose variable ``name`` is."""
-    return _binding_scope(tree, name, name.id)
+    return binding_scope(tree, name, name.id)
 
 
 def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call], str | None],
@@ -272,7 +274,7 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
     to a plain class of the file whose ``__init__`` does so or keeps it (``self.model = model``)
     where every use of that attribute in the class does so too and, by ``elsewhere(name)`` (None:
     not asked, such a class is not followed), no code outside it reaches a ``.name``."""
-    parents = _parents(tree)
+    parents = parent_map(tree)
     parent = parents.get(id(node))
     if isinstance(parent, ast.Call) and parent.func is node:
         return None  # ``model(x)``
@@ -295,9 +297,8 @@ def use_problem(tree: ast.Module, node: ast.expr, known_call: Callable[[ast.Call
         if top.attr in LEAVES_CODE and isinstance(above, ast.Call) and above.func is top and (
                 top.attr not in RETURNS_THE_MODULE or isinstance(parents.get(id(above)), ast.Expr)):
             return None  # ``model.classifier.parameters()``, ``model.eval()`` as a statement
-        if top.attr in PLAIN_ATTRIBUTES and isinstance(top.ctx, ast.Load) and not (
-                isinstance(above, ast.Call) and above.func is top):
-            return None  # ``model.training``
+        if top.attr in PLAIN_ATTRIBUTES and isinstance(top.ctx, ast.Load) and _used_as_a_value(top, above, known_call):
+            return None  # ``model.training``, ``nn.Linear(model.fc.in_features, 10)``
     if top is not node and isinstance(getattr(top, "ctx", None), ast.Store) and isinstance(above, ast.Assign) \
             and above.targets == [top] and isinstance(above.value, ast.Call) and known_call(above.value) is None:
         return None  # ``model.fc = nn.Linear(n, 10)``: another known module in its place
@@ -361,7 +362,7 @@ def _bound_anywhere(tree: ast.Module, name: str) -> bool:
     return name in kept or "*" in kept
 
 
-def _names_reached(tree: ast.Module, name: str) -> tuple[str, int] | None:
+def names_reached(tree: ast.Module, name: str) -> tuple[str, int] | None:
     """Where the file binds or reaches ``name`` otherwise than by a name's store: a ``match``
     pattern's capture, ``globals()`` / ``vars()`` / ``locals()`` (their stores bind any name), a
     star import (it may bind any name)."""
@@ -376,6 +377,18 @@ def _names_reached(tree: ast.Module, name: str) -> tuple[str, int] | None:
     return None
 
 
+def _used_as_a_value(read: ast.expr, above: ast.AST | None, known_call) -> bool:
+    """A plain attribute's value (``PLAIN_ATTRIBUTES``) used where it cannot be the module under
+    another name: computed with or compared, shown, or a size a known module is built from. Its
+    name says what it holds only for ``nn.Module``'s own ``training``; any other (``model.fc.in_features``)
+    may be a part of the module in a class of the program, so it is not bound or handed on."""
+    if read.attr == "training":
+        return not (isinstance(above, ast.Call) and above.func is read)
+    if isinstance(above, (ast.BinOp, ast.Compare, ast.UnaryOp, ast.FormattedValue, ast.BoolOp)):
+        return True
+    return isinstance(above, ast.Call) and read in above.args and above.func is not read and known_call(above) is None
+
+
 def _file_function(tree: ast.Module, func: ast.expr) -> ast.FunctionDef | None:
     """The function of the file a call certainly runs: a top-level function by its name, or a
     static method of a top-level class (``Sampler.generate_samples``), each defined once and never
@@ -387,7 +400,7 @@ def _file_function(tree: ast.Module, func: ast.expr) -> ast.FunctionDef | None:
     if isinstance(func, ast.Name):
         found = top.get(func.id)
         return found if isinstance(found, ast.FunctionDef) and not found.decorator_list \
-            and _binding_scope(tree, func, func.id) is tree and _bound_once(tree, func.id) else None
+            and binding_scope(tree, func, func.id) is tree and _bound_once(tree, func.id) else None
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         owner = top.get(func.value.id)
         if not isinstance(owner, ast.ClassDef) or owner.decorator_list or not _bound_once(tree, owner.name):
@@ -403,14 +416,14 @@ def _bound_once(tree: ast.Module, name: str) -> bool:
     """``name`` is bound at the top level of the file by one definition alone (not again under an
     ``if``, by an import, a star import, a ``match`` or ``globals()``), and nothing stores an
     attribute on it (``Helpers.run = staticmethod(f)``)."""
-    if _names_reached(tree, name) is not None:
+    if names_reached(tree, name) is not None:
         return False
     definitions = 0
     for node in every_node(tree):
-        if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name and _binding_scope(tree, node, name) is tree:
+        if isinstance(node, (*FUNCTIONS, ast.ClassDef)) and node.name == name and binding_scope(tree, node, name) is tree:
             definitions += 1
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
-                and _binding_scope(tree, node, name) is tree:
+                and binding_scope(tree, node, name) is tree:
             return False
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)) \
                 and isinstance(node.value, ast.Name) and node.value.id == name:
@@ -424,7 +437,7 @@ def _file_class(tree: ast.Module, func: ast.expr) -> ast.ClassDef | None:
     """The plain class of the file a call certainly builds: a top-level class by its name, defined
     once and never bound or changed otherwise, no decorator, metaclass or base but ``object``, one
     ``__init__`` and no ``__new__``."""
-    if not isinstance(func, ast.Name) or _binding_scope(tree, func, func.id) is not tree or not _bound_once(tree, func.id):
+    if not isinstance(func, ast.Name) or binding_scope(tree, func, func.id) is not tree or not _bound_once(tree, func.id):
         return None
     owner = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == func.id), None)
     if owner is None or owner.decorator_list or owner.keywords or any(
@@ -461,10 +474,10 @@ def _parameter_problem(tree, function: ast.FunctionDef, call: ast.Call, node: as
     kept: set[str] = set()
     stores: set[int] = set()
     for use in every_node(function):
-        if isinstance(use, ast.Name) and use.id == parameter and _binding_scope(tree, use, parameter) is function:
+        if isinstance(use, ast.Name) and use.id == parameter and binding_scope(tree, use, parameter) is function:
             if not isinstance(use.ctx, ast.Load):
                 return f"`{parameter}` is bound again (line {use.lineno})"
-            parent = _parents(tree).get(id(use))
+            parent = parent_map(tree).get(id(use))
             if owner is not None and isinstance(parent, ast.Assign) and parent.value is use and len(parent.targets) == 1 \
                     and isinstance(parent.targets[0], ast.Attribute) and isinstance(parent.targets[0].value, ast.Name) \
                     and parent.targets[0].value.id == "self" and parent in function.body:
@@ -515,7 +528,7 @@ def names_an_attribute(tree: ast.Module, name: str) -> ast.AST | None:
 def in_a_method(tree: ast.Module, node: ast.AST) -> bool:
     """``node`` lies in a function defined directly in a class's body whose first parameter is
     ``self`` (where ``self`` is that class's instance)."""
-    parents = _parents(tree)
+    parents = parent_map(tree)
     current = parents.get(id(node))
     while current is not None and not isinstance(current, (*FUNCTIONS, ast.Lambda)):
         current = parents.get(id(current))
@@ -544,9 +557,9 @@ def initialiser_problem(tree: ast.Module, function: ast.AST, method: bool = Fals
     if len(positional) != 1 or function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
         return f"`{function.name}` takes other parameters than the module"
     parameter = positional[0]
-    parents = _parents(tree)
+    parents = parent_map(tree)
     for use in every_node(function):
-        if not (isinstance(use, ast.Name) and use.id == parameter and _binding_scope(tree, use, parameter) is function):
+        if not (isinstance(use, ast.Name) and use.id == parameter and binding_scope(tree, use, parameter) is function):
             continue
         if not isinstance(use.ctx, ast.Load):
             return f"`{parameter}` is bound again (line {use.lineno})"
@@ -627,13 +640,3 @@ def applies_initialisers_only(tree: ast.Module, call: ast.Call, elsewhere=None) 
     function = _file_function(tree, call.args[0])
     return function is not None and (elsewhere is None or elsewhere(function.name) is None) \
         and initialiser_problem(tree, function) is None
-
-
-def binding_scope(tree: ast.Module, node: ast.AST, name: str) -> ast.AST:
-    """The function, or the module, in which ``name`` as ``node`` reads or binds it lives."""
-    return _binding_scope(tree, node, name)
-
-
-def names_reached(tree: ast.Module, name: str) -> tuple[str, int] | None:
-    """Where the file binds or reaches ``name`` otherwise than by a name's store (``_names_reached``)."""
-    return _names_reached(tree, name)

@@ -29,6 +29,7 @@ from ddpfix.ast_walk import walk
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
 from ddpfix.analysis.values import TENSOR_METHODS
 from ddpfix.imports import ImportTable
+from ddpfix.model.constructions import binding_scope, names_reached, object_problem, object_scope, parent_map
 from ddpfix.rules._device_evidence import cpu_evidence, registered_with_the_module, registrations
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -147,7 +148,6 @@ class ModuleReader:
         change a store of one of them under a key (``model_dict["ResNet"] = ResNet``); the file
         otherwise only builds from it, tests a key (``name in model_dict``) or reads its keys; no
         other file imports it; and each class is a known module."""
-        from ddpfix.model.constructions import binding_scope, names_reached  # read only where a registry is called
 
         name = registry.id
         refused = f"`{name}[...]` (line {registry.lineno}) may hold what is not a known module class"
@@ -160,7 +160,7 @@ class ModuleReader:
             return f"{elsewhere} may import `{name}` and change it"
         if names_reached(view.tree, name) is not None:
             return refused  # ``globals()["MODELS"]``, a star import, a ``match`` capture
-        parents = _parents(view.tree)
+        parents = parent_map(view.tree)
         classes: list[ast.expr] = []
         for node in every_node(view.tree):
             if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
@@ -207,7 +207,6 @@ class ModuleReader:
         builds one, or a local name every binding of which builds one and every use of which leaves
         it as built (``model = resnet18(num_classes=10)``, ``model.fc = nn.Identity()``, ``return
         model``: ``model.constructions.object_problem``)."""
-        from ddpfix.model.constructions import object_problem, object_scope  # read only where a factory is called
 
         name = function.name
         if function.decorator_list or not isinstance(function, ast.FunctionDef):
@@ -264,7 +263,7 @@ class ModuleReader:
         every binding of which is a list display of known modules and every change of which appends
         or extends it with known modules (``layers.append(nn.Linear(...))`` in a loop)."""
         function = _enclosing_function(view.tree, name)
-        parents = _parents(view.tree)
+        parents = parent_map(view.tree)
         refused = f"a container holds `*{name.id}`, not a list of known modules built where it is read"
         if function is None:
             return refused
@@ -384,7 +383,7 @@ class ModuleReader:
         for c in lineage:
             for n in every_node(c):
                 if isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) \
-                        and not _keeps_self(_parents(view.tree).get(id(n))):
+                        and not _keeps_self(parent_map(view.tree).get(id(n))):
                     return f"`{cls.name}` hands `self` on (line {n.lineno}): code not read may change it"
         code_problem = _code_not_read(code, lineage, methods, view)
         if code_problem is not None:
@@ -474,7 +473,7 @@ def _code_not_read(code: list[ast.AST], lineage: list[ast.ClassDef], methods: se
     unless it comes from a safe package; a hook or parametrization it registers
     (``self.register_forward_hook(h)``, ``register_parametrization(...)``); a method replaced on the
     instance (``self.forward = block``); torch's operator library (``torch.ops.*``)."""
-    parents = _parents(view.tree)
+    parents = parent_map(view.tree)
     for node in code:
         for n in every_node(node):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in view.imports.targets:
@@ -636,20 +635,11 @@ def _library_model(call: ast.Call, qualified: str) -> bool:
 
 
 def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.AST | None:
-    parents = _parents(tree)
+    parents = parent_map(tree)
     current = parents.get(id(node))
     while current is not None and not isinstance(current, FUNCTIONS):
         current = parents.get(id(current))
     return current
-
-
-def _parents(tree: ast.Module) -> dict[int, ast.AST]:
-    """Node id -> its parent, kept on the tree."""
-    found = tree.__dict__.get("_ddpfix_module_parents")
-    if found is None:
-        found = tree._ddpfix_module_parents = {
-            id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    return found
 
 
 #: Methods of a module that read it or set its training state, and change neither what it holds,
