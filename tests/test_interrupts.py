@@ -349,3 +349,36 @@ def test_a_ctrl_c_python_could_not_raise_still_stops_the_run_before_it_writes(tm
     assert run.returncode == 130, run.stderr
     assert run.stderr == "Interrupted: nothing written.\n"
     assert {path: path.read_bytes() for path in tree} == before
+
+
+CTRL_C_IN_SET_NAME = """
+from dataclasses import dataclass, field
+from ddpfix import interrupted_exit
+interrupted_exit.quiet_while_loading()
+
+
+class Field:
+    def __set_name__(self, owner, name):
+        raise KeyboardInterrupt  # where Python's handler raised a Ctrl-C while a dataclass was made
+
+
+@dataclass
+class Discovery:
+    files: object = Field()
+"""
+
+
+def test_a_ctrl_c_python_turned_into_another_error_while_loading_still_says_one_line():
+    """A Ctrl-C that lands in a ``__set_name__`` while a module's class is created reaches the top as
+    ``RuntimeError: Error calling __set_name__`` (the KeyboardInterrupt its cause): it printed a
+    traceback of 18 lines. It is the Ctrl-C, and ends the run as one does."""
+    run = subprocess.run([sys.executable, "-c", CTRL_C_IN_SET_NAME], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 130, run.stderr
+    assert run.stderr == "Interrupted: nothing written.\n"
+
+
+def test_an_error_not_caused_by_a_ctrl_c_still_prints_its_traceback():
+    source = CTRL_C_IN_SET_NAME.replace("raise KeyboardInterrupt", "raise ValueError('a real bug')")
+    run = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert "ValueError: a real bug" in run.stderr and "Traceback" in run.stderr

@@ -51,11 +51,26 @@ def quiet_while_loading() -> None:
 
 def _uncaught(kind, value, traceback) -> None:
     interrupts = sys.modules.get("ddpfix.interrupts")  # loaded by the time its Interrupted exists
-    if issubclass(kind, KeyboardInterrupt):
+    causes = _chain(value) if value is not None else [kind]
+    if any(issubclass(cause, KeyboardInterrupt) for cause in causes):
         leave("Interrupted: nothing written.")
-    if interrupts is not None and issubclass(kind, interrupts.Interrupted):
+    if interrupts is not None and any(issubclass(cause, interrupts.Interrupted) for cause in causes):
         leave(f"Interrupted: {interrupts.written()}")
     sys.__excepthook__(kind, value, traceback)
+
+
+def _chain(error: BaseException) -> list[type]:
+    """The kinds of ``error`` and of every exception it was raised from or while handling. Python
+    turns some exceptions into others as they pass through it: a KeyboardInterrupt raised while a
+    class is created, inside a ``__set_name__`` (a dataclass field's), reaches the top as
+    ``RuntimeError: Error calling __set_name__``, the Ctrl-C as its cause. Such an error is the
+    Ctrl-C all the same."""
+    kinds, seen = [], set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        kinds.append(type(error))
+        error = error.__cause__ or error.__context__
+    return kinds
 
 
 def _unraisable(unraisable) -> None:
