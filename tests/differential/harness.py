@@ -646,7 +646,7 @@ def training_env(paths: Iterable[Path] = ()) -> dict[str, str]:
     """The environment of a training run, but for what is read after start-up (the run's out
     folder, devices, port: see ``train``). ``paths`` go first on ``PYTHONPATH``."""
     env = _python_env([*paths, HERE])
-    env.update(PL_TRAINER_ACCELERATOR="cpu", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore",
+    env.update(PL_TRAINER_ACCELERATOR=os.environ.get("DDPFIX_DIFF_ACCELERATOR", "cpu"), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore",
                PYTHONHASHSEED="0", MASTER_ADDR="127.0.0.1")
     for name in ("DDPFIX_DIFF_LOAD", "PYTHONUNBUFFERED", "LOCAL_RANK", "RANK", "WORLD_SIZE", "NODE_RANK", "PL_GLOBAL_SEED"):
         env.pop(name, None)

@@ -28,6 +28,9 @@ from typing import Any
 
 OUT = "DDPFIX_DIFF_OUT"
 DEVICES = "DDPFIX_DIFF_DEVICES"
+# ``cpu`` everywhere but on a GPU machine, where ``bench/gpu_check.py`` sets ``gpu`` to run the same
+# cases on a real CUDA device.
+ACCELERATOR = "DDPFIX_DIFF_ACCELERATOR"
 LOAD = "DDPFIX_DIFF_LOAD"
 
 
@@ -47,11 +50,11 @@ def out_dir() -> str | None:
 
 
 def trainer_kwargs(**overrides: Any) -> dict[str, Any]:
-    """The quiet, CPU-only Trainer settings every case shares (no strategy: a script writes its own,
+    """The quiet, CPU-only (see ``ACCELERATOR``) Trainer settings every case shares (no strategy: a script writes its own,
     so that ddpfix sees it). ``overrides`` win (a case with a ModelCheckpoint passes
     ``enable_checkpointing=True``)."""
     kwargs: dict[str, Any] = dict(
-        accelerator="cpu",
+        accelerator=os.environ.get(ACCELERATOR, "cpu"),
         devices=devices(),
         logger=False,
         enable_progress_bar=False,
