@@ -131,9 +131,30 @@ FACTS: dict[str, tuple[str, str, str, str]] = {
     "nccl_syncs_the_loss_logged": (
         "self.log(loss, sync_dist=True) under NCCL works (the fix's usual shape)", "runs", "",
         _LOGGING_MODULE.replace("VALIDATION", "self.log('v', loss, on_epoch=True, sync_dist=True)")),
-    "nccl_refuses_all_gather_of_a_cpu_tensor": (
-        "self.all_gather(cpu_tensor) under NCCL fails", "fails", "",
+    "nccl_all_gathers_a_cpu_tensor_moved_by_lightning": (
+        "self.all_gather(cpu_tensor) under NCCL runs: LightningModule.all_gather moves its input to the "
+        "module's device first (seen on an H200, 2026-11-29)", "runs", "",
         _LOGGING_MODULE.replace("VALIDATION", "self.log('v', self.all_gather(torch.tensor(1.0)).float().mean())")),
+    "random_sampler_generator_replaced_under_ddp": (
+        "a RandomSampler's CUDA generator is dropped under DDP: Lightning replaces the sampler by a "
+        "DistributedSampler over the dataset (use_distributed_sampler)", "runs", "",
+        _LOGGING_MODULE.replace("VALIDATION", "pass").replace(
+            "data = DataLoader(TensorDataset(x, x.sum(1, keepdim=True)), batch_size=8)",
+            "from torch.utils.data import RandomSampler\nds = TensorDataset(x, x.sum(1, keepdim=True))\n"
+            "data = DataLoader(ds, batch_size=8, sampler=RandomSampler(ds, generator=torch.Generator(device='cuda')))")),
+    "random_sampler_generator_on_one_device": (
+        "without DDP the same RandomSampler fails", "fails", "Expected a 'cpu' device type for generator",
+        _LOGGING_MODULE.replace("VALIDATION", "pass").replace('strategy="ddp"', 'strategy="auto"').replace(
+            "data = DataLoader(TensorDataset(x, x.sum(1, keepdim=True)), batch_size=8)",
+            "from torch.utils.data import RandomSampler\nds = TensorDataset(x, x.sum(1, keepdim=True))\n"
+            "data = DataLoader(ds, batch_size=8, sampler=RandomSampler(ds, generator=torch.Generator(device='cuda')))")),
+    "loader_generator_kept_under_ddp": (
+        "a DataLoader's own CUDA generator (shuffle=True) still fails under DDP: the loader's base seed is drawn with it",
+        "fails", "device type for generator",
+        _LOGGING_MODULE.replace("VALIDATION", "pass").replace(
+            "data = DataLoader(TensorDataset(x, x.sum(1, keepdim=True)), batch_size=8)",
+            "data = DataLoader(TensorDataset(x, x.sum(1, keepdim=True)), batch_size=8, shuffle=True, "
+            "generator=torch.Generator(device='cuda'))")),
     "indexless_cuda_is_the_current_device": (
         "an index-less 'cuda' is torch.cuda.current_device()", "runs", "",
         "import torch\ntorch.cuda.set_device(0)\nassert torch.zeros(1, device='cuda').device.index == torch.cuda.current_device()\n"
@@ -189,7 +210,8 @@ def _run_fact(name: str, work: Path, gpu: bool) -> dict:
 
 def _run_case(base: Path, work: Path) -> dict:
     meta = json.loads((base / "case.json").read_text(encoding="utf-8"))
-    stubs = [base / "stubs"] if (base / "stubs").exists() else []
+    # DDPFIX_DIFF_NO_STUBS=1: the real library (transformers, accelerate) where the machine has it.
+    stubs = [base / "stubs"] if (base / "stubs").exists() and not os.environ.get("DDPFIX_DIFF_NO_STUBS") else []
     runs: dict[str, harness.Run] = {}
     for variant in VARIANTS:
         script = base / variant / meta["file"]
@@ -216,7 +238,7 @@ def _run_case(base: Path, work: Path) -> dict:
     return result
 
 
-def run(folder: Path, out: Path, jobs: int) -> int:
+def run(folder: Path, out: Path, jobs: int, rules: list[str], facts_named: list[str]) -> int:
     import torch
 
     out.mkdir(parents=True, exist_ok=True)
@@ -231,9 +253,11 @@ def run(folder: Path, out: Path, jobs: int) -> int:
         header["lightning"] = None
     print(json.dumps(header))
     work = Path(tempfile.mkdtemp(prefix="gpu-check-"))
-    bases = sorted(path.parent for path in folder.glob("*/*/case.json"))
+    bases = sorted(path.parent for path in folder.resolve().glob("*/*/case.json")
+                   if not rules or path.parent.parent.name in rules)
+    names = [name for name in FACTS if not facts_named or name in facts_named]
     with ThreadPoolExecutor(jobs) as pool:
-        facts = list(pool.map(lambda name: _run_fact(name, work, bool(header["cuda"])), FACTS))
+        facts = list(pool.map(lambda name: _run_fact(name, work, bool(header["cuda"])), names))
         cases = list(pool.map(lambda base: _run_case(base, work), bases))
     for fact in facts:
         print(f"{'ok ' if fact['as_expected'] else 'NOT'} fact {fact['fact']}: expected {fact['expected']}, "
@@ -256,11 +280,13 @@ def main() -> int:
     running.add_argument("folder", type=Path)
     running.add_argument("--out", type=Path, required=True)
     running.add_argument("--jobs", type=int, default=12)
+    running.add_argument("--rule", action="append", default=[], help="only this rule's cases (repeatable)")
+    running.add_argument("--fact", action="append", default=[], help="only this fact (repeatable; 'none' for none)")
     args = parser.parse_args()
     if args.step == "prepare":
         prepare(args.folder)
         return 0
-    return run(args.folder, args.out, args.jobs)
+    return run(args.folder, args.out, args.jobs, args.rule, args.fact)
 
 
 if __name__ == "__main__":

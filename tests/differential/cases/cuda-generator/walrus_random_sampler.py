@@ -4,7 +4,9 @@
 ``g.manual_seed(17)`` before training.
 
 The sampler draws on the CPU, where a CUDA generator fails (on this CPU-only build it cannot even be
-made): the reference (a CPU generator) is the yardstick. ``g`` is a local name of ``main()``, used
+made): the reference (a CPU generator) is the yardstick. On a GPU under DDP the original runs, since
+Lightning replaces a ``RandomSampler`` by a ``DistributedSampler`` and drops its generator; it fails on
+one device without DDP. The rewrite computes the same in both (bench/gpu-check.md). ``g`` is a local name of ``main()``, used
 only for seeding (a statement) and as the sampler's generator, and nothing makes CUDA the default
 device: the fix is safe. The seed set after the sampler was built still decides the order.
 """
