@@ -75,6 +75,20 @@ class M(L.LightningModule):
             pass
         self.log("val_time", elapsed)
 ''', "`elapsed` is bound at line 8"),
+    "a local computed from the module's state": ('''
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.outputs = []
+
+    def on_validation_epoch_end(self):
+        total = 0
+        for out in self.outputs:
+            total += out["loss"]
+        total /= len(self.outputs)
+        self.log("val_total", total)
+''', "first, at line 13: `self.outputs` is not known to be this rank's own value (it may be global already): "
+       "`self.outputs` is the module's state (stored at line 9)"),
     "the module's state": ('''
 class M(L.LightningModule):
     def __init__(self):

@@ -1517,12 +1517,20 @@ class ClassFacts:
         word = function.attr if isinstance(function, ast.Attribute) else function.id if isinstance(function, ast.Name) else None
         if word is not None and self.rebound(word) is not None:
             return f"{prefix}: {self.rebound(word)} may bind `{word}` to other code"
-        return f"{prefix}: {self._origin(provenance, unknown)}"
+        origin = self._origin(provenance, unknown)
+        if origin is None:
+            # A local computed from other values (``elbo = elbo / n``): the first value the method
+            # cannot read says why.
+            root = provenance.first_unknown_source()
+            if root is not None and root is not unknown and depth < 1:
+                return f"{prefix}; first, at line {root.lineno}: {self.unknown_reason(provenance, root, depth + 1)}"
+            origin = f"what it computes (line {unknown.lineno}) is not read"
+        return f"{prefix}: {origin}"
 
-    def _origin(self, provenance: Provenance, unknown: ast.expr) -> str:
+    def _origin(self, provenance: Provenance, unknown: ast.expr) -> str | None:
         """Where a value not known to be this rank's own comes from, where no rule above says why:
-        a binding whose value is not read, a parameter, the module's state, or the expression's
-        own line."""
+        a binding whose value is not read, a parameter, the module's state, a function of the file;
+        None where none of these says why."""
         if isinstance(unknown, ast.Name):
             binding = provenance.unknown_binding(unknown.id)
             if binding is not None:
@@ -1537,7 +1545,7 @@ class ClassFacts:
             defined = next((s for s in self.tree.body if isinstance(s, FUNCTIONS) and s.name == unknown.func.id), None)
             if defined is not None:
                 return f"`{unknown.func.id}` (line {defined.lineno}) is a function of the file that the proof does not follow"
-        return f"what it computes (line {unknown.lineno}) is not read"
+        return None
 
     def _stored_where(self, name: str, file: str | None = None) -> str:
         """Where the class stores ``self.<name>`` (for a reason): its first store, or the

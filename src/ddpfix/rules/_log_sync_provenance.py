@@ -300,7 +300,8 @@ class Provenance:
                           and any(isinstance(m, ast.Name) and m.id == name for m in walk(n))), None)
             if inner is not None:
                 return inner.lineno, "a nested function or lambda that reads it, and may change it whenever it is called"
-        handled = {id(t) for place, _pairs, targets in binding_events(self.method)[0]
+        # ``targets`` holds the ids of the target nodes already.
+        handled = {t for place, _pairs, targets in binding_events(self.method)[0]
                    if place is None or place < self.until for t in targets}
         for place, node, names in binding_events(self.method)[1]:
             if name in names and place is not None and place < self.until and node not in handled:

@@ -196,8 +196,8 @@ def binding_events(method: ast.AST) -> tuple[list[tuple[Place, list[tuple[str, a
             targets.update(id(x) for x in walk(n.target))
         elif isinstance(n, ast.AugAssign):
             # ``x += v`` is ``x = x + v``: known when ``x`` and ``v`` are.
-            value = ast.BinOp(left=ast.Name(id=n.target.id, ctx=ast.Load()), op=n.op, right=n.value) \
-                if isinstance(n.target, ast.Name) else None
+            value = ast.copy_location(ast.BinOp(left=ast.copy_location(ast.Name(id=n.target.id, ctx=ast.Load()), n.target),
+                                                op=n.op, right=n.value), n) if isinstance(n.target, ast.Name) else None
             bind(n.target, value, pairs)
             targets.update(id(x) for x in walk(n.target))
         elif isinstance(n, ast.NamedExpr):
