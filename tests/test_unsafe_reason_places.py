@@ -124,3 +124,28 @@ trainer.fit(helpers.Model(), torch.utils.data.DataLoader(train), torch.utils.dat
 '''
     found = reasons(tmp_path, source, "DDP012")
     assert found and all("`L.seed_everything(7)`, line 6" in reason for reason in found), found
+
+
+def findings(folder, source: str, select: str = "DDP004") -> list[dict]:
+    (folder / "model.py").write_text(HEAD + source.lstrip("\n"))
+    out = subprocess.run([sys.executable, "-m", "ddpfix", "--check", "--no-color", "--select", select,
+                          "--output-format", "json", "model.py"], cwd=folder, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("op", ["diagonal", "kron", "take_along_dim", "atan2"])
+def test_a_torch_function_of_tensors_keeps_their_device(tmp_path, op):
+    """``torch.diagonal(c)`` is a view of ``c``, on ``c``'s device: no CPU tensor is made, and the
+    fix stays safe. ``torch.arange(n)`` without a device is made on the CPU: unsafe, said so."""
+    arguments = {"diagonal": "c", "kron": "c, c", "take_along_dim": "c, c.argmax(dim=0, keepdim=True)",
+                 "atan2": "c, c"}[op]
+    source = f'''
+class M(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        c = batch.float() @ batch.float().T
+        self.log("val_loss", torch.{op}({arguments}).sum())
+'''
+    found = findings(tmp_path, source)
+    assert [f["applicability"] for f in found] == ["safe"], found
+    cpu = findings(tmp_path, source.replace(f"torch.{op}({arguments})", "torch.arange(len(c)).float()"))
+    assert [f["applicability"] for f in cpu] == ["unsafe"] and "CPU tensor" in cpu[0]["unsafe_reason"], cpu

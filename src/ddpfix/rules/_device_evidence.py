@@ -92,6 +92,12 @@ _FOLLOWS_ITS_INPUTS = frozenset({
     "median", "mode", "quantile", "unique", "bincount", "cdist", "cosine_similarity", "dist", "chunk", "split",
     "unbind", "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
     "sin", "cos", "erf", "lerp", "addmm", "baddbmm", "flip", "roll", "repeat_interleave", "narrow", "select",
+    # Views and math of one tensor, and products of several: all on their inputs' device.
+    "diagonal", "diag_embed", "diagflat", "t", "clone", "detach", "mv", "kron", "tensordot", "cross", "cummax",
+    "cummin", "logcumsumexp", "reciprocal", "atan2", "hypot", "fmod", "nanmedian", "kthvalue", "msort", "take",
+    "take_along_dim", "index_add", "scatter", "scatter_add", "masked_fill", "broadcast_to", "movedim", "swapaxes",
+    "tile", "rot90", "fliplr", "flipud", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "logit", "xlogy", "trunc", "frac", "aminmax", "searchsorted", "bucketize",
 })
 
 
