@@ -251,6 +251,10 @@ def test_a_module_handed_to_the_constructor_is_known_where_every_construction_is
              "model = Classifier(Backbone(3))\n")
     write(root, {"model.py": HANDED_IN, "train.py": train})
     proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" in proc.stdout, proc.stdout  # ``head_class`` keeps its default, a torch layer
+    (root / "train.py").write_text("from model import Backbone, Classifier\nfrom extras import Head\n\n"
+                                   "model = Classifier(Backbone(3), head_class=Head)\n")
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
     assert b"[*]" not in proc.stdout, proc.stdout
     assert b"`head_class` is not a module class that is read" in proc.stdout, proc.stdout
     (root / "model.py").write_text(HANDED_IN.replace("self.head(self.backbone(x))", "self.backbone(x)"))

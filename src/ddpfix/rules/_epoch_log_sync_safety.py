@@ -583,7 +583,9 @@ class ClassFacts:
         view = FileView.of(self.path, self.tree, self.imports)
 
         def known(name: str, call: ast.Call) -> bool:
-            problem = self.modules.call_problem(call, view)
+            problem = self._handed_class_problem(call)
+            if problem is False:
+                problem = self.modules.call_problem(call, view)
             for held, _where in self.modules.classes_of.get(id(call), ()):
                 self.file_module_classes.setdefault(name, []).append(held)
             if problem is not None:
@@ -614,6 +616,52 @@ class ClassFacts:
             self.module_problems.setdefault(
                 name, f"`self.{name}` holds `{value.id}` (line {value.lineno}), handed to `{self.cls.name}(...)`: {problem}")
         return problem is None
+
+    def _handed_class_problem(self, call: ast.Call) -> str | None | bool:
+        """A call in the class's ``__init__`` that names classes its parameters hold: built from one
+        (``self.encoder = encoder_class(...)``) or handing one on (``Head(dim, act_fn)``). None where,
+        at every construction of the class in the program, what each such parameter is handed (or
+        its default) is a class, and the call builds a known module with them; else why not. False
+        where the call names no parameter that any construction hands a class."""
+        init = next((s for s in self.cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None or not any(n is call for n in nodes_below(init)):
+            return False
+        arguments = init.args
+        rebound = set().union(*(bound_names(statement) for statement in init.body))
+        parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs][1:]} - rebound
+        named = sorted({n.id for n in walk(call) if isinstance(n, ast.Name) and n.id in parameters})
+        if not named:
+            return False
+        if self.project is None or self.path is None or self.unknown_base is not None:
+            return False
+        uses = self.project.constructions(self.cls.name, self.path, self.tree, self.cls)
+        if isinstance(uses, str) or not uses:
+            return False
+        own = FileView.of(self.path, self.tree, self.imports)
+        defaults = {id(d) for d in [*arguments.defaults, *arguments.kw_defaults] if d is not None}
+        checks = []
+        for real, tree, imports, construction in uses:
+            passed = call_paths.parameters_bound(init, construction)
+            place = f"{os.path.basename(real)}:{construction.lineno}"
+            bound = {}
+            for name in named:
+                argument = (passed or {}).get(name)
+                if argument is None:
+                    continue
+                view = own if id(argument) in defaults or imports is None else FileView.of(real, tree, imports)
+                value = self.modules.class_value(argument, view)
+                if value is not None:
+                    bound[name] = value
+            checks.append((place, passed, bound))
+        if not any(bound for _place, _passed, bound in checks):
+            return False
+        for place, passed, bound in checks:
+            if passed is None:
+                return f"`{self.cls.name}(...)` at {place} may pass its parameters through `*args` or `**kwargs`"
+            problem = self.modules.call_problem(call, own, bound=bound)
+            if problem is not None:
+                return f"as `{self.cls.name}(...)` is built at {place}: {problem}"
+        return None
 
     def _handed_problem(self, name: str, init: ast.FunctionDef, parameter: str) -> str | None:
         if self.unknown_base is not None:
@@ -980,7 +1028,8 @@ class ClassFacts:
             return self._callers[key]
         self._callers[key] = set()
         found: set[int | str] | None = None
-        if self._plain_helper_problem(name) is None:
+        # ``self.forward(x)`` runs the class's ``forward`` as written (no module hooks: a direct call).
+        if self._plain_helper_problem(name, as_forward=name == "forward") is None:
             helper = self.methods[name]
             ending = self.ending(helper)
             found = set(self.changed_arguments(name))

@@ -12,7 +12,10 @@ A call builds a known module when it is
   collective and nothing that may make a CPU tensor in its methods or in the functions of its file
   they call; every module it calls (``self.proj(x)``) itself built by a known call in its own code
   (not handed in: ``self.scorer = scorer``); and no file of the program replaces a ``forward`` or
-  ``__call__`` (``Head.forward = f``).
+  ``__call__`` (``Head.forward = f``);
+* a call, in a class's ``__init__``, of a parameter that the construction being read hands a class
+  (``act_fn()`` with ``act_fn=nn.GELU``, by the call or the parameter's default): that class, read
+  with what its own parameters hold there (``ClassValue``; each class read once per such set).
 
 Anything else is unknown: its value may be global already, or a CPU tensor.
 """
@@ -27,6 +30,8 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.ast_walk import walk
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, is_torch_nn_module, lightning_name
+from ddpfix.analysis.call_paths import parameters_bound
+from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.values import TENSOR_METHODS
 from ddpfix.imports import ImportTable
 from ddpfix.model.constructions import binding_scope, names_reached, object_problem, object_scope, parent_map
@@ -70,8 +75,33 @@ class FileView:
         return cached
 
 
+@dataclass(frozen=True, eq=False)
+class ClassValue:
+    """The class a parameter holds at one construction (``act_fn=nn.GELU``, ``block=Bottleneck``, or
+    the parameter's default): a ``torch.nn`` layer (``qualified``), or a module class of the program
+    (``cls``, read in ``view``). Calling the parameter builds that class."""
+
+    qualified: str | None = None
+    cls: ast.ClassDef | None = None
+    view: FileView | None = None
+
+    @property
+    def key(self) -> object:
+        return self.qualified if self.qualified is not None else (id(self.cls), self.view.path or "")
+
+
+#: Parameter -> the class it holds, for the parameters of a class's ``__init__`` that a construction
+#: binds to a known class.
+Bound = dict[str, ClassValue]
+
+
+def own_init(cls: ast.ClassDef) -> ast.FunctionDef | None:
+    return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+
+
 class ModuleReader:
-    """Reads the module classes a LightningModule holds; each class read once per run."""
+    """Reads the module classes a LightningModule holds; each class read once per run (once per
+    set of classes its class-valued parameters hold)."""
 
     def __init__(self, class_files=None, patched: Callable[[str], str | None] | None = None,
                  collective_word: Callable[[ast.AST, ImportTable], tuple[str, int] | None] | None = None,
@@ -90,8 +120,10 @@ class ModuleReader:
         #: The classes each call that was read builds (the proof follows their ``forward``).
         self.classes_of: dict[int, list[tuple[ast.ClassDef, FileView]]] = {}
 
-    def call_problem(self, call: ast.Call, view: FileView, depth: int = 0) -> str | None:
-        """None when ``call`` builds a known module (see the module's docstring); else why not."""
+    def call_problem(self, call: ast.Call, view: FileView, depth: int = 0, bound: Bound | None = None) -> str | None:
+        """None when ``call`` builds a known module (see the module's docstring); else why not.
+        ``bound``: the classes the parameters of the ``__init__`` that makes the call hold
+        (``act_fn()`` builds the class handed as ``act_fn``)."""
         if depth > MAX_DEPTH:
             return "modules nested deeper than are read"
         func = call.func
@@ -106,6 +138,12 @@ class ModuleReader:
         place = self.registered() if self.registered is not None else "the program's registries and global hooks are not read"
         if place is not None:
             return f"{place} may add a model a library builds by name, or hook every module"
+        if isinstance(func, ast.Name) and bound and func.id in bound:
+            value = bound[func.id]
+            if value.qualified is not None:
+                return None  # a torch.nn layer that is neither a container nor a collective (``class_value``)
+            self.classes_of.setdefault(id(call), []).append((value.cls, value.view))
+            return self.class_problem(value.cls, value.view, depth + 1, self.arguments(value.cls, value.view, call, view, bound))
         if self.patched is not None and (_library_model(call, view.imports.qualify(func) or "")
                                          or is_torch_nn_module(view.imports, func)):
             # ``nn.Linear.forward = f``, ``nn.Module.__call__ = g``: a library class's code replaced.
@@ -119,7 +157,7 @@ class ModuleReader:
             # ``weight_norm(nn.Conv1d(...))``: the module it is handed, with torch's own parametrization
             if len(call.args) < 1 or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return f"`{ast.unparse(func)[:40]}` (line {call.lineno}) is not handed a module built where it is read"
-            return self._part_problem(call.args[0], view, depth + 1)
+            return self._part_problem(call.args[0], view, depth + 1, bound)
         if is_torch_nn_module(view.imports, func):
             layer = (view.imports.qualify(func) or "").rsplit(".", 1)[-1]
             if layer in COLLECTIVE_LAYERS:
@@ -127,7 +165,7 @@ class ModuleReader:
             if layer not in CONTAINERS:
                 return None
             for argument in [*call.args, *(k.value for k in call.keywords)]:
-                problem = self._part_problem(argument, view, depth + 1)
+                problem = self._part_problem(argument, view, depth + 1, bound)
                 if problem is not None:
                     return problem
             return None
@@ -140,7 +178,51 @@ class ModuleReader:
             return f"`{ast.unparse(func)[:40]}` is not a module class that is read"
         cls, where = found
         self.classes_of.setdefault(id(call), []).append((cls, where))
-        return self.class_problem(cls, where, depth + 1)
+        return self.class_problem(cls, where, depth + 1, self.arguments(cls, where, call, view, bound))
+
+    def class_value(self, node: ast.expr, view: FileView, bound: Bound | None = None) -> ClassValue | None:
+        """The class ``node`` (read in ``view``) certainly names, as a parameter may hold it: a
+        parameter of the enclosing ``__init__`` that holds one (``bound``), a ``torch.nn`` layer that
+        is neither a container (it runs what it is given) nor a collective and that no file of the
+        program replaces, or a module class of the program; None for anything else."""
+        if isinstance(node, ast.Name) and bound and node.id in bound:
+            return bound[node.id]
+        if is_torch_nn_module(view.imports, node):
+            layer = (view.imports.qualify(node) or "").rsplit(".", 1)[-1]
+            if layer in CONTAINERS or layer in COLLECTIVE_LAYERS:
+                return None
+            if self.patched is not None and any(self.patched(n) is not None for n in (layer, "forward", "__call__")):
+                return None
+            return ClassValue(qualified=view.imports.qualify(node))
+        found = self._class_of(node, view) if isinstance(node, ast.Name) else None
+        if found is None:
+            return None
+        if self.patched is not None and self.patched(node.id) is not None:
+            return None
+        return ClassValue(cls=found[0], view=found[1])
+
+    def arguments(self, cls: ast.ClassDef, where: FileView, call: ast.Call, view: FileView,
+                  bound: Bound | None = None) -> Bound:
+        """The class-valued parameters of ``cls``'s own ``__init__`` as ``call`` (read in ``view``,
+        within an ``__init__`` whose parameters hold ``bound``) binds them: what it passes, or the
+        default (read in the class's own file). Only parameters the ``__init__`` never binds again;
+        only values that certainly name a class (``class_value``)."""
+        init = own_init(cls)
+        if init is None:
+            return {}
+        passed = parameters_bound(init, call)
+        if not passed:
+            return {}
+        defaults = {id(d) for d in [*init.args.defaults, *init.args.kw_defaults] if d is not None}
+        rebound = set().union(*(bound_names(statement) for statement in init.body))
+        found: Bound = {}
+        for name, value in passed.items():
+            if name in rebound or not isinstance(value, (ast.Name, ast.Attribute)):
+                continue
+            resolved = self.class_value(value, where) if id(value) in defaults else self.class_value(value, view, bound)
+            if resolved is not None:
+                found[name] = resolved
+        return found
 
     def _registry_problem(self, registry: ast.Name, view: FileView, depth: int) -> str | None:
         """None when ``REGISTRY[name](...)`` builds a known module whatever the name: ``REGISTRY``
@@ -231,11 +313,11 @@ class ModuleReader:
                 return problem
         return None
 
-    def _part_problem(self, node: ast.expr, view: FileView, depth: int) -> str | None:
+    def _part_problem(self, node: ast.expr, view: FileView, depth: int, bound: Bound | None = None) -> str | None:
         if isinstance(node, ast.Starred):
             node = node.value
             if isinstance(node, ast.Name):
-                return self._list_problem(node, view, depth)
+                return self._list_problem(node, view, depth, bound)
         if isinstance(node, ast.Call) and (view.imports.qualify(node.func) or "") in ("collections.OrderedDict", "typing.OrderedDict") \
                 and not node.keywords and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)) \
                 and (self.patched is None or self.patched("OrderedDict") is None):
@@ -243,22 +325,22 @@ class ModuleReader:
             pairs = node.args[0].elts
             if not all(isinstance(p, ast.Tuple) and len(p.elts) == 2 and isinstance(p.elts[0], ast.Constant) for p in pairs):
                 return f"a container holds `{ast.unparse(node)[:40]}`, not built where it is read"
-            return next((q for q in (self._part_problem(p.elts[1], view, depth) for p in pairs) if q is not None), None)
+            return next((q for q in (self._part_problem(p.elts[1], view, depth, bound) for p in pairs) if q is not None), None)
         if isinstance(node, ast.Call):
-            return self.call_problem(node, view, depth)
+            return self.call_problem(node, view, depth, bound)
         if isinstance(node, (ast.List, ast.Tuple)):
-            return next((p for p in (self._part_problem(e, view, depth) for e in node.elts) if p is not None), None)
+            return next((p for p in (self._part_problem(e, view, depth, bound) for e in node.elts) if p is not None), None)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and not any(g.is_async for g in node.generators):
             # ``nn.Sequential(*(Block(d) for _ in range(n)))``: each element is built by the same
             # call, however many times the loop runs.
-            return self._part_problem(node.elt, view, depth)
+            return self._part_problem(node.elt, view, depth, bound)
         if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
-            return next((p for p in (self._part_problem(v, view, depth) for v in node.values) if p is not None), None)
+            return next((p for p in (self._part_problem(v, view, depth, bound) for v in node.values) if p is not None), None)
         if isinstance(node, ast.Constant):
             return None
         return f"a container holds `{ast.unparse(node)[:40]}`, not built where it is read"
 
-    def _list_problem(self, name: ast.Name, view: FileView, depth: int) -> str | None:
+    def _list_problem(self, name: ast.Name, view: FileView, depth: int, bound: Bound | None = None) -> str | None:
         """``nn.Sequential(*layers)``: ``layers`` is a list of the function that holds the call,
         every binding of which is a list display of known modules and every change of which appends
         or extends it with known modules (``layers.append(nn.Linear(...))`` in a loop)."""
@@ -282,12 +364,12 @@ class ModuleReader:
                         isinstance(parent, ast.AnnAssign) and parent.target is node)
                     if not (whole and isinstance(parent.value, ast.List)):
                         return refused
-                    problem = self._part_problem(parent.value, view, depth)
+                    problem = self._part_problem(parent.value, view, depth, bound)
                 elif isinstance(parent, ast.Attribute) and parent.attr in ("append", "extend"):
                     call = parents.get(id(parent))
                     if not (isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1 and not call.keywords):
                         return refused
-                    problem = self._part_problem(call.args[0], view, depth)
+                    problem = self._part_problem(call.args[0], view, depth, bound)
                 elif isinstance(parent, ast.Starred) and isinstance(parents.get(id(parent)), ast.Call) \
                         and is_torch_nn_module(view.imports, parents.get(id(parent)).func):
                     problem = None  # another container built from it, read on its own
@@ -310,15 +392,18 @@ class ModuleReader:
         path, tree, imports, cls = found
         return cls, FileView.of(path, tree, imports)
 
-    def class_problem(self, cls: ast.ClassDef, view: FileView, depth: int = 0) -> str | None:
-        """None when every call of an instance of ``cls`` is known (see the module's docstring)."""
-        key = (id(cls), view.path or "")
+    def class_problem(self, cls: ast.ClassDef, view: FileView, depth: int = 0, arguments: Bound | None = None) -> str | None:
+        """None when every call of an instance of ``cls`` is known (see the module's docstring).
+        ``arguments``: the classes its ``__init__``'s parameters hold in the construction asked
+        about (``ModuleReader.arguments``)."""
+        arguments = arguments or {}
+        key = (id(cls), view.path or "", frozenset((name, value.key) for name, value in arguments.items()))
         if key not in self._problems:
             self._problems[key] = f"`{cls.name}` holds itself"  # a cycle, while asked
-            self._problems[key] = self._class_problem(cls, view, depth)
+            self._problems[key] = self._class_problem(cls, view, depth, arguments)
         return self._problems[key]
 
-    def _class_problem(self, cls: ast.ClassDef, view: FileView, depth: int) -> str | None:
+    def _class_problem(self, cls: ast.ClassDef, view: FileView, depth: int, arguments: Bound) -> str | None:
         lineage, pending, reaches_module = [], [cls], False
         while pending:
             current = pending.pop()
@@ -360,12 +445,18 @@ class ModuleReader:
         # of the file it names (``_STATS.apply(x)``) is not read.
         code: list[ast.AST] = []
         pending: list[ast.AST] = list(lineage)
+        # A class that is the default of a parameter of the class's own ``__init__``
+        # (``block=Block``) is built only where that parameter is called, and read there with what
+        # its own parameters hold (``arguments``); a call of the parameter anywhere else is refused.
+        init = own_init(cls)
+        defaults = {id(d) for d in ([*init.args.defaults, *init.args.kw_defaults] if init is not None else [])
+                    if isinstance(d, ast.Name) and d.id in view.classes}
         while pending:
             node = pending.pop()
             if any(node is c for c in code):
                 continue
             code.append(node)
-            for name in _global_names(node):
+            for name in _global_names(node, defaults):
                 if view.hidden(name):
                     continue
                 if name in view.functions:
@@ -388,8 +479,17 @@ class ModuleReader:
         code_problem = _code_not_read(code, lineage, methods, view)
         if code_problem is not None:
             return f"`{cls.name}` {code_problem}"
+        # ``act_fn()`` in ``__init__``, ``act_fn`` a parameter that holds a known class here: that
+        # class is built (and read as any module it builds).
+        in_init = {id(n) for n in every_node(init)} if init is not None and arguments else set()
+        handed = {id(n): n for n in every_node(init) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and n.func.id in arguments} if in_init else {}
+        for made in handed.values():
+            problem = self.call_problem(made, view, depth + 1, arguments)
+            if problem is not None:
+                return problem
         for node in code:
-            unread = _unread_call(node, view, building)
+            unread = _unread_call(node, view, building, set(handed))
             if unread is not None:
                 return f"`{cls.name}` calls `{unread[0]}` (line {unread[1]}), which is not read"
             if self.collective_word is not None:
@@ -399,9 +499,10 @@ class ModuleReader:
             cpu = cpu_evidence(node, view.imports, moved)
             if cpu is not None:
                 return f"`{cls.name}` may make a CPU tensor (`{cpu[0]}`, line {cpu[1]})"
-        return self._held_problem(cls, lineage, methods, view, depth)
+        return self._held_problem(cls, lineage, methods, view, depth, arguments, in_init)
 
-    def _held_problem(self, cls, lineage, methods: set[str], view: FileView, depth: int) -> str | None:
+    def _held_problem(self, cls, lineage, methods: set[str], view: FileView, depth: int, arguments: Bound,
+                      in_init: set[int]) -> str | None:
         """Every module the class calls (``self.proj(x)``) is built in its own code by a known call,
         and by nothing else."""
         # ``self.proj(x)``, and any call through what it holds (``self.tokenizer.encode(...)``).
@@ -446,7 +547,7 @@ class ModuleReader:
             for value in values:
                 if not isinstance(value, ast.Call):
                     return f"`self.{name}` of `{cls.name}` holds what is not built where it is read"
-                problem = self.call_problem(value, view, depth + 1)
+                problem = self.call_problem(value, view, depth + 1, arguments if id(value) in in_init else None)
                 if problem is not None:
                     return problem
         return None
@@ -511,9 +612,10 @@ def _keeps_self(parent: ast.AST | None) -> bool:
     return False
 
 
-def _global_names(node: ast.AST) -> set[str]:
+def _global_names(node: ast.AST, skip: set[int] = frozenset()) -> set[str]:
     """The names ``node``'s code reads from its module's globals: read (not bound) in each function
-    or class body where they are not bound locally (over-approximated for nested scopes)."""
+    or class body where they are not bound locally (over-approximated for nested scopes); the Name
+    nodes of ``skip`` left out."""
     found: set[str] = set()
     scopes = [n for n in every_node(node) if isinstance(n, (*FUNCTIONS, ast.Lambda))]
     local: set[str] = set()
@@ -523,7 +625,7 @@ def _global_names(node: ast.AST) -> set[str]:
         local.update(a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None)
         local.update(n.id for n in every_node(scope) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
     for n in every_node(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local and id(n) not in skip:
             found.add(n.id)
     return found
 
@@ -555,12 +657,14 @@ NUMPY_SIZE_FUNCTIONS = frozenset(f"numpy.{name}" for name in (
     "asarray"))
 
 
-def _unread_call(node: ast.AST, view: FileView, building: set[int] = frozenset()) -> tuple[str, int] | None:
+def _unread_call(node: ast.AST, view: FileView, building: set[int] = frozenset(),
+                 read: set[int] = frozenset()) -> tuple[str, int] | None:
     """(its name, its line) of the first call by name in ``node`` that the reader does not read: not a
     function or class of the file, a safe builtin, or a function of a safe package (or, for the calls
-    of ``building``, a NumPy function of ``NUMPY_SIZE_FUNCTIONS``)."""
+    of ``building``, a NumPy function of ``NUMPY_SIZE_FUNCTIONS``); the calls of ``read`` are read
+    elsewhere (a class a parameter holds)."""
     for n in every_node(node):
-        if not isinstance(n, ast.Call):
+        if not isinstance(n, ast.Call) or id(n) in read:
             continue
         func = n.func
         if id(n) in building and (view.imports.qualify(func) or "") in NUMPY_SIZE_FUNCTIONS:

@@ -238,7 +238,12 @@ class EpochLogSync(Rule):
       its own code by a known call (not handed in: `self.scorer = scorer`), and no file of the
       program replacing one of its methods or binding its name or a layer's to another class
       (`Head.forward = f`, `setattr(nn, "Linear", Mine)`, `vars(m).update(...)`); NumPy's size
-      functions (`np.prod`) may build its sizes in `__init__`. A torch factory's sizes must be
+      functions (`np.prod`) may build its sizes in `__init__`. A module built in `__init__` from a
+      class a parameter holds (`act_fn()`, `norm_layer(width)`, `self.encoder = encoder_class(...)`,
+      or handed on: `Block(dim, act_fn=act_fn)`) is known where, at every construction, the parameter
+      is handed (or keeps as its default) a non-container, non-collective `torch.nn` layer or a module
+      class of the program read with what its own parameters hold there; the parameter must not be
+      bound again in `__init__`. A torch factory's sizes must be
       known like any argument (`torch.randn(x.shape[0], 8)`): an `hparams` entry holds what the
       constructor was handed, and reading an object as a size runs its `__index__`. Functions,
       tensor methods and factories count only where no file of the program rebinds their name
