@@ -149,3 +149,29 @@ class M(L.LightningModule):
     assert [f["applicability"] for f in found] == ["safe"], found
     cpu = findings(tmp_path, source.replace(f"torch.{op}({arguments})", "torch.arange(len(c)).float()"))
     assert [f["applicability"] for f in cpu] == ["unsafe"] and "CPU tensor" in cpu[0]["unsafe_reason"], cpu
+
+
+def test_forward_called_as_a_method_runs_as_written(tmp_path):
+    """``self.forward(x)`` in a helper runs the class's ``forward`` as written (a direct call: no
+    module hooks), so it changes its argument only where that ``forward`` does: the value stays
+    this rank's own. A ``forward`` that changes its argument in place keeps the fix unsafe."""
+    source = '''
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def _loss(self, batch):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.forward(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self._loss(batch))
+'''
+    assert [f["applicability"] for f in findings(tmp_path, source)] == ["safe"]
+    changing = source.replace("        return self.net(x)\n", "        x.mul_(2)\n        return self.net(x)\n")
+    found = findings(tmp_path, changing)
+    assert [f["applicability"] for f in found] == ["unsafe"], found
