@@ -1909,6 +1909,70 @@ def _names_only(target: ast.expr) -> bool:
     return isinstance(target, (ast.Tuple, ast.List)) and all(_names_only(e) for e in target.elts)
 
 
+def subclassed_beyond_thin(project, name: str, path: str, tree: ast.Module, place: str | None,
+                           depth: int = 0) -> str | None:
+    """``place`` (where a class of the program may derive from the class ``name`` of ``path``:
+    ``ProjectFacts.subclass_place``), unless every such class is read and thin (``_thin_subclass``:
+    it only hands its constructor's arguments on, changed, to ``super().__init__``) and none of them
+    is derived from in turn, where None: an instance of such a subclass runs this class's hooks, with
+    this class's state."""
+    if place is None or project is None or depth > 3:
+        return place
+    sources = project.subclass_sources(name, path, tree)
+    if isinstance(sources, str) or not sources:
+        return place
+    for real, other_tree, imports, node in sources:
+        if not _thin_subclass(node, name, imports):
+            return place
+        deeper = project.subclass_place(node.name, real)
+        if subclassed_beyond_thin(project, node.name, real, other_tree, deeper, depth + 1) is not None:
+            return place
+    return None
+
+
+def _thin_subclass(node: ast.ClassDef, base: str, imports: ImportTable) -> bool:
+    """``class Multi(Task)`` whose body is a docstring and at most an undecorated ``__init__`` that
+    binds local names and items of them (``kwargs["task"] = "multilabel"``) from names, constants
+    and items, may test them, and calls ``super().__init__(...)``: no other call, no ``self``, no
+    other base, metaclass or decorator (but ``@deprecated("...")``)."""
+    if len(node.bases) != 1 or not isinstance(node.bases[0], ast.Name) or node.bases[0].id != base or node.keywords:
+        return False
+    if not all(_inert_class_decorator(d, imports) for d in node.decorator_list):
+        return False
+    for statement in node.body:
+        if isinstance(statement, ast.Pass) or (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+            continue
+        if not (isinstance(statement, ast.FunctionDef) and statement.name == "__init__" and not statement.decorator_list):
+            return False
+        if not all(_thin_statement(s) for s in statement.body):
+            return False
+    return True
+
+
+def _thin_statement(statement: ast.stmt) -> bool:
+    def plain(expression: ast.AST) -> bool:  # names, constants, items and operators: no call, no ``self``
+        return all(not isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom,
+                                      ast.Attribute))
+                   and not (isinstance(n, ast.Name) and n.id in ("self", "super"))
+                   for n in walk(expression))
+
+    if isinstance(statement, (ast.Pass, ast.Expr)) and (isinstance(statement, ast.Pass) or isinstance(statement.value, ast.Constant)):
+        return True
+    if isinstance(statement, (ast.Assign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return all(isinstance(t, ast.Name) or (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)) for t in targets) \
+            and all(plain(t) for t in targets) and plain(statement.value)
+    if isinstance(statement, ast.If):
+        return plain(statement.test) and all(_thin_statement(s) for s in [*statement.body, *statement.orelse])
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        call = statement.value
+        func = call.func
+        return (isinstance(func, ast.Attribute) and func.attr == "__init__" and isinstance(func.value, ast.Call)
+                and isinstance(func.value.func, ast.Name) and func.value.func.id == "super" and not func.value.args
+                and all(plain(a) for a in [*call.args, *(k.value for k in call.keywords)]))
+    return False
+
+
 def _inert_class_decorator(decorator: ast.expr, imports: ImportTable) -> bool:
     """``@deprecated("Use X instead")``: a decorator of ``INERT_CLASS_DECORATORS`` called with
     constants alone."""

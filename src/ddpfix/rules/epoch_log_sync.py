@@ -341,7 +341,7 @@ class EpochLogSync(Rule):
         # Imported here, not at the top: a run loads every rule, and only files this rule checks need them.
         from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
         from ddpfix.analysis.values import ObjectKinds
-        from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem
+        from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem, subclassed_beyond_thin
 
         tests, words = TreeRankTests(ctx.imports, tree), rank_words(ctx.imports)
         objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
@@ -371,7 +371,9 @@ class EpochLogSync(Rule):
                 if _already_global(call, real, values):
                     continue
                 if cls not in safety:
-                    facts = ClassFacts(tree, cls, ctx.imports, ctx.facts.subclass_place(cls.name, ctx.path),
+                    subclassed = subclassed_beyond_thin(ctx.facts, cls.name, ctx.path, tree,
+                                                        ctx.facts.subclass_place(cls.name, ctx.path))
+                    facts = ClassFacts(tree, cls, ctx.imports, subclassed,
                                        ctx.facts.hazard("truncated back-propagation", ctx.path),
                                        lambda name: ctx.facts.named_elsewhere(name, ctx.path),
                                        ctx.facts, ctx.path)
