@@ -296,8 +296,14 @@ def test_a_module_changed_after_it_is_built_is_unknown(tmp_path, run_cli):
         in proc.stdout, proc.stdout
 
     (root / "train.py").write_text("from model import Classifier\n\nmodel = Classifier(None)\n")
+    # A part replaced in ``__init__`` by a known module leaves it known; anywhere else, not.
     (root / "model.py").write_text(model.replace(
         "        self.head = head_class()\n", "        self.head = head_class()\n        self.backbone.layer = nn.Identity()\n"))
     proc = run_cli("--check", "-v", "model.py", cwd=root)
-    assert b"[*]" not in proc.stdout and b"`self.backbone` may be changed after it is built (line 19)" \
+    assert b"DDP004 [*]" in proc.stdout, proc.stdout
+    (root / "model.py").write_text(model.replace(
+        "        self.head = head_class()\n",
+        "        self.head = head_class()\n\n    def setup(self, stage):\n        self.backbone.layer = nn.Identity()\n"))
+    proc = run_cli("--check", "-v", "model.py", cwd=root)
+    assert b"[*]" not in proc.stdout and b"`self.backbone` may be changed after it is built (line 21)" \
         in proc.stdout, proc.stdout

@@ -96,6 +96,14 @@ PROJECT_HAZARDS = {
     "iterable data": r"IterableDataset|IterDataPipe|DataPipe|WebDataset|webdataset|StreamingDataset|streaming|to_iterable_dataset",
     "custom batching": r"collate_fn|batch_sampler|BatchSampler|batch_size|batch_transfer|DistributedSampler",
     "truncated back-propagation": r"truncated_bptt|tbptt",
+    # Lightning before 2.4 leaves the LR finder's logged keys on the CPU (PL#19813); 1.x's
+    # ``move_metrics_to_cpu=True`` keeps every logged key there: NCCL then refuses their sync
+    "learning-rate finder": r"lr_find|auto_lr_find|LearningRateFinder",
+    "metrics moved to the CPU": r"move_metrics_to_cpu",
+    # a batch sampler of the program (bucketing by length, dropping short buckets) or a sampler
+    # deriving from DistributedSampler, which Lightning keeps: each rank's number of batches is the
+    # program's own, and may be none
+    "uneven batches": r"batch_sampler|BatchSampler|DistributedSampler",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
 #: ``batch_size=None`` (data batched before the loader, in a call, a dict or a config; not a
@@ -103,6 +111,7 @@ PROJECT_HAZARDS = {
 #: that may reshape the batch (``on_before_batch_transfer``) and a class deriving from
 #: ``DistributedSampler`` (Lightning keeps it: its shards may differ in length) count too.
 _HAZARD_SHAPES = {
+    "uneven batches": r"batch_sampler|BatchSampler|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler",
     "custom batching": r"collate_fn|batch_sampler|BatchSampler"
                        r"|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler"
                        r"|def[ \t]+on_(?:before|after)_batch_transfer\b"
@@ -805,7 +814,13 @@ class ProjectFacts:
         )
 
 
-_CONFIG_SAMPLER_OFF = lazy_compile(rb"^[ \t]*(?:use_distributed_sampler|replace_sampler_ddp)[ \t]*:[ \t]*(?:false|False|no)\b", re.M)
+#: A configuration's sampler switch set to anything but a literal true: YAML 1.1's falsy spellings
+#: (``off``, ``No``, ``FALSE``), an interpolation, an empty value; JSON's ``false``.
+_CONFIG_SAMPLER_OFF = lazy_compile(
+    rb"(?:^|[{,])[ \t]*[\"']?(?:use_distributed_sampler|replace_sampler_ddp)[\"']?[ \t]*:"
+    rb"(?![ \t]*(?:true|True|TRUE|yes|Yes|YES|on|On|ON|y|Y)[ \t]*(?:[#,}\r\n]|$))", re.M)
+#: ``Trainer(**...)``: keyword arguments unpacked into a Trainer call (the facts pass then parses the file).
+_TRAINER_UNPACKED = lazy_compile(rb"\bTrainer\s*\([^()]*\*\*")
 _CONFIG_SKIPPED = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", "site-packages"})
 MAX_CONFIG_FILES = 2000
 
@@ -839,7 +854,7 @@ def config_turns_sampler_off(root: str) -> str | None:
     for path, data in _config_files(root):
         if path is None:
             return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
-        if path.endswith(".json") or b"sampler" not in data:
+        if b"sampler" not in data:
             continue
         match = _CONFIG_SAMPLER_OFF.search(data)
         if match is not None:
@@ -994,7 +1009,8 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.
     if b"Trainer" in data and any(word in data for word in FINDER_WORDS):
         facts.pin = (path, lightning_pin(path, data))
-    fact_words = any(word in data for word in FACT_LITERALS) and _FACT_WORDS.search(data) is not None
+    fact_words = (any(word in data for word in FACT_LITERALS) and _FACT_WORDS.search(data) is not None) \
+        or (b"Trainer" in data and _TRAINER_UNPACKED.search(data) is not None)
     switch_words = any(word in data for word in _SWITCH_LITERALS) or _with_device(data) or _may_enter_a_name(data)
     if not fact_words and not switch_words:
         return facts
@@ -1019,7 +1035,15 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                 if isinstance(node.args[0].value, int) and not isinstance(node.args[0].value, bool):
                     facts.seeds.append(node.args[0].value)
             for keyword in node.keywords:
-                if keyword.arg in SAMPLER_SWITCHES and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
+                # Off unless literally on: a name, a config's entry or an expression may be False.
+                if keyword.arg in SAMPLER_SWITCHES and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True):
+                    facts.sampler_off = True
+                # ``Trainer(**config)``: the dict may hold the switch; only a dict display shows it does not.
+                if keyword.arg is None and callee == "Trainer" and not (
+                        isinstance(keyword.value, ast.Dict) and None not in keyword.value.keys
+                        and not any(isinstance(k, ast.Constant) and k.value in SAMPLER_SWITCHES and not (
+                            isinstance(v, ast.Constant) and v.value is True) for k, v in zip(keyword.value.keys, keyword.value.values))
+                        and all(isinstance(k, ast.Constant) for k in keyword.value.keys)):
                     facts.sampler_off = True
             if callee in MONITORING_CALLBACKS:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])

@@ -32,6 +32,8 @@ FEATURES: dict[str, Version] = {
     "strategy='ddp_notebook'": (1, 7, 0),
     "Trainer(use_distributed_sampler=...)": (2, 0, 0),
     "the LR finder's fix of PL#19813": (2, 4, 0),
+    # ``Trainer(move_metrics_to_cpu=...)`` was removed in 2.0: the results stay on the device.
+    "logged values kept on the device (no move_metrics_to_cpu)": (2, 0, 0),
     # 1.4.2, 1.8.6, 1.9.5 and 2.0.0 save on rank 0 alone with no collective; 2.1.0 added the barrier.
     "Trainer.save_checkpoint's barrier": (2, 1, 0),
 }

@@ -101,11 +101,45 @@ _FOLLOWS_ITS_INPUTS = frozenset({
 })
 
 
+#: Packages whose functions compute on the device of the tensors they are given.
+_FOLLOWING_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.",
+                       "torchmetrics.functional.classification.", "torchmetrics.functional.regression.")
+#: ``torch.fft``'s functions that make a tensor of their own from sizes (on the default device).
+_FFT_MAKERS = frozenset({"fftfreq", "rfftfreq"})
+#: torchmetrics' functional metrics that compute with torch on the tensors they are given (not the
+#: text metrics, which take strings, nor audio ones computed in NumPy: ``pesq``, ``stoi``, ``dnsmos``).
+_FOLLOWING_METRICS = frozenset({
+    "accuracy", "precision", "recall", "f1_score", "fbeta_score", "auroc", "average_precision", "confusion_matrix",
+    "stat_scores", "specificity", "jaccard_index", "matthews_corrcoef", "cohen_kappa", "hamming_distance", "dice",
+    "mean_squared_error", "mean_absolute_error", "mean_absolute_percentage_error", "mean_squared_log_error",
+    "r2_score", "pearson_corrcoef", "spearman_corrcoef", "cosine_similarity", "explained_variance", "kl_divergence",
+    "peak_signal_noise_ratio", "structural_similarity_index_measure", "scale_invariant_signal_distortion_ratio",
+    "scale_invariant_signal_noise_ratio", "signal_noise_ratio",
+})
+
+
 def makes_a_tensor(qualified: str) -> bool:
-    """A ``torch.<f>`` (or tensor type) call whose result is not known to follow its inputs' device."""
+    """A call of torch or torchmetrics (``torch.<f>``, a tensor type, ``torch.fft.rfftfreq``,
+    ``torchmetrics.functional.word_error_rate``) whose result is not known to follow its inputs'
+    device: it may make its tensor on the CPU."""
     head, _, rest = qualified.partition(".")
-    return head == "torch" and bool(rest) and "." not in rest and rest not in _FOLLOWS_ITS_INPUTS \
-        and rest not in TORCH_CONSTANTS and rest not in ("no_grad", "inference_mode", "device", "is_tensor")
+    if qualified.startswith(_FOLLOWING_PACKAGES):
+        return False
+    if qualified.startswith("torch.fft."):
+        return rest.rsplit(".", 1)[-1] in _FFT_MAKERS
+    if qualified.startswith("torchmetrics.functional."):
+        return rest.rsplit(".", 1)[-1] not in _FOLLOWING_METRICS
+    if head != "torch" or not rest:
+        return False
+    if "." in rest:
+        # torch.nn's layers (registered, moved with the module), autograd and checkpointing (on their
+        # inputs); any other package of torch (``torch.utils.data``, ``torch.nn.utils``) is not known.
+        if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.utils."):
+            return False
+        return not qualified.startswith(("torch.Tensor.", "torch.distributions.", "torch.cuda.", "torch.amp.",
+                                         "torch.backends.", "torch.autograd.", "torch.utils.checkpoint.", "torch.jit."))
+    return rest not in _FOLLOWS_ITS_INPUTS and rest not in TORCH_CONSTANTS \
+        and rest not in ("no_grad", "inference_mode", "device", "is_tensor")
 
 
 #: Calls whose result is a Python number, whatever device their argument was on: Lightning puts a

@@ -46,7 +46,8 @@ from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE,
                                         applies_initialisers_only, initialiser_problem, names_an_attribute,
                                         object_problem, object_scope, use_problem)
-from ddpfix.rules._module_classes import FileView, ModuleReader, changed_in_place
+from ddpfix.rules._device_evidence import makes_a_tensor
+from ddpfix.rules._module_classes import CONTAINERS, FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
 from ddpfix.analysis.attribute_access import dynamic_access
@@ -56,6 +57,7 @@ from ddpfix.analysis import call_paths
 from ddpfix.analysis.values import pure_function_name
 from ddpfix.rules._log_sync_provenance import Provenance
 from ddpfix.rules._log_sync_walks import (
+    PER_BATCH_TRAIN_HOOKS,
     EVERY_RANK_HOOKS, FUNCTIONS, KEEPING_METHODS, LIST_METHODS, LOG_METHODS, PER_BATCH_EVAL_HOOKS, RANK_OWN_PROPERTIES, SCOPES, STEP_OF,
     TRAINING_HOOKS, event_places, is_self, is_self_log, module_aliases, names_in_nested_scopes,
     outside_functions_with_places, per_file, reads_module, self_attr, short, store_roots, stored_through,
@@ -310,6 +312,10 @@ class ClassFacts:
             # cleared here, without the file's parent map that ``use_problem`` needs for the rest.
             cleared, initialising = set(), set()
             for node in nodes:
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                        and self._known_part_store(name, node.targets[0]):
+                    # a part replaced by a known module in ``__init__``: the reads of it there
+                    cleared.update(id(n) for n in walk(node) if isinstance(n, ast.Attribute) and self_attr(n) == name)
                 if isinstance(node, ast.Call):
                     func = node.func
                     if self_attr(func) == "apply" and self._applies_initialisers(node):
@@ -357,6 +363,41 @@ class ClassFacts:
                 return False
             return initialiser_problem(self.tree, function, method=True) is None
         return applies_initialisers_only(self.tree, call, self._patched_elsewhere)
+
+    def _known_part_store(self, name: str, target: ast.expr) -> bool:
+        """``self.<name>.fc = nn.Sequential(self.<name>.fc, nn.ReLU(), nn.Linear(d, k))`` in the
+        class's ``__init__``: one part of the module replaced, once, before Lightning runs it, by a
+        module built by a known call whose parts are known modules or parts of that module itself.
+        The module stays known (what holds it is asked separately)."""
+        init = next((s for s in self.cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None:
+            return False
+        root = target
+        while isinstance(root, (ast.Attribute, ast.Subscript)) and not self_attr(root):
+            if isinstance(root, ast.Subscript) and not isinstance(root.slice, ast.Constant):
+                return False
+            root = root.value
+        if self_attr(root) != name or root is target:
+            return False
+        assign = next((statement for statement in walk_outside_functions(init.body)
+                       if isinstance(statement, ast.Assign) and statement.targets == [target]), None)
+        if assign is None or not isinstance(assign.value, ast.Call):
+            return False
+
+        def own_part(node: ast.expr) -> bool:  # ``self.<name>.fc``, ``self.<name>.layers[0]``
+            while isinstance(node, (ast.Attribute, ast.Subscript)) and not self_attr(node):
+                node = node.value
+            return self_attr(node) == name and node is not target and not isinstance(node, ast.Name)
+
+        view = FileView.of(self.path, self.tree, self.imports)
+        call = assign.value
+        layer = (self.imports.qualify(call.func) or "").rsplit(".", 1)[-1]
+        if tree_lightning.is_torch_nn_module(self.imports, call.func) and layer in CONTAINERS:
+            arguments = [*call.args, *(k.value for k in call.keywords)]
+            return not call.keywords and all(
+                (isinstance(a, (ast.Attribute, ast.Subscript)) and own_part(a) and a is not root)
+                or self.modules._part_problem(a, view, 1) is None for a in arguments)
+        return self.modules.call_problem(call, view) is None
 
     def _attribute_reached(self, name: str) -> str | None:
         """Where code outside a plain class of the file that keeps a module (``self.model = model``
@@ -567,7 +608,8 @@ class ClassFacts:
         attribute store in the class, and no file of the program storing a ``.<name>`` on anything
         (``model.backbone = Other()`` in train.py)."""
         if name not in self._submodules:
-            line = changed_in_place(self.lineage, name, self._applies_initialisers) or self._shared_in_class(name)
+            line = changed_in_place(self.lineage, name, self._applies_initialisers,
+                                    lambda target: self._known_part_store(name, target)) or self._shared_in_class(name)
             changed = f"line {line}" if line is not None else self._patched_elsewhere(name) or self._reached_elsewhere(name)
             if changed is not None:
                 self.module_problems.setdefault(name, f"`self.{name}` may be changed after it is built ({changed})")
@@ -757,7 +799,8 @@ class ClassFacts:
         if not isinstance(root, ast.Name) or self._hidden(root.id):
             return False
         qualified = self.imports.qualify(func)
-        return qualified is not None and pure_function_name(qualified)
+        # ``self.to_tensor = torch.as_tensor``: pure, but its tensor is made on the CPU
+        return qualified is not None and pure_function_name(qualified) and not makes_a_tensor(qualified)
 
     def _hidden(self, name: str) -> bool:
         """A use of ``name`` may mean something the file binds otherwise (``file_bound_names``)."""
@@ -2144,8 +2187,11 @@ def _collective_word(node: ast.AST, imports: ImportTable) -> tuple[str, int] | N
     return None
 
 
-def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call | None, sampler_off: bool) -> str | None:
-    """None when adding ``sync_dist=True`` to ``call`` is proven safe; else why it is not."""
+def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call | None, sampler_off: bool,
+                uneven: str | None = None) -> str | None:
+    """None when adding ``sync_dist=True`` to ``call`` is proven safe; else why it is not.
+    ``uneven``: where the program may give ranks different numbers of batches (a batch sampler of
+    its own), or None."""
     for problem in (
         facts.caller_problem(method),
         facts.key_problem(call, method),
@@ -2164,5 +2210,9 @@ def fix_problem(facts: ClassFacts, method, call: ast.Call, unordered: ast.Call |
         return (f"the log at {where} may sync where ranks may not reach it in the same order: "
                 "a new sync could pair with it")
     if sampler_off and facts.roots(method) & PER_BATCH_EVAL_HOOKS:
-        return "use_distributed_sampler=False: ranks may run different numbers of batches, some none"
+        return ("Lightning's distributed sampler may be off (`use_distributed_sampler` not literally True, in the code "
+                "or a configuration): ranks may run different numbers of batches, some none")
+    if uneven is not None and facts.roots(method) & (PER_BATCH_EVAL_HOOKS | PER_BATCH_TRAIN_HOOKS):
+        # A rank that ran no batch never logged the key: the others wait in its epoch-end sync.
+        return f"{uneven}: ranks may run different numbers of batches, some none"
     return None

@@ -24,6 +24,8 @@ KEEPING_METHODS = frozenset({"append", "extend", "insert", "add", "update", "set
 #: gradient all-reduce already needs every rank to run every step).
 TRAINING_HOOKS = frozenset({"training_step", "on_train_batch_start", "on_train_batch_end"})
 
+#: Hooks Lightning calls once per training batch.
+PER_BATCH_TRAIN_HOOKS = frozenset({"training_step", "on_train_batch_start", "on_train_batch_end"})
 PER_BATCH_EVAL_HOOKS = frozenset({
     "validation_step", "test_step",
     "on_validation_batch_start", "on_validation_batch_end", "on_test_batch_start", "on_test_batch_end",

@@ -700,9 +700,14 @@ _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "dict", "list", 
 
 def _plain_argument(node: ast.expr) -> bool:
     """A builder's argument that cannot be a module: a constant, a name or attribute (a model name,
-    ``ResNet18_Weights.DEFAULT``), a subscript, an f-string, ``len(...)``, a display of these."""
+    ``ResNet18_Weights.DEFAULT``), a subscript, an f-string, ``len(...)``, arithmetic or a display
+    of these."""
     if isinstance(node, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.JoinedStr)):
         return True
+    if isinstance(node, ast.BinOp):  # a size computed from sizes: ``num_classes=4 * hidden_dim``
+        return _plain_argument(node.left) and _plain_argument(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _plain_argument(node.operand)
     if isinstance(node, (ast.List, ast.Tuple)):
         return all(_plain_argument(e) for e in node.elts)
     if isinstance(node, ast.Dict):
@@ -784,16 +789,21 @@ def _registered_tensors(classes: list[ast.ClassDef], imports) -> set[str]:
     return set(registered) - other
 
 
-def changed_in_place(classes: list[ast.ClassDef], name: str, harmless: Callable[[ast.Call], bool] | None = None) -> int | None:
+def changed_in_place(classes: list[ast.ClassDef], name: str, harmless: Callable[[ast.Call], bool] | None = None,
+                     known_store: Callable[[ast.expr], bool] | None = None) -> int | None:
     """The line where the classes' code may change what ``self.<name>`` holds in place
     (``self.net.append(m)``, ``self.net.cpu()``, ``self.net[0] = m``, ``self.net.fc = m``,
     ``self.net.fc.to("cpu")``); None where none does. ``harmless(call)``: a call on it that changes
-    nothing it runs (``self.net.apply(init_weights)``), or None."""
+    nothing it runs (``self.net.apply(init_weights)``), or None; ``known_store(target)``: a store
+    into one of its parts that leaves it a known module (a known module put in ``__init__``), or None."""
     for owner in classes:
         for node in every_node(owner):
             target = None
             if isinstance(node, ast.Call) and harmless is not None and isinstance(node.func, ast.Attribute) \
                     and node.func.attr == "apply" and harmless(node):
+                continue
+            if known_store is not None and isinstance(node, (ast.Attribute, ast.Subscript)) \
+                    and isinstance(node.ctx, ast.Store) and known_store(node):
                 continue
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 receiver = node.func.value

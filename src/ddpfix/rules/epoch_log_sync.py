@@ -281,10 +281,15 @@ class EpochLogSync(Rule):
       own: a `collate_fn`, `batch_sampler`, `BatchSampler`, `batch_size=None` (in a call, a dict
       or a config), an `on_before_batch_transfer`/`on_after_batch_transfer` (it may filter or
       reshape the batch) or a class deriving from `DistributedSampler` (Lightning keeps it; its
-      shards may differ in length), anywhere in the program; `use_distributed_sampler=False`
-      anywhere in the run refuses all but a literal. Lightning infers the size from the batch's
+      shards may differ in length), anywhere in the program; `use_distributed_sampler` set to
+      anything but a literal `True` anywhere in the run (a name, a config's entry, `Trainer(**cfg)`,
+      a YAML `off`/`No` or JSON `false` in a configuration file) refuses all but a literal. Lightning infers the size from the batch's
       first tensor and syncs each rank's summed sizes as integers, a sum then a floor division by
       the world size, so sizes that differ between ranks change a weighted mean.
+    - **Every rank runs a batch.** A per-batch hook's epoch value syncs at the epoch's end on
+      the ranks that logged it: where the program batches its own data (a `batch_sampler`, a
+      `BatchSampler`, a class deriving from `DistributedSampler`) or may turn Lightning's
+      distributed sampler off, a rank may run no batch and the others wait for it.
     - **This rank's own data.** The file names no iterable dataset (`IterableDataset`,
       `IterDataPipe`, defined or used): Lightning does not shard one, every rank may read the
       whole stream, and a synced `reduce_fx="sum"` would count each sample once per rank.
@@ -347,6 +352,7 @@ class EpochLogSync(Rule):
         objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
         sampler_off = ctx.facts.sampler_off_for(ctx.path)
+        uneven = ctx.facts.hazard("uneven batches", ctx.path)
         reach = _hooks_reaching(tree, ctx, tests, words)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             logs = [(call, call, None) for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)]
@@ -392,7 +398,8 @@ class EpochLogSync(Rule):
                     continue
                 why = ((None if condition else _path_problem(method, epoch_paths, step_paths, partial))
                        or _cpu_value(call, method, ctx.imports, facts)
-                       or fix_problem(facts, method, call, unordered, sampler_off) or ctx.facts.hazard("iterable data", ctx.path)
+                       or fix_problem(facts, method, call, unordered, sampler_off, uneven) or ctx.facts.hazard("iterable data", ctx.path)
+                       or _results_on_the_cpu(ctx)
                        or _inferred_batch_size(call, ctx))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
                            edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", condition or "True")])
@@ -673,7 +680,56 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
     if moved is not None:
         return (f"the class moves its batches itself (`{moved}`): a batch may stay on the CPU, and NCCL refuses "
                 "CPU tensors in the sync")
+    elsewhere = _batch_moved_elsewhere(facts) if facts is not None else None
+    if elsewhere is not None:
+        return elsewhere
     return _cpu_in(values, call, method, imports, facts, set())
+
+
+#: What may leave Lightning's logged results on the CPU, by the version that stopped it.
+_CPU_RESULTS = {
+    "learning-rate finder": ("the LR finder's fix of PL#19813",
+                             "Lightning before 2.4 leaves the finder's logged keys on the CPU (PL#19813)"),
+    "metrics moved to the CPU": ("logged values kept on the device (no move_metrics_to_cpu)",
+                                 "Lightning 1.x's `move_metrics_to_cpu=True` keeps the logged results on the CPU"),
+}
+
+
+def _results_on_the_cpu(ctx: RuleContext) -> str | None:
+    """Why the program's logged results may sit on the CPU when they sync (NCCL refuses them): an LR
+    finder or ``move_metrics_to_cpu`` in the run, with a Lightning version in force that may keep
+    them there (or one not known)."""
+    from ddpfix.model.versions import feature_problem, imported_package, version_in_force
+
+    for hazard, (feature, effect) in _CPU_RESULTS.items():
+        place = ctx.facts.hazard(hazard, ctx.path)
+        if place is None:
+            continue
+        problem = feature_problem(version_in_force(ctx.path, imported_package(ctx.data)), feature)
+        if problem is not None:
+            return f"{place}, and {problem}: {effect}, and NCCL refuses CPU tensors in the sync"
+    return None
+
+
+def _batch_moved_elsewhere(facts) -> str | None:
+    """Where code of the program other than Lightning may decide the batch's device: a data
+    module's ``transfer_batch_to_device``, or a class of its own with a ``to`` method (Lightning
+    moves a batch of such a class by calling it, and it may keep some tensors on the CPU: lengths,
+    masks, bookkeeping). Kept on the class's facts."""
+    if "_batch_moved" not in facts.__dict__:
+        found = None
+        if facts.project is None or facts.path is None:
+            found = "the program's other files are not read: the batch may be moved by code of its own"
+        else:
+            lines = (facts.cls.lineno, facts.cls.end_lineno or facts.cls.lineno)
+            for name in (*_BATCH_TRANSFER_HOOKS, "to"):
+                where = facts.project.defines_elsewhere(name, facts.path, lines)
+                if where is not None:
+                    found = (f"{where} defines `{name}`: a batch may be moved by it, some of its tensors left on the "
+                             "CPU, and NCCL refuses CPU tensors in the sync")
+                    break
+        facts._batch_moved = found
+    return facts._batch_moved
 
 
 def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassFacts | None, callers: set[int]) -> str | None:
@@ -725,7 +781,13 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
         if id(node) in seen:
             continue
         seen.add(id(node))
+        # ``torch.fft.rfftfreq(n).to(x.device)``, ``torch.arange(n).cuda()``: made, then moved to the GPU
+        placed = {id(n.func.value) for n in walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and ((n.func.attr == "to" and targets(n) and all(keeps_the_device(a, names, assigned) for a in targets(n)))
+                       or (n.func.attr == "cuda" and not n.args and not n.keywords))}
         for part in outside_numbers(node, names):
+            if isinstance(part, ast.Call) and id(part) in placed and makes_a_tensor(names.qualify(part.func) or ""):
+                continue
             if isinstance(part, ast.Call):
                 func = part.func
                 qualified = names.qualify(func) or ""
@@ -781,7 +843,8 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
     if given is not None and isinstance(given.value, ast.Constant):
         return None  # a literal (any other size given is the batch's length: ``ClassFacts.batch_length``)
     if ctx.facts.sampler_off_for(ctx.path):
-        return ("use_distributed_sampler=False: the ranks' shards are the program's own, and their batches may "
+        return ("Lightning's distributed sampler may be off (`use_distributed_sampler` not literally True, in the "
+                "code or a configuration): the ranks' shards are the program's own, and their batches may "
                 "differ in size; Lightning weighs the epoch mean by the batch sizes and syncs their sums as "
                 "integers, so pass a literal `batch_size=`")
     found = ctx.facts.hazard("custom batching", ctx.path)
