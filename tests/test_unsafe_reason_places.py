@@ -175,3 +175,37 @@ class M(L.LightningModule):
     changing = source.replace("        return self.net(x)\n", "        x.mul_(2)\n        return self.net(x)\n")
     found = findings(tmp_path, changing)
     assert [f["applicability"] for f in found] == ["unsafe"], found
+
+
+NUMBERS = '''
+class M(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        preds = helpers.model(x)
+        scores = []
+        for p, t in zip(preds.tolist(), y.tolist()):
+            scores.append(helpers.distance(p, t) / max(len(p), len(t)))
+        self.log("val_value", {value})
+'''
+
+
+@pytest.mark.parametrize("value, safe", [
+    ("np.mean(scores)", True),
+    ("float(helpers.score(preds))", True),
+    ("helpers.score(preds).item() * 2", True),
+    ("len(scores) / 4", True),
+    ("sum(scores)", False),  # what is appended is not known to be a number: a sum of tensors is a tensor
+    ("helpers.score(preds)", False),
+    ("np.mean(helpers.scores)", False),  # not a local list: an object of the program may define `mean`
+    ("abs(helpers.score(preds))", False),  # a tensor's own __abs__
+])
+def test_a_number_needs_no_provenance(tmp_path, value, safe):
+    """A Python or NumPy number is put on the module's device by Lightning, and a mean of one every
+    rank already shares is that number: the fix is safe whatever the number was computed from."""
+    source = "import numpy as np\n" + NUMBERS.format(value=value)
+    found = findings(tmp_path, source)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
+    summed = findings(tmp_path, "import numpy as np\n" + NUMBERS.format(value="np.mean(scores)").replace(
+        'reduce_fx', 'x').replace('self.log("val_value", np.mean(scores))',
+                                  'self.log("val_value", np.mean(scores), reduce_fx="sum")'))
+    assert [f["applicability"] for f in summed] == ["unsafe"], summed  # a sum counts it once per rank

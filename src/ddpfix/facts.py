@@ -104,6 +104,9 @@ PROJECT_HAZARDS = {
     # deriving from DistributedSampler, which Lightning keeps: each rank's number of batches is the
     # program's own, and may be none
     "uneven batches": r"batch_sampler|BatchSampler|DistributedSampler",
+    # code that reads the rank (manual sharding by rank, rank-gated data): with Lightning's sampler
+    # off, the ranks' data may then differ in length
+    "rank-dependent data": r"global_rank|local_rank|get_rank|LOCAL_RANK|NODE_RANK|world_size|get_world_size|num_replicas",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
 #: ``batch_size=None`` (data batched before the loader, in a call, a dict or a config; not a
@@ -175,6 +178,9 @@ class FileFacts:
     #: A Trainer(use_distributed_sampler=False) in this file (1.x: replace_sampler_ddp=False), as a
     #: keyword of any call (``dict(...)``, ``partial(Trainer, ...)``) or a key of a dict literal.
     sampler_off: bool = False
+    #: A Trainer's sampler switch the file sets to what is not a literal (a name, a config's entry,
+    #: ``Trainer(**config)``): it may be off.
+    sampler_unknown: bool = False
     pin: tuple[str, LightningVersion | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
     lightning: bool = False  # the file mentions Lightning
@@ -212,6 +218,8 @@ class ProjectFacts:
     switch_parts: tuple[tuple[DeviceSwitch, ...] | str, ...] = ()
     #: Files of the run whose hazards are still to be read (``read_later``), in order.
     hazard_sources: tuple[str, ...] = ()
+    #: Files that set a Trainer's sampler switch to what is not a literal (``FileFacts.sampler_unknown``).
+    sampler_unknown: frozenset[str] = frozenset()
     #: Every kind of ``model.classes.KINDS`` (LightningModules, DataModules, Callbacks, Metrics...).
     kinds: dict[str, Kinds] = field(default_factory=dict)
     #: What each file with a monitor imports (``from X import Y``): the modules its callbacks may watch.
@@ -357,6 +365,11 @@ class ProjectFacts:
         it off for its own loaders says nothing of this file's."""
         return (any(self.may_run_with(path, where) for where in self.sampler_off)
                 or config_turns_sampler_off(program_root(path)) is not None)
+
+    def sampler_unknown_for(self, path: str) -> str | None:
+        """Where a Trainer that may run with ``path``'s code sets its sampler switch to what is not a
+        literal (``Trainer(**config)``, ``use_distributed_sampler=cfg.x``): the file; None where none does."""
+        return next((where for where in sorted(self.sampler_unknown) if self.may_run_with(path, where)), None)
 
     def subclass_place(self, name: str, path: str) -> str | None:
         """Why a method of the class ``name`` defined in ``path`` may not be the one that runs: a
@@ -768,6 +781,7 @@ class ProjectFacts:
         monitor_imports: dict[str, tuple[Import, ...]] = {}
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
+        sampler_unknown: set[str] = set()
         pins: dict[str, LightningVersion | None] = {}
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
@@ -802,6 +816,8 @@ class ProjectFacts:
                 seeds.setdefault(part.folder, set()).update(part.seeds)
             if part.sampler_off:
                 sampler_off.add(part.path)
+            if part.sampler_unknown:
+                sampler_unknown.add(part.path)
             if part.pin is not None:
                 pins[part.pin[0]] = part.pin[1]
         kinds = resolve_kinds(classes)
@@ -811,6 +827,7 @@ class ProjectFacts:
             tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazard_sources=tuple(hazard_sources), kinds=kinds,
             monitor_imports=monitor_imports, hazard_places={k: tuple(v) for k, v in hazard_places.items()},
             process_files=process_files, subclasses={k: tuple(v) for k, v in subclasses.items()},
+            sampler_unknown=frozenset(sampler_unknown),
         )
 
 
@@ -1035,16 +1052,18 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                 if isinstance(node.args[0].value, int) and not isinstance(node.args[0].value, bool):
                     facts.seeds.append(node.args[0].value)
             for keyword in node.keywords:
-                # Off unless literally on: a name, a config's entry or an expression may be False.
-                if keyword.arg in SAMPLER_SWITCHES and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True):
+                if keyword.arg in SAMPLER_SWITCHES and isinstance(keyword.value, ast.Constant) and keyword.value.value is False:
                     facts.sampler_off = True
+                elif keyword.arg in SAMPLER_SWITCHES and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True):
+                    facts.sampler_unknown = True  # a name, a config's entry, an expression: it may be False
                 # ``Trainer(**config)``: the dict may hold the switch; only a dict display shows it does not.
                 if keyword.arg is None and callee == "Trainer" and not (
                         isinstance(keyword.value, ast.Dict) and None not in keyword.value.keys
                         and not any(isinstance(k, ast.Constant) and k.value in SAMPLER_SWITCHES and not (
                             isinstance(v, ast.Constant) and v.value is True) for k, v in zip(keyword.value.keys, keyword.value.values))
-                        and all(isinstance(k, ast.Constant) for k in keyword.value.keys)):
-                    facts.sampler_off = True
+                        and all(isinstance(k, ast.Constant) for k in keyword.value.keys)) \
+                        and not any(k.arg in SAMPLER_SWITCHES for k in node.keywords):  # one given: ``**`` cannot hold it
+                    facts.sampler_unknown = True
             if callee in MONITORING_CALLBACKS:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])
                 if metric is not None:
@@ -1085,6 +1104,8 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
             for key, value in zip(node.keys, node.values):
                 if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and value.value is False:
                     facts.sampler_off = True
+                elif _constant_str(key) in SAMPLER_SWITCHES and not (isinstance(value, ast.Constant) and value.value is True):
+                    facts.sampler_unknown = True
                 if _constant_str(key) == "monitor":
                     if _constant_str(value) is not None:
                         facts.monitors.append(Monitor(_constant_str(value), path, node.lineno, "configure_optimizers"))

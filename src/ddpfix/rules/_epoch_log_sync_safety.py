@@ -12,7 +12,9 @@ rank first logged its keys (``ResultCollection``). The fix is safe only when
   before it), with literal keys, and no other code calls the hook or the helper;
 * no other log of the class that may sync is reached in another order on another rank (a new sync
   would pair with it: values of different keys averaged together, or a hang);
-* the value is provably per-rank: built from the hook's arguments and constants through known torch
+* the value is a Python or NumPy number (``number_valued``: Lightning puts it on the module's
+  device, and a mean, max or min of a number every rank already shares is that number), or
+  provably per-rank: built from the hook's arguments and constants through known torch
   and NumPy operations, tensor methods, functions kept on the module, its own helper methods and
   ``forward`` (followed into their body), and the modules it holds where each is built by a call
   read whole (``_module_classes``: torch layers, containers of known modules, the program's module
@@ -46,7 +48,7 @@ from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE,
                                         applies_initialisers_only, initialiser_problem, names_an_attribute,
                                         object_problem, object_scope, use_problem)
-from ddpfix.rules._device_evidence import makes_a_tensor
+from ddpfix.rules._device_evidence import bindings, makes_a_tensor
 from ddpfix.rules._module_classes import CONTAINERS, FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
@@ -1571,11 +1573,97 @@ class ClassFacts:
         if values is None:
             return "what it logs is not known"
         provenance = self.provenance(method, call)
+        assigned = bindings(method, (call.lineno, call.col_offset))
         for value in values:
+            if self.number_valued(value, method, assigned):
+                # A Python or NumPy number: Lightning makes it a tensor on the module's device, and
+                # the reductions ``flag_problem`` lets through (a mean, max or min) of a number every
+                # rank already shares is that number: whether it is this rank's own does not matter.
+                continue
             unknown = provenance.unknown(value)
             if unknown is not None:
                 return self.unknown_reason(provenance, unknown)
         return None
+
+    def number_valued(self, node: ast.expr, method, assigned: dict[str, list[ast.expr]], depth: int = 0) -> bool:
+        """``node`` is a Python or NumPy number whenever the program gets past it: a numeric
+        literal; ``x.item()``; ``float``, ``int``, ``len`` of anything (builtins
+        the file does not bind); a ``math`` function; arithmetic of numbers; ``sum`` of a list of
+        numbers; NumPy's reductions (``np.mean``) of a list, which NumPy turns into an array first
+        (a scalar comes out, or it fails); a local name every binding of which before the log is one
+        of these, or a list of numbers (its displays' items, and what ``append`` adds to it)."""
+        if depth > 8:
+            return False
+        again = lambda n: self.number_valued(n, method, assigned, depth + 1)  # noqa: E731
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float)
+        if isinstance(node, ast.BinOp):
+            return again(node.left) and again(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return again(node.operand)
+        if isinstance(node, ast.Name):
+            values = assigned.get(node.id)
+            return bool(values) and node.id not in names_in_nested_scopes(method) and all(again(v) for v in values)
+        if not isinstance(node, ast.Call) or node.keywords:
+            return False
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "item" and not node.args:
+            return True
+        if isinstance(func, ast.Name) and func.id in _NUMBER_BUILTINS and func.id not in self.file_names \
+                and self.imports.qualify(func) is None:
+            if func.id == "sum":
+                return len(node.args) == 1 and self._number_list(node.args[0], method, assigned, depth + 1)
+            return len(node.args) >= 1
+        qualified = self.imports.qualify(func) or ""
+        if qualified.startswith("math.") and not self.shadowed(func, method):
+            return True
+        if qualified in _NUMPY_REDUCTIONS and len(node.args) == 1 and not self.shadowed(func, method):
+            return self._list_value(node.args[0], method, assigned)
+        return False
+
+    def _list_value(self, node: ast.expr, method, assigned: dict[str, list[ast.expr]]) -> bool:
+        """``node`` is a list (a display, or a local name bound only to list displays and changed
+        only by ``append``/``extend``): never an object of the program's own with a ``mean``."""
+        if isinstance(node, (ast.List, ast.ListComp)):
+            return True
+        if not isinstance(node, ast.Name) or node.id in names_in_nested_scopes(method):
+            return False
+        values = assigned.get(node.id)
+        return bool(values) and all(isinstance(v, (ast.List, ast.ListComp)) for v in values) \
+            and self._changed_by_appends_only(node.id, method) is not None
+
+    def _changed_by_appends_only(self, name: str, method) -> list[ast.expr] | None:
+        """What ``<name>.append(x)``/``extend`` add to the local list ``name``, where nothing else
+        in the method hands it to code or stores through it; None otherwise."""
+        added: list[ast.expr] = []
+        parents = {id(child): parent for parent in walk(method) for child in child_nodes(parent)}
+        for n in walk(method):
+            if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+                continue
+            parent = parents.get(id(n))
+            above = parents.get(id(parent)) if parent is not None else None
+            if isinstance(parent, ast.Attribute) and parent.attr in ("append", "extend") and isinstance(above, ast.Call) \
+                    and above.func is parent and len(above.args) == 1 and not above.keywords:
+                added.append(above.args[0] if parent.attr == "append" else None)
+                continue
+            if isinstance(parent, ast.Call) and n in parent.args and (
+                    (isinstance(parent.func, ast.Name) and parent.func.id in ("len", "sum") and parent.func.id not in self.file_names)
+                    or (self.imports.qualify(parent.func) or "") in _NUMPY_REDUCTIONS):
+                continue  # read: its length, its sum, a NumPy reduction of it
+            return None
+        return added
+
+    def _number_list(self, node: ast.expr, method, assigned: dict[str, list[ast.expr]], depth: int) -> bool:
+        """``node`` is a list of numbers: a display of numbers, or a local list (``_list_value``)
+        whose displays hold numbers and to which only numbers are appended."""
+        if isinstance(node, ast.List):
+            return all(self.number_valued(e, method, assigned, depth) for e in node.elts)
+        if not self._list_value(node, method, assigned) or not isinstance(node, ast.Name):
+            return False
+        added = self._changed_by_appends_only(node.id, method)
+        return added is not None and all(a is not None and self.number_valued(a, method, assigned, depth) for a in added) \
+            and all(isinstance(v, ast.List) and all(self.number_valued(e, method, assigned, depth) for e in v.elts)
+                    for v in assigned[node.id])
 
     def unknown_reason(self, provenance: Provenance, unknown: ast.expr, depth: int = 0) -> str:
         """Why ``unknown`` (``provenance.unknown``'s answer) is not known to be this rank's own,
@@ -1940,6 +2028,11 @@ def _first_exit(statement: ast.AST) -> ast.Return | ast.Raise | None:
 #: Class decorators that return the class with its methods as written: PEP 702's ``deprecated``
 #: wraps ``__new__`` and ``__init_subclass__`` to warn and sets ``__deprecated__``, nothing else.
 INERT_CLASS_DECORATORS = frozenset({"typing_extensions.deprecated", "warnings.deprecated"})
+#: Builtins that return a number whatever they are given (or fail); ``sum`` of numbers.
+_NUMBER_BUILTINS = frozenset({"float", "int", "len", "sum"})
+#: NumPy's reductions: of a list, a NumPy scalar (the list is made an array first).
+_NUMPY_REDUCTIONS = frozenset(f"numpy.{name}" for name in (
+    "mean", "sum", "median", "std", "var", "max", "min", "average", "nanmean", "nansum", "nanmedian", "nanmax", "nanmin"))
 
 
 def _names_only(target: ast.expr) -> bool:

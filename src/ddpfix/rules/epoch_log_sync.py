@@ -175,7 +175,13 @@ class EpochLogSync(Rule):
       passes a literal: `f"{stage}_loss"`; a hook's loop index); `self.log_dict`'s argument is a
       dict display with such keys. Loop variables (even over a literal tuple), dict comprehensions
       and MetricCollections are unsafe.
-    - **A per-rank value.** Every value is built from the hook's arguments (the batch, its index; a
+    - **A number, or a per-rank value.** A value that is a Python or NumPy number whenever the
+      program gets past it (`x.item()`, `float(...)`, `int(...)`, `len(...)`, a `math` function,
+      arithmetic of numbers, `sum` of a local list of numbers, `np.mean` and NumPy's other
+      reductions of a local list, a local name bound only to such) needs no more: Lightning makes
+      it a tensor on the module's device, and the reductions let through (a mean, max or min) of a
+      number every rank already shares is that number. Any other value must be this rank's own,
+      built from the hook's arguments (the batch, its index; a
       batch-end hook's `outputs` only when every `return` of the step is itself per-rank) and
       constants, through operators, subscripts, comprehensions, `torch.*` functions one level deep
       (not `torch.load`), `torch.nn.functional`, `torch.linalg`/`special`/`fft`,
@@ -351,7 +357,7 @@ class EpochLogSync(Rule):
         tests, words = TreeRankTests(ctx.imports, tree), rank_words(ctx.imports)
         objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
-        sampler_off = ctx.facts.sampler_off_for(ctx.path)
+        sampler_off = _sampler_may_be_off(ctx)
         uneven = ctx.facts.hazard("uneven batches", ctx.path)
         reach = _hooks_reaching(tree, ctx, tests, words)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
@@ -686,6 +692,19 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
     return _cpu_in(values, call, method, imports, facts, set())
 
 
+def _sampler_may_be_off(ctx: RuleContext) -> bool:
+    """Lightning's distributed sampler may be off where the ranks' data may differ: a Trainer turns
+    it off (``use_distributed_sampler=False``, a configuration's falsy spelling), or sets it to what
+    is not a literal (``Trainer(**config)``) in a program whose data may differ by rank (code that
+    reads the rank, or no ``seed_everything`` to draw alike). With the sampler off and the same data
+    on every rank, each rank runs every batch: as many, of the same sizes."""
+    if ctx.facts.sampler_off_for(ctx.path):
+        return True
+    if ctx.facts.sampler_unknown_for(ctx.path) is None:
+        return False
+    return ctx.facts.hazard("rank-dependent data", ctx.path) is not None or not ctx.facts.seeds_for(ctx.path)
+
+
 #: What may leave Lightning's logged results on the CPU, by the version that stopped it.
 _CPU_RESULTS = {
     "learning-rate finder": ("the LR finder's fix of PL#19813",
@@ -842,7 +861,7 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
     given = tree_lightning.keyword(call, "batch_size")
     if given is not None and isinstance(given.value, ast.Constant):
         return None  # a literal (any other size given is the batch's length: ``ClassFacts.batch_length``)
-    if ctx.facts.sampler_off_for(ctx.path):
+    if _sampler_may_be_off(ctx):
         return ("Lightning's distributed sampler may be off (`use_distributed_sampler` not literally True, in the "
                 "code or a configuration): the ranks' shards are the program's own, and their batches may "
                 "differ in size; Lightning weighs the epoch mean by the batch sizes and syncs their sums as "

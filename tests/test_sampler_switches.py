@@ -1,0 +1,71 @@
+"""Whether Lightning's distributed sampler may be off, as DDP004 asks it: an evaluation log's sync
+hangs where a rank runs no batch. Off where a switch says so (a literal False, a configuration's
+falsy spelling: YAML ``off``/``No``, JSON ``false``); maybe off where it is set to what is not a
+literal (a config's entry, ``Trainer(**config)``), which matters where the ranks' data may differ
+(code that reads the rank, or no ``seed_everything``). A batch sampler of the program may leave a
+rank without batches too (review round 9: each of these hung under gloo)."""
+
+from __future__ import annotations
+
+import pytest
+
+MODEL = '''import lightning as L
+import torch
+from torch import nn
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 1)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.mse_loss(self.net(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("val_loss", nn.functional.mse_loss(self.net(x), y))
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+'''
+SEEDED = "L.seed_everything(0)\n"
+CASES = {
+    "literal_on": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=True)\n", {}, True),
+    "literal_off": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=False)\n", {}, False),
+    "a_config_entry_and_rank_sharded_data": (
+        SEEDED + "CONFIG = {'sampler': False}\nrank = int(os.environ.get('LOCAL_RANK', 0))\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=CONFIG['sampler'])\n", {}, False),
+    "unpacked_json_and_rank_sharded_data": (
+        SEEDED + "files = sorted(os.listdir('.'))[trainer_rank() :: 2]\n"
+        "trainer = L.Trainer(**json.load(open('trainer.json')))\n\n\ndef trainer_rank():\n    return torch.distributed.get_rank()\n",
+        {}, False),
+    "unpacked_without_a_seed": ("trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, False),
+    "unpacked_seeded_same_data_everywhere": (SEEDED + "trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, True),
+    "unpacked_beside_a_literal_switch": (
+        "trainer = L.Trainer(use_distributed_sampler=True, **json.load(open('trainer.json')))\n", {}, True),
+    "yaml_off": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+                 {"configs/trainer.yaml": "trainer:\n  use_distributed_sampler: off\n"}, False),
+    "json_false": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+                   {"trainer.json": '{"strategy": "ddp", "use_distributed_sampler": false}'}, False),
+    "yaml_true": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+                  {"configs/trainer.yaml": "trainer:\n  use_distributed_sampler: true\n"}, True),
+    "a_batch_sampler_of_the_program": (
+        SEEDED + "class Buckets(torch.utils.data.BatchSampler):\n    pass\n\n\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_an_evaluation_log_syncs_only_where_every_rank_runs_a_batch(tmp_path, run_cli, case):
+    script, files, safe = CASES[case]
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "train.py").write_text("import json\nimport os\n\nimport lightning as L\nimport torch\n\n"
+                                       "from model import Model\n\n" + script + "trainer.fit(Model())\n")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    proc = run_cli("--check", "-v", "model.py", cwd=tmp_path)
+    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
