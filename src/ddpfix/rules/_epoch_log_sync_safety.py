@@ -1622,15 +1622,15 @@ class ClassFacts:
         return False
 
     def _list_value(self, node: ast.expr, method, assigned: dict[str, list[ast.expr]]) -> bool:
-        """``node`` is a list (a display, or a local name bound only to list displays and changed
-        only by ``append``/``extend``): never an object of the program's own with a ``mean``."""
+        """``node`` is a list: a display, or a local name every binding of which before the log is
+        one (whatever code it is handed, a list stays a list): never an object of the program's own
+        with a ``mean``."""
         if isinstance(node, (ast.List, ast.ListComp)):
             return True
         if not isinstance(node, ast.Name) or node.id in names_in_nested_scopes(method):
             return False
         values = assigned.get(node.id)
-        return bool(values) and all(isinstance(v, (ast.List, ast.ListComp)) for v in values) \
-            and self._changed_by_appends_only(node.id, method) is not None
+        return bool(values) and all(isinstance(v, (ast.List, ast.ListComp)) for v in values)
 
     def _changed_by_appends_only(self, name: str, method) -> list[ast.expr] | None:
         """What ``<name>.append(x)``/``extend`` add to the local list ``name``, where nothing else
