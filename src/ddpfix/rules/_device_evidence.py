@@ -104,6 +104,11 @@ _FOLLOWS_ITS_INPUTS = frozenset({
 #: Packages whose functions compute on the device of the tensors they are given.
 _FOLLOWING_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.",
                        "torchmetrics.functional.classification.", "torchmetrics.functional.regression.")
+#: ``torch.nn.utils``'s functions that return the module they are given, or a tensor of the
+#: tensors they are given (not ``pad_packed_sequence``, whose lengths are made on the CPU).
+_FOLLOWING_NN_UTILS = ("torch.nn.utils.parametrizations.", "torch.nn.utils.parametrize.", "torch.nn.utils.weight_norm",
+                       "torch.nn.utils.spectral_norm", "torch.nn.utils.rnn.pad_sequence", "torch.nn.utils.clip_grad_norm_",
+                       "torch.nn.utils.clip_grad_value_")
 #: ``torch.fft``'s functions that make a tensor of their own from sizes (on the default device).
 _FFT_MAKERS = frozenset({"fftfreq", "rfftfreq"})
 #: torchmetrics' functional metrics that compute with torch on the tensors they are given (not the
@@ -135,6 +140,8 @@ def makes_a_tensor(qualified: str) -> bool:
         # torch.nn's layers (registered, moved with the module), autograd and checkpointing (on their
         # inputs); any other package of torch (``torch.utils.data``, ``torch.nn.utils``) is not known.
         if qualified.startswith("torch.nn.") and not qualified.startswith("torch.nn.utils."):
+            return False
+        if qualified.startswith(_FOLLOWING_NN_UTILS):
             return False
         return not qualified.startswith(("torch.Tensor.", "torch.distributions.", "torch.cuda.", "torch.amp.",
                                          "torch.backends.", "torch.autograd.", "torch.utils.checkpoint.", "torch.jit."))

@@ -832,6 +832,8 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
                             holder_methods = {s.name: s for s in holder.body if isinstance(s, FUNCTIONS)}
                             follow(holder_methods.get("forward"), getattr(holder, "_ddpfix_imports", imports),
                                    holder_methods)
+            elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load) and id(part) in placed:
+                continue  # ``freqs.to(x.device)``: whatever ``freqs`` was made on, it is read moved
             elif isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
                 if own is methods:
                     read.add(part.id)

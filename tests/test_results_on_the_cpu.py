@@ -1,0 +1,91 @@
+"""DDP004 refuses a value that may sit on the CPU when it syncs (NCCL refuses CPU tensors; seen on
+an H200, bench/gpu-check.md): made by a function of torch's other packages or of torchmetrics that
+makes its own tensor (``torch.fft.rfftfreq``, text and NumPy-computed audio metrics), kept as a
+function on the module (``self.to_tensor = torch.as_tensor``), read from a batch of a class with its
+own ``to()``, or left on the CPU by Lightning itself (an LR finder before 2.4, 1.x's
+``move_metrics_to_cpu``). A made tensor moved to the device is fine (review round 9)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+MODEL = '''import lightning as L
+import torch
+import torchmetrics.functional as TF
+from torch import nn
+from torchmetrics.functional.text import word_error_rate
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        self.to_tensor = torch.as_tensor
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.mse_loss(self.net(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        pred = self.net(x)
+        freqs = torch.fft.rfftfreq(pred.shape[-1], d=0.01)
+        self.log("val_value", {value})
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+'''
+TRAIN = "import lightning as L\nfrom model import Model\n\nL.seed_everything(0)\nL.Trainer(strategy='ddp', devices=2).fit(Model())\n"
+
+
+def decisions(folder, value: str, train: str = TRAIN, files: dict[str, str] | None = None,
+              model: str | None = None) -> list[dict]:
+    (folder / "pyproject.toml").write_text("[tool.ddpfix]\n")
+    (folder / "model.py").write_text((model or MODEL).replace("{value}", value))
+    (folder / "train.py").write_text(train)
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    out = subprocess.run([sys.executable, "-m", "ddpfix", "--check", "--no-color", "--select", "DDP004",
+                          "--output-format", "json", "model.py"], cwd=folder, capture_output=True, text=True).stdout
+    return [r for r in json.loads(out) if "val_value" in r["message"]]
+
+
+@pytest.mark.parametrize("value, safe", [
+    ("freqs[int(pred.argmax())]", False),
+    ("freqs.to(pred.device)[int(pred.argmax())]", True),
+    ("word_error_rate(['a b'], ['a c'])", False),
+    ("TF.mean_squared_error(pred, y)", True),
+    ("self.to_tensor(pred.tolist()).mean()", False),
+    ("torch.diagonal(pred @ pred.T).mean()", True),
+])
+def test_a_value_a_library_may_make_on_the_cpu_keeps_the_fix_unsafe(tmp_path, value, safe):
+    found = decisions(tmp_path, value)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
+
+
+def test_a_batch_of_a_class_with_its_own_to_may_keep_tensors_on_the_cpu(tmp_path):
+    data = "class SeqBatch:\n    def to(self, device):\n        self.tokens = self.tokens.to(device)\n        return self\n"
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", TRAIN.replace("from model", "import data\nfrom model"),
+                      {"data.py": data})
+    assert [f["applicability"] for f in found] == ["unsafe"] and "data.py:2 defines `to`" in found[0]["unsafe_reason"], found
+
+
+@pytest.mark.parametrize("pin, call, safe", [
+    ("lightning==2.3.3", "L.pytorch.tuner.Tuner(trainer).lr_find(model)\n", False),
+    ("lightning==2.5.1", "L.pytorch.tuner.Tuner(trainer).lr_find(model)\n", True),
+    ("pytorch-lightning==1.9.5", "trainer = L.Trainer(move_metrics_to_cpu=True)\n", False),
+])
+def test_lightning_that_keeps_logged_results_on_the_cpu_keeps_the_fix_unsafe(tmp_path, pin, call, safe):
+    train = ("import lightning as L\nfrom model import Model\n\nL.seed_everything(0)\nmodel = Model()\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\n" + call + "trainer.fit(model)\n")
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    model = None
+    if pin.startswith("pytorch-lightning"):  # the package that version is of, imported as such
+        train = train.replace("import lightning as L", "import pytorch_lightning as L")
+        model = MODEL.replace("import lightning as L", "import pytorch_lightning as L")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, model=model)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
