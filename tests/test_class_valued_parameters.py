@@ -86,6 +86,10 @@ CASES = {
     "constructions_through_kwargs": (train(construction="LitModel(**{'net_class': Net})"), False),
     "the_parameter_bound_again": (train(block_init="        act_fn = Gather\n"), False),
     "the_class_patched_elsewhere": (train(tail="\nBlock.forward = lambda self, x: x\n"), False),
+    # review round 10: the class built again through an object's class, kept first
+    "built_again_through_type_of_self": (train(tail="\nmodel = LitModel()\nklass = type(model)\nother = klass(net_class=Gather)\n"),
+                                         False),
+    "the_class_name_only_read": (train(tail="\nprint(type(LitModel()).__name__)\n"), True),
 }
 
 

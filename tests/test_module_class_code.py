@@ -40,7 +40,8 @@ class LitModel(L.LightningModule):
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 {tail}'''
-OPS = "import torch.distributed as dist\n\n\ndef block(x):\n    dist.all_reduce(x)\n    return x\n"
+OPS = ("import torch.distributed as dist\nfrom torch import nn\n\n\ndef block(x):\n    dist.all_reduce(x)\n    return x\n\n\n"
+       "class Gather(nn.Module):\n    def forward(self, x):\n        dist.all_reduce(x)\n        return x\n")
 
 
 def train(imports="", init="", forward="self.fc(x)", held="Net(8)", tail="") -> str:
@@ -80,6 +81,16 @@ CASES = {
     "unbound_cpu_method": (train(forward="torch.Tensor.cpu(self.fc(x))"), False),
     "distribution_sample": (train(imports="from torch.distributions import Normal",
                                   forward="self.fc(x) + Normal(0.0, 1.0).sample((8,))"), False),
+    # review round 10: code a layer or a builder is handed, a collective base under another name
+    "transformer_activation_string": (train(held="nn.TransformerEncoderLayer(8, 2, 16, 0.0, 'gelu')"), True),
+    "transformer_activation_function": (train(imports="from ops import block",
+                                              held="nn.TransformerEncoderLayer(8, 2, 16, activation=block)"), False),
+    "builder_handed_a_class": (train(imports="import torchvision\nfrom ops import Gather",
+                                     held="torchvision.models.regnet_y_400mf(num_classes=8, activation=Gather)"), False),
+    "builder_sizes": (train(imports="import torchvision", held="torchvision.models.resnet18(num_classes=2 * 4)"), True),
+    "syncbn_under_another_name": (train(imports="from torch.nn import SyncBatchNorm as _SBN",
+                                        init="        self.bn = GroupBN(n)\n", forward="self.bn(self.fc(x))",
+                                        tail="\n\nclass GroupBN(_SBN):\n    pass\n"), False),
 }
 
 

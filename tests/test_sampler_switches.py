@@ -51,6 +51,14 @@ CASES = {
                    {"trainer.json": '{"strategy": "ddp", "use_distributed_sampler": false}'}, False),
     "yaml_true": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
                   {"configs/trainer.yaml": "trainer:\n  use_distributed_sampler: true\n"}, True),
+    # review round 10: set where the code does not show it, with data sharded by rank
+    "exported_by_a_launch_script": (SEEDED + "shard = int(os.environ['RANK'])\ntrainer = L.Trainer(strategy='ddp', devices=2)\n",
+                                    {"run.sh": "export PL_TRAINER_USE_DISTRIBUTED_SAMPLER=False\npython train.py\n"}, False),
+    "lightning_cli_and_rank_sharded_data": (
+        SEEDED + "shard = int(os.environ['WORLD_SIZE'])\ncli = L.pytorch.cli.LightningCLI(Model, run=False)\ntrainer = cli.trainer\n",
+        {}, False),
+    "lightning_cli_same_data_everywhere": (SEEDED + "cli = L.pytorch.cli.LightningCLI(Model, run=False)\ntrainer = cli.trainer\n",
+                                           {}, True),
     "a_batch_sampler_of_the_program": (
         SEEDED + "class Buckets(torch.utils.data.BatchSampler):\n    pass\n\n\n"
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),

@@ -179,11 +179,18 @@ class M(L.LightningModule):
 
 NUMBERS = '''
 class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.outputs = []
+
     def validation_step(self, batch, batch_idx):
         x, y = batch
-        preds = helpers.model(x)
+        self.outputs.append(helpers.model(x))
+
+    def on_validation_epoch_end(self):
+        preds = helpers.collect(self.outputs)
         scores = []
-        for p, t in zip(preds.tolist(), y.tolist()):
+        for p, t in zip(preds, helpers.targets):
             scores.append(helpers.distance(p, t) / max(len(p), len(t)))
         self.log("val_value", {value})
 '''
@@ -194,18 +201,51 @@ class M(L.LightningModule):
     ("float(helpers.score(preds))", True),
     ("helpers.score(preds).item() * 2", True),
     ("len(scores) / 4", True),
+    ("math.sqrt(helpers.score(preds))", True),
+    ("math.prod([helpers.score(preds), 1.0])", False),  # the objects' own ``*``: a tensor
     ("sum(scores)", False),  # what is appended is not known to be a number: a sum of tensors is a tensor
     ("helpers.score(preds)", False),
     ("np.mean(helpers.scores)", False),  # not a local list: an object of the program may define `mean`
     ("abs(helpers.score(preds))", False),  # a tensor's own __abs__
 ])
-def test_a_number_needs_no_provenance(tmp_path, value, safe):
+def test_a_number_logged_once_per_epoch_needs_no_provenance(tmp_path, value, safe):
     """A Python or NumPy number is put on the module's device by Lightning, and a mean of one every
-    rank already shares is that number: the fix is safe whatever the number was computed from."""
-    source = "import numpy as np\n" + NUMBERS.format(value=value)
+    rank already shares is that number: once per epoch, the fix is safe whatever the number was
+    computed from. Not with ``reduce_fx="sum"``, which counts it once per rank."""
+    source = "import math\nimport numpy as np\n" + NUMBERS.format(value=value)
     found = findings(tmp_path, source)
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
-    summed = findings(tmp_path, "import numpy as np\n" + NUMBERS.format(value="np.mean(scores)").replace(
-        'reduce_fx', 'x').replace('self.log("val_value", np.mean(scores))',
-                                  'self.log("val_value", np.mean(scores), reduce_fx="sum")'))
-    assert [f["applicability"] for f in summed] == ["unsafe"], summed  # a sum counts it once per rank
+    if safe:
+        summed = findings(tmp_path, source.replace(f'self.log("val_value", {value})',
+                                                   f'self.log("val_value", {value}, reduce_fx="sum")'))
+        assert [f["applicability"] for f in summed] == ["unsafe"], summed
+
+
+def test_a_number_logged_per_batch_still_needs_its_provenance(tmp_path):
+    """Per batch, Lightning weighs the epoch mean by each rank's summed batch sizes, synced as
+    integers: where they differ (a dataset the program shards, drawn at random), a number every
+    rank shares comes out scaled (review round 10: 10.0 became 12.5). Its provenance must be known."""
+    source = '''
+class M(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        self.log("val_scale", float(helpers.shared_scale()))
+'''
+    assert [f["applicability"] for f in findings(tmp_path, source)] == ["unsafe"]
+
+
+def test_item_of_a_class_of_the_program_is_not_a_number(tmp_path):
+    """``x.item()`` is a number only where no class of the program defines ``item`` (one may return
+    a CPU tensor, which NCCL refuses)."""
+    source = '''
+class Average:
+    def item(self):
+        return torch.tensor(1.0)
+
+
+class M(L.LightningModule):
+    def on_validation_epoch_end(self):
+        self.log("val_avg", helpers.smoothed.item())
+'''
+    assert [f["applicability"] for f in findings(tmp_path, source)] == ["unsafe"]
+    without = source.replace("class Average:\n    def item(self):\n        return torch.tensor(1.0)\n", "")
+    assert [f["applicability"] for f in findings(tmp_path, without)] == ["safe"]

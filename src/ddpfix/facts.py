@@ -106,7 +106,8 @@ PROJECT_HAZARDS = {
     "uneven batches": r"batch_sampler|BatchSampler|DistributedSampler",
     # code that reads the rank (manual sharding by rank, rank-gated data): with Lightning's sampler
     # off, the ranks' data may then differ in length
-    "rank-dependent data": r"global_rank|local_rank|get_rank|LOCAL_RANK|NODE_RANK|world_size|get_world_size|num_replicas",
+    "rank-dependent data": r"global_rank|local_rank|get_rank|LOCAL_RANK|NODE_RANK|\bRANK\b|world_size|WORLD_SIZE"
+                           r"|get_world_size|num_replicas|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|is_global_zero",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
 #: ``batch_size=None`` (data batched before the loader, in a call, a dict or a config; not a
@@ -877,7 +878,40 @@ def config_turns_sampler_off(root: str) -> str | None:
         if match is not None:
             line = data.count(b"\n", 0, match.start()) + 1
             return f"{path}:{line}"
+    for path, data in _launch_scripts(root):
+        match = _SCRIPT_SAMPLER_OFF.search(data)
+        if match is not None:
+            line = data.count(b"\n", 0, match.start()) + 1
+            return f"{path}:{line}"
     return None
+
+
+#: A launch script's switch: Lightning's environment default (``PL_TRAINER_USE_DISTRIBUTED_SAMPLER=0``)
+#: or a LightningCLI argument (``--trainer.use_distributed_sampler false``), set to what is not true.
+_SCRIPT_SAMPLER_OFF = lazy_compile(
+    rb"(?:PL_TRAINER_(?:USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP)[ \t]*=|--trainer\.(?:use_distributed_sampler|replace_sampler_ddp)[ \t=]+)"
+    rb"(?![\"']?(?:1|true|True|TRUE)\b)")
+
+
+def _launch_scripts(root: str):
+    """(path, its first megabyte) of each shell script, ``.env`` file and Makefile of the program
+    (``MAX_CONFIG_FILES`` at most), where a run's Trainer settings may be exported or passed."""
+    seen = 0
+    for folder, folders, names in os.walk(root):
+        folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
+        for name in sorted(names):
+            if not (name.endswith((".sh", ".bash", ".env", ".slurm")) or name in ("Makefile", ".env")):
+                continue
+            seen += 1
+            if seen > MAX_CONFIG_FILES:
+                return
+            try:
+                with open(os.path.join(folder, name), "rb") as handle:
+                    data = handle.read(1_000_000)
+            except OSError:
+                continue
+            if b"sampler" in data.lower():
+                yield os.path.join(folder, name), data
 
 
 @functools.lru_cache(maxsize=64)
@@ -956,9 +990,12 @@ _FREE_SELF = lazy_compile(rb"^(?:async[ \t]+)?def[ \t]+\w+[ \t]*\([ \t]*self\b",
 #: After a method call's opening parenthesis: the call's result used further (``m.eval().register_...``).
 _CHAINED_CALL = lazy_compile(rb"[^()\n]*\)[ \t]*[.\[]")
 
-#: ``type(x)(...)``, ``x.__class__(...)``: a call that builds an object's class without naming it;
+#: ``type(x)``, ``x.__class__`` taken otherwise than to read its name or compare it (``type(x)(...)``,
+#: ``klass = type(self)``): an object's class, which may then be built without being named;
 #: ``__subclasses__()``, ``inspect.getmembers``: classes found by looking, then built by any name.
-_BUILDS_UNNAMED = lazy_compile(rb"\btype[ \t]*\([^()\n]*\)[ \t]*\(|__class__[ \t]*\(|__subclasses__|getmembers")
+_BUILDS_UNNAMED = lazy_compile(
+    rb"(?<![.\w])type[ \t]*\([^()\n]*\)(?![ \t]*(?:\.[ \t]*__(?:name|qualname|module|doc)__|is\b|==|!=))"
+    rb"|__class__(?![ \t]*(?:\.[ \t]*__(?:name|qualname|module|doc)__|is\b|==|!=))|__subclasses__|getmembers")
 
 
 def _line_at(data: bytes, offset: int) -> int:
@@ -1064,6 +1101,9 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                         and all(isinstance(k, ast.Constant) for k in keyword.value.keys)) \
                         and not any(k.arg in SAMPLER_SWITCHES for k in node.keywords):  # one given: ``**`` cannot hold it
                     facts.sampler_unknown = True
+            if callee == "LightningCLI" or (callee == "main" and isinstance(node.func, ast.Attribute)
+                                            and isinstance(node.func.value, ast.Name) and node.func.value.id == "hydra"):
+                facts.sampler_unknown = True  # the command line may set any Trainer argument
             if callee in MONITORING_CALLBACKS:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])
                 if metric is not None:

@@ -122,16 +122,33 @@ def class_uses(tree: ast.Module, name: str, cls: ast.ClassDef | None = None) -> 
             return calls, node
         elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return calls, node
-        elif isinstance(node, ast.Call) and _builds_unnamed(node):
+        elif isinstance(node, (ast.Call, ast.Attribute)) and _class_of_an_object(node) \
+                and not _reads_the_class(node, parents):
             return calls, node
     return calls, None
 
 
-def _builds_unnamed(call: ast.Call) -> bool:
-    """``type(model)(...)``, ``model.__class__(...)``: builds an object's class without naming it."""
-    func = call.func
-    return (isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type"
-            and len(func.args) == 1) or (isinstance(func, ast.Attribute) and func.attr == "__class__")
+def _class_of_an_object(node: ast.AST) -> bool:
+    """``type(model)``, ``model.__class__``: an object's class, which may be the class asked about."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+            and len(node.args) == 1 and not node.keywords) or (isinstance(node, ast.Attribute) and node.attr == "__class__")
+
+
+def _reads_the_class(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """An object's class only read: its name (``type(self).__name__``), compared (``type(x) is
+    Foo``) or tested (``isinstance(y, type(x))``). Any other use may build it: called at once
+    (``type(model)(...)``) or kept first (``klass = type(self)``, then ``klass(...)``)."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _CLASS_NAMES:
+        return True
+    if isinstance(parent, ast.Compare):
+        return True
+    return isinstance(parent, ast.Call) and node in parent.args and isinstance(parent.func, ast.Name) \
+        and parent.func.id in ("isinstance", "issubclass")
+
+
+#: What reading an object's class for its name reads.
+_CLASS_NAMES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 
 
 def _chain_top(node: ast.expr, parents: dict[int, ast.AST]) -> ast.AST:

@@ -59,7 +59,7 @@ from ddpfix.analysis import call_paths
 from ddpfix.analysis.values import pure_function_name
 from ddpfix.rules._log_sync_provenance import Provenance
 from ddpfix.rules._log_sync_walks import (
-    PER_BATCH_TRAIN_HOOKS,
+    EPOCH_LEVEL_HOOKS, PER_BATCH_TRAIN_HOOKS,
     EVERY_RANK_HOOKS, FUNCTIONS, KEEPING_METHODS, LIST_METHODS, LOG_METHODS, PER_BATCH_EVAL_HOOKS, RANK_OWN_PROPERTIES, SCOPES, STEP_OF,
     TRAINING_HOOKS, event_places, is_self, is_self_log, module_aliases, names_in_nested_scopes,
     outside_functions_with_places, per_file, reads_module, self_attr, short, store_roots, stored_through,
@@ -1574,11 +1574,16 @@ class ClassFacts:
             return "what it logs is not known"
         provenance = self.provenance(method, call)
         assigned = bindings(method, (call.lineno, call.col_offset))
+        once_per_epoch = self.roots(method) <= EPOCH_LEVEL_HOOKS
         for value in values:
-            if self.number_valued(value, method, assigned):
-                # A Python or NumPy number: Lightning makes it a tensor on the module's device, and
-                # the reductions ``flag_problem`` lets through (a mean, max or min) of a number every
-                # rank already shares is that number: whether it is this rank's own does not matter.
+            if once_per_epoch and self.number_valued(value, method, assigned):
+                # A Python or NumPy number, logged once per epoch on every rank (each rank's summed
+                # batch size is 1, so Lightning's weighted mean is a plain one): Lightning makes it a
+                # tensor on the module's device, and the reductions ``flag_problem`` lets through (a
+                # mean, max or min) of a number every rank already shares is that number, whether it
+                # is this rank's own or not. Per batch, ranks' summed sizes may differ (a dataset
+                # sharded by the program, drawn at random), and Lightning syncs them as integers: a
+                # shared number would come out scaled.
                 continue
             unknown = provenance.unknown(value)
             if unknown is not None:
@@ -1587,8 +1592,9 @@ class ClassFacts:
 
     def number_valued(self, node: ast.expr, method, assigned: dict[str, list[ast.expr]], depth: int = 0) -> bool:
         """``node`` is a Python or NumPy number whenever the program gets past it: a numeric
-        literal; ``x.item()``; ``float``, ``int``, ``len`` of anything (builtins
-        the file does not bind); a ``math`` function; arithmetic of numbers; ``sum`` of a list of
+        literal; ``x.item()`` (where no class of the program defines ``item``); ``float``, ``int``,
+        ``len`` of anything (builtins the file does not bind); a ``math`` function that converts
+        its argument to a float; arithmetic of numbers; ``sum`` of a list of
         numbers; NumPy's reductions (``np.mean``) of a list, which NumPy turns into an array first
         (a scalar comes out, or it fails); a local name every binding of which before the log is one
         of these, or a list of numbers (its displays' items, and what ``append`` adds to it)."""
@@ -1608,18 +1614,28 @@ class ClassFacts:
             return False
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr == "item" and not node.args:
-            return True
+            return self._item_is_libraries()
         if isinstance(func, ast.Name) and func.id in _NUMBER_BUILTINS and func.id not in self.file_names \
                 and self.imports.qualify(func) is None:
             if func.id == "sum":
                 return len(node.args) == 1 and self._number_list(node.args[0], method, assigned, depth + 1)
             return len(node.args) >= 1
         qualified = self.imports.qualify(func) or ""
-        if qualified.startswith("math.") and not self.shadowed(func, method):
+        if qualified in _FLOAT_MATH and not self.shadowed(func, method):
             return True
         if qualified in _NUMPY_REDUCTIONS and len(node.args) == 1 and not self.shadowed(func, method):
             return self._list_value(node.args[0], method, assigned)
         return False
+
+    def _item_is_libraries(self) -> bool:
+        """No class of the program defines an ``item`` method: ``x.item()`` is a tensor's, an
+        array's or a NumPy scalar's, a Python number."""
+        if "_item_defined" not in self.__dict__:
+            lines = (self.cls.lineno, self.cls.end_lineno or self.cls.lineno)
+            self._item_defined = (self.project is None or self.path is None
+                                  or self.project.defines_elsewhere("item", self.path, lines) is not None
+                                  or any(isinstance(s, FUNCTIONS) and s.name == "item" for c in self.lineage for s in c.body))
+        return not self._item_defined
 
     def _list_value(self, node: ast.expr, method, assigned: dict[str, list[ast.expr]]) -> bool:
         """``node`` is a list: a display, or a local name every binding of which before the log is
@@ -2028,6 +2044,11 @@ def _first_exit(statement: ast.AST) -> ast.Return | ast.Raise | None:
 #: Class decorators that return the class with its methods as written: PEP 702's ``deprecated``
 #: wraps ``__new__`` and ``__init_subclass__`` to warn and sets ``__deprecated__``, nothing else.
 INERT_CLASS_DECORATORS = frozenset({"typing_extensions.deprecated", "warnings.deprecated"})
+#: ``math`` functions that return a float whatever they are given (they convert it first);
+#: not ``prod``, ``floor``, ``ceil``, ``trunc``, which call the object's own operators.
+_FLOAT_MATH = frozenset(f"math.{name}" for name in (
+    "sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "fabs", "fsum", "pow", "sin", "cos", "tan", "tanh",
+    "atan", "atan2", "hypot", "erf", "erfc", "lgamma", "gamma"))
 #: Builtins that return a number whatever they are given (or fail); ``sum`` of numbers.
 _NUMBER_BUILTINS = frozenset({"float", "int", "len", "sum"})
 #: NumPy's reductions: of a list, a NumPy scalar (the list is made an array first).

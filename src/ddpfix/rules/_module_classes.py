@@ -48,6 +48,12 @@ NORM_WRAPPERS = frozenset({
     "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm", "torch.nn.utils.parametrizations.weight_norm",
     "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.parametrizations.orthogonal",
 })
+#: ``torch.nn`` layers that run code they are handed: the argument's name, and its position.
+CALLABLE_ARGUMENTS = {
+    "TransformerEncoderLayer": {"activation": 4},
+    "TransformerDecoderLayer": {"activation": 4},
+    "Transformer": {"activation": 6, "custom_encoder": 7, "custom_decoder": 8},
+}
 #: ``torch.nn`` layers whose ``forward`` runs a collective (SyncBatchNorm's statistics while training).
 COLLECTIVE_LAYERS = frozenset({"SyncBatchNorm"})
 MAX_DEPTH = 6
@@ -141,7 +147,9 @@ class ModuleReader:
         if isinstance(func, ast.Name) and bound and func.id in bound:
             value = bound[func.id]
             if value.qualified is not None:
-                return None  # a torch.nn layer that is neither a container nor a collective (``class_value``)
+                # a torch.nn layer that is neither a container nor a collective (``class_value``)
+                layer = value.qualified.rsplit(".", 1)[-1]
+                return self._handed_code_problem(layer, call, view, depth, bound) if layer in CALLABLE_ARGUMENTS else None
             self.classes_of.setdefault(id(call), []).append((value.cls, value.view))
             return self.class_problem(value.cls, value.view, depth + 1, self.arguments(value.cls, value.view, call, view, bound))
         if self.patched is not None and (_library_model(call, view.imports.qualify(func) or "")
@@ -162,6 +170,10 @@ class ModuleReader:
             layer = (view.imports.qualify(func) or "").rsplit(".", 1)[-1]
             if layer in COLLECTIVE_LAYERS:
                 return f"`{layer}` (line {call.lineno}) runs a collective in its forward while training"
+            if layer in CALLABLE_ARGUMENTS:
+                problem = self._handed_code_problem(layer, call, view, depth, bound)
+                if problem is not None:
+                    return problem
             if layer not in CONTAINERS:
                 return None
             for argument in [*call.args, *(k.value for k in call.keywords)]:
@@ -179,6 +191,27 @@ class ModuleReader:
         cls, where = found
         self.classes_of.setdefault(id(call), []).append((cls, where))
         return self.class_problem(cls, where, depth + 1, self.arguments(cls, where, call, view, bound))
+
+    def _handed_code_problem(self, layer: str, call: ast.Call, view: FileView, depth: int,
+                             bound: Bound | None) -> str | None:
+        """A torch layer that runs what it is handed (``TransformerEncoderLayer(activation=f)``,
+        ``Transformer(custom_encoder=m)``): each such argument absent, a string (``"gelu"``), one of
+        torch's own functions, or a known module; None then."""
+        for name, position in CALLABLE_ARGUMENTS[layer].items():
+            given = next((k.value for k in call.keywords if k.arg == name), None)
+            if given is None and len(call.args) > position:
+                given = call.args[position]
+            if given is None and (any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)):
+                return f"`{layer}` (line {call.lineno}) may be handed `{name}=` through `*args` or `**kwargs`"
+            if given is None or (isinstance(given, ast.Constant) and (given.value is None or isinstance(given.value, str))):
+                continue
+            qualified = view.imports.qualify(given) or ""
+            if qualified.startswith("torch.nn.functional.") or (qualified.startswith("torch.") and qualified.count(".") == 1):
+                continue
+            if isinstance(given, ast.Call) and self._part_problem(given, view, depth + 1, bound) is None:
+                continue
+            return f"`{layer}` (line {call.lineno}) runs `{name}={ast.unparse(given)[:40]}`, code that is not read"
+        return None
 
     def class_value(self, node: ast.expr, view: FileView, bound: Bound | None = None) -> ClassValue | None:
         """The class ``node`` (read in ``view``) certainly names, as a parameter may hold it: a
@@ -424,6 +457,9 @@ class ModuleReader:
                 qualified = view.imports.qualify(base) or ""
                 if qualified in PLAIN_BASES or lightning_name(view.imports, base) == "LightningModule":
                     reaches_module = True
+                elif is_torch_nn_module(view.imports, base) and qualified.rsplit(".", 1)[-1] in COLLECTIVE_LAYERS:
+                    # ``class GroupBN(_SBN)`` with ``from torch.nn import SyncBatchNorm as _SBN``
+                    return f"`{current.name}` derives from `{qualified}`, which runs a collective in its forward while training"
                 elif is_torch_nn_module(view.imports, base) and qualified.rsplit(".", 1)[-1] not in CONTAINERS:
                     reaches_module = True
                 elif isinstance(base, ast.Name) and base.id in view.classes and not view.hidden(base.id):
@@ -698,6 +734,35 @@ _HANDING_KEYWORDS = frozenset({"norm_layer", "block", "backbone", "model", "devi
 _PLAIN_CALLS = frozenset({"len", "int", "float", "str", "bool", "dict", "list", "tuple"})
 
 
+#: Keywords of library builders that take data, not code: sizes, flags, weights, names, configs.
+_DATA_KEYWORDS = frozenset({
+    "num_classes", "pretrained", "weights", "weights_backbone", "progress", "in_chans", "in_channels", "num_labels",
+    "drop_rate", "drop_path_rate", "dropout", "aux_logits", "transform_input", "init_weights", "width_mult",
+    "features_only", "out_indices", "output_stride", "global_pool", "pretrained_cfg", "img_size", "image_size",
+    "num_channels", "config", "cache_dir", "revision", "torch_dtype", "dtype", "low_cpu_mem_usage",
+    "local_files_only", "token", "use_auth_token", "num_hidden_layers", "hidden_size", "output_hidden_states",
+    "output_attentions", "id2label", "label2id", "ignore_mismatched_sizes", "problem_type", "model_name",
+    "pretrained_model_name_or_path", "num_keypoints", "min_size", "max_size", "trainable_backbone_layers",
+    "checkpoint_path", "scriptable", "exportable", "no_jit",
+})
+
+
+def _literal_argument(node: ast.expr) -> bool:
+    """An argument that is data whatever the program binds: literals, f-strings, arithmetic and
+    displays of them."""
+    if isinstance(node, (ast.Constant, ast.JoinedStr)):
+        return True
+    if isinstance(node, ast.BinOp):
+        return _literal_argument(node.left) and _literal_argument(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _literal_argument(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_literal_argument(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal_argument(k) and _literal_argument(v) for k, v in zip(node.keys, node.values))
+    return False
+
+
 def _plain_argument(node: ast.expr) -> bool:
     """A builder's argument that cannot be a module: a constant, a name or attribute (a model name,
     ``ResNet18_Weights.DEFAULT``), a subscript, an f-string, ``len(...)``, arithmetic or a display
@@ -727,11 +792,16 @@ def _library_model(call: ast.Call, qualified: str) -> bool:
     (``_plain_argument``: a name, ``ResNet18_Weights.DEFAULT``, ``num_labels=len(labels)``), no
     module or placement handed in (``norm_layer=``, ``device_map=``) and no ``trust_remote_code``
     (code downloaded with the model, not read)."""
-    arguments = [*call.args, *(k.value for k in call.keywords)]
     if any(k.arg is None or k.arg in _HANDING_KEYWORDS or (k.arg == "trust_remote_code" and not (
             isinstance(k.value, ast.Constant) and k.value.value is False)) for k in call.keywords):
         return False
-    if not all(_plain_argument(a) for a in arguments):
+    # A name may hold a class or a function a builder builds or runs (``activation=CrossReplicaSiLU``,
+    # ``act_layer=``, ``stem_type=``, ``blocks=[...]``): only under a keyword known to take data (a
+    # size, a flag, weights, a model's name), or as the model's name first; else only literals.
+    if any(not _literal_argument(a) and not (i == 0 and _plain_argument(a)) for i, a in enumerate(call.args)):
+        return False
+    if any(not _literal_argument(k.value) and not (k.arg in _DATA_KEYWORDS and _plain_argument(k.value))
+           for k in call.keywords):
         return False
     parts = qualified.split(".")
     if qualified.startswith("transformers.") and len(parts) >= 3 and parts[-1] in ("from_pretrained", "from_config"):

@@ -175,12 +175,16 @@ class EpochLogSync(Rule):
       passes a literal: `f"{stage}_loss"`; a hook's loop index); `self.log_dict`'s argument is a
       dict display with such keys. Loop variables (even over a literal tuple), dict comprehensions
       and MetricCollections are unsafe.
-    - **A number, or a per-rank value.** A value that is a Python or NumPy number whenever the
-      program gets past it (`x.item()`, `float(...)`, `int(...)`, `len(...)`, a `math` function,
-      arithmetic of numbers, `sum` of a local list of numbers, `np.mean` and NumPy's other
-      reductions of a local list, a local name bound only to such) needs no more: Lightning makes
-      it a tensor on the module's device, and the reductions let through (a mean, max or min) of a
-      number every rank already shares is that number. Any other value must be this rank's own,
+    - **A number, or a per-rank value.** A value logged once per epoch (an epoch-level hook, no
+      batch) that is a Python or NumPy number whenever the program gets past it (`x.item()` where
+      no class of the program defines `item`, `float(...)`, `int(...)`, `len(...)`, a `math`
+      function that converts its argument to a float (not `prod`, `floor`), arithmetic of numbers,
+      `sum` of a local list of numbers, `np.mean` and NumPy's other reductions of a local list, a
+      local name bound only to such) needs no more: Lightning makes it a tensor on the module's
+      device, and the reductions let through (a mean, max or min) of a number every rank already
+      shares is that number. Per batch it does not hold: Lightning weighs the epoch mean by each
+      rank's summed batch sizes, synced as integers, and where they differ (a dataset the program
+      shards, drawn at random) a shared number comes out scaled. Any other value must be this rank's own,
       built from the hook's arguments (the batch, its index; a
       batch-end hook's `outputs` only when every `return` of the step is itself per-rank) and
       constants, through operators, subscripts, comprehensions, `torch.*` functions one level deep
@@ -207,7 +211,7 @@ class EpochLogSync(Rule):
       itself (`backbone.eval()`); another known module put in a part's place; a function of the file,
       or a plain class of the file keeping it, that uses it only so). Such a class must be named only by calls that
       build it (no subclass, `load_from_checkpoint`, alias or string of its name; no
-      `type(m)(...)`), in a program with no loader of classes named at run time or of pickled
+      `type(m)(...)`, `klass = type(self)`: an object's class taken but to read its name or compare it), in a program with no loader of classes named at run time or of pickled
       objects (LightningCLI, hydra, `pickle.load`) and no configuration file naming it. Nothing may
       change such a module after it is built (no method
       called on it in the class but those that read it or set its training mode, so no
@@ -231,7 +235,8 @@ class EpochLogSync(Rule):
       and store of which holds module classes of the program read whole, no other file importing it);
       a model of a well-known library built from constants alone (`transformers` model classes'
       `from_pretrained` without `trust_remote_code`, torchvision's builders, `timm.create_model`;
-      not a tool that wraps a model it is handed); or a module class of the program, of this file
+      not a tool that wraps a model it is handed; a name only under a keyword that takes data,
+      `num_classes=n`, not `activation=Cls`, `act_layer=`, `blocks=`); or a module class of the program, of this file
       or of another one that a name of this file certainly means (`from .components import Head`,
       through package re-exports; not a name a star import or a parameter may bind), read whole:
       no class decorator, metaclass or `__call__`, nothing but constants bound in its body, bases
@@ -240,7 +245,9 @@ class EpochLogSync(Rule):
       its file they call, no call of a function it does not read nor imported code handed on
       (`checkpoint(block, x)`, a decorator, `o = ops`), no hook or parametrization it registers on
       itself, no method replaced on the instance (`self.forward = f`), nothing of `torch.ops`, no
-      `SyncBatchNorm`, every module it calls built in
+      `SyncBatchNorm` (nor a base that is one under another name), no torch layer handed code it
+      runs (`TransformerEncoderLayer(activation=f)` but for a string or torch's own function),
+      every module it calls built in
       its own code by a known call (not handed in: `self.scorer = scorer`), and no file of the
       program replacing one of its methods or binding its name or a layer's to another class
       (`Head.forward = f`, `setattr(nn, "Linear", Mine)`, `vars(m).update(...)`); NumPy's size
@@ -289,7 +296,10 @@ class EpochLogSync(Rule):
       reshape the batch) or a class deriving from `DistributedSampler` (Lightning keeps it; its
       shards may differ in length), anywhere in the program; `use_distributed_sampler` set to
       anything but a literal `True` anywhere in the run (a name, a config's entry, `Trainer(**cfg)`,
-      a YAML `off`/`No` or JSON `false` in a configuration file) refuses all but a literal. Lightning infers the size from the batch's
+      a YAML `off`/`No` or JSON `false` in a configuration file, `PL_TRAINER_USE_DISTRIBUTED_SAMPLER`
+      or `--trainer.use_distributed_sampler` in a launch script; LightningCLI or hydra, whose command
+      line may set it, where the program's data may differ by rank: code reading the rank, `RANK`,
+      `WORLD_SIZE`, `SLURM_PROCID`, or no `seed_everything`) refuses all but a literal. Lightning infers the size from the batch's
       first tensor and syncs each rank's summed sizes as integers, a sum then a floor division by
       the world size, so sizes that differ between ranks change a weighted mean.
     - **Every rank runs a batch.** A per-batch hook's epoch value syncs at the epoch's end on
@@ -353,6 +363,7 @@ class EpochLogSync(Rule):
         from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
         from ddpfix.analysis.values import ObjectKinds
         from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem, subclassed_beyond_thin
+        from ddpfix.rules._log_sync_walks import EPOCH_LEVEL_HOOKS
 
         tests, words = TreeRankTests(ctx.imports, tree), rank_words(ctx.imports)
         objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
@@ -406,7 +417,8 @@ class EpochLogSync(Rule):
                        or _cpu_value(call, method, ctx.imports, facts)
                        or fix_problem(facts, method, call, unordered, sampler_off, uneven) or ctx.facts.hazard("iterable data", ctx.path)
                        or _results_on_the_cpu(ctx)
-                       or _inferred_batch_size(call, ctx))
+                       # once per epoch (no batch: each rank's size is 1) no size is inferred
+                       or (None if facts.roots(method) <= EPOCH_LEVEL_HOOKS else _inferred_batch_size(call, ctx)))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
                            edits=[edits.SetKeyword(Span.of(ctx.position(real)), "sync_dist", condition or "True")])
         self._check_callbacks(tree, ctx, tests, words)
