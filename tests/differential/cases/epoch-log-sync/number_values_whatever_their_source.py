@@ -1,13 +1,14 @@
 # differential: safe
-"""Epoch values logged as Python and NumPy numbers: a validation accuracy as `np.mean` of a list
-of floats the step fills (of predictions `tolist()` made), without sync_dist; beside it a loss
-already averaged over every rank by hand (`float(self.all_gather(loss).mean())`), which is no
-finding at all (global already) and stays as it is.
+"""Epoch values logged as Python and NumPy numbers: the validation accuracy, each batch's share of
+right answers (of predictions `tolist()` made) kept by the step and logged once per epoch as
+`np.mean` of a local list, without sync_dist; beside it a loss already averaged over every rank by
+hand (`float(self.all_gather(loss).mean())`), which is no finding at all (global already) and
+stays as it is.
 
 A number is made a tensor on the module's device by Lightning (no CPU tensor reaches the sync), and
-a mean of a number every rank already shares is that number: DDP004 adds sync_dist=True by default
-without proving where the number came from. Under DDP the accuracy is rank 0's shard only. The
-reference gathers the accuracy by hand.
+logged once per epoch a mean of a number every rank already shares is that number: DDP004 adds
+sync_dist=True by default without proving where the number came from. Under DDP the accuracy is
+rank 0's shard only. The reference gathers the accuracy by hand.
 """
 import lightning as L
 import numpy as np
@@ -22,6 +23,7 @@ class Classifier(L.LightningModule):
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+        self.batch_accuracies = []
 
     def training_step(self, batch, batch_idx):
         x, y = batch
@@ -31,11 +33,14 @@ class Classifier(L.LightningModule):
         x, y = batch
         logits = self.net(x)
         loss = nn.functional.cross_entropy(logits, y)
-        scores = []
-        for predicted, target in zip(logits.argmax(dim=-1).tolist(), y.tolist()):
-            scores.append(float(predicted == target))
-        self.log("val_acc", np.mean(scores))
+        right = [float(predicted == target) for predicted, target in zip(logits.argmax(dim=-1).tolist(), y.tolist())]
+        self.batch_accuracies.append(sum(right) / len(right))
         self.log("val_loss_all_ranks", float(self.all_gather(loss.detach()).mean()))
+
+    def on_validation_epoch_end(self):
+        scores = [accuracy for accuracy in self.batch_accuracies]
+        self.log("val_acc", np.mean(scores))
+        self.batch_accuracies.clear()
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.3)

@@ -1,6 +1,6 @@
 # differential: reference of number_values_whatever_their_source.py (gathers the accuracy by hand)
-"""The reference of number_values_whatever_their_source.py: the accuracy of every rank's batches
-gathered by hand and averaged at the epoch's end."""
+"""The reference of number_values_whatever_their_source.py: every rank's mean accuracy gathered
+by hand and averaged at the epoch's end."""
 import lightning as L
 import numpy as np
 import torch
@@ -14,7 +14,7 @@ class Classifier(L.LightningModule):
     def __init__(self):
         super().__init__()
         self.net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
-        self.accuracies = []
+        self.batch_accuracies = []
 
     def training_step(self, batch, batch_idx):
         x, y = batch
@@ -24,16 +24,14 @@ class Classifier(L.LightningModule):
         x, y = batch
         logits = self.net(x)
         loss = nn.functional.cross_entropy(logits, y)
-        scores = []
-        for predicted, target in zip(logits.argmax(dim=-1).tolist(), y.tolist()):
-            scores.append(float(predicted == target))
-        self.accuracies.append(torch.tensor(np.mean(scores), dtype=torch.float32, device=self.device))
+        right = [float(predicted == target) for predicted, target in zip(logits.argmax(dim=-1).tolist(), y.tolist())]
+        self.batch_accuracies.append(sum(right) / len(right))
         self.log("val_loss_all_ranks", float(self.all_gather(loss.detach()).mean()))
 
     def on_validation_epoch_end(self):
-        # every rank's batch accuracies (equal batches on every rank), averaged: the epoch's accuracy
-        self.log("val_acc", self.all_gather(torch.stack(self.accuracies)).mean())
-        self.accuracies.clear()
+        scores = [accuracy for accuracy in self.batch_accuracies]
+        self.log("val_acc", self.all_gather(torch.tensor(np.mean(scores), dtype=torch.float32, device=self.device)).mean())
+        self.batch_accuracies.clear()
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.3)
