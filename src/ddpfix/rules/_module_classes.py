@@ -749,35 +749,28 @@ _DATA_KEYWORDS = frozenset({
 
 def _literal_argument(node: ast.expr) -> bool:
     """An argument that is data whatever the program binds: literals, f-strings, arithmetic and
-    displays of them."""
-    if isinstance(node, (ast.Constant, ast.JoinedStr)):
-        return True
-    if isinstance(node, ast.BinOp):
-        return _literal_argument(node.left) and _literal_argument(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _literal_argument(node.operand)
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return all(_literal_argument(e) for e in node.elts)
-    if isinstance(node, ast.Dict):
-        return all(k is not None and _literal_argument(k) and _literal_argument(v) for k, v in zip(node.keys, node.values))
-    return False
+    displays of them (``_plain_argument`` without names)."""
+    return _plain_argument(node, names=False)
 
 
-def _plain_argument(node: ast.expr) -> bool:
+def _plain_argument(node: ast.expr, names: bool = True) -> bool:
     """A builder's argument that cannot be a module: a constant, a name or attribute (a model name,
     ``ResNet18_Weights.DEFAULT``), a subscript, an f-string, ``len(...)``, arithmetic or a display
-    of these."""
-    if isinstance(node, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.JoinedStr)):
+    of these; with ``names`` False, no name, attribute, subscript or call."""
+    if isinstance(node, (ast.Constant, ast.JoinedStr)):
         return True
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+        return names
     if isinstance(node, ast.BinOp):  # a size computed from sizes: ``num_classes=4 * hidden_dim``
-        return _plain_argument(node.left) and _plain_argument(node.right)
+        return _plain_argument(node.left, names) and _plain_argument(node.right, names)
     if isinstance(node, ast.UnaryOp):
-        return _plain_argument(node.operand)
+        return _plain_argument(node.operand, names)
     if isinstance(node, (ast.List, ast.Tuple)):
-        return all(_plain_argument(e) for e in node.elts)
+        return all(_plain_argument(e, names) for e in node.elts)
     if isinstance(node, ast.Dict):
-        return all(v is not None and _plain_argument(v) for v in node.values)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PLAIN_CALLS \
+        return all(v is not None and (k is None or _plain_argument(k, names)) and _plain_argument(v, names)
+                   for k, v in zip(node.keys, node.values)) and (names or None not in node.keys)
+    return names and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PLAIN_CALLS \
         and all(_plain_argument(a) for a in node.args)
 
 
@@ -788,10 +781,11 @@ _TORCHVISION_BUILDERS = ("torchvision.models.", "torchvision.models.detection.",
 
 
 def _library_model(call: ast.Call, qualified: str) -> bool:
-    """The call builds a well-known library's model from nothing it is handed: plain arguments
-    (``_plain_argument``: a name, ``ResNet18_Weights.DEFAULT``, ``num_labels=len(labels)``), no
-    module or placement handed in (``norm_layer=``, ``device_map=``) and no ``trust_remote_code``
-    (code downloaded with the model, not read)."""
+    """The call builds a well-known library's model from nothing it is handed: literal arguments,
+    and names (``_plain_argument``: ``ResNet18_Weights.DEFAULT``, ``num_labels=len(labels)``) only
+    as the model's name first or under a keyword that takes data (``_DATA_KEYWORDS``); no module,
+    class or placement handed in (``norm_layer=``, ``activation=``, ``device_map=``) and no
+    ``trust_remote_code`` (code downloaded with the model, not read)."""
     if any(k.arg is None or k.arg in _HANDING_KEYWORDS or (k.arg == "trust_remote_code" and not (
             isinstance(k.value, ast.Constant) and k.value.value is False)) for k in call.keywords):
         return False
