@@ -46,7 +46,7 @@ from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE,
-                                        applies_initialisers_only, initialiser_problem, names_an_attribute,
+                                        applies_initialisers_only, initialiser_problem, names_an_attribute, parent_map,
                                         object_problem, object_scope, use_problem)
 from ddpfix.rules._device_evidence import bindings, makes_a_tensor
 from ddpfix.rules._module_classes import CONTAINERS, FileView, ModuleReader, changed_in_place
@@ -1652,7 +1652,7 @@ class ClassFacts:
         """What ``<name>.append(x)``/``extend`` add to the local list ``name``, where nothing else
         in the method hands it to code or stores through it; None otherwise."""
         added: list[ast.expr] = []
-        parents = {id(child): parent for parent in walk(method) for child in child_nodes(parent)}
+        parents = parent_map(self.tree)  # the one node -> parent map of the file
         for n in walk(method):
             if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
                 continue
