@@ -1,9 +1,12 @@
 """Whether Lightning's distributed sampler may be off, as DDP004 asks it: an evaluation log's sync
 hangs where a rank runs no batch. Off where a switch says so (a literal False, a configuration's
-falsy spelling: YAML ``off``/``No``, JSON ``false``); maybe off where it is set to what is not a
-literal (a config's entry, ``Trainer(**config)``), which matters where the ranks' data may differ
-(code that reads the rank, or no ``seed_everything``). A batch sampler of the program may leave a
-rank without batches too (review round 9: each of these hung under gloo)."""
+falsy spelling: YAML ``off``/``No``, JSON ``false``); maybe off wherever the program names the
+switch with what is not a literal True (a name, a config's entry, an argparse option or an
+attribute of that name), whatever its data. A Trainer built from outside the text
+(``Trainer(**config)``, LightningCLI, ``from_argparse_args``, hydra) with the switch named nowhere
+may have it turned off on the command line, which matters where the ranks' data may differ (code
+that reads the rank, or no ``seed_everything``). A batch sampler of the program may leave a rank
+without batches too (review round 9: each of these hung under gloo)."""
 
 from __future__ import annotations
 
@@ -59,6 +62,24 @@ CASES = {
         {}, False),
     "lightning_cli_same_data_everywhere": (SEEDED + "cli = L.pytorch.cli.LightningCLI(Model, run=False)\ntrainer = cli.trainer\n",
                                            {}, True),
+    # a switch the program names with a value of its own is off for all we know, whatever the data
+    "a_name_seeded_same_data_everywhere": (
+        SEEDED + "uds = os.environ.get('UDS', '1') == '1'\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=uds)\n", {}, False),
+    "an_argparse_option_of_that_name": (
+        SEEDED + "import argparse\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--use_distributed_sampler', type=int, default=1)\n"
+        "trainer = L.Trainer(**vars(parser.parse_args()))\n", {}, False),
+    "an_attribute_of_that_name_set": (
+        SEEDED + "import types\nargs = types.SimpleNamespace()\nargs.replace_sampler_ddp = bool(os.environ.get('R'))\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "a_dict_display_entry_literally_true": (
+        SEEDED + "trainer = L.Trainer(**{'use_distributed_sampler': True, 'devices': 2})\n", {}, True),
+    "from_argparse_args_and_rank_sharded_data": (
+        SEEDED + "import argparse\nshard = int(os.environ['LOCAL_RANK'])\n"
+        "trainer = L.Trainer.from_argparse_args(argparse.Namespace())\n", {}, False),
+    "from_argparse_args_same_data_everywhere": (
+        SEEDED + "import argparse\ntrainer = L.Trainer.from_argparse_args(argparse.Namespace())\n", {}, True),
     "a_batch_sampler_of_the_program": (
         SEEDED + "class Buckets(torch.utils.data.BatchSampler):\n    pass\n\n\n"
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),

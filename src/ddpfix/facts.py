@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # loaded where used: most runs never read another file's clas
 #: ``ModelCheckpoint(dirpath, filename, monitor, ...)``; ``StochasticWeightAveraging`` takes none).
 #: The Trainer keywords that turn Lightning's distributed sampler off (2.x, and 1.x's name).
 SAMPLER_SWITCHES = frozenset({"use_distributed_sampler", "replace_sampler_ddp"})
+#: Calls that build a Trainer from the command line or a configuration read at run time.
+_ARGUMENTS_FROM_OUTSIDE = frozenset({"LightningCLI", "from_argparse_args", "parse_argparser", "instantiate"})
 MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWeightAveraging": None}
 # What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
 # comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
@@ -44,13 +46,14 @@ MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWei
 _FACT_WORDS = lazy_compile(
     # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
-    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|LightningCLI"
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|LightningCLI|from_argparse_args|hydra"
 )
 #: Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
 #: alternation, scans a file ten times slower and most files hold none of them. A file without any
 #: contributes no seed, monitor or sampler fact to the other files of its run.
 FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
-                  b"seed_everything", b"use_distributed_sampler", b"replace_sampler_ddp", b"LightningCLI")
+                  b"seed_everything", b"use_distributed_sampler", b"replace_sampler_ddp", b"LightningCLI",
+                  b"from_argparse_args", b"hydra")
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
 # that a file of many ``with`` words without a colon stays linear.
@@ -179,9 +182,12 @@ class FileFacts:
     #: A Trainer(use_distributed_sampler=False) in this file (1.x: replace_sampler_ddp=False), as a
     #: keyword of any call (``dict(...)``, ``partial(Trainer, ...)``) or a key of a dict literal.
     sampler_off: bool = False
-    #: A Trainer's sampler switch the file sets to what is not a literal (a name, a config's entry,
-    #: ``Trainer(**config)``): it may be off.
+    #: A Trainer's sampler switch the file names with what is not a literal True (a name, a config's
+    #: entry, an argparse option or a string key of that name): it may be off.
     sampler_unknown: bool = False
+    #: A Trainer whose arguments the file takes from outside its text (``Trainer(**config)``,
+    #: LightningCLI, hydra, ``from_argparse_args``): the command line may turn the sampler off.
+    sampler_outside: bool = False
     pin: tuple[str, LightningVersion | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
     lightning: bool = False  # the file mentions Lightning
@@ -219,8 +225,10 @@ class ProjectFacts:
     switch_parts: tuple[tuple[DeviceSwitch, ...] | str, ...] = ()
     #: Files of the run whose hazards are still to be read (``read_later``), in order.
     hazard_sources: tuple[str, ...] = ()
-    #: Files that set a Trainer's sampler switch to what is not a literal (``FileFacts.sampler_unknown``).
+    #: Files that name a Trainer's sampler switch with what is not a literal (``FileFacts.sampler_unknown``).
     sampler_unknown: frozenset[str] = frozenset()
+    #: Files whose Trainer takes its arguments from outside the text (``FileFacts.sampler_outside``).
+    sampler_outside: frozenset[str] = frozenset()
     #: Every kind of ``model.classes.KINDS`` (LightningModules, DataModules, Callbacks, Metrics...).
     kinds: dict[str, Kinds] = field(default_factory=dict)
     #: What each file with a monitor imports (``from X import Y``): the modules its callbacks may watch.
@@ -368,9 +376,15 @@ class ProjectFacts:
                 or config_turns_sampler_off(program_root(path)) is not None)
 
     def sampler_unknown_for(self, path: str) -> str | None:
-        """Where a Trainer that may run with ``path``'s code sets its sampler switch to what is not a
-        literal (``Trainer(**config)``, ``use_distributed_sampler=cfg.x``): the file; None where none does."""
+        """Where a file that may run with ``path``'s code names the sampler switch with what is not a
+        literal True (``use_distributed_sampler=cfg.x``, ``add_argument("--use_distributed_sampler")``):
+        the file; None where none does."""
         return next((where for where in sorted(self.sampler_unknown) if self.may_run_with(path, where)), None)
+
+    def sampler_outside_for(self, path: str) -> str | None:
+        """Where a Trainer that may run with ``path``'s code takes its arguments from outside the
+        program's text (``Trainer(**config)``, LightningCLI, hydra): the file; None where none does."""
+        return next((where for where in sorted(self.sampler_outside) if self.may_run_with(path, where)), None)
 
     def subclass_place(self, name: str, path: str) -> str | None:
         """Why a method of the class ``name`` defined in ``path`` may not be the one that runs: a
@@ -783,6 +797,7 @@ class ProjectFacts:
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
         sampler_unknown: set[str] = set()
+        sampler_outside: set[str] = set()
         pins: dict[str, LightningVersion | None] = {}
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
@@ -819,6 +834,8 @@ class ProjectFacts:
                 sampler_off.add(part.path)
             if part.sampler_unknown:
                 sampler_unknown.add(part.path)
+            if part.sampler_outside:
+                sampler_outside.add(part.path)
             if part.pin is not None:
                 pins[part.pin[0]] = part.pin[1]
         kinds = resolve_kinds(classes)
@@ -828,7 +845,7 @@ class ProjectFacts:
             tuple(unknown_monitors), whole, switch_parts=tuple(switch_parts), hazard_sources=tuple(hazard_sources), kinds=kinds,
             monitor_imports=monitor_imports, hazard_places={k: tuple(v) for k, v in hazard_places.items()},
             process_files=process_files, subclasses={k: tuple(v) for k, v in subclasses.items()},
-            sampler_unknown=frozenset(sampler_unknown),
+            sampler_unknown=frozenset(sampler_unknown), sampler_outside=frozenset(sampler_outside),
         )
 
 
@@ -1078,6 +1095,9 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return facts  # the fix pass reports it
     nodes = list(walk(tree))  # walked once: the switches and the facts below each read every node
+    # A dict display's literal sampler entries are read as entries, not as strings naming the switch.
+    switch_keys = {id(key) for node in nodes if isinstance(node, ast.Dict) for key, value in zip(node.keys, node.values)
+                   if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and isinstance(value.value, bool)}
     if switch_words:
         facts.default_devices.extend(default_device_switches(tree, os.path.realpath(path), nodes))
     if not fact_words:
@@ -1096,14 +1116,12 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                 # ``Trainer(**config)``: the dict may hold the switch; only a dict display shows it does not.
                 if keyword.arg is None and callee == "Trainer" and not (
                         isinstance(keyword.value, ast.Dict) and None not in keyword.value.keys
-                        and not any(isinstance(k, ast.Constant) and k.value in SAMPLER_SWITCHES and not (
-                            isinstance(v, ast.Constant) and v.value is True) for k, v in zip(keyword.value.keys, keyword.value.values))
                         and all(isinstance(k, ast.Constant) for k in keyword.value.keys)) \
                         and not any(k.arg in SAMPLER_SWITCHES for k in node.keywords):  # one given: ``**`` cannot hold it
-                    facts.sampler_unknown = True
-            if callee == "LightningCLI" or (callee == "main" and isinstance(node.func, ast.Attribute)
-                                            and isinstance(node.func.value, ast.Name) and node.func.value.id == "hydra"):
-                facts.sampler_unknown = True  # the command line may set any Trainer argument
+                    facts.sampler_outside = True
+            if callee in _ARGUMENTS_FROM_OUTSIDE or (callee == "main" and isinstance(node.func, ast.Attribute)
+                                                     and isinstance(node.func.value, ast.Name) and node.func.value.id == "hydra"):
+                facts.sampler_outside = True  # the command line may set any Trainer argument
             if callee in MONITORING_CALLBACKS:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])
                 if metric is not None:
@@ -1130,6 +1148,12 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
             if callee == "setattr" and len(node.args) >= 2 and _constant_str(node.args[1]) == "monitor":
                 # ``setattr(ckpt, "monitor", name)``: a monitor set from outside, never read here.
                 facts.unknown_monitors.append(Monitor("?", path, node.lineno, "setattr(..., \"monitor\", ...)"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in switch_keys \
+                and any(switch in node.value for switch in SAMPLER_SWITCHES):
+            # ``add_argument("--use_distributed_sampler")``, ``cfg["use_distributed_sampler"] = flag``,
+            # ``setattr(args, "replace_sampler_ddp", ...)``: a value set at run time (a dict display's
+            # literal entry is read below).
+            facts.sampler_unknown = True
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             # ``ckpt.monitor = "val_loss"``: a callback's monitor set after it is made.
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -1140,6 +1164,9 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                         metric = _constant_str(node.value) if not isinstance(node, ast.AugAssign) and target is part else None
                         found = facts.monitors if metric is not None else facts.unknown_monitors
                         found.append(Monitor(metric or "?", path, node.lineno, f"`{_dotted(part)} = ...`"))
+                    elif isinstance(part, ast.Attribute) and part.attr in SAMPLER_SWITCHES and isinstance(part.ctx, ast.Store) \
+                            and not (isinstance(node.value, ast.Constant) and node.value.value is True):
+                        facts.sampler_unknown = True  # ``args.use_distributed_sampler = flag``
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
                 if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and value.value is False:

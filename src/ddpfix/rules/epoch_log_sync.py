@@ -706,13 +706,16 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
 
 def _sampler_may_be_off(ctx: RuleContext) -> bool:
     """Lightning's distributed sampler may be off where the ranks' data may differ: a Trainer turns
-    it off (``use_distributed_sampler=False``, a configuration's falsy spelling), or sets it to what
-    is not a literal (``Trainer(**config)``) in a program whose data may differ by rank (code that
-    reads the rank, or no ``seed_everything`` to draw alike). With the sampler off and the same data
-    on every rank, each rank runs every batch: as many, of the same sizes."""
-    if ctx.facts.sampler_off_for(ctx.path):
+    it off (``use_distributed_sampler=False``, a configuration's falsy spelling, a launch script), or
+    the program names the switch with what is not a literal True (``use_distributed_sampler=cfg.x``,
+    an argparse option of that name). A Trainer built from outside the program's text
+    (``Trainer(**config)``, LightningCLI, hydra) whose switch no file names may have it turned off on
+    the command line; that matters only where the ranks' data may differ (code that reads the rank,
+    or no ``seed_everything`` to draw alike): with the sampler off and the same data on every rank,
+    each rank runs every batch, as many, of the same sizes."""
+    if ctx.facts.sampler_off_for(ctx.path) or ctx.facts.sampler_unknown_for(ctx.path) is not None:
         return True
-    if ctx.facts.sampler_unknown_for(ctx.path) is None:
+    if ctx.facts.sampler_outside_for(ctx.path) is None:
         return False
     return ctx.facts.hazard("rank-dependent data", ctx.path) is not None or not ctx.facts.seeds_for(ctx.path)
 
