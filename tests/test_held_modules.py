@@ -246,3 +246,30 @@ def test_round_eight_copies_and_initialisers(tmp_path, run_cli, case):
     (tmp_path / "train.py").write_text(text)
     proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
     assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
+
+
+FILLED_IN_THE_CLASS = {
+    # a tensor of the held module filled in place: its values change, none of its code
+    "init_function_on_a_weight": (script(init="        nn.init.zeros_(self.model.weight)"), True),
+    "a_bias_told_to_fill_itself": (script(init="        self.model.bias.data.zero_()"), True),
+    "a_part_of_a_sequential": (script(init="        torch.nn.init.normal_(self.model[0].weight, 0, 0.02)",
+                                      tail="lm = LitModel(nn.Sequential(nn.Linear(4, 4)))\n"), True),
+    # an ``init`` of the program, its code replaced, the module handed to an unknown function
+    "init_of_the_program": (script(init="        init.zeros_(self.model.weight)", tail="from helpers import init\n\n\n"
+                                        "lm = LitModel(nn.Linear(4, 4))\n"), False),
+    "its_forward_replaced": (script(init="        nn.init.zeros_(self.model.weight)\n        self.model.forward = torch.sigmoid"),
+                             False),
+    "handed_to_an_unknown_function": (script(init="        nn.init.zeros_(self.model.weight)\n        helpers.wrap(self.model)",
+                                             tail="import helpers\n\n\nlm = LitModel(nn.Linear(4, 4))\n"), False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FILLED_IN_THE_CLASS))
+def test_a_tensor_of_the_held_module_filled_in_the_class(tmp_path, run_cli, case):
+    """``nn.init.zeros_(self.net.weight)`` in ``__init__`` fills values: the module stays known."""
+    text, safe = FILLED_IN_THE_CLASS[case]
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helpers.py").write_text("def zeros_(t):\n    pass\n\n\ndef wrap(m):\n    pass\n")
+    (tmp_path / "train.py").write_text(text)
+    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout

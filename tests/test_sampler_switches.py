@@ -6,7 +6,10 @@ attribute of that name), whatever its data. A Trainer built from outside the tex
 (``Trainer(**config)``, LightningCLI, ``from_argparse_args``, hydra) with the switch named nowhere
 may have it turned off on the command line, which matters where the ranks' data may differ (code
 that reads the rank, or no ``seed_everything``). A batch sampler of the program may leave a rank
-without batches too (review round 9: each of these hung under gloo)."""
+without batches too (review round 9: each of these hung under gloo). With the sampler on, a log
+whose batch size Lightning infers is proven only where every rank's dataset has the same length:
+not where code reads the rank, nor where a random mask or count sets it without a shared seed
+(the ranks' summed batch sizes then differ, and Lightning syncs them as integers)."""
 
 from __future__ import annotations
 
@@ -80,6 +83,18 @@ CASES = {
         "trainer = L.Trainer.from_argparse_args(argparse.Namespace())\n", {}, False),
     "from_argparse_args_same_data_everywhere": (
         SEEDED + "import argparse\ntrainer = L.Trainer.from_argparse_args(argparse.Namespace())\n", {}, True),
+    # the sampler on, but each rank's dataset may differ in length: the summed batch sizes differ
+    "rank_sharded_data_with_the_sampler_on": (
+        SEEDED + "shard = int(os.environ['LOCAL_RANK'])\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=True)\n", {}, False),
+    "a_random_mask_without_a_seed": (
+        "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "a_random_count_without_a_seed": (
+        "import random\nsize = random.randint(50, 100)\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "a_random_mask_with_a_seed": (
+        SEEDED + "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
+    "random_data_of_a_fixed_size_without_a_seed": (
+        "data = torch.randn(100, 4)\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
     "a_batch_sampler_of_the_program": (
         SEEDED + "class Buckets(torch.utils.data.BatchSampler):\n    pass\n\n\n"
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),

@@ -111,6 +111,9 @@ PROJECT_HAZARDS = {
     # off, the ranks' data may then differ in length
     "rank-dependent data": r"global_rank|local_rank|get_rank|LOCAL_RANK|NODE_RANK|\bRANK\b|world_size|WORLD_SIZE"
                            r"|get_world_size|num_replicas|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|is_global_zero",
+    # a draw whose count or comparison may set how much data there is (a random mask, a random
+    # size): without a shared seed each rank's dataset may differ in length
+    "a random draw that may size the data": r"rand|binomial|poisson|geometric|bernoulli|uniform|integers",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
 #: ``batch_size=None`` (data batched before the loader, in a call, a dict or a config; not a
@@ -123,6 +126,11 @@ _HAZARD_SHAPES = {
                        r"|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler"
                        r"|def[ \t]+on_(?:before|after)_batch_transfer\b"
                        r"|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
+    # a random count (``randint``, ``binomial``), a random mask (``bernoulli``), or a random
+    # number compared (``np.random.rand(n) < 0.8``, ``if random.random() > p``)
+    "a random draw that may size the data": r"\b(?:randint|random_integers|integers|binomial|poisson|geometric|hypergeometric|bernoulli)[ \t]*\("
+                          r"|\b(?:rand|random|uniform|rand_like)[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)[ \t]*[<>]"
+                          r"|[<>]=?[ \t]*[\w.]*\b(?:rand|random|uniform|rand_like)[ \t]*\(",
 }
 _HAZARDS = {name: lazy_compile(_HAZARD_SHAPES.get(name, pattern).encode(), re.M) for name, pattern in PROJECT_HAZARDS.items()}
 

@@ -600,6 +600,20 @@ def initialiser_problem(tree: ast.Module, function: ast.AST, method: bool = Fals
     return None
 
 
+def filled_tensor(tree: ast.Module, call: ast.Call) -> ast.Attribute | None:
+    """The tensor attribute a call fills in place, where it does nothing else: one handed first to
+    ``torch.nn.init``'s functions (``nn.init.zeros_(self.net.weight)``) or told to fill itself
+    (``self.net.bias.data.zero_()``). Whatever object holds it, its values change (or the call
+    fails); no code of it is replaced. None for any other call."""
+    if call.args and _an_initialiser(tree, call.func):
+        target = call.args[0]
+    elif isinstance(call.func, ast.Attribute) and call.func.attr in FILLS:
+        target = call.func.value
+    else:
+        return None
+    return target if isinstance(target, ast.Attribute) else None
+
+
 def _an_initialiser(tree: ast.Module, func: ast.expr) -> bool:
     """A function of ``torch.nn.init`` (``nn.init.xavier_uniform_``, ``torch.nn.init.zeros_``,
     ``init.normal_``, ``I.ones_``), the name it is reached through bound by imports of torch alone

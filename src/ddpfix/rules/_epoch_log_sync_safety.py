@@ -46,7 +46,8 @@ from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE,
-                                        applies_initialisers_only, initialiser_problem, names_an_attribute, parent_map,
+                                        applies_initialisers_only, filled_tensor, initialiser_problem, names_an_attribute,
+                                        parent_map,
                                         object_problem, object_scope, use_problem)
 from ddpfix.rules._device_evidence import bindings, makes_a_tensor
 from ddpfix.rules._module_classes import CONTAINERS, FileView, ModuleReader, changed_in_place
@@ -320,6 +321,9 @@ class ClassFacts:
                     cleared.update(id(n) for n in walk(node) if isinstance(n, ast.Attribute) and self_attr(n) == name)
                 if isinstance(node, ast.Call):
                     func = node.func
+                    held = self._held_part(name, filled_tensor(self.tree, node))
+                    if held is not None:
+                        cleared.add(id(held))  # ``nn.init.zeros_(self.net.weight)``: values filled, no code
                     if self_attr(func) == "apply" and self._applies_initialisers(node):
                         initialising.add(id(func))
                     if self_attr(func) == name:
@@ -365,6 +369,16 @@ class ClassFacts:
                 return False
             return initialiser_problem(self.tree, function, method=True) is None
         return applies_initialisers_only(self.tree, call, self._patched_elsewhere)
+
+    @staticmethod
+    def _held_part(name: str, part: ast.expr | None) -> ast.Attribute | None:
+        """The ``self.<name>`` that ``part`` is reached from through attributes and constant
+        indices (``self.net.fc.weight``, ``self.blocks[0].bias.data``); None where it is not one."""
+        while isinstance(part, (ast.Attribute, ast.Subscript)) and not self_attr(part):
+            if isinstance(part, ast.Subscript) and not isinstance(part.slice, ast.Constant):
+                return None
+            part = part.value
+        return part if isinstance(part, ast.Attribute) and self_attr(part) == name else None
 
     def _known_part_store(self, name: str, target: ast.expr) -> bool:
         """``self.<name>.fc = nn.Sequential(self.<name>.fc, nn.ReLU(), nn.Linear(d, k))`` in the

@@ -295,11 +295,15 @@ class EpochLogSync(Rule):
       or a config), an `on_before_batch_transfer`/`on_after_batch_transfer` (it may filter or
       reshape the batch) or a class deriving from `DistributedSampler` (Lightning keeps it; its
       shards may differ in length), anywhere in the program; `use_distributed_sampler` set to
-      anything but a literal `True` anywhere in the run (a name, a config's entry, `Trainer(**cfg)`,
-      a YAML `off`/`No` or JSON `false` in a configuration file, `PL_TRAINER_USE_DISTRIBUTED_SAMPLER`
-      or `--trainer.use_distributed_sampler` in a launch script; LightningCLI or hydra, whose command
-      line may set it, where the program's data may differ by rank: code reading the rank, `RANK`,
-      `WORLD_SIZE`, `SLURM_PROCID`, or no `seed_everything`) refuses all but a literal. Lightning infers the size from the batch's
+      anything but a literal `True` anywhere in the run (a name, a config's entry, an argparse
+      option or attribute of that name, a YAML `off`/`No` or JSON `false` in a configuration file,
+      `PL_TRAINER_USE_DISTRIBUTED_SAMPLER` or `--trainer.use_distributed_sampler` in a launch
+      script; `Trainer(**cfg)`, LightningCLI, `from_argparse_args` or hydra, whose command line may
+      set it, where the program's data may differ by rank: code reading the rank, `RANK`,
+      `WORLD_SIZE`, `SLURM_PROCID`, or no `seed_everything`) refuses all but a literal; so does a
+      dataset whose length may differ by rank with the sampler on (code reading the rank, or a
+      random mask or count, `rand(n) < p`, `randint(...)`, without `seed_everything`: the sampler
+      then gives the ranks different numbers of samples). Lightning infers the size from the batch's
       first tensor and syncs each rank's summed sizes as integers, a sum then a floor division by
       the world size, so sizes that differ between ranks change a weighted mean.
     - **Every rank runs a batch.** A per-batch hook's epoch value syncs at the epoch's end on
@@ -720,6 +724,22 @@ def _sampler_may_be_off(ctx: RuleContext) -> bool:
     return ctx.facts.hazard("rank-dependent data", ctx.path) is not None or not ctx.facts.seeds_for(ctx.path)
 
 
+def _data_may_differ_by_rank(ctx: RuleContext) -> str | None:
+    """Why each rank's dataset may not have the same length: code of the program reads the rank or
+    the world size (a shard of its own, a rank-gated subset), or, with no ``seed_everything`` to make
+    the ranks draw alike, a random draw may set how much data there is (a random mask, a random
+    count). Lightning's sampler gives every rank as many samples only where every rank's dataset
+    has the same length."""
+    place = ctx.facts.hazard("rank-dependent data", ctx.path)
+    if place is not None:
+        return place
+    if not ctx.facts.seeds_for(ctx.path):
+        place = ctx.facts.hazard("a random draw that may size the data", ctx.path)
+        if place is not None:
+            return f"{place}, and no `seed_everything` with a literal seed makes the ranks draw alike"
+    return None
+
+
 #: What may leave Lightning's logged results on the CPU, by the version that stopped it.
 _CPU_RESULTS = {
     "learning-rate finder": ("the LR finder's fix of PL#19813",
@@ -882,6 +902,11 @@ def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
         return ("Lightning's distributed sampler may be off (`use_distributed_sampler` not literally True, in the "
                 "code or a configuration): the ranks' shards are the program's own, and their batches may "
                 "differ in size; Lightning weighs the epoch mean by the batch sizes and syncs their sums as "
+                "integers, so pass a literal `batch_size=`")
+    differs = _data_may_differ_by_rank(ctx)
+    if differs is not None:
+        return (f"{differs}: each rank's dataset may differ in length, and with it the number of samples Lightning's "
+                "sampler gives each rank; Lightning weighs the epoch mean by the batch sizes and syncs their sums as "
                 "integers, so pass a literal `batch_size=`")
     found = ctx.facts.hazard("custom batching", ctx.path)
     if found is None:
