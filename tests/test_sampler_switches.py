@@ -87,6 +87,13 @@ CASES = {
     "rank_sharded_data_with_the_sampler_on": (
         SEEDED + "shard = int(os.environ['LOCAL_RANK'])\n"
         "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=True)\n", {}, False),
+    # a read of the rank that only decides what to report shapes no data
+    "the_rank_read_only_to_decide_what_to_print": (
+        SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nif trainer.is_global_zero:\n    print('rank zero')\n", {}, True),
+    "the_rank_read_to_choose_a_shard": (
+        SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nif trainer.is_global_zero:\n    files = ['a', 'b']\n", {}, False),
+    "the_rank_named_in_a_comment_only": (
+        SEEDED + "# one shard per LOCAL_RANK\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
     "a_random_mask_without_a_seed": (
         "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
     "a_random_count_without_a_seed": (

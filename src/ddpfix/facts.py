@@ -17,7 +17,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -133,6 +133,11 @@ _HAZARD_SHAPES = {
                           r"|[<>]=?[ \t]*[\w.]*\b(?:rand|random|uniform|rand_like)[ \t]*\(",
 }
 _HAZARDS = {name: lazy_compile(_HAZARD_SHAPES.get(name, pattern).encode(), re.M) for name, pattern in PROJECT_HAZARDS.items()}
+
+
+def hazard_pattern(name: str) -> str:
+    """The regular expression by which the facts pass finds hazard ``name`` in a file's text."""
+    return _HAZARDS[name].pattern.decode()
 
 
 def _needles(pattern: str) -> tuple[bytes, ...]:
@@ -307,14 +312,15 @@ class ProjectFacts:
             self._read[key] = tuple(switch for switch in self.default_devices if self.may_run_with(path, switch.path))
         return self._read[key]
 
-    def hazard(self, name: str, path: str | None = None) -> str | None:
+    def hazard(self, name: str, path: str | None = None, excused: Callable[[str], bool] | None = None) -> str | None:
         """Why a fix resting on the absence of hazard ``name`` from the project is not proven: the
         facts are partial, or a file of the run names it (one that may run in one process with
-        ``path``, where given); None where it is proven absent."""
+        ``path``, where given); None where it is proven absent. ``excused(real_path)``: every
+        mention in that file is known to be harmless (read by the caller), or None."""
         if not self.whole:
             return f"the run did not read the whole project, so {name} elsewhere cannot be ruled out"
         for place, real in self.hazard_places.get(name, ()):
-            if path is None or self.may_run_with(path, real):
+            if (path is None or self.may_run_with(path, real)) and not (excused is not None and excused(real)):
                 return f"{place} names {name}"
         # A loader of classes named in configuration files (LightningCLI's class_path, hydra's
         # _target_) runs what the program's YAML and JSON files name.
@@ -332,7 +338,7 @@ class ProjectFacts:
                 return f"{source} could not be read again"
             if read.hazards is None:
                 return f"{source} may name {name} (not read)"
-            if name in read.hazards:
+            if name in read.hazards and not (excused is not None and excused(os.path.realpath(source))):
                 return f"{source}:{read.hazards[name]} names {name}"
         return None
 

@@ -721,7 +721,7 @@ def _sampler_may_be_off(ctx: RuleContext) -> bool:
         return True
     if ctx.facts.sampler_outside_for(ctx.path) is None:
         return False
-    return ctx.facts.hazard("rank-dependent data", ctx.path) is not None or not ctx.facts.seeds_for(ctx.path)
+    return _rank_read_that_may_shape_data(ctx) is not None or not ctx.facts.seeds_for(ctx.path)
 
 
 def _data_may_differ_by_rank(ctx: RuleContext) -> str | None:
@@ -730,7 +730,7 @@ def _data_may_differ_by_rank(ctx: RuleContext) -> str | None:
     the ranks draw alike, a random draw may set how much data there is (a random mask, a random
     count). Lightning's sampler gives every rank as many samples only where every rank's dataset
     has the same length."""
-    place = ctx.facts.hazard("rank-dependent data", ctx.path)
+    place = _rank_read_that_may_shape_data(ctx)
     if place is not None:
         return place
     if not ctx.facts.seeds_for(ctx.path):
@@ -738,6 +738,16 @@ def _data_may_differ_by_rank(ctx: RuleContext) -> str | None:
         if place is not None:
             return f"{place}, and no `seed_everything` with a literal seed makes the ranks draw alike"
     return None
+
+
+def _rank_read_that_may_shape_data(ctx: RuleContext) -> str | None:
+    """Where code that may run with this file reads the rank or the world size otherwise than to
+    decide what to log (``if self.trainer.is_global_zero: self.log(...)`` shapes no data)."""
+    from ddpfix.facts import hazard_pattern
+    from ddpfix.model.rank_reads import only_decide_reporting
+
+    words = hazard_pattern("rank-dependent data")
+    return ctx.facts.hazard("rank-dependent data", ctx.path, lambda real: only_decide_reporting(real, words))
 
 
 #: What may leave Lightning's logged results on the CPU, by the version that stopped it.
