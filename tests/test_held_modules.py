@@ -259,6 +259,12 @@ FILLED_IN_THE_CLASS = {
                                         "lm = LitModel(nn.Linear(4, 4))\n"), False),
     "its_forward_replaced": (script(init="        nn.init.zeros_(self.model.weight)\n        self.model.forward = torch.sigmoid"),
                              False),
+    # review round 13: the fill's result used (``requires_grad_`` returns the module itself)
+    "a_hook_on_what_requires_grad_returns": (
+        script(init="        self.model.requires_grad_(True).register_forward_hook(lambda m, i, o: o.cpu())"), False),
+    "what_requires_grad_returns_kept": (
+        script(init="        self.head = self.model.requires_grad_(True)\n"
+                    "        self.head.register_forward_hook(lambda m, i, o: o.cpu())"), False),
     "handed_to_an_unknown_function": (script(init="        nn.init.zeros_(self.model.weight)\n        helpers.wrap(self.model)",
                                              tail="import helpers\n\n\nlm = LitModel(nn.Linear(4, 4))\n"), False),
 }

@@ -94,6 +94,26 @@ CASES = {
         SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nif trainer.is_global_zero:\n    files = ['a', 'b']\n", {}, False),
     "the_rank_named_in_a_comment_only": (
         SEEDED + "# one shard per LOCAL_RANK\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    # review round 13: a guarded report that draws, a test that changes data, the rank by another name
+    "a_rank_guarded_print_that_draws": (
+        SEEDED + "x = torch.randn(64, 4)\nif int(os.environ.get('LOCAL_RANK', 0)) == 0:\n"
+        "    print('an example', x[torch.randint(0, 64, (1,))])\nkeep = torch.rand(64) < 0.5\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "a_rank_test_that_changes_data": (
+        SEEDED + "files = ['a', 'b', 'c']\nif files.pop(int(os.environ.get('LOCAL_RANK', 0))):\n    print('dropped')\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "the_rank_of_rank_zero_only": (
+        SEEDED + "from lightning.pytorch.utilities import rank_zero_only\nx = torch.randn(64, 4)[rank_zero_only.rank::2]\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "a_rank_logged_as_a_value": (
+        SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nprint('rank', int(trainer.global_rank))\n", {}, True),
+    # draws that seed_everything does not make alike
+    "a_split_by_string_hash": (
+        SEEDED + "names = ['a', 'b', 'c', 'd']\nval = [n for n in names if hash(n) % 10 < 3]\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "a_generator_made_without_a_seed": (
+        SEEDED + "import numpy as np\nkeep = np.random.default_rng().random(64) < 0.3\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
     "a_random_mask_without_a_seed": (
         "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
     "a_random_count_without_a_seed": (

@@ -109,11 +109,16 @@ PROJECT_HAZARDS = {
     "uneven batches": r"batch_sampler|BatchSampler|DistributedSampler",
     # code that reads the rank (manual sharding by rank, rank-gated data): with Lightning's sampler
     # off, the ranks' data may then differ in length
+    # (``\brank\b``: ``rank_zero_only.rank``, a ``rank`` parameter or attribute; review round 13)
     "rank-dependent data": r"global_rank|local_rank|get_rank|LOCAL_RANK|NODE_RANK|\bRANK\b|world_size|WORLD_SIZE"
-                           r"|get_world_size|num_replicas|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|is_global_zero",
+                           r"|get_world_size|num_replicas|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|is_global_zero"
+                           r"|\brank\b",
     # a draw whose count or comparison may set how much data there is (a random mask, a random
     # size): without a shared seed each rank's dataset may differ in length
     "a random draw that may size the data": r"rand|binomial|poisson|geometric|bernoulli|uniform|integers",
+    # what ``seed_everything`` does not make alike on every rank: Python's string ``hash`` (salted
+    # per process), a generator made without a seed (``np.random.default_rng()``, ``random.Random()``)
+    "a draw no seed makes alike": r"hash|default_rng|Random|RandomState|SeedSequence",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
 #: ``batch_size=None`` (data batched before the loader, in a call, a dict or a config; not a
@@ -128,6 +133,7 @@ _HAZARD_SHAPES = {
                        r"|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
     # a random count (``randint``, ``binomial``), a random mask (``bernoulli``), or a random
     # number compared (``np.random.rand(n) < 0.8``, ``if random.random() > p``)
+    "a draw no seed makes alike": r"\bhash[ \t]*\(|\b(?:default_rng|Random|RandomState|SeedSequence)[ \t]*\([ \t]*\)",
     "a random draw that may size the data": r"\b(?:randint|random_integers|integers|binomial|poisson|geometric|hypergeometric|bernoulli)[ \t]*\("
                           r"|\b(?:rand|random|uniform|rand_like)[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)[ \t]*[<>]"
                           r"|[<>]=?[ \t]*[\w.]*\b(?:rand|random|uniform|rand_like)[ \t]*\(",

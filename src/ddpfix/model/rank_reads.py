@@ -2,10 +2,13 @@
 dataset having the same length (DDP004's batch sizes Lightning infers).
 
 The project's facts find the rank's words in a file by a cheap text scan (``PROJECT_HAZARDS``:
-``is_global_zero``, ``LOCAL_RANK``, ``get_rank``...). Most such files read the rank for one thing
-only: whether to log (``if self.trainer.is_global_zero: self.log(...)``). A read that only decides
-which log, print or logger calls run changes no data. Any other read, one the scan finds where the
-tree shows none (a comment, a string), or a file that cannot be read or parsed, may shape it.
+``is_global_zero``, ``LOCAL_RANK``, ``get_rank``...). Many files read the rank for one thing only:
+what to report (``if self.trainer.is_global_zero: self.log(...)``, ``self.log("rank",
+float(self.global_rank))``). A read in a statement that only reports, or in the test of an ``if``
+whose branches only report, changes no data, where nothing there calls more than pure computations
+(a random draw in a printed example would move the rank's random state; review round 13). A
+docstring that names the rank runs nothing. Any other read, one the scan finds where the tree shows none (a comment, a string), or a file that
+cannot be read or parsed, may shape it.
 """
 
 from __future__ import annotations
@@ -17,26 +20,51 @@ import re
 import warnings
 
 from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.values import BUILTINS, TENSOR_METHODS
 
 #: Calls that only report: Lightning's logging, ``print``, a logger's or an experiment's methods.
 _REPORTING = frozenset({"log", "log_dict", "print", "info", "warning", "warn", "debug", "error", "log_metrics",
                         "log_hyperparams", "log_image", "log_text", "log_table", "add_scalar", "add_scalars",
                         "add_image", "add_text", "add_histogram", "add_figure"})
+#: Calls that read the rank or the environment, and nothing else.
+_RANK_CALLS = frozenset({"get_rank", "get_world_size", "get_local_rank", "get", "getenv", "is_initialized",
+                         "is_available"})
+
+
+def _pure(node: ast.AST) -> bool:
+    """Every call below ``node`` computes without effects: a builtin such as ``int``/``len``/``str``,
+    a tensor method (``argmax``, ``mean``), a read of the rank or the environment."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.NamedExpr):
+            return False
+        if isinstance(part, ast.Call):
+            func = part.func
+            if isinstance(func, ast.Name) and func.id in BUILTINS | {"str", "repr"}:
+                continue
+            if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS | _RANK_CALLS:
+                continue
+            return False
+    return True
+
+
+def _reporting(statement: ast.stmt) -> bool:
+    """A statement that only reports: a reporting call whose arguments compute without effects."""
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    call = statement.value
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in _REPORTING and all(_pure(argument) for argument in [*call.args, *(k.value for k in call.keywords)])
 
 
 def _reports_only(block: list[ast.stmt]) -> bool:
-    for statement in block:
-        if isinstance(statement, ast.Pass):
-            continue
-        if isinstance(statement, ast.If) and _reports_only(statement.body) and _reports_only(statement.orelse):
-            continue
-        if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
-            return False
-        func = statement.value.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name not in _REPORTING:
-            return False
-    return True
+    return all(isinstance(s, ast.Pass) or _reporting(s)
+               or (isinstance(s, ast.If) and _pure(s.test) and _reports_only(s.body) and _reports_only(s.orelse))
+               for s in block)
+
+
+def _lines(node: ast.AST) -> range:
+    return range(node.lineno, (node.end_lineno or node.lineno) + 1)
 
 
 @functools.lru_cache(maxsize=256)
@@ -49,22 +77,26 @@ def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int])
             tree = ast.parse(data, real_path)
     except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
         return False
-    lines = data.split(b"\n")
-    found = {number + 1 for number, line in enumerate(lines) if re.search(pattern.encode(), line)}
+    words = re.compile(pattern.encode())
+    found = {number + 1 for number, line in enumerate(data.split(b"\n")) if words.search(line)}
     excused: set[int] = set()
     for node in every_node(tree):
-        if isinstance(node, ast.If) and _reports_only(node.body) and _reports_only(node.orelse) \
-                and not any(isinstance(part, ast.NamedExpr) for part in ast.walk(node.test)):
-            excused.update(range(node.test.lineno, (node.test.end_lineno or node.test.lineno) + 1))
-    # a line the scan finds outside every such test: a read that may shape data, or one the tree
-    # does not show (a comment, a string), taken as one
+        if isinstance(node, ast.If) and _pure(node.test) and _reports_only(node.body) and _reports_only(node.orelse):
+            excused.update(_lines(node.test))
+        elif isinstance(node, ast.stmt) and _reporting(node):
+            excused.update(_lines(node))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            excused.update(_lines(node))  # a docstring: text that runs nothing
+    # a line the scan finds outside all of these: a read that may shape data, or one the tree does
+    # not show (a comment, a string), taken as one
     return bool(found) and found <= excused
 
 
 def only_decide_reporting(real_path: str, pattern: str) -> bool:
-    """Every line of the file at ``real_path`` where ``pattern`` (the rank's words) matches is the
-    test of an ``if`` whose branches only log, print or call a logger: its reads of the rank change
-    no data. False where any other line matches, or the file cannot be read or parsed."""
+    """Every line of the file at ``real_path`` where ``pattern`` (the rank's words) matches is in a
+    statement that only reports, or in the test of an ``if`` whose branches only report, with no
+    call there but pure ones: its reads of the rank change no data. False where any other line
+    matches, or the file cannot be read or parsed."""
     try:
         status = os.stat(real_path)
     except OSError:

@@ -315,15 +315,19 @@ class ClassFacts:
             # cleared here, without the file's parent map that ``use_problem`` needs for the rest.
             cleared, initialising = set(), set()
             for node in nodes:
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                    # ``nn.init.zeros_(self.net.weight)``, a statement of its own: values filled, no
+                    # code installed (a result used, ``self.net.requires_grad_(True).register_...``,
+                    # may be the module itself)
+                    held = self._held_part(name, filled_tensor(self.tree, node.value))
+                    if held is not None:
+                        cleared.add(id(held))
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 \
                         and self._known_part_store(name, node.targets[0]):
                     # a part replaced by a known module in ``__init__``: the reads of it there
                     cleared.update(id(n) for n in walk(node) if isinstance(n, ast.Attribute) and self_attr(n) == name)
                 if isinstance(node, ast.Call):
                     func = node.func
-                    held = self._held_part(name, filled_tensor(self.tree, node))
-                    if held is not None:
-                        cleared.add(id(held))  # ``nn.init.zeros_(self.net.weight)``: values filled, no code
                     if self_attr(func) == "apply" and self._applies_initialisers(node):
                         initialising.add(id(func))
                     if self_attr(func) == name:
@@ -373,7 +377,10 @@ class ClassFacts:
     @staticmethod
     def _held_part(name: str, part: ast.expr | None) -> ast.Attribute | None:
         """The ``self.<name>`` that ``part`` is reached from through attributes and constant
-        indices (``self.net.fc.weight``, ``self.blocks[0].bias.data``); None where it is not one."""
+        indices, one step at least (``self.net.fc.weight``, ``self.blocks[0].bias.data``: a part of
+        it, not the module); None where it is not one."""
+        if part is None or self_attr(part) is not None:
+            return None
         while isinstance(part, (ast.Attribute, ast.Subscript)) and not self_attr(part):
             if isinstance(part, ast.Subscript) and not isinstance(part.slice, ast.Constant):
                 return None
