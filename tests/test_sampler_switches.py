@@ -93,7 +93,9 @@ CASES = {
     "the_rank_read_to_choose_a_shard": (
         SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nif trainer.is_global_zero:\n    files = ['a', 'b']\n", {}, False),
     "the_rank_named_in_a_comment_only": (
-        SEEDED + "# one shard per LOCAL_RANK\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+        SEEDED + "# one shard per LOCAL_RANK\ntrainer = L.Trainer(strategy='ddp', devices=2)  # 11 samples per rank\n", {}, True),
+    "the_rank_read_after_a_hash_in_a_string": (
+        SEEDED + "tag = '#' + os.environ['LOCAL_RANK']\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
     # review round 13: a guarded report that draws, a test that changes data, the rank by another name
     "a_rank_guarded_print_that_draws": (
         SEEDED + "x = torch.randn(64, 4)\nif int(os.environ.get('LOCAL_RANK', 0)) == 0:\n"

@@ -7,7 +7,7 @@ what to report (``if self.trainer.is_global_zero: self.log(...)``, ``self.log("r
 float(self.global_rank))``). A read in a statement that only reports, or in the test of an ``if``
 whose branches only report, changes no data, where nothing there calls more than pure computations
 (a random draw in a printed example would move the rank's random state; review round 13). A
-docstring that names the rank runs nothing. Any other read, one the scan finds where the tree shows none (a comment, a string), or a file that
+docstring or a comment that names the rank runs nothing. Any other read, one the scan finds where the tree shows none (a comment, a string), or a file that
 cannot be read or parsed, may shape it.
 """
 
@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import os
 import re
+import tokenize
 import warnings
 
 from ddpfix.analysis.ast_shapes import every_node
@@ -63,6 +65,18 @@ def _reports_only(block: list[ast.stmt]) -> bool:
                for s in block)
 
 
+def _comment_starts(data: bytes) -> dict[int, int]:
+    """Line -> the byte column where its comment starts (``tokenize``: a ``#`` in a string is none)."""
+    starts: dict[int, int] = {}
+    try:
+        for token in tokenize.tokenize(io.BytesIO(data).readline):
+            if token.type == tokenize.COMMENT:
+                starts[token.start[0]] = len(token.line[:token.start[1]].encode("utf-8"))  # characters to bytes
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return {}
+    return starts
+
+
 def _lines(node: ast.AST) -> range:
     return range(node.lineno, (node.end_lineno or node.lineno) + 1)
 
@@ -78,7 +92,10 @@ def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int])
     except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     words = re.compile(pattern.encode())
-    found = {number + 1 for number, line in enumerate(data.split(b"\n")) if words.search(line)}
+    comments = _comment_starts(data)
+    # the lines where the words stand outside comments (``# 11 samples per rank`` runs nothing)
+    found = {number + 1 for number, line in enumerate(re.split(rb"\r\n|\r|\n", data))  # Python's line ends
+             for match in words.finditer(line) if match.start() < comments.get(number + 1, len(line) + 1)}
     excused: set[int] = set()
     for node in every_node(tree):
         if isinstance(node, ast.If) and _pure(node.test) and _reports_only(node.body) and _reports_only(node.orelse):
@@ -89,7 +106,7 @@ def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int])
             excused.update(_lines(node))  # a docstring: text that runs nothing
     # a line the scan finds outside all of these: a read that may shape data, or one the tree does
     # not show (a comment, a string), taken as one
-    return bool(found) and found <= excused
+    return found <= excused
 
 
 def only_decide_reporting(real_path: str, pattern: str) -> bool:
