@@ -8,8 +8,9 @@ may have it turned off on the command line, which matters where the ranks' data 
 that reads the rank, or no ``seed_everything``). A batch sampler of the program may leave a rank
 without batches too (review round 9: each of these hung under gloo). With the sampler on, a log
 whose batch size Lightning infers is proven only where every rank's dataset has the same length:
-not where code reads the rank, nor where a random mask or count sets it without a shared seed
-(the ranks' summed batch sizes then differ, and Lightning syncs them as integers)."""
+not where code reads the rank (other than to decide what to report), nor where a random mask or
+count may set it, seeded or not, nor where a draw no seed makes alike does (a string's ``hash``):
+the ranks' summed batch sizes then differ, and Lightning syncs them as integers."""
 
 from __future__ import annotations
 
@@ -120,8 +121,13 @@ CASES = {
         "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
     "a_random_count_without_a_seed": (
         "import random\nsize = random.randint(50, 100)\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
-    "a_random_mask_with_a_seed": (
-        SEEDED + "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
+    # seeded or not: which draw runs first is not read (review round 13: a draw at import, before
+    # ``main()`` seeds)
+    "a_random_mask_drawn_before_the_seed": (
+        "keep = torch.rand(100) < 0.8\n\n\ndef main():\n    L.seed_everything(0)\n"
+        "    return L.Trainer(strategy='ddp', devices=2)\n\n\ntrainer = main()\n", {}, False),
+    "random_labels_of_a_fixed_size": (
+        SEEDED + "labels = torch.randint(0, 4, (256,))\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
     "random_data_of_a_fixed_size_without_a_seed": (
         "data = torch.randn(100, 4)\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
     "a_batch_sampler_of_the_program": (

@@ -134,7 +134,10 @@ _HAZARD_SHAPES = {
     # a random count (``randint``, ``binomial``), a random mask (``bernoulli``), or a random
     # number compared (``np.random.rand(n) < 0.8``, ``if random.random() > p``)
     "a draw no seed makes alike": r"\bhash[ \t]*\(|\b(?:default_rng|Random|RandomState|SeedSequence)[ \t]*\([ \t]*\)",
-    "a random draw that may size the data": r"\b(?:randint|random_integers|integers|binomial|poisson|geometric|hypergeometric|bernoulli)[ \t]*\("
+    # (a count: ``randint``/``integers`` of one or two plain arguments, no size: a scalar; a
+    # factory given a shape, ``torch.randint(0, 4, (256,))``, makes a tensor of known length)
+    "a random draw that may size the data": r"\b(?:randint|random_integers|integers)[ \t]*\([^(),]*(?:,[^(),]*)?\)"
+                          r"|\b(?:binomial|poisson|geometric|hypergeometric|bernoulli)[ \t]*\("
                           r"|\b(?:rand|random|uniform|rand_like)[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)[ \t]*[<>]"
                           r"|[<>]=?[ \t]*[\w.]*\b(?:rand|random|uniform|rand_like)[ \t]*\(",
 }
