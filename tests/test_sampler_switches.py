@@ -61,6 +61,18 @@ CASES = {
     # review round 10: set where the code does not show it, with data sharded by rank
     "exported_by_a_launch_script": (SEEDED + "shard = int(os.environ['RANK'])\ntrainer = L.Trainer(strategy='ddp', devices=2)\n",
                                     {"run.sh": "export PL_TRAINER_USE_DISTRIBUTED_SAMPLER=False\npython train.py\n"}, False),
+    # Lightning's environment default wherever a run's environment is written
+    "set_in_a_dockerfile": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+                            {"Dockerfile": "FROM python:3.11\nENV PL_TRAINER_USE_DISTRIBUTED_SAMPLER 0\n"}, False),
+    "set_in_an_envrc": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+                        {".envrc": "export PL_TRAINER_USE_DISTRIBUTED_SAMPLER=false\n"}, False),
+    "set_in_a_yaml_env_block": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+                                {"compose.yaml": "services:\n  train:\n    environment:\n      PL_TRAINER_USE_DISTRIBUTED_SAMPLER: '0'\n"},
+                                False),
+    "set_by_the_script_itself": (SEEDED + "os.environ['PL_TRAINER_USE_DISTRIBUTED_SAMPLER'] = '0'\n"
+                                 "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "set_true_in_a_dockerfile": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+                                 {"Dockerfile": "FROM python:3.11\nENV PL_TRAINER_USE_DISTRIBUTED_SAMPLER=1\n"}, True),
     "lightning_cli_and_rank_sharded_data": (
         SEEDED + "shard = int(os.environ['WORLD_SIZE'])\ncli = L.pytorch.cli.LightningCLI(Model, run=False)\ntrainer = cli.trainer\n",
         {}, False),

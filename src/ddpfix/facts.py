@@ -46,13 +46,14 @@ MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWei
 _FACT_WORDS = lazy_compile(
     # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
-    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|LightningCLI|from_argparse_args|hydra"
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP|LightningCLI|from_argparse_args|hydra"
 )
 #: Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
 #: alternation, scans a file ten times slower and most files hold none of them. A file without any
 #: contributes no seed, monitor or sampler fact to the other files of its run.
 FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
-                  b"seed_everything", b"use_distributed_sampler", b"replace_sampler_ddp", b"LightningCLI",
+                  b"seed_everything", b"use_distributed_sampler", b"replace_sampler_ddp", b"USE_DISTRIBUTED_SAMPLER",
+                  b"REPLACE_SAMPLER_DDP", b"LightningCLI",
                   b"from_argparse_args", b"hydra")
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
@@ -912,9 +913,11 @@ def config_turns_sampler_off(root: str) -> str | None:
     for path, data in _config_files(root):
         if path is None:
             return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
-        if b"sampler" not in data:
+        if b"sampler" not in data.lower():
             continue
-        match = _CONFIG_SAMPLER_OFF.search(data)
+        # a key of Trainer's arguments, or Lightning's environment default in an env block
+        # (docker-compose, a CI job, a Kubernetes spec)
+        match = _CONFIG_SAMPLER_OFF.search(data) or _SCRIPT_SAMPLER_OFF.search(data)
         if match is not None:
             line = data.count(b"\n", 0, match.start()) + 1
             return f"{path}:{line}"
@@ -926,11 +929,12 @@ def config_turns_sampler_off(root: str) -> str | None:
     return None
 
 
-#: A launch script's switch: Lightning's environment default (``PL_TRAINER_USE_DISTRIBUTED_SAMPLER=0``)
-#: or a LightningCLI argument (``--trainer.use_distributed_sampler false``), set to what is not true.
+#: A launch script's switch: Lightning's environment default (``PL_TRAINER_USE_DISTRIBUTED_SAMPLER=0``,
+#: ``ENV ...`` in a Dockerfile, ``PL_TRAINER_...: "0"`` in a YAML env block) or a LightningCLI argument
+#: (``--trainer.use_distributed_sampler false``), named without being set to a literal true.
 _SCRIPT_SAMPLER_OFF = lazy_compile(
-    rb"(?:PL_TRAINER_(?:USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP)[ \t]*=|--trainer\.(?:use_distributed_sampler|replace_sampler_ddp)[ \t=]+)"
-    rb"(?![\"']?(?:1|true|True|TRUE)\b)")
+    rb"(?:PL_TRAINER_(?:USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP)|--trainer\.(?:use_distributed_sampler|replace_sampler_ddp))"
+    rb"(?![ \t]*[=:]?[ \t]*[\"']?(?:1|true|True|TRUE)\b)")
 
 
 def _launch_scripts(root: str):
@@ -940,7 +944,8 @@ def _launch_scripts(root: str):
     for folder, folders, names in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
         for name in sorted(names):
-            if not (name.endswith((".sh", ".bash", ".env", ".slurm")) or name in ("Makefile", ".env")):
+            if not (name.endswith((".sh", ".bash", ".env", ".slurm")) or name in ("Makefile", ".env", ".envrc")
+                    or name.startswith("Dockerfile")):
                 continue
             seen += 1
             if seen > MAX_CONFIG_FILES:
@@ -1172,7 +1177,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                 # ``setattr(ckpt, "monitor", name)``: a monitor set from outside, never read here.
                 facts.unknown_monitors.append(Monitor("?", path, node.lineno, "setattr(..., \"monitor\", ...)"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in switch_keys \
-                and any(switch in node.value for switch in SAMPLER_SWITCHES):
+                and any(switch in node.value.lower() for switch in SAMPLER_SWITCHES):
             # ``add_argument("--use_distributed_sampler")``, ``cfg["use_distributed_sampler"] = flag``,
             # ``setattr(args, "replace_sampler_ddp", ...)``: a value set at run time (a dict display's
             # literal entry is read below).

@@ -297,7 +297,8 @@ class EpochLogSync(Rule):
       shards may differ in length), anywhere in the program; `use_distributed_sampler` set to
       anything but a literal `True` anywhere in the run (a name, a config's entry, an argparse
       option or attribute of that name, a YAML `off`/`No` or JSON `false` in a configuration file,
-      `PL_TRAINER_USE_DISTRIBUTED_SAMPLER` or `--trainer.use_distributed_sampler` in a launch
+      `PL_TRAINER_USE_DISTRIBUTED_SAMPLER` (in a launch script, a Dockerfile, an `.envrc`, a YAML
+      env block, the program's own `os.environ`) or `--trainer.use_distributed_sampler` in a launch
       script; `Trainer(**cfg)`, LightningCLI, `from_argparse_args` or hydra, whose command line may
       set it, where the program's data may differ by rank: code reading the rank, `RANK`,
       `WORLD_SIZE`, `SLURM_PROCID`, or no `seed_everything`) refuses all but a literal; so does a
