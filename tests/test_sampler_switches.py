@@ -6,11 +6,12 @@ attribute of that name), whatever its data. A Trainer built from outside the tex
 (``Trainer(**config)``, LightningCLI, ``from_argparse_args``, hydra) with the switch named nowhere
 may have it turned off on the command line, which matters where the ranks' data may differ (code
 that reads the rank, or no ``seed_everything``). A batch sampler of the program may leave a rank
-without batches too (review round 9: each of these hung under gloo). With the sampler on, a log
-whose batch size Lightning infers is proven only where every rank's dataset has the same length:
-not where code reads the rank (other than to decide what to report), nor where a random mask or
-count may set it, seeded or not, nor where a draw no seed makes alike does (a string's ``hash``):
-the ranks' summed batch sizes then differ, and Lightning syncs them as integers."""
+without batches too (review round 9: each of these hung under gloo). With the sampler on, the
+ranks' datasets may differ in length (a shard by rank, a random subset) without a fix changing a
+correct value: the unsynced value is this rank's shard, and the synced mean is Lightning's (its
+integer sync of the summed sizes rounds it). Code that reads the rank only to decide what to
+report shapes no data; any other read, code run on rank 0 alone, a string's salted ``hash`` or a
+generator made without a seed does."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ class Model(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 '''
 SEEDED = "L.seed_everything(0)\n"
+#: A Trainer built from outside the text: the command line may turn the sampler off.
+OUTSIDE = "trainer = L.Trainer(**json.load(open('trainer.json')))\n"
 CASES = {
     "literal_on": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=True)\n", {}, True),
     "literal_off": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=False)\n", {}, False),
@@ -96,52 +99,49 @@ CASES = {
         "trainer = L.Trainer.from_argparse_args(argparse.Namespace())\n", {}, False),
     "from_argparse_args_same_data_everywhere": (
         SEEDED + "import argparse\ntrainer = L.Trainer.from_argparse_args(argparse.Namespace())\n", {}, True),
-    # the sampler on, but each rank's dataset may differ in length: the summed batch sizes differ
+    # the sampler on: each rank's dataset may differ in length (a shard by rank, a random subset);
+    # the unsynced value is this rank's shard whatever the lengths, and the synced mean Lightning's
+    # (rounded by its integer sync of the summed sizes), so no correct value changes
     "rank_sharded_data_with_the_sampler_on": (
         SEEDED + "shard = int(os.environ['LOCAL_RANK'])\n"
-        "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=True)\n", {}, False),
-    # a read of the rank that only decides what to report shapes no data
+        "trainer = L.Trainer(strategy='ddp', devices=2, use_distributed_sampler=True)\n", {}, True),
+    "a_random_subset_with_the_sampler_on": (
+        "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
+    # built from outside the text (the command line may turn the sampler off): whether the ranks'
+    # data may differ. A read of the rank that only decides what to report shapes no data.
     "the_rank_read_only_to_decide_what_to_print": (
-        SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nif trainer.is_global_zero:\n    print('rank zero')\n", {}, True),
+        SEEDED + OUTSIDE + "if trainer.is_global_zero:\n    print('rank zero')\n", {}, True),
     "the_rank_read_to_choose_a_shard": (
-        SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nif trainer.is_global_zero:\n    files = ['a', 'b']\n", {}, False),
-    "the_rank_named_in_a_comment_only": (
-        SEEDED + "# one shard per LOCAL_RANK\ntrainer = L.Trainer(strategy='ddp', devices=2)  # 11 samples per rank\n", {}, True),
-    "the_rank_read_after_a_hash_in_a_string": (
-        SEEDED + "tag = '#' + os.environ['LOCAL_RANK']\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
-    # review round 13: a guarded report that draws, a test that changes data, the rank by another name
+        SEEDED + OUTSIDE + "if trainer.is_global_zero:\n    files = ['a', 'b']\n", {}, False),
+    "the_rank_named_in_a_comment_only": (SEEDED + "# one shard per LOCAL_RANK\n" + OUTSIDE[:-1] + "  # 11 samples per rank\n", {}, True),
+    "the_rank_read_after_a_hash_in_a_string": (SEEDED + "tag = '#' + os.environ['LOCAL_RANK']\n" + OUTSIDE, {}, False),
+    "a_rank_logged_as_a_value": (SEEDED + OUTSIDE + "print('rank', int(trainer.global_rank))\n", {}, True),
+    # review rounds 13 and 14: a guarded report that draws or uses up an iterator, a test that
+    # changes data, a statement sharing the report's line, the rank by another name
     "a_rank_guarded_print_that_draws": (
         SEEDED + "x = torch.randn(64, 4)\nif int(os.environ.get('LOCAL_RANK', 0)) == 0:\n"
-        "    print('an example', x[torch.randint(0, 64, (1,))])\nkeep = torch.rand(64) < 0.5\n"
-        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+        "    print('an example', x[torch.randint(0, 64, (1,))])\n" + OUTSIDE, {}, False),
+    "a_rank_guarded_print_that_uses_up_a_generator": (
+        SEEDED + "extra = (i for i in range(9))\nif os.environ.get('LOCAL_RANK') == '0':\n    print(max(extra))\n" + OUTSIDE,
+        {}, False),
     "a_rank_test_that_changes_data": (
         SEEDED + "files = ['a', 'b', 'c']\nif files.pop(int(os.environ.get('LOCAL_RANK', 0))):\n    print('dropped')\n"
-        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+        + OUTSIDE, {}, False),
+    "a_statement_beside_the_report": (
+        SEEDED + "n = 8\nprint(os.environ.get('LOCAL_RANK')); n += int(os.environ.get('LOCAL_RANK', 0))\n" + OUTSIDE, {}, False),
     "the_rank_of_rank_zero_only": (
         SEEDED + "from lightning.pytorch.utilities import rank_zero_only\nx = torch.randn(64, 4)[rank_zero_only.rank::2]\n"
-        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
-    "a_rank_logged_as_a_value": (
-        SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\nprint('rank', int(trainer.global_rank))\n", {}, True),
+        + OUTSIDE, {}, False),
+    "code_run_on_rank_zero_only": (
+        SEEDED + "from lightning.pytorch.utilities import rank_zero_only\nROWS = []\n\n\n@rank_zero_only\n"
+        "def add_rows():\n    ROWS.extend([1, 2])\n\n\n" + OUTSIDE, {}, False),
     # draws that seed_everything does not make alike
     "a_split_by_string_hash": (
-        SEEDED + "names = ['a', 'b', 'c', 'd']\nval = [n for n in names if hash(n) % 10 < 3]\n"
-        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+        SEEDED + "names = ['a', 'b', 'c', 'd']\nval = [n for n in names if hash(n) % 10 < 3]\n" + OUTSIDE, {}, False),
+    "string_hashes_mapped": (SEEDED + "names = ['a', 'b']\nkeys = list(map(hash, names))\n" + OUTSIDE, {}, False),
     "a_generator_made_without_a_seed": (
-        SEEDED + "import numpy as np\nkeep = np.random.default_rng().random(64) < 0.3\n"
-        "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
-    "a_random_mask_without_a_seed": (
-        "keep = torch.rand(100) < 0.8\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
-    "a_random_count_without_a_seed": (
-        "import random\nsize = random.randint(50, 100)\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
-    # seeded or not: which draw runs first is not read (review round 13: a draw at import, before
-    # ``main()`` seeds)
-    "a_random_mask_drawn_before_the_seed": (
-        "keep = torch.rand(100) < 0.8\n\n\ndef main():\n    L.seed_everything(0)\n"
-        "    return L.Trainer(strategy='ddp', devices=2)\n\n\ntrainer = main()\n", {}, False),
-    "random_labels_of_a_fixed_size": (
-        SEEDED + "labels = torch.randint(0, 4, (256,))\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
-    "random_data_of_a_fixed_size_without_a_seed": (
-        "data = torch.randn(100, 4)\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, True),
+        SEEDED + "import numpy as np\nkeep = np.random.default_rng().random(64) < 0.3\n" + OUTSIDE, {}, False),
+    "random_data_seeded": (SEEDED + "data = torch.randn(100, 4)\n" + OUTSIDE, {}, True),
     "a_batch_sampler_of_the_program": (
         SEEDED + "class Buckets(torch.utils.data.BatchSampler):\n    pass\n\n\n"
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),

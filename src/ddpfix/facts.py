@@ -107,16 +107,14 @@ PROJECT_HAZARDS = {
     # a batch sampler of the program (bucketing by length, dropping short buckets) or a sampler
     # deriving from DistributedSampler, which Lightning keeps: each rank's number of batches is the
     # program's own, and may be none
-    "uneven batches": r"batch_sampler|BatchSampler|DistributedSampler",
+    "uneven batches": r"batch_sampler|BatchSampler|DistributedSampler|Unrepeated",
     # code that reads the rank (manual sharding by rank, rank-gated data): with Lightning's sampler
     # off, the ranks' data may then differ in length
-    # (``\brank\b``: ``rank_zero_only.rank``, a ``rank`` parameter or attribute; review round 13)
+    # (``\brank\b``: ``rank_zero_only.rank``, a ``rank`` parameter or attribute; ``rank_zero_only``:
+    # code that runs on rank 0 alone; review rounds 13 and 14)
     "rank-dependent data": r"global_rank|local_rank|get_rank|LOCAL_RANK|NODE_RANK|\bRANK\b|world_size|WORLD_SIZE"
                            r"|get_world_size|num_replicas|SLURM_PROCID|PMI_RANK|OMPI_COMM_WORLD_RANK|is_global_zero"
-                           r"|\brank\b",
-    # a draw whose count or comparison may set how much data there is (a random mask, a random
-    # size): without a shared seed each rank's dataset may differ in length
-    "a random draw that may size the data": r"rand|binomial|poisson|geometric|bernoulli|uniform|integers",
+                           r"|\brank\b|rank_zero_only",
     # what ``seed_everything`` does not make alike on every rank: Python's string ``hash`` (salted
     # per process), a generator made without a seed (``np.random.default_rng()``, ``random.Random()``)
     "a draw no seed makes alike": r"hash|default_rng|Random|RandomState|SeedSequence",
@@ -127,20 +125,16 @@ PROJECT_HAZARDS = {
 #: that may reshape the batch (``on_before_batch_transfer``) and a class deriving from
 #: ``DistributedSampler`` (Lightning keeps it: its shards may differ in length) count too.
 _HAZARD_SHAPES = {
-    "uneven batches": r"batch_sampler|BatchSampler|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler",
+    # (``UnrepeatedDistributedSamplerWrapper``: a sampler that does not pad, kept by Lightning)
+    "uneven batches": r"batch_sampler|BatchSampler|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler|Unrepeated",
     "custom batching": r"collate_fn|batch_sampler|BatchSampler"
                        r"|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler"
                        r"|def[ \t]+on_(?:before|after)_batch_transfer\b"
                        r"|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
-    # a random count (``randint``, ``binomial``), a random mask (``bernoulli``), or a random
-    # number compared (``np.random.rand(n) < 0.8``, ``if random.random() > p``)
-    "a draw no seed makes alike": r"\bhash[ \t]*\(|\b(?:default_rng|Random|RandomState|SeedSequence)[ \t]*\([ \t]*\)",
-    # (a count: ``randint``/``integers`` of one or two plain arguments, no size: a scalar; a
-    # factory given a shape, ``torch.randint(0, 4, (256,))``, makes a tensor of known length)
-    "a random draw that may size the data": r"\b(?:randint|random_integers|integers)[ \t]*\([^(),]*(?:,[^(),]*)?\)"
-                          r"|\b(?:binomial|poisson|geometric|hypergeometric|bernoulli)[ \t]*\("
-                          r"|\b(?:rand|random|uniform|rand_like)[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)[ \t]*[<>]"
-                          r"|[<>]=?[ \t]*[\w.]*\b(?:rand|random|uniform|rand_like)[ \t]*\(",
+    # Python's ``hash`` of a string is salted per process (``hash(name)``, ``map(hash, names)``,
+    # ``name.__hash__()``); a generator made without a seed draws from the OS's entropy
+    "a draw no seed makes alike": r"\bhash\b|__hash__|\b(?:default_rng|Random|RandomState|SeedSequence)[ \t]*\("
+                                  r"[ \t]*(?:seed[ \t]*=[ \t]*None[ \t]*)?\)",
 }
 _HAZARDS = {name: lazy_compile(_HAZARD_SHAPES.get(name, pattern).encode(), re.M) for name, pattern in PROJECT_HAZARDS.items()}
 
@@ -944,7 +938,8 @@ def _launch_scripts(root: str):
     for folder, folders, names in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
         for name in sorted(names):
-            if not (name.endswith((".sh", ".bash", ".env", ".slurm")) or name in ("Makefile", ".env", ".envrc")
+            if not (name.endswith((".sh", ".bash", ".zsh", ".env", ".slurm", ".sbatch", ".pbs", ".job"))
+                    or name in ("Makefile", ".env", ".envrc")
                     or name.startswith("Dockerfile")):
                 continue
             seen += 1

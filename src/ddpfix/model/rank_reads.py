@@ -22,12 +22,15 @@ import tokenize
 import warnings
 
 from ddpfix.analysis.ast_shapes import every_node
-from ddpfix.analysis.values import BUILTINS, TENSOR_METHODS
+from ddpfix.analysis.values import TENSOR_METHODS
 
 #: Calls that only report: Lightning's logging, ``print``, a logger's or an experiment's methods.
 _REPORTING = frozenset({"log", "log_dict", "print", "info", "warning", "warn", "debug", "error", "log_metrics",
                         "log_hyperparams", "log_image", "log_text", "log_table", "add_scalar", "add_scalars",
                         "add_image", "add_text", "add_histogram", "add_figure"})
+#: Builtins that read their argument without consuming it (``max``, ``sum``, ``sorted`` use up an
+#: iterator: a generator consumed on rank 0 alone; review round 14).
+_READING_BUILTINS = frozenset({"len", "float", "int", "abs", "round", "bool", "str", "repr"})
 #: Calls that read the rank or the environment, and nothing else.
 _RANK_CALLS = frozenset({"get_rank", "get_world_size", "get_local_rank", "get", "getenv", "is_initialized",
                          "is_available"})
@@ -41,7 +44,7 @@ def _pure(node: ast.AST) -> bool:
             return False
         if isinstance(part, ast.Call):
             func = part.func
-            if isinstance(func, ast.Name) and func.id in BUILTINS | {"str", "repr"}:
+            if isinstance(func, ast.Name) and func.id in _READING_BUILTINS:
                 continue
             if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS | _RANK_CALLS:
                 continue
@@ -77,6 +80,18 @@ def _comment_starts(data: bytes) -> dict[int, int]:
     return starts
 
 
+def _header(statement: ast.stmt) -> list[ast.AST]:
+    """What a statement runs itself: a simple statement whole; a compound one's header (a test,
+    an iterable, decorators, defaults, bases), not its body."""
+    if not hasattr(statement, "body"):
+        return [statement]
+    parts: list[ast.AST] = []
+    for field in ("test", "iter", "target", "subject", "items", "decorator_list", "args", "returns", "bases", "keywords"):
+        value = getattr(statement, field, None)
+        parts.extend(value if isinstance(value, list) else [value] if isinstance(value, ast.AST) else [])
+    return [p for p in parts if hasattr(p, "lineno")]
+
+
 def _lines(node: ast.AST) -> range:
     return range(node.lineno, (node.end_lineno or node.lineno) + 1)
 
@@ -97,6 +112,7 @@ def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int])
     found = {number + 1 for number, line in enumerate(re.split(rb"\r\n|\r|\n", data))  # Python's line ends
              for match in words.finditer(line) if match.start() < comments.get(number + 1, len(line) + 1)}
     excused: set[int] = set()
+    contested: set[int] = set()  # lines that other code shares (``print(rank); n += rank`` on one line)
     for node in every_node(tree):
         if isinstance(node, ast.If) and _pure(node.test) and _reports_only(node.body) and _reports_only(node.orelse):
             excused.update(_lines(node.test))
@@ -104,6 +120,10 @@ def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int])
             excused.update(_lines(node))
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             excused.update(_lines(node))  # a docstring: text that runs nothing
+        elif isinstance(node, ast.stmt):
+            for part in _header(node):
+                contested.update(_lines(part))
+    excused -= contested
     # a line the scan finds outside all of these: a read that may shape data, or one the tree does
     # not show (a comment, a string), taken as one
     return found <= excused
