@@ -238,14 +238,19 @@ ROUND_EIGHT = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(ROUND_EIGHT))
-def test_round_eight_copies_and_initialisers(tmp_path, run_cli, case):
-    text, safe = ROUND_EIGHT[case]
+def _fix_is(tmp_path, run_cli, text: str, safe: bool) -> None:
+    """``train.py`` (with ``helpers.py`` beside it: an ``init`` and a function of the program) gets
+    DDP004's fix as safe or as unsafe."""
     (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "helpers.py").write_text("def zeros_(t):\n    pass\n")
+    (tmp_path / "helpers.py").write_text("def zeros_(t):\n    pass\n\n\ndef wrap(m):\n    pass\n")
     (tmp_path / "train.py").write_text(text)
     proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
     assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("case", sorted(ROUND_EIGHT))
+def test_round_eight_copies_and_initialisers(tmp_path, run_cli, case):
+    _fix_is(tmp_path, run_cli, *ROUND_EIGHT[case])
 
 
 FILLED_IN_THE_CLASS = {
@@ -273,9 +278,4 @@ FILLED_IN_THE_CLASS = {
 @pytest.mark.parametrize("case", sorted(FILLED_IN_THE_CLASS))
 def test_a_tensor_of_the_held_module_filled_in_the_class(tmp_path, run_cli, case):
     """``nn.init.zeros_(self.net.weight)`` in ``__init__`` fills values: the module stays known."""
-    text, safe = FILLED_IN_THE_CLASS[case]
-    (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "helpers.py").write_text("def zeros_(t):\n    pass\n\n\ndef wrap(m):\n    pass\n")
-    (tmp_path / "train.py").write_text(text)
-    proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
-    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
+    _fix_is(tmp_path, run_cli, *FILLED_IN_THE_CLASS[case])
