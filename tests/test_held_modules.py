@@ -238,11 +238,11 @@ ROUND_EIGHT = {
 }
 
 
-def _fix_is(tmp_path, run_cli, text: str, safe: bool) -> None:
-    """``train.py`` (with ``helpers.py`` beside it: an ``init`` and a function of the program) gets
-    DDP004's fix as safe or as unsafe."""
+def _fix_is(tmp_path, run_cli, text: str, safe: bool, more_helpers: str = "") -> None:
+    """``train.py`` (with ``helpers.py`` beside it: an ``init``, a function of the program, and
+    ``more_helpers``) gets DDP004's fix as safe or as unsafe."""
     (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "helpers.py").write_text("def zeros_(t):\n    pass\n\n\ndef wrap(m):\n    pass\n")
+    (tmp_path / "helpers.py").write_text("def zeros_(t):\n    pass\n\n\ndef wrap(m):\n    pass\n\n\n" + more_helpers)
     (tmp_path / "train.py").write_text(text)
     proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
     assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
@@ -270,6 +270,18 @@ FILLED_IN_THE_CLASS = {
     "what_requires_grad_returns_kept": (
         script(init="        self.head = self.model.requires_grad_(True)\n"
                     "        self.head.register_forward_hook(lambda m, i, o: o.cpu())"), False),
+    # a fill by a name the program defines may run its code, not torch's (in the file, or in a file
+    # of its process: an initialiser handed to ``apply`` included)
+    "a_fill_name_defined_in_the_file": (
+        script(init="        self.model.bias.data.zero_()",
+               tail="class Offload(nn.Module):\n    def zero_(self):\n        self.register_forward_hook(print)\n\n\n"
+                    "lm = LitModel(nn.Linear(4, 4))\n"), False),
+    "a_fill_name_defined_in_an_imported_file": (
+        script(init="        nn.init.zeros_(self.model.weight)", tail="import helpers\n\n\nlm = LitModel(nn.Linear(4, 4))\n"),
+        False, "class Head:\n    def uniform_(self):\n        pass\n"),
+    "an_initialiser_applied_with_a_fill_name_defined": (
+        script(init="        self.apply(init_weights)", tail=INIT + "import helpers\n\n\nlm = LitModel(nn.Linear(4, 4))\n"),
+        False, "class Head:\n    def normal_(self):\n        pass\n"),
     "handed_to_an_unknown_function": (script(init="        nn.init.zeros_(self.model.weight)\n        helpers.wrap(self.model)",
                                              tail="import helpers\n\n\nlm = LitModel(nn.Linear(4, 4))\n"), False),
 }

@@ -52,6 +52,13 @@ CASES = {
         "trainer = L.Trainer(**json.load(open('trainer.json')))\n\n\ndef trainer_rank():\n    return torch.distributed.get_rank()\n",
         {}, False),
     "unpacked_without_a_seed": ("trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, False),
+    # the Trainer under another name, or made by ``partial``
+    "unpacked_into_an_alias_and_rank_sharded_data": (
+        SEEDED + "from lightning.pytorch import Trainer as T\nshard = int(os.environ['LOCAL_RANK'])\n"
+        "trainer = T(**json.load(open('trainer.json')))\n", {}, False),
+    "unpacked_through_partial_and_rank_sharded_data": (
+        SEEDED + "import functools\nshard = int(os.environ['LOCAL_RANK'])\n"
+        "trainer = functools.partial(L.Trainer, **json.load(open('trainer.json')))()\n", {}, False),
     "unpacked_seeded_same_data_everywhere": (SEEDED + "trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, True),
     "unpacked_beside_a_literal_switch": (
         "trainer = L.Trainer(use_distributed_sampler=True, **json.load(open('trainer.json')))\n", {}, True),

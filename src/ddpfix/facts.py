@@ -556,7 +556,8 @@ class ProjectFacts:
                 found = next((n for n in every_node(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                               and n.func.attr == "apply" and not (isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
                                                                   and in_a_method(tree, n))
-                              and not applies_initialisers_only(tree, n, self._stored_anywhere(path))), None)
+                              and (self.defines_a_fill(path) is not None
+                                   or not applies_initialisers_only(tree, n, self._stored_anywhere(path)))), None)
                 if found is not None:
                     return f"{os.path.relpath(other, root)}:{found.lineno}"
                 continue
@@ -699,14 +700,16 @@ class ProjectFacts:
                 return f"{os.path.relpath(other, root)}:{line}"
         return None
 
-    def defines_elsewhere(self, name: str, path: str, lines: tuple[int, int]) -> str | None:
+    def defines_elsewhere(self, name: str | Iterable[str], path: str, lines: tuple[int, int]) -> str | None:
         """Where a file that may run with ``path`` (itself included, outside ``lines``: the asking
-        class) defines a function or method ``name`` (a Callback's ``on_validation_batch_end``):
-        ``file:line``; a reason where the facts are partial; None where none does."""
+        class) defines a function or method ``name`` (a Callback's ``on_validation_batch_end``), or
+        one of several names: ``file:line``; a reason where the facts are partial; None where none does."""
         if not self.whole:
             return "the run did not read the whole project, so another class may define it"
         real, root = os.path.realpath(path), program_root(path)
-        pattern = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+" + re.escape(name.encode()) + rb"[ \t]*\(", re.M)
+        names = [name] if isinstance(name, str) else sorted(name)
+        pattern = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + b"|".join(re.escape(n.encode()) for n in names)
+                             + rb")[ \t]*\(", re.M)
         for other in self.process_files:
             if other != real and not self.may_run_with(path, other):
                 continue
@@ -718,6 +721,18 @@ class ProjectFacts:
                 if other != real or not lines[0] <= line <= lines[1]:
                     return f"{os.path.relpath(other, root)}:{line}"
         return None
+
+    def defines_a_fill(self, path: str) -> str | None:
+        """Where a file that may run with ``path`` defines a function or method named like a tensor
+        fill (``model.constructions.TENSOR_FILLS``: ``def zero_(self)``): ``nn.init.zeros_(x)`` or
+        ``x.data.zero_()`` may then run it; a reason where the facts are partial; None where none
+        does. Kept per process group."""
+        from ddpfix.model.constructions import TENSOR_FILLS
+
+        key = ("fills", self._place(path))
+        if key not in self._read:
+            self._read[key] = self.defines_elsewhere(TENSOR_FILLS, path, (0, 0))
+        return self._read[key]
 
     def _stores_in(self, path: str, data: bytes) -> dict[str, int] | None:
         """``attribute_stores`` of another file of the run, when a question first finds a store in
@@ -873,7 +888,8 @@ _CONFIG_SAMPLER_OFF = lazy_compile(
     rb"(?:^|[{,])[ \t]*[\"']?(?:use_distributed_sampler|replace_sampler_ddp)[\"']?[ \t]*:"
     rb"(?![ \t]*(?:true|True|TRUE|yes|Yes|YES|on|On|ON|y|Y)[ \t]*(?:[#,}\r\n]|$))", re.M)
 #: ``Trainer(**...)``: keyword arguments unpacked into a Trainer call (the facts pass then parses the file).
-_TRAINER_UNPACKED = lazy_compile(rb"\bTrainer\s*\([^()]*\*\*")
+#: Also a Trainer under another name (``import Trainer as T``) or made by ``partial(Trainer, ...)``.
+_TRAINER_UNPACKED = lazy_compile(rb"\bTrainer\s*\([^()]*\*\*|\bTrainer[ \t]+as[ \t]+\w|partial[ \t]*\([ \t]*[\w.]*Trainer\b")
 _CONFIG_SKIPPED = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", "site-packages"})
 MAX_CONFIG_FILES = 2000
 
@@ -1118,13 +1134,16 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return facts  # the fix pass reports it
     nodes = list(walk(tree))  # walked once: the switches and the facts below each read every node
-    # A dict display's literal sampler entries are read as entries, not as strings naming the switch.
-    switch_keys = {id(key) for node in nodes if isinstance(node, ast.Dict) for key, value in zip(node.keys, node.values)
-                   if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and isinstance(value.value, bool)}
     if switch_words:
         facts.default_devices.extend(default_device_switches(tree, os.path.realpath(path), nodes))
     if not fact_words:
         return facts
+    # The names the file binds to Lightning's Trainer by an import (``from lightning import Trainer as T``).
+    trainers = {"Trainer"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
+                              if a.name == "Trainer" and a.asname}
+    # A dict display's literal sampler entries are read as entries, not as strings naming the switch.
+    switch_keys = {id(key) for node in nodes if isinstance(node, ast.Dict) for key, value in zip(node.keys, node.values)
+                   if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and isinstance(value.value, bool)}
     for node in nodes:
         if isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
@@ -1137,7 +1156,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
                 elif keyword.arg in SAMPLER_SWITCHES and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is True):
                     facts.sampler_unknown = True  # a name, a config's entry, an expression: it may be False
                 # ``Trainer(**config)``: the dict may hold the switch; only a dict display shows it does not.
-                if keyword.arg is None and callee == "Trainer" and not (
+                if keyword.arg is None and _builds_a_trainer(node, callee, trainers) and not (
                         isinstance(keyword.value, ast.Dict) and None not in keyword.value.keys
                         and all(isinstance(k, ast.Constant) for k in keyword.value.keys)) \
                         and not any(k.arg in SAMPLER_SWITCHES for k in node.keywords):  # one given: ``**`` cannot hold it
@@ -1204,6 +1223,15 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     if (facts.monitors or facts.unknown_monitors) and not facts.imports:
         facts.imports.extend(from_imports(data))  # which modules its callbacks may watch (``ties``)
     return facts
+
+
+def _builds_a_trainer(call: ast.Call, callee: str | None, trainers: set[str]) -> bool:
+    """``Trainer(...)`` under any name the file imports it as, or ``partial(Trainer, ...)``."""
+    if callee in trainers:
+        return True
+    first = call.args[0] if call.args else None
+    name = first.attr if isinstance(first, ast.Attribute) else first.id if isinstance(first, ast.Name) else None
+    return callee == "partial" and name in trainers
 
 
 def _hazards_in(data: bytes) -> dict[str, int]:

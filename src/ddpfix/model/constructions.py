@@ -561,6 +561,17 @@ FILLS = frozenset({"zero_", "fill_", "normal_", "uniform_", "copy_", "mul_", "ad
                    "fill_diagonal_", "bernoulli_", "exponential_", "random_", "requires_grad_"})
 
 
+#: The tensor methods an in-place fill reaches: those written (``FILLS``) and those torch's
+#: ``nn.init`` functions call on what they are handed (``trunc_normal_``: ``erfinv_``).
+TENSOR_FILLS = FILLS | {"erfinv_", "exponential_", "geometric_", "log_normal_", "cauchy_"}
+
+
+def defines_a_fill(tree: ast.Module) -> ast.FunctionDef | None:
+    """A function or method of the file named like a tensor fill (``def zero_(self)``): a call by
+    that name may run it, not torch's, so a fill is then not proven to change values alone."""
+    return next((n for n in every_node(tree) if isinstance(n, FUNCTIONS) and n.name in TENSOR_FILLS), None)
+
+
 def initialiser_problem(tree: ast.Module, function: ast.AST, method: bool = False) -> str | None:
     """Why ``model.apply(function)`` may change what a module runs; None where ``function`` (a
     function of the file, one parameter the module) only initialises weights: its parameter is
@@ -570,6 +581,9 @@ def initialiser_problem(tree: ast.Module, function: ast.AST, method: bool = Fals
     changes values or fails: it installs no code."""
     if not isinstance(function, ast.FunctionDef) or function.decorator_list:
         return "the function `apply` is handed is not a plain function of the file"
+    own = defines_a_fill(tree)
+    if own is not None:
+        return f"the file defines `{own.name}` (line {own.lineno}): a fill by that name may run it"
     positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]][1 if method else 0:]
     if len(positional) != 1 or function.args.vararg or function.args.kwarg or function.args.kwonlyargs:
         return f"`{function.name}` takes other parameters than the module"
@@ -604,7 +618,11 @@ def filled_tensor(tree: ast.Module, call: ast.Call) -> ast.Attribute | None:
     """The tensor attribute a call fills in place, where it does nothing else: one handed first to
     ``torch.nn.init``'s functions (``nn.init.zeros_(self.net.weight)``) or told to fill itself
     (``self.net.bias.data.zero_()``). Whatever object holds it, its values change (or the call
-    fails); no code of it is replaced. None for any other call."""
+    fails); no code of it is replaced, where no code of the program defines a method of a fill's
+    name (the file's own is asked here; ``ProjectFacts.defines_a_fill`` asks the others). None for
+    any other call."""
+    if defines_a_fill(tree) is not None:
+        return None
     if call.args and _an_initialiser(tree, call.func):
         target = call.args[0]
     elif isinstance(call.func, ast.Attribute) and call.func.attr in FILLS:

@@ -47,8 +47,7 @@ from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE,
                                         applies_initialisers_only, filled_tensor, initialiser_problem, names_an_attribute,
-                                        parent_map,
-                                        object_problem, object_scope, use_problem)
+                                        object_problem, object_scope, parent_map, use_problem)
 from ddpfix.rules._device_evidence import bindings, makes_a_tensor
 from ddpfix.rules._module_classes import CONTAINERS, FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
@@ -315,7 +314,7 @@ class ClassFacts:
             # cleared here, without the file's parent map that ``use_problem`` needs for the rest.
             cleared, initialising = set(), set()
             for node in nodes:
-                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and self._fill_defined() is None:
                     # ``nn.init.zeros_(self.net.weight)``, a statement of its own: values filled, no
                     # code installed (a result used, ``self.net.requires_grad_(True).register_...``,
                     # may be the module itself)
@@ -363,7 +362,7 @@ class ClassFacts:
         """``self.apply(init_weights)`` / ``self.apply(self._init_weights)``: every part handed to a
         function of the file, or a plain method of the class no other code replaces, that only
         initialises weights (``model.constructions.initialiser_problem``)."""
-        if len(call.args) != 1 or call.keywords:
+        if len(call.args) != 1 or call.keywords or self._fill_defined() is not None:
             return False
         if not isinstance(call.args[0], ast.Name):
             method = self_attr(call.args[0])
@@ -373,6 +372,13 @@ class ClassFacts:
                 return False
             return initialiser_problem(self.tree, function, method=True) is None
         return applies_initialisers_only(self.tree, call, self._patched_elsewhere)
+
+    def _fill_defined(self) -> str | None:
+        """Where code of the program may answer a tensor fill's name (``def zero_(self)``): a fill
+        of a held module's part is then not proven to change values alone."""
+        if self.project is None or self.path is None:
+            return "the program's other files are not read"
+        return self.project.defines_a_fill(self.path)
 
     @staticmethod
     def _held_part(name: str, part: ast.expr | None) -> ast.Attribute | None:

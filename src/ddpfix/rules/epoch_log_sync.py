@@ -222,7 +222,10 @@ class EpochLogSync(Rule):
       no other way to it in the class, `self.first = self.head[0]`, nor to every part at once,
       `self.modules()`, `lm.modules()`, a global module hook, `apply(f)` but with a function of the
       file or a plain method of the class that only initialises weights: `isinstance` tests,
-      `nn.init.xavier_uniform_(m.weight)`, `m.bias.data.zero_()`). A library's model
+      `nn.init.xavier_uniform_(m.weight)`, `m.bias.data.zero_()`; in the class too, a part of it
+      filled so in a statement of its own, `nn.init.zeros_(self.head.weight)`; either only where no
+      code of the program defines a method of a fill's name, `def zero_(self)`, which the call
+      might run instead of torch's). A library's model
       is known only where the program adds nothing to the library's registry (`@register_model`,
       `AutoModel.register(...)`), and a torch layer only where no file replaces a `forward` or
       `__call__`, patches a torch function (`F.linear = f`, `nn.Module._call_impl = g`, a
