@@ -39,6 +39,25 @@ class Model(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 '''
 SEEDED = "L.seed_everything(0)\n"
+#: A data module of the program (imported by the training script), its ``prepare_data`` filled in.
+DATA_MODULE = '''import os
+
+import lightning as L
+
+SPLIT = 2
+
+
+class Data(L.LightningDataModule):
+    def __init__(self):
+        super().__init__()
+        self.root, self.n, self.ids = "data", 48, []
+
+    def prepare_data(self):
+{prepare}
+
+    def build(self):
+        self.ids = list(range(8))
+'''
 #: A Trainer built from outside the text: the command line may turn the sampler off.
 OUTSIDE = "trainer = L.Trainer(**json.load(open('trainer.json')))\n"
 CASES = {
@@ -149,6 +168,19 @@ CASES = {
     "a_generator_made_without_a_seed": (
         SEEDED + "import numpy as np\nkeep = np.random.default_rng().random(64) < 0.3\n" + OUTSIDE, {}, False),
     "random_data_seeded": (SEEDED + "data = torch.randn(100, 4)\n" + OUTSIDE, {}, True),
+    # ``prepare_data`` runs on local rank 0 alone: what it keeps on the instance the others lack
+    "a_split_kept_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
+        prepare="        self.train_ids = list(range(64))[: self.n]")}, False),
+    "a_count_added_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
+        prepare="        self.n += 16")}, False),
+    "a_list_extended_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
+        prepare="        self.ids.extend(range(16))")}, False),
+    "a_helper_of_the_instance_called_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
+        prepare="        self.build()")}, False),
+    "a_global_set_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
+        prepare="        global SPLIT\n        SPLIT = 3")}, False),
+    "a_download_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
+        prepare="        os.makedirs(self.root, exist_ok=True)\n        print('downloaded to', self.root)")}, True),
     "a_batch_sampler_of_the_program": (
         SEEDED + "class Buckets(torch.utils.data.BatchSampler):\n    pass\n\n\n"
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
@@ -161,7 +193,8 @@ def test_an_evaluation_log_syncs_only_where_every_rank_runs_a_batch(tmp_path, ru
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "train.py").write_text("import json\nimport os\n\nimport lightning as L\nimport torch\n\n"
-                                       "from model import Model\n\n" + script + "trainer.fit(Model())\n")
+                                       "from model import Model\n\n" + script
+                                       + ("import data\n" if "data.py" in files else "") + "trainer.fit(Model())\n")
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)

@@ -118,6 +118,9 @@ PROJECT_HAZARDS = {
     # what ``seed_everything`` does not make alike on every rank: Python's string ``hash`` (salted
     # per process), a generator made without a seed (``np.random.default_rng()``, ``random.Random()``)
     "a draw no seed makes alike": r"hash|default_rng|Random|RandomState|SeedSequence",
+    # Lightning runs ``prepare_data`` on local rank 0 alone: what it keeps on ``self`` (a split, a
+    # vocabulary) exists on that rank only, so the ranks' data may differ (``model.rank_reads``)
+    "state set on one rank": r"prepare_data",
 }
 #: Where a hazard's words are not enough, the shape they must take: ``batch_size`` counts only as
 #: ``batch_size=None`` (data batched before the loader, in a call, a dict or a config; not a
@@ -133,6 +136,7 @@ _HAZARD_SHAPES = {
                        r"|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
     # Python's ``hash`` of a string is salted per process (``hash(name)``, ``map(hash, names)``,
     # ``name.__hash__()``); a generator made without a seed draws from the OS's entropy
+    "state set on one rank": r"def[ \t]+prepare_data\b",
     "a draw no seed makes alike": r"\bhash\b|__hash__|\b(?:default_rng|Random|RandomState|SeedSequence)[ \t]*\("
                                   r"[ \t]*(?:seed[ \t]*=[ \t]*None[ \t]*)?\)",
 }

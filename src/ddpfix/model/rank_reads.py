@@ -9,6 +9,9 @@ whose branches only report, changes no data, where nothing there calls more than
 (a random draw in a printed example would move the rank's random state; review round 13). A
 docstring or a comment that names the rank runs nothing. Any other read, one the scan finds where the tree shows none (a comment, a string), or a file that
 cannot be read or parsed, may shape it.
+
+Code that runs on some ranks only shapes data too: ``prepare_data``, which Lightning runs on local
+rank 0 alone, where it keeps state on the instance (``prepare_data_keeps_nothing``).
 """
 
 from __future__ import annotations
@@ -139,3 +142,60 @@ def only_decide_reporting(real_path: str, pattern: str) -> bool:
     except OSError:
         return False
     return _only_decide_reporting(real_path, pattern, (status.st_mtime_ns, status.st_size))
+
+
+def _rooted_at_self(node: ast.expr) -> bool:
+    """``self``, ``self.a``, ``self.a[0].b``: a place reached from the instance."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _keeps_state(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether running ``function`` may leave state behind in the process: a store through ``self``
+    (``self.split = ...``, ``self.cache[k] = ...``, ``self.n += 1``), a method called on the instance
+    or on what it holds (``self.build_vocab()``, ``self.items.append(x)``: code that may store), a
+    ``global`` or ``nonlocal`` name, ``setattr``, or ``super()`` (a base class's ``prepare_data``).
+    Handing ``self.data_dir`` to a call (``MNIST(self.data_dir, download=True)``) keeps nothing."""
+    for node in every_node(function):
+        if node is function:
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return True
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and _rooted_at_self(node):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and _rooted_at_self(func.value):
+                return True
+            if isinstance(func, ast.Name) and func.id in ("setattr", "super", "vars"):
+                return True
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _prepare_data_keeps_nothing(real_path: str, stamp: tuple[int, int]) -> bool:
+    try:
+        with open(real_path, "rb") as handle:
+            data = handle.read()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(data, real_path)
+    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    return not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "prepare_data"
+                   and _keeps_state(node) for node in every_node(tree))
+
+
+def prepare_data_keeps_nothing(real_path: str) -> bool:
+    """No ``prepare_data`` of the file at ``real_path`` keeps state in the process. Lightning runs
+    that hook on local rank 0 alone (before a barrier): what it keeps on the instance (a split, a
+    vocabulary, a count) exists on that rank only, and the ranks' data may then differ. Writing
+    files that ``setup`` reads on every rank is its purpose, and shapes no rank's data alone. False
+    where the file cannot be read or parsed."""
+    try:
+        status = os.stat(real_path)
+    except OSError:
+        return False
+    return _prepare_data_keeps_nothing(real_path, (status.st_mtime_ns, status.st_size))

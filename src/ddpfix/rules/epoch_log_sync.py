@@ -304,8 +304,9 @@ class EpochLogSync(Rule):
       env block, the program's own `os.environ`) or `--trainer.use_distributed_sampler` in a launch
       script; `Trainer(**cfg)`, LightningCLI, `from_argparse_args` or hydra, whose command line may
       set it, where the program's data may differ by rank: code reading the rank other than to
-      decide what to report, `RANK`, `WORLD_SIZE`, `SLURM_PROCID`, `rank_zero_only`, a draw no seed
-      makes alike, Python's string `hash(...)` or `np.random.default_rng()`, or no
+      decide what to report, `RANK`, `WORLD_SIZE`, `SLURM_PROCID`, `rank_zero_only`, a
+      `prepare_data` that keeps state on the instance (Lightning runs it on local rank 0 alone), a
+      draw no seed makes alike, Python's string `hash(...)` or `np.random.default_rng()`, or no
       `seed_everything`) refuses all but a literal. Lightning infers the size from the batch's
       first tensor and syncs each rank's summed sizes as integers, a sum then a floor division by
       the world size, so sizes that differ between ranks change a weighted mean. With the sampler
@@ -728,8 +729,8 @@ def _sampler_may_be_off(ctx: RuleContext) -> bool:
         return True
     if ctx.facts.sampler_outside_for(ctx.path) is None:
         return False
-    return (_rank_read_that_may_shape_data(ctx) or ctx.facts.hazard("a draw no seed makes alike", ctx.path)) is not None \
-        or not ctx.facts.seeds_for(ctx.path)
+    return (_rank_read_that_may_shape_data(ctx) or _state_set_on_one_rank(ctx)
+            or ctx.facts.hazard("a draw no seed makes alike", ctx.path)) is not None or not ctx.facts.seeds_for(ctx.path)
 
 
 def _rank_read_that_may_shape_data(ctx: RuleContext) -> str | None:
@@ -740,6 +741,14 @@ def _rank_read_that_may_shape_data(ctx: RuleContext) -> str | None:
 
     words = hazard_pattern("rank-dependent data")
     return ctx.facts.hazard("rank-dependent data", ctx.path, lambda real: only_decide_reporting(real, words))
+
+
+def _state_set_on_one_rank(ctx: RuleContext) -> str | None:
+    """Where code that may run with this file keeps state in ``prepare_data``, which Lightning runs on
+    local rank 0 alone (``self.train_ids = ...`` there: the other ranks' data is not that)."""
+    from ddpfix.model.rank_reads import prepare_data_keeps_nothing
+
+    return ctx.facts.hazard("state set on one rank", ctx.path, prepare_data_keeps_nothing)
 
 
 #: What may leave Lightning's logged results on the CPU, by the version that stopped it.
