@@ -70,6 +70,32 @@ CASES = {
         SEEDED + "files = sorted(os.listdir('.'))[trainer_rank() :: 2]\n"
         "trainer = L.Trainer(**json.load(open('trainer.json')))\n\n\ndef trainer_rank():\n    return torch.distributed.get_rank()\n",
         {}, False),
+    # the Trainer bound to another name, subclassed, reached by its name, made by a factory, with a
+    # call among its arguments: each takes its arguments from outside the text
+    "unpacked_into_a_bound_class_and_rank_sharded_data": (
+        SEEDED + "shard = int(os.environ['LOCAL_RANK'])\ntrainer_cls = L.Trainer\n"
+        "trainer = trainer_cls(**json.load(open('trainer.json')))\n", {}, False),
+    "unpacked_into_a_subclass_and_rank_sharded_data": (
+        SEEDED + "shard = int(os.environ['LOCAL_RANK'])\n\n\nclass MyTrainer(L.Trainer):\n    pass\n\n\n"
+        "trainer = MyTrainer(**json.load(open('trainer.json')))\n", {}, False),
+    "unpacked_into_a_class_got_by_name_and_rank_sharded_data": (
+        SEEDED + "shard = int(os.environ['LOCAL_RANK'])\nT = getattr(L, 'Trainer')\n"
+        "trainer = T(**json.load(open('trainer.json')))\n", {}, False),
+    "unpacked_into_a_factory_and_rank_sharded_data": (
+        SEEDED + "from factory import build_trainer\nshard = int(os.environ['LOCAL_RANK'])\n"
+        "trainer = build_trainer(**json.load(open('trainer.json')))\n", {"factory.py": "def build_trainer(**kw):\n    ...\n"},
+        False),
+    "unpacked_after_a_call_in_a_file_of_its_own_and_rank_sharded_data": (
+        SEEDED + "from make import make\nshard = int(os.environ['LOCAL_RANK'])\ntrainer = make()\n",
+        {"make.py": "import json\n\nimport lightning as L\n\n\ndef make():\n"
+                    "    return L.Trainer(logger=L.pytorch.loggers.CSVLogger(str('logs')),\n"
+                    "                     **json.load(open('trainer.json')))\n"}, False),
+    "instantiated_by_the_cli_helper_and_rank_sharded_data": (
+        SEEDED + "from lightning.pytorch.cli import instantiate_class\nshard = int(os.environ['LOCAL_RANK'])\n"
+        "trainer = instantiate_class((), json.load(open('trainer.json')))\n", {}, False),
+    "a_trainer_with_literal_arguments_and_rank_sharded_data": (
+        SEEDED + "shard = int(os.environ['LOCAL_RANK'])\ntrainer_cls = L.Trainer\n"
+        "trainer = trainer_cls(strategy='ddp', devices=2)\n", {}, True),
     "unpacked_without_a_seed": ("trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, False),
     # the Trainer under another name, or made by ``partial``
     "unpacked_into_an_alias_and_rank_sharded_data": (

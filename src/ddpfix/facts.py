@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # loaded where used: most runs never read another file's clas
 #: The Trainer keywords that turn Lightning's distributed sampler off (2.x, and 1.x's name).
 SAMPLER_SWITCHES = frozenset({"use_distributed_sampler", "replace_sampler_ddp"})
 #: Calls that build a Trainer from the command line or a configuration read at run time.
-_ARGUMENTS_FROM_OUTSIDE = frozenset({"LightningCLI", "from_argparse_args", "parse_argparser", "instantiate"})
+_ARGUMENTS_FROM_OUTSIDE = frozenset({"LightningCLI", "from_argparse_args", "parse_argparser", "instantiate",
+                                     "instantiate_class", "instantiate_classes"})
 MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWeightAveraging": None}
 # What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
 # comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
@@ -46,7 +47,7 @@ MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWei
 _FACT_WORDS = lazy_compile(
     # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
-    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP|LightningCLI|from_argparse_args|hydra"
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP|LightningCLI|from_argparse_args|parse_argparser|instantiate|hydra"
 )
 #: Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
 #: alternation, scans a file ten times slower and most files hold none of them. A file without any
@@ -54,7 +55,7 @@ _FACT_WORDS = lazy_compile(
 FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
                   b"seed_everything", b"use_distributed_sampler", b"replace_sampler_ddp", b"USE_DISTRIBUTED_SAMPLER",
                   b"REPLACE_SAMPLER_DDP", b"LightningCLI",
-                  b"from_argparse_args", b"hydra")
+                  b"from_argparse_args", b"parse_argparser", b"instantiate", b"hydra")
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
 # that a file of many ``with`` words without a colon stays linear.
@@ -891,9 +892,15 @@ class ProjectFacts:
 _CONFIG_SAMPLER_OFF = lazy_compile(
     rb"(?:^|[{,])[ \t]*[\"']?(?:use_distributed_sampler|replace_sampler_ddp)[\"']?[ \t]*:"
     rb"(?![ \t]*(?:true|True|TRUE|yes|Yes|YES|on|On|ON|y|Y)[ \t]*(?:[#,}\r\n]|$))", re.M)
-#: ``Trainer(**...)``: keyword arguments unpacked into a Trainer call (the facts pass then parses the file).
-#: Also a Trainer under another name (``import Trainer as T``) or made by ``partial(Trainer, ...)``.
-_TRAINER_UNPACKED = lazy_compile(rb"\bTrainer\s*\([^()]*\*\*|\bTrainer[ \t]+as[ \t]+\w|partial[ \t]*\([ \t]*[\w.]*Trainer\b")
+#: ``Trainer(**...)``: keyword arguments unpacked into a Trainer call (the facts pass then parses the file),
+#: also past calls among its arguments (``Trainer(logger=make_logger(), **cfg)``) and into a callee
+#: named for a trainer (``trainer_cls(**cfg)``, ``build_trainer(**cfg)``). Also a Trainer under another
+#: name: imported as (``import Trainer as T``), bound (``T = pl.Trainer``), subclassed, reached by its
+#: name (``getattr(pl, "Trainer")``), or made by ``partial(Trainer, ...)``.
+_TRAINER_UNPACKED = lazy_compile(
+    rb"[Tt]rainer\w*\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\*\*|\bTrainer[ \t]+as[ \t]+\w"
+    rb"|partial[ \t]*\([ \t]*[\w.]*Trainer\b|=[ \t]*[\w.]*Trainer\b|class[ \t]+\w+[ \t]*\([^)]*Trainer\b"
+    rb"|['\"]Trainer['\"]")
 _CONFIG_SKIPPED = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", "site-packages"})
 MAX_CONFIG_FILES = 2000
 
@@ -1142,9 +1149,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
         facts.default_devices.extend(default_device_switches(tree, os.path.realpath(path), nodes))
     if not fact_words:
         return facts
-    # The names the file binds to Lightning's Trainer by an import (``from lightning import Trainer as T``).
-    trainers = {"Trainer"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
-                              if a.name == "Trainer" and a.asname}
+    trainers = _trainer_names(nodes)
     # A dict display's literal sampler entries are read as entries, not as strings naming the switch.
     switch_keys = {id(key) for node in nodes if isinstance(node, ast.Dict) for key, value in zip(node.keys, node.values)
                    if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and isinstance(value.value, bool)}
@@ -1229,9 +1234,36 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     return facts
 
 
+def _trainer_names(nodes: list[ast.AST]) -> set[str]:
+    """The names the file may bind to Lightning's Trainer or a class deriving from it: imported as
+    (``from lightning import Trainer as T``), bound to an expression naming one (``trainer_cls =
+    pl.Trainer``, ``T = Trainer if fast else MyTrainer``, ``getattr(pl, "Trainer")``), or a class
+    whose bases name one (``class MyTrainer(pl.Trainer)``: built with ``**cfg``, it hands them on)."""
+    names = {"Trainer"} | {a.asname for n in nodes if isinstance(n, ast.ImportFrom) for a in n.names
+                           if a.name == "Trainer" and a.asname}
+
+    def names_one(expression: ast.AST) -> bool:
+        return any((isinstance(part, ast.Name) and part.id in names) or (isinstance(part, ast.Attribute) and part.attr in names)
+                   or (isinstance(part, ast.Constant) and part.value == "Trainer") for part in ast.walk(expression))
+
+    while True:  # a binding of a binding (``Base = pl.Trainer``, then ``class Mine(Base)``)
+        found = set(names)
+        for node in nodes:
+            if isinstance(node, ast.ClassDef) and any(names_one(base) for base in node.bases):
+                found.add(node.name)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and names_one(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found.update(t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name))
+        if found == names:
+            return names
+        names = found
+
+
 def _builds_a_trainer(call: ast.Call, callee: str | None, trainers: set[str]) -> bool:
-    """``Trainer(...)`` under any name the file imports it as, or ``partial(Trainer, ...)``."""
-    if callee in trainers:
+    """``Trainer(...)`` under any name the file may bind it to, a callee named for a trainer
+    (``trainer_cls(...)``, ``build_trainer(...)``: a factory may hand its arguments on), or
+    ``partial(Trainer, ...)``."""
+    if callee in trainers or (callee is not None and "trainer" in callee.lower()):
         return True
     first = call.args[0] if call.args else None
     name = first.attr if isinstance(first, ast.Attribute) else first.id if isinstance(first, ast.Name) else None

@@ -302,7 +302,8 @@ class EpochLogSync(Rule):
       option or attribute of that name, a YAML `off`/`No` or JSON `false` in a configuration file,
       `PL_TRAINER_USE_DISTRIBUTED_SAMPLER` (in a launch script, a Dockerfile, an `.envrc`, a YAML
       env block, the program's own `os.environ`) or `--trainer.use_distributed_sampler` in a launch
-      script; `Trainer(**cfg)`, LightningCLI, `from_argparse_args` or hydra, whose command line may
+      script; `Trainer(**cfg)` (under any name the Trainer is bound to, a subclass, a factory named
+      for it), LightningCLI, `from_argparse_args`, `instantiate_class` or hydra, whose command line may
       set it, where the program's data may differ by rank: code reading the rank other than to
       decide what to report, `RANK`, `WORLD_SIZE`, `SLURM_PROCID`, `rank_zero_only`, a
       `prepare_data` that keeps state on the instance (Lightning runs it on local rank 0 alone), a
