@@ -193,6 +193,14 @@ CASES = {
     "string_hashes_mapped": (SEEDED + "names = ['a', 'b']\nkeys = list(map(hash, names))\n" + OUTSIDE, {}, False),
     "a_generator_made_without_a_seed": (
         SEEDED + "import numpy as np\nkeep = np.random.default_rng().random(64) < 0.3\n" + OUTSIDE, {}, False),
+    "an_item_taken_in_a_rank_zero_print": (
+        SEEDED + "import queue\nq = queue.Queue()\nfor i in range(4):\n    q.put(i)\n"
+        "if os.environ.get('LOCAL_RANK') == '0':\n    print('first', q.get())\n" + OUTSIDE, {}, False),
+    "a_list_sorted_in_a_rank_zero_print": (
+        SEEDED + "files = ['b', 'a']\nif os.environ.get('LOCAL_RANK') == '0':\n    print('files', files.sort())\n" + OUTSIDE,
+        {}, False),
+    "the_environment_read_to_decide_a_print": (
+        SEEDED + OUTSIDE + "if os.environ.get('LOCAL_RANK', '0') == '0':\n    print('rank zero')\n", {}, True),
     "random_data_seeded": (SEEDED + "data = torch.randn(100, 4)\n" + OUTSIDE, {}, True),
     # ``prepare_data`` runs on local rank 0 alone: what it keeps on the instance the others lack
     "a_split_kept_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(

@@ -34,9 +34,20 @@ _REPORTING = frozenset({"log", "log_dict", "print", "info", "warning", "warn", "
 #: Builtins that read their argument without consuming it (``max``, ``sum``, ``sorted`` use up an
 #: iterator: a generator consumed on rank 0 alone; review round 14).
 _READING_BUILTINS = frozenset({"len", "float", "int", "abs", "round", "bool", "str", "repr"})
-#: Calls that read the rank or the environment, and nothing else.
-_RANK_CALLS = frozenset({"get_rank", "get_world_size", "get_local_rank", "get", "getenv", "is_initialized",
+#: Calls that read the rank or the environment, and nothing else (``get`` only of ``os.environ``).
+_RANK_CALLS = frozenset({"get_rank", "get_world_size", "get_local_rank", "getenv", "is_initialized",
                          "is_available"})
+#: Tensor methods whose name a container's method shares that changes it: ``list.sort()`` sorts in
+#: place, ``queue.get()`` takes an item (on rank 0 alone, the ranks' data would then differ).
+_SHARED_WITH_CHANGES = frozenset({"sort", "get"})
+_PURE_METHODS = (TENSOR_METHODS - _SHARED_WITH_CHANGES) | _RANK_CALLS
+
+
+def _environment_read(func: ast.Attribute) -> bool:
+    """``os.environ.get``/``environ.get``: a read of the environment."""
+    receiver = func.value
+    return func.attr == "get" and ((isinstance(receiver, ast.Attribute) and receiver.attr == "environ")
+                                   or (isinstance(receiver, ast.Name) and receiver.id == "environ"))
 
 
 def _pure(node: ast.AST) -> bool:
@@ -49,7 +60,7 @@ def _pure(node: ast.AST) -> bool:
             func = part.func
             if isinstance(func, ast.Name) and func.id in _READING_BUILTINS:
                 continue
-            if isinstance(func, ast.Attribute) and func.attr in TENSOR_METHODS | _RANK_CALLS:
+            if isinstance(func, ast.Attribute) and (func.attr in _PURE_METHODS or _environment_read(func)):
                 continue
             return False
     return True
