@@ -38,16 +38,19 @@ if TYPE_CHECKING:  # loaded where used: most runs never read another file's clas
 #: The Trainer keywords that turn Lightning's distributed sampler off (2.x, and 1.x's name).
 SAMPLER_SWITCHES = frozenset({"use_distributed_sampler", "replace_sampler_ddp"})
 #: Calls that build a Trainer from the command line or a configuration read at run time.
+_ONLY_BEFORE_DURATIONS = frozenset({"from_argparse_args", "parse_argparser"})
 _ARGUMENTS_FROM_OUTSIDE = frozenset({"LightningCLI", "from_argparse_args", "parse_argparser", "instantiate",
                                      "instantiate_class", "instantiate_classes"})
 MONITORING_CALLBACKS = {"EarlyStopping": 0, "ModelCheckpoint": 2, "StochasticWeightAveraging": None}
+#: The Trainer argument that may make validation run by the clock (a duration, Lightning 2.6).
+CLOCK_SETTING = "val_check_interval"
 # What makes the facts pass look closer (parse): a monitoring callback called by its name (spaces,
 # comments or a line continuation may stand before the parenthesis), a string ``"monitor"`` (a dict
 # key), ``seed_everything``, ``use_distributed_sampler``.
 _FACT_WORDS = lazy_compile(
     # A comment runs to the end of its line (the lookahead): matched one way only, else a run of
     # comment lines full of ``#`` after the word took exponential time (found by the fuzz).
-    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP|LightningCLI|from_argparse_args|parse_argparser|instantiate|hydra"
+    rb"\b(?:EarlyStopping|ModelCheckpoint|StochasticWeightAveraging)(?:\s|\\|#[^\n]*(?=\n|\Z))*\(|monitor[\"'\s=]|seed_everything|use_distributed_sampler|replace_sampler_ddp|USE_DISTRIBUTED_SAMPLER|REPLACE_SAMPLER_DDP|LightningCLI|from_argparse_args|parse_argparser|instantiate|hydra|val_check_interval|VAL_CHECK_INTERVAL"
 )
 #: Literal words of _FACT_WORDS: searched first (memchr speed), since the regex, which starts with an
 #: alternation, scans a file ten times slower and most files hold none of them. A file without any
@@ -55,7 +58,8 @@ _FACT_WORDS = lazy_compile(
 FACT_LITERALS = (b"EarlyStopping", b"ModelCheckpoint", b"StochasticWeightAveraging", b"monitor",
                   b"seed_everything", b"use_distributed_sampler", b"replace_sampler_ddp", b"USE_DISTRIBUTED_SAMPLER",
                   b"REPLACE_SAMPLER_DDP", b"LightningCLI",
-                  b"from_argparse_args", b"parse_argparser", b"instantiate", b"hydra")
+                  b"from_argparse_args", b"parse_argparser", b"instantiate", b"hydra", b"val_check_interval",
+                  b"VAL_CHECK_INTERVAL")
 # Default-device switches (DDP002): where the default device is CUDA, samplers draw on CUDA and need
 # a CUDA generator. Literal words first (memchr speed), then the ``with ... device`` regex, bounded so
 # that a file of many ``with`` words without a colon stays linear.
@@ -210,6 +214,12 @@ class FileFacts:
     #: A Trainer whose arguments the file takes from outside its text (``Trainer(**config)``,
     #: LightningCLI, hydra, ``from_argparse_args``): the command line may turn the sampler off.
     sampler_outside: bool = False
+    #: The file names ``val_check_interval`` with what is not a number (a ``timedelta``, a
+    #: ``"DD:HH:MM:SS"`` string, a dict, a name, an argparse option): validation may run by the clock.
+    validation_clock: bool = False
+    #: A Trainer whose every argument the command line may set (LightningCLI, hydra), not only the
+    #: options the program's text defines.
+    command_line: bool = False
     pin: tuple[str, LightningVersion | None] | None = None  # (path, the Lightning version it runs with) for finder users
     folder: str = ""  # where the file lives (absolute)
     lightning: bool = False  # the file mentions Lightning
@@ -251,6 +261,10 @@ class ProjectFacts:
     sampler_unknown: frozenset[str] = frozenset()
     #: Files whose Trainer takes its arguments from outside the text (``FileFacts.sampler_outside``).
     sampler_outside: frozenset[str] = frozenset()
+    #: Files that may set a time-based ``val_check_interval`` (``FileFacts.validation_clock``).
+    validation_clock: frozenset[str] = frozenset()
+    #: Files whose Trainer's every argument the command line may set (``FileFacts.command_line``).
+    command_line: frozenset[str] = frozenset()
     #: Every kind of ``model.classes.KINDS`` (LightningModules, DataModules, Callbacks, Metrics...).
     kinds: dict[str, Kinds] = field(default_factory=dict)
     #: What each file with a monitor imports (``from X import Y``): the modules its callbacks may watch.
@@ -408,6 +422,28 @@ class ProjectFacts:
         """Where a Trainer that may run with ``path``'s code takes its arguments from outside the
         program's text (``Trainer(**config)``, LightningCLI, hydra): the file; None where none does."""
         return next((where for where in sorted(self.sampler_outside) if self.may_run_with(path, where)), None)
+
+    def validation_clock_for(self, path: str) -> str | None:
+        """Where validation during ``fit`` may run by the clock for ``path``'s code: a file that may
+        run with it names ``val_check_interval`` with what is not a number, a configuration or launch
+        script of the program sets it so, or the command line may set any Trainer argument (LightningCLI,
+        hydra). Lightning 2.6 added durations: each rank then validates when its own clock
+        says, at a step of its own; nothing syncs that decision. None where none may."""
+        if not self.whole:
+            return "the run did not read the whole project, so a time-based `val_check_interval` elsewhere cannot be ruled out"
+        where = next((where for where in sorted(self.validation_clock) if self.may_run_with(path, where)), None)
+        if where is not None:
+            return f"{where} sets `val_check_interval` to what may be a duration"
+        where = config_sets_a_clock(program_root(path))
+        if where is not None:
+            return f"{where} sets `val_check_interval` to what may be a duration"
+        # ``Trainer(**cfg)`` takes what the program's text, configurations or launch scripts hold (read
+        # above): argparse refuses options the program does not define. LightningCLI and hydra let
+        # the command line set any argument.
+        where = next((where for where in sorted(self.command_line) if self.may_run_with(path, where)), None)
+        if where is not None:
+            return f"the command line of {where} may set any Trainer argument, and `val_check_interval` to a duration"
+        return None
 
     def subclass_place(self, name: str, path: str) -> str | None:
         """Why a method of the class ``name`` defined in ``path`` may not be the one that runs: a
@@ -836,6 +872,8 @@ class ProjectFacts:
         sampler_off: set[str] = set()
         sampler_unknown: set[str] = set()
         sampler_outside: set[str] = set()
+        validation_clock: set[str] = set()
+        command_line: set[str] = set()
         pins: dict[str, LightningVersion | None] = {}
         uses_lightning = False
         unknown_monitors: list[Monitor] = []
@@ -874,6 +912,10 @@ class ProjectFacts:
                 sampler_unknown.add(part.path)
             if part.sampler_outside:
                 sampler_outside.add(part.path)
+            if part.validation_clock:
+                validation_clock.add(part.path)
+            if part.command_line:
+                command_line.add(part.path)
             if part.pin is not None:
                 pins[part.pin[0]] = part.pin[1]
         kinds = resolve_kinds(classes)
@@ -884,6 +926,7 @@ class ProjectFacts:
             monitor_imports=monitor_imports, hazard_places={k: tuple(v) for k, v in hazard_places.items()},
             process_files=process_files, subclasses={k: tuple(v) for k, v in subclasses.items()},
             sampler_unknown=frozenset(sampler_unknown), sampler_outside=frozenset(sampler_outside),
+            validation_clock=frozenset(validation_clock), command_line=frozenset(command_line),
         )
 
 
@@ -958,9 +1001,10 @@ _SCRIPT_SAMPLER_OFF = lazy_compile(
     rb"(?![ \t]*[=:]?[ \t]*[\"']?(?:1|true|True|TRUE)\b)")
 
 
-def _launch_scripts(root: str):
+def _launch_scripts(root: str, word: bytes = b"sampler"):
     """(path, its first megabyte) of each shell script, ``.env`` file and Makefile of the program
-    (``MAX_CONFIG_FILES`` at most), where a run's Trainer settings may be exported or passed."""
+    (``MAX_CONFIG_FILES`` at most), where a run's Trainer settings may be exported or passed, that
+    names ``word`` (in any case)."""
     seen = 0
     for folder, folders, names in os.walk(root):
         folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
@@ -977,8 +1021,39 @@ def _launch_scripts(root: str):
                     data = handle.read(1_000_000)
             except OSError:
                 continue
-            if b"sampler" in data.lower():
+            if word in data.lower():
                 yield os.path.join(folder, name), data
+
+
+#: ``val_check_interval`` in a configuration, set to what is not a plain number (a duration string, a
+#: mapping, an interpolation, an empty value).
+_CONFIG_CLOCK = lazy_compile(
+    rb"(?:^|[{,])[ \t]*[\"']?val_check_interval[\"']?[ \t]*:(?![ \t]*-?[0-9][0-9._eE+-]*[ \t]*(?:[#,}\r\n]|$))", re.M)
+#: Lightning's environment default or a LightningCLI argument for it, not followed by a plain number.
+_SCRIPT_CLOCK = lazy_compile(
+    rb"(?:PL_TRAINER_VAL_CHECK_INTERVAL|--trainer\.val_check_interval)(?![ \t]*[=:]?[ \t]*[\"']?-?[0-9][0-9._eE+-]*[\"']?(?:[ \t\r\n;\\]|$))")
+
+
+@functools.lru_cache(maxsize=None)
+def config_sets_a_clock(root: str) -> str | None:
+    """Where a configuration (YAML/JSON) or a launch script of the program sets ``val_check_interval``
+    to what may be a duration, as ``path:line``; None where none does (past ``MAX_CONFIG_FILES``:
+    not proven, said)."""
+    for path, data in _config_files(root):
+        if path is None:
+            return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
+        if b"val_check_interval" not in data.lower():
+            continue
+        match = _CONFIG_CLOCK.search(data) or _SCRIPT_CLOCK.search(data)
+        if match is not None:
+            line = data.count(b"\n", 0, match.start()) + 1
+            return f"{path}:{line}"
+    for path, data in _launch_scripts(root, b"val_check_interval"):
+        match = _SCRIPT_CLOCK.search(data)
+        if match is not None:
+            line = data.count(b"\n", 0, match.start()) + 1
+            return f"{path}:{line}"
+    return None
 
 
 @functools.lru_cache(maxsize=64)
@@ -1153,7 +1228,18 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     # A dict display's literal sampler entries are read as entries, not as strings naming the switch.
     switch_keys = {id(key) for node in nodes if isinstance(node, ast.Dict) for key, value in zip(node.keys, node.values)
                    if _constant_str(key) in SAMPLER_SWITCHES and isinstance(value, ast.Constant) and isinstance(value.value, bool)}
+    # ... and its literal ``val_check_interval`` entries that are numbers.
+    number_keys = {id(key) for node in nodes if isinstance(node, ast.Dict) for key, value in zip(node.keys, node.values)
+                   if _constant_str(key) == CLOCK_SETTING and _a_number(value)}
     for node in nodes:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in number_keys \
+                and CLOCK_SETTING in node.value.lower():
+            # ``add_argument("--val_check_interval")``, ``cfg["val_check_interval"] = "00:00:10:00"``
+            facts.validation_clock = True
+        elif isinstance(node, ast.keyword) and node.arg == CLOCK_SETTING and not _a_number(node.value):
+            facts.validation_clock = True  # ``Trainer(val_check_interval=timedelta(minutes=5))``, a name
+        elif isinstance(node, ast.Attribute) and node.attr == CLOCK_SETTING and isinstance(node.ctx, ast.Store):
+            facts.validation_clock = True  # ``args.val_check_interval = ...``: set at run time
         if isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if callee == "seed_everything" and node.args and isinstance(node.args[0], ast.Constant):
@@ -1173,6 +1259,8 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
             if callee in _ARGUMENTS_FROM_OUTSIDE or (callee == "main" and isinstance(node.func, ast.Attribute)
                                                      and isinstance(node.func.value, ast.Name) and node.func.value.id == "hydra"):
                 facts.sampler_outside = True  # the command line may set any Trainer argument
+                # (``from_argparse_args``/``parse_argparser`` are 1.x's alone, which has no durations)
+                facts.command_line |= callee not in _ONLY_BEFORE_DURATIONS
             if callee in MONITORING_CALLBACKS:
                 metric = _monitor_argument(node, MONITORING_CALLBACKS[callee])
                 if metric is not None:
@@ -1257,6 +1345,13 @@ def _trainer_names(nodes: list[ast.AST]) -> set[str]:
         if found == names:
             return names
         names = found
+
+
+def _a_number(node: ast.expr) -> bool:
+    """A literal int or float (``0.25``, ``-1``), never a bool: not a duration."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 def _builds_a_trainer(call: ast.Call, callee: str | None, trainers: set[str]) -> bool:

@@ -26,7 +26,8 @@ from ddpfix.lazy_regex import lazy_compile
 
 Version = tuple[int, int, int]
 
-#: The first release that has each feature a fix may write (checked in the released wheels).
+#: The first release that has each feature a fix may write, or whose presence a fix's safety asks
+#: (checked in the released wheels).
 FEATURES: dict[str, Version] = {
     "self.log(rank_zero_only=...)": (1, 4, 0),
     "strategy='ddp_notebook'": (1, 7, 0),
@@ -36,6 +37,9 @@ FEATURES: dict[str, Version] = {
     "logged values kept on the device (no move_metrics_to_cpu)": (2, 0, 0),
     # 1.4.2, 1.8.6, 1.9.5 and 2.0.0 save on rank 0 alone with no collective; 2.1.0 added the barrier.
     "Trainer.save_checkpoint's barrier": (2, 1, 0),
+    # A duration (``timedelta``, ``"DD:HH:MM:SS"``, a dict) as ``Trainer(val_check_interval=...)``:
+    # validation by each rank's clock (PL#21071; 2.5.5 takes an int or a float only).
+    "val_check_interval as a duration": (2, 6, 0),
 }
 
 #: Distributions by the top-level package a file imports.

@@ -47,6 +47,9 @@ STEP_OF = {"on_train_batch_end": "training_step", "on_validation_batch_end": "va
 
 EVERY_RANK_HOOKS = TRAINING_HOOKS | PER_BATCH_EVAL_HOOKS | EPOCH_LEVEL_HOOKS
 
+#: The hooks of the validation loop, which ``fit`` runs when ``val_check_interval`` says.
+VALIDATION_HOOKS = frozenset(hook for hook in EVERY_RANK_HOOKS if "validation" in hook)
+
 #: Builtins that compute on their arguments, when the file binds no name of theirs.
 LIST_METHODS = frozenset({"append", "extend", "insert"})
 

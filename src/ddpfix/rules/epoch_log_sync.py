@@ -319,6 +319,17 @@ class EpochLogSync(Rule):
       the ranks that logged it: where the program batches its own data (a `batch_sampler`, a
       `BatchSampler`, a class deriving from `DistributedSampler`) or may turn Lightning's
       distributed sampler off, a rank may run no batch and the others wait for it.
+    - **Every rank validates at the same step.** A validation log's sync runs while `fit`
+      validates, which Lightning decides on each rank from `val_check_interval`. A duration there
+      (Lightning 2.6: a `timedelta`, `"DD:HH:MM:SS"`, a dict) is read from each rank's own clock,
+      so the ranks validate at steps of their own, and a synced validation log waits for a rank
+      still training: a hang where the original, which runs no collective there, finished. Refused
+      where the program may set one: `val_check_interval=` not a literal number in any file of the
+      run (a name, a string key, an argparse option or attribute of that name), a configuration or
+      launch script (`PL_TRAINER_VAL_CHECK_INTERVAL`, `--trainer.val_check_interval`) that sets it
+      to what is not a number, or LightningCLI or hydra, whose command line may set any argument;
+      not where the Lightning version in force has no durations (before 2.6). `Trainer(**cfg)`
+      takes what the program's text and files hold, which are read.
     - **This rank's own data.** The file names no iterable dataset (`IterableDataset`,
       `IterDataPipe`, defined or used): Lightning does not shard one, every rank may read the
       whole stream, and a synced `reduce_fx="sum"` would count each sample once per rank.
@@ -376,13 +387,14 @@ class EpochLogSync(Rule):
         from ddpfix.analysis.keyword_comments import keyword_edits_keep_comments
         from ddpfix.analysis.values import ObjectKinds
         from ddpfix.rules._epoch_log_sync_safety import ClassFacts, fix_problem, subclassed_beyond_thin
-        from ddpfix.rules._log_sync_walks import EPOCH_LEVEL_HOOKS
+        from ddpfix.rules._log_sync_walks import EPOCH_LEVEL_HOOKS, VALIDATION_HOOKS
 
         tests, words = TreeRankTests(ctx.imports, tree), rank_words(ctx.imports)
         objects: dict[ast.ClassDef, tuple[ObjectKinds, bool]] = {}
         safety: dict[ast.ClassDef, tuple[ClassFacts, ast.Call | None]] = {}
         sampler_off = _sampler_may_be_off(ctx)
         uneven = ctx.facts.hazard("uneven batches", ctx.path)
+        clock = _validation_by_the_clock(ctx)
         reach = _hooks_reaching(tree, ctx, tests, words)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             logs = [(call, call, None) for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)]
@@ -430,6 +442,7 @@ class EpochLogSync(Rule):
                        or _cpu_value(call, method, ctx.imports, facts)
                        or fix_problem(facts, method, call, unordered, sampler_off, uneven) or ctx.facts.hazard("iterable data", ctx.path)
                        or _results_on_the_cpu(ctx)
+                       or (clock if facts.roots(method) & VALIDATION_HOOKS else None)
                        # once per epoch (no batch: each rank's size is 1) no size is inferred
                        or (None if facts.roots(method) <= EPOCH_LEVEL_HOOKS else _inferred_batch_size(call, ctx)))
                 ctx.report(real, message, detail=detail, fixable=True, safe=why is None, why=why or "",
@@ -732,6 +745,24 @@ def _sampler_may_be_off(ctx: RuleContext) -> bool:
         return False
     return (_rank_read_that_may_shape_data(ctx) or _state_set_on_one_rank(ctx)
             or ctx.facts.hazard("a draw no seed makes alike", ctx.path)) is not None or not ctx.facts.seeds_for(ctx.path)
+
+
+def _validation_by_the_clock(ctx: RuleContext) -> str | None:
+    """Why validation during ``fit`` may not run at the same step on every rank: a
+    ``val_check_interval`` that may be a duration (``ProjectFacts.validation_clock_for``), with a
+    Lightning version in force that may have durations (2.6 and later, or not known). Each rank
+    then validates when its own clock says: a synced validation log pairs its collective with
+    another rank's training, and hangs; unsynced, no collective runs there."""
+    from ddpfix.model.versions import imported_package, version_in_force
+
+    where = ctx.facts.validation_clock_for(ctx.path)
+    if where is None:
+        return None
+    version = version_in_force(ctx.path, imported_package(ctx.data))
+    if version is not None and version.has("val_check_interval as a duration") is False:
+        return None
+    return (f"{where}: each rank then validates when its own clock says, at a step of its own, and a synced "
+            "validation log would wait for a rank still training")
 
 
 def _rank_read_that_may_shape_data(ctx: RuleContext) -> str | None:
