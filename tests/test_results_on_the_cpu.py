@@ -61,6 +61,13 @@ def decisions(folder, value: str, train: str = TRAIN, files: dict[str, str] | No
     ("TF.mean_squared_error(pred, y)", True),
     ("self.to_tensor(pred.tolist()).mean()", False),
     ("torch.diagonal(pred @ pred.T).mean()", True),
+    # the current GPU (the rank's, in a hook) keeps it; a numbered one is that GPU on every rank,
+    # and NCCL refuses rank 1's sync of a tensor on GPU 0 (review round 15)
+    ("(pred - y).pow(2).mean().to('cuda')", True),
+    ("(pred - y).pow(2).mean().to(torch.device('cuda'))", True),
+    ("(pred - y).pow(2).mean().to('cuda:0')", False),
+    ("(pred - y).pow(2).mean().to(torch.device('cuda', 0))", False),
+    ("torch.zeros(1, device='cuda:1') + pred.mean()", False),
 ])
 def test_a_value_a_library_may_make_on_the_cpu_keeps_the_fix_unsafe(tmp_path, value, safe):
     found = decisions(tmp_path, value)

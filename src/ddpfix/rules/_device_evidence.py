@@ -56,15 +56,18 @@ def targets(call: ast.Call) -> list[ast.expr]:
 
 def keeps_the_device(node: ast.expr, imports, assigned: dict[str, list[ast.expr]] | None = None) -> bool:
     """``node``, as a device or a ``.to``/``.type`` target, is proven to leave a value on the rank's
-    GPU: a dtype (``torch.float32``), ``self.device`` or any ``<x>.device``, a CUDA device
-    (``"cuda"``, ``torch.device("cuda:1")``), a CUDA tensor type, or a name the method binds only to
-    such. Anything else (a name from elsewhere, ``self.eval_device``, ``"cpu"``) may be the CPU."""
+    GPU: a dtype (``torch.float32``), ``self.device`` or any ``<x>.device``, the current CUDA device
+    (``"cuda"``, ``torch.device("cuda")``: the rank's once Lightning has set it), a CUDA tensor type,
+    or a name the method binds only to such. A numbered GPU (``"cuda:0"``, ``torch.device("cuda", 1)``)
+    is that GPU on every rank, not the rank's: NCCL refuses a sync on another rank's device (review
+    round 15). Anything else (a name from elsewhere, ``self.eval_device``, ``"cpu"``) may be the CPU."""
     text = tree_lightning.string_value(node)
     if text is not None:
-        return text.startswith("cuda") or text.startswith("torch.cuda.")
+        return text.strip() == "cuda" or text.startswith("torch.cuda.")
     if isinstance(node, ast.Attribute) and node.attr == "device":
         return True
-    if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and node.args:
+    if isinstance(node, ast.Call) and imports.qualify(node.func) == "torch.device" and len(node.args) == 1 \
+            and not node.keywords:
         return keeps_the_device(node.args[0], imports, assigned)
     qualified = imports.qualify(node) or ""
     if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] in TORCH_CONSTANTS:

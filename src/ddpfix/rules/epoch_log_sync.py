@@ -101,8 +101,8 @@ class EpochLogSync(Rule):
     device, and NCCL refuses CPU tensors ("No backend type associated with device type cpu"). It
     may be one where it comes from `.cpu()`, `.numpy()` or `.tolist()`; from `.to(...)` or
     `.type(...)` to anything not proven to be the rank's GPU (proven: a dtype, `self.device` or any
-    `x.device`, `"cuda..."`, a name the method binds only to these; not proven: `"cpu"`,
-    `self.eval_device`, a parameter); or from a `torch` function not known to follow its inputs'
+    `x.device`, `"cuda"`, a name the method binds only to these; not proven: `"cpu"`, a numbered
+    GPU such as `"cuda:0"`, which is GPU 0 on every rank, `self.eval_device`, a parameter); or from a `torch` function not known to follow its inputs'
     device (`torch.tensor`, `torch.eye`, `torch.hann_window`...; known: math, reductions,
     `stack`/`cat`, comparisons, `*_like`) without such a device. The value is followed through every
     binding of the method (`=`, `x: T =`, `+=`, `:=`, `for`), the class's helpers it calls,
@@ -891,14 +891,16 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
                 if isinstance(func, ast.Attribute) and qualified == "" and (func.attr in TO_CPU_METHODS or (
                         func.attr in ("to", "type") and any(not keeps_the_device(a, names, assigned)
                                                             for a in targets(part)))):
-                    return (f"the value may be a CPU tensor (`.{func.attr}(...)`, line {part.lineno}): a synced value is "
-                            "all-reduced on its own device, and NCCL refuses CPU tensors")
+                    return (f"the value may be a CPU tensor or on a numbered GPU (`.{func.attr}(...)`, line {part.lineno}): "
+                            "a synced value is all-reduced on its own device, and NCCL refuses CPU tensors and "
+                            "another rank's GPU")
                 if makes_a_tensor(qualified):
                     device = next((k.value for k in part.keywords if k.arg == "device"), None)
                     if device is None or not keeps_the_device(device, names, assigned):
                         how = "without a device" if device is None else f"on `{ast.unparse(device)[:30]}`"
-                        return (f"the value may be a CPU tensor (`{qualified}(...)` {how}, line {part.lineno}): a "
-                                "synced value is all-reduced on its own device, and NCCL refuses CPU tensors")
+                        return (f"the value may be a CPU tensor or on a numbered GPU (`{qualified}(...)` {how}, line "
+                                f"{part.lineno}): a synced value is all-reduced on its own device, and NCCL refuses "
+                                "CPU tensors and another rank's GPU")
                 if isinstance(func, ast.Name) and func.id == "self":
                     follow(own.get("forward"), names, own)
                 elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
