@@ -45,8 +45,11 @@ SIZE_ONLY_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "eye"))
 # Keywords of a factory that decide neither values nor placement on the rank.
 FACTORY_KEYWORDS = frozenset({"dtype", "device", "layout", "pin_memory", "memory_format", "size"})
 
-INT_DTYPES = frozenset(f"torch.{n}" for n in ("int8", "uint8", "int16", "int32", "int64", "uint16", "uint32",
-                                              "uint64", "short", "int", "long"))
+INT_DTYPES = frozenset(f"torch.{n}" for n in ("int8", "uint8", "int32", "int64", "int", "long"))
+#: Integer dtypes that neither gloo nor NCCL carries: DDP broadcasts every buffer when it wraps the
+#: module, and stops with "Invalid scalar type" (gloo, run in review round 15) or an unsupported
+#: NCCL type. As a plain tensor attribute nothing synced it.
+UNCARRIED_DTYPES = frozenset(f"torch.{n}" for n in ("int16", "short", "uint16", "uint32", "uint64"))
 FLOAT_DTYPES = frozenset(f"torch.{n}" for n in ("float", "float16", "float32", "float64", "bfloat16", "half", "double",
                                                 "complex64", "complex128", "cfloat", "cdouble"))
 
@@ -56,7 +59,7 @@ LAYOUT_METHODS = frozenset({"view", "reshape", "unsqueeze", "squeeze", "expand",
 # Methods whose values follow from the tensor and their literal arguments, keeping the dtype.
 VALUE_METHODS = frozenset({"tril", "triu", "neg", "abs", "roll", "diag", "diagonal", "fliplr", "flipud"})
 TO_BOOL = frozenset({"bool", "eq", "ne", "lt", "le", "gt", "ge", "logical_not", "logical_and", "logical_or"})
-TO_INT = frozenset({"long", "int", "short", "byte", "char"})
+TO_INT = frozenset({"long", "int", "byte", "char"})
 TO_FLOAT = frozenset({"float", "half", "double", "bfloat16"})
 
 # Tensor methods that read their tensor arguments and return a new tensor (``x.masked_fill(self.mask, 0)``).
@@ -209,6 +212,8 @@ def _dtype_argument(node: ast.expr, imports: ImportTable) -> str:
         return "bool"
     if qualified in INT_DTYPES:
         return "int"
+    if qualified in UNCARRIED_DTYPES:
+        return "uncarried"
     if qualified in FLOAT_DTYPES:
         return "float"
     return "unknown"
@@ -309,10 +314,15 @@ def _value(value: ast.expr, imports: ImportTable) -> str | None:
             kind = "bool"
         elif method in TO_INT:
             kind = "int"
+        elif method == "short":
+            kind = "uncarried"
         elif method in TO_FLOAT:
             kind = "float"
         elif method not in VALUE_METHODS:
             return f".{method}() is not a method ddpfix knows to give the same values on every rank"
+    if kind == "uncarried":
+        return ("its dtype (int16 or an unsigned type wider than 8 bits) is one gloo and NCCL do not carry: DDP "
+                "broadcasts every buffer when it wraps the module, and stops there")
     if kind != "bool" and kind != "int":
         return ("a floating-point (or unknown) dtype: a buffer is cast with the module (precision=\"bf16-true\", "
                 ".half(), .double()), the plain tensor was not")

@@ -109,8 +109,8 @@ class TensorAttribute(Rule):
       builtins (`len`, `print`...) and reading tensor methods (`x.masked_fill(self.mask, 0)`), and
       the class does not walk its buffers (`self.buffers()`, `__dict__`, `getattr`); the values are
       the same on every rank (no random factory, no `torch.empty`, every argument that decides the
-      values is a literal, every method after the factory is known); the dtype is bool or
-      integer; the name is name-mangled (`self.__mask`), so no other file reaches it; no read
+      values is a literal, every method after the factory is known); the dtype is bool or an
+      integer type gloo and NCCL carry (`int8`, `uint8`, `int32`, `int64`); the name is name-mangled (`self.__mask`), so no other file reaches it; no read
       meets data on the CPU: none in `on_before_batch_transfer`, `transfer_batch_to_device`,
       `prepare_data` or a `*_dataloader` hook (nor a method they call, nor a function defined
       inside a method, such as a collate_fn), and none in an expression that also makes a tensor
@@ -123,7 +123,10 @@ class TensorAttribute(Rule):
       be replaced by rank 0's: a per-rank accumulator of label counts [16, 16] became [15, 17]);
       `requires_grad` (a tensor trained by hand needs `nn.Parameter`); random values or values
       built from names ddpfix cannot see (ranks may differ, and DDP makes them rank 0's); a
-      floating-point or unknown dtype (cast with the module, where the plain tensor was not); a
+      floating-point or unknown dtype (cast with the module, where the plain tensor was not); an
+      `int16` or unsigned type wider than 8 bits (`.short()`, `torch.uint32`): DDP broadcasts every
+      buffer when it wraps the module, and neither gloo ("Invalid scalar type") nor NCCL carries
+      them (review round 15); a
       public name, because ddpfix's facts do not follow attributes across files, and a subclass,
       a callback or the training script elsewhere may write it (a float, an ndarray, an update);
       a read beside data on the CPU (the batch in `on_before_batch_transfer`,
@@ -131,8 +134,8 @@ class TensorAttribute(Rule):
       there, a buffer is on the rank's GPU ("Expected all tensors to be on the same device"); a
       file that names weight averaging: `AveragedModel(..., use_buffers=True)` (which Lightning's
       `WeightAveraging` builds) averages the buffers too, and fails on a bool one ("Subtraction
-      ... with two bool tensors") or an int one on the GPU. Weight averaging named only in another
-      file (the training script) is not seen: ddpfix's facts do not record it.
+      ... with two bool tensors") or an int one on the GPU; weight averaging named in another file
+      that may run with this one (the training script) counts too.
     - **no fix**: the cases of *When it does not fix*.
     """
 
