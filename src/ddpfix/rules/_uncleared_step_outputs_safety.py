@@ -121,6 +121,10 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
     parents = {child: node for node in every_node(end) for child in child_nodes(node)}
     bound = bound_names(tree)
     for use in sorted(_self_uses(end, name), key=lambda n: (n.lineno, n.col_offset)):
+        condition = _read_on_some_epochs(use, parents, end)
+        if condition is not None:
+            return (f"{end.name} reads self.{name} on some epochs only ({condition}): the list then carries the "
+                    "epochs between reads, which clearing every epoch would change")
         parent = parents.get(use)
         if isinstance(parent, ast.Call) and use in parent.args and (imports.qualify(parent.func) or "") in WHOLE_LIST_CALLS:
             if _array_read_whole(parent, parents, bound, end):
@@ -138,6 +142,26 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
         return (f"{end.name} hands self.{name} on in a way ddpfix does not follow (line {use.lineno}): "
                 "something may keep the list itself, or read it as a history across epochs, which clearing would change")
     return None
+
+
+def _read_on_some_epochs(use: ast.AST, parents: dict, end: ast.FunctionDef) -> str | None:
+    """Where the hook may skip the read of ``use`` on an epoch: an ``if``, a conditional expression,
+    a loop whose body holds it, a ``while``, a ``match``, an ``except``, the right side of ``and``/
+    ``or``, or a ``return`` before it (``if (self.current_epoch + 1) % k == 0: torch.cat(...)``);
+    None where it runs every time the hook does."""
+    child, node = use, parents.get(use)
+    while node is not None and node is not end:
+        if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Match, ast.ExceptHandler)) and child is not getattr(node, "test", None):
+            return f"under the `{type(node).__name__.lower()}` at line {node.lineno}"
+        if isinstance(node, (ast.For, ast.AsyncFor)) and child is not node.iter:
+            return f"in the loop at line {node.lineno}"
+        if isinstance(node, ast.BoolOp) and child is not node.values[0]:
+            return f"after `{type(node.op).__name__.lower()}` at line {node.lineno}"
+        if isinstance(node, ast.comprehension) and child is not node.iter:
+            return f"in a comprehension's condition at line {node.lineno}"
+        child, node = node, parents.get(node)
+    early = next((n for n in every_node(end) if isinstance(n, (ast.Return, ast.Raise)) and n.lineno < use.lineno), None)
+    return None if early is None else f"after the `{type(early).__name__.lower()}` at line {early.lineno}"
 
 
 def _array_read_whole(array: ast.expr, parents: dict, bound: set[str], end: ast.FunctionDef | None = None,

@@ -66,7 +66,9 @@ class UnclearedStepOutputs(Rule):
     - **safe** when all of this is proven: the hooks are the fit loop's (`training_step` with
       `on_train_epoch_end`, `validation_step` with `on_validation_epoch_end`); the class makes the
       list once, empty (`[]` or `list()`), in `__init__`; the step only appends to it (`.append`,
-      `.extend`); the epoch-end hook only reads it whole, the same way every epoch: through
+      `.extend`); the epoch-end hook only reads it whole, the same way every epoch (not under an
+      `if`, a loop, `and`/`or` or after a `return`: a list read every few epochs carries the
+      epochs between reads, review round 15): through
       `torch.stack`/`torch.cat` and kin (`numpy.stack`, `numpy.concatenate`...), their array then
       only averaged, cast or copied (`.mean()`, `.float()`, `.cpu()`, element-wise operators) and
       handed on, or a `for` over it; and its name is name-mangled (`self.__outputs`), so no other
