@@ -162,3 +162,22 @@ def test_the_same_key_synced_on_the_other_ranks_makes_rank_zero_only_unsafe():
     unsynced = other.replace(b'loss, sync_dist=True)\n        self', b'loss)\n        self')
     found, _ = run({"model.py": unsynced})  # no sync there: no all-reduce to leave
     assert [kind for _, kind, _ in found] == ["safe"]
+
+
+def test_log_dict_takes_rank_zero_only_from_1_5_on(tmp_path, run_cli):
+    """``self.log`` took ``rank_zero_only`` in 1.4.0, ``self.log_dict`` in 1.5.0 (1.4.9's has no such
+    parameter: a TypeError at the first epoch end; review round 15): under a 1.4.9 pin the gated
+    ``log`` is fixed, the gated ``log_dict`` is reported without a fix."""
+    (tmp_path / "requirements.txt").write_text("pytorch-lightning==1.4.9\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(
+        "import pytorch_lightning as pl\nimport torch\n\n\nclass Model(pl.LightningModule):\n"
+        "    def validation_epoch_end(self, outputs):\n        loss = torch.stack(outputs).mean()\n"
+        "        if self.trainer.is_global_zero:\n            self.log('val_loss', loss)\n"
+        "            self.log_dict({'val_mean': loss})\n")
+    out = run_cli("--check", "-v", "--output-format", "json", "model.py", cwd=tmp_path).stdout
+    import json
+
+    found = {f["line"]: f for f in json.loads(out) if f["code"] == "DDP003"}
+    assert found[9]["applicability"] == "safe", found
+    assert not found[10]["fixable"] and "self.log_dict(rank_zero_only=...) (it arrived in 1.5.0)" in found[10]["detail"], found

@@ -30,7 +30,13 @@ Version = tuple[int, int, int]
 #: (checked in the released wheels).
 FEATURES: dict[str, Version] = {
     "self.log(rank_zero_only=...)": (1, 4, 0),
+    # ``log_dict`` took the keyword a release later (1.4.9's has none; review round 15).
+    "self.log_dict(rank_zero_only=...)": (1, 5, 0),
     "strategy='ddp_notebook'": (1, 7, 0),
+    # (1.5.0 has neither; 1.8.6 is the earliest wheel checked that has it, 1.9.5 lacks the ``_true`` one)
+    "strategy='ddp_notebook_find_unused_parameters_false'": (1, 8, 6),
+    "strategy='ddp_notebook_find_unused_parameters_true'": (2, 0, 0),
+    "DDPStrategy(start_method=...)": (1, 9, 0),  # 1.8.6's DDPStrategy has no such parameter
     "Trainer(use_distributed_sampler=...)": (2, 0, 0),
     "the LR finder's fix of PL#19813": (2, 4, 0),
     # ``Trainer(move_metrics_to_cpu=...)`` was removed in 2.0: the results stay on the device.

@@ -16,7 +16,8 @@ from ddpfix.analysis.names import exit_in, statement_names
 from ddpfix.analysis.ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
 from ddpfix.rules.base import Rule, RuleContext, TreeView
 
-RANK_ZERO_ONLY = "self.log(rank_zero_only=...)"
+#: The feature a fix writes, by the method it is written on (``log_dict`` took it a release later).
+RANK_ZERO_ONLY = {"log": "self.log(rank_zero_only=...)", "log_dict": "self.log_dict(rank_zero_only=...)"}
 LOG_METHODS = frozenset({"log", "log_dict"})
 #: What a fix that would rewrite a call and lose one of its comments says instead.
 COMMENT_LOST = " (not rewritten: a comment inside the call would be lost)"
@@ -99,10 +100,10 @@ class RankGatedLog(Rule):
       the key (or a key that is not a literal) with a sync (`sync_dist` not a literal False,
       `**kwargs`): an `else:` branch or an `if self.global_rank > 0:` that logs it with
       `sync_dist=True` leaves the other ranks in an all-reduce that rank 0 no longer enters.
-      And the Lightning in force has the keyword (1.4.0 and later, read from the project's pins,
-      else the installed distribution): pinned below 1.4.0 there is no fix (the keyword would be a
-      `TypeError` at the first epoch end); a version not found, or a range reaching below 1.4.0,
-      makes the fix unsafe, its reason naming the pin.
+      And the Lightning in force has the keyword (`self.log`'s since 1.4.0, `self.log_dict`'s since
+      1.5.0, read from the project's pins, else the installed distribution): pinned below it there
+      is no fix (the keyword would be a `TypeError` at the first epoch end); a version not found,
+      or a range reaching below it, makes the fix unsafe, its reason naming the pin.
     - **unsafe** — the same where any of that is not proven.
     - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
       monitor is a literal found in the run (a known monitor needs no whole view), the method is a
@@ -199,10 +200,12 @@ class RankGatedLog(Rule):
             else "the other ranks never log the key, so their logging falls out of step"
         )
         message = f"{label} runs {where}: {problem}; mark it rank_zero_only=True"
-        # The keyword arrived in Lightning 1.4.0: never written where the version in force lacks it.
+        # The keyword arrived in Lightning 1.4.0 (``log_dict``'s in 1.5.0): never written where the
+        # version in force lacks it.
+        feature = RANK_ZERO_ONLY.get(call.func.attr, RANK_ZERO_ONLY["log_dict"])
         version = version_in_force(ctx.path, imported_package(ctx.data))
-        lacking = feature_problem(version, RANK_ZERO_ONLY)
-        if version is not None and version.has(RANK_ZERO_ONLY) is False:
+        lacking = feature_problem(version, feature)
+        if version is not None and version.has(feature) is False:
             return _Finding(call, short, f"{message}; not rewritten: {lacking}")
         drop = "sync_dist" if keyword(call, "sync_dist") is not None else None  # a no-op once rank 0 alone logs
         if not keyword_edits_keep_comments(call, ctx.view, drop, "rank_zero_only"):
