@@ -293,7 +293,9 @@ def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call, rewritten: frozense
     ``.to(0)``, ``device=0``, ``torch.device("cuda", 0)``, ``map_location="cuda:0"``), outside
     ``call`` and the hooks in ``rewritten`` (ids of nodes of the hooks after placement, whose literals
     the same fix rewrites alike); None where there is none. A frozen teacher loaded onto ``cuda:0``
-    in ``setup`` is what a step's ``x.to("cuda:0")`` feeds: the literal is then the meaning."""
+    in ``setup`` is what a step's ``x.to("cuda:0")`` feeds: the literal is then the meaning. So is
+    one moved by an index-less ``.cuda()`` before Lightning sets the rank's GPU (``TEACHER =
+    Net().cuda()`` at the top level, in ``__init__``): GPU 0 on every rank (review round 15)."""
     inside = {id(node) for node in ast.walk(call)} | rewritten
     for node in nodes_of(tree, ast.Call):  # a string of a call's (a docstring names devices too)
         if id(node) in inside:
@@ -310,12 +312,46 @@ def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call, rewritten: frozense
                     return node.lineno
             if isinstance(value, ast.Constant) and type(value.value) is int and value.value == 0:
                 return node.lineno
+    for node in _before_placement(tree):
+        if id(node) not in inside and isinstance(node, ast.Call) and _current_cuda(node):
+            return node.lineno
     docstrings = {id(n.value) for n in nodes_of(tree, ast.Expr)}
     for node in nodes_of(tree, ast.Constant):  # ``SCORER_DEVICE = "cuda:0"``: a device held in a name
         if (id(node) not in inside and id(node) not in docstrings and isinstance(node.value, str)
                 and "cuda:" in node.value and 0 in (int(n) for n in _ORDINAL.findall(node.value))):
             return node.lineno
     return None
+
+
+def _before_placement(tree: ast.Module):
+    """The nodes of code that runs before Lightning sets each rank's GPU, when the current device is
+    still ``cuda:0`` on every rank (the ``ddp`` launcher re-runs the script; ``fit`` sets the device
+    in the strategy's setup): the file's top-level code (a ``__main__`` block too) and every
+    ``__init__`` (a module is built before ``fit``)."""
+    todo: list[ast.AST] = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(statement, ast.ClassDef):
+            todo.extend(s for s in statement.body if isinstance(s, ast.FunctionDef) and s.name == "__init__")
+            continue
+        todo.append(statement)
+    for part in todo:
+        yield from ast.walk(part)
+
+
+def _current_cuda(call: ast.Call) -> bool:
+    """``.cuda()``, ``.to("cuda")``, ``device="cuda"``, ``torch.device("cuda")``: the current GPU."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "cuda" and not call.args \
+            and not any(k.arg == "device" for k in call.keywords):
+        return True
+    values = [k.value for k in call.keywords if k.arg in ("device", "map_location")]
+    if isinstance(func, ast.Attribute) and func.attr == "to" and call.args:
+        values.append(call.args[0])
+    if last_name(func) == "device" and len(call.args) == 1:
+        values.append(call.args[0])
+    return any(isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.strip() == "cuda" for v in values)
 
 
 def last_name(func: ast.expr) -> str | None:
