@@ -14,7 +14,12 @@ or dtype it runs). It may raise (``TensorDataset`` checks sizes); a raise keeps 
 statement keeps its order among the statements that could observe it. Attribute reads, subscripts
 and ``len``/``list``/... on user objects are taken as pure: they run ``__getattr__``, ``__len__``,
 ``__getitem__`` of the user's classes, which the name analysis, too, takes for reads (a property
-that draws random numbers is not seen).
+that draws random numbers is not seen), but where the object is bound in this file to one of its
+classes whose read computes (more than one ``return`` of a pure expression): ``len(ds)``, a data
+constructor that asks the length (``DataLoader(ds, shuffle=True)``, ``RandomSampler``,
+``ConcatDataset``, ``random_split``), ``list(ds)``, ``ds[0]`` then run that code where the statement
+runs (review round 15: a lazy ``__len__`` built the data in the block's bf16). A library's class is
+not read.
 
 Operators are NOT pure on values that may be tensors: ``len(dataset) / counts`` with an integer
 tensor ``counts`` creates a tensor in the default dtype (float64 under ``init_module()`` with
@@ -96,7 +101,20 @@ PURE_DATA = frozenset({
 ORDERED_DATA = frozenset({"random_split"})
 DATA_BASES = frozenset({"Dataset", "IterableDataset"})
 _TORCH_DATA = ("torch.utils.data.",)
+#: Data constructors that ask the length of the data they are given (torch 2.13: ``RandomSampler``'s
+#: ``num_samples``, ``ConcatDataset``'s sizes, ``random_split``'s check; ``DataLoader`` through its
+#: ``RandomSampler``).
+_ASKS_LENGTH = frozenset({"DataLoader", "RandomSampler", "ConcatDataset", "random_split", "SubsetRandomSampler"})
 _UNSAFE_DUNDERS = frozenset({"__new__", "__setattr__", "__init_subclass__", "__class_getitem__"})
+#: The methods of its data argument a call runs (``len(ds)``; ``DataLoader(ds, shuffle=True)``,
+#: ``RandomSampler``, ``ConcatDataset``, ``random_split`` ask the length; ``list(ds)`` iterates):
+#: they run where the statement runs, inside the block with its dtype and device (review round 15:
+#: a ``__len__`` that built the data lazily made it bf16 there). ``ds[i]``: ``__getitem__``.
+_LENGTH_READS = frozenset({"__len__"})
+_ITERATION_READS = frozenset({"__len__", "__iter__", "__getitem__"})
+_ITEM_READS = frozenset({"__getitem__"})
+_ITERATING_BUILTINS = frozenset({"list", "tuple", "sorted", "enumerate", "zip", "set", "frozenset", "dict", "sum",
+                                 "min", "max", "any", "all"})
 
 
 def torch_data_name(imports: ImportTable, func: ast.expr) -> str | None:
@@ -121,6 +139,7 @@ class Effects:
     _classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
     _data: dict[str, str | None] = field(default_factory=dict)  # class -> "pure"/"data"/None
     _tensor_free_names: set[str] | None = None
+    _computing_bound: dict[frozenset[str], set[str] | None] = field(default_factory=dict)  # ``bound_to_computing``
 
     @classmethod
     def of(cls, tree: ast.Module, imports: ImportTable, lightning_name) -> Effects:
@@ -148,11 +167,16 @@ class Effects:
                     return found
             if self._computing_builtin(node.func) and not all(self.tensor_free(part) for part in parts):
                 return node  # ``sum(counts, 0.0)``: arithmetic on what may be tensors
+            if self.reads_run_code(node):
+                return node  # ``DataLoader(ds, shuffle=True)`` runs ``len(ds)``: a ``__len__`` that computes
             return None
         if isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return node
         if isinstance(node, ast.Lambda):
             return None  # building a function runs nothing of its body
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                and node.value.id in self.bound_to_computing(_ITEM_READS):
+            return node  # ``ds[0]`` runs a ``__getitem__`` of the file that computes
         if isinstance(node, (ast.expr, ast.comprehension, ast.keyword, ast.expr_context, ast.boolop, ast.operator,
                              ast.unaryop, ast.cmpop)):
             for child in child_nodes(node):
@@ -250,6 +274,43 @@ class Effects:
         if torch_data_name(self.imports, func) in PURE_DATA:
             return True
         return isinstance(func, ast.Name) and self.data_class(func.id) == "pure"
+
+    def reads_run_code(self, call: ast.Call) -> bool:
+        """``len(x)``, or a data constructor that asks the length of the data it is given
+        (``DataLoader``, ``RandomSampler``, ``ConcatDataset``, ``random_split``), handed a name the
+        file binds to an object of one of its classes whose reads compute (``_READ_DUNDERS``, a
+        property): that code runs where the call runs."""
+        func = call.func
+        builtin = func.id if isinstance(func, ast.Name) and func.id not in self.bound else None
+        if builtin == "len" or torch_data_name(self.imports, func) in _ASKS_LENGTH:
+            reads = _LENGTH_READS
+        elif builtin in _ITERATING_BUILTINS:
+            reads = _ITERATION_READS
+        else:
+            return False
+        names = {n.id for part in [*call.args, *(k.value for k in call.keywords)] for n in walk(part)
+                 if isinstance(n, ast.Name)}
+        return bool(names & self.bound_to_computing(reads))
+
+    def bound_to_computing(self, reads: frozenset[str]) -> set[str]:
+        """Names the file binds (anywhere) to a call of one of its classes that defines one of
+        ``reads`` to compute (more than one ``return`` of a pure expression)."""
+        known = self._computing_bound.setdefault(reads, None)
+        if known is None:
+            self._computing_bound[reads] = set()  # while the classes' reads are judged (they may ask ``len``)
+            readers = {name for name, classes in self._classes.items()
+                       if any(self._computing_reads(cls, reads) for cls in classes)}
+            known = {target.id for node in every_node(self.tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                     and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
+                     and node.value.func.id in readers
+                     for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                     for target in walk(target) if isinstance(target, ast.Name)} if readers else set()
+            self._computing_bound[reads] = known
+        return known
+
+    def _computing_reads(self, cls: ast.ClassDef, reads: frozenset[str]) -> bool:
+        return any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in reads
+                   and not self._only_returns_a_read(m) for m in cls.body)
 
     def _new_generator(self, node: ast.expr) -> bool:
         return (isinstance(node, ast.Call) and self.imports.qualify(node.func) == "torch.Generator"
@@ -353,6 +414,16 @@ class Effects:
             if not self._plain_store(statement, parameters):
                 return "data"
         return "pure"
+
+    def _only_returns_a_read(self, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """``return len(self.items)``, ``return self.size``, ``return self.x[index]``: one ``return``
+        of a pure expression (no call but the listed ones, so no tensor made, no draw), undecorated
+        or a plain ``@property``."""
+        if isinstance(method, ast.AsyncFunctionDef) or any(dotted_name(d) != "property" for d in method.decorator_list):
+            return False
+        body = [s for s in method.body if not _is_docstring(s)]
+        return (len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
+                and self.unknown_in(body[0].value) is None)
 
     def _plain_store(self, statement: ast.stmt, parameters: list[str]) -> bool:
         """``self.x = x`` (a parameter, not ``self``) or ``self.size = 28`` (a tensor-free value): the

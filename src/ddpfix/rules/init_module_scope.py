@@ -152,7 +152,12 @@ class InitModuleScope(Rule):
       samplers but `WeightedRandomSampler`/`DistributedSampler`), `random_split` (it draws from the
       CPU generator it is given, inside the block or not), or a `Dataset`/`LightningDataModule`
       subclass of this file whose `__init__` only stores its arguments: plain stores `self.x = x`
-      of its parameters (or of Python values), `super().__init__()`, `self.save_hyperparameters()`.
+      of its parameters (or of Python values), `super().__init__()`, `self.save_hyperparameters()`,
+      and whose reads only return what it holds (`__len__`, `__getitem__`, a property: one
+      `return` of a pure expression). A read runs where the statement runs: `len(ds)`, and
+      `DataLoader(ds, shuffle=True)`, `RandomSampler`, `ConcatDataset`, `random_split`, which ask
+      the length; a `__len__` that builds the data lazily builds it in the block's dtype inside
+      and in float32 outside (review round 15: other weights under `"bf16-true"`).
       Unsafe for any other call: an imported `DataModule()`, `load_dataset()`, `dm.setup()`, a
       tokenizer's `from_pretrained`, or a call the rule took for data by its name
       (`build_backbone(64)`, `torchvision.models.resnet18()`, `hydra.utils.instantiate(cfg.net)`,
@@ -1060,6 +1065,10 @@ def _unsafe_because(block: _Block, plan: _Plan, knowledge: _Knowledge) -> str | 
             if effects.operator_on_tensors(found):
                 return (f"`{_segment_line(found, view)}` (line {found.lineno}) may compute with tensors: its result takes the default "
                         "dtype (and device) that the block decides")
+            if isinstance(found, ast.Call) and effects.reads_run_code(found):
+                return (f"`{_segment_line(found, view)}` (line {found.lineno}) reads data whose class computes when "
+                        "read (a `__len__`, `__getitem__` or property of this file that builds tensors): that code "
+                        "runs with the device and dtype the block decides")
             if isinstance(found, ast.Call) and isinstance(found.func, ast.Name) and effects.data_class(found.func.id):
                 return (f"`{_segment_line(found, view)}` (line {found.lineno}) builds data, but is not known to be free of random draws and "
                         "tensor creation, whose generator, device and dtype the block decides")
