@@ -68,6 +68,9 @@ def decisions(folder, value: str, train: str = TRAIN, files: dict[str, str] | No
     ("(pred - y).pow(2).mean().to('cuda:0')", False),
     ("(pred - y).pow(2).mean().to(torch.device('cuda', 0))", False),
     ("torch.zeros(1, device='cuda:1') + pred.mean()", False),
+    # a torchmetrics function that makes its own tensor on some path (no error: torch.tensor(0))
+    ("TF.classification.binary_calibration_error(pred.sigmoid()[:, 0], (y[:, 0] > 0).long())", False),
+    ("TF.classification.binary_accuracy(pred.sigmoid()[:, 0], (y[:, 0] > 0).long())", True),
 ])
 def test_a_value_a_library_may_make_on_the_cpu_keeps_the_fix_unsafe(tmp_path, value, safe):
     found = decisions(tmp_path, value)

@@ -102,9 +102,12 @@ class EpochLogSync(Rule):
     may be one where it comes from `.cpu()`, `.numpy()` or `.tolist()`; from `.to(...)` or
     `.type(...)` to anything not proven to be the rank's GPU (proven: a dtype, `self.device` or any
     `x.device`, `"cuda"`, a name the method binds only to these; not proven: `"cpu"`, a numbered
-    GPU such as `"cuda:0"`, which is GPU 0 on every rank, `self.eval_device`, a parameter); or from a `torch` function not known to follow its inputs'
-    device (`torch.tensor`, `torch.eye`, `torch.hann_window`...; known: math, reductions,
-    `stack`/`cat`, comparisons, `*_like`) without such a device. The value is followed through every
+    GPU such as `"cuda:0"`, which is GPU 0 on every rank, `self.eval_device`, a parameter); or
+    from a `torch` function not known to follow its inputs' device (`torch.tensor`, `torch.eye`, `torch.hann_window`...; known: math, reductions,
+    `stack`/`cat`, comparisons, `*_like`) without such a device, or a torchmetrics function that
+    makes one of its own on some path (`binary_calibration_error` returns `torch.tensor(0)` when
+    there is no error; also the fairness, log-AUC, fixed-recall/precision, Jensen-Shannon and
+    Kendall functions, read from torchmetrics 1.9's sources). The value is followed through every
     binding of the method (`=`, `x: T =`, `+=`, `:=`, `for`), the class's helpers it calls,
     `self(...)`'s `forward`, a module class of the file it holds, `on_after_batch_transfer` and, for
     a batch-end or 1.x epoch-end hook, the step's returns and locals. A class that moves its batches
