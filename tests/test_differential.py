@@ -5,6 +5,7 @@ splits, and loading each one's state into the other with ``strict=True``. ``unch
 ``unsafe`` cases only run ddpfix (no torch needed). See tests/differential/harness.py.
 
 ``python bench/differential.py`` runs the same cases from the command line, with a table of times.
+The cases are checked ahead of their tests, two at a time (``outcomes``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -254,8 +256,39 @@ RULE_BUGS: dict[str, str] = {
 }
 
 
+#: Cases checked ahead of their tests, two at a time (as ``bench/differential.py --jobs 2``): a
+#: case's runs mostly wait (a rank that imports while the other is not started, gloo's rendezvous,
+#: a hang's timeout), so two share the CI machine's two cores with little slowing of each.
+AT_ONCE = 2
+
+
+def _runnable(case: harness.Case) -> bool:
+    """What ``test_case`` would check rather than skip (it says why it skips)."""
+    if case.id in RULE_BUGS:
+        return False
+    if case.trains:
+        if any(importlib.util.find_spec(module) is None for module in ("torch", "lightning")):
+            return False
+        if case.options.get("lightning") == "1" and harness.ensure_lightning1(print) is None:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def outcomes(request, tmp_path_factory):
+    """The outcomes of the selected ``test_case`` items, checked ahead in the order the tests run,
+    each in its own folder; a test selected alone checks its own case only."""
+    cases = [(item.nodeid, item.callspec.params["case"]) for item in request.session.items
+             if getattr(item, "originalname", "") == "test_case" and item.module is request.module]
+    cases = [(nodeid, case) for nodeid, case in cases if _runnable(case)]
+    if any(case.trains for _, case in cases):
+        harness._warm()  # started once here, not by two threads at once
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        yield {nodeid: pool.submit(harness.check_case, case, tmp_path_factory.mktemp("case")) for nodeid, case in cases}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
-def test_case(case: harness.Case, tmp_path):
+def test_case(case: harness.Case, request, outcomes):
     if case.id in RULE_BUGS:
         pytest.skip(RULE_BUGS[case.id])
     if case.trains:
@@ -267,7 +300,7 @@ def test_case(case: harness.Case, tmp_path):
                 pytest.fail(f"{case.id} needs Lightning 1.x and {harness.LIGHTNING1_VENV.name} could not be made")
             pytest.skip(f"needs Lightning 1.x: {harness.LIGHTNING1_VENV.name} could not be made (no package index?), "
                         "nor is $DDPFIX_DIFF_LIGHTNING1 set")
-    outcome = harness.check_case(case, tmp_path)
+    outcome = outcomes[request.node.nodeid].result()
     if outcome.result == harness.NEEDS_UNSAFE:
         pytest.fail(f"{case.id}: {harness.NEEDS_UNSAFE} (this ddpfix has no such flag)\n{outcome.report()}", pytrace=False)
     if not outcome.passed:
