@@ -131,3 +131,30 @@ def test_a_file_that_imports_either_package_runs_with_either(tmp_path, monkeypat
     # One of the two unknown (neither pinned nor installed): the answer is unknown.
     _layout(tmp_path / "other", {"requirements.txt": "lightning==2.2.0\n"})
     assert version_in_force(str(tmp_path / "other" / "train.py"), imported) is None
+
+
+def test_a_notebook_that_installs_lightning_runs_with_what_it_installs(tmp_path, monkeypatch):
+    """``%pip install "pytorch-lightning==1.6.5"`` in a cell: the notebook runs with 1.6.5 whatever
+    the project's requirements say (review round 15); a notebook that installs nothing, or installs
+    Lightning unpinned, takes the project's pin."""
+    import json
+
+    monkeypatch.setattr(versions, "_installed", lambda package: None)
+    _layout(tmp_path, {"requirements.txt": "pytorch-lightning>=1.9\n"})
+
+    def notebook(name: str, first_cell: str) -> str:
+        cells = [first_cell, "import pytorch_lightning as pl"]
+        (tmp_path / name).write_text(json.dumps({"cells": [
+            {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c.splitlines(True)}
+            for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+        return str(tmp_path / name)
+
+    pinned = version_in_force(notebook("a.ipynb", '%pip install -q "pytorch-lightning==1.6.5" torchvision'),
+                              "pytorch_lightning")
+    where, line = pinned.source.rsplit(":", 1)
+    assert pinned.spec == "==1.6.5" and where.endswith("a.ipynb") and line.isdigit(), pinned.source
+    assert pinned.has("strategy='ddp_notebook'") is False
+    shell = version_in_force(notebook("b.ipynb", "!pip install pytorch-lightning==1.9.5"), "pytorch_lightning")
+    assert shell.spec == "==1.9.5"
+    unpinned = version_in_force(notebook("c.ipynb", "!pip install pytorch-lightning"), "pytorch_lightning")
+    assert unpinned.spec == ">=1.9"

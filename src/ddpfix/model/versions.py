@@ -1,6 +1,7 @@
 """The Lightning in force: which versions a file may run with, and what those versions have.
 
-Read, never imported: the project's own pins first, found upward from the file to its repository's
+Read, never imported: a notebook's own install magics first (``%pip install "pytorch-lightning==1.6.5"``:
+what it runs with when its cells run), then the project's own pins, found upward from the file to its repository's
 root (lock files, which name the one version installed, before declarations such as
 ``requirements*.txt``, ``pyproject.toml``'s PEP 621 and Poetry tables, ``setup.py``/``setup.cfg``,
 ``environment.yml``); else the metadata of a distribution installed in the project's own virtualenv
@@ -16,6 +17,7 @@ one the version in force lacks, and an unknown version makes such a fix unsafe.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import glob
 import os
@@ -299,6 +301,25 @@ def _pins_in_folder(folder: str) -> tuple[dict[str, LightningVersion], dict[str,
             {package: _union(package, pins) for package, pins in declared.items()})
 
 
+#: A notebook's own install (``%pip install pytorch-lightning==1.6.5``, ``!pip install -q ...``): the
+#: version it runs with, whatever the project pins (review round 15).
+_INSTALL_MAGIC = lazy_compile(r"[%!][ \t]*pip3?[ \t]+install\b([^\n]*)")
+
+
+@functools.lru_cache(maxsize=None)
+def _notebook_pins(path: str) -> dict[str, LightningVersion]:
+    """The pins of the install magics in the notebook at ``path`` (their union)."""
+    text = _read(path)
+    if text is None or "pip" not in text:
+        return {}
+    found: dict[str, list[LightningVersion]] = {}
+    for match in _INSTALL_MAGIC.finditer(text):
+        arguments = match.group(1).replace('\\"', '"').split('",')[0]  # to the end of the JSON string
+        for package, pin in pins_in_text(arguments, "", "requirements.txt").items():
+            found.setdefault(package, []).append(dataclasses.replace(pin, source=f"{_shown(path)}:{_line(text, match.start())}"))
+    return {package: _union(package, pins) for package, pins in found.items()}
+
+
 @functools.lru_cache(maxsize=None)
 def _project_pins(folder: str) -> dict[str, LightningVersion]:
     """Each distribution's pin found upward from ``folder`` to its repository's root: the nearest
@@ -365,7 +386,8 @@ def version_in_force(path: str, imported: str | tuple[str, ...] | None = None) -
         imported = imported[0] if imported else None
     folder = os.path.dirname(os.path.abspath(path))
     packages = [DISTRIBUTIONS[imported]] if imported in DISTRIBUTIONS else ["lightning", "pytorch-lightning", "lightning-fabric"]
-    for source in (_project_pins(folder), _installed_in_venv(folder)):
+    own = _notebook_pins(os.path.abspath(path)) if path.endswith(".ipynb") else {}
+    for source in (own, _project_pins(folder), _installed_in_venv(folder)):
         for package in packages:
             if package in source:
                 return source[package]
