@@ -158,3 +158,14 @@ def test_a_notebook_that_installs_lightning_runs_with_what_it_installs(tmp_path,
     assert shell.spec == "==1.9.5"
     unpinned = version_in_force(notebook("c.ipynb", "!pip install pytorch-lightning"), "pytorch_lightning")
     assert unpinned.spec == ">=1.9"
+
+
+def test_a_folder_of_requirement_files_pins(tmp_path, monkeypatch):
+    """``requirements/base.txt`` (read by ``setup.py``, or named by a ``-r``) pins like
+    ``requirements.txt`` (review round 15); several files of the folder give their union."""
+    monkeypatch.setattr(versions, "_installed", lambda package: None)
+    _layout(tmp_path, {"setup.py": "from setuptools import setup\nsetup(install_requires=open('requirements/base.txt').read().split())\n",
+                       "requirements/base.txt": "torch\npytorch-lightning==1.4.9\n",
+                       "requirements/docs.txt": "sphinx\n"})
+    pin = version_in_force(str(tmp_path / "src" / "train.py"), "pytorch_lightning")
+    assert pin is not None and pin.spec == "==1.4.9" and pin.has("self.log_dict(rank_zero_only=...)") is False, pin

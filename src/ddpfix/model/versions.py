@@ -280,7 +280,8 @@ def _shown(path: str) -> str:
 def _pins_in_folder(folder: str) -> tuple[dict[str, LightningVersion], dict[str, LightningVersion]]:
     """(locked, declared) pins of the files in ``folder`` itself: a lock file names the version
     installed; declarations in several files of the folder (``requirements.txt`` and
-    ``requirements-dev.txt``, ``setup.py`` and ``environment.yml``) give their union."""
+    ``requirements-dev.txt``, ``setup.py`` and ``environment.yml``, a ``requirements/`` folder's
+    files) give their union."""
     names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     locked: dict[str, list[LightningVersion]] = {}
     declared: dict[str, list[LightningVersion]] = {}
@@ -297,6 +298,13 @@ def _pins_in_folder(folder: str) -> tuple[dict[str, LightningVersion], dict[str,
         elif name.startswith(("requirements", "requirement")) and name.endswith((".txt", ".in")):
             for package, pins in _requirement_pins(path, seen).items():
                 declared.setdefault(package, []).extend(pins)
+        elif name in ("requirements", "requirement") and os.path.isdir(path):
+            # ``requirements/base.txt``, ``requirements/pytorch/base.txt``: a folder of them, which
+            # ``setup.py`` reads or a ``-r`` names (review round 15); their union
+            for inner in sorted(glob.glob(os.path.join(path, "**", "*.txt"), recursive=True)
+                                + glob.glob(os.path.join(path, "**", "*.in"), recursive=True))[:200]:
+                for package, pins in _requirement_pins(inner, seen).items():
+                    declared.setdefault(package, []).extend(pins)
     return ({package: _union(package, pins) for package, pins in locked.items()},
             {package: _union(package, pins) for package, pins in declared.items()})
 
