@@ -298,19 +298,37 @@ class Effects:
         known = self._computing_bound.setdefault(reads, None)
         if known is None:
             self._computing_bound[reads] = set()  # while the classes' reads are judged (they may ask ``len``)
-            readers = {name for name, classes in self._classes.items()
-                       if any(self._computing_reads(cls, reads) for cls in classes)}
-            known = {target.id for node in every_node(self.tree) if isinstance(node, (ast.Assign, ast.AnnAssign))
-                     and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)
-                     and node.value.func.id in readers
-                     for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                     for target in walk(target) if isinstance(target, ast.Name)} if readers else set()
+            readers = {name for name in self._classes if self._computing_reads_in_lineage(name, reads, frozenset())}
+            # A name bound by a value that builds one anywhere in it: ``ds = Windows(...)``, ``a, b =
+            # Windows(...), Windows(...)``, ``splits = {"train": Windows(...)}`` (then ``splits["train"]``
+            # names ``splits``); and names bound from those (``train = splits["train"]``).
+            known = set()
+            while readers:
+                found = {target.id for node in every_node(self.tree) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr))
+                         and node.value is not None and any(
+                             (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in readers)
+                             or (isinstance(n, ast.Name) and n.id in known) for n in walk(node.value))
+                         for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                         for target in walk(target) if isinstance(target, ast.Name)}
+                if found <= known:
+                    break
+                known |= found
             self._computing_bound[reads] = known
         return known
 
-    def _computing_reads(self, cls: ast.ClassDef, reads: frozenset[str]) -> bool:
-        return any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in reads
-                   and not self._only_returns_a_read(m) for m in cls.body)
+    def _computing_reads_in_lineage(self, name: str, reads: frozenset[str], seen: frozenset[str]) -> bool:
+        """A class of the file named ``name`` defines one of ``reads`` to compute, or inherits one from
+        a base of the file (``class TrainWindows(Windows)``; review round 16)."""
+        if name in seen:
+            return False
+        for cls in self._classes.get(name, ()):
+            if any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in reads
+                   and not self._only_returns_a_read(m) for m in cls.body):
+                return True
+            if any(isinstance(base, ast.Name) and self._computing_reads_in_lineage(base.id, reads, seen | {name})
+                   for base in cls.bases):
+                return True
+        return False
 
     def _new_generator(self, node: ast.expr) -> bool:
         return (isinstance(node, ast.Call) and self.imports.qualify(node.func) == "torch.Generator"

@@ -295,7 +295,13 @@ def _value(value: ast.expr, imports: ImportTable) -> str | None:
     for call in methods:
         method = call.func.attr
         arguments = [*call.args, *(k.value for k in call.keywords)]
-        if method in LAYOUT_METHODS:
+        # A dtype handed to any method gives its result that dtype: ``.view(torch.int16)``
+        # reinterprets the bytes (review round 16), ``.sum(dtype=...)``, ``.new_zeros(..., dtype=...)``.
+        dtypes = [kind for kind in (_dtype_argument(a, imports) for a in arguments) if kind != "unknown"]
+        if method in LAYOUT_METHODS and not dtypes:
+            continue
+        if method in LAYOUT_METHODS or method not in ("to", "type") and dtypes:
+            kind = dtypes[-1]
             continue
         if method in ("to", "type"):
             dtypes = [_dtype_argument(a, imports) for a in arguments]

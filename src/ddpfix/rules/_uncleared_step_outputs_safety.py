@@ -120,11 +120,13 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
     extreme or a total), or a ``for`` over it."""
     parents = {child: node for node in every_node(end) for child in child_nodes(node)}
     bound = bound_names(tree)
-    for use in sorted(_self_uses(end, name), key=lambda n: (n.lineno, n.col_offset)):
+    for use in sorted(_self_uses(end, name) + _derived_uses(end, name, parents), key=lambda n: (n.lineno, n.col_offset)):
         condition = _read_on_some_epochs(use, parents, end)
         if condition is not None:
             return (f"{end.name} reads self.{name} on some epochs only ({condition}): the list then carries the "
                     "epochs between reads, which clearing every epoch would change")
+        if not _self_uses(use, name):
+            continue  # a local computed from the list: only where it is used is asked
         parent = parents.get(use)
         if isinstance(parent, ast.Call) and use in parent.args and (imports.qualify(parent.func) or "") in WHOLE_LIST_CALLS:
             if _array_read_whole(parent, parents, bound, end):
@@ -144,6 +146,23 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
     return None
 
 
+def _derived_uses(end: ast.FunctionDef, name: str, parents: dict) -> list[ast.Name]:
+    """The uses of the hook's locals computed from the list (``acc = torch.cat(self.__correct).mean()``,
+    and locals computed from those): where such a local is used on some epochs only (``self.log(...)
+    if report else None``), so is what the list holds (review round 16)."""
+    derived: set[str] = set()
+    while True:
+        found = {target.id for node in every_node(end) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                 and node.value is not None and (_self_uses(node.value, name) or any(
+                     isinstance(n, ast.Name) and n.id in derived for n in walk(node.value)))
+                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                 for target in walk(target) if isinstance(target, ast.Name)}
+        if found <= derived:
+            break
+        derived |= found
+    return [n for n in every_node(end) if isinstance(n, ast.Name) and n.id in derived and isinstance(n.ctx, ast.Load)]
+
+
 def _read_on_some_epochs(use: ast.AST, parents: dict, end: ast.FunctionDef) -> str | None:
     """Where the hook may skip the read of ``use`` on an epoch: an ``if``, a conditional expression,
     a loop whose body holds it, a ``while``, a ``match``, an ``except``, the right side of ``and``/
@@ -152,7 +171,8 @@ def _read_on_some_epochs(use: ast.AST, parents: dict, end: ast.FunctionDef) -> s
     child, node = use, parents.get(use)
     while node is not None and node is not end:
         if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Match, ast.ExceptHandler)) and child is not getattr(node, "test", None):
-            return f"under the `{type(node).__name__.lower()}` at line {node.lineno}"
+            kind = {"IfExp": "conditional expression", "ExceptHandler": "except"}.get(type(node).__name__, type(node).__name__.lower())
+            return f"under the `{kind}` at line {node.lineno}"
         if isinstance(node, (ast.For, ast.AsyncFor)) and child is not node.iter:
             return f"in the loop at line {node.lineno}"
         if isinstance(node, ast.BoolOp) and child is not node.values[0]:
