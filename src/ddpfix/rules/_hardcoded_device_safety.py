@@ -312,8 +312,9 @@ def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call, rewritten: frozense
                     return node.lineno
             if isinstance(value, ast.Constant) and type(value.value) is int and value.value == 0:
                 return node.lineno
+    current = _names_of_the_current_gpu(tree)
     for node in _before_placement(tree):
-        if id(node) not in inside and isinstance(node, ast.Call) and _current_cuda(node):
+        if id(node) not in inside and isinstance(node, ast.Call) and _current_cuda(node, current):
             return node.lineno
     docstrings = {id(n.value) for n in nodes_of(tree, ast.Expr)}
     for node in nodes_of(tree, ast.Constant):  # ``SCORER_DEVICE = "cuda:0"``: a device held in a name
@@ -326,12 +327,11 @@ def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call, rewritten: frozense
 def _before_placement(tree: ast.Module):
     """The nodes of code that runs before Lightning sets each rank's GPU, when the current device is
     still ``cuda:0`` on every rank (the ``ddp`` launcher re-runs the script; ``fit`` sets the device
-    in the strategy's setup): the file's top-level code (a ``__main__`` block too) and every
-    ``__init__`` (a module is built before ``fit``)."""
+    in the strategy's setup): the file's top-level code (a ``__main__`` block too), its functions
+    (``main()``, ``load_teacher()``: called from there; review round 16) and every ``__init__`` (a
+    module is built before ``fit``)."""
     todo: list[ast.AST] = []
     for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
         if isinstance(statement, ast.ClassDef):
             todo.extend(s for s in statement.body if isinstance(s, ast.FunctionDef) and s.name == "__init__")
             continue
@@ -340,8 +340,34 @@ def _before_placement(tree: ast.Module):
         yield from ast.walk(part)
 
 
-def _current_cuda(call: ast.Call) -> bool:
-    """``.cuda()``, ``.to("cuda")``, ``device="cuda"``, ``torch.device("cuda")``: the current GPU."""
+def _names_of_the_current_gpu(tree: ast.Module) -> set[str]:
+    """Names every binding of which in the file is ``"cuda"`` or ``torch.device("cuda")``
+    (``DEVICE = "cuda"``, then ``.to(DEVICE)``; review round 16)."""
+    values: dict[str, list[ast.expr | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Name):
+                        values.setdefault(part.id, []).append(node.value if target is part else None)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            values.setdefault(node.id, [])
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.withitem, ast.NamedExpr)):
+            for part in ast.walk(getattr(node, "target", None) or getattr(node, "optional_vars", None) or ast.Pass()):
+                if isinstance(part, ast.Name):
+                    values.setdefault(part.id, []).append(None)
+
+    def current(value: ast.expr | None) -> bool:
+        if isinstance(value, ast.Call) and last_name(value.func) == "device" and len(value.args) == 1:
+            value = value.args[0]
+        return isinstance(value, ast.Constant) and isinstance(value.value, str) and value.value.strip() == "cuda"
+
+    return {name for name, bound in values.items() if bound and all(current(v) for v in bound)}
+
+
+def _current_cuda(call: ast.Call, names: set[str] = frozenset()) -> bool:
+    """``.cuda()``, ``.to("cuda")``, ``device="cuda"``, ``torch.device("cuda")``, or a name bound only to
+    one of these: the current GPU."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr == "cuda" and not call.args \
             and not any(k.arg == "device" for k in call.keywords):
@@ -351,7 +377,8 @@ def _current_cuda(call: ast.Call) -> bool:
         values.append(call.args[0])
     if last_name(func) == "device" and len(call.args) == 1:
         values.append(call.args[0])
-    return any(isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.strip() == "cuda" for v in values)
+    return any((isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.strip() == "cuda")
+               or (isinstance(v, ast.Name) and v.id in names) for v in values)
 
 
 def last_name(func: ast.expr) -> str | None:

@@ -111,8 +111,9 @@ class HardcodedDevice(Rule):
       while the literal may name a working GPU; a file without the Trainer does not say how its
       module runs; and wherever another place of the file also puts something on `cuda:0` (a
       frozen teacher moved there in `setup`, `map_location="cuda:0"`, a `"cuda:0"` held in a name,
-      or an index-less `.cuda()`/`"cuda"` at the top level or in `__init__`, which runs before
-      Lightning sets the rank's GPU and so lands on GPU 0 on every rank: `TEACHER = Net().cuda()`):
+      or an index-less `.cuda()`/`"cuda"` (or a name bound only to `"cuda"`) at the top level, in
+      a function of the file or in `__init__`, which runs before Lightning sets the rank's GPU and
+      so lands on GPU 0 on every rank: `TEACHER = load_teacher()` doing `.cuda()`):
       the literal may be what this tensor must meet, and on rank N `self.device` would split them.
       (Lightning's `PL_TRAINER_*` environment defaults are not read.) A GPU index
       cannot run on the CPU, so the differential runs prove these rewrites on the CPU by a
