@@ -217,6 +217,9 @@ CASES = {
         prepare="        global SPLIT\n        SPLIT = 3")}, False),
     "a_download_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
         prepare="        os.makedirs(self.root, exist_ok=True)\n        print('downloaded to', self.root)")}, True),
+    "an_extensionless_launcher_turns_it_off": (
+        SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+        {"scripts/run": "#!/bin/sh\nPL_TRAINER_USE_DISTRIBUTED_SAMPLER=0 exec python train.py\n"}, False),
     "a_batch_sampler_of_the_program": (
         SEEDED + "class Buckets(torch.utils.data.BatchSampler):\n    pass\n\n\n"
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),

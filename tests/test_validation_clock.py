@@ -69,6 +69,15 @@ CASES = {
     "lightning_default_in_a_launch_script": (
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {"job.sbatch": "export PL_TRAINER_VAL_CHECK_INTERVAL=00:00:10:00\n"},
         False),
+    # a launcher without an extension, a CI workflow in a dot folder (review round 16)
+    "an_extensionless_launcher": (
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+        {"bin/train": '#!/bin/bash\nexport PL_TRAINER_VAL_CHECK_INTERVAL="${VAL_EVERY:-00:00:05:00}"\nexec python train.py\n'},
+        False),
+    "a_ci_workflow_env_block": (
+        "trainer = L.Trainer(strategy='ddp', devices=2)\n",
+        {".github/workflows/train.yml": "jobs:\n  train:\n    env:\n      PL_TRAINER_VAL_CHECK_INTERVAL: '00:00:05:00'\n"},
+        False),
     "a_launch_script_that_sets_a_number": (
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {"run.sh": "python train.py --trainer.val_check_interval 0.5\n"},
         True),

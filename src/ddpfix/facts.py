@@ -944,7 +944,9 @@ _TRAINER_UNPACKED = lazy_compile(
     rb"[Tt]rainer\w*\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\*\*|\bTrainer[ \t]+as[ \t]+\w"
     rb"|partial[ \t]*\([ \t]*[\w.]*Trainer\b|=[ \t]*[\w.]*Trainer\b|class[ \t]+\w+[ \t]*\([^)]*Trainer\b"
     rb"|['\"]Trainer['\"]")
-_CONFIG_SKIPPED = frozenset({".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist", "site-packages"})
+_CONFIG_SKIPPED = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist",
+                             "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".cache",
+                             ".eggs", ".nox"})
 MAX_CONFIG_FILES = 2000
 
 
@@ -953,7 +955,7 @@ def _config_files(root: str):
     order; then, past ``MAX_CONFIG_FILES``, one last ``(None, b"")``: not all were read."""
     seen = 0
     for folder, folders, names in os.walk(root):
-        folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
+        folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED)
         for name in sorted(names):
             if not name.endswith((".yaml", ".yml", ".json")):
                 continue
@@ -1001,17 +1003,35 @@ _SCRIPT_SAMPLER_OFF = lazy_compile(
     rb"(?![ \t]*[=:]?[ \t]*[\"']?(?:1|true|True|TRUE)\b)")
 
 
+#: Extensions of files that hold data or code of other kinds, never a run's environment.
+_NOT_LAUNCHERS = (".py", ".pyc", ".ipynb", ".md", ".rst", ".txt", ".csv", ".tsv", ".png", ".jpg", ".jpeg", ".gif",
+                  ".pdf", ".pt", ".pth", ".ckpt", ".bin", ".npy", ".npz", ".pkl", ".h5", ".zip", ".gz", ".tar", ".so",
+                  ".parquet", ".arrow", ".safetensors", ".onnx", ".wav", ".mp3", ".mp4", ".lock", ".yaml", ".yml",
+                  ".json", ".html", ".css", ".js", ".svg")
+
+
+def _may_launch(name: str) -> bool:
+    """A file that may export a run's Trainer settings or pass them on a command line: a shell or
+    job script (``.sh``, ``.sbatch``...), a Makefile, justfile or Dockerfile, an ``.env*`` file, and
+    any file without an extension (``bin/train``, ``scripts/run``; review round 16). YAML and JSON are
+    read as configurations."""
+    if name.endswith((".sh", ".bash", ".zsh", ".env", ".slurm", ".sbatch", ".pbs", ".job", ".toml", ".cfg", ".ini", ".conf")):
+        return True
+    if name in ("Makefile", "makefile", "GNUmakefile", "justfile", "Justfile", "Procfile", ".envrc") \
+            or name.startswith((".env", "Dockerfile", "Containerfile")):
+        return True
+    return "." not in name.lstrip(".") and not name.endswith(_NOT_LAUNCHERS)
+
+
 def _launch_scripts(root: str, word: bytes = b"sampler"):
     """(path, its first megabyte) of each shell script, ``.env`` file and Makefile of the program
     (``MAX_CONFIG_FILES`` at most), where a run's Trainer settings may be exported or passed, that
     names ``word`` (in any case)."""
     seen = 0
     for folder, folders, names in os.walk(root):
-        folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED and not f.startswith("."))
+        folders[:] = sorted(f for f in folders if f not in _CONFIG_SKIPPED)
         for name in sorted(names):
-            if not (name.endswith((".sh", ".bash", ".zsh", ".env", ".slurm", ".sbatch", ".pbs", ".job"))
-                    or name in ("Makefile", ".env", ".envrc")
-                    or name.startswith("Dockerfile")):
+            if not _may_launch(name):
                 continue
             seen += 1
             if seen > MAX_CONFIG_FILES:
