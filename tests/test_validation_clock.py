@@ -48,6 +48,14 @@ CASES = {
     "an_argparse_option": (
         "parser = argparse.ArgumentParser()\nparser.add_argument('--every', dest='val_check_interval', default=1.0)\n"
         "args = parser.parse_args()\ntrainer = L.Trainer(strategy='ddp', devices=2)\n", {}, False),
+    "a_config_field": (
+        "import dataclasses\n\n\n@dataclasses.dataclass\nclass TrainerConfig:\n    strategy: str = 'ddp'\n"
+        "    val_check_interval: str = '00:00:05:00'\n\n\n"
+        "trainer = L.Trainer(**dataclasses.asdict(TrainerConfig()))\n", {}, False),
+    "a_config_field_that_is_a_number": (
+        "import dataclasses\n\n\n@dataclasses.dataclass\nclass TrainerConfig:\n    strategy: str = 'ddp'\n"
+        "    val_check_interval: float = 0.5\n\n\n"
+        "trainer = L.Trainer(**dataclasses.asdict(TrainerConfig()))\n", {}, True),
     "a_string_key_set_at_run_time": (
         "cfg = {'strategy': 'ddp'}\ncfg['val_check_interval'] = '00:00:05:00'\ntrainer = L.Trainer(**cfg)\n", {}, False),
     "a_dict_entry_that_is_a_number": (

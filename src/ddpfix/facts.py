@@ -1260,6 +1260,12 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
             facts.validation_clock = True  # ``Trainer(val_check_interval=timedelta(minutes=5))``, a name
         elif isinstance(node, ast.Attribute) and node.attr == CLOCK_SETTING and isinstance(node.ctx, ast.Store):
             facts.validation_clock = True  # ``args.val_check_interval = ...``: set at run time
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not (node.value is not None and _a_number(node.value)) \
+                and any(isinstance(t, ast.Name) and t.id == CLOCK_SETTING
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            # a config's field (``val_check_interval: str = "00:00:10:00"`` in a dataclass handed on
+            # with ``**asdict(cfg)``), a local handed to the Trainer by name (review round 16)
+            facts.validation_clock = True
         if isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if callee == "seed_everything" and node.args and isinstance(node.args[0], ast.Constant):
