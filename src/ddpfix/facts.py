@@ -976,19 +976,25 @@ def config_turns_sampler_off(root: str) -> str | None:
     ``configs/trainer/*.yaml``) sets ``use_distributed_sampler: false`` (1.x ``replace_sampler_ddp``),
     as ``path:line``; None where none does. Read when a rule asks, at most ``MAX_CONFIG_FILES`` files
     (past them: not proven, said)."""
+    return _setting_in_files(root, b"sampler", _CONFIG_SAMPLER_OFF, _SCRIPT_SAMPLER_OFF)
+
+
+def _setting_in_files(root: str, word: bytes, in_config, in_script) -> str | None:
+    """The first ``path:line`` where a configuration of the program (a key of Trainer's arguments
+    ``in_config``, or Lightning's environment default in an env block: docker-compose, a CI job, a
+    Kubernetes spec) or a launch script (``in_script``) sets a Trainer argument so; files without
+    ``word`` are not searched. Past ``MAX_CONFIG_FILES`` configurations: not proven, said."""
     for path, data in _config_files(root):
         if path is None:
             return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
-        if b"sampler" not in data.lower():
+        if word not in data.lower():
             continue
-        # a key of Trainer's arguments, or Lightning's environment default in an env block
-        # (docker-compose, a CI job, a Kubernetes spec)
-        match = _CONFIG_SAMPLER_OFF.search(data) or _SCRIPT_SAMPLER_OFF.search(data)
+        match = in_config.search(data) or in_script.search(data)
         if match is not None:
             line = data.count(b"\n", 0, match.start()) + 1
             return f"{path}:{line}"
-    for path, data in _launch_scripts(root):
-        match = _SCRIPT_SAMPLER_OFF.search(data)
+    for path, data in _launch_scripts(root, word):
+        match = in_script.search(data)
         if match is not None:
             line = data.count(b"\n", 0, match.start()) + 1
             return f"{path}:{line}"
@@ -1059,21 +1065,7 @@ def config_sets_a_clock(root: str) -> str | None:
     """Where a configuration (YAML/JSON) or a launch script of the program sets ``val_check_interval``
     to what may be a duration, as ``path:line``; None where none does (past ``MAX_CONFIG_FILES``:
     not proven, said)."""
-    for path, data in _config_files(root):
-        if path is None:
-            return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
-        if b"val_check_interval" not in data.lower():
-            continue
-        match = _CONFIG_CLOCK.search(data) or _SCRIPT_CLOCK.search(data)
-        if match is not None:
-            line = data.count(b"\n", 0, match.start()) + 1
-            return f"{path}:{line}"
-    for path, data in _launch_scripts(root, b"val_check_interval"):
-        match = _SCRIPT_CLOCK.search(data)
-        if match is not None:
-            line = data.count(b"\n", 0, match.start()) + 1
-            return f"{path}:{line}"
-    return None
+    return _setting_in_files(root, b"val_check_interval", _CONFIG_CLOCK, _SCRIPT_CLOCK)
 
 
 @functools.lru_cache(maxsize=64)

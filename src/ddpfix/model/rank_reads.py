@@ -110,16 +110,34 @@ def _lines(node: ast.AST) -> range:
     return range(node.lineno, (node.end_lineno or node.lineno) + 1)
 
 
-@functools.lru_cache(maxsize=256)
-def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int]) -> bool:
+@functools.lru_cache(maxsize=64)
+def _parsed(real_path: str, stamp: tuple[int, int]) -> tuple[bytes, ast.Module] | None:
+    """The file's bytes and CPython's tree (``stamp``: its mtime and size, so an edit reads again);
+    None where it cannot be read or parsed."""
     try:
         with open(real_path, "rb") as handle:
             data = handle.read()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(data, real_path)
+            return data, ast.parse(data, real_path)
     except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _stamp(real_path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(real_path)
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+@functools.lru_cache(maxsize=256)
+def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int]) -> bool:
+    parsed = _parsed(real_path, stamp)
+    if parsed is None:
         return False
+    data, tree = parsed
     words = re.compile(pattern.encode())
     comments = _comment_starts(data)
     # the lines where the words stand outside comments (``# 11 samples per rank`` runs nothing)
@@ -148,11 +166,8 @@ def only_decide_reporting(real_path: str, pattern: str) -> bool:
     statement that only reports, or in the test of an ``if`` whose branches only report, with no
     call there but pure ones: its reads of the rank change no data. False where any other line
     matches, or the file cannot be read or parsed."""
-    try:
-        status = os.stat(real_path)
-    except OSError:
-        return False
-    return _only_decide_reporting(real_path, pattern, (status.st_mtime_ns, status.st_size))
+    stamp = _stamp(real_path)
+    return stamp is not None and _only_decide_reporting(real_path, pattern, stamp)
 
 
 def _rooted_at_self(node: ast.expr) -> bool:
@@ -187,14 +202,10 @@ def _keeps_state(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _prepare_data_keeps_nothing(real_path: str, stamp: tuple[int, int]) -> bool:
-    try:
-        with open(real_path, "rb") as handle:
-            data = handle.read()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(data, real_path)
-    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+    parsed = _parsed(real_path, stamp)
+    if parsed is None:
         return False
+    tree = parsed[1]
     return not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "prepare_data"
                    and _keeps_state(node) for node in every_node(tree))
 
@@ -205,8 +216,5 @@ def prepare_data_keeps_nothing(real_path: str) -> bool:
     vocabulary, a count) exists on that rank only, and the ranks' data may then differ. Writing
     files that ``setup`` reads on every rank is its purpose, and shapes no rank's data alone. False
     where the file cannot be read or parsed."""
-    try:
-        status = os.stat(real_path)
-    except OSError:
-        return False
-    return _prepare_data_keeps_nothing(real_path, (status.st_mtime_ns, status.st_size))
+    stamp = _stamp(real_path)
+    return stamp is not None and _prepare_data_keeps_nothing(real_path, stamp)
