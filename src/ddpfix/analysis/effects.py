@@ -15,7 +15,7 @@ statement keeps its order among the statements that could observe it. Attribute 
 and ``len``/``list``/... on user objects are taken as pure: they run ``__getattr__``, ``__len__``,
 ``__getitem__`` of the user's classes, which the name analysis, too, takes for reads (a property
 that draws random numbers is not seen), but where the object is bound in this file to one of its
-classes whose read computes (more than one ``return`` of a pure expression): ``len(ds)``, a data
+classes whose read does more than return a pure expression: ``len(ds)``, a data
 constructor that asks the length (``DataLoader(ds, shuffle=True)``, ``RandomSampler``,
 ``ConcatDataset``, ``random_split``), ``list(ds)``, ``ds[0]`` then run that code where the statement
 runs (review round 15: a lazy ``__len__`` built the data in the block's bf16). A library's class is
@@ -278,8 +278,8 @@ class Effects:
     def reads_run_code(self, call: ast.Call) -> bool:
         """``len(x)``, or a data constructor that asks the length of the data it is given
         (``DataLoader``, ``RandomSampler``, ``ConcatDataset``, ``random_split``), handed a name the
-        file binds to an object of one of its classes whose reads compute (``_READ_DUNDERS``, a
-        property): that code runs where the call runs."""
+        file binds to an object of one of its classes whose ``__len__`` (for iteration also
+        ``__iter__``/``__getitem__``) computes: that code runs where the call runs."""
         func = call.func
         builtin = func.id if isinstance(func, ast.Name) and func.id not in self.bound else None
         if builtin == "len" or torch_data_name(self.imports, func) in _ASKS_LENGTH:
@@ -293,8 +293,8 @@ class Effects:
         return bool(names & self.bound_to_computing(reads))
 
     def bound_to_computing(self, reads: frozenset[str]) -> set[str]:
-        """Names the file binds (anywhere) to a call of one of its classes that defines one of
-        ``reads`` to compute (more than one ``return`` of a pure expression)."""
+        """Names the file binds (anywhere) to a call of one of its classes that defines (or inherits)
+        one of ``reads`` doing more than return a pure expression."""
         known = self._computing_bound.setdefault(reads, None)
         if known is None:
             self._computing_bound[reads] = set()  # while the classes' reads are judged (they may ask ``len``)
