@@ -5,7 +5,6 @@ must be reproduced (exit 1) and named at the line marked ``# rehearse: here``; e
 rehearse clean (exit 0: no false alarm). Then: ``--verify`` on a seed failure, what cannot be
 rehearsed (exit 2, saying why), no process left behind after a hang or a Ctrl-C, and the injected
 start-up code leaves what the script computes unchanged (the same weights as a plain CPU DDP run).
-The corpus, the seed hang and ``--verify`` rehearse ahead of their tests, two at a time (``rehearsals``).
 """
 
 from __future__ import annotations
@@ -17,8 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -65,73 +62,12 @@ def _ours(folder: Path) -> list[int]:
     return found
 
 
-@dataclass
-class Rehearsed:
-    run: subprocess.CompletedProcess
-    seconds: float
-    folder: Path  # the run's own scratch folder, holding its script
-    left: list[int]  # the folder's processes alive when the rehearsal returned
-
-
-def _corpus_job(folder: Path, script: Path, expect, here) -> list[str]:
-    """Each script alone in a scratch folder (scripts write checkpoints and reports where they run)."""
-    (folder / script.name).write_bytes(script.read_bytes())
-    return ["--json", "--stall", STALL, "--", sys.executable, script.name]
-
-
-def _seed_hang_job(folder: Path) -> list[str]:
-    (folder / "train.py").write_bytes((SCRIPTS / "hang_rank_gated_sync_log.py").read_bytes())
-    return ["--", sys.executable, "train.py"]
-
-
-def _verify_job(folder: Path, name: str, unsafe: bool, added: str) -> list[str]:
-    (folder / "train.py").write_bytes((SCRIPTS / name).read_bytes())
-    return ["--verify", *(["--unsafe-fixes"] if unsafe else []), "--stall", STALL, "--", sys.executable, "train.py"]
-
-
-#: The tests whose rehearsals run ahead, two at a time, and how each prepares its folder.
-POOLED = {
-    "test_the_corpus_rehearses_as_its_header_says": _corpus_job,
-    "test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_is_its_output": _seed_hang_job,
-    "test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean": _verify_job,
-}
-#: A rehearsal mostly waits (one rank imports torch while the next is not started yet; a hang is
-#: watched for STALL seconds), so two at a time share the two cores of the CI machine with little
-#: slowing of each: the module's rehearsals take about half the time. Each keeps its own folder,
-#: and the checks that a rank outlived it look at that folder's processes only.
-AT_ONCE = 2
-
-
-def _rehearsed(folder: Path, args: list[str]) -> Rehearsed:
-    started = time.monotonic()
-    run = rehearse(*args, cwd=folder)
-    return Rehearsed(run, time.monotonic() - started, folder, _ours(folder))
-
-
-@pytest.fixture(scope="module")
-def rehearsals(request, tmp_path_factory):
-    """The rehearsals of the selected POOLED tests, started in the order the tests run, each asked
-    for by its test's node id (a test selected alone runs its own rehearsal only)."""
-    with ThreadPoolExecutor(AT_ONCE) as pool:
-        runs = {}
-        for item in request.session.items:
-            prepare = POOLED.get(getattr(item, "originalname", ""))
-            if prepare is None or item.module is not request.module:
-                continue
-            folder = tmp_path_factory.mktemp("rehearsal")
-            args = prepare(folder, **item.callspec.params) if hasattr(item, "callspec") else prepare(folder)
-            runs[item.nodeid] = pool.submit(_rehearsed, folder, args)
-        yield runs
-
-
-def result_of(request, rehearsals) -> Rehearsed:
-    return rehearsals[request.node.nodeid].result()
-
-
 @pytest.mark.parametrize("script, expect, here", list(corpus()))
-def test_the_corpus_rehearses_as_its_header_says(script, expect, here, request, rehearsals):
-    done = result_of(request, rehearsals)
-    run = done.run
+def test_the_corpus_rehearses_as_its_header_says(script, expect, here, tmp_path):
+    """Each script alone in a scratch folder (scripts write checkpoints and reports where they run)."""
+    (tmp_path / script.name).write_bytes(script.read_bytes())
+    started = time.monotonic()
+    run = rehearse("--json", "--stall", STALL, "--", sys.executable, script.name, cwd=tmp_path)
     report = json.loads(run.stdout)
     if expect == "clean":
         assert run.returncode == 0, run.stdout
@@ -144,23 +80,25 @@ def test_the_corpus_rehearses_as_its_header_says(script, expect, here, request, 
     assert any((script.name, line) in named for line in here), (here, report["problems"])
     if expect == "hang":
         assert {p["kind"] for p in report["problems"]} & {"hang", "exception", "collective-order", "batches"}
-    assert not done.left and not _ours(done.folder), "a rank outlived the rehearsal"
-    assert done.seconds < 120
+    assert not _ours(tmp_path), "a rank outlived the rehearsal"
+    assert time.monotonic() - started < 120
 
 
-def test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_is_its_output(request, rehearsals):
+def test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_is_its_output(tmp_path):
     """The gated synced log, with the default --stall: named at its line in under a minute, with
     the static rule that knows it and the mappings made; and docs/rehearse.md's console example is
     exactly this run's output (but the seconds)."""
-    done = result_of(request, rehearsals)
-    run, seconds = done.run, done.seconds
+    (tmp_path / "train.py").write_bytes((SCRIPTS / "hang_rank_gated_sync_log.py").read_bytes())
+    started = time.monotonic()
+    run = rehearse("--", sys.executable, "train.py", cwd=tmp_path)
+    seconds = time.monotonic() - started
     assert run.returncode == 1
     line = next(i + 1 for i, text in enumerate((SCRIPTS / "hang_rank_gated_sync_log.py").read_text().splitlines())
                 if text.endswith("# rehearse: here"))
     assert re.search(rf"^train.py:{line}: hang: ", run.stdout, re.M), run.stdout
     assert "DDP003" in run.stdout and "accelerator='gpu' -> 'cpu'" in run.stdout
     assert seconds < 60, seconds
-    assert not done.left and not _ours(done.folder)
+    assert not _ours(tmp_path)
     page = (SCRIPTS.parent.parent.parent / "docs" / "rehearse.md").read_text(encoding="utf-8")
     shown = re.search(r"```console\n\$ ddpfix rehearse -- python train.py\n(.*?)```", page, re.S).group(1)
     seconds_out = re.compile(r"\d+\.\d s")
@@ -180,19 +118,22 @@ SEEDS = [
 
 
 @pytest.mark.parametrize("name, unsafe, added", SEEDS, ids=[name[:-3] for name, _, _ in SEEDS])
-def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(name, unsafe, added, request, rehearsals):
+def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(tmp_path, name, unsafe, added):
     """Each seed failure: reproduced, fixed in a scratch copy (its unsafe fix with --unsafe-fixes),
     rehearsed again clean, and the user's folder left as it was."""
-    done = result_of(request, rehearsals)
-    run, script = done.run, done.folder / "train.py"
+    script = tmp_path / "train.py"
+    script.write_bytes((SCRIPTS / name).read_bytes())
+    before = script.read_bytes()
+    flags = ["--verify", *(["--unsafe-fixes"] if unsafe else []), "--stall", STALL]
+    run = rehearse(*flags, "--", sys.executable, "train.py", cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "+++ train.py (ddpfix's fixes)" in run.stdout
     shown = [line.strip() for line in run.stdout.splitlines()]
     assert any(line.startswith("+") and not line.startswith("+++") and added in line for line in shown), run.stdout
     assert "ddpfix-verify-" not in run.stdout  # places are named as the user's files
     assert "verified: the failure is gone after the fixes" in run.stdout
-    assert script.read_bytes() == (SCRIPTS / name).read_bytes()  # the user's file is never touched
-    assert sorted(p.name for p in done.folder.iterdir()) == ["train.py"]  # nor anything written beside it
+    assert script.read_bytes() == before  # the user's file is never touched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # nor anything written beside it
 
 
 @pytest.mark.parametrize("body, why", [
