@@ -71,6 +71,8 @@ def decisions(folder, value: str, train: str = TRAIN, files: dict[str, str] | No
     # a torchmetrics function that makes its own tensor on some path (no error: torch.tensor(0))
     ("TF.classification.binary_calibration_error(pred.sigmoid()[:, 0], (y[:, 0] > 0).long())", False),
     ("TF.classification.binary_accuracy(pred.sigmoid()[:, 0], (y[:, 0] > 0).long())", True),
+    # a function of those packages that is on no list of checked metrics is not trusted
+    ("TF.classification.binary_hinge_loss(pred.sigmoid()[:, 0], (y[:, 0] > 0).long())", False),
 ])
 def test_a_value_a_library_may_make_on_the_cpu_keeps_the_fix_unsafe(tmp_path, value, safe):
     found = decisions(tmp_path, value)

@@ -105,8 +105,7 @@ _FOLLOWS_ITS_INPUTS = frozenset({
 
 
 #: Packages whose functions compute on the device of the tensors they are given.
-_FOLLOWING_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.",
-                       "torchmetrics.functional.classification.", "torchmetrics.functional.regression.")
+_FOLLOWING_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.")
 #: ``torch.nn.utils``'s functions that return the module they are given, or a tensor of the
 #: tensors they are given (not ``pad_packed_sequence``, whose lengths are made on the CPU).
 _FOLLOWING_NN_UTILS = ("torch.nn.utils.parametrizations.", "torch.nn.utils.parametrize.", "torch.nn.utils.weight_norm",
@@ -141,12 +140,17 @@ def makes_a_tensor(qualified: str) -> bool:
     head, _, rest = qualified.partition(".")
     if qualified.startswith("torchmetrics.") and any(stem in qualified for stem in _CPU_MAKING_METRICS):
         return True
+    if qualified.startswith("torchmetrics.functional."):
+        # an allowlist, not the package: the named metrics (any task's: ``binary_accuracy``), none of
+        # which the scan above found making a tensor of its own
+        name = rest.rsplit(".", 1)[-1]
+        for task in ("binary_", "multiclass_", "multilabel_"):
+            name = name[len(task):] if name.startswith(task) else name
+        return name not in _FOLLOWING_METRICS
     if qualified.startswith(_FOLLOWING_PACKAGES):
         return False
     if qualified.startswith("torch.fft."):
         return rest.rsplit(".", 1)[-1] in _FFT_MAKERS
-    if qualified.startswith("torchmetrics.functional."):
-        return rest.rsplit(".", 1)[-1] not in _FOLLOWING_METRICS
     if head != "torch" or not rest:
         return False
     if "." in rest:
