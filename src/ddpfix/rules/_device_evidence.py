@@ -26,9 +26,21 @@ def bindings(function, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
     """Name -> the values the function binds it (before ``at``, where given): ``=``, ``x: T = v``,
     ``x += v`` (``v``, as far as a device goes), ``(x := v)``, ``for x in v`` (an item of ``v``)."""
     assigned: dict[str, list[ast.expr]] = {}
+    for place, name, value in _binding_events(function):
+        if at is None or place is None or place < at:
+            assigned.setdefault(name, []).append(value)
+    return assigned
+
+
+def _binding_events(function) -> list[tuple[tuple[int, int] | None, str, ast.expr]]:
+    """Every binding of ``function`` in walk order: (the binding node's place, or None for a
+    comprehension's, which has none; the name; the value). Kept on the node: a method with many
+    logs is asked once per log, and walking it each time made the rule quadratic in its size."""
+    kept = function.__dict__.get("_ddpfix_device_bindings")
+    if kept is not None:
+        return kept
+    events = []
     for node in walk(function):
-        if at is not None and hasattr(node, "lineno") and (node.lineno, node.col_offset) >= at:
-            continue
         if isinstance(node, ast.Assign):
             pairs = [(target, node.value) for target in node.targets]
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
@@ -41,11 +53,13 @@ def bindings(function, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
             pairs = [(node.target, node.iter)]
         else:
             continue
+        place = (node.lineno, node.col_offset) if hasattr(node, "lineno") else None
         for target, value in pairs:
             for name in walk(target):
                 if isinstance(name, ast.Name):
-                    assigned.setdefault(name.id, []).append(value)
-    return assigned
+                    events.append((place, name.id, value))
+    function._ddpfix_device_bindings = events
+    return events
 
 
 def targets(call: ast.Call) -> list[ast.expr]:

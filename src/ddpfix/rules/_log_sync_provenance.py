@@ -134,42 +134,57 @@ class Provenance:
         if escaped is not None:
             return escaped
         escaped = {}
+        for place, names in self._escape_events():
+            if place is not None and place >= self.until:
+                continue  # handed over after the value is read
+            for name in names:
+                first = escaped.get(name, place)
+                escaped[name] = place if first is None or place is None else min(first, place)
+        self._escaped_names = escaped
+        return escaped
 
-        def names_in(node: ast.expr) -> None:
+    def _escape_events(self) -> list[tuple[Place, list[str]]]:
+        """Each place of the method that hands local names to the module, with those names, in the
+        method's walk order: the same for every log of the method, so kept on its node (with the
+        class's facts it was read with); ``_escaped`` keeps those before the value is read."""
+        kept = self.method.__dict__.get("_ddpfix_escape_events")
+        if kept is not None and kept[0] is self.facts:
+            return kept[1]
+        events: list[tuple[Place, list[str]]] = []
+        own = self.local_names | self.parameters
+
+        def names_in(node: ast.expr, place: Place) -> None:
             called = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
-            for n in walk(node):
-                if isinstance(n, ast.Name) and id(n) not in called and n.id in self.local_names | self.parameters:
-                    first = escaped.get(n.id, place)
-                    escaped[n.id] = place if first is None or place is None else min(first, place)
+            names = [n.id for n in walk(node) if isinstance(n, ast.Name) and id(n) not in called and n.id in own]
+            if names:
+                events.append((place, names))
 
         held = module_aliases(self.method)  # ``stats = self.stats``: a store through it is the module's
         for n, place in outside_functions_with_places(self.method):
-            if place is not None and place >= self.until:
-                continue  # handed over after the value is read
             for root, depth in store_roots(n):
                 if is_self(root) or (depth and isinstance(root, ast.Name) and root.id in held):
-                    names_in(n.value)
+                    names_in(n.value, place)
             if isinstance(n, ast.Assign) and any(
                     isinstance(c, ast.Call) and self_attr(c.func) in self.facts.methods
                     and self.facts.hands_to_module(c.func.attr) for c in walk(n.value)):
                 # ``loss = self._shared_step(batch)`` where the helper keeps ``self.last = loss``.
                 for target in n.targets:
-                    names_in(target)
-                names_in(n.value)
+                    names_in(target, place)
+                names_in(n.value, place)
             if isinstance(n, ast.Call):
                 func = n.func
                 if self_attr(func) in self.facts.methods and self.facts.hands_to_module(func.attr):
                     for argument in [*n.args, *(k.value for k in n.keywords)]:
-                        names_in(argument)
+                        names_in(argument, place)
                 if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None or reads_module(func.value, held)) \
                         and func.attr in KEEPING_METHODS:
                     for argument in [*n.args, *(k.value for k in n.keywords)]:
-                        names_in(argument)
+                        names_in(argument, place)
                 elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and is_self(n.args[0]):
                     for argument in n.args[1:]:
-                        names_in(argument)
-        self._escaped_names = escaped
-        return escaped
+                        names_in(argument, place)
+        self.method._ddpfix_escape_events = (self.facts, events)
+        return events
 
     def _stored_into(self, known: set[str]) -> set[str]:
         """Names the method's code changes in place with a value not known to be this rank's own

@@ -234,8 +234,13 @@ def binding_events(method: ast.AST) -> tuple[list[tuple[Place, list[tuple[str, a
 def stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
     """Names the method's own code changes in place, with what it stores: through a subscript or an
     attribute (``stats["seen"] = n``, ``out.loss = v``), or by an augmented assignment (``count +=
-    n``: in place for a tensor, a list, a dict). ``del d[k]`` removes, storing nothing."""
+    n``: in place for a tensor, a list, a dict). ``del d[k]`` removes, storing nothing. Kept on the
+    node, as ``outside_functions_with_places``."""
+    kept = method.__dict__.get("_ddpfix_stored_through")
+    if kept is not None:
+        return kept
     found: dict[str, list[ast.expr]] = {}
+    method._ddpfix_stored_through = found
     for n in walk_outside_functions(method.body):
         if isinstance(n, ast.Assign):
             targets, value = n.targets, n.value

@@ -832,6 +832,22 @@ def _batch_moved_elsewhere(facts) -> str | None:
     return facts._batch_moved
 
 
+def _self_calls(method) -> dict[str, list[tuple[ast.Call, set[str]]]]:
+    """Each ``self.<name>(...)`` call of ``method`` by its name, with the names its arguments read.
+    Kept on the node and keyed by name: asked once per log of the method, and a scan of every call
+    (its logs too) each time was quadratic in the method's size."""
+    kept = method.__dict__.get("_ddpfix_handed_self_calls")
+    if kept is None:
+        kept = method._ddpfix_handed_self_calls = {}
+        for call in walk(method):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self":
+                names = {r.id for a in [*call.args, *(k.value for k in call.keywords)] for r in walk(a)
+                         if isinstance(r, ast.Name)}
+                kept.setdefault(call.func.attr, []).append((call, names))
+    return kept
+
+
 def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassFacts | None, callers: set[int]) -> str | None:
     """``_cpu_value`` of ``values`` as ``method`` reads them at ``at``; for a helper of the class,
     also what each of its callers passes it (a parameter is what the caller made of it)."""
@@ -867,10 +883,9 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
     read: set[str] = set()  # the method's own names the value is made of
     # A helper of the class handed one of those names may store a CPU tensor through it
     # (``self._fill(stats, logits)`` then ``stats["acc"]``): followed like a helper the value calls.
-    handed = [(call, {r.id for a in [*call.args, *(k.value for k in call.keywords)] for r in walk(a) if isinstance(r, ast.Name)})
-              for call in walk(method) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-              and isinstance(call.func.value, ast.Name) and call.func.value.id == "self" and call.func.attr in methods
-              and (call.lineno, call.col_offset) < (at.lineno, at.col_offset)]
+    by_name = _self_calls(method)
+    handed = [(call, names) for name in by_name.keys() & methods.keys() for call, names in by_name[name]
+              if (call.lineno, call.col_offset) < (at.lineno, at.col_offset)]
     while pending or any(names & read and id(methods[c.func.attr]) not in followed for c, names in handed):
         if not pending:
             for call, names in handed:
