@@ -5,6 +5,7 @@ must be reproduced (exit 1) and named at the line marked ``# rehearse: here``; e
 rehearse clean (exit 0: no false alarm). Then: ``--verify`` on a seed failure, what cannot be
 rehearsed (exit 2, saying why), no process left behind after a hang or a Ctrl-C, and the injected
 start-up code leaves what the script computes unchanged (the same weights as a plain CPU DDP run).
+The corpus, the seed hang and ``--verify`` rehearse ahead of their tests, two at a time (``rehearsals``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -62,16 +65,81 @@ def _ours(folder: Path) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("script, expect, here", list(corpus()))
-def test_the_corpus_rehearses_as_its_header_says(script, expect, here, tmp_path):
+@dataclass
+class Rehearsed:
+    run: subprocess.CompletedProcess
+    seconds: float
+    folder: Path  # the run's own scratch folder, holding its script
+    left: list[int]  # the folder's processes alive when the rehearsal returned
+
+
+def _corpus_job(folder: Path, script: Path, expect, here) -> list[str]:
     """Each script alone in a scratch folder (scripts write checkpoints and reports where they run)."""
-    (tmp_path / script.name).write_bytes(script.read_bytes())
+    (folder / script.name).write_bytes(script.read_bytes())
+    return ["--json", "--stall", STALL, "--", sys.executable, script.name]
+
+
+def _seed_hang_job(folder: Path) -> list[str]:
+    (folder / "train.py").write_bytes((SCRIPTS / "hang_rank_gated_sync_log.py").read_bytes())
+    return ["--", sys.executable, "train.py"]
+
+
+def _verify_job(folder: Path, name: str, unsafe: bool, added: str) -> list[str]:
+    (folder / "train.py").write_bytes((SCRIPTS / name).read_bytes())
+    return ["--verify", *(["--unsafe-fixes"] if unsafe else []), "--stall", STALL, "--", sys.executable, "train.py"]
+
+
+#: The tests whose rehearsals run ahead, two at a time, and how each prepares its folder.
+POOLED = {
+    "test_the_corpus_rehearses_as_its_header_says": _corpus_job,
+    "test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_is_its_output": _seed_hang_job,
+    "test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean": _verify_job,
+}
+#: A rehearsal mostly waits (one rank imports torch while the next is not started yet; a hang is
+#: watched for STALL seconds), so two at a time share the two cores of the CI machine with little
+#: slowing of each: the module's rehearsals take about half the time. (Under that load gloo's
+#: teardown once aborted a clean script's rank 0 after its script had ended; the rehearsal says
+#: that as a note since, not a failure.) Each keeps its own folder,
+#: and the checks that a rank outlived it look at that folder's processes only.
+AT_ONCE = 2
+
+
+def _rehearsed(folder: Path, args: list[str]) -> Rehearsed:
     started = time.monotonic()
-    run = rehearse("--json", "--stall", STALL, "--", sys.executable, script.name, cwd=tmp_path)
+    run = rehearse(*args, cwd=folder)
+    return Rehearsed(run, time.monotonic() - started, folder, _ours(folder))
+
+
+@pytest.fixture(scope="module")
+def rehearsals(request, tmp_path_factory):
+    """The rehearsals of the selected POOLED tests, started in the order the tests run, each asked
+    for by its test's node id (a test selected alone runs its own rehearsal only)."""
+    with ThreadPoolExecutor(AT_ONCE) as pool:
+        runs = {}
+        for item in request.session.items:
+            prepare = POOLED.get(getattr(item, "originalname", ""))
+            if prepare is None or item.module is not request.module:
+                continue
+            folder = tmp_path_factory.mktemp("rehearsal")
+            args = prepare(folder, **item.callspec.params) if hasattr(item, "callspec") else prepare(folder)
+            runs[item.nodeid] = pool.submit(_rehearsed, folder, args)
+        yield runs
+
+
+def result_of(request, rehearsals) -> Rehearsed:
+    return rehearsals[request.node.nodeid].result()
+
+
+@pytest.mark.parametrize("script, expect, here", list(corpus()))
+def test_the_corpus_rehearses_as_its_header_says(script, expect, here, request, rehearsals):
+    done = result_of(request, rehearsals)
+    run = done.run
     report = json.loads(run.stdout)
     if expect == "clean":
         assert run.returncode == 0, run.stdout
-        assert report["result"] == "clean" and report["problems"] == []
+        # Nothing said but, at most, gloo's abort in teardown under load (a note: see the test below).
+        assert report["result"] == "clean"
+        assert all(p["note"] and p["kind"] == "teardown" for p in report["problems"]), report["problems"]
         assert report["ranks"].keys() == {"0", "1"} and all(rank["exited"] for rank in report["ranks"].values())
         return
     assert run.returncode == 1, run.stdout + run.stderr
@@ -80,25 +148,23 @@ def test_the_corpus_rehearses_as_its_header_says(script, expect, here, tmp_path)
     assert any((script.name, line) in named for line in here), (here, report["problems"])
     if expect == "hang":
         assert {p["kind"] for p in report["problems"]} & {"hang", "exception", "collective-order", "batches"}
-    assert not _ours(tmp_path), "a rank outlived the rehearsal"
-    assert time.monotonic() - started < 120
+    assert not done.left and not _ours(done.folder), "a rank outlived the rehearsal"
+    assert done.seconds < 120
 
 
-def test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_is_its_output(tmp_path):
+def test_a_seed_hang_is_named_at_its_line_within_a_minute_and_the_docs_example_is_its_output(request, rehearsals):
     """The gated synced log, with the default --stall: named at its line in under a minute, with
     the static rule that knows it and the mappings made; and docs/rehearse.md's console example is
     exactly this run's output (but the seconds)."""
-    (tmp_path / "train.py").write_bytes((SCRIPTS / "hang_rank_gated_sync_log.py").read_bytes())
-    started = time.monotonic()
-    run = rehearse("--", sys.executable, "train.py", cwd=tmp_path)
-    seconds = time.monotonic() - started
+    done = result_of(request, rehearsals)
+    run, seconds = done.run, done.seconds
     assert run.returncode == 1
     line = next(i + 1 for i, text in enumerate((SCRIPTS / "hang_rank_gated_sync_log.py").read_text().splitlines())
                 if text.endswith("# rehearse: here"))
     assert re.search(rf"^train.py:{line}: hang: ", run.stdout, re.M), run.stdout
     assert "DDP003" in run.stdout and "accelerator='gpu' -> 'cpu'" in run.stdout
     assert seconds < 60, seconds
-    assert not _ours(tmp_path)
+    assert not done.left and not _ours(done.folder)
     page = (SCRIPTS.parent.parent.parent / "docs" / "rehearse.md").read_text(encoding="utf-8")
     shown = re.search(r"```console\n\$ ddpfix rehearse -- python train.py\n(.*?)```", page, re.S).group(1)
     seconds_out = re.compile(r"\d+\.\d s")
@@ -118,22 +184,19 @@ SEEDS = [
 
 
 @pytest.mark.parametrize("name, unsafe, added", SEEDS, ids=[name[:-3] for name, _, _ in SEEDS])
-def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(tmp_path, name, unsafe, added):
+def test_verify_applies_the_fix_to_a_copy_and_rehearses_it_clean(name, unsafe, added, request, rehearsals):
     """Each seed failure: reproduced, fixed in a scratch copy (its unsafe fix with --unsafe-fixes),
     rehearsed again clean, and the user's folder left as it was."""
-    script = tmp_path / "train.py"
-    script.write_bytes((SCRIPTS / name).read_bytes())
-    before = script.read_bytes()
-    flags = ["--verify", *(["--unsafe-fixes"] if unsafe else []), "--stall", STALL]
-    run = rehearse(*flags, "--", sys.executable, "train.py", cwd=tmp_path)
+    done = result_of(request, rehearsals)
+    run, script = done.run, done.folder / "train.py"
     assert run.returncode == 0, run.stdout + run.stderr
     assert "+++ train.py (ddpfix's fixes)" in run.stdout
     shown = [line.strip() for line in run.stdout.splitlines()]
     assert any(line.startswith("+") and not line.startswith("+++") and added in line for line in shown), run.stdout
     assert "ddpfix-verify-" not in run.stdout  # places are named as the user's files
     assert "verified: the failure is gone after the fixes" in run.stdout
-    assert script.read_bytes() == before  # the user's file is never touched
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["train.py"]  # nor anything written beside it
+    assert script.read_bytes() == (SCRIPTS / name).read_bytes()  # the user's file is never touched
+    assert sorted(p.name for p in done.folder.iterdir()) == ["train.py"]  # nor anything written beside it
 
 
 @pytest.mark.parametrize("body, why", [
@@ -235,3 +298,48 @@ def test_the_injected_code_leaves_the_results_unchanged(tmp_path):
         assert plain_weights.keys() == rehearsed.keys()
         assert all(torch.equal(plain_weights[k], rehearsed[k]) for k in plain_weights), rank
     assert not (tmp_path / "lightning_logs").exists()  # logs and checkpoints went to the scratch folder
+
+
+ABORTS = '''
+import ctypes
+import os
+
+import lightning as L
+import torch
+
+
+def main():
+    fabric = L.Fabric(accelerator="cuda", devices=2, strategy="ddp")
+    fabric.launch()
+    total = fabric.all_reduce(torch.ones(1), reduce_op="sum")
+    if os.environ.get("ABORT_DURING") and fabric.global_rank == 0:
+        os.abort()
+    fabric.print(total.item())
+
+
+if __name__ == "__main__":
+    libc = ctypes.CDLL(None)
+    # A C exit handler (glibc's __cxa_atexit, what atexit() calls) runs after Python's teardown,
+    # as gloo's and other native destructors do.
+    libc.__cxa_atexit(ctypes.cast(libc.abort, ctypes.c_void_p), None, None)
+    main()
+'''
+
+
+@pytest.mark.parametrize("during", [False, True], ids=["after-the-script", "during-the-script"])
+def test_an_abort_after_the_script_ended_is_a_note_one_during_it_a_failure(tmp_path, during):
+    """A rank killed by a signal once every rank has ended its script (gloo's teardown, when a peer
+    has already gone, aborts so under load) is not the script's doing: a note, exit 0. The same
+    signal while the script runs is a failure."""
+    (tmp_path / "train.py").write_text(ABORTS)
+    env = dict(os.environ, NO_COLOR="1", **({"ABORT_DURING": "1"} if during else {}))
+    run = subprocess.run([ddpfix_executable(), "rehearse", "--json", "--stall", STALL, "--", sys.executable, "train.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    report = json.loads(run.stdout)
+    teardown = [p for p in report["problems"] if p["kind"] == "teardown"]
+    if during:
+        assert run.returncode == 1 and report["result"] == "failed" and not teardown, run.stdout
+    else:
+        assert run.returncode == 0 and report["result"] == "clean", run.stdout
+        assert [(p["note"], "SIGABRT" in p["message"]) for p in report["problems"]] == [(True, True)], report["problems"]
+    assert not _ours(tmp_path)

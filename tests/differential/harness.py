@@ -188,24 +188,42 @@ LIGHTNING1_REQUIREMENTS = (("torch==2.13.0",), ("pytorch-lightning==1.9.5", "set
 
 
 def ensure_lightning1(log: Callable[[str], None] = lambda _: None) -> str | None:
-    """``lightning1_python()``, making ``.venv-lightning1`` first where there is none (a minute,
-    once); None where it cannot be made (no package index): the reason is logged."""
-    found = lightning1_python()
-    if found is not None:
-        return found
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(LIGHTNING1_VENV)], check=True, capture_output=True, timeout=300)
-        pip = [str(LIGHTNING1_VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
-        for requirements in LIGHTNING1_REQUIREMENTS:
-            subprocess.run([*pip, *requirements], check=True, capture_output=True, timeout=900)
-        subprocess.run([str(LIGHTNING1_VENV / "bin" / "python"), "-c", "import pytorch_lightning"], check=True,
-                       capture_output=True, timeout=300)
-    except (OSError, subprocess.SubprocessError) as error:
-        detail = getattr(error, "stderr", b"") or b""
-        log(f"could not make {LIGHTNING1_VENV.name}: {error} {detail.decode(errors='replace')[-500:]}")
-        shutil.rmtree(LIGHTNING1_VENV, ignore_errors=True)
-        return None
-    return lightning1_python()
+    """``lightning1_python()``, making ``.venv-lightning1`` first where there is none (a minute or
+    two, once; callers in several threads wait for the one build); None where it cannot be made
+    (no package index): the reason is logged."""
+    with _LIGHTNING1_BUILD:
+        found = lightning1_python()
+        if found is not None:
+            return found
+        shutil.rmtree(LIGHTNING1_VENV, ignore_errors=True)  # what an interrupted build left
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(LIGHTNING1_VENV)], check=True, capture_output=True, timeout=300)
+            pip = [str(LIGHTNING1_VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
+            for requirements in LIGHTNING1_REQUIREMENTS:
+                subprocess.run([*pip, *requirements], check=True, capture_output=True, timeout=900)
+            subprocess.run([str(LIGHTNING1_VENV / "bin" / "python"), "-c", "import pytorch_lightning"], check=True,
+                           capture_output=True, timeout=300)
+            (LIGHTNING1_VENV / LIGHTNING1_MADE).write_text("made whole by tests/differential/harness.py\n")
+        except (OSError, subprocess.SubprocessError) as error:
+            detail = getattr(error, "stderr", b"") or b""
+            log(f"could not make {LIGHTNING1_VENV.name}: {error} {detail.decode(errors='replace')[-500:]}")
+            shutil.rmtree(LIGHTNING1_VENV, ignore_errors=True)
+            return None
+        return lightning1_python()
+
+
+def ensure_lightning1_in_background() -> None:
+    """Start making ``.venv-lightning1`` in a thread, where it is missing: the suite asks this
+    when its first test starts, so that the pip installs overlap the tests before the
+    differential cases of Lightning 1.x (which then wait for the same build)."""
+    if lightning1_python() is None:
+        threading.Thread(target=ensure_lightning1, name="make .venv-lightning1", daemon=True).start()
+
+
+#: Made together: one build at a time, and what marks a build that ran to its end (a build
+#: interrupted halfway leaves a venv without it, which the next build replaces).
+_LIGHTNING1_BUILD = threading.Lock()
+LIGHTNING1_MADE = "ddpfix-made"
 
 
 def lightning1_python() -> str | None:
@@ -217,7 +235,7 @@ def lightning1_python() -> str | None:
     if named:
         return named
     found = ROOT / ".venv-lightning1" / "bin" / "python"
-    return str(found) if found.exists() else None
+    return str(found) if found.exists() and (LIGHTNING1_VENV / LIGHTNING1_MADE).exists() else None
 
 
 def notebook_cells(text: str) -> list[str]:
