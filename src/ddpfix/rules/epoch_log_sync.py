@@ -832,19 +832,20 @@ def _batch_moved_elsewhere(facts) -> str | None:
     return facts._batch_moved
 
 
-def _self_calls(method) -> dict[str, list[tuple[ast.Call, set[str]]]]:
-    """Each ``self.<name>(...)`` call of ``method`` by its name, with the names its arguments read.
+def _self_calls(method) -> dict[str, list[tuple[int, ast.Call, set[str]]]]:
+    """Each ``self.<name>(...)`` call of ``method`` by its name, with its place in the walk and the
+    names its arguments read.
     Kept on the node and keyed by name: asked once per log of the method, and a scan of every call
     (its logs too) each time was quadratic in the method's size."""
     kept = method.__dict__.get("_ddpfix_handed_self_calls")
     if kept is None:
         kept = method._ddpfix_handed_self_calls = {}
-        for call in walk(method):
+        for order, call in enumerate(walk(method)):  # (the walk's order: the order they are followed in)
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
                     and isinstance(call.func.value, ast.Name) and call.func.value.id == "self":
                 names = {r.id for a in [*call.args, *(k.value for k in call.keywords)] for r in walk(a)
                          if isinstance(r, ast.Name)}
-                kept.setdefault(call.func.attr, []).append((call, names))
+                kept.setdefault(call.func.attr, []).append((order, call, names))
     return kept
 
 
@@ -884,8 +885,9 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
     # A helper of the class handed one of those names may store a CPU tensor through it
     # (``self._fill(stats, logits)`` then ``stats["acc"]``): followed like a helper the value calls.
     by_name = _self_calls(method)
-    handed = [(call, names) for name in by_name.keys() & methods.keys() for call, names in by_name[name]
-              if (call.lineno, call.col_offset) < (at.lineno, at.col_offset)]
+    handed = [(call, names) for _order, call, names in sorted(
+        (entry for name in by_name.keys() & methods.keys() for entry in by_name[name]), key=lambda e: e[0])
+        if (call.lineno, call.col_offset) < (at.lineno, at.col_offset)]
     while pending or any(names & read and id(methods[c.func.attr]) not in followed for c, names in handed):
         if not pending:
             for call, names in handed:
