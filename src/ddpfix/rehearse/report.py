@@ -236,9 +236,9 @@ def _ended_itself(report: Report, outcome) -> None:
         # gloo's, whose threads abort when a peer that finished first has closed its connection:
         # the CPU stand-in for NCCL, not what the script does. Said, but no failure.
         name = signal.Signals(-outcome.returncode).name
-        report.problems.append(Problem("teardown", f"rank 0 ended by {name} after the script had ended, in the "
-                                       "interpreter's teardown (gloo's, when a peer has already gone): not the "
-                                       "script's doing", None, [0], note=True))
+        report.problems.append(Problem("teardown", f"the script's process ended by {name} after every rank had ended "
+                                       "its script, in the interpreter's teardown (gloo's, when a peer has already "
+                                       "gone): not the script's doing", None, [0], note=True))
         return
     if not said and quiet and not outcome.stopped and outcome.returncode not in (0, None):
         report.problems.append(Problem("exception", f"the script exited with status {outcome.returncode} (no uncaught "
