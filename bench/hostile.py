@@ -183,6 +183,32 @@ def very_many_findings(base: Path, scale: str) -> Setup:
                      within_budget=True)
 
 
+def _many_in_a_step(hook: str, count: int, line: str) -> bytes:
+    body = "\n".join(line.format(i=i) for i in range(count))
+    return (LIGHTNING_HEAD + f'''    def {hook}(self, batch, batch_idx):
+        loss = self.layer(batch).sum()
+{body}
+        return loss
+
+
+trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp")
+''').encode()
+
+
+@case("file", "10^4 rank-gated synced logs in one method (DDP003): each asks the class's other logs")
+def many_gated_logs(base: Path, scale: str) -> Setup:
+    line = "        if self.global_rank == 0:\n            self.log(\"m{i}\", loss, sync_dist=True)"
+    return _one_file(base, "gated.py", _many_in_a_step("validation_step", _big(scale, 10_000, 3_000), line),
+                     args=("--diff", "--jobs", "1"), within_budget=True)
+
+
+@case("file", "10^4 tensors pinned to cuda:0 in one step (DDP006): each asks the file's other pins")
+def many_pinned_devices(base: Path, scale: str) -> Setup:
+    line = "        t{i} = torch.zeros(3, device=\"cuda:0\")"
+    return _one_file(base, "pinned.py", _many_in_a_step("training_step", _big(scale, 10_000, 3_000), line),
+                     args=("--diff", "--jobs", "1"), within_budget=True)
+
+
 @case("file", "a 3 MB string literal and a 3 MB comment in a fixable file")
 def huge_literals(base: Path, scale: str) -> Setup:
     size = _big(scale, 3_000_000, 300_000)

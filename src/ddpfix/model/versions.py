@@ -409,6 +409,7 @@ def version_in_force(path: str, imported: str | tuple[str, ...] | None = None) -
 _TRAINER_PACKAGES = ("lightning", "pytorch_lightning")
 
 
+@functools.lru_cache(maxsize=8)  # asked per finding of a file: searching its text each time was quadratic
 def imported_package(data: bytes) -> tuple[str, ...]:
     """The Lightning packages a file imports (``lightning`` and ``pytorch_lightning``, either or
     both), else ``lightning_fabric`` where that is all it imports; () for none."""

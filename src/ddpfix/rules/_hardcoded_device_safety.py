@@ -296,32 +296,46 @@ def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call, rewritten: frozense
     in ``setup`` is what a step's ``x.to("cuda:0")`` feeds: the literal is then the meaning. So is
     one moved by an index-less ``.cuda()`` before Lightning sets the rank's GPU (``TEACHER =
     Net().cuda()`` at the top level, in ``__init__``): GPU 0 on every rank (review round 15)."""
-    inside = {id(node) for node in ast.walk(call)} | rewritten
-    for node in nodes_of(tree, ast.Call):  # a string of a call's (a docstring names devices too)
-        if id(node) in inside:
-            continue
+    kept = tree.__dict__.get("_ddpfix_gpu_zero_outside")
+    if kept is None or kept[0] is not rewritten:  # the same set for every finding of the file
+        groups = tuple([node for node in group if id(node) not in rewritten] for group in _places_of_gpu_zero(tree))
+        kept = tree._ddpfix_gpu_zero_outside = (rewritten, groups)
+    inside = {id(node) for node in ast.walk(call)}
+    for group in kept[1]:  # in the order of preference: a call's, then the rest
+        found = next((node for node in group if id(node) not in inside), None)
+        if found is not None:
+            return found.lineno
+    return None
+
+
+def _places_of_gpu_zero(tree: ast.Module) -> tuple[list[ast.AST], ...]:
+    """The file's places that name CUDA device 0, each query's candidates in order: calls that name
+    it (a string of a call's: a docstring names devices too), calls before placement that take the
+    current GPU, then any other string (``SCORER_DEVICE = "cuda:0"``). Kept on the tree: asked per
+    finding, and walking the file for each made a file of many devices quadratic."""
+    kept = tree.__dict__.get("_ddpfix_gpu_zero")
+    if kept is not None:
+        return kept
+    calls = []
+    for node in nodes_of(tree, ast.Call):
         func = node.func
         values = [k.value for k in node.keywords if k.arg in ("device", "map_location")]
         if isinstance(func, ast.Attribute) and func.attr in ("cuda", "to") and node.args:
             values.append(node.args[0])
         if last_name(func) == "device" and node.args:
             values.extend(node.args[:2])
-        for value in values:
-            if isinstance(value, ast.Constant) and isinstance(value.value, str) and "cuda:" in value.value:
-                if 0 in (int(n) for n in _ORDINAL.findall(value.value)):
-                    return node.lineno
-            if isinstance(value, ast.Constant) and type(value.value) is int and value.value == 0:
-                return node.lineno
+        if any((isinstance(value, ast.Constant) and isinstance(value.value, str) and "cuda:" in value.value
+                and 0 in (int(n) for n in _ORDINAL.findall(value.value)))
+               or (isinstance(value, ast.Constant) and type(value.value) is int and value.value == 0) for value in values):
+            calls.append(node)
     current = _names_of_the_current_gpu(tree)
-    for node in _before_placement(tree):
-        if id(node) not in inside and isinstance(node, ast.Call) and _current_cuda(node, current):
-            return node.lineno
+    before = [node for node in _before_placement(tree) if isinstance(node, ast.Call) and _current_cuda(node, current)]
     docstrings = {id(n.value) for n in nodes_of(tree, ast.Expr)}
-    for node in nodes_of(tree, ast.Constant):  # ``SCORER_DEVICE = "cuda:0"``: a device held in a name
-        if (id(node) not in inside and id(node) not in docstrings and isinstance(node.value, str)
-                and "cuda:" in node.value and 0 in (int(n) for n in _ORDINAL.findall(node.value))):
-            return node.lineno
-    return None
+    strings = [node for node in nodes_of(tree, ast.Constant)
+               if id(node) not in docstrings and isinstance(node.value, str) and "cuda:" in node.value
+               and 0 in (int(n) for n in _ORDINAL.findall(node.value))]
+    kept = tree._ddpfix_gpu_zero = (calls, before, strings)
+    return kept
 
 
 def _before_placement(tree: ast.Module):

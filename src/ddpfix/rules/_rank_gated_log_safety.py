@@ -204,18 +204,43 @@ def synced_elsewhere(call: ast.Call, names: list[str] | None, cls: ast.ClassDef,
     """Why the other ranks may still sync the key without rank 0 (None: no other ``self.log`` of
     the class may log it with a sync). ``else: self.log(k, sync_dist=True)``, a complementary
     ``if self.global_rank > 0:`` or a helper method logging it: rank 0 then leaves their all-reduce."""
-    for other in walk(cls):
-        if (other is call or not isinstance(other, ast.Call) or not isinstance(other.func, ast.Attribute)
-                or other.func.attr not in ("log", "log_dict") or not isinstance(other.func.value, ast.Name)
-                or other.func.value.id != "self" or not _may_sync(other)):
-            continue
-        theirs = names_of(other)
-        if names is None or theirs is None or set(names) & set(theirs):
-            what = next(iter(set(names) & set(theirs)), None) if names and theirs else None
-            key = f"{what}" if what else "a key that may be this one"
-            return (f"`self.{other.func.attr}(...)` on line {other.lineno} may log {key} with a sync too: "
-                    "ranks that reach it would enter the all-reduce without rank 0")
-    return None
+    logs, by_key, unnamed = _syncing_logs(cls, names_of)
+    # The first two of each list are enough: ``call`` itself is at most one of them.
+    if names is None:
+        candidates = range(min(2, len(logs)))
+    else:
+        candidates = [*unnamed[:2], *(order for name in names for order in by_key.get(name, ())[:2])]
+    first = min((order for order in candidates if logs[order][0] is not call), default=None)
+    if first is None:
+        return None
+    other, theirs = logs[first]
+    what = next(iter(set(names) & set(theirs)), None) if names and theirs else None
+    key = f"{what}" if what else "a key that may be this one"
+    return (f"`self.{other.func.attr}(...)` on line {other.lineno} may log {key} with a sync too: "
+            "ranks that reach it would enter the all-reduce without rank 0")
+
+
+def _syncing_logs(cls: ast.ClassDef, names_of):
+    """The class's ``self.log``/``self.log_dict`` calls that may sync, in walk order, with the
+    names each logs (None: not known); the orders of those logging each name, and of those whose
+    names are not known. Kept on the class: asked once per gated log (walking the class each time
+    was quadratic in its size)."""
+    kept = cls.__dict__.get("_ddpfix_syncing_logs")
+    if kept is None or kept[0] is not names_of:
+        logs = [(other, names_of(other)) for other in walk(cls)
+                if isinstance(other, ast.Call) and isinstance(other.func, ast.Attribute)
+                and other.func.attr in ("log", "log_dict") and isinstance(other.func.value, ast.Name)
+                and other.func.value.id == "self" and _may_sync(other)]
+        by_key: dict[str, list[int]] = {}
+        unnamed: list[int] = []
+        for order, (_other, theirs) in enumerate(logs):
+            if theirs is None:
+                unnamed.append(order)
+            else:
+                for name in dict.fromkeys(theirs):
+                    by_key.setdefault(name, []).append(order)
+        kept = cls._ddpfix_syncing_logs = (names_of, logs, by_key, unnamed)
+    return kept[1:]
 
 
 def _may_sync(call: ast.Call) -> bool:
