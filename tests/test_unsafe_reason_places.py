@@ -249,3 +249,47 @@ class M(L.LightningModule):
     assert [f["applicability"] for f in findings(tmp_path, source)] == ["unsafe"]
     without = source.replace("class Average:\n    def item(self):\n        return torch.tensor(1.0)\n", "")
     assert [f["applicability"] for f in findings(tmp_path, without)] == ["safe"]
+
+
+SEVERAL_CHANGERS = '''import lightning as L
+import torch
+import torch.nn.functional as F
+from torchmetrics.functional import accuracy
+
+
+class Model(L.LightningModule):
+    def __init__(self, trained_model):
+        super().__init__()
+        self.model = trained_model
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = F.log_softmax(self.model(x), dim=1)
+        loss = F.nll_loss(logits, y)
+        preds = torch.argmax(logits, dim=1)
+        acc = accuracy(preds, y, task="multiclass", num_classes=10)
+        self.log("val_loss", loss, prog_bar=True)
+        self.log("val_acc", acc, prog_bar=True)
+
+
+trainer = L.Trainer(accelerator="gpu", devices=2, strategy="ddp")
+'''
+
+
+def test_the_reason_is_the_same_whatever_the_hash_seed(tmp_path):
+    """Several calls may change the logged values in place: the reason names the first in the code,
+    not the one a set of names happened to yield first (it changed with ``PYTHONHASHSEED`` from run to
+    run, so a CI log or an editor's message flapped)."""
+    (tmp_path / "train.py").write_text(SEVERAL_CHANGERS)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    import os
+
+    outputs = set()
+    for seed in range(8):
+        run = subprocess.run([sys.executable, "-m", "ddpfix", "--check", "--output-format", "json", "--unsafe-fixes", "."],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                             env=dict(os.environ, PYTHONHASHSEED=str(seed)))
+        reasons = [f["unsafe_reason"] for f in json.loads(run.stdout)]
+        assert len(reasons) == 2 and all(reasons), run.stdout
+        outputs.add(tuple(reasons))
+    assert len(outputs) == 1, outputs

@@ -218,7 +218,8 @@ class Provenance:
                     named.update(n.id for n in walk(value) if isinstance(n, ast.Name) and id(n) not in called
                                  and n.id in self.bindings)
                 mentions[name] = named
-        found, pending = set(changed), [name for name in changed if name in mentions]
+        # In name order, so that the call a reason names does not hang on the hash seed.
+        found, pending = set(changed), sorted((name for name in changed if name in mentions), reverse=True)
         while pending:
             name = pending.pop()
             near = mentions.get(name, set()) | {other for other, named in mentions.items() if name in named}
@@ -227,12 +228,18 @@ class Provenance:
                 # (``self._report(errors, errors.view(-1))``), and a step may return part of its batch
                 # (a batch-end hook's ``outputs`` and ``batch``); Lightning hands a step distinct ones.
                 near |= self.parameters & set(mentions)
-            for other in near - found:
+            for other in sorted(near - found, reverse=True):
                 found.add(other)
                 if name in self.changed_by:
-                    self.changed_by.setdefault(other, self.changed_by[name])
+                    self._blame(other, self.changed_by[name])
                 pending.append(other)
         return found
+
+    def _blame(self, name: str, call: ast.Call) -> None:
+        """``call`` may change ``name`` in place: the reason names the first such call in the code."""
+        held = self.changed_by.get(name)
+        if held is None or (call.lineno, call.col_offset) < (held.lineno, held.col_offset):
+            self.changed_by[name] = call
 
     def _mutated(self, known: set[str]) -> set[str]:
         """Names an unknown call may change in place (``dist.all_reduce(total)``, ``x.add_(y)``):
@@ -259,7 +266,7 @@ class Provenance:
                 for name, handed in escaped.items():
                     if name not in found and (place is None or handed is None or handed < place):
                         found.add(name)
-                        self.changed_by.setdefault(name, call)
+                        self._blame(name, call)
             # ``torch.mean(x, dim=0, out=total)``: a known function writes into ``out``.
             roots = [k.value for k in call.keywords if k.arg == "out"]
             helper = self_attr(func)
@@ -289,7 +296,7 @@ class Provenance:
                 for n in walk(root):
                     if isinstance(n, ast.Name) and id(n) not in called:
                         found.add(n.id)
-                        self.changed_by.setdefault(n.id, call)
+                        self._blame(n.id, call)
         return found
 
     def first_unknown_source(self) -> ast.expr | None:
