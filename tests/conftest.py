@@ -83,14 +83,14 @@ def pytest_collection_finish(session):
     """Where the selected tests include differential cases of Lightning 1.x, its interpreter
     (``.venv-lightning1``, a minute or two of pip) starts being made now, beside the first tests,
     rather than when the differential module reaches those cases."""
-    wanted = [item for item in session.items if getattr(item, "originalname", "") == "test_case"
-              and getattr(getattr(item, "callspec", None), "params", {}).get("case") is not None
-              and getattr(item.callspec.params["case"], "options", {}).get("lightning") == "1"]
-    if wanted and not session.config.option.collectonly:
-        import importlib.util
+    import importlib.util
 
-        if importlib.util.find_spec("torch") is not None:
-            sys.path.insert(0, str(Path(__file__).resolve().parent / "differential"))
-            import harness
+    if session.config.option.collectonly or importlib.util.find_spec("torch") is None:
+        return
+    cases = [item.callspec.params["case"] for item in session.items
+             if getattr(item, "originalname", "") == "test_case" and item.module.__name__ == "test_differential"]
+    if any(case.options.get("lightning") == "1" for case in cases):
+        sys.path.insert(0, str(Path(__file__).resolve().parent / "differential"))
+        import harness
 
-            harness.ensure_lightning1_in_background()
+        harness.ensure_lightning1_in_background()

@@ -56,3 +56,21 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, _AST):
             found.append(value)
     return found
+
+
+def kept_on(node: ast.AST, compute, *key):
+    """``compute(node, *key)``, kept on ``node`` for the next ask: a rule asks the same question of
+    a method, a class or a tree once per finding, and answering it afresh each time made a file of
+    many findings quadratic. Kept under ``compute`` itself (no attribute name to collide with
+    another cache's) and, where ``key`` is given, for those objects only (compared by identity: the
+    facts or the set an answer was read with). A parsed tree is never changed, so neither is what
+    its code says."""
+    kept = node.__dict__.get("_ddpfix_kept")
+    if kept is None:
+        kept = node._ddpfix_kept = {}
+    held = kept.get(compute)
+    if held is not None and len(held[0]) == len(key) and all(a is b for a, b in zip(held[0], key)):
+        return held[1]
+    value = compute(node, *key)
+    kept[compute] = (key, value)
+    return value

@@ -30,6 +30,7 @@ import ast
 from collections.abc import Callable
 
 from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.ast_walk import kept_on
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
@@ -569,10 +570,11 @@ TENSOR_FILLS = FILLS | {"erfinv_", "exponential_", "geometric_", "log_normal_", 
 def defines_a_fill(tree: ast.Module) -> ast.FunctionDef | None:
     """A function or method of the file named like a tensor fill (``def zero_(self)``): a call by
     that name may run it, not torch's, so a fill is then not proven to change values alone."""
-    if "_ddpfix_fill" not in tree.__dict__:  # asked per construction: once per tree, not per ask
-        tree._ddpfix_fill = next((n for n in every_node(tree) if isinstance(n, FUNCTIONS) and n.name in TENSOR_FILLS),
-                                 None)
-    return tree._ddpfix_fill
+    return kept_on(tree, _first_fill)  # asked per construction
+
+
+def _first_fill(tree: ast.Module) -> ast.FunctionDef | None:
+    return next((n for n in every_node(tree) if isinstance(n, FUNCTIONS) and n.name in TENSOR_FILLS), None)
 
 
 def initialiser_problem(tree: ast.Module, function: ast.AST, method: bool = False) -> str | None:

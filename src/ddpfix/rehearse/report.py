@@ -229,29 +229,28 @@ def _ended_itself(report: Report, outcome) -> None:
             report.problems.append(Problem("exception", text, row.get("site"), [rank]))
             said = True
     quiet = not any(s["exceptions"] for s in report.ranks.values())
-    if not said and quiet and not outcome.stopped and outcome.returncode not in (0, None) \
-            and _ended_in_teardown(report, outcome.returncode):
-        # Past the script: every rank ran its whole program and its atexit functions (the exit
-        # event is the last of them). What kills a process then is the interpreter's teardown, as
+    if said or not quiet or outcome.stopped or outcome.returncode in (0, None):
+        return
+    if outcome.returncode < 0 and all(report.ranks.get(rank, {}).get("exited") for rank in range(report.devices)):
+        # Killed by a signal past the script: every rank ran its whole program and its atexit
+        # functions (the exit event is the last of them), with no exception or failure status
+        # (``quiet``, not ``said``). What kills a process then is the interpreter's teardown, as
         # gloo's, whose threads abort when a peer that finished first has closed its connection:
         # the CPU stand-in for NCCL, not what the script does. Said, but no failure.
-        name = signal.Signals(-outcome.returncode).name
+        name = _signal_name(-outcome.returncode)
         report.problems.append(Problem("teardown", f"the script's process ended by {name} after every rank had ended "
                                        "its script, in the interpreter's teardown (gloo's, when a peer has already "
                                        "gone): not the script's doing", None, [0], note=True))
         return
-    if not said and quiet and not outcome.stopped and outcome.returncode not in (0, None):
-        report.problems.append(Problem("exception", f"the script exited with status {outcome.returncode} (no uncaught "
-                                       "exception: see its last output)", None, [0]))
+    report.problems.append(Problem("exception", f"the script exited with status {outcome.returncode} (no uncaught "
+                                   "exception: see its last output)", None, [0]))
 
 
-def _ended_in_teardown(report: Report, returncode: int) -> bool:
-    """The leader was killed by a signal after every rank had ended its script (each wrote the exit
-    event, at the end of its atexit functions), with no rank's exception or failure status."""
-    if returncode >= 0 or -returncode not in {s.value for s in signal.Signals}:
-        return False
-    ranks = [report.ranks.get(rank) for rank in range(report.devices)]
-    return all(s is not None and s["exited"] and not s["exceptions"] and s.get("exit_status") is None for s in ranks)
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _exceptions(report: Report) -> None:

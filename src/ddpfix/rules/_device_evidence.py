@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.ast_walk import child_nodes, kept_on, walk
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.rules._log_sync_walks import self_attr
 
@@ -26,7 +26,7 @@ def bindings(function, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
     """Name -> the values the function binds it (before ``at``, where given): ``=``, ``x: T = v``,
     ``x += v`` (``v``, as far as a device goes), ``(x := v)``, ``for x in v`` (an item of ``v``)."""
     assigned: dict[str, list[ast.expr]] = {}
-    for place, name, value in _binding_events(function):
+    for place, name, value in kept_on(function, _binding_events):
         if at is None or place is None or place < at:
             assigned.setdefault(name, []).append(value)
     return assigned
@@ -35,10 +35,7 @@ def bindings(function, at: tuple[int, int] | None) -> dict[str, list[ast.expr]]:
 def _binding_events(function) -> list[tuple[tuple[int, int] | None, str, ast.expr]]:
     """Every binding of ``function`` in walk order: (the binding node's place, or None for a
     comprehension's, which has none; the name; the value). Kept on the node: a method with many
-    logs is asked once per log, and walking it each time made the rule quadratic in its size."""
-    kept = function.__dict__.get("_ddpfix_device_bindings")
-    if kept is not None:
-        return kept
+    logs is asked once per log (``bindings`` keeps it: ``kept_on``)."""
     events = []
     for node in walk(function):
         if isinstance(node, ast.Assign):
@@ -58,7 +55,6 @@ def _binding_events(function) -> list[tuple[tuple[int, int] | None, str, ast.exp
             for name in walk(target):
                 if isinstance(name, ast.Name):
                     events.append((place, name.id, value))
-    function._ddpfix_device_bindings = events
     return events
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import child_nodes
+from ddpfix.ast_walk import child_nodes, kept_on
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.ast_shapes import every_node, nodes_of, spelled_names
 from ddpfix.analysis import lightning as tree_lightning
@@ -296,26 +296,20 @@ def pins_to_zero_elsewhere(tree: ast.Module, call: ast.Call, rewritten: frozense
     in ``setup`` is what a step's ``x.to("cuda:0")`` feeds: the literal is then the meaning. So is
     one moved by an index-less ``.cuda()`` before Lightning sets the rank's GPU (``TEACHER =
     Net().cuda()`` at the top level, in ``__init__``): GPU 0 on every rank (review round 15)."""
-    kept = tree.__dict__.get("_ddpfix_gpu_zero_outside")
-    if kept is None or kept[0] is not rewritten:  # the same set for every finding of the file
-        groups = tuple([node for node in group if id(node) not in rewritten] for group in _places_of_gpu_zero(tree))
-        kept = tree._ddpfix_gpu_zero_outside = (rewritten, groups)
     inside = {id(node) for node in ast.walk(call)}
-    for group in kept[1]:  # in the order of preference: a call's, then the rest
+    # ``rewritten`` is the same set for every finding of the file: the places outside it, kept.
+    for group in kept_on(tree, _places_of_gpu_zero, rewritten):  # a call's first, then the rest
         found = next((node for node in group if id(node) not in inside), None)
         if found is not None:
             return found.lineno
     return None
 
 
-def _places_of_gpu_zero(tree: ast.Module) -> tuple[list[ast.AST], ...]:
-    """The file's places that name CUDA device 0, each query's candidates in order: calls that name
-    it (a string of a call's: a docstring names devices too), calls before placement that take the
-    current GPU, then any other string (``SCORER_DEVICE = "cuda:0"``). Kept on the tree: asked per
-    finding, and walking the file for each made a file of many devices quadratic."""
-    kept = tree.__dict__.get("_ddpfix_gpu_zero")
-    if kept is not None:
-        return kept
+def _places_of_gpu_zero(tree: ast.Module, rewritten: frozenset[int]) -> tuple[list[ast.AST], ...]:
+    """The file's places outside ``rewritten`` that name CUDA device 0, in the order they are
+    preferred: calls that name it (a string of a call's: a docstring names devices too), calls
+    before placement that take the current GPU, then any other string (``SCORER_DEVICE =
+    "cuda:0"``). Asked per finding (``kept_on``): walking the file for each was quadratic."""
     calls = []
     for node in nodes_of(tree, ast.Call):
         func = node.func
@@ -334,8 +328,7 @@ def _places_of_gpu_zero(tree: ast.Module) -> tuple[list[ast.AST], ...]:
     strings = [node for node in nodes_of(tree, ast.Constant)
                if id(node) not in docstrings and isinstance(node.value, str) and "cuda:" in node.value
                and 0 in (int(n) for n in _ORDINAL.findall(node.value))]
-    kept = tree._ddpfix_gpu_zero = (calls, before, strings)
-    return kept
+    return tuple([node for node in group if id(node) not in rewritten] for group in (calls, before, strings))
 
 
 def _before_placement(tree: ast.Module):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.values import TENSOR_METHODS, pure_function_name
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import kept_on, walk
 from ddpfix.rules._device_evidence import TORCH_CONSTANTS
 from ddpfix.rules._log_sync_walks import (
     EVERY_RANK_HOOKS, KEEPING_METHODS, LIST_METHODS, SCOPES, STEP_OF, Place, binding_events, is_self, is_self_log, module_aliases,
@@ -37,10 +37,7 @@ class Provenance:
         self.reader = until if arguments_of else None
         self.until = (until.end_lineno, until.end_col_offset)
         arguments = method.args
-        self.parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self"}
-        for extra in (arguments.vararg, arguments.kwarg):
-            if extra is not None:
-                self.parameters.add(extra.arg)
+        self.parameters = parameter_names(method)
         # ``outputs`` of a batch-end hook is what the step returned: known when every return of the
         # step is.
         self.untrusted: set[str] = set()
@@ -134,7 +131,7 @@ class Provenance:
         if escaped is not None:
             return escaped
         escaped = {}
-        for place, names in self._escape_events():
+        for place, names in kept_on(self.method, _escape_events, self.facts):
             if place is not None and place >= self.until:
                 continue  # handed over after the value is read
             for name in names:
@@ -142,49 +139,6 @@ class Provenance:
                 escaped[name] = place if first is None or place is None else min(first, place)
         self._escaped_names = escaped
         return escaped
-
-    def _escape_events(self) -> list[tuple[Place, list[str]]]:
-        """Each place of the method that hands local names to the module, with those names, in the
-        method's walk order: the same for every log of the method, so kept on its node (with the
-        class's facts it was read with); ``_escaped`` keeps those before the value is read."""
-        kept = self.method.__dict__.get("_ddpfix_escape_events")
-        if kept is not None and kept[0] is self.facts:
-            return kept[1]
-        events: list[tuple[Place, list[str]]] = []
-        own = self.local_names | self.parameters
-
-        def names_in(node: ast.expr, place: Place) -> None:
-            called = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
-            names = [n.id for n in walk(node) if isinstance(n, ast.Name) and id(n) not in called and n.id in own]
-            if names:
-                events.append((place, names))
-
-        held = module_aliases(self.method)  # ``stats = self.stats``: a store through it is the module's
-        for n, place in outside_functions_with_places(self.method):
-            for root, depth in store_roots(n):
-                if is_self(root) or (depth and isinstance(root, ast.Name) and root.id in held):
-                    names_in(n.value, place)
-            if isinstance(n, ast.Assign) and any(
-                    isinstance(c, ast.Call) and self_attr(c.func) in self.facts.methods
-                    and self.facts.hands_to_module(c.func.attr) for c in walk(n.value)):
-                # ``loss = self._shared_step(batch)`` where the helper keeps ``self.last = loss``.
-                for target in n.targets:
-                    names_in(target, place)
-                names_in(n.value, place)
-            if isinstance(n, ast.Call):
-                func = n.func
-                if self_attr(func) in self.facts.methods and self.facts.hands_to_module(func.attr):
-                    for argument in [*n.args, *(k.value for k in n.keywords)]:
-                        names_in(argument, place)
-                if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None or reads_module(func.value, held)) \
-                        and func.attr in KEEPING_METHODS:
-                    for argument in [*n.args, *(k.value for k in n.keywords)]:
-                        names_in(argument, place)
-                elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and is_self(n.args[0]):
-                    for argument in n.args[1:]:
-                        names_in(argument, place)
-        self.method._ddpfix_escape_events = (self.facts, events)
-        return events
 
     def _stored_into(self, known: set[str]) -> set[str]:
         """Names the method's code changes in place with a value not known to be this rank's own
@@ -478,3 +432,49 @@ class Provenance:
         return None
 
 
+def _escape_events(method: ast.FunctionDef, facts: ClassFacts) -> list[tuple[Place, list[str]]]:
+    """Each place of ``method`` that hands local names to the module, with those names, in the
+    method's walk order: the same for every log of the method, so asked once (``kept_on``, with the
+    class's facts it is read with); ``Provenance._escaped`` keeps those before the value is read."""
+    events: list[tuple[Place, list[str]]] = []
+    own = (bound_names(method) - {method.name}) | parameter_names(method)
+
+    def names_in(node: ast.expr, place: Place) -> None:
+        called = {id(n.func) for n in walk(node) if isinstance(n, ast.Call)}
+        names = [n.id for n in walk(node) if isinstance(n, ast.Name) and id(n) not in called and n.id in own]
+        if names:
+            events.append((place, names))
+
+    held = module_aliases(method)  # ``stats = self.stats``: a store through it is the module's
+    for n, place in outside_functions_with_places(method):
+        for root, depth in store_roots(n):
+            if is_self(root) or (depth and isinstance(root, ast.Name) and root.id in held):
+                names_in(n.value, place)
+        if isinstance(n, ast.Assign) and any(
+                isinstance(c, ast.Call) and self_attr(c.func) in facts.methods
+                and facts.hands_to_module(c.func.attr) for c in walk(n.value)):
+            # ``loss = self._shared_step(batch)`` where the helper keeps ``self.last = loss``.
+            for target in n.targets:
+                names_in(target, place)
+            names_in(n.value, place)
+        if isinstance(n, ast.Call):
+            func = n.func
+            if self_attr(func) in facts.methods and facts.hands_to_module(func.attr):
+                for argument in [*n.args, *(k.value for k in n.keywords)]:
+                    names_in(argument, place)
+            if isinstance(func, ast.Attribute) and (self_attr(func.value) is not None or reads_module(func.value, held)) \
+                    and func.attr in KEEPING_METHODS:
+                for argument in [*n.args, *(k.value for k in n.keywords)]:
+                    names_in(argument, place)
+            elif isinstance(func, ast.Name) and func.id == "setattr" and n.args and is_self(n.args[0]):
+                for argument in n.args[1:]:
+                    names_in(argument, place)
+    return events
+
+
+def parameter_names(method: ast.FunctionDef) -> set[str]:
+    """The method's parameters but ``self``: ``*args`` and ``**kwargs`` too."""
+    arguments = method.args
+    found = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]} - {"self"}
+    found.update(extra.arg for extra in (arguments.vararg, arguments.kwarg) if extra is not None)
+    return found

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.names import pattern_names
-from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.ast_walk import child_nodes, kept_on, walk
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -236,11 +236,11 @@ def stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
     attribute (``stats["seen"] = n``, ``out.loss = v``), or by an augmented assignment (``count +=
     n``: in place for a tensor, a list, a dict). ``del d[k]`` removes, storing nothing. Kept on the
     node, as ``outside_functions_with_places``."""
-    kept = method.__dict__.get("_ddpfix_stored_through")
-    if kept is not None:
-        return kept
+    return kept_on(method, _stored_through)
+
+
+def _stored_through(method: ast.AST) -> dict[str, list[ast.expr]]:
     found: dict[str, list[ast.expr]] = {}
-    method._ddpfix_stored_through = found
     for n in walk_outside_functions(method.body):
         if isinstance(n, ast.Assign):
             targets, value = n.targets, n.value

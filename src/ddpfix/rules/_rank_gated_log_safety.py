@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import kept_on, walk
 from ddpfix.facts import MONITORING_CALLBACKS
 from ddpfix.imports import TREE_COMPOUND
 from ddpfix.analysis.ast_shapes import nodes_of
-from ddpfix.analysis.lightning import arguments_in_order
+from ddpfix.analysis.lightning import arguments_in_order, logged_names
 from ddpfix.analysis.names import PURE_CALLEES, READ_ONLY_METHODS, exit_in, statement_names
 
 #: Callbacks and helpers whose ``monitor`` decides what a run watches (facts.MONITORING_CALLBACKS,
@@ -200,11 +200,11 @@ def _short(text: str) -> str:
     return text if len(text) < 40 else text[:37] + "..."
 
 
-def synced_elsewhere(call: ast.Call, names: list[str] | None, cls: ast.ClassDef, names_of) -> str | None:
+def synced_elsewhere(call: ast.Call, names: list[str] | None, cls: ast.ClassDef) -> str | None:
     """Why the other ranks may still sync the key without rank 0 (None: no other ``self.log`` of
     the class may log it with a sync). ``else: self.log(k, sync_dist=True)``, a complementary
     ``if self.global_rank > 0:`` or a helper method logging it: rank 0 then leaves their all-reduce."""
-    logs, by_key, unnamed = _syncing_logs(cls, names_of)
+    logs, by_key, unnamed = kept_on(cls, _syncing_logs)
     # The first two of each list are enough: ``call`` itself is at most one of them.
     if names is None:
         candidates = range(min(2, len(logs)))
@@ -220,27 +220,24 @@ def synced_elsewhere(call: ast.Call, names: list[str] | None, cls: ast.ClassDef,
             "ranks that reach it would enter the all-reduce without rank 0")
 
 
-def _syncing_logs(cls: ast.ClassDef, names_of):
+def _syncing_logs(cls: ast.ClassDef):
     """The class's ``self.log``/``self.log_dict`` calls that may sync, in walk order, with the
     names each logs (None: not known); the orders of those logging each name, and of those whose
-    names are not known. Kept on the class: asked once per gated log (walking the class each time
-    was quadratic in its size)."""
-    kept = cls.__dict__.get("_ddpfix_syncing_logs")
-    if kept is None or kept[0] is not names_of:
-        logs = [(other, names_of(other)) for other in walk(cls)
-                if isinstance(other, ast.Call) and isinstance(other.func, ast.Attribute)
-                and other.func.attr in ("log", "log_dict") and isinstance(other.func.value, ast.Name)
-                and other.func.value.id == "self" and _may_sync(other)]
-        by_key: dict[str, list[int]] = {}
-        unnamed: list[int] = []
-        for order, (_other, theirs) in enumerate(logs):
-            if theirs is None:
-                unnamed.append(order)
-            else:
-                for name in dict.fromkeys(theirs):
-                    by_key.setdefault(name, []).append(order)
-        kept = cls._ddpfix_syncing_logs = (names_of, logs, by_key, unnamed)
-    return kept[1:]
+    names are not known. Asked once per gated log (``kept_on``): walking the class each time was
+    quadratic in its size."""
+    logs = [(other, logged_names(other)) for other in walk(cls)
+            if isinstance(other, ast.Call) and isinstance(other.func, ast.Attribute)
+            and other.func.attr in ("log", "log_dict") and isinstance(other.func.value, ast.Name)
+            and other.func.value.id == "self" and _may_sync(other)]
+    by_key: dict[str, list[int]] = {}
+    unnamed: list[int] = []
+    for order, (_other, theirs) in enumerate(logs):
+        if theirs is None:
+            unnamed.append(order)
+        else:
+            for name in dict.fromkeys(theirs):
+                by_key.setdefault(name, []).append(order)
+    return logs, by_key, unnamed
 
 
 def _may_sync(call: ast.Call) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.ast_walk import child_nodes, kept_on, walk
 from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix import edits
 from ddpfix.edits import Span
@@ -834,19 +834,16 @@ def _batch_moved_elsewhere(facts) -> str | None:
 
 def _self_calls(method) -> dict[str, list[tuple[int, ast.Call, set[str]]]]:
     """Each ``self.<name>(...)`` call of ``method`` by its name, with its place in the walk and the
-    names its arguments read.
-    Kept on the node and keyed by name: asked once per log of the method, and a scan of every call
-    (its logs too) each time was quadratic in the method's size."""
-    kept = method.__dict__.get("_ddpfix_handed_self_calls")
-    if kept is None:
-        kept = method._ddpfix_handed_self_calls = {}
-        for order, call in enumerate(walk(method)):  # (the walk's order: the order they are followed in)
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self":
-                names = {r.id for a in [*call.args, *(k.value for k in call.keywords)] for r in walk(a)
-                         if isinstance(r, ast.Name)}
-                kept.setdefault(call.func.attr, []).append((order, call, names))
-    return kept
+    names its arguments read. Keyed by name and asked once per log of the method (``kept_on``): a
+    scan of every call (its logs too) each time was quadratic in the method's size."""
+    found: dict[str, list[tuple[int, ast.Call, set[str]]]] = {}
+    for order, call in enumerate(walk(method)):  # (the walk's order: the order they are followed in)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self":
+            names = {r.id for a in [*call.args, *(k.value for k in call.keywords)] for r in walk(a)
+                     if isinstance(r, ast.Name)}
+            found.setdefault(call.func.attr, []).append((order, call, names))
+    return found
 
 
 def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassFacts | None, callers: set[int]) -> str | None:
@@ -884,7 +881,7 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
     read: set[str] = set()  # the method's own names the value is made of
     # A helper of the class handed one of those names may store a CPU tensor through it
     # (``self._fill(stats, logits)`` then ``stats["acc"]``): followed like a helper the value calls.
-    by_name = _self_calls(method)
+    by_name = kept_on(method, _self_calls)
     handed = [(call, names) for _order, call, names in sorted(
         (entry for name in by_name.keys() & methods.keys() for entry in by_name[name]), key=lambda e: e[0])
         if (call.lineno, call.col_offset) < (at.lineno, at.col_offset)]

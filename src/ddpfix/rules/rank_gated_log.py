@@ -217,7 +217,7 @@ class RankGatedLog(Rule):
         # Under a launcher that leaves the guard true on every rank, every rank logs: without a
         # sync, rank_zero_only=True changes nothing there either; dropping a sync changes the value.
         launcher = launcher_unknown(gated.guard.launcher) if gated.guard.launcher and synced else None
-        why = lacking or launcher or unmonitored_unproven(names, facts, tree) or synced_elsewhere(call, names, cls, logged_names)
+        why = lacking or launcher or unmonitored_unproven(names, facts, tree) or synced_elsewhere(call, names, cls)
         at = Span.of(ctx.position(call))
         fix = (*([edits.DropKeyword(at, drop)] if drop else []), edits.SetKeyword(at, "rank_zero_only", "True"))
         return _Finding(call, short, message, True, why, fix)
@@ -240,7 +240,7 @@ class RankGatedLog(Rule):
         if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
             return _Finding(call, short, message + COMMENT_LOST)
         why = (move_unproven(call, method, gated.guard.node, _jumped(gated), synced, bool(monitors), tests, cls)
-               or (None if synced else _untied(monitors, ctx, cls)) or synced_elsewhere(call, logged_names(call), cls, logged_names))
+               or (None if synced else _untied(monitors, ctx, cls)) or synced_elsewhere(call, logged_names(call), cls))
         return _Finding(call, short, message, True, why, (edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True"),
                                                           _move(gated, ctx)))
 
