@@ -86,6 +86,55 @@ def test_a_batch_of_a_class_with_its_own_to_may_keep_tensors_on_the_cpu(tmp_path
     assert [f["applicability"] for f in found] == ["unsafe"] and "data.py:2 defines `to`" in found[0]["unsafe_reason"], found
 
 
+DATA_MODULE = """import lightning as L
+from lightning.pytorch import LightningDataModule
+{imports}
+
+class Base{base}:
+    pass
+
+
+class Fields(Base):
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+{body}
+"""
+
+
+@pytest.mark.parametrize("body, safe", [
+    # what it keeps goes through Lightning's own move, with the device it was handed
+    ("        del batch['names']\n        batch = super().transfer_batch_to_device(batch, device, dataloader_idx)\n"
+     "        return batch\n", True),
+    ("        return super().transfer_batch_to_device(batch['x'], device, dataloader_idx)\n", True),
+    # a part left out of the move, another device, a change after the move, a return before it
+    ("        moved = super().transfer_batch_to_device(batch['x'], device, dataloader_idx)\n"
+     "        return {'x': moved, 'mask': batch['mask']}\n", False),
+    ("        return super().transfer_batch_to_device(batch, torch.device('cpu'), dataloader_idx)\n", False),
+    ("        batch = super().transfer_batch_to_device(batch, device, dataloader_idx)\n"
+     "        batch['mask'] = torch.ones(3)\n        return batch\n", False),
+    ("        if dataloader_idx:\n            return batch\n"
+     "        batch = super().transfer_batch_to_device(batch, device, dataloader_idx)\n        return batch\n", False),
+    ("        device = 'cpu'\n        return super().transfer_batch_to_device(batch, device, dataloader_idx)\n", False),
+    # what is moved is made of the batch (a gathered batch is no rank's own)
+    ("        batch = self.trainer.strategy.all_gather(batch)\n"
+     "        return super().transfer_batch_to_device(batch, device, dataloader_idx)\n", False),
+])
+@pytest.mark.parametrize("base", ["(LightningDataModule)", "(Mixin, LightningDataModule)"])
+def test_a_data_module_that_moves_its_batches_through_lightning_keeps_the_fix_safe(tmp_path, body, safe, base):
+    """A data module's own ``transfer_batch_to_device`` decides where every batch is, unless what it
+    returns is Lightning's own move (of what it keeps), handed the device it was: torchgeo drops the
+    batch's non-tensor fields, then calls ``super()``. A base of another library (``Mixin``) may
+    move batches its own way."""
+    imports = "import torch\nfrom mixins import Mixin" if "Mixin" in base else "import torch"
+    data = DATA_MODULE.format(imports=imports, base=base, body=body)
+    train = TRAIN.replace("from model", "import data\nfrom model")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": data})
+    proven = safe and "Mixin" not in base
+    assert [f["applicability"] for f in found] == (["safe"] if proven else ["unsafe"]), (data, found)
+    if not proven:
+        line = 1 + data.splitlines().index("    def transfer_batch_to_device(self, batch, device, dataloader_idx):")
+        assert f"data.py:{line} defines `transfer_batch_to_device`" in found[0]["unsafe_reason"], found
+
+
 @pytest.mark.parametrize("pin, call, safe", [
     ("lightning==2.3.3", "L.pytorch.tuner.Tuner(trainer).lr_find(model)\n", False),
     ("lightning==2.5.1", "L.pytorch.tuner.Tuner(trainer).lr_find(model)\n", True),
@@ -101,3 +150,15 @@ def test_lightning_that_keeps_logged_results_on_the_cpu_keeps_the_fix_unsafe(tmp
         model = MODEL.replace("import lightning as L", "import pytorch_lightning as L")
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, model=model)
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
+
+
+def test_a_data_module_that_handles_its_moved_batches_may_move_them_back(tmp_path):
+    """``on_after_batch_transfer`` runs after Lightning's move: a data module's may put any part of
+    the batch back on the CPU (``.cpu()`` for a NumPy augmentation)."""
+    data = ("import lightning as L\n\n\nclass Fields(L.LightningDataModule):\n"
+            "    def on_after_batch_transfer(self, batch, dataloader_idx):\n"
+            "        return [part.cpu() for part in batch]\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", TRAIN.replace("from model", "import data\nfrom model"),
+                      {"data.py": data})
+    assert [f["applicability"] for f in found] == ["unsafe"], found
+    assert "data.py:5 defines `on_after_batch_transfer`" in found[0]["unsafe_reason"], found

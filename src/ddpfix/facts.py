@@ -741,10 +741,14 @@ class ProjectFacts:
                 return f"{os.path.relpath(other, root)}:{line}"
         return None
 
-    def defines_elsewhere(self, name: str | Iterable[str], path: str, lines: tuple[int, int]) -> str | None:
+    def defines_elsewhere(self, name: str | Iterable[str], path: str, lines: tuple[int, int],
+                          unless: Callable[[ast.Module, ast.FunctionDef | ast.AsyncFunctionDef], bool] | None = None
+                          ) -> str | None:
         """Where a file that may run with ``path`` (itself included, outside ``lines``: the asking
         class) defines a function or method ``name`` (a Callback's ``on_validation_batch_end``), or
-        one of several names: ``file:line``; a reason where the facts are partial; None where none does."""
+        one of several names: ``file:line``; a reason where the facts are partial; None where none
+        does. ``unless(tree, definition)``: a definition it proves harmless does not count (the
+        file is then parsed, once per run)."""
         if not self.whole:
             return "the run did not read the whole project, so another class may define it"
         real, root = os.path.realpath(path), program_root(path)
@@ -760,7 +764,28 @@ class ProjectFacts:
             for found in pattern.finditer(data):
                 line = data.count(b"\n", 0, found.start()) + 1
                 if other != real or not lines[0] <= line <= lines[1]:
-                    return f"{os.path.relpath(other, root)}:{line}"
+                    place = f"{os.path.relpath(other, root)}:{line}"
+                    if unless is not None:
+                        place = self._unproven_definition(other, data, set(names), unless,
+                                                          lines if other == real else None, place)
+                    if place is not None:
+                        return place
+                    break  # every definition of the file is proven harmless
+        return None
+
+    def _unproven_definition(self, path: str, data: bytes, names: set[str], unless, lines: tuple[int, int] | None,
+                             place: str) -> str | None:
+        """The place of the first definition of ``names`` in the file (outside ``lines``) that
+        ``unless`` does not prove harmless, or ``place`` where the file does not parse (a
+        notebook's lines are its text's: ``place`` then stands for any failure); None where every
+        one is proven."""
+        tree = self._tree_in(path, data)
+        if tree is None:
+            return place
+        for node in walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names \
+                    and not (lines is not None and lines[0] <= node.lineno <= lines[1]) and not unless(tree, node):
+                return place if path.endswith(".ipynb") else f"{place.rsplit(':', 1)[0]}:{node.lineno}"
         return None
 
     def defines_a_fill(self, path: str) -> str | None:

@@ -517,3 +517,108 @@ def comment_before_colon(header: str) -> bool:
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return True
     return True
+
+
+#: The Lightning classes whose ``transfer_batch_to_device`` is Lightning's own move.
+_BATCH_MOVING_ROOTS = frozenset({"LightningModule", "LightningDataModule"})
+
+
+def moves_like_lightning(tree: ast.Module, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """An override of ``transfer_batch_to_device`` that leaves every tensor of what it returns on
+    the device Lightning asks for: each ``return`` hands back what Lightning's own move
+    (``super().transfer_batch_to_device(x, device, ...)``, the class deriving directly from
+    ``LightningModule`` or ``LightningDataModule``, undecorated) made of whatever it was given,
+    with the ``device`` it was handed: ``del batch["crs"]`` before it, to drop what cannot be
+    moved, changes nothing of that. Whatever the returned object holds went through that move,
+    which moves every tensor of a collection (a class's own ``to`` is a question of its own)."""
+    owner = next((node for node in every_node(tree) if isinstance(node, ast.ClassDef) and method in node.body), None)
+    if owner is None or method.decorator_list or not isinstance(method, ast.FunctionDef) \
+            or not _derives_from_lightning_alone(tree, owner):
+        return False
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if len(positional) < 3:
+        return False
+    device = positional[2].arg
+
+    batch = positional[1].arg
+
+    def lightning_move(node: ast.expr | None) -> bool:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "transfer_batch_to_device" and isinstance(node.func.value, ast.Call)
+                and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "super"
+                and not has_star(node)):
+            return False
+        handed = node.args[1] if len(node.args) > 1 else getattr(keyword(node, "device"), "value", None)
+        moved = node.args[0] if node.args else getattr(keyword(node, "batch"), "value", None)
+        if isinstance(moved, ast.Subscript) and isinstance(moved.slice, ast.Constant):
+            moved = moved.value
+        return isinstance(handed, ast.Name) and handed.id == device and isinstance(moved, ast.Name) and moved.id == batch
+
+    inside = list(nodes_below(method))
+    # What is moved is the batch Lightning handed, or a field of it; before the move, only fields
+    # are deleted from it (``del batch["crs"]``): nothing else made of it, a gathered batch say.
+    for statement in method.body:
+        if any(isinstance(node, ast.Call) and lightning_move(node) for node in every_node(statement)):
+            break
+        if not (isinstance(statement, ast.Delete) and all(
+                isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == batch
+                and isinstance(t.slice, ast.Constant) for t in statement.targets)) \
+                and not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
+            return False
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef,
+                             ast.ClassDef, ast.Global, ast.Nonlocal)) for node in inside):
+        return False
+    # The device the move is handed is the one Lightning passed: never bound again.
+    if any(isinstance(node, ast.Name) and node.id == device and not isinstance(node.ctx, ast.Load) for node in inside):
+        return False
+    # A name bound once, by a statement of the method's own body (no loop or branch around it) to
+    # the move's result, and read after it only by a ``return``, holds that result when returned.
+    moved: dict[str, tuple[int, int]] = {}
+    for statement in method.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name) and lightning_move(statement.value):
+            moved[statement.targets[0].id] = (statement.end_lineno, statement.end_col_offset)
+    returns = [node for node in inside if isinstance(node, ast.Return)]
+    returned = {id(r.value) for r in returns}
+    for node in inside:
+        if isinstance(node, ast.Name) and node.id in moved:
+            stored = not isinstance(node.ctx, ast.Load)
+            after = (node.lineno, node.col_offset) >= moved[node.id]
+            if (stored and after) or (after and not stored and id(node) not in returned):
+                del moved[node.id]
+    for name in [n for n in moved if sum(isinstance(node, ast.Name) and node.id == n and not isinstance(
+            node.ctx, ast.Load) for node in inside) != 1]:
+        del moved[name]  # bound (or deleted) elsewhere too
+
+    def hands_back_the_move(value: ast.expr | None) -> bool:
+        return lightning_move(value) or (isinstance(value, ast.Name) and value.id in moved
+                                         and (value.lineno, value.col_offset) >= moved[value.id])
+
+    return bool(returns) and all(hands_back_the_move(r.value) for r in returns)
+
+
+def _derives_from_lightning_alone(tree: ast.Module, cls: ast.ClassDef) -> bool:
+    """Every base of ``cls``, undecorated and with no metaclass, is ``LightningModule`` /
+    ``LightningDataModule`` or a class defined once at the top of the file that derives so: no
+    code of another library stands between it and Lightning's hooks."""
+    imports = ImportTable.from_tree(tree)
+    classes: dict[str, list[ast.ClassDef]] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
+            classes.setdefault(statement.name, []).append(statement)
+    todo, seen = [cls], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.decorator_list or current.keywords or not current.bases:
+            return False
+        for base in current.bases:
+            if lightning_name(imports, base) in _BATCH_MOVING_ROOTS:
+                continue
+            defined = classes.get(base.id, []) if isinstance(base, ast.Name) and base.id not in imports.targets else []
+            if len(defined) != 1:
+                return False
+            todo.append(defined[0])
+    return True

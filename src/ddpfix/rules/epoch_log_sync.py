@@ -813,7 +813,9 @@ def _results_on_the_cpu(ctx: RuleContext) -> str | None:
 
 def _batch_moved_elsewhere(facts) -> str | None:
     """Where code of the program other than Lightning may decide the batch's device: a data
-    module's ``transfer_batch_to_device``, or a class of its own with a ``to`` method (Lightning
+    module's ``transfer_batch_to_device`` (not one that hands back Lightning's own move of what it
+    keeps: ``analysis.lightning.moves_like_lightning``) or ``on_after_batch_transfer`` (which runs
+    after the move, and may move any of it back), or a class of its own with a ``to`` method (Lightning
     moves a batch of such a class by calling it, and it may keep some tensors on the CPU: lengths,
     masks, bookkeeping). Kept on the class's facts."""
     if "_batch_moved" not in facts.__dict__:
@@ -822,8 +824,10 @@ def _batch_moved_elsewhere(facts) -> str | None:
             found = "the program's other files are not read: the batch may be moved by code of its own"
         else:
             lines = (facts.cls.lineno, facts.cls.end_lineno or facts.cls.lineno)
-            for name in (*_BATCH_TRANSFER_HOOKS, "to"):
-                where = facts.project.defines_elsewhere(name, facts.path, lines)
+            for name in (*_BATCH_TRANSFER_HOOKS, "on_after_batch_transfer", "to"):
+                # An override that hands back Lightning's own move of what it keeps moves it all.
+                proven = tree_lightning.moves_like_lightning if name in _BATCH_TRANSFER_HOOKS else None
+                where = facts.project.defines_elsewhere(name, facts.path, lines, unless=proven)
                 if where is not None:
                     found = (f"{where} defines `{name}`: a batch may be moved by it, some of its tensors left on the "
                              "CPU, and NCCL refuses CPU tensors in the sync")
