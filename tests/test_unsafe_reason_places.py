@@ -98,6 +98,50 @@ class M(L.LightningModule):
     def validation_step(self, batch, batch_idx):
         self.log("val_running", self.running)
 ''', "`self.running` is the module's state (stored at line 9)"),
+    # A method that changes its argument says which of its calls does, and why, down to the fact.
+    "a call in forward that changes the helper's argument": ('''
+class M(L.LightningModule):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, x):
+        return self.encoder(x)
+
+    def _loss(self, batch):
+        return self.forward(batch).mean()
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_loss", self._loss(batch))
+''', "`self.forward(batch)` (line 15) in `_loss` may change its argument `batch` in place: `self.encoder(x)` "
+     "(line 12) in `forward` may change its argument `x` in place: `self.encoder` holds `encoder` (line 9), handed "
+     "to `M(...)`: no code of the program builds `M`"),
+    # The call that first made a value unknown, not a later one that runs its code because of it.
+    "the loop's call, not a later known one": ('''
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.flows = helpers.flows()
+
+    def _encode(self, imgs):
+        z, total = imgs, torch.zeros(imgs.shape[0], device=self.device)
+        for flow in self.flows:
+            z, total = flow(z, total)
+        return z.mean() + total.mean()
+
+    def validation_step(self, batch, batch_idx):
+        self.log("val_nll", self._encode(batch))
+''', "`flow(z, total)` (line 14) in `_encode` may change its argument `imgs` in place"),
+    "a batch the class may replace": ('''
+class M(L.LightningModule):
+    def on_after_batch_transfer(self, batch, dataloader_idx):
+        return helpers.augment(batch)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self(x), y)
+        self.log("val_loss", loss)
+''', "the class may replace each batch before its hooks see it (`on_after_batch_transfer`)"),
 }
 
 

@@ -1126,12 +1126,9 @@ class ClassFacts:
         ending = self.ending(helper)
         if ending is None:
             return None
-        for parameter in sorted(ending.parameters & set(ending.changed_by)):
-            changer = ending.changed_by[parameter]
-            held = self_attr(changer.func) if isinstance(changer, ast.Call) else None
-            why = f": {self.module_problems[held]}" if held in self.module_problems else ""
-            return (f"`{short(changer)}` (line {changer.lineno}) in `{name}` may change its argument `{parameter}` "
-                    f"in place{why}")
+        changed = self._argument_change(name, frozenset({name}))
+        if changed is not None:
+            return changed
         for r in walk_outside_functions(helper.body):
             if isinstance(r, ast.Return) and r.value is not None:
                 unknown = ending.unknown(r.value)
@@ -1140,6 +1137,59 @@ class ClassFacts:
                     return (f"`{name}` returns what `{short(unknown)}` (line {line}) makes, not known to be "
                             "this rank's own")
         return None
+
+    def _argument_change(self, name: str, seen: frozenset[str]) -> str | None:
+        """Which call of the method ``name`` (read with every binding) may change one of its own
+        arguments in place, and why (``change_reason``); None where none does."""
+        ending = self.ending(self.methods[name])
+        if ending is None:
+            return None
+        for parameter in sorted(ending.parameters & set(ending.changed_by)):
+            changer = ending.changed_by[parameter]
+            return (f"`{short(changer)}` (line {changer.lineno}) in `{name}` may change its argument `{parameter}` "
+                    f"in place{self.change_reason(changer, ending, seen)}")
+        return None
+
+    def change_reason(self, changer: ast.expr, provenance: Provenance, seen: frozenset[str] = frozenset()) -> str:
+        """Why the call ``changer`` (of ``provenance``'s method) may change in place what it is
+        handed, as a clause to append (``": ..."``), down to the fact not known: a module held that
+        is not read, a method of the class that is not plain or makes such a call itself, or what
+        a known callee is handed that is not known (a known function runs the code of the objects
+        it is handed). Empty where the call is code not read at all (its text says so)."""
+        if not isinstance(changer, ast.Call):
+            return ""
+        func = changer.func
+        held = self_attr(func)
+        method = "forward" if is_self(func) else held if held in self.methods else None
+        if method is not None:
+            if method in seen:
+                return ""
+            problem = self._plain_helper_problem(method, as_forward=method == "forward")
+            if problem is not None:
+                return f": {problem}"
+            inner = self._argument_change(method, seen | {method})
+            if inner is not None:
+                return f": {inner}"
+        elif held is not None and not self.submodule_known(held):
+            if held in self.module_problems:
+                return f": {self.module_problems[held]}"
+            holds = self.held_by(held)
+            return f": `self.{held}` holds `{holds[0]}` (line {holds[1]}), an object whose class is not read" \
+                if holds is not None else f": `self.{held}` is not known to hold a module that is read"
+        handed = [a.value if isinstance(a, ast.Starred) else a for a in [*changer.args, *(k.value for k in changer.keywords)]]
+        unknown = next((part for part in map(provenance.unknown, handed) if part is not None), None)
+        if isinstance(unknown, ast.Name) and provenance.changed_by.get(unknown.id) is changer:
+            # Not known because this very call may change it: what made it unknown first says why.
+            unknown = provenance.first_unknown_source()
+            if unknown is None and provenance.untrusted:
+                return (f": it is handed `{sorted(provenance.untrusted)[0]}`, whose code it may run: "
+                        f"{self._handed_reason(provenance.method.name)}")
+        if unknown is None:
+            return ""
+        if unknown is changer:
+            return f": `{short(changer.func)}` is code the proof does not read"
+        return (f": it is handed `{short(unknown)}`, whose code it may run, and which is not known to be this rank's "
+                f"own ({self.unknown_reason(provenance, unknown, 1)})")
 
     def _list_attributes(self, stores: list[_SelfStores]) -> set[str]:
         """``self.<name>`` attributes every assignment of which (in the class and its bases) is a list
@@ -1718,9 +1768,15 @@ class ClassFacts:
             changer = provenance.changed_by[unknown.id]
             text = f"`{short(changer)}` (line {changer.lineno}) may change `{unknown.id}` in place (it may be global then)"
             root = provenance.first_unknown_source()
+            if depth < 1 and (root is None or root is unknown):
+                text += self.change_reason(changer, provenance, frozenset({provenance.method.name}))
             if root is not None and root is not unknown and depth < 1:
                 # The change is a consequence: the first value the method cannot read says why.
                 text += f"; first, at line {root.lineno}: {self.unknown_reason(provenance, root, depth + 1)}"
+            elif root is None and provenance.untrusted and depth < 1 and not text.endswith(")"):
+                handed = sorted(provenance.untrusted)[0]
+                text += (f"; first: `{handed}` is not known to be this rank's own value: "
+                         f"{self._handed_reason(provenance.method.name)}")
             return text
         if isinstance(unknown, ast.Call) and (is_self(unknown.func) or self_attr(unknown.func) == "forward") \
                 and self.forward_problem() is not None:

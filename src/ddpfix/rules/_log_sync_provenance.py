@@ -89,9 +89,12 @@ class Provenance:
                              if (place is None or place < self.until) and call is not self.reader]
         self.calls = [call for _place, call in self.placed_calls]
         self.changed_by: dict[str, ast.Call] = {}
+        self._blamed_in: dict[str, int] = {}  # name -> the round of the fixpoint that first blamed it
+        self._round = 0
         changed = True
         while changed:
             changed = False
+            self._round += 1
             for name in sorted(known):
                 if any(v is None or self._unknown(v, known) is not None for v in bindings[name]):
                     known.discard(name)
@@ -182,18 +185,27 @@ class Provenance:
                 # (``self._report(errors, errors.view(-1))``), and a step may return part of its batch
                 # (a batch-end hook's ``outputs`` and ``batch``); Lightning hands a step distinct ones.
                 near |= self.parameters & set(mentions)
+            if name in self.changed_by:
+                # Blamed on the first call that may change it, whether found here or already:
+                # ``x = data.x`` then ``self.model(x)`` changes ``data`` before a later call does.
+                for other in sorted(near):
+                    self._blame(other, self.changed_by[name])
             for other in sorted(near - found, reverse=True):
                 found.add(other)
-                if name in self.changed_by:
-                    self._blame(other, self.changed_by[name])
                 pending.append(other)
         return found
 
     def _blame(self, name: str, call: ast.Call) -> None:
-        """``call`` may change ``name`` in place: the reason names the first such call in the code."""
+        """``call`` may change ``name`` in place: the reason names the first such call to run
+        among those of the first round of the fixpoint that found one. A later round's call is a
+        consequence, not the cause: ``torch.zeros(imgs.shape[0])`` may run code of ``imgs`` only
+        once a loop's ``flow(z)`` (``z = imgs``) may have changed it."""
         held = self.changed_by.get(name)
-        if held is None or (call.lineno, call.col_offset) < (held.lineno, held.col_offset):
+        # Ordered by where each call ends: a call runs after the calls inside it.
+        if held is None or (self._blamed_in[name] == self._round
+                            and (call.end_lineno, call.end_col_offset) < (held.end_lineno, held.end_col_offset)):
             self.changed_by[name] = call
+            self._blamed_in[name] = self._round
 
     def _mutated(self, known: set[str]) -> set[str]:
         """Names an unknown call may change in place (``dist.all_reduce(total)``, ``x.add_(y)``):
