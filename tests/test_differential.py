@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -99,6 +101,27 @@ def test_run_group_kills_its_group_and_nothing_else(tmp_path, leader, hung):
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_a_session_that_ends_during_the_lightning1_build_ends_the_build(tmp_path):
+    """The build runs in a thread while the tests go on; a session that ends first (``-x``) must not
+    leave pip running: the step's process group is killed at exit, and only it."""
+    marker = tmp_path / "pid"
+    step = [sys.executable, "-c", f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(600)"]
+    session = (f"import sys, threading, time\nsys.path.insert(0, {str(Path(harness.__file__).parent)!r})\n"
+               "import harness\n"
+               f"threading.Thread(target=harness._build_step, args=({step!r}, 900), daemon=True).start()\n"
+               f"while not __import__('os').path.exists({str(marker)!r}): time.sleep(0.05)\n")
+    subprocess.run([sys.executable, "-c", session], timeout=60, check=True)
+    pid = int(marker.read_text())
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    raise AssertionError(f"the build step {pid} outlived the session")
 
 
 @pytest.mark.parametrize("case_id, reference", [("epoch-log-sync/plateau_scheduler", False),

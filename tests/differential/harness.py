@@ -61,6 +61,7 @@ cannot have been reused). Each training run gets a fresh ``MASTER_PORT`` and ``O
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
@@ -197,12 +198,11 @@ def ensure_lightning1(log: Callable[[str], None] = lambda _: None) -> str | None
             return found
         shutil.rmtree(LIGHTNING1_VENV, ignore_errors=True)  # what an interrupted build left
         try:
-            subprocess.run([sys.executable, "-m", "venv", str(LIGHTNING1_VENV)], check=True, capture_output=True, timeout=300)
+            _build_step([sys.executable, "-m", "venv", str(LIGHTNING1_VENV)], timeout=300)
             pip = [str(LIGHTNING1_VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
             for requirements in LIGHTNING1_REQUIREMENTS:
-                subprocess.run([*pip, *requirements], check=True, capture_output=True, timeout=900)
-            subprocess.run([str(LIGHTNING1_VENV / "bin" / "python"), "-c", "import pytorch_lightning"], check=True,
-                           capture_output=True, timeout=300)
+                _build_step([*pip, *requirements], timeout=900)
+            _build_step([str(LIGHTNING1_VENV / "bin" / "python"), "-c", "import pytorch_lightning"], timeout=300)
             (LIGHTNING1_VENV / LIGHTNING1_MADE).write_text("made whole by tests/differential/harness.py\n")
         except (OSError, subprocess.SubprocessError) as error:
             detail = getattr(error, "stderr", b"") or b""
@@ -210,6 +210,44 @@ def ensure_lightning1(log: Callable[[str], None] = lambda _: None) -> str | None
             shutil.rmtree(LIGHTNING1_VENV, ignore_errors=True)
             return None
         return lightning1_python()
+
+
+_BUILD_STEPS: set[subprocess.Popen] = set()  # the build's processes still running
+
+
+def _build_step(command: list[str], timeout: float) -> None:
+    """Run one step of the build in a process group of its own, known to ``_end_the_build`` while
+    it runs; raise ``CalledProcessError`` (with its output) where it fails, ``TimeoutExpired``
+    (its group killed) where it runs over ``timeout``."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    _BUILD_STEPS.add(process)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise
+    finally:
+        _BUILD_STEPS.discard(process)
+    if process.returncode != 0:
+        raise subprocess.CalledProcessError(process.returncode, command, stdout, stderr)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """End a build step and every process it started (its group: pip's own children too)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+@atexit.register
+def _end_the_build() -> None:
+    """A test session that ends while the build runs in its thread (``-x`` on an early failure)
+    ends the build's processes too, rather than leaving pip running: the venv then has no marker,
+    and the next session builds it again."""
+    for process in list(_BUILD_STEPS):
+        _kill_group(process)
 
 
 def ensure_lightning1_in_background() -> None:
