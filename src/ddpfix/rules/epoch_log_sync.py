@@ -111,7 +111,10 @@ class EpochLogSync(Rule):
     binding of the method (`=`, `x: T =`, `+=`, `:=`, `for`), the class's helpers it calls,
     `self(...)`'s `forward`, a module class of the file it holds, `on_after_batch_transfer` and, for
     a batch-end or 1.x epoch-end hook, the step's returns and locals. A class that moves its batches
-    itself (`transfer_batch_to_device`) may leave any of them on the CPU. What a Python number is
+    itself (`transfer_batch_to_device`) may leave any of them on the CPU, and so may a data module's
+    `on_after_batch_transfer` or `transfer_batch_to_device` (not one whose every `return` hands back
+    Lightning's own move of the batch or of a field of it, `super().transfer_batch_to_device(batch,
+    device, dataloader_idx)`, after at most `del batch["names"]`). What a Python number is
     made of (`.item()`, `float(...)`, `len(...)`) does not count: Lightning puts a number on the
     module's device.
 
