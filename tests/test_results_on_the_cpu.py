@@ -162,3 +162,67 @@ def test_a_data_module_that_handles_its_moved_batches_may_move_them_back(tmp_pat
                       {"data.py": data})
     assert [f["applicability"] for f in found] == ["unsafe"], found
     assert "data.py:5 defines `on_after_batch_transfer`" in found[0]["unsafe_reason"], found
+
+
+TORCHGEO_MOVE = ("    def transfer_batch_to_device(self, batch, device, dataloader_idx):\n"
+                 "        del batch['names']\n"
+                 "        batch = super().transfer_batch_to_device(batch, device, dataloader_idx)\n"
+                 "        return batch\n")
+INPUTS_ONLY = "def inputs_only(batch, *args):\n    batch['x'] = batch['x'].cuda()\n    return batch\n\n\n"
+
+# Review of the proof above (helper-37): where else a data module's move may be decided.
+BATCH_MOVERS = {
+    # the batch rebound after a first move, or in a block: what is moved is no longer the batch
+    "rebound after a move": ("import lightning as L\n\n\nclass Data(L.LightningDataModule):\n"
+                             "    def transfer_batch_to_device(self, batch, device, dataloader_idx):\n"
+                             "        batch = super().transfer_batch_to_device(batch, device, dataloader_idx)\n"
+                             "        batch = Plain(batch)\n"
+                             "        return super().transfer_batch_to_device(batch, device, dataloader_idx)\n"),
+    "a branch": ("import lightning as L\n\n\nclass Data(L.LightningDataModule):\n"
+                 "    def transfer_batch_to_device(self, batch, device, dataloader_idx):\n"
+                 "        if self.trainer.training:\n"
+                 "            return super().transfer_batch_to_device(batch, device, dataloader_idx)\n"
+                 "        return super().transfer_batch_to_device(batch, device, dataloader_idx)\n"),
+    # the method's name bound again in its class, or in a base of the file
+    "rebound in the class body": ("import lightning as L\n" + INPUTS_ONLY + "class Data(L.LightningDataModule):\n"
+                                  + TORCHGEO_MOVE + "    transfer_batch_to_device = inputs_only\n"),
+    "assigned in a base": ("import lightning as L\n" + INPUTS_ONLY + "class Base(L.LightningDataModule):\n"
+                           "    transfer_batch_to_device = inputs_only\n\n\nclass Data(Base):\n" + TORCHGEO_MOVE),
+    "a base name bound again": ("import lightning as L\nfrom geo import GeoModule\n\n\n"
+                                "class Base(L.LightningDataModule):\n    pass\n\n\nBase = GeoModule\n\n\n"
+                                "class Data(Base):\n" + TORCHGEO_MOVE),
+    # no ``def`` at all: a class attribute, a store on the class from another file
+    "a class attribute": ("import lightning as L\n" + INPUTS_ONLY + "class Data(L.LightningDataModule):\n"
+                          "    transfer_batch_to_device = inputs_only\n"),
+    "stored on the class": ("import lightning as L\n" + INPUTS_ONLY + "class Data(L.LightningDataModule):\n    pass\n\n\n"
+                            "Data.transfer_batch_to_device = inputs_only\n"),
+    # another class puts a base of another library between the override and Lightning's
+    "mixed with another base": ("import lightning as L\nfrom geo import GeoModule\n\n\n"
+                                "class Data(L.LightningDataModule):\n" + TORCHGEO_MOVE + "\n\n"
+                                "class GeoData(Data, GeoModule):\n    pass\n"),
+    # what the batch is before the move, and who moves it
+    "made an object before the move": ("import lightning as L\nfrom types import SimpleNamespace\n\n\n"
+                                       "class Data(L.LightningDataModule):\n"
+                                       "    def on_before_batch_transfer(self, batch, dataloader_idx):\n"
+                                       "        return SimpleNamespace(**batch)\n"),
+    "a strategy's own move": ("import lightning as L\nfrom lightning.pytorch.strategies import DDPStrategy\n\n\n"
+                              "class HostBatches(DDPStrategy):\n    def batch_to_device(self, batch, device=None, dataloader_idx=0):\n"
+                              "        return batch\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BATCH_MOVERS))
+def test_code_that_decides_where_a_batch_is_keeps_the_fix_unsafe(tmp_path, case):
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", TRAIN.replace("from model", "import data\nfrom model"),
+                      {"data.py": BATCH_MOVERS[case]})
+    assert [f["applicability"] for f in found] == ["unsafe"], (case, found)
+
+
+def test_the_modules_own_batch_start_hook_may_move_part_of_the_batch(tmp_path):
+    """Lightning hands ``on_validation_batch_start`` the batch ``validation_step`` then gets:
+    ``batch[1] = batch[1].cpu()`` there leaves ``y`` on the CPU."""
+    model = MODEL.replace("    def validation_step(", "    def on_validation_batch_start(self, batch, batch_idx, dataloader_idx=0):\n"
+                          "        batch[1] = batch[1].cpu()\n\n    def validation_step(")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", model=model)
+    assert [f["applicability"] for f in found] == ["unsafe"], found
+    assert "`.cpu(...)`" in found[0]["unsafe_reason"], found

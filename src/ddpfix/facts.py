@@ -742,19 +742,22 @@ class ProjectFacts:
         return None
 
     def defines_elsewhere(self, name: str | Iterable[str], path: str, lines: tuple[int, int],
-                          unless: Callable[[ast.Module, ast.FunctionDef | ast.AsyncFunctionDef], bool] | None = None
-                          ) -> str | None:
+                          unless: Callable[[str, ast.Module, ast.FunctionDef | ast.AsyncFunctionDef], bool] | None = None,
+                          assigned: bool = False) -> str | None:
         """Where a file that may run with ``path`` (itself included, outside ``lines``: the asking
         class) defines a function or method ``name`` (a Callback's ``on_validation_batch_end``), or
         one of several names: ``file:line``; a reason where the facts are partial; None where none
-        does. ``unless(tree, definition)``: a definition it proves harmless does not count (the
-        file is then parsed, once per run)."""
+        does. ``assigned``: an indented assignment of the name counts too (a class's
+        ``transfer_batch_to_device = move_inputs``). ``unless(path, tree, definition)``: a ``def`` it
+        proves harmless does not count (the file is then parsed, once per run; an assignment in a
+        class's body always counts)."""
         if not self.whole:
             return "the run did not read the whole project, so another class may define it"
         real, root = os.path.realpath(path), program_root(path)
         names = [name] if isinstance(name, str) else sorted(name)
-        pattern = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + b"|".join(re.escape(n.encode()) for n in names)
-                             + rb")[ \t]*\(", re.M)
+        alternatives = b"|".join(re.escape(n.encode()) for n in names)
+        assignment = rb"|^[ \t]+(?:" + alternatives + rb")[ \t]*(?::[^=\n]*)?=(?!=)" if assigned else b""
+        pattern = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + alternatives + rb")[ \t]*\(" + assignment, re.M)
         for other in self.process_files:
             if other != real and not self.may_run_with(path, other):
                 continue
@@ -783,9 +786,45 @@ class ProjectFacts:
         if tree is None:
             return place
         for node in walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names \
-                    and not (lines is not None and lines[0] <= node.lineno <= lines[1]) and not unless(tree, node):
+            if lines is not None and lines[0] <= getattr(node, "lineno", 0) <= lines[1]:
+                continue
+            unproven = False
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                unproven = node.name in names and not unless(path, tree, node)
+            elif isinstance(node, ast.ClassDef):
+                # ``transfer_batch_to_device = move_inputs`` in a class's body binds the method too.
+                unproven = any(isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+                    isinstance(target, ast.Name) and target.id in names for target in walk(statement)
+                    if isinstance(target, ast.Name) and not isinstance(target.ctx, ast.Load)) for statement in node.body)
+            if unproven:
                 return place if path.endswith(".ipynb") else f"{place.rsplit(':', 1)[0]}:{node.lineno}"
+        return None
+
+    def mixed_into(self, name: str, path: str) -> str | None:
+        """Where a class of the program derives from the class ``name`` (of ``path``), directly or
+        through subclasses, together with another base (``class Geo(Data, OtherModule)``): Python's
+        method order may then put that other base's methods between ``name``'s and those of its
+        own bases, so ``super()`` in ``name`` may reach them. ``file``; a reason where the facts
+        are partial; None where no class does. Read by name, through the imports' aliases."""
+        if not self.whole:
+            return "the run did not read the whole project, so a class elsewhere may derive from it"
+        root = program_root(path)
+        names, todo = {name}, [name]
+        while todo:
+            current = todo.pop()
+            for other in sorted(set(self.subclasses.get(current, ()))):
+                if not self.may_run_with(path, other):
+                    continue
+                if self._names_in(other) is None:
+                    return f"{os.path.relpath(other, root)} could not be read"
+                for derived, bases in class_bases(self._read[("bytes", other)]):
+                    if current not in bases:
+                        continue
+                    if len(bases) > 1:
+                        return f"{os.path.relpath(other, root)}: `{derived}` derives from `{current}` and another base"
+                    if derived not in names:
+                        names.add(derived)
+                        todo.append(derived)
         return None
 
     def defines_a_fill(self, path: str) -> str | None:

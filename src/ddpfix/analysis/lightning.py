@@ -524,23 +524,29 @@ _BATCH_MOVING_ROOTS = frozenset({"LightningModule", "LightningDataModule"})
 
 
 def moves_like_lightning(tree: ast.Module, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """An override of ``transfer_batch_to_device`` that leaves every tensor of what it returns on
-    the device Lightning asks for: each ``return`` hands back what Lightning's own move
-    (``super().transfer_batch_to_device(x, device, ...)``, the class deriving directly from
-    ``LightningModule`` or ``LightningDataModule``, undecorated) made of whatever it was given,
-    with the ``device`` it was handed: ``del batch["crs"]`` before it, to drop what cannot be
-    moved, changes nothing of that. Whatever the returned object holds went through that move,
-    which moves every tensor of a collection (a class's own ``to`` is a question of its own)."""
-    owner = next((node for node in every_node(tree) if isinstance(node, ast.ClassDef) and method in node.body), None)
-    if owner is None or method.decorator_list or not isinstance(method, ast.FunctionDef) \
-            or not _derives_from_lightning_alone(tree, owner):
+    """An override of ``transfer_batch_to_device`` that leaves every tensor of what it returns
+    where Lightning's own move puts it: a straight run of statements (no branch, loop or ``with``)
+    that only deletes fields of the batch it was handed (``del batch["crs"]``: what cannot be
+    moved), binds names to Lightning's own move (``super().transfer_batch_to_device(batch, device,
+    dataloader_idx)``) of that batch or of a field of it, with the ``device`` it was handed, and
+    returns such a move or such a name. What is moved is so always this rank's own batch (no
+    gathered one, no object made of it), and what is returned went through the move, which moves
+    every tensor of a collection (a class's own ``to`` is a question of its own). ``super()``
+    reaches Lightning's: the class and its bases of the file derive from ``LightningModule`` or
+    ``LightningDataModule`` alone (``_derives_from_lightning_alone``), and none of them binds the
+    name otherwise than by a ``def`` (each of which is asked this question too). Whether a class
+    elsewhere puts another base between them (multiple inheritance) is the program's question."""
+    owner = enclosing_class(tree, method)
+    if owner is None or method.decorator_list or not isinstance(method, ast.FunctionDef):
+        return False
+    chain = _lightning_chain(tree, owner)
+    if chain is None or any(method.name in _names_bound_by(statement) and not isinstance(statement, ast.FunctionDef)
+                            for cls in chain for statement in cls.body):
         return False
     positional = [*method.args.posonlyargs, *method.args.args]
-    if len(positional) < 3:
+    if len(positional) < 3 or method.args.vararg is not None:
         return False
-    device = positional[2].arg
-
-    batch = positional[1].arg
+    batch, device = positional[1].arg, positional[2].arg
 
     def lightning_move(node: ast.expr | None) -> bool:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -554,71 +560,76 @@ def moves_like_lightning(tree: ast.Module, method: ast.FunctionDef | ast.AsyncFu
             moved = moved.value
         return isinstance(handed, ast.Name) and handed.id == device and isinstance(moved, ast.Name) and moved.id == batch
 
-    inside = list(nodes_below(method))
-    # What is moved is the batch Lightning handed, or a field of it; before the move, only fields
-    # are deleted from it (``del batch["crs"]``): nothing else made of it, a gathered batch say.
+    holding: set[str] = set()  # names that hold a move's result now
+    returned = False
     for statement in method.body:
-        if any(isinstance(node, ast.Call) and lightning_move(node) for node in every_node(statement)):
-            break
-        if not (isinstance(statement, ast.Delete) and all(
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(statement, ast.Delete) and all(
                 isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == batch
-                and isinstance(t.slice, ast.Constant) for t in statement.targets)) \
-                and not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
-            return False
-    if any(isinstance(node, (ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef,
-                             ast.ClassDef, ast.Global, ast.Nonlocal)) for node in inside):
+                and isinstance(t.slice, ast.Constant) for t in statement.targets):
+            continue
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
+                and statement.targets[0].id != device and lightning_move(statement.value):
+            holding.add(statement.targets[0].id)
+            continue
+        if isinstance(statement, ast.Return) and (lightning_move(statement.value) or (
+                isinstance(statement.value, ast.Name) and statement.value.id in holding)):
+            returned = True
+            break  # what follows never runs
         return False
-    # The device the move is handed is the one Lightning passed: never bound again.
-    if any(isinstance(node, ast.Name) and node.id == device and not isinstance(node.ctx, ast.Load) for node in inside):
-        return False
-    # A name bound once, by a statement of the method's own body (no loop or branch around it) to
-    # the move's result, and read after it only by a ``return``, holds that result when returned.
-    moved: dict[str, tuple[int, int]] = {}
-    for statement in method.body:
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], ast.Name) and lightning_move(statement.value):
-            moved[statement.targets[0].id] = (statement.end_lineno, statement.end_col_offset)
-    returns = [node for node in inside if isinstance(node, ast.Return)]
-    returned = {id(r.value) for r in returns}
-    for node in inside:
-        if isinstance(node, ast.Name) and node.id in moved:
-            stored = not isinstance(node.ctx, ast.Load)
-            after = (node.lineno, node.col_offset) >= moved[node.id]
-            if (stored and after) or (after and not stored and id(node) not in returned):
-                del moved[node.id]
-    for name in [n for n in moved if sum(isinstance(node, ast.Name) and node.id == n and not isinstance(
-            node.ctx, ast.Load) for node in inside) != 1]:
-        del moved[name]  # bound (or deleted) elsewhere too
-
-    def hands_back_the_move(value: ast.expr | None) -> bool:
-        return lightning_move(value) or (isinstance(value, ast.Name) and value.id in moved
-                                         and (value.lineno, value.col_offset) >= moved[value.id])
-
-    return bool(returns) and all(hands_back_the_move(r.value) for r in returns)
+    return returned
 
 
-def _derives_from_lightning_alone(tree: ast.Module, cls: ast.ClassDef) -> bool:
-    """Every base of ``cls``, undecorated and with no metaclass, is ``LightningModule`` /
-    ``LightningDataModule`` or a class defined once at the top of the file that derives so: no
-    code of another library stands between it and Lightning's hooks."""
+def _names_bound_by(statement: ast.stmt) -> set[str]:
+    """The names a statement of a class's or module's body binds there (not inside the functions
+    it defines): targets, imports, ``def``/``class`` names, loop and ``with`` targets."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    found: set[str] = set()
+    for node in [statement, *nodes_below(statement)]:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and node is not statement:
+            if not isinstance(node, ast.Lambda):
+                found.add(node.name)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+    return found
+
+
+def _lightning_chain(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef] | None:
+    """``cls`` and its bases of the file, where every base, undecorated and with no metaclass, is
+    ``LightningModule`` / ``LightningDataModule`` or a class the file binds once, by its ``class``
+    statement at the top, that derives so: no code of another library stands between it and
+    Lightning's hooks. None where one does not."""
     imports = ImportTable.from_tree(tree)
-    classes: dict[str, list[ast.ClassDef]] = {}
+    bound: dict[str, int] = {}
+    classes: dict[str, ast.ClassDef] = {}
     for statement in tree.body:
+        for name in _names_bound_by(statement):
+            bound[name] = bound.get(name, 0) + 1
         if isinstance(statement, ast.ClassDef):
-            classes.setdefault(statement.name, []).append(statement)
-    todo, seen = [cls], set()
+            classes[statement.name] = statement
+    chain: list[ast.ClassDef] = []
+    todo = [cls]
     while todo:
         current = todo.pop()
-        if id(current) in seen:
+        if any(current is known for known in chain):
             continue
-        seen.add(id(current))
+        chain.append(current)
         if current.decorator_list or current.keywords or not current.bases:
-            return False
+            return None
         for base in current.bases:
             if lightning_name(imports, base) in _BATCH_MOVING_ROOTS:
                 continue
-            defined = classes.get(base.id, []) if isinstance(base, ast.Name) and base.id not in imports.targets else []
-            if len(defined) != 1:
-                return False
-            todo.append(defined[0])
-    return True
+            if not (isinstance(base, ast.Name) and base.id in classes and bound.get(base.id) == 1):
+                return None
+            todo.append(classes[base.id])
+    return chain
+
+
+def enclosing_class(tree: ast.Module, method: ast.AST) -> ast.ClassDef | None:
+    """The class whose body defines ``method`` directly; None for a function of no class."""
+    return next((node for node in every_node(tree) if isinstance(node, ast.ClassDef) and method in node.body), None)

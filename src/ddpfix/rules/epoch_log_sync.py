@@ -816,21 +816,33 @@ def _results_on_the_cpu(ctx: RuleContext) -> str | None:
 
 def _batch_moved_elsewhere(facts) -> str | None:
     """Where code of the program other than Lightning may decide the batch's device: a data
-    module's ``transfer_batch_to_device`` (not one that hands back Lightning's own move of what it
-    keeps: ``analysis.lightning.moves_like_lightning``) or ``on_after_batch_transfer`` (which runs
-    after the move, and may move any of it back), or a class of its own with a ``to`` method (Lightning
-    moves a batch of such a class by calling it, and it may keep some tensors on the CPU: lengths,
-    masks, bookkeeping). Kept on the class's facts."""
+    module's ``transfer_batch_to_device`` (not one that hands back Lightning's own move of its
+    batch: ``analysis.lightning.moves_like_lightning``, in a class no other class of the program
+    mixes with another base), its ``on_before_batch_transfer`` (which may make the batch an object
+    Lightning's move does not enter) or ``on_after_batch_transfer`` (which runs after the move, and
+    may move any of it back), a strategy's ``batch_to_device``, any of these stored on a class
+    (``DataModule.transfer_batch_to_device = f``), or a class of its own with a ``to`` method
+    (Lightning moves a batch of such a class by calling it, and it may keep some tensors on the
+    CPU: lengths, masks, bookkeeping). Kept on the class's facts."""
     if "_batch_moved" not in facts.__dict__:
         found = None
         if facts.project is None or facts.path is None:
             found = "the program's other files are not read: the batch may be moved by code of its own"
         else:
+            project = facts.project
             lines = (facts.cls.lineno, facts.cls.end_lineno or facts.cls.lineno)
-            for name in (*_BATCH_TRANSFER_HOOKS, "on_after_batch_transfer", "to"):
-                # An override that hands back Lightning's own move of what it keeps moves it all.
-                proven = tree_lightning.moves_like_lightning if name in _BATCH_TRANSFER_HOOKS else None
-                where = facts.project.defines_elsewhere(name, facts.path, lines, unless=proven)
+
+            def proven(path: str, tree: ast.Module, method) -> bool:
+                # Lightning's own move, in a class whose ``super()`` no other base may come before.
+                owner = tree_lightning.enclosing_class(tree, method)
+                return tree_lightning.moves_like_lightning(tree, method) and project.mixed_into(owner.name, path) is None
+
+            for name in (*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "to"):
+                hook = name != "to"
+                where = project.defines_elsewhere(name, facts.path, lines, assigned=hook,
+                                                  unless=proven if name in _BATCH_TRANSFER_HOOKS else None)
+                if where is None and hook:
+                    where = project.stored_elsewhere(name, facts.path, facts.tree)
                 if where is not None:
                     found = (f"{where} defines `{name}`: a batch may be moved by it, some of its tensors left on the "
                              "CPU, and NCCL refuses CPU tensors in the sync")
@@ -857,6 +869,7 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
     """``_cpu_value`` of ``values`` as ``method`` reads them at ``at``; for a helper of the class,
     also what each of its callers passes it (a parameter is what the caller made of it)."""
     from ddpfix.rules._device_evidence import TO_CPU_METHODS, bindings, keeps_the_device, makes_a_tensor, outside_numbers, targets
+    from ddpfix.rules._epoch_log_sync_safety import BATCH_START_OF
     from ddpfix.rules._log_sync_walks import EVERY_RANK_HOOKS, STEP_OF
 
     methods = facts.methods if facts is not None else {}
@@ -880,6 +893,9 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
             pending.extend((value, names, own) for value in bound)
 
     follow(methods.get("on_after_batch_transfer"))  # what the hooks' batch is made of
+    # The loop's batch-start hook of the class is handed the same batch first, and may move some
+    # of it (``batch["y"] = batch["y"].cpu()``): what it binds counts too.
+    follow(methods.get(BATCH_START_OF.get(method.name, "")))
     step = STEP_OF.get(method.name)
     if step is not None and len(positional) > 1:
         follow(methods.get(step))
@@ -957,6 +973,9 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
 #: rank's device) may not happen. (``on_after_batch_transfer`` runs after that move: what it returns
 #: is read like a helper's.)
 _BATCH_TRANSFER_HOOKS = ("transfer_batch_to_device",)
+#: Other code that decides what a batch is, or where, around Lightning's move: a data module's
+#: hooks before and after it (the module's own are read where its hooks are), a strategy's move.
+_BATCH_HOOKS_ELSEWHERE = ("on_before_batch_transfer", "on_after_batch_transfer", "batch_to_device")
 
 
 def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
