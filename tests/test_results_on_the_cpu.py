@@ -226,3 +226,17 @@ def test_the_modules_own_batch_start_hook_may_move_part_of_the_batch(tmp_path):
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", model=model)
     assert [f["applicability"] for f in found] == ["unsafe"], found
     assert "`.cpu(...)`" in found[0]["unsafe_reason"], found
+
+
+@pytest.mark.parametrize("value, safe", [
+    ("batch.y.mean()", False),  # an object (a collate_fn's class): Lightning's move does not enter it
+    ("batch.float().mean()", True),  # a tensor batch's own method
+    ("batch.shape[0] * batch.float().mean()", True),
+])
+def test_a_batch_read_as_an_object_may_stay_on_the_cpu(tmp_path, value, safe):
+    model = MODEL.replace("        x, y = batch\n        pred = self.net(x)\n        freqs",
+                          "        pred = self.net(batch)\n        freqs")
+    found = decisions(tmp_path, value, model=model)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
+    if not safe:
+        assert "the batch is an object (`batch.y`" in found[0]["unsafe_reason"], found

@@ -111,10 +111,16 @@ class EpochLogSync(Rule):
     binding of the method (`=`, `x: T =`, `+=`, `:=`, `for`), the class's helpers it calls,
     `self(...)`'s `forward`, a module class of the file it holds, `on_after_batch_transfer` and, for
     a batch-end or 1.x epoch-end hook, the step's returns and locals. A class that moves its batches
-    itself (`transfer_batch_to_device`) may leave any of them on the CPU, and so may a data module's
-    `on_after_batch_transfer` or `transfer_batch_to_device` (not one whose every `return` hands back
-    Lightning's own move of the batch or of a field of it, `super().transfer_batch_to_device(batch,
-    device, dataloader_idx)`, after at most `del batch["names"]`). What a Python number is
+    itself (`transfer_batch_to_device`) may leave any of them on the CPU, and so may the module's
+    batch-start hook (handed the same batch first), a data module's `on_before_batch_transfer`,
+    `on_after_batch_transfer` or `transfer_batch_to_device` (bound by a `def`, an assignment in a
+    class or a store on a class), a strategy's `batch_to_device`, and a batch read as an object
+    (`batch.y`: Lightning's move enters only collections and dataclasses, and calls an object's own
+    `to`). A data module's `transfer_batch_to_device` is proven to move it all where it is a
+    straight run of `del batch["names"]`, moves and returns of Lightning's own move of the batch or
+    of a field of it (`super().transfer_batch_to_device(batch, device, dataloader_idx)`), in a class
+    deriving from Lightning's alone through undecorated classes of its file that bind the name by
+    `def` only, and no class of the program mixes it with another base. What a Python number is
     made of (`.item()`, `float(...)`, `len(...)`) does not count: Lightning puts a number on the
     module's device.
 
@@ -870,7 +876,7 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
     also what each of its callers passes it (a parameter is what the caller made of it)."""
     from ddpfix.rules._device_evidence import TO_CPU_METHODS, bindings, keeps_the_device, makes_a_tensor, outside_numbers, targets
     from ddpfix.rules._epoch_log_sync_safety import BATCH_START_OF
-    from ddpfix.rules._log_sync_walks import EVERY_RANK_HOOKS, STEP_OF
+    from ddpfix.rules._log_sync_walks import EVERY_RANK_HOOKS, STEP_OF, short
 
     methods = facts.methods if facts is not None else {}
     # Only what is bound before the call counts (a later ``batch[key] = batch[key].cpu()`` for a
@@ -918,6 +924,12 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
         if id(node) in seen:
             continue
         seen.add(id(node))
+        if own is methods:
+            through = _batch_object_read(node, method, positional)
+            if through is not None:
+                return (f"the batch is an object (`{short(through)}`, line {through.lineno}): Lightning's move "
+                        "enters only collections and dataclasses, and calls an object's own `to` (code not read), so "
+                        "its tensors may stay on the CPU, and NCCL refuses CPU tensors in the sync")
         # ``torch.fft.rfftfreq(n).to(x.device)``, ``torch.arange(n).cuda()``: made, then moved to the GPU
         placed = {id(n.func.value) for n in walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                   and ((n.func.attr == "to" and targets(n) and all(keeps_the_device(a, names, assigned) for a in targets(n)))
@@ -967,6 +979,28 @@ def _cpu_in(values: list[ast.expr], at: ast.expr, method, imports, facts: ClassF
             if found is not None:
                 return found
     return None
+
+
+#: What a tensor batch answers itself (its attributes and methods): any other attribute read of a
+#: batch (``batch.y``) makes it an object, which Lightning moves only through its own ``to``.
+_TENSOR_ATTRIBUTES = frozenset({"shape", "T", "mT", "H", "data", "device", "dtype", "ndim", "real", "imag", "grad",
+                                "is_cuda", "layout"})
+
+
+def _batch_object_read(node: ast.expr, method, positional: list[str]) -> ast.Attribute | None:
+    """An attribute of the hook's batch that is not a tensor's (``batch.y``, ``batch.x.mean()``),
+    read in ``node``; None where it reads none. A batch Lightning moves as a collection is a
+    dict, a list or a tuple of tensors (a namedtuple's fields are read by name too: such a read
+    is refused with the rest); anything else is an object of the program's or a library's class."""
+    from ddpfix.analysis.values import VALUE_METHODS
+
+    name = method.name
+    index = 2 if name.endswith("_batch_end") else 1 if name.endswith(("_step", "_batch_start")) else None
+    if index is None or len(positional) <= index:
+        return None
+    batch = positional[index]
+    return next((n for n in walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                 and n.value.id == batch and n.attr not in _TENSOR_ATTRIBUTES and n.attr not in VALUE_METHODS), None)
 
 
 #: The hook with which a module moves its batches itself: Lightning's own move (every tensor to the
