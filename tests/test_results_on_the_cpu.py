@@ -240,3 +240,43 @@ def test_a_batch_read_as_an_object_may_stay_on_the_cpu(tmp_path, value, safe):
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
     if not safe:
         assert "the batch is an object (`batch.y`" in found[0]["unsafe_reason"], found
+
+
+DATA = ("import lightning as L\nimport torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def loaders():\n    data = TensorDataset(torch.randn(8, 8), torch.randn(8, 8))\n"
+        "    train = DataLoader(data, batch_size=4)\n    return train, DataLoader(data, batch_size=4)\n\n\n"
+        "class Local(L.LightningDataModule):\n    def train_dataloader(self):\n        return loaders()[0]\n")
+HANDED = {
+    # what Lightning is handed is read: loaders, the program's own data module, through functions
+    "loaders of a function of the file": ("trainer.fit(Model(), *data.loaders())", True),
+    "the program's data module": ("trainer.fit(Model(), datamodule=data.Local())", True),
+    "unpacked, then by keyword": ("train, val = data.loaders()\ntrainer.fit(Model(), train_dataloaders=train, "
+                                  "val_dataloaders=val)", True),
+    "a parameter every call fills": ("def run(trainer, dm):\n    trainer.fit(Model(), datamodule=dm)\n\n\n"
+                                     "run(trainer, data.Local())", True),
+    "a library's loader": ("from torch_geometric.loader import DataLoader as GraphLoader\n"
+                           "trainer.fit(Model(), GraphLoader([]))", True),
+    "another fit (scikit-learn's)": ("from sklearn.linear_model import Ridge\nRidge().fit([[0.0]], [0.0])", True),
+    # a data module of a library, or what the text does not show
+    "a library's data module": ("from torchgeo.datamodules import EuroSATDataModule\n"
+                                "trainer.fit(Model(), datamodule=EuroSATDataModule())", False),
+    "the program's class of a library's base": ("from torchgeo.datamodules import NonGeoDataModule\n\n\n"
+                                                "class Geo(NonGeoDataModule):\n    pass\n\n\n"
+                                                "trainer.fit(Model(), Geo())", False),
+    "a parameter of a function called elsewhere": ("def run(trainer, dm):\n    trainer.fit(Model(), datamodule=dm)\n", False),
+    "a LightningCLI's configuration": ("from lightning.pytorch.cli import LightningCLI\nLightningCLI(Model)", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HANDED))
+def test_a_data_module_handed_to_lightning_is_read_up_to_lightnings(tmp_path, case):
+    """A data module's batch hooks decide what a batch is and where: one of a library (torchgeo's),
+    or data the text does not show, may leave tensors on the CPU (review helper-37, c24b)."""
+    code, safe = HANDED[case]
+    train = ("import lightning as L\nimport data\nfrom model import Model\n\ntrainer = L.Trainer(strategy='ddp', "
+             "devices=2)\n" + code + "\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
+    if not safe:
+        assert "the data handed to Lightning may be a data module whose batch hooks are not read (train.py:" \
+            in found[0]["unsafe_reason"], found

@@ -827,6 +827,40 @@ class ProjectFacts:
                         todo.append(derived)
         return None
 
+    def unread_data(self, path: str, tree: ast.Module | None = None) -> str | None:
+        """Why data that a file which may run with ``path`` hands Lightning may be a data module
+        whose hooks are not read (``model.handed_data``): ``file:line: why``; a reason where the
+        facts are partial; None where every piece is known. ``tree``: ``path``'s own, as the rule
+        read it (a notebook's magics masked). Kept per process group."""
+        if not self.whole:
+            return "the run did not read the whole project, so data handed to Lightning elsewhere is not read"
+        key = ("handed data", self._place(path))
+        if key not in self._read:
+            from ddpfix.model.handed_data import unread_data  # asked by DDP004's proof only
+            from ddpfix.imports import ImportTable
+
+            found = None
+            root = program_root(path)
+            mentions = re.compile(rb"\.(?:fit|validate|test|predict)[ \t]*\(|LightningCLI")
+            for other, data in self._texts_with(path):
+                where = os.path.relpath(other, root)
+                if data is None:
+                    found = f"{where} could not be read"
+                    break
+                if mentions.search(data) is None:
+                    continue
+                parsed = self.class_files.parsed(other)
+                if parsed is None and tree is not None and other == os.path.realpath(path):
+                    parsed = (tree, ImportTable.from_tree(tree))
+                if parsed is None:
+                    found = f"{where} could not be parsed"
+                    break
+                found = unread_data(other, parsed[0], parsed[1], self.class_files, where)
+                if found is not None:
+                    break
+            self._read[key] = found
+        return self._read[key]
+
     def defines_a_fill(self, path: str) -> str | None:
         """Where a file that may run with ``path`` defines a function or method named like a tensor
         fill (``model.constructions.TENSOR_FILLS``: ``def zero_(self)``): ``nn.init.zeros_(x)`` or

@@ -67,6 +67,37 @@ class ClassFiles:
     def class_of(self, path: str, tree: ast.Module, name: str, hops: int = 0) -> ClassSource | None:
         """The class another file of the program defines that ``name`` means in the file at
         ``path`` (its tree given), or None where that is not certain."""
+        return self.definition_of(path, tree, name, ast.ClassDef, hops)
+
+    def function_of(self, path: str, tree: ast.Module, name: str) -> tuple[str, ast.Module, ImportTable,
+                                                                                ast.FunctionDef] | None:
+        """The top-level function another file of the program defines that ``name`` means in the
+        file at ``path`` (``from .data import loaders``), or None where that is not certain."""
+        return self.definition_of(path, tree, name, ast.FunctionDef)
+
+    def attribute_definition(self, path: str, tree: ast.Module, imports: ImportTable, node: ast.Attribute, kind: type):
+        """The top-level definition of ``kind`` that ``module.Name`` means in the file at ``path``,
+        where ``module`` is a module of the program the file imports (``import data`` then
+        ``data.Local``); None where that is not certain."""
+        qualified = imports.qualify(node)
+        if qualified is None or "." not in qualified:
+            return None
+        module, name = qualified.rsplit(".", 1)
+        target = self._module_file(path, 0, module)
+        if target is None or not self._together(path, target):
+            return None
+        parsed = self.parsed(target)
+        if parsed is None:
+            return None
+        other, other_imports = parsed
+        defined = [s for s in other.body if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                   and s.name == name]
+        if len(defined) == 1 and isinstance(defined[0], kind) and _bindings_of(other, name) == 1:
+            return target, other, other_imports, defined[0]
+        return None
+
+    def definition_of(self, path: str, tree: ast.Module, name: str, kind: type, hops: int = 0):
+        """``class_of`` for a top-level definition of ``kind`` (a class or a function)."""
         if hops > MAX_HOPS:
             return None
         binding = _single_from_import(tree, name)
@@ -80,11 +111,12 @@ class ClassFiles:
         if parsed is None:
             return None
         other, imports = parsed
-        defined = [s for s in other.body if isinstance(s, ast.ClassDef) and s.name == original]
-        if len(defined) == 1 and _bindings_of(other, original) == 1:
+        defined = [s for s in other.body if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                   and s.name == original]
+        if len(defined) == 1 and isinstance(defined[0], kind) and _bindings_of(other, original) == 1:
             return target, other, imports, defined[0]
         if not defined:
-            return self.class_of(target, other, original, hops + 1)
+            return self.definition_of(target, other, original, kind, hops + 1)
         return None
 
     def subclasses_of(self, path: str, tree: ast.Module, name: str, candidates: list[str]) -> list[ClassSource] | str:

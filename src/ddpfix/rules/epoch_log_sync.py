@@ -114,9 +114,13 @@ class EpochLogSync(Rule):
     itself (`transfer_batch_to_device`) may leave any of them on the CPU, and so may the module's
     batch-start hook (handed the same batch first), a data module's `on_before_batch_transfer`,
     `on_after_batch_transfer` or `transfer_batch_to_device` (bound by a `def`, an assignment in a
-    class or a store on a class), a strategy's `batch_to_device`, and a batch read as an object
-    (`batch.y`: Lightning's move enters only collections and dataclasses, and calls an object's own
-    `to`). A data module's `transfer_batch_to_device` is proven to move it all where it is a
+    class or a store on a class), a strategy's `batch_to_device`, a data module Lightning is handed
+    that is not read up to `LightningDataModule` (a library's, a class of the program deriving from
+    one, data the text does not show: a parameter another file may fill, a configuration's), and a
+    batch read as an object (`batch.y`: Lightning's move enters only collections and dataclasses,
+    and calls an object's own `to`). What `fit`, `validate`, `test` and `predict` are handed is
+    followed through names, unpacking, the program's functions and their parameters
+    (`model.handed_data`). A data module's `transfer_batch_to_device` is proven to move it all where it is a
     straight run of `del batch["names"]`, moves and returns of Lightning's own move of the batch or
     of a field of it (`super().transfer_batch_to_device(batch, device, dataloader_idx)`), in a class
     deriving from Lightning's alone through undecorated classes of its file that bind the name by
@@ -853,6 +857,10 @@ def _batch_moved_elsewhere(facts) -> str | None:
                     found = (f"{where} defines `{name}`: a batch may be moved by it, some of its tensors left on the "
                              "CPU, and NCCL refuses CPU tensors in the sync")
                     break
+            unread = project.unread_data(facts.path, facts.tree) if found is None else None
+            if unread is not None:
+                found = (f"the data handed to Lightning may be a data module whose batch hooks are not read ({unread}): "
+                         "some of a batch's tensors may be left on the CPU, and NCCL refuses CPU tensors in the sync")
         facts._batch_moved = found
     return facts._batch_moved
 
