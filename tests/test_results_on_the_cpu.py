@@ -265,6 +265,28 @@ HANDED = {
                                                 "trainer.fit(Model(), Geo())", False),
     "a parameter of a function called elsewhere": ("def run(trainer, dm):\n    trainer.fit(Model(), datamodule=dm)\n", False),
     "a LightningCLI's configuration": ("from lightning.pytorch.cli import LightningCLI\nLightningCLI(Model)", False),
+    # review helper-38: what is not spelled as read is unknown, not absent
+    "a list appended to": ("from torchgeo.datamodules import EuroSATDataModule\ndms = [data.Local()]\n"
+                           "dms.append(EuroSATDataModule())\ntrainer.fit(Model(), datamodule=dms[-1])", False),
+    "keyword arguments unpacked": ("kwargs = {'datamodule': data.Local()}\ntrainer.fit(Model(), **kwargs)", False),
+    "every argument unpacked": ("from torchgeo.datamodules import EuroSATDataModule\n"
+                                "trainer.fit(*(Model(), EuroSATDataModule()))", False),
+    "a subclass of LightningCLI": ("from lightning.pytorch.cli import LightningCLI\n\n\nclass CLI(LightningCLI):\n"
+                                   "    pass\n\n\nCLI(Model, data.Local)", False),
+    "any subclass of the data module": ("from lightning.pytorch.cli import LightningCLI\n"
+                                        "LightningCLI(Model, L.LightningDataModule, subclass_mode_data=True)", False),
+    "a Trainer from a builder": ("from torchgeo.datamodules import EuroSATDataModule\nrunner = helpers.build()\n"
+                                 "runner.fit(Model(), datamodule=EuroSATDataModule())", False),
+    "fit handed around": ("import functools\nfrom torchgeo.datamodules import EuroSATDataModule\n"
+                          "functools.partial(trainer.fit, Model())(datamodule=EuroSATDataModule())", False),
+    "a class name bound again": ("from torchgeo.datamodules import EuroSATDataModule\n\n\n"
+                                 "class Local(L.LightningDataModule):\n    pass\n\n\nif helpers.geo:\n"
+                                 "    Local = EuroSATDataModule\ntrainer.fit(Model(), datamodule=Local())", False),
+    "a program class named like a loader": ("from torchgeo.datamodules import EuroSATDataModule\n\n\n"
+                                            "class GeoLoader(EuroSATDataModule):\n    pass\n\n\n"
+                                            "trainer.fit(Model(), GeoLoader())", False),
+    "a collate_fn of the program": ("from torch.utils.data import DataLoader\n"
+                                    "trainer.fit(Model(), DataLoader([], collate_fn=helpers.collate))", False),
 }
 
 
@@ -273,10 +295,11 @@ def test_a_data_module_handed_to_lightning_is_read_up_to_lightnings(tmp_path, ca
     """A data module's batch hooks decide what a batch is and where: one of a library (torchgeo's),
     or data the text does not show, may leave tensors on the CPU (review helper-37, c24b)."""
     code, safe = HANDED[case]
-    train = ("import lightning as L\nimport data\nfrom model import Model\n\ntrainer = L.Trainer(strategy='ddp', "
-             "devices=2)\n" + code + "\n")
+    train = ("import lightning as L\nimport data\nimport helpers\nfrom model import Model\n\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\n" + code + "\n")
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
     if not safe:
-        assert "the data handed to Lightning may be a data module whose batch hooks are not read (train.py:" \
-            in found[0]["unsafe_reason"], found
+        reason = found[0]["unsafe_reason"]
+        assert "the data handed to Lightning may be a data module whose batch hooks are not read (train.py:" in reason \
+            or "the program may make its own batches" in reason, found

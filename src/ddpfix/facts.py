@@ -89,6 +89,9 @@ SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # 
 #:   average buffers too, which a bool or int buffer cannot take (DDP007);
 #: - "iterable data": Lightning does not shard an iterable dataset, so a batch is not proven to be
 #:   this rank's own (DDP004);
+#: - "batches made by the program": a ``collate_fn`` or data batched before the loader
+#:   (``batch_size=None``) may make each batch an object of its own class, whose tensors
+#:   Lightning's move leaves where they are (DDP004);
 #: - "custom batching": a ``collate_fn``, a ``batch_sampler``, data batched before the loader
 #:   (``batch_size=None``), a batch hook that may filter or reshape it (``on_before_batch_transfer``)
 #:   or a class deriving from ``DistributedSampler`` (Lightning keeps it; its shards may differ in length)
@@ -104,6 +107,9 @@ PROJECT_HAZARDS = {
     # is as unsharded as one's own IterableDataset
     "iterable data": r"IterableDataset|IterDataPipe|DataPipe|WebDataset|webdataset|StreamingDataset|streaming|to_iterable_dataset",
     "custom batching": r"collate_fn|batch_sampler|BatchSampler|batch_size|batch_transfer|DistributedSampler",
+    # a batch of the program's own making may be an object of its class, which Lightning's move
+    # (into collections and dataclasses, or an object's own ``to``) does not enter (DDP004)
+    "batches made by the program": r"collate_fn|batch_size",
     "truncated back-propagation": r"truncated_bptt|tbptt",
     # Lightning before 2.4 leaves the LR finder's logged keys on the CPU (PL#19813); 1.x's
     # ``move_metrics_to_cpu=True`` keeps every logged key there: NCCL then refuses their sync
@@ -135,6 +141,7 @@ PROJECT_HAZARDS = {
 _HAZARD_SHAPES = {
     # (``UnrepeatedDistributedSamplerWrapper``: a sampler that does not pad, kept by Lightning)
     "uneven batches": r"batch_sampler|BatchSampler|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler|Unrepeated",
+    "batches made by the program": r"collate_fn|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
     "custom batching": r"collate_fn|batch_sampler|BatchSampler"
                        r"|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler"
                        r"|def[ \t]+on_(?:before|after)_batch_transfer\b"
@@ -827,6 +834,22 @@ class ProjectFacts:
                         todo.append(derived)
         return None
 
+    def word_elsewhere(self, word: str, path: str) -> str | None:
+        """Where another file that may run with ``path`` names ``word`` at all (``from train import
+        run``, ``train.run``, ``"run"``): ``file:line``; a reason where the facts are partial;
+        None where none does."""
+        if not self.whole:
+            return "the run did not read the whole project"
+        root = program_root(path)
+        pattern = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
+        for other, data in self._texts_with(path, itself=False):
+            if data is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            found = pattern.search(data)
+            if found is not None:
+                return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
+        return None
+
     def unread_data(self, path: str, tree: ast.Module | None = None) -> str | None:
         """Why data that a file which may run with ``path`` hands Lightning may be a data module
         whose hooks are not read (``model.handed_data``): ``file:line: why``; a reason where the
@@ -841,13 +864,16 @@ class ProjectFacts:
 
             found = None
             root = program_root(path)
-            mentions = re.compile(rb"\.(?:fit|validate|test|predict)[ \t]*\(|LightningCLI")
+            # A hand-off is spelled ``<x>.fit``, or made by ``getattr`` in a file that names a Trainer.
+            mentions = re.compile(rb"\.[ \t]*(?:fit|validate|test|predict)\b|LightningCLI")
+            dynamic = re.compile(rb"\bgetattr\b")
+            trainer = re.compile(rb"[Tt]rainer")
             for other, data in self._texts_with(path):
                 where = os.path.relpath(other, root)
                 if data is None:
                     found = f"{where} could not be read"
                     break
-                if mentions.search(data) is None:
+                if mentions.search(data) is None and not (dynamic.search(data) and trainer.search(data)):
                     continue
                 parsed = self.class_files.parsed(other)
                 if parsed is None and tree is not None and other == os.path.realpath(path):
@@ -855,7 +881,8 @@ class ProjectFacts:
                 if parsed is None:
                     found = f"{where} could not be parsed"
                     break
-                found = unread_data(other, parsed[0], parsed[1], self.class_files, where)
+                found = unread_data(other, parsed[0], parsed[1], self.class_files, where,
+                                    lambda name, other=other: self.word_elsewhere(name, other))
                 if found is not None:
                     break
             self._read[key] = found

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
+
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.call_paths import parameters_bound
 from ddpfix.analysis.lightning import lightning_name
@@ -30,120 +32,222 @@ _INERT_BASES = frozenset({"object", "abc.ABC", "builtins.object"})
 MAX_DEPTH = 8
 
 
-def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles, where: str) -> str | None:
+def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles, where: str,
+                named_elsewhere: Callable[[str], str | None] = lambda _name: None) -> str | None:
     """Why data the file at ``path`` (``where``: its name for a reason) hands Lightning may be a
-    data module that is not read, naming it and its line; None where every piece is known."""
-    for call in (n for n in every_node(tree) if isinstance(n, ast.Call)):
-        func = call.func
-        handed: list[ast.expr] = []
-        if isinstance(func, ast.Attribute) and func.attr in DATA_METHODS and _trainer_like(func.value, call, tree, imports):
-            handed = [a for a in call.args[1:]] + [k.value for k in call.keywords
-                                                   if k.arg in ("datamodule", "train_dataloaders", "val_dataloaders",
-                                                                "dataloaders")]
-        elif lightning_name(imports, func) == "LightningCLI":
-            handed = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg == "datamodule_class"]
-            if not handed:
-                return (f"{where}:{call.lineno}: `LightningCLI` may build any data module its configuration names, "
-                        "whose code is not read")
-            for value in handed:
-                problem = _class_problem(value, path, tree, imports, classes, 0)
-                if problem is not None:
-                    return f"{where}:{call.lineno}: {problem}"
-            continue
-        for value in handed:
-            problem = _data_problem(value, call, path, tree, imports, classes)
+    data module that is not read, naming it and its line; None where every piece is known.
+    ``named_elsewhere(name)``: where another file of the program names ``name`` (it may call a
+    function of this file with anything). Fails closed: a ``fit``-like method handed around
+    (``partial(trainer.fit)``, ``getattr(trainer, stage)``), ``*``/``**`` arguments, a
+    ``LightningCLI`` used otherwise than called with a data module class it reads, are unknown."""
+    context = _Context(path, tree, imports, classes, named_elsewhere)
+    called = {id(c.func) for c in _parents_calls(tree)}
+    for node in every_node(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) > 1 and not (isinstance(node.args[1], ast.Constant)
+                                                and node.args[1].value not in DATA_METHODS):
+            if _mentions_lightning(tree, imports):
+                return f"{where}:{node.lineno}: `getattr` may call a Trainer's `fit` by a name made at run time"
+        if isinstance(node, ast.Attribute) and node.attr in DATA_METHODS and isinstance(node.ctx, ast.Load) \
+                and id(node) not in called \
+                and not _not_a_trainer(node.value, node, context):
+            return f"{where}:{node.lineno}: `{ast.unparse(node)[:40]}` is handed around, not called: what it is handed is not read"
+        if lightning_name(imports, node) == "LightningCLI" if isinstance(node, (ast.Name, ast.Attribute)) else False:
+            problem = _cli_problem(node, context)
             if problem is not None:
-                return f"{where}:{value.lineno}: {problem}"
+                return f"{where}:{node.lineno}: {problem}"
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in DATA_METHODS and not _not_a_trainer(func.value, node, context):
+            if any(k.arg is None for k in node.keywords):
+                return f"{where}:{node.lineno}: `{ast.unparse(func)[:40]}(...)` is handed `**` arguments, not read"
+            # The first positional argument is the model, unless a ``*`` may fill it (then all is data).
+            first = 1 if node.args and not isinstance(node.args[0], ast.Starred) else 0
+            handed = [*node.args[first:], *(k.value for k in node.keywords if k.arg not in (
+                "model", "ckpt_path", "verbose", "return_predictions", "weights_only"))]
+            for value in handed:
+                problem = _data_problem(value, node, context)
+                if problem is not None:
+                    return f"{where}:{value.lineno}: {problem}"
     return None
 
 
-def _trainer_like(receiver: ast.expr, at: ast.AST, tree: ast.Module, imports: ImportTable) -> bool:
-    """The receiver of a ``fit``-like call is a Trainer: a name every binding of which builds one
-    (``trainer = L.Trainer(...)``), or one called ``trainer`` (a parameter, ``self.trainer``)
-    whatever binds it. Another ``fit`` (scikit-learn's ``clf.fit(X, y)``) takes no data module."""
-    last = receiver.attr if isinstance(receiver, ast.Attribute) else receiver.id if isinstance(receiver, ast.Name) else None
-    if last is not None and "trainer" in last.lower():
+class _Context:
+    """The file a question is asked in, and what it may ask of the program."""
+
+    def __init__(self, path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles,
+                 named_elsewhere: Callable[[str], str | None]):
+        self.path, self.tree, self.imports, self.classes = path, tree, imports, classes
+        self.named_elsewhere = named_elsewhere
+
+    def at(self, path: str, tree: ast.Module, imports: ImportTable) -> _Context:
+        return _Context(path, tree, imports, self.classes, self.named_elsewhere)
+
+
+def _parents_calls(tree: ast.Module) -> list[ast.Call]:
+    calls = tree.__dict__.get("_ddpfix_handed_calls")
+    if calls is None:
+        calls = tree._ddpfix_handed_calls = [n for n in every_node(tree) if isinstance(n, ast.Call)]
+    return calls
+
+
+def _mentions_lightning(tree: ast.Module, imports: ImportTable) -> bool:
+    return any(target.split(".", 1)[0] in ("lightning", "pytorch_lightning")
+               for found in imports.targets.values() for target in found)
+
+
+#: Packages whose objects' ``fit`` takes no data module (scikit-learn's estimators and the like).
+_OTHER_FITS = ("sklearn.", "xgboost.", "lightgbm.", "catboost.", "statsmodels.", "umap.", "hdbscan.", "scipy.")
+
+
+def _not_a_trainer(receiver: ast.expr, at: ast.AST, context: _Context) -> bool:
+    """The receiver of a ``fit``-like call is certainly no Trainer: a literal, ``self`` or
+    ``super()`` (a class's own method), or a name every binding of which builds an object of a
+    package whose ``fit`` takes no data module (``clf = Ridge()``). Anything else may be one: a
+    Trainer under any name, a subclass, a builder's result."""
+    if isinstance(receiver, ast.Constant):
+        return True
+    if isinstance(receiver, ast.Name) and receiver.id == "self":
+        return True
+    if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Name) and receiver.func.id == "super":
         return True
     if isinstance(receiver, ast.Call):
-        return lightning_name(imports, receiver.func) == "Trainer"
+        return (context.imports.qualify(receiver.func) or "").startswith(_OTHER_FITS)
     if isinstance(receiver, ast.Name):
-        bound = _bindings(receiver.id, at, tree)
-        return bool(bound) and all(isinstance(v, ast.Call) and lightning_name(imports, v.func) == "Trainer" for v in bound)
+        bound = _bindings(receiver.id, at, context.tree)
+        return bool(bound) and all(isinstance(v, ast.Call) and (context.imports.qualify(v.func) or "").startswith(_OTHER_FITS)
+                                   for v in bound)
     return False
 
 
-def _data_problem(value: ast.expr, at: ast.Call, path: str, tree: ast.Module, imports: ImportTable,
-                  classes: ClassFiles, depth: int = 0) -> str | None:
-    """Why ``value`` (handed to Lightning at ``at``) may be a data module that is not read."""
+def _cli_problem(node: ast.expr, context: _Context) -> str | None:
+    """Why a mention of ``LightningCLI`` may build a data module that is not read: anything but a
+    call that names the data module class it reads, without ``subclass_mode_data`` (a
+    configuration may then name any subclass), is unknown (a subclass of it, a configuration's
+    data module)."""
+    call = next((c for c in _parents_calls(context.tree) if c.func is node), None)
+    if call is None:
+        return "`LightningCLI` is used otherwise than called (a subclass of it): its data module is not read"
+    if any(k.arg == "subclass_mode_data" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+           for k in call.keywords) or any(k.arg is None for k in call.keywords) \
+            or any(isinstance(a, ast.Starred) for a in call.args):
+        return "`LightningCLI` may build any subclass of its data module that a configuration names"
+    handed = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg == "datamodule_class"]
+    if not handed:
+        return "`LightningCLI` may build any data module its configuration names, whose code is not read"
+    return next((p for p in (_class_problem(v, context, 0) for v in handed) if p is not None), None)
+
+
+def _data_problem(value: ast.expr, at: ast.AST, context: _Context, depth: int = 0) -> str | None:
+    """Why ``value`` (read where ``at`` is) may be a data module that is not read."""
+    if depth > MAX_DEPTH:
+        return f"`{ast.unparse(value)[:40]}` is not read (too deep)"
     if isinstance(value, ast.Constant) and value.value is None:
         return None
-    if isinstance(value, (ast.List, ast.Tuple)):
-        return next((p for p in (_data_problem(e, at, path, tree, imports, classes, depth)
-                                 for e in value.elts) if p is not None), None)
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return next((p for p in (_data_problem(e, at, context, depth) for e in value.elts) if p is not None), None)
     if isinstance(value, ast.Dict):
-        return next((p for p in (_data_problem(v, at, path, tree, imports, classes, depth)
-                                 for v in value.values) if p is not None), None)
+        if any(k is None for k in value.keys):  # ``{**other}``
+            return f"`{ast.unparse(value)[:40]}` is not read"
+        return next((p for p in (_data_problem(v, at, context, depth) for v in value.values) if p is not None), None)
     if isinstance(value, ast.Starred):
-        return _data_problem(value.value, at, path, tree, imports, classes, depth)
+        return _data_problem(value.value, at, context, depth)
     if isinstance(value, ast.Subscript):  # ``loaders()[0]``, ``splits["train"]``: a piece of what is read
-        return _data_problem(value.value, at, path, tree, imports, classes, depth)
+        return _data_problem(value.value, at, context, depth)
     if isinstance(value, ast.Call):
-        source = _function_source(value.func, path, tree, imports, classes)
-        if source is not None and depth < MAX_DEPTH:
+        source = _function_source(value.func, context)
+        if source is not None:
             # A function of the program (``*loaders()``, ``mnist()`` of another file): what each
             # of its ``return``s hands back, read in its own file.
             function_path, function_tree, function_imports, function = source
-            returns = [n for n in every_node(function) if isinstance(n, ast.Return)]
+            returns = [n for n in _scope_nodes(function) if isinstance(n, ast.Return)]
             if function.decorator_list or not returns or any(
-                    isinstance(n, (ast.Yield, ast.YieldFrom)) for n in every_node(function)):
+                    isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _scope_nodes(function)):
                 return f"`{function.name}` ({os.path.basename(function_path)}:{function.lineno}) is not read"
+            inner = context.at(function_path, function_tree, function_imports)
             for r in returns:
-                problem = _data_problem(r.value, r, function_path, function_tree, function_imports, classes, depth + 1)
+                if r.value is None:
+                    continue
+                problem = _data_problem(r.value, r, inner, depth + 1)
                 if problem is not None:
                     return problem
             return None
-        qualified = imports.qualify(value.func) or ""
-        if qualified.startswith("torch.utils.data.") or _a_loader(qualified):
-            return None  # a loader: it has none of a data module's hooks
         if isinstance(value.func, ast.Attribute) and value.func.attr == "from_datasets" \
-                and lightning_name(imports, value.func.value) == "LightningDataModule":
+                and lightning_name(context.imports, value.func.value) == "LightningDataModule":
             return None
-        return _class_problem(value.func, path, tree, imports, classes, 0)
-    if isinstance(value, ast.Name) and depth < MAX_DEPTH:
-        function = _parameter_of(value.id, at, tree)
+        return _class_problem(value.func, context, 0)
+    if isinstance(value, ast.Name):
+        function = _parameter_of(value.id, at, context.tree)
         if function is not None:
-            # A parameter of a function of the file: what each of its calls there hands it.
-            calls = _calls_of(function, tree)
-            if calls is None:
-                return (f"`{value.id}` is a parameter of `{function.name}` (line {function.lineno}), which its "
-                        "file does not only call: another file may hand it anything")
+            # A parameter of a function of the file: what each of its calls hands it, where no
+            # other file names the function (it may call it with anything).
+            elsewhere = context.named_elsewhere(function.name)
+            calls = _calls_of(function, context.tree)
+            if elsewhere is not None or calls is None:
+                where = f" ({elsewhere})" if elsewhere is not None else ""
+                return (f"`{value.id}` is a parameter of `{function.name}` (line {function.lineno}), which other "
+                        f"code may call with anything{where}")
             for call in calls:
                 bound = parameters_bound(function, call, instance=False)
                 if bound is None or value.id not in bound:
                     return f"what `{function.name}(...)` (line {call.lineno}) hands `{value.id}` is not read"
-                problem = _data_problem(bound[value.id], call, path, tree, imports, classes, depth + 1)
+                problem = _data_problem(bound[value.id], call, context, depth + 1)
                 if problem is not None:
                     return problem
             return None
-        bound = _bindings(value.id, at, tree)
+        bound = _bindings(value.id, at, context.tree)
         if bound is None:
-            return f"`{value.id}` is bound otherwise than by an assignment there (a loop, a `with`, an import): not read"
+            return (f"`{value.id}` is bound or changed otherwise than by an assignment (a loop, an import, a "
+                    "container's method): not read")
         for bound_value in bound:
-            problem = _data_problem(bound_value, at, path, tree, imports, classes, depth + 1)
+            problem = _data_problem(bound_value, at, context, depth + 1)
             if problem is not None:
                 return problem
         return None
     return f"`{ast.unparse(value)[:40]}` is not read"
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of ``scope``'s own code: nested functions, lambdas and classes are not entered
+    (their names, defaults and decorators are the scope's; their bodies are theirs). Kept on the
+    scope's node."""
+    kept = scope.__dict__.get("_ddpfix_scope_nodes")
+    if kept is not None:
+        return kept
+    found: list[ast.AST] = []
+    scope._ddpfix_scope_nodes = found
+    todo = list(reversed(list(ast.iter_child_nodes(scope))))
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if isinstance(node, _SCOPES):
+            inner = [*getattr(node, "decorator_list", ()), *getattr(getattr(node, "args", None), "defaults", ()),
+                     *getattr(node, "bases", ())]
+            todo.extend(reversed(inner))
+            continue
+        todo.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
 def _bindings(name: str, at: ast.AST, tree: ast.Module) -> list[ast.expr] | None:
-    """The value of every binding of ``name`` in the scope of ``at`` (the innermost function that
-    binds it, else the module): None where one is not an assignment (a parameter, a loop or
-    ``with`` target, an import), or where none is seen. An unpacking (``train, val = loaders()``)
-    gives the whole value: every piece of it is then asked about."""
-    scopes = [n for n in every_node(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-              and any(m is at for m in every_node(n))]
+    """The value of every binding of ``name`` in the scope that ``at`` reads it from (the innermost
+    function that binds it, else the module): None where one is not a plain assignment (a loop or
+    ``with`` target, an import, ``global``), where the name's object is changed through it (``dms.append(x)``,
+    ``dms[0] = x``, ``d.update(...)``: a method call or a store on it), or where none is seen. An
+    unpacking (``train, val = loaders()``) gives the whole value: every piece is asked about."""
+    scopes = _enclosing_functions(at, tree)
+    declared = tree.__dict__.get("_ddpfix_declared_global")
+    if declared is None:
+        declared = tree._ddpfix_declared_global = {name for n in every_node(tree)
+                                                   if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    if name in declared:
+        return None
     for scope in [*sorted(scopes, key=lambda s: -s.lineno), tree]:
+        nodes = _scope_nodes(scope)
         if not isinstance(scope, ast.Module):
             arguments = scope.args
             if name in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
@@ -151,7 +255,6 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module) -> list[ast.expr] | None
                 return None
         values: list[ast.expr] = []
         assigned: set[int] = set()
-        nodes = every_node(scope)
         for node in nodes:
             if isinstance(node, ast.Assign):
                 targets = [t for target in node.targets for t in every_node(target)
@@ -159,65 +262,116 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module) -> list[ast.expr] | None
                 if targets:
                     values.append(node.value)
                     assigned.update(id(t) for t in targets)
+        binds = False
+        called = {id(c.func) for c in nodes if isinstance(c, ast.Call)}
         for node in nodes:
             if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load) \
                     and id(node) not in assigned:
-                return None  # a loop, ``with`` or walrus target, ``del``: not read
+                return None  # a loop, ``with`` or walrus target, ``del``
             if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                     (alias.asname or alias.name).split(".")[0] == name for alias in node.names):
                 return None
+            if isinstance(node, _SCOPES) and getattr(node, "name", None) == name:
+                binds = True
+            if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) \
+                    and node.value.id == name and (not isinstance(node.ctx, ast.Load) or id(node) in called):
+                return None  # ``dms.append(dm)``, ``dms[0] = dm``: changed through the name
+        if binds:
+            return None
         if values:
             return values
     return None
 
 
-def _class_problem(func: ast.expr, path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles,
-                   depth: int) -> str | None:
-    """Why the class ``func`` names (in the file at ``path``) may not derive from Lightning's data
-    module through classes of the program alone, read: None where it does (or is a loader)."""
+def _bound_once(tree: ast.Module, name: str) -> bool:
+    """The file binds ``name`` once in all (a class or function statement), nowhere else: no
+    assignment, import (under an ``if``, in a function), ``global`` or other definition."""
+    count = 0
+    for node in every_node(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            count += 1
+        elif isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            count += 1
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (alias.asname or alias.name).split(".")[0] == name or alias.name == "*" for alias in node.names):
+            count += 2
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            count += 2
+    return count == 1
+
+
+def _class_problem(func: ast.expr, context: _Context, depth: int) -> str | None:
+    """Why the class ``func`` names may not derive from Lightning's data module through classes of
+    the program alone, read: None where it does (or is a loader)."""
+    imports = context.imports
     qualified = imports.qualify(func) or ""
     if qualified.startswith("torch.utils.data.") or lightning_name(imports, func) == "LightningDataModule":
         return None
     if depth > MAX_DEPTH:
         return f"`{ast.unparse(func)[:40]}` is not read"
+    source = None
     if isinstance(func, ast.Name):
-        defined = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
-        source = None
-        if len(defined) == 1 and func.id not in imports.targets:
-            source = (path, tree, imports, defined[0])
+        defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
+        if len(defined) == 1 and _bound_once(context.tree, func.id):
+            source = (context.path, context.tree, imports, defined[0])
         elif not defined:
-            source = classes.class_of(path, tree, func.id)
+            source = context.classes.class_of(context.path, context.tree, func.id)
     elif isinstance(func, ast.Attribute):
-        source = classes.attribute_definition(path, tree, imports, func, ast.ClassDef)
-    else:
-        source = None
+        source = context.classes.attribute_definition(context.path, context.tree, imports, func, ast.ClassDef)
     if source is not None:
         other_path, other_tree, other_imports, cls = source
         if cls.decorator_list or cls.keywords:
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator or a metaclass"
+        inner = context.at(other_path, other_tree, other_imports)
         for base in cls.bases:
             if other_imports.qualify(base) in _INERT_BASES or (isinstance(base, ast.Name) and base.id == "object"):
                 continue
-            problem = _class_problem(base, other_path, other_tree, other_imports, classes, depth + 1)
+            problem = _class_problem(base, inner, depth + 1)
             if problem is not None:
                 return problem
+        return None
+    if _a_loader(qualified) and not _of_the_program(func, context):
         return None
     shown = qualified or ast.unparse(func)[:40]
     return f"`{shown}` is a class or function the program does not define, whose batch hooks are not read"
 
 
+def _of_the_program(func: ast.expr, context: _Context) -> bool:
+    """The name may mean code of the program (defined or imported from it, or bound otherwise in
+    the file): a loader's name then says nothing."""
+    if isinstance(func, ast.Name):
+        if any(isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.id
+               for n in every_node(context.tree)):
+            return True
+        qualified = context.imports.qualify(func) or ""
+        head = qualified.split(".", 1)[0]
+        return context.classes.class_of(context.path, context.tree, func.id) is not None or head == "" or head.startswith(".")
+    return False
+
+
 def _file_function(func: ast.expr, tree: ast.Module, imports: ImportTable) -> ast.FunctionDef | None:
-    """The top-level function of the file a call's name means, defined once and bound no other
-    way (not imported, not assigned); None otherwise."""
+    """The top-level function of the file a call's name means, bound once in the file; None
+    otherwise."""
     if not isinstance(func, ast.Name) or func.id in imports.targets:
         return None
-    defined = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-               and s.name == func.id]
-    assigned = any(isinstance(n, ast.Name) and n.id == func.id and not isinstance(n.ctx, ast.Load)
-                   for n in every_node(tree))
-    if len(defined) != 1 or assigned or not isinstance(defined[0], ast.FunctionDef) or defined[0].decorator_list:
+    defined = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == func.id]
+    if len(defined) != 1 or defined[0].decorator_list or not _bound_once(tree, func.id):
         return None
     return defined[0]
+
+
+def _function_source(func: ast.expr, context: _Context):
+    """(path, tree, imports, definition) of the program's function a call's name means: one of the
+    file (``_file_function``), or one another file of the program defines (``from .data import
+    loaders``, ``data.loaders``: ``model.class_files``); None otherwise."""
+    function = _file_function(func, context.tree, context.imports)
+    if function is not None:
+        return context.path, context.tree, context.imports, function
+    if isinstance(func, ast.Name):
+        return context.classes.function_of(context.path, context.tree, func.id)
+    if isinstance(func, ast.Attribute):
+        return context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.FunctionDef)
+    return None
 
 
 def _a_loader(qualified: str) -> bool:
@@ -229,12 +383,14 @@ def _a_loader(qualified: str) -> bool:
 
 def _parameter_of(name: str, at: ast.AST, tree: ast.Module) -> ast.FunctionDef | None:
     """The top-level function of the file, not a method, whose parameter ``name`` is, where ``at``
-    is in it and the function never binds the name again; None otherwise."""
+    is in its own code and the function never binds the name again; None otherwise."""
     for function in tree.body:
         if isinstance(function, ast.FunctionDef) and any(n is at for n in every_node(function)):
             arguments = function.args
             if name not in {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}:
                 return None
+            if not any(n is at for n in _scope_nodes(function)):
+                return None  # read in a nested function: its own scope
             rebound = any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
                           for n in every_node(function))
             return None if rebound else function
@@ -243,9 +399,8 @@ def _parameter_of(name: str, at: ast.AST, tree: ast.Module) -> ast.FunctionDef |
 
 def _calls_of(function: ast.FunctionDef, tree: ast.Module) -> list[ast.Call] | None:
     """Every call of the file's function ``function`` (by its name), where the file calls it and
-    uses its name only so, and binds it once; None otherwise (it may be handed around, or called
-    from another file: ``from train import run``)."""
-    if _file_function(ast.Name(id=function.name), tree, ImportTable({})) is None:
+    uses its name only so, and binds it once; None otherwise (it may be handed around)."""
+    if not _bound_once(tree, function.name):
         return None
     calls, uses = [], 0
     for node in every_node(tree):
@@ -256,15 +411,22 @@ def _calls_of(function: ast.FunctionDef, tree: ast.Module) -> list[ast.Call] | N
     return calls if calls and uses == len(calls) else None
 
 
-def _function_source(func: ast.expr, path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles):
-    """(path, tree, imports, definition) of the program's function a call's name means: one of the
-    file (``_file_function``), or one another file of the program defines (``from .data import
-    loaders``, ``model.class_files``); None otherwise."""
-    function = _file_function(func, tree, imports)
-    if function is not None:
-        return path, tree, imports, function
-    if isinstance(func, ast.Name):
-        return classes.function_of(path, tree, func.id)
-    if isinstance(func, ast.Attribute):
-        return classes.attribute_definition(path, tree, imports, func, ast.FunctionDef)
-    return None
+def _enclosing_functions(at: ast.AST, tree: ast.Module) -> list[ast.AST]:
+    """The functions whose code holds ``at``, innermost first (a map of each node to its function,
+    kept on the tree: asked for every name a hand-off reads)."""
+    owner = tree.__dict__.get("_ddpfix_owner_function")
+    if owner is None:
+        owner = tree._ddpfix_owner_function = {}
+        parents: dict[int, ast.AST] = {}
+        for node in every_node(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+        tree._ddpfix_parents = parents
+    parents = tree._ddpfix_parents
+    found: list[ast.AST] = []
+    node = parents.get(id(at))
+    while node is not None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(node)
+        node = parents.get(id(node))
+    return found

@@ -844,23 +844,42 @@ def _batch_moved_elsewhere(facts) -> str | None:
 
             def proven(path: str, tree: ast.Module, method) -> bool:
                 # Lightning's own move, in a class whose ``super()`` no other base may come before.
+                if method.name not in _BATCH_TRANSFER_HOOKS:
+                    return False
                 owner = tree_lightning.enclosing_class(tree, method)
                 return tree_lightning.moves_like_lightning(tree, method) and project.mixed_into(owner.name, path) is None
 
-            for name in (*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "to"):
-                hook = name != "to"
-                where = project.defines_elsewhere(name, facts.path, lines, assigned=hook,
-                                                  unless=proven if name in _BATCH_TRANSFER_HOOKS else None)
-                if where is None and hook:
-                    where = project.stored_elsewhere(name, facts.path, facts.tree)
-                if where is not None:
-                    found = (f"{where} defines `{name}`: a batch may be moved by it, some of its tensors left on the "
+            hooks = (*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE)
+            # One read of the program's text for every hook (each a definition, an assignment in a
+            # class, or a store on a class), then one for a batch class's own ``to``.
+            if project.defines_elsewhere(hooks, facts.path, lines, assigned=True, unless=proven) is not None:
+                for name in hooks:  # which one, for the reason (read again only where one is found)
+                    where = project.defines_elsewhere(name, facts.path, lines, assigned=True, unless=proven)
+                    if where is not None:
+                        found = (f"{where} defines `{name}`: a batch may be moved by it, some of its tensors left on "
+                                 "the CPU, and NCCL refuses CPU tensors in the sync")
+                        break
+            for name in hooks if found is None else ():
+                stored = project.stored_elsewhere(name, facts.path, facts.tree)
+                if stored is not None:
+                    found = (f"{stored} stores `{name}`: a batch may be moved by it, some of its tensors left on the "
                              "CPU, and NCCL refuses CPU tensors in the sync")
                     break
+            if found is None:
+                where = project.defines_elsewhere("to", facts.path, lines)
+                if where is not None:
+                    found = (f"{where} defines `to`: a batch may be moved by it, some of its tensors left on the CPU, "
+                             "and NCCL refuses CPU tensors in the sync")
             unread = project.unread_data(facts.path, facts.tree) if found is None else None
             if unread is not None:
                 found = (f"the data handed to Lightning may be a data module whose batch hooks are not read ({unread}): "
                          "some of a batch's tensors may be left on the CPU, and NCCL refuses CPU tensors in the sync")
+            batching = project.hazard("batches made by the program", facts.path) if found is None else None
+            if batching is not None:
+                # A collate_fn (or data batched before the loader) may make each batch an object of
+                # its own class, which Lightning's move does not enter, however the step reads it.
+                found = (f"{batching}: the program may make its own batches, objects whose tensors Lightning's move "
+                         "may leave on the CPU, and NCCL refuses CPU tensors in the sync")
         facts._batch_moved = found
     return facts._batch_moved
 
