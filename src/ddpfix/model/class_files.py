@@ -83,21 +83,12 @@ class ClassFiles:
         if qualified is None or "." not in qualified:
             return None
         module, name = qualified.rsplit(".", 1)
-        target = self._module_file(path, 0, module)
-        if target is None or not self._together(path, target):
-            return None
-        parsed = self.parsed(target)
-        if parsed is None:
-            return None
-        other, other_imports = parsed
-        defined = [s for s in other.body if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                   and s.name == name]
-        if len(defined) == 1 and isinstance(defined[0], kind) and _bindings_of(other, name) == 1:
-            return target, other, other_imports, defined[0]
-        return None
+        found = self._defined_in(path, self._module_file(path, 0, module), name, kind)
+        return found if isinstance(found, tuple) else None
 
     def definition_of(self, path: str, tree: ast.Module, name: str, kind: type, hops: int = 0):
-        """``class_of`` for a top-level definition of ``kind`` (a class or a function)."""
+        """``class_of`` for a top-level definition of ``kind`` (a class or a function), through
+        re-exports (``from .a import B`` in a package ``__init__``)."""
         if hops > MAX_HOPS:
             return None
         binding = _single_from_import(tree, name)
@@ -105,6 +96,16 @@ class ClassFiles:
             return None
         level, module, original = binding
         target = self._module_file(path, level, module)
+        found = self._defined_in(path, target, original, kind)
+        if found == "absent":
+            return self.definition_of(target, self.parsed(target)[0], original, kind, hops + 1)
+        return found
+
+    def _defined_in(self, path: str, target: str | None, name: str, kind: type):
+        """(target, its tree, its imports, the definition) where the file ``target``, which may run
+        with ``path``, defines ``name`` once at its top as a ``kind`` and binds it no other way;
+        ``"absent"`` where it defines no class or function of that name (it may import it);
+        None otherwise."""
         if target is None or not self._together(path, target):
             return None
         parsed = self.parsed(target)
@@ -112,11 +113,11 @@ class ClassFiles:
             return None
         other, imports = parsed
         defined = [s for s in other.body if isinstance(s, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                   and s.name == original]
-        if len(defined) == 1 and isinstance(defined[0], kind) and _bindings_of(other, original) == 1:
-            return target, other, imports, defined[0]
+                   and s.name == name]
         if not defined:
-            return self.definition_of(target, other, original, kind, hops + 1)
+            return "absent"
+        if len(defined) == 1 and isinstance(defined[0], kind) and _bindings_of(other, name) == 1:
+            return target, other, imports, defined[0]
         return None
 
     def subclasses_of(self, path: str, tree: ast.Module, name: str, candidates: list[str]) -> list[ClassSource] | str:
