@@ -132,8 +132,10 @@ CASES = {
         SEEDED + "shard = int(os.environ['WORLD_SIZE'])\ncli = L.pytorch.cli.LightningCLI(Model, run=False)\ntrainer = cli.trainer\n",
         {}, False),
     # (pinned before 2.6: its command line could otherwise make validation run by the clock,
-    # tests/test_validation_clock.py)
-    "lightning_cli_same_data_everywhere": (SEEDED + "cli = L.pytorch.cli.LightningCLI(Model, run=False)\ntrainer = cli.trainer\n",
+    # tests/test_validation_clock.py; a data module class given, as without one the CLI's
+    # configuration may name any data module, whose batch hooks are not read)
+    "lightning_cli_same_data_everywhere": (SEEDED + "cli = L.pytorch.cli.LightningCLI(Model, L.LightningDataModule, "
+                                           "run=False)\ntrainer = cli.trainer\n",
                                            {"requirements.txt": "lightning==2.5.5\n"}, True),
     # a switch the program names with a value of its own is off for all we know, whatever the data
     "a_name_seeded_same_data_everywhere": (

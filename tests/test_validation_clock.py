@@ -89,7 +89,10 @@ CASES = {
     "a_launch_script_that_sets_a_number": (
         "trainer = L.Trainer(strategy='ddp', devices=2)\n", {"run.sh": "python train.py --trainer.val_check_interval 0.5\n"},
         True),
-    "lightning_cli": ("from lightning.pytorch.cli import LightningCLI\nLightningCLI(Model)\ntrainer = None\n", {}, False),
+    # (a data module class given: without one, the CLI's configuration may name any data module,
+    # whose batch hooks are not read, and that would be the reason)
+    "lightning_cli": ("from lightning.pytorch.cli import LightningCLI\nLightningCLI(Model, L.LightningDataModule)\n"
+                      "trainer = None\n", {}, False),
     "a_timedelta_under_a_pin_before_durations": (
         "trainer = L.Trainer(strategy='ddp', devices=2, val_check_interval=datetime.timedelta(minutes=5))\n",
         {"requirements.txt": "lightning==2.5.5\n"}, True),
