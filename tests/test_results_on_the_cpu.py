@@ -254,8 +254,9 @@ HANDED = {
                                   "val_dataloaders=val)", True),
     "a parameter every call fills": ("def run(trainer, dm):\n    trainer.fit(Model(), datamodule=dm)\n\n\n"
                                      "run(trainer, data.Local())", True),
+    # a library's class is not read, whatever its name says it is
     "a library's loader": ("from torch_geometric.loader import DataLoader as GraphLoader\n"
-                           "trainer.fit(Model(), GraphLoader([]))", True),
+                           "trainer.fit(Model(), GraphLoader([]))", False),
     "another fit (scikit-learn's)": ("from sklearn.linear_model import Ridge\nRidge().fit([[0.0]], [0.0])", True),
     # a data module of a library, or what the text does not show
     "a library's data module": ("from torchgeo.datamodules import EuroSATDataModule\n"

@@ -7,8 +7,9 @@ may move batches its own way, and its code is not read.
 
 Asked of each file that may run with the module: the data of each ``fit``/``validate``/``test``/
 ``predict`` call (``datamodule=``, and the data passed by position, which Lightning also takes for a
-data module) and a ``LightningCLI``'s data module class. A loader (``torch.utils.data``), Lightning's
-own ``LightningDataModule.from_datasets(...)``, or a class of the program whose every base is
+data module) and a ``LightningCLI``'s data module class. A loader (``torch.utils.data``; a
+library's loader class is not read, whatever its name), Lightning's own
+``LightningDataModule.from_datasets(...)``, or a class of the program whose every base is
 ``LightningDataModule`` or such a class (read through ``model.class_files``) is known; a name is
 known where every binding of it in its scope is. Anything else is unknown, with where it is.
 """
@@ -330,23 +331,8 @@ def _class_problem(func: ast.expr, context: _Context, depth: int) -> str | None:
             if problem is not None:
                 return problem
         return None
-    if _a_loader(qualified) and not _of_the_program(func, context):
-        return None
     shown = qualified or ast.unparse(func)[:40]
     return f"`{shown}` is a class or function the program does not define, whose batch hooks are not read"
-
-
-def _of_the_program(func: ast.expr, context: _Context) -> bool:
-    """The name may mean code of the program (defined or imported from it, or bound otherwise in
-    the file): a loader's name then says nothing."""
-    if isinstance(func, ast.Name):
-        if any(isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.id
-               for n in every_node(context.tree)):
-            return True
-        qualified = context.imports.qualify(func) or ""
-        head = qualified.split(".", 1)[0]
-        return context.classes.class_of(context.path, context.tree, func.id) is not None or head == "" or head.startswith(".")
-    return False
 
 
 def _file_function(func: ast.expr, tree: ast.Module, imports: ImportTable) -> ast.FunctionDef | None:
@@ -372,13 +358,6 @@ def _function_source(func: ast.expr, context: _Context):
     if isinstance(func, ast.Attribute):
         return context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.FunctionDef)
     return None
-
-
-def _a_loader(qualified: str) -> bool:
-    """A library's loader class, by its name (``torch_geometric.loader.DataLoader``): a loader has
-    none of a data module's hooks, and libraries name their data modules ``...DataModule``."""
-    last = qualified.rsplit(".", 1)[-1]
-    return "." in qualified and last.endswith("Loader") and "Module" not in last
 
 
 def _parameter_of(name: str, at: ast.AST, tree: ast.Module) -> ast.FunctionDef | None:
@@ -414,15 +393,12 @@ def _calls_of(function: ast.FunctionDef, tree: ast.Module) -> list[ast.Call] | N
 def _enclosing_functions(at: ast.AST, tree: ast.Module) -> list[ast.AST]:
     """The functions whose code holds ``at``, innermost first (a map of each node to its function,
     kept on the tree: asked for every name a hand-off reads)."""
-    owner = tree.__dict__.get("_ddpfix_owner_function")
-    if owner is None:
-        owner = tree._ddpfix_owner_function = {}
-        parents: dict[int, ast.AST] = {}
+    parents = tree.__dict__.get("_ddpfix_parents")
+    if parents is None:
+        parents = tree._ddpfix_parents = {}
         for node in every_node(tree):
             for child in ast.iter_child_nodes(node):
                 parents[id(child)] = node
-        tree._ddpfix_parents = parents
-    parents = tree._ddpfix_parents
     found: list[ast.AST] = []
     node = parents.get(id(at))
     while node is not None:
