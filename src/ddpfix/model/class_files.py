@@ -194,6 +194,11 @@ def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, s
     return found[0]
 
 
+def bound_once(tree: ast.Module, name: str) -> bool:
+    """The file binds ``name`` once in all, anywhere (``_bindings_of``)."""
+    return _bindings_of(tree, name) == 1
+
+
 def _bindings_of(tree: ast.Module, name: str) -> int:
     """How many statements or targets of the file bind ``name`` (imports, a star import, which may
     bind any name, definitions, assignments, parameters, ``for``/``with``/``except`` targets,

@@ -24,7 +24,7 @@ from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.call_paths import parameters_bound
 from ddpfix.analysis.lightning import lightning_name
 from ddpfix.imports import ImportTable
-from ddpfix.model.class_files import ClassFiles
+from ddpfix.model.class_files import ClassFiles, bound_once
 
 #: The Trainer's methods that take data, and the keyword of the data module.
 DATA_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -284,23 +284,6 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module) -> list[ast.expr] | None
     return None
 
 
-def _bound_once(tree: ast.Module, name: str) -> bool:
-    """The file binds ``name`` once in all (a class or function statement), nowhere else: no
-    assignment, import (under an ``if``, in a function), ``global`` or other definition."""
-    count = 0
-    for node in every_node(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            count += 1
-        elif isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            count += 1
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                (alias.asname or alias.name).split(".")[0] == name or alias.name == "*" for alias in node.names):
-            count += 2
-        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-            count += 2
-    return count == 1
-
-
 def _class_problem(func: ast.expr, context: _Context, depth: int) -> str | None:
     """Why the class ``func`` names may not derive from Lightning's data module through classes of
     the program alone, read: None where it does (or is a loader)."""
@@ -313,7 +296,7 @@ def _class_problem(func: ast.expr, context: _Context, depth: int) -> str | None:
     source = None
     if isinstance(func, ast.Name):
         defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
-        if len(defined) == 1 and _bound_once(context.tree, func.id):
+        if len(defined) == 1 and bound_once(context.tree, func.id):
             source = (context.path, context.tree, imports, defined[0])
         elif not defined:
             source = context.classes.class_of(context.path, context.tree, func.id)
@@ -341,7 +324,7 @@ def _file_function(func: ast.expr, tree: ast.Module, imports: ImportTable) -> as
     if not isinstance(func, ast.Name) or func.id in imports.targets:
         return None
     defined = [s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == func.id]
-    if len(defined) != 1 or defined[0].decorator_list or not _bound_once(tree, func.id):
+    if len(defined) != 1 or defined[0].decorator_list or not bound_once(tree, func.id):
         return None
     return defined[0]
 
@@ -379,7 +362,7 @@ def _parameter_of(name: str, at: ast.AST, tree: ast.Module) -> ast.FunctionDef |
 def _calls_of(function: ast.FunctionDef, tree: ast.Module) -> list[ast.Call] | None:
     """Every call of the file's function ``function`` (by its name), where the file calls it and
     uses its name only so, and binds it once; None otherwise (it may be handed around)."""
-    if not _bound_once(tree, function.name):
+    if not bound_once(tree, function.name):
         return None
     calls, uses = [], 0
     for node in every_node(tree):
