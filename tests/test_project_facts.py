@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 
 from conftest import FIXTURES
@@ -318,7 +319,7 @@ def test_a_store_in_another_file_that_may_rebind_what_the_model_runs_makes_the_f
     proc = run_cli("--check", "-v", "model.py", cwd=root)
     assert b"DDP004 [*]" in proc.stdout, proc.stdout
 
-    patch = "import numpy\nimport builtins\nimport model\nfrom torch import nn\nfor name, kind in [('bool', bool)]:\n    {}\n"
+    patch = "import numpy\nimport builtins\nimport model\nfrom torch import nn\nfor name, kind in KINDS.items():\n    {}\n"
     for store in ["setattr(numpy, name, kind)", "setattr(nn, 'Linear', kind)", "builtins.setattr(nn, name, kind)",
                   "object.__setattr__(numpy, name, kind)", "vars(model).update(Model=kind)",
                   "store = setattr; store(numpy, name, kind)", "nn.functional.mse_loss = kind"]:
@@ -326,6 +327,42 @@ def test_a_store_in_another_file_that_may_rebind_what_the_model_runs_makes_the_f
         proc = run_cli("--check", "-v", "model.py", cwd=root)
         assert b"DDP004 [*]" not in proc.stdout, (store, proc.stdout)
         assert b"(compat.py:6)" in proc.stdout or b"compat.py:6 " in proc.stdout, (store, proc.stdout)
+
+
+def test_a_store_whose_names_are_known_or_a_namespace_only_read_rebinds_nothing_else(tmp_path, run_cli):
+    """What another file stores is read for what it can bind: a ``setattr`` whose name is a loop's
+    over written strings stores those names alone (pl_bolts' ``for tp_name, tp_ins in [("object",
+    object), ...]: setattr(numpy, tp_name, tp_ins)``), and a ``vars(args)`` or ``args.__dict__`` that
+    is only unpacked, iterated, searched or copied stores nothing, nor does one of a namespace
+    argparse made (``parse_known_args``'s too). The fix stays safe. The same loop
+    naming what the model runs (``Linear``), a loop name bound again in its body or over a dict's
+    keys, and a namespace updated or stored into, may rebind it: unsafe, naming the line."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (root / "model.py").write_bytes(MODULE_HOLDER)
+    head = "import argparse\nimport numpy\nimport model\nfrom torch import nn\nargs = argparse.ArgumentParser().parse_args()\n"
+    harmless = ["for tp_name, tp_ins in [('object', object), ('bool', bool)]:\n    setattr(numpy, tp_name, tp_ins)",
+                "for name in ('float', 'int'):\n    setattr(numpy, name, float)",
+                "model.Model(**vars(args))", "model.Model(**args.__dict__)", "print(sorted(k for k in vars(args)))",
+                "print('lr' in vars(args), {**vars(args)}, dict(vars(args)), vars(args)['lr'])",
+                "opt, unknown = argparse.ArgumentParser().parse_known_args()\nconf = vars(opt)\nconf['x'] = 1",
+                "conf = vars(argparse.ArgumentParser().parse_args())\nconf.update(x=1)"]
+    for line in harmless:
+        (root / "compat.py").write_text(head + line + "\n")
+        proc = run_cli("--check", "-v", "model.py", cwd=root)
+        assert b"DDP004 [*]" in proc.stdout, (line, proc.stdout)
+
+    harmful = ["for tp_name, tp_ins in [('object', object), ('Linear', object)]:\n    setattr(nn, tp_name, tp_ins)",
+               "for name in ('float', 'int'):\n    name = name.title()\n    setattr(nn, name, float)",
+               "for name in {'Linear': 1}:\n    setattr(nn, name, float)",
+               "vars(nn).update(x=1)", "vars(nn)['forward'] = 1", "namespace = vars(nn)",
+               "nn.__dict__.update(x=1)"]
+    for line in harmful:
+        (root / "compat.py").write_text(head + line + "\n")
+        proc = run_cli("--check", "-v", "model.py", cwd=root)
+        assert b"DDP004 [*]" not in proc.stdout, (line, proc.stdout)
+        assert re.search(rb"compat\.py:[678]\b", proc.stdout), (line, proc.stdout)
 
 
 def test_argparses_namespace_in_another_file_reaches_no_method_by_name(tmp_path, run_cli):

@@ -135,6 +135,41 @@ def test_a_data_module_that_moves_its_batches_through_lightning_keeps_the_fix_sa
         assert f"data.py:{line} defines `transfer_batch_to_device`" in found[0]["unsafe_reason"], found
 
 
+@pytest.mark.parametrize("body, safe", [
+    # tensors, the batch's own parts, numbers and None, written out as collections: Lightning's
+    # move then enters every one (what the hook made on the CPU too)
+    ("        X_KEY: str = 'x'\n"
+     "        return {X_KEY: batch['x'].float(), 'y': batch['y'][:, None] if self.keep else None, 'n': 0}\n", True),
+    ("        x, names = batch\n        self.seen.extend(names)\n"
+     "        return [torch.from_numpy(x).float().unsqueeze(1), torch.zeros(len(names))]\n", True),
+    ("        return (torch.cat([batch[k] for k in self.keys], dim=1), batch['y'])\n", True),
+    ("        return batch\n", True),
+    # an object of another class, a value the text does not show, a batch another call may change
+    ("        return {'x': batch['x'], 'meta': Meta(batch['names'])}\n", False),
+    ("        return {'x': batch['x'], 'y': self.targets}\n", False),
+    ("        self.fill(batch)\n        return {'x': batch['x'], 'y': batch['y']}\n", False),
+    ("        batch['meta'] = Meta(batch['names'])\n        return batch\n", False),
+    ("        batch.update(meta=Meta(batch['names']))\n        return batch\n", False),
+    ("        out = {'x': batch['x']}\n        return out\n", False),
+    ("        yield batch\n", False),
+    ("        return {'x': torch.load('x.pt'), 'y': batch['y']}\n", False),
+])
+def test_a_data_module_that_prepares_its_batches_as_tensors_keeps_the_fix_safe(tmp_path, body, safe):
+    """A data module's ``on_before_batch_transfer`` runs before Lightning's move: what it returns
+    is moved whole where every value is a tensor (``torch.from_numpy(x).float()``), a part of the
+    batch, a number or None, in collections written out (scvi-tools' dict of covariates). An
+    object of another class, a value it reads from elsewhere, or a batch handed to other code
+    first, may hold tensors Lightning's move leaves on the CPU. (The hook may also reshape the
+    batch, whose first tensor's length Lightning would take for the batch size: the log gives it.)"""
+    data = ("import torch\nimport lightning as L\nfrom meta import Meta\n\n\nclass Data(L.LightningDataModule):\n"
+            "    def on_before_batch_transfer(self, batch, dataloader_idx):\n" + body)
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y), batch_size=4", TRAIN.replace("from model", "import data\nfrom model"),
+                      {"data.py": data})
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (body, found)
+    if not safe:
+        assert "data.py:7 defines `on_before_batch_transfer`" in found[0]["unsafe_reason"], found
+
+
 @pytest.mark.parametrize("pin, call, safe", [
     ("lightning==2.3.3", "L.pytorch.tuner.Tuner(trainer).lr_find(model)\n", False),
     ("lightning==2.5.1", "L.pytorch.tuner.Tuner(trainer).lr_find(model)\n", True),

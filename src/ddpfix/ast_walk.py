@@ -58,6 +58,21 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return found
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def walk_outside_scopes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes below ``node`` that run where it runs: a nested function, lambda or class (its
+    body runs when called or made, with names of its own) is left out, whole."""
+    pending = child_nodes(node)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, _SCOPES):
+            continue
+        yield current
+        pending.extend(child_nodes(current))
+
+
 def kept_on(node: ast.AST, compute, *key):
     """``compute(node, *key)``, kept on ``node`` for the next ask: a rule asks the same question of
     a method, a class or a tree once per finding, and answering it afresh each time made a file of

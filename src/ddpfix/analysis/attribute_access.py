@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from ddpfix.analysis.ast_shapes import every_node
-from ddpfix.ast_walk import walk
+from ddpfix.ast_walk import walk, walk_outside_scopes
 
 
 def attribute_stores(tree: ast.Module) -> dict[str, int]:
@@ -24,15 +24,9 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     which a proof that reads that name relies on."""
     found: dict[str, int] = {}
     parsed = _argparse_namespaces(tree)
-    shown: set[int] = set()  # ``x.__dict__`` read where nothing can store through it
+    shown = _only_read(tree)  # ``vars(x)`` and ``x.__dict__`` where nothing can store through them
+    looped = _loop_names(tree)
     for node in walk(tree):  # a parent before its children
-        if isinstance(node, ast.FormattedValue):
-            shown.add(id(node.value))
-        elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Name) and node.func.id in _READS_A_NAMESPACE:
-                shown.update(id(a) for a in node.args)
-            elif isinstance(node.func, ast.Attribute) and node.func.attr in _NAMESPACE_READS:
-                shown.add(id(node.func.value))
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
                 and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             found.setdefault(node.attr, node.lineno)
@@ -45,19 +39,100 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
                 found.setdefault("*", node.lineno)
             elif not _own(node.args[0]):
                 name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
-                found.setdefault(name if isinstance(name, str) else "*", node.lineno)
+                if isinstance(name, str):
+                    found.setdefault(name, node.lineno)
+                else:  # a loop's name over written strings stores each of them, nothing else
+                    for each in looped.get(id(node.args[1]), ("*",)):
+                        found.setdefault(each, node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
-                and not (node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in parsed):
+                and id(node) not in shown \
+                and not (node.args and _a_parsed_namespace(node.args[0], parsed)):
             found.setdefault("*", node.lineno)  # ``vars(obj).update(forward=f)`` stores into its namespace
         elif isinstance(node, ast.Name) and node.id == "setattr" and not _called(node, tree):
             found.setdefault("*", node.lineno)  # ``store = setattr``, ``map(setattr, ...)``
     return found
 
 
-#: Builtins that only read the namespace they are handed (to show or count it).
-_READS_A_NAMESPACE = frozenset({"print", "str", "repr", "len", "sorted", "format"})
+#: Builtins that only read the namespace they are handed (to show, count or copy it).
+_READS_A_NAMESPACE = frozenset({"print", "str", "repr", "len", "sorted", "format", "dict", "list", "tuple", "set",
+                                "frozenset", "iter", "enumerate"})
 #: A namespace's methods that read it.
 _NAMESPACE_READS = frozenset({"items", "keys", "values", "get", "copy", "__contains__"})
+
+
+def _only_read(tree: ast.Module) -> set[int]:
+    """The expressions of the file (``vars(args)``, ``args.__dict__``) in a place that only reads
+    what they give: shown (``f"{x}"``, ``print(x)``), copied or counted (``dict(x)``, ``len(x)``),
+    unpacked (``Model(**vars(args))``, ``{**x}``, ``*x``), iterated (``for k in vars(args)``), searched
+    (``"lr" in x``), subscripted to read (``x["lr"]``), or asked through a reading method
+    (``x.items()``). A namespace stored through must be bound or called on (``vars(x).update(...)``,
+    ``vars(x)[k] = v``), none of which these are."""
+    read: set[int] = set()
+    for node in every_node(tree):
+        if isinstance(node, ast.FormattedValue):
+            read.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id in _READS_A_NAMESPACE:
+                read.update(id(a) for a in node.args)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in _NAMESPACE_READS:
+                read.add(id(node.func.value))
+            read.update(id(k.value) for k in node.keywords if k.arg is None)
+        elif isinstance(node, ast.Dict):
+            read.update(id(v) for k, v in zip(node.keys, node.values) if k is None)
+        elif isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Load):
+            read.add(id(node.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            read.add(id(node.iter))
+        elif isinstance(node, ast.Compare):
+            read.update(id(c) for op, c in zip(node.ops, node.comparators) if isinstance(op, (ast.In, ast.NotIn)))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            read.add(id(node.value))
+    return read
+
+
+def _loop_names(tree: ast.Module) -> dict[int, tuple[str, ...]]:
+    """The uses of a ``for`` loop's name, in the loop's own body, whose every value is a string the
+    loop's literal iterable writes: ``for name, kind in [("object", object), ("int", int)]:
+    setattr(numpy, name, kind)`` stores ``object`` and ``int``. The name must be bound nowhere else
+    in the file (a body that binds it again, or a ``global`` a called function rebinds, may make it
+    anything); a use in a nested function or class, which may run when the name holds something
+    else or nothing, is left out."""
+    every_binding: dict[str, int] = {}
+    for node in every_node(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            every_binding[node.id] = every_binding.get(node.id, 0) + 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                every_binding[name] = every_binding.get(name, 0) + 2
+    found: dict[int, tuple[str, ...]] = {}
+    for loop in every_node(tree):
+        if not isinstance(loop, ast.For) or not isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)):
+            continue
+        for name, values in _written_strings(loop.target, loop.iter.elts).items():
+            if every_binding.get(name) != 1:
+                continue
+            for use in walk_outside_scopes(loop):  # after the loop too: its last value
+                if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
+                    found[id(use)] = values
+    return found
+
+
+def _written_strings(target: ast.expr, elements: list[ast.expr]) -> dict[str, tuple[str, ...]]:
+    """Loop target name -> the strings it takes, where every element writes one at its place."""
+    if isinstance(target, ast.Name):
+        if elements and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elements):
+            return {target.id: tuple(e.value for e in elements)}
+        return {}
+    if not isinstance(target, (ast.Tuple, ast.List)) or any(isinstance(t, ast.Starred) for t in target.elts):
+        return {}
+    width = len(target.elts)
+    if not all(isinstance(e, (ast.Tuple, ast.List)) and len(e.elts) == width
+               and not any(isinstance(x, ast.Starred) for x in e.elts) for e in elements):
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for place, part in enumerate(target.elts):
+        found.update(_written_strings(part, [e.elts[place] for e in elements]))
+    return found
 
 
 def _names_setattr(func: ast.expr) -> bool:
@@ -89,9 +164,12 @@ DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattri
 def dynamic_access(tree: ast.Module) -> ast.AST | None:
     """The first place of the file that may reach an attribute by a name made at run time:
     ``getattr(x, name)`` with a name that is not a literal, ``operator.attrgetter``/``methodcaller``,
-    ``__getattribute__``, ``x.__dict__`` (a class's holds its methods); None where there is none."""
+    ``__getattribute__``, ``x.__dict__`` (a class's holds its methods); None where there is none.
+    The namespace argparse makes (``args = parser.parse_args()``) holds only its options: its
+    ``vars(args)`` and ``args.__dict__`` reach nothing else."""
+    parsed = _argparse_namespaces(tree)
     for node in every_node(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not _a_parsed_namespace(node.value, parsed):
             return node
         if not isinstance(node, ast.Call):
             continue
@@ -102,15 +180,24 @@ def dynamic_access(tree: ast.Module) -> ast.AST | None:
         if word == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
             continue
         return node
-    # ``vars(type(self))``, ``vars(Model)``: a class's namespace holds its methods. Only the
-    # namespace argparse makes (``args = parser.parse_args()``, then ``vars(args)``) is known to
-    # hold none.
-    parsed = _argparse_namespaces(tree)
+    # ``vars(type(self))``, ``vars(Model)``: a class's namespace holds its methods.
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
-                and not (isinstance(node.args[0], ast.Name) and node.args[0].id in parsed):
+                and not _a_parsed_namespace(node.args[0], parsed):
             return node
     return None
+
+
+#: argparse's methods that hand back the namespace and the arguments left over.
+_PARSES_KNOWN = frozenset({"parse_known_args", "parse_known_intermixed_args"})
+
+
+def _a_parsed_namespace(node: ast.expr, parsed: frozenset[str]) -> bool:
+    """``args`` of ``_argparse_namespaces``, or the namespace a call makes there
+    (``vars(self.parse_args(*a))``): it holds the options alone."""
+    if isinstance(node, ast.Name):
+        return node.id in parsed
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parse_args"
 
 
 def _argparse_namespaces(tree: ast.Module) -> frozenset[str]:
@@ -120,10 +207,17 @@ def _argparse_namespaces(tree: ast.Module) -> frozenset[str]:
     def compute():
         parsed, other, targets = set(), set(), set()
         for n in every_node(tree):
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
-                    and n.value.func.attr == "parse_args" and all(isinstance(t, ast.Name) for t in n.targets):
-                parsed.update(t.id for t in n.targets)
-                targets.update(id(t) for t in n.targets)
+            if not (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)):
+                continue
+            if n.value.func.attr == "parse_args" and all(isinstance(t, ast.Name) for t in n.targets):
+                named = n.targets
+            elif n.value.func.attr in _PARSES_KNOWN and all(isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(
+                    t.elts[0], ast.Name) for t in n.targets):  # ``args, rest = parser.parse_known_args()``
+                named = [t.elts[0] for t in n.targets]
+            else:
+                continue
+            parsed.update(t.id for t in named)
+            targets.update(id(t) for t in named)
         for n in every_node(tree):
             if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in targets:
                 other.add(n.id)

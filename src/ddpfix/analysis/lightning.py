@@ -18,6 +18,7 @@ from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.tree_text import comment_in, end, start
 from ddpfix.analysis.ast_shapes import every_node, nodes_below
+from ddpfix.ast_walk import walk_outside_scopes
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
 CUDA_STRING = lazy_compile(r"cuda(:\d+)?")
@@ -579,6 +580,113 @@ def moves_like_lightning(tree: ast.Module, method: ast.FunctionDef | ast.AsyncFu
             break  # what follows never runs
         return False
     return returned
+
+
+#: ``torch.<f>`` functions whose result is a tensor, whatever they are handed (or an error).
+_TORCH_TENSOR_RESULTS = frozenset({
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "from_numpy", "tensor", "as_tensor", "asarray",
+    "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "empty_like", "zeros_like", "ones_like",
+    "full_like", "where", "flatten", "squeeze", "unsqueeze", "reshape", "clone", "cumsum", "exp", "log",
+})
+#: Tensor methods whose result is a tensor again (on a collection element Lightning would move).
+_TENSOR_TO_TENSOR = frozenset({
+    "float", "double", "half", "bfloat16", "long", "int", "bool", "unsqueeze", "squeeze", "view", "reshape",
+    "flatten", "contiguous", "clone", "detach", "permute", "transpose", "t", "type_as",
+})
+
+#: Tensor methods that read it into a new value of another kind (a NumPy view, numbers).
+_TENSOR_READS = frozenset({"numpy", "tolist", "item", "size", "dim", "numel"})
+
+
+def prepares_a_movable_batch(tree: ast.Module, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """An ``on_before_batch_transfer`` whose result Lightning's move then enters whole: every value
+    it returns is a tensor, a number, a string or None, the loader's own batch or a part of it, or a
+    dict, list or tuple written out of these. Lightning moves every tensor of such a collection
+    after the hook (what the hook makes on the CPU, ``torch.from_numpy(x).float()``, too); what it
+    would not enter is an object of another class (``Batch(x, y)``), which no such value is. A
+    tensor is what ``torch.<f>(...)`` gives for ``f`` of ``_TORCH_TENSOR_RESULTS`` (whatever it
+    is handed: else it raises), and a tensor method of ``_TENSOR_TO_TENSOR`` on a value of these.
+    The batch's own parts count only where the method neither binds the batch's name again nor
+    uses it otherwise than to read a part (a call handed the batch, a store into it, may put an
+    object in it). What the hook does besides (reads, calls on other objects) decides nothing of
+    the returned batch's kind. Undecorated, not a generator (which would hand Lightning a
+    generator), with no ``torch`` of its own."""
+    if method.decorator_list or not isinstance(method, ast.FunctionDef):
+        return False
+    positional = [*method.args.posonlyargs, *method.args.args]
+    if len(positional) < 2 or method.args.vararg is not None:
+        return False
+    batch = positional[1].arg
+    imports = ImportTable.from_tree(tree)
+    body = list(walk_outside_scopes(method))
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in body) or any(
+            isinstance(n, ast.Name) and n.id == "torch" and not isinstance(n.ctx, ast.Load) for n in body):
+        return False
+
+    def tensor_function(call: ast.Call) -> bool:
+        qualified = imports.qualify(call.func)
+        return qualified is not None and qualified.startswith("torch.") \
+            and qualified.removeprefix("torch.") in _TORCH_TENSOR_RESULTS
+
+    parts_kept = _batch_only_read(body, batch, tensor_function)
+
+    def movable(node: ast.expr | None) -> bool:
+        if node is None or isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return all(movable(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(k is not None and movable(v) for k, v in zip(node.keys, node.values))
+        if isinstance(node, ast.IfExp):
+            return movable(node.body) and movable(node.orelse)
+        return tensor(node) or (parts_kept and _part_of(node, batch))
+
+    def tensor(node: ast.expr) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_TO_TENSOR and (tensor(node.func.value) or (
+                parts_kept and _part_of(node.func.value, batch))):
+            return True
+        return tensor_function(node)
+
+    return all(movable(n.value) for n in body if isinstance(n, ast.Return))
+
+
+def _part_of(node: ast.expr, batch: str) -> bool:
+    """``batch`` or a part of it read by subscripts (``batch["x"][:, None]``)."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == batch
+
+
+def _batch_only_read(body: list[ast.AST], batch: str, tensor_function) -> bool:
+    """Every use of ``batch`` in ``body`` (a function's nodes outside its nested scopes) reads it or
+    a part of it into a new value: a subscript, a collection written out, a comparison, a tensor
+    method of ``_TENSOR_TO_TENSOR`` or ``_TENSOR_READS``, ``torch.<f>(...)`` (``tensor_function(call)``), or the value
+    returned. Nothing binds it again, stores into it or hands it (or a part) to other code, which
+    may put an object in it."""
+    parents = {id(child): node for node in body for child in ast.iter_child_nodes(node)}
+    for node in body:
+        if not (isinstance(node, ast.Name) and node.id == batch):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return False
+        child, parent = node, parents.get(id(node))
+        while isinstance(parent, (ast.Subscript, ast.List, ast.Tuple, ast.Dict, ast.IfExp, ast.ListComp,
+                                  ast.GeneratorExp, ast.comprehension)):
+            if isinstance(parent, ast.Subscript) and not isinstance(parent.ctx, ast.Load) \
+                    or isinstance(parent, (ast.List, ast.Tuple)) and not isinstance(parent.ctx, ast.Load):
+                return False
+            child, parent = parent, parents.get(id(parent))
+        if isinstance(parent, (ast.Return, ast.Compare)):
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr in _TENSOR_TO_TENSOR | _TENSOR_READS \
+                and isinstance(parents.get(id(parent)), ast.Call) and parents[id(parent)].func is parent:
+            continue  # a tensor's own method: what it gives holds no part of the batch's collections
+        if isinstance(parent, ast.Call) and child is not parent.func and tensor_function(parent):
+            continue
+        return False
+    return True
 
 
 def _names_bound_by(statement: ast.stmt) -> set[str]:

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ddpfix.analysis.lightning import defined_elsewhere, derived
-from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.ast_walk import child_nodes, walk, walk_outside_scopes
 from ddpfix.imports import ImportTable
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -250,7 +250,7 @@ def single_bindings(method: ast.AST) -> dict[str, ast.expr]:
     if known is not None:
         return known
     values: dict[str, list[ast.expr | None]] = {}
-    for n in _walk_outside_scopes(method):
+    for n in walk_outside_scopes(method):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
             values.setdefault(n.targets[0].id, []).append(n.value)
         elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
@@ -264,15 +264,6 @@ def single_bindings(method: ast.AST) -> dict[str, ast.expr]:
     method._ddpfix_single_bindings = found
     return found
 
-
-def _walk_outside_scopes(node: ast.AST) -> Iterable[ast.AST]:
-    pending = list(child_nodes(node))
-    while pending:
-        current = pending.pop()
-        if isinstance(current, SCOPES):
-            continue
-        yield current
-        pending.extend(child_nodes(current))
 
 
 # --- values in a function ---------------------------------------------------------------------

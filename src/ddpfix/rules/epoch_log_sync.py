@@ -829,7 +829,8 @@ def _batch_moved_elsewhere(facts) -> str | None:
     module's ``transfer_batch_to_device`` (not one that hands back Lightning's own move of its
     batch: ``analysis.lightning.moves_like_lightning``, in a class no other class of the program
     mixes with another base), its ``on_before_batch_transfer`` (which may make the batch an object
-    Lightning's move does not enter) or ``on_after_batch_transfer`` (which runs after the move, and
+    Lightning's move does not enter; not one that returns tensors, the batch's parts and
+    collections of them: ``analysis.lightning.prepares_a_movable_batch``) or ``on_after_batch_transfer`` (which runs after the move, and
     may move any of it back), a strategy's ``batch_to_device``, any of these stored on a class
     (``DataModule.transfer_batch_to_device = f``), or a class of its own with a ``to`` method
     (Lightning moves a batch of such a class by calling it, and it may keep some tensors on the
@@ -843,6 +844,8 @@ def _batch_moved_elsewhere(facts) -> str | None:
             lines = (facts.cls.lineno, facts.cls.end_lineno or facts.cls.lineno)
 
             def proven(path: str, tree: ast.Module, method) -> bool:
+                if method.name == "on_before_batch_transfer":  # a batch Lightning's move enters whole
+                    return tree_lightning.prepares_a_movable_batch(tree, method)
                 # Lightning's own move, in a class whose ``super()`` no other base may come before.
                 if method.name not in _BATCH_TRANSFER_HOOKS:
                     return False
