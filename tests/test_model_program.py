@@ -131,6 +131,31 @@ def test_a_dynamic_import_is_read_as_code_not_as_a_word():
     assert imported_modules(b"m = importlib.import_module(f'pkg.models.{name}')\n")[1] == ("pkg.models",)
 
 
+HYDRA_APP = b"""import hydra\n\n\n@hydra.main(config_path="conf", config_name="config")
+def objective(cfg):\n    return cfg.x ** 2\n\n\nif __name__ == "__main__":\n    objective()\n"""
+
+
+def test_a_hydra_app_runs_the_programs_code_only_through_what_it_calls_or_its_configurations_name(tmp_path):
+    """``@hydra.main`` alone runs no module of the program (optuna-examples' hydra example joined 70
+    unrelated scripts into one process): only ``instantiate``/``call`` in the file, another name
+    taken from hydra, or a ``_target_`` one of the program's configurations names (a launcher of
+    its own) may."""
+    from ddpfix.model.program import HYDRA_CONFIGS
+
+    assert imported_modules(HYDRA_APP)[1] == (HYDRA_CONFIGS,)
+    for code in (HYDRA_APP + b"model = hydra.utils.instantiate(cfg.model)\n", HYDRA_APP + b"hydra.utils.call(cfg.fn)\n",
+                 b"from hydra.utils import instantiate as build\n" + HYDRA_APP):
+        assert imported_modules(code)[1] == (ANY_MODULE,), code
+    files = {"hydra/simple.py": imported_modules(HYDRA_APP), "dask/fit.py": ((), ()), "torch/train.py": ((), ())}
+    groups, at = groups_of(tmp_path / "app", files)
+    assert not groups.together(at("hydra/simple.py"), at("dask/fit.py"))
+    assert not groups.together(at("torch/train.py"), at("dask/fit.py"))
+    (tmp_path / "targets" / "hydra" / "conf").mkdir(parents=True)
+    (tmp_path / "targets" / "hydra" / "conf" / "config.yaml").write_text("hydra:\n  launcher:\n    _target_: dask.fit.Run\n")
+    groups, at = groups_of(tmp_path / "targets", files)
+    assert groups.together(at("hydra/simple.py"), at("dask/fit.py"))
+
+
 def test_a_lone_script_is_its_folder_and_markers_end_the_search(tmp_path):
     (tmp_path / "proj" / "src").mkdir(parents=True)
     (tmp_path / "proj" / "setup.cfg").write_text("")

@@ -498,7 +498,7 @@ class ProjectFacts:
                     self._read[key] = None if node is None else node.lineno
             if self._read[key] is not None:
                 return f"{os.path.relpath(other, root)}:{self._read[key]} reaches attributes by a name made at run time"
-        for config, data in _config_files(root):
+        for config, data in config_files(root):
             if config is None:
                 return "the project has more configuration files than are read"
             found = re.search(rb"\b" + re.escape(name.encode()) + rb"\b", data)
@@ -556,7 +556,7 @@ class ProjectFacts:
             if other_use is not None:
                 return f"{os.path.relpath(other, root)}:{other_use.lineno} names `{name}` otherwise than to build it"
             found += [(other, other_tree, imports, call) for call in calls]
-        for config, data in _config_files(root):
+        for config, data in config_files(root):
             if config is None:
                 return "the project has more configuration files than are read"
             match = word.search(data)
@@ -1075,7 +1075,7 @@ _CONFIG_SKIPPED = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modul
 MAX_CONFIG_FILES = 2000
 
 
-def _config_files(root: str):
+def config_files(root: str):
     """(path, its first megabyte) of each YAML/JSON configuration file of the program, in a stable
     order; then, past ``MAX_CONFIG_FILES``, one last ``(None, b"")``: not all were read."""
     seen = 0
@@ -1109,7 +1109,7 @@ def _setting_in_files(root: str, word: bytes, in_config, in_script) -> str | Non
     ``in_config``, or Lightning's environment default in an env block: docker-compose, a CI job, a
     Kubernetes spec) or a launch script (``in_script``) sets a Trainer argument so; files without
     ``word`` are not searched. Past ``MAX_CONFIG_FILES`` configurations: not proven, said."""
-    for path, data in _config_files(root):
+    for path, data in config_files(root):
         if path is None:
             return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
         if word not in data.lower():
@@ -1199,7 +1199,7 @@ def config_hazards(root: str) -> dict[str, str]:
     lightning.pytorch.callbacks.WeightAveraging``), each as its first ``path:line``; past
     ``MAX_CONFIG_FILES`` every hazard is taken as named."""
     found: dict[str, str] = {}
-    for path, data in _config_files(root):
+    for path, data in config_files(root):
         if path is None:
             return {name: f"{root} (more than {MAX_CONFIG_FILES} configuration files, not all read)"
                     for name in _HAZARDS}

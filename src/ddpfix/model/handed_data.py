@@ -99,7 +99,8 @@ def _mentions_lightning(tree: ast.Module, imports: ImportTable) -> bool:
 
 
 #: Packages whose objects' ``fit`` takes no data module (scikit-learn's estimators and the like).
-_OTHER_FITS = ("sklearn.", "xgboost.", "lightgbm.", "catboost.", "statsmodels.", "umap.", "hdbscan.", "scipy.")
+_OTHER_FITS = ("sklearn.", "xgboost.", "lightgbm.", "catboost.", "statsmodels.", "umap.", "hdbscan.", "scipy.",
+               "skorch.", "keras.", "tensorflow.")
 
 
 def _not_a_trainer(receiver: ast.expr, at: ast.AST, context: _Context) -> bool:
@@ -116,7 +117,8 @@ def _not_a_trainer(receiver: ast.expr, at: ast.AST, context: _Context) -> bool:
     if isinstance(receiver, ast.Call):
         return (context.imports.qualify(receiver.func) or "").startswith(_OTHER_FITS)
     if isinstance(receiver, ast.Name):
-        bound = _bindings(receiver.id, at, context.tree)
+        # (its own methods, ``clf.fit(X, y)`` itself, change the object, not what it was built as)
+        bound = _bindings(receiver.id, at, context.tree, through_methods=False)
         return bool(bound) and all(isinstance(v, ast.Call) and (context.imports.qualify(v.func) or "").startswith(_OTHER_FITS)
                                    for v in bound)
     return False
@@ -234,12 +236,13 @@ def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _bindings(name: str, at: ast.AST, tree: ast.Module) -> list[ast.expr] | None:
+def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = True) -> list[ast.expr] | None:
     """The value of every binding of ``name`` in the scope that ``at`` reads it from (the innermost
     function that binds it, else the module): None where one is not a plain assignment (a loop or
     ``with`` target, an import, ``global``), where the name's object is changed through it (``dms.append(x)``,
-    ``dms[0] = x``, ``d.update(...)``: a method call or a store on it), or where none is seen. An
-    unpacking (``train, val = loaders()``) gives the whole value: every piece is asked about."""
+    ``dms[0] = x``, ``d.update(...)``: a method call or a store on it; ``through_methods=False``: a
+    store only, where what is asked is the class the object was built of), or where none is seen.
+    An unpacking (``train, val = loaders()``) gives the whole value: every piece is asked about."""
     scopes = _enclosing_functions(at, tree)
     declared = tree.__dict__.get("_ddpfix_declared_global")
     if declared is None:
@@ -275,7 +278,8 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module) -> list[ast.expr] | None
             if isinstance(node, _SCOPES) and getattr(node, "name", None) == name:
                 binds = True
             if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) \
-                    and node.value.id == name and (not isinstance(node.ctx, ast.Load) or id(node) in called):
+                    and node.value.id == name and (not isinstance(node.ctx, ast.Load)
+                                                   or (through_methods and id(node) in called)):
                 return None  # ``dms.append(dm)``, ``dms[0] = dm``: changed through the name
         if binds:
             return None

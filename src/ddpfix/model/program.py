@@ -80,6 +80,10 @@ _OTHER_LOADS = re.compile(rb"pickle\.loads?\(|weights_only[ \t]*=[ \t]*False|hub
 _IMPORT_MODULE = re.compile(rb"(?<![\w])import_module[ \t]*\([ \t]*(f?)(['\"])([\w.]*)(\{|\2[ \t]*(\+|[,)]))?")
 #: A dynamic import of any module of the program.
 ANY_MODULE = ""
+#: A dynamic import of any module of the program where its configurations name a ``_target_``.
+HYDRA_CONFIGS = "hydra _target_"
+#: ``hydra.utils.call(cfg.fn)`` (or ``call`` under any receiver): calls what a configuration names.
+_HYDRA_CALL = re.compile(rb"(?<![\w])call[ \t]*\(|\.call\b")
 #: A loader that names notebooks (``exec`` of a notebook's code): it may run them too. No import
 #: runs a notebook otherwise: it is not a module.
 NOTEBOOKS = "*.ipynb"
@@ -100,6 +104,14 @@ def dynamic_imports(data: bytes, imported: set[str] | None = None) -> tuple[tupl
     literal: set[str] = set()
     prefixes: set[str] = set()
     loaders = [m for m in imported or () if not m.startswith(".") and _LOADER_MODULES.match(m.encode())]
+    hydra = [m for m in loaders if m.split(".")[0] == "hydra"]
+    if hydra and all(m in ("hydra", "hydra.main") for m in hydra) and not _HYDRA_CALL.search(data):
+        # ``import hydra`` and ``hydra.main`` run the program's code only through what the file
+        # calls (``hydra.utils.instantiate``, ``.call``: read below as any loader; any other name
+        # taken from hydra may be one) or a ``_target_`` the program's configurations name (a
+        # launcher or sweeper of its own): ``HYDRA_CONFIGS``, asked of them.
+        loaders = [m for m in loaders if m not in hydra]
+        prefixes.add(HYDRA_CONFIGS)
     # importlib itself, or its ``import_module`` under its own name: its calls are read below, where
     # a literal argument may bound what they load. Any other name taken from a loader's module (an
     # alias, a subclass's base, a stored reference) may load anything.
@@ -129,6 +141,15 @@ def dynamic_imports(data: bytes, imported: set[str] | None = None) -> tuple[tupl
                 return (), (ANY_MODULE,)
             prefixes.add(package)
     return tuple(sorted(literal)), tuple(sorted(prefixes))
+
+
+@functools.lru_cache(maxsize=None)
+def _configs_name_targets(root: str) -> bool:
+    """A YAML or JSON configuration of the program names a ``_target_`` (or may: past the number
+    of files read)."""
+    from ddpfix.facts import config_files  # the one reading of a program's configurations (facts imports this module)
+
+    return any(path is None or b"_target_" in data for path, data in config_files(root))
 
 
 def _is_an_import_line(data: bytes, start: int) -> bool:
@@ -230,7 +251,9 @@ class ProcessGroups:
             for module in modules:
                 for other in self._targets(path, root, module, by_module):
                     self._join(path, other)
-            for package in set(packages) - {ANY_MODULE, NOTEBOOKS}:
+            if HYDRA_CONFIGS in packages and _configs_name_targets(root):
+                packages = (*packages, ANY_MODULE)
+            for package in set(packages) - {ANY_MODULE, NOTEBOOKS, HYDRA_CONFIGS}:
                 prefix = tuple(package.split("."))
                 for other in files:
                     if roots[other] == root and any(name[:len(prefix)] == prefix or prefix[:len(name)] == name
