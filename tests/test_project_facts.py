@@ -347,7 +347,8 @@ def test_a_store_whose_names_are_known_or_a_namespace_only_read_rebinds_nothing_
                 "model.Model(**vars(args))", "model.Model(**args.__dict__)", "print(sorted(k for k in vars(args)))",
                 "print('lr' in vars(args), {**vars(args)}, dict(vars(args)), vars(args)['lr'])",
                 "opt, unknown = argparse.ArgumentParser().parse_known_args()\nconf = vars(opt)\nconf['x'] = 1",
-                "conf = vars(argparse.ArgumentParser().parse_args())\nconf.update(x=1)"]
+                "conf = vars(argparse.ArgumentParser().parse_args())\nconf.update(x=1)",
+                "options = argparse.Namespace()\noptions.__dict__.update(**{'model': argparse.Namespace(lr=1)})"]
     for line in harmless:
         (root / "compat.py").write_text(head + line + "\n")
         proc = run_cli("--check", "-v", "model.py", cwd=root)

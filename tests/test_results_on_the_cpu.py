@@ -253,6 +253,20 @@ def test_code_that_decides_where_a_batch_is_keeps_the_fix_unsafe(tmp_path, case)
     assert [f["applicability"] for f in found] == ["unsafe"], (case, found)
 
 
+@pytest.mark.parametrize("case", ["a strategy's own move", "made an object before the move"])
+def test_a_number_logged_is_on_the_modules_device_wherever_the_batch_was(tmp_path, case):
+    """A Python or NumPy number logged (``loss.item()``, ``np.mean(scores)``) is made a tensor by
+    ``self.log`` on the module's device (``torch.tensor(value, device=self.device)``): code that may
+    leave a batch's tensors on the CPU does not bear on it. (A hook that may reshape the batch
+    leaves its size to infer: the log gives it.)"""
+    train = TRAIN.replace("from model", "import data\nfrom model")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y).item(), batch_size=4", train, {"data.py": BATCH_MOVERS[case]})
+    assert [f["applicability"] for f in found] == ["safe"], (case, found)
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y), batch_size=4", train, {"data.py": BATCH_MOVERS[case]})
+    assert [f["applicability"] for f in found] == ["unsafe"], (case, found)
+    assert "a batch may be moved by it" in found[0]["unsafe_reason"], found
+
+
 def test_the_modules_own_batch_start_hook_may_move_part_of_the_batch(tmp_path):
     """Lightning hands ``on_validation_batch_start`` the batch ``validation_step`` then gets:
     ``batch[1] = batch[1].cpu()`` there leaves ``y`` on the CPU."""

@@ -9,6 +9,7 @@ import ast
 
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.ast_walk import walk, walk_outside_scopes
+from ddpfix.imports import ImportTable
 
 
 def attribute_stores(tree: ast.Module) -> dict[str, int]:
@@ -32,7 +33,8 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
             found.setdefault(node.attr, node.lineno)
         elif isinstance(node, ast.Attribute) and node.attr == "__dict__" and id(node) in shown:
             continue  # ``f"{config.__dict__}"``, ``print(vars_.__dict__)``, ``cfg.__dict__.items()``
-        elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__dict__") and not _own(node.value):
+        elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__dict__") and not _own(node.value) \
+                and not _a_parsed_namespace(node.value, parsed):  # (an argparse namespace holds options alone)
             found.setdefault("*", node.lineno)
         elif isinstance(node, ast.Call) and _names_setattr(node.func):
             if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
@@ -201,17 +203,21 @@ def _a_parsed_namespace(node: ast.expr, parsed: frozenset[str]) -> bool:
 
 
 def _argparse_namespaces(tree: ast.Module) -> frozenset[str]:
-    """Names the file binds only to the namespace argparse makes (``args = parser.parse_args()``):
+    """Names the file binds only to a namespace of argparse (``args = parser.parse_args()``,
+    ``args, rest = parser.parse_known_args()``, ``args = argparse.Namespace(lr=0.1)``):
     every binding of the name in the file is such an assignment (a parameter or another
     assignment of that name, in any scope, may hold anything)."""
     def compute():
+        imports = ImportTable.from_tree(tree)
         parsed, other, targets = set(), set(), set()
         for n in every_node(tree):
-            if not (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute)):
+            if not (isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)):
                 continue
-            if n.value.func.attr == "parse_args" and all(isinstance(t, ast.Name) for t in n.targets):
+            func, names_only = n.value.func, all(isinstance(t, ast.Name) for t in n.targets)
+            method = func.attr if isinstance(func, ast.Attribute) else None
+            if names_only and (method == "parse_args" or imports.qualify(func) == "argparse.Namespace"):
                 named = n.targets
-            elif n.value.func.attr in _PARSES_KNOWN and all(isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(
+            elif method in _PARSES_KNOWN and all(isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(
                     t.elts[0], ast.Name) for t in n.targets):  # ``args, rest = parser.parse_known_args()``
                 named = [t.elts[0] for t in n.targets]
             else:

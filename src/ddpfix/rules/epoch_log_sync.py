@@ -732,6 +732,8 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
     values = [a for a in call.args[1:2]] + [k.value for k in call.keywords if k.arg in ("value", "dictionary")]
     if call.func.attr == "log_dict":
         values = call.args[:1] + [k.value for k in call.keywords if k.arg == "dictionary"]
+    if facts is not None and _numbers_only(values, call, method, facts):
+        return None  # Lightning makes a number a tensor on the module's device: no batch is in it
     methods = facts.methods if facts is not None else {}
     unread = facts.unknown_methods if facts is not None else set()
     moved = next((name for name in _BATCH_TRANSFER_HOOKS if name in methods or name in unread), None)
@@ -744,6 +746,17 @@ def _cpu_value(call: ast.Call, method, imports, facts: ClassFacts | None = None)
     if elsewhere is not None:
         return elsewhere
     return _cpu_in(values, call, method, imports, facts, set())
+
+
+def _numbers_only(values: list[ast.expr], call: ast.Call, method, facts: ClassFacts) -> bool:
+    """Every value the call logs is a Python or NumPy number (``ClassFacts.number_valued``:
+    ``np.mean(scores)``, ``correct / len(answers)``): Lightning's ``self.log`` makes it a tensor on
+    the module's device (``torch.tensor(value, device=self.device)``), whatever the batch was and
+    wherever its tensors were."""
+    from ddpfix.rules._device_evidence import bindings
+
+    assigned = bindings(method, (call.lineno, call.col_offset))
+    return bool(values) and all(facts.number_valued(value, method, assigned) for value in values)
 
 
 def _sampler_may_be_off(ctx: RuleContext) -> bool:
