@@ -294,7 +294,8 @@ def test_a_batch_read_as_an_object_may_stay_on_the_cpu(tmp_path, value, safe):
 DATA = ("import lightning as L\nimport torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
         "def loaders():\n    data = TensorDataset(torch.randn(8, 8), torch.randn(8, 8))\n"
         "    train = DataLoader(data, batch_size=4)\n    return train, DataLoader(data, batch_size=4)\n\n\n"
-        "class Local(L.LightningDataModule):\n    def train_dataloader(self):\n        return loaders()[0]\n")
+        "class Local(L.LightningDataModule):\n    def train_dataloader(self):\n        return loaders()[0]\n\n\n"
+        "class Other(Local):\n    pass\n")
 HANDED = {
     # what Lightning is handed is read: loaders, the program's own data module, through functions
     "loaders of a function of the file": ("trainer.fit(Model(), *data.loaders())", True),
@@ -337,6 +338,19 @@ HANDED = {
                                             "trainer.fit(Model(), GeoLoader())", False),
     "a collate_fn of the program": ("from torch.utils.data import DataLoader\n"
                                     "trainer.fit(Model(), DataLoader([], collate_fn=helpers.collate))", False),
+    # Lightning's class methods that build the class they are called on (1.x's from_argparse_args,
+    # load_from_checkpoint), of a class chosen in branches: each class read; one that defines the
+    # method itself may build anything; a library's class is not read
+    "loaded by its class, chosen in branches": ("dm_cls = data.Local if helpers.local else data.Other\n"
+                                                "if helpers.other:\n    dm_cls = data.Other\n"
+                                                "trainer.fit(Model(), datamodule=dm_cls.load_from_checkpoint('dm.ckpt'))",
+                                                True),
+    "loaded from a checkpoint": ("trainer.fit(Model(), datamodule=data.Local.load_from_checkpoint('dm.ckpt'))", True),
+    "a builder of the program's own": ("class Own(data.Local):\n    @classmethod\n"
+                                       "    def from_argparse_args(cls, args):\n        return helpers.build(args)\n\n\n"
+                                       "trainer.fit(Model(), datamodule=Own.from_argparse_args(helpers.args))", False),
+    "a library's class built": ("from torchgeo.datamodules import EuroSATDataModule\ndm_cls = EuroSATDataModule\n"
+                                "trainer.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.args))", False),
 }
 
 

@@ -541,7 +541,7 @@ def moves_like_lightning(tree: ast.Module, method: ast.FunctionDef | ast.AsyncFu
     if owner is None or method.decorator_list or not isinstance(method, ast.FunctionDef):
         return False
     chain = _lightning_chain(tree, owner)
-    if chain is None or any(method.name in _names_bound_by(statement) and not isinstance(statement, ast.FunctionDef)
+    if chain is None or any(method.name in names_bound_by(statement) and not isinstance(statement, ast.FunctionDef)
                             for cls in chain for statement in cls.body):
         return False
     positional = [*method.args.posonlyargs, *method.args.args]
@@ -689,7 +689,7 @@ def _batch_only_read(body: list[ast.AST], batch: str, tensor_function) -> bool:
     return True
 
 
-def _names_bound_by(statement: ast.stmt) -> set[str]:
+def names_bound_by(statement: ast.stmt) -> set[str]:
     """The names a statement of a class's or module's body binds there (not inside the functions
     it defines): targets, imports, ``def``/``class`` names, loop and ``with`` targets."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -716,7 +716,7 @@ def _lightning_chain(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef] 
     bound: dict[str, int] = {}
     classes: dict[str, ast.ClassDef] = {}
     for statement in tree.body:
-        for name in _names_bound_by(statement):
+        for name in names_bound_by(statement):
             bound[name] = bound.get(name, 0) + 1
         if isinstance(statement, ast.ClassDef):
             classes[statement.name] = statement

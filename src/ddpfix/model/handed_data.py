@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.call_paths import parameters_bound
-from ddpfix.analysis.lightning import lightning_name
+from ddpfix.analysis.lightning import lightning_name, names_bound_by
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles, bound_once
 
@@ -179,6 +179,8 @@ def _data_problem(value: ast.expr, at: ast.AST, context: _Context, depth: int = 
         if isinstance(value.func, ast.Attribute) and value.func.attr == "from_datasets" \
                 and lightning_name(context.imports, value.func.value) == "LightningDataModule":
             return None
+        if isinstance(value.func, ast.Attribute) and value.func.attr in _BUILT_BY_ITS_CLASS:
+            return _builder_problem(value.func.value, value.func.attr, at, context)
         return _class_problem(value.func, context, 0)
     if isinstance(value, ast.Name):
         function = _parameter_of(value.id, at, context.tree)
@@ -288,9 +290,36 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
     return None
 
 
-def _class_problem(func: ast.expr, context: _Context, depth: int) -> str | None:
+#: Lightning's class methods of a data module that build an instance of the class they are called
+#: on (``cls(**kwargs)``): 1.x's ``from_argparse_args``, ``load_from_checkpoint``.
+_BUILT_BY_ITS_CLASS = ("from_argparse_args", "load_from_checkpoint")
+
+
+def _builder_problem(receiver: ast.expr, method: str, at: ast.AST, context: _Context) -> str | None:
+    """Why ``<receiver>.<method>(...)`` (``_BUILT_BY_ITS_CLASS``) may not build a data module that is
+    read: each class the receiver may be (a class's name, or a local name every binding of which
+    names one: ``dm_cls = CIFAR10DataModule`` in each branch) must be read up to Lightning's, with
+    no class on the way that defines ``method`` itself (which may build anything)."""
+    classes = [receiver]
+    if isinstance(receiver, ast.Name):
+        bound = _bindings(receiver.id, at, context.tree, through_methods=False)  # (its own method is this call)
+        if bound is not None:
+            classes = bound
+    while any(isinstance(c, ast.IfExp) for c in classes):  # ``A if cond else B``: either
+        classes = [part for c in classes for part in ((c.body, c.orelse) if isinstance(c, ast.IfExp) else (c,))]
+    for cls in classes:
+        if not isinstance(cls, (ast.Name, ast.Attribute)):
+            return f"`{ast.unparse(cls)[:40]}.{method}(...)` is not read"
+        problem = _class_problem(cls, context, 0, own=method)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | None = None) -> str | None:
     """Why the class ``func`` names may not derive from Lightning's data module through classes of
-    the program alone, read: None where it does (or is a loader)."""
+    the program alone, read: None where it does (or is a loader). ``own``: a method no class on
+    the way may define itself (a class method that builds the data module)."""
     imports = context.imports
     qualified = imports.qualify(func) or ""
     if qualified.startswith("torch.utils.data.") or lightning_name(imports, func) == "LightningDataModule":
@@ -310,11 +339,13 @@ def _class_problem(func: ast.expr, context: _Context, depth: int) -> str | None:
         other_path, other_tree, other_imports, cls = source
         if cls.decorator_list or cls.keywords:
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator or a metaclass"
+        if own is not None and any(own in names_bound_by(statement) for statement in cls.body):
+            return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) defines its own `{own}`, which is not read"
         inner = context.at(other_path, other_tree, other_imports)
         for base in cls.bases:
             if other_imports.qualify(base) in _INERT_BASES or (isinstance(base, ast.Name) and base.id == "object"):
                 continue
-            problem = _class_problem(base, inner, depth + 1)
+            problem = _class_problem(base, inner, depth + 1, own)
             if problem is not None:
                 return problem
         return None
