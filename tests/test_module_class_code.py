@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-TRAIN = '''import lightning as L
+TRAIN = '''import math
+
+import lightning as L
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -42,6 +44,10 @@ class LitModel(L.LightningModule):
 {tail}'''
 OPS = ("import torch.distributed as dist\nfrom torch import nn\n\n\ndef block(x):\n    dist.all_reduce(x)\n    return x\n\n\n"
        "class Gather(nn.Module):\n    def forward(self, x):\n        dist.all_reduce(x)\n        return x\n")
+
+
+PE_TABLE = ("        pe = torch.zeros(64, n)\n        position = torch.arange(0, 64, dtype=torch.float).unsqueeze(1)\n"
+            "        pe[:, 0::2] = torch.sin(position * math.log(2.0))\n")
 
 
 def train(imports="", init="", forward="self.fc(x)", held="Net(8)", tail="") -> str:
@@ -91,6 +97,16 @@ CASES = {
     "syncbn_under_another_name": (train(imports="from torch.nn import SyncBatchNorm as _SBN",
                                         init="        self.bn = GroupBN(n)\n", forward="self.bn(self.fc(x))",
                                         tail="\n\nclass GroupBN(_SBN):\n    pass\n"), False),
+    # what __init__ computes only to register as a buffer moves with the module (a positional
+    # encoding's table); kept otherwise, or handed on, it may stay on the CPU
+    "table_made_to_register": (train(init=PE_TABLE + "        self.register_buffer('pe', pe.unsqueeze(0))\n",
+                                     forward="self.fc(x) + self.pe[0, : x.size(0), : x.size(1)]"), True),
+    "table_also_kept_plainly": (train(init=PE_TABLE + "        self.register_buffer('pe', pe)\n        self.steps = position\n",
+                                      forward="self.fc(x) + self.steps.sum()"), False),
+    "table_kept_plainly": (train(init=PE_TABLE + "        self.pe = pe\n", forward="self.fc(x) + self.pe[: x.size(0), : x.size(1)]"),
+                           False),
+    "table_kept_by_a_lambda": (train(init=PE_TABLE + "        self.register_buffer('pe', pe)\n        self.get = lambda: position\n"),
+                               False),
 }
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ddpfix.ast_walk import child_nodes, kept_on, walk
+from ddpfix.ast_walk import child_nodes, kept_on, walk, walk_outside_scopes
 from ddpfix.analysis import lightning as tree_lightning
-from ddpfix.rules._log_sync_walks import self_attr
+from ddpfix.rules._log_sync_walks import names_in_nested_scopes, self_attr
 
 #: ``torch.<name>`` constants: dtypes and numbers (never a tensor).
 TORCH_CONSTANTS = frozenset({
@@ -257,8 +257,91 @@ def registrations(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> list
 
 
 def registered_with_the_module(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[int]:
-    """The nodes of what ``__init__`` registers (``registrations``): no CPU evidence, as they move."""
-    return frozenset(id(n) for _, made, _ in registrations(init, imports) for n in walk(made))
+    """The nodes of what ``__init__`` registers (``registrations``), and of what it computes only
+    to register (``_registration_only``): no CPU evidence, as they move."""
+    made = [made for _, made, _ in registrations(init, imports)]
+    return frozenset(id(n) for expression in [*made, *_registration_only(init, made, imports)] for n in walk(expression))
+
+
+def _registration_only(init: ast.FunctionDef | ast.AsyncFunctionDef, registered: list[ast.expr],
+                       imports) -> list[ast.expr]:
+    """The values ``__init__`` binds to local names that end in a registration and nowhere else: a
+    positional encoding's ``pe = torch.zeros(n, d)``, filled in place (``pe[:, 0::2] = torch.sin(
+    position * div)``, ``position = torch.arange(n)``) and then ``self.register_buffer("pe", pe)``.
+    A name's every use must be in what is registered, in the value bound to (or stored into) a name
+    that ends so itself, or the name filled in place; the values are made by torch's functions, tensor
+    methods and arithmetic alone (none of which keeps what it is handed). A name also kept on
+    ``self`` otherwise, handed to other code, or bound otherwise than by a plain assignment (a loop,
+    ``with``, a nested function's), may keep a CPU tensor: its values count as made here."""
+    inside_registered = {id(n) for expression in registered for n in walk(expression)}
+    body = list(walk_outside_scopes(init))
+    parents = {id(child): node for node in body for child in child_nodes(node)}
+    values: dict[str, list[ast.expr]] = {}
+    unknown: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            if not (isinstance(parent, ast.Assign) and parent.targets == [node]):
+                unknown.add(node.id)  # ``for x in ...``, ``x += ...``, ``a, b = ...``, ``del x``
+    unknown.update(names_in_nested_scopes(init))  # a nested function may keep it, or bind it
+    candidates = {name for name, bound in values.items() if name not in unknown
+                  and all(_only_tensor_code(value, imports) for value in bound)}
+
+    def sink(use: ast.Name) -> str | None:
+        """Where the value read at ``use`` goes: ``"registered"``, a local name it is bound or stored
+        into, or None (anywhere else)."""
+        child, node = use, parents.get(id(use))
+        while node is not None and not isinstance(node, ast.stmt):
+            if id(child) in inside_registered:
+                return "registered"
+            child, node = node, parents.get(id(node))
+        if id(child) in inside_registered:
+            return "registered"
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            root = node.targets[0]
+            while isinstance(root, ast.Subscript):
+                root = root.value  # ``pe[:, 0::2] = v``: ``v`` is stored into ``pe``, filled in place
+            if isinstance(root, ast.Name):
+                return root.id  # (a use in the target is ``pe`` itself, or an index into it)
+        return None
+
+    changed = True
+    while changed:
+        changed = False
+        for node in body:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in candidates:
+                where = sink(node)
+                if where != "registered" and where not in candidates:
+                    candidates.discard(node.id)
+                    changed = True
+    return [value for name in candidates for value in values[name]]
+
+
+def _only_tensor_code(value: ast.expr, imports) -> bool:
+    """``value`` calls nothing but ``torch``'s and ``math``'s functions and tensor methods: code that
+    keeps nothing it is handed."""
+    for node in walk(value):
+        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Call):
+            qualified = imports.qualify(node.func) or ""
+            if qualified.startswith(("torch.", "math.")):
+                continue
+            if isinstance(node.func, ast.Attribute) and not qualified and node.func.attr in _TENSOR_CODE:
+                continue
+            return False
+    return True
+
+
+#: Tensor methods that compute a new tensor (or a number) from it, keeping nothing.
+_TENSOR_CODE = frozenset({
+    "float", "double", "half", "long", "int", "bool", "unsqueeze", "squeeze", "view", "reshape", "flatten",
+    "transpose", "permute", "t", "contiguous", "clone", "detach", "exp", "log", "sin", "cos", "sqrt", "pow",
+    "mul", "div", "add", "sub", "neg", "abs", "sum", "mean", "cumsum", "repeat", "expand", "masked_fill",
+    "triu", "tril", "size", "dim", "numel",
+})
 
 
 #: ``torch.nn.Parameter`` under the names it is imported by.
