@@ -152,6 +152,12 @@ def test_a_data_module_that_moves_its_batches_through_lightning_keeps_the_fix_sa
     ("        batch.update(meta=Meta(batch['names']))\n        return batch\n", False),
     ("        out = {'x': batch['x']}\n        return out\n", False),
     ("        yield batch\n", False),
+    # review helper-39: a nested function or lambda shares the batch (a store, ``nonlocal``)
+    ("        def attach(key):\n            batch['extra'] = Meta(batch[key])\n\n        attach('w')\n"
+     "        return {'x': batch['x'].float(), 'extra': batch['extra']}\n", False),
+    ("        fix = lambda: batch.update(extra=Meta(batch['w']))\n        fix()\n        return batch\n", False),
+    ("        def pack():\n            nonlocal batch\n            batch = {'x': batch['x'], 'meta': Meta(batch['w'])}\n\n"
+     "        pack()\n        return {'x': batch['x'], 'meta': batch['meta']}\n", False),
     ("        return {'x': torch.load('x.pt'), 'y': batch['y']}\n", False),
 ])
 def test_a_data_module_that_prepares_its_batches_as_tensors_keeps_the_fix_safe(tmp_path, body, safe):
@@ -349,6 +355,20 @@ HANDED = {
     "a builder of the program's own": ("class Own(data.Local):\n    @classmethod\n"
                                        "    def from_argparse_args(cls, args):\n        return helpers.build(args)\n\n\n"
                                        "trainer.fit(Model(), datamodule=Own.from_argparse_args(helpers.args))", False),
+    # review helper-39: a lambda's parameter is its own name; a star import may bind any name
+    "a lambda's parameter named like an estimator": ("import numpy as np\nfrom sklearn.linear_model import LogisticRegression\n"
+                                                    "from torchgeo.datamodules import EuroSATDataModule\n"
+                                                    "probe = LogisticRegression()\nprobe.fit(np.zeros((4, 2)), [0, 1, 0, 1])\n"
+                                                    "fit_with = lambda probe: probe.fit(Model(), datamodule=EuroSATDataModule())\n"
+                                                    "fit_with(trainer)", False),
+    "an estimator's name bound again by a star import": ("import numpy as np\nfrom sklearn.linear_model import LogisticRegression\n"
+                                                         "from torchgeo.datamodules import EuroSATDataModule\n"
+                                                         "probe = LogisticRegression()\nprobe.fit(np.zeros((4, 2)), [0, 1, 0, 1])\n"
+                                                         "from helpers import *\n"
+                                                         "probe.fit(Model(), datamodule=EuroSATDataModule())", False),
+    "an estimator's own methods": ("import numpy as np\nfrom sklearn.linear_model import LogisticRegression\n"
+                                   "probe = LogisticRegression()\nprobe.fit(np.zeros((4, 2)), [0, 1, 0, 1])\n"
+                                   "probe.score(np.zeros((4, 2)), [0, 1, 0, 1])\ntrainer.fit(Model(), *data.loaders())", True),
     "a library's class built": ("from torchgeo.datamodules import EuroSATDataModule\ndm_cls = EuroSATDataModule\n"
                                 "trainer.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.args))", False),
 }

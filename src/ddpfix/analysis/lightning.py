@@ -18,7 +18,7 @@ from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.tree_text import comment_in, end, start
 from ddpfix.analysis.ast_shapes import every_node, nodes_below
-from ddpfix.ast_walk import walk_outside_scopes
+from ddpfix.ast_walk import walk, walk_outside_scopes
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
 CUDA_STRING = lazy_compile(r"cuda(:\d+)?")
@@ -608,7 +608,8 @@ def prepares_a_movable_batch(tree: ast.Module, method: ast.FunctionDef | ast.Asy
     is handed: else it raises), and a tensor method of ``_TENSOR_TO_TENSOR`` on a value of these.
     The batch's own parts count only where the method neither binds the batch's name again nor
     uses it otherwise than to read a part (a call handed the batch, a store into it, may put an
-    object in it). What the hook does besides (reads, calls on other objects) decides nothing of
+    object in it), and no function or lambda nested in it names the batch (it shares the variable
+    and the object, and may change either when called). What the hook does besides (reads, calls on other objects) decides nothing of
     the returned batch's kind. Undecorated, not a generator (which would hand Lightning a
     generator), with no ``torch`` of its own."""
     if method.decorator_list or not isinstance(method, ast.FunctionDef):
@@ -628,7 +629,13 @@ def prepares_a_movable_batch(tree: ast.Module, method: ast.FunctionDef | ast.Asy
         return qualified is not None and qualified.startswith("torch.") \
             and qualified.removeprefix("torch.") in _TORCH_TENSOR_RESULTS
 
-    parts_kept = _batch_only_read(body, batch, tensor_function)
+    # A nested function or lambda shares the batch's variable and object: what it does with them
+    # (a store, ``nonlocal batch``) runs whenever it is called, before the return too.
+    shared = any(isinstance(n, ast.Name) and n.id == batch or isinstance(n, (ast.Nonlocal, ast.Global)) and batch in n.names
+                 for scope in every_node(method) if scope is not method and isinstance(
+                     scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+                 for n in walk(scope))
+    parts_kept = not shared and _batch_only_read(body, batch, tensor_function)
 
     def movable(node: ast.expr | None) -> bool:
         if node is None or isinstance(node, ast.Constant):

@@ -250,8 +250,8 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
     if declared is None:
         declared = tree._ddpfix_declared_global = {name for n in every_node(tree)
                                                    if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
-    if name in declared:
-        return None
+    if name in declared or name in _walrus_names(tree):
+        return None  # (``:=`` in a lambda or comprehension binds the enclosing function's name)
     for scope in [*sorted(scopes, key=lambda s: -s.lineno), tree]:
         nodes = _scope_nodes(scope)
         if not isinstance(scope, ast.Module):
@@ -275,8 +275,8 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
                     and id(node) not in assigned:
                 return None  # a loop, ``with`` or walrus target, ``del``
             if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                    (alias.asname or alias.name).split(".")[0] == name for alias in node.names):
-                return None
+                    (alias.asname or alias.name).split(".")[0] in (name, "*") for alias in node.names):
+                return None  # (``from m import *`` may bind any name)
             if isinstance(node, _SCOPES) and getattr(node, "name", None) == name:
                 binds = True
             if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) \
@@ -314,6 +314,14 @@ def _builder_problem(receiver: ast.expr, method: str, at: ast.AST, context: _Con
         if problem is not None:
             return problem
     return None
+
+
+def _walrus_names(tree: ast.Module) -> frozenset[str]:
+    found = tree.__dict__.get("_ddpfix_walrus_names")
+    if found is None:
+        found = tree._ddpfix_walrus_names = frozenset(
+            n.target.id for n in every_node(tree) if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name))
+    return found
 
 
 def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | None = None) -> str | None:
@@ -409,8 +417,8 @@ def _calls_of(function: ast.FunctionDef, tree: ast.Module) -> list[ast.Call] | N
 
 
 def _enclosing_functions(at: ast.AST, tree: ast.Module) -> list[ast.AST]:
-    """The functions whose code holds ``at``, innermost first (a map of each node to its function,
-    kept on the tree: asked for every name a hand-off reads)."""
+    """The functions and lambdas whose code holds ``at``, innermost first (a map of each node to its
+    parent, kept on the tree: asked for every name a hand-off reads)."""
     parents = tree.__dict__.get("_ddpfix_parents")
     if parents is None:
         parents = tree._ddpfix_parents = {}
@@ -420,7 +428,7 @@ def _enclosing_functions(at: ast.AST, tree: ast.Module) -> list[ast.AST]:
     found: list[ast.AST] = []
     node = parents.get(id(at))
     while node is not None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.append(node)  # (a lambda's parameters are names of its own)
         node = parents.get(id(node))
     return found

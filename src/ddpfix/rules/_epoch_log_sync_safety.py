@@ -1709,9 +1709,10 @@ class ClassFacts:
         array's or a NumPy scalar's, a Python number."""
         if "_item_defined" not in self.__dict__:
             lines = (self.cls.lineno, self.cls.end_lineno or self.cls.lineno)
+            # (``def item`` or ``item = compute`` in a class's body, here or in another file)
             self._item_defined = (self.project is None or self.path is None
-                                  or self.project.defines_elsewhere("item", self.path, lines) is not None
-                                  or any(isinstance(s, FUNCTIONS) and s.name == "item" for c in self.lineage for s in c.body))
+                                  or self.project.defines_elsewhere("item", self.path, lines, assigned=True) is not None
+                                  or any("item" in tree_lightning.names_bound_by(s) for c in self.lineage for s in c.body))
         return not self._item_defined
 
     def _list_value(self, node: ast.expr, method, assigned: dict[str, list[ast.expr]]) -> bool:
