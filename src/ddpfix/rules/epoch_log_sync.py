@@ -120,13 +120,20 @@ class EpochLogSync(Rule):
     batch read as an object (`batch.y`: Lightning's move enters only collections and dataclasses,
     and calls an object's own `to`). What `fit`, `validate`, `test` and `predict` are handed is
     followed through names, unpacking, the program's functions and their parameters
-    (`model.handed_data`). A data module's `transfer_batch_to_device` is proven to move it all where it is a
+    (`model.handed_data`; a data module built by Lightning's `from_argparse_args` or
+    `load_from_checkpoint` is one of the class it is called on). A data module's
+    `transfer_batch_to_device` is proven to move it all where it is a
     straight run of `del batch["names"]`, moves and returns of Lightning's own move of the batch or
     of a field of it (`super().transfer_batch_to_device(batch, device, dataloader_idx)`), in a class
     deriving from Lightning's alone through undecorated classes of its file that bind the name by
-    `def` only, and no class of the program mixes it with another base. What a Python number is
-    made of (`.item()`, `float(...)`, `len(...)`) does not count: Lightning puts a number on the
-    module's device.
+    `def` only, and no class of the program mixes it with another base. Its `on_before_batch_transfer`
+    is proven harmless where every return is a tensor (`torch.from_numpy(x).float()`), a part of a
+    batch only read (by no nested function either), a number, a string or None, or a dict, list or
+    tuple written of these: Lightning's move then enters it whole. What a Python number is
+    made of (`.item()`, `float(...)`, `len(...)`) does not count, and a logged number needs no batch
+    proof at all: Lightning puts a number on the module's device. Nor does what a held module's
+    `__init__` makes only to register as a buffer or parameter (a positional encoding's table):
+    it moves with the module.
 
     ## When it does not fix
     Never touches a call that passes `sync_dist` at all (even `False`: you decided), one with
