@@ -107,6 +107,25 @@ CASES = {
                            False),
     "table_kept_by_a_lambda": (train(init=PE_TABLE + "        self.register_buffer('pe', pe)\n        self.get = lambda: position\n"),
                                False),
+    # review helper-40: a registration moves only the registered entry; what the class made of it
+    # before the move (a copy, a container, a global, a walrus), or registering of its own, stays
+    "buffer_copied_before_the_move": (train(init="        self.register_buffer('w', torch.zeros(n))\n"
+                                               "        self.w0 = self.w.detach().clone()\n",
+                                          forward="self.fc(x) + self.w0.sum()"), False),
+    "buffers_kept_in_a_tuple": (train(init="        self.register_buffer('mu', torch.zeros(n))\n"
+                                           "        self.stats = (self.mu,)\n", forward="self.fc(x) + self.stats[0].sum()"), False),
+    "buffer_named_by_a_walrus": (train(init="        self.register_buffer('mu', (mu := torch.zeros(n)))\n        self.start = mu\n",
+                                       forward="self.fc(x) + self.start.sum()"), False),
+    "table_kept_in_a_global": (train(init="        global TABLE\n" + PE_TABLE.replace("pe", "TABLE") +
+                                          "        self.register_buffer('pe', TABLE)\n", forward="self.fc(x) + TABLE.sum()",
+                                     tail="\n\nTABLE = None\n"), False),
+    "registering_of_its_own": (train(init="        self.kept = {}\n        self.register_buffer('mu', torch.zeros(n), persistent=False)\n",
+                                     forward="self.fc(x) + self.kept['mu'].sum()",
+                                     tail="\n\ndef _keep(self, name, tensor, persistent=True):\n    self.kept[name] = tensor\n\n\n"
+                                          "Net.register_buffer = _keep\n"), False),
+    "buffer_filled_in_place_by_init": (train(init="        self.register_buffer('mu', torch.empty(n))\n"
+                                                  "        nn.init.zeros_(self.mu)\n        self.width = self.mu.size(0)\n",
+                                             forward="self.fc(x) + self.mu.sum() / self.width"), True),
 }
 
 
@@ -117,4 +136,53 @@ def test_a_module_class_is_known_only_where_its_code_is_read(tmp_path, run_cli, 
     (tmp_path / "ops.py").write_text(OPS)
     (tmp_path / "train.py").write_text(text)
     proc = run_cli("--check", "-v", "train.py", cwd=tmp_path)
+    assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout
+
+
+PRIOR = """import math
+
+import lightning as L
+import torch
+from torch import nn
+
+
+class Prior(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("logvar", torch.zeros(dim))
+
+    def forward(self):
+        return 0.5 * (self.logvar + math.log(2 * math.pi) + 1).sum()
+
+
+class Model(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(16, 1)
+{built}
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+{step}
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters())
+"""
+
+
+@pytest.mark.parametrize("built, step, safe", [
+    ("        self.prior = Prior(16)\n", "        self.log('prior_entropy', self.prior())", True),
+    ("\n    def setup(self, stage):\n        self.prior = Prior(16)\n", "        self.log('prior_entropy', self.prior())", True),
+    ("\n    def setup(self, stage):\n        self._build()\n\n    def _build(self):\n        self.prior = Prior(16)\n",
+     "        self.log('prior_entropy', self.prior())", True),
+    ("\n    def on_validation_start(self):\n        self.prior = Prior(16)\n", "        self.log('prior_entropy', self.prior())", False),
+    ("", "        prior = Prior(16)\n        self.log('prior_entropy', prior())", False),
+])
+def test_a_module_built_after_lightning_moves_the_model_keeps_its_buffers_on_the_cpu(tmp_path, run_cli, built, step, safe):
+    """Lightning moves the module in ``strategy.setup``, after ``__init__``, ``setup`` and
+    ``configure_model`` (``Trainer._run``): a module class built there (or in a helper only they
+    call) moves with it; one built in a later hook or in the step keeps its buffers where it made
+    them, the CPU (review helper-40)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(PRIOR.format(built=built, step=step))
+    proc = run_cli("--check", "-v", "model.py", cwd=tmp_path)
     assert (b"DDP004 [*]" if safe else b"DDP004 [~]") in proc.stdout, proc.stdout

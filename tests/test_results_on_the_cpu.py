@@ -344,14 +344,13 @@ HANDED = {
                                             "trainer.fit(Model(), GeoLoader())", False),
     "a collate_fn of the program": ("from torch.utils.data import DataLoader\n"
                                     "trainer.fit(Model(), DataLoader([], collate_fn=helpers.collate))", False),
-    # Lightning's class methods that build the class they are called on (1.x's from_argparse_args,
-    # load_from_checkpoint), of a class chosen in branches: each class read; one that defines the
-    # method itself may build anything; a library's class is not read
-    "loaded by its class, chosen in branches": ("dm_cls = data.Local if helpers.local else data.Other\n"
-                                                "if helpers.other:\n    dm_cls = data.Other\n"
-                                                "trainer.fit(Model(), datamodule=dm_cls.load_from_checkpoint('dm.ckpt'))",
-                                                True),
-    "loaded from a checkpoint": ("trainer.fit(Model(), datamodule=data.Local.load_from_checkpoint('dm.ckpt'))", True),
+    # Lightning 1.x's from_argparse_args builds the class it is called on (a class chosen in
+    # branches: each read); load_from_checkpoint may build any subclass a checkpoint or an hparams
+    # file names (its class path, where __init__ takes **kwargs: review helper-40), and a module's
+    # class may be rebound by any file that imports the module
+    "loaded from a checkpoint": ("trainer.fit(Model(), datamodule=data.Local.load_from_checkpoint('dm.ckpt'))", False),
+    "a module's class rebound": ("from torchgeo.datamodules import EuroSATDataModule\ndata.Local = EuroSATDataModule\n"
+                                 "trainer.fit(Model(), datamodule=data.Local())", False),
     "a builder of the program's own": ("class Own(data.Local):\n    @classmethod\n"
                                        "    def from_argparse_args(cls, args):\n        return helpers.build(args)\n\n\n"
                                        "trainer.fit(Model(), datamodule=Own.from_argparse_args(helpers.args))", False),
@@ -372,6 +371,23 @@ HANDED = {
     "a library's class built": ("from torchgeo.datamodules import EuroSATDataModule\ndm_cls = EuroSATDataModule\n"
                                 "trainer.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.args))", False),
 }
+
+
+def test_a_data_module_built_by_its_class_from_argparse_args_is_that_class(tmp_path):
+    """Lightning 1.x's ``from_argparse_args`` builds the class it is called on (``cls(**kwargs)``),
+    here a class chosen in branches, each read up to Lightning's: the data handed is known. (The
+    Trainer's own ``from_argparse_args`` may turn the sampler off, which keeps this fix unsafe for
+    another reason.) A class that defines the method itself may build anything."""
+    for receiver, known in (("dm_cls", True), ("Own", False)):
+        code = ("dm_cls = data.Local if helpers.local else data.Other\nif helpers.other:\n    dm_cls = data.Other\n\n\n"
+                "class Own(data.Local):\n    @classmethod\n    def from_argparse_args(cls, args):\n"
+                "        return helpers.build(args)\n\n\n"
+                f"trainer.fit(Model(), datamodule={receiver}.from_argparse_args(helpers.ns))\n")
+        train = ("import lightning as L\nimport data\nimport helpers\nfrom model import Model\n\n"
+                 "trainer = L.Trainer(strategy='ddp', devices=2)\n" + code)
+        found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
+        reason = found[0]["unsafe_reason"] or ""
+        assert ("data handed to Lightning" not in reason) == known, (receiver, found)
 
 
 @pytest.mark.parametrize("case", sorted(HANDED))

@@ -882,7 +882,8 @@ class ProjectFacts:
                     found = f"{where} could not be parsed"
                     break
                 found = unread_data(other, parsed[0], parsed[1], self.class_files, where,
-                                    lambda name, other=other: self.word_elsewhere(name, other))
+                                    lambda name, other=other: self.word_elsewhere(name, other),
+                                    lambda name, other=other, tree=parsed[0]: self.stored_elsewhere(name, other, tree))
                 if found is not None:
                     break
             self._read[key] = found

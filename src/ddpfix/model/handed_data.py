@@ -34,14 +34,17 @@ MAX_DEPTH = 8
 
 
 def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles, where: str,
-                named_elsewhere: Callable[[str], str | None] = lambda _name: None) -> str | None:
+                named_elsewhere: Callable[[str], str | None] = lambda _name: None,
+                stored: Callable[[str], str | None] = lambda _name: None) -> str | None:
     """Why data the file at ``path`` (``where``: its name for a reason) hands Lightning may be a
     data module that is not read, naming it and its line; None where every piece is known.
-    ``named_elsewhere(name)``: where another file of the program names ``name`` (it may call a
+    ``stored(name)``: where a file of the program stores an attribute ``name`` on anything
+    (``data.Local = EuroSATDataModule``: a module's class rebound). ``named_elsewhere(name)``: where
+    another file of the program names ``name`` (it may call a
     function of this file with anything). Fails closed: a ``fit``-like method handed around
     (``partial(trainer.fit)``, ``getattr(trainer, stage)``), ``*``/``**`` arguments, a
     ``LightningCLI`` used otherwise than called with a data module class it reads, are unknown."""
-    context = _Context(path, tree, imports, classes, named_elsewhere)
+    context = _Context(path, tree, imports, classes, named_elsewhere, stored)
     called = {id(c.func) for c in _parents_calls(tree)}
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
@@ -78,12 +81,12 @@ class _Context:
     """The file a question is asked in, and what it may ask of the program."""
 
     def __init__(self, path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles,
-                 named_elsewhere: Callable[[str], str | None]):
+                 named_elsewhere: Callable[[str], str | None], stored: Callable[[str], str | None]):
         self.path, self.tree, self.imports, self.classes = path, tree, imports, classes
-        self.named_elsewhere = named_elsewhere
+        self.named_elsewhere, self.stored = named_elsewhere, stored
 
     def at(self, path: str, tree: ast.Module, imports: ImportTable) -> _Context:
-        return _Context(path, tree, imports, self.classes, self.named_elsewhere)
+        return _Context(path, tree, imports, self.classes, self.named_elsewhere, self.stored)
 
 
 def _parents_calls(tree: ast.Module) -> list[ast.Call]:
@@ -291,8 +294,10 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
 
 
 #: Lightning's class methods of a data module that build an instance of the class they are called
-#: on (``cls(**kwargs)``): 1.x's ``from_argparse_args``, ``load_from_checkpoint``.
-_BUILT_BY_ITS_CLASS = ("from_argparse_args", "load_from_checkpoint")
+#: on (``cls(**kwargs)``): 1.x's ``from_argparse_args``. Not ``load_from_checkpoint``: a checkpoint
+#: (or an hparams file) that names a class path builds that subclass instead, where the class's
+#: ``__init__`` takes ``**kwargs`` (``LightningDataModule``'s does), as LightningCLI's saves do.
+_BUILT_BY_ITS_CLASS = ("from_argparse_args",)
 
 
 def _builder_problem(receiver: ast.expr, method: str, at: ast.AST, context: _Context) -> str | None:
@@ -345,6 +350,9 @@ def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | Non
         source = context.classes.attribute_definition(context.path, context.tree, imports, func, ast.ClassDef)
     if source is not None:
         other_path, other_tree, other_imports, cls = source
+        rebound = context.stored(cls.name)
+        if rebound is not None:  # ``data.Local = EuroSATDataModule``: the name may mean another class
+            return f"{rebound} may bind `{cls.name}` to another class, whose batch hooks are not read"
         if cls.decorator_list or cls.keywords:
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator or a metaclass"
         if own is not None and any(own in names_bound_by(statement) for statement in cls.body):

@@ -256,11 +256,63 @@ def registrations(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> list
     return found
 
 
-def registered_with_the_module(init: ast.FunctionDef | ast.AsyncFunctionDef, imports) -> frozenset[int]:
+def registered_with_the_module(init: ast.FunctionDef | ast.AsyncFunctionDef, imports,
+                               lineage: list[ast.ClassDef]) -> frozenset[int]:
     """The nodes of what ``__init__`` registers (``registrations``), and of what it computes only
-    to register (``_registration_only``): no CPU evidence, as they move."""
-    made = [made for _, made, _ in registrations(init, imports)]
+    to register (``_registration_only``): no CPU evidence, as they move. Only where the move leaves
+    no other reference to the tensor made on the CPU: ``Module.to`` replaces the registered entry
+    alone, so a registration counts not where the class (``lineage``: it and its bases) defines
+    ``register_buffer``, ``register_parameter`` or ``__setattr__`` itself (what registering does is
+    its own), where the registered expression binds a name too (``(t := torch.zeros(n))``), or
+    where a method other than ``forward`` reads the registered attribute (``self.w0 =
+    self.w.clone()``, ``self.params = (self.mu, self.logvar)`` in ``__init__``: a copy or a
+    container made before the move keeps the CPU tensor)."""
+    if any(isinstance(s, FUNCTIONS) and s.name in _OWN_REGISTERING for c in lineage for s in c.body):
+        return frozenset()
+    kept = _kept_outside_forward(lineage, imports)
+    made = [made for name, made, _ in registrations(init, imports)
+            if name not in kept and not any(isinstance(n, ast.NamedExpr) for n in walk(made))]
     return frozenset(id(n) for expression in [*made, *_registration_only(init, made, imports)] for n in walk(expression))
+
+
+def _kept_outside_forward(lineage: list[ast.ClassDef], imports) -> set[str]:
+    """The attributes ``self.<name>`` that a method other than ``forward`` reads into a value that
+    may keep the tensor (a copy, a view, a container, another object): every read but one that
+    fills it in place (``nn.init.normal_(self.w)``, ``self.w.data.uniform_(-a, a)``) or takes a
+    number of it (``self.w.size(0)``, ``self.w.shape``)."""
+    kept: set[str] = set()
+    for owner in lineage:
+        for method in owner.body:
+            if not isinstance(method, FUNCTIONS) or method.name == "forward":
+                continue
+            parents = {id(child): node for node in walk(method) for child in child_nodes(node)}
+            for node in walk(method):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
+                        and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                        and not _filled_or_measured(node, parents, imports):
+                    kept.add(node.attr)
+    return kept
+
+
+def _filled_or_measured(read: ast.Attribute, parents: dict[int, ast.AST], imports) -> bool:
+    child, parent = read, parents.get(id(read))
+    while isinstance(parent, ast.Attribute) and parent.attr in ("data", "weight", "bias"):
+        child, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.Attribute) and parent.attr in _NUMBERS_OF_A_TENSOR:
+        return True
+    # an in-place fill returns the tensor itself: it must not be kept (a statement of its own)
+    if isinstance(parent, ast.Attribute) and parent.attr.endswith("_") and not parent.attr.startswith("_"):
+        call = parents.get(id(parent))
+        return isinstance(call, ast.Call) and call.func is parent and isinstance(parents.get(id(call)), ast.Expr)
+    return isinstance(parent, ast.Call) and child in parent.args and isinstance(parents.get(id(parent)), ast.Expr) \
+        and (imports.qualify(parent.func) or "").startswith("torch.nn.init.")
+
+
+#: What a tensor's attribute or method gives that holds none of it.
+_NUMBERS_OF_A_TENSOR = frozenset({"shape", "size", "numel", "dim", "ndim", "dtype", "device", "requires_grad"})
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: Methods that make registering a class's own.
+_OWN_REGISTERING = frozenset({"register_buffer", "register_parameter", "__setattr__"})
 
 
 def _registration_only(init: ast.FunctionDef | ast.AsyncFunctionDef, registered: list[ast.expr],
@@ -286,6 +338,8 @@ def _registration_only(init: ast.FunctionDef | ast.AsyncFunctionDef, registered:
             if not (isinstance(parent, ast.Assign) and parent.targets == [node]):
                 unknown.add(node.id)  # ``for x in ...``, ``x += ...``, ``a, b = ...``, ``del x``
     unknown.update(names_in_nested_scopes(init))  # a nested function may keep it, or bind it
+    # a name declared global or nonlocal outlives ``__init__``
+    unknown.update(name for n in body if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names)
     candidates = {name for name, bound in values.items() if name not in unknown
                   and all(_only_tensor_code(value, imports) for value in bound)}
 

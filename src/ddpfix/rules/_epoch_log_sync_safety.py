@@ -663,8 +663,35 @@ class ClassFacts:
                 self.module_problems.setdefault(name, problem)
             return problem is None
 
-        return self._every_assignment(stores, built=self._through_factories(known), referenced=self._handed_module,
-                                      only=only)
+        through = self._through_factories(known)
+
+        def placed(name: str, call: ast.Call) -> bool:
+            if not self.built_before_the_move(call):
+                self.module_problems.setdefault(name, (
+                    f"`self.{name}` is built at line {call.lineno}, after Lightning moves the module to the rank's "
+                    "device: what it holds stays where it was made"))
+                return False
+            return through(name, call)
+
+        return self._every_assignment(stores, built=placed, referenced=self._handed_module, only=only)
+
+    def built_before_the_move(self, node: ast.AST) -> bool:
+        """``node`` is in a method of the class that runs before Lightning moves the module to the
+        rank's device (``__init__``, ``setup``, ``configure_model``), or in a helper only those call:
+        a module built there is a child when the strategy moves the module, its parameters and
+        buffers with it. Built in a step or a later hook, it stays where it was made."""
+        method = next((s for owner in self.lineage for s in owner.body
+                       if isinstance(s, FUNCTIONS) and any(n is node for n in nodes_below(s))), None)
+        return method is not None and self._runs_before_the_move(method, frozenset())
+
+    def _runs_before_the_move(self, method: ast.AST, seen: frozenset[int]) -> bool:
+        if method.name in BUILT_BEFORE_THE_MOVE:
+            return True
+        if id(method) in seen or len(seen) > 4:
+            return False
+        calls = self.calls_of(method.name)
+        return not isinstance(calls, str) and bool(calls) and all(
+            self._runs_before_the_move(caller, seen | {id(method)}) for caller, _call in calls)
 
     def _handed_module(self, name: str, value: ast.expr) -> bool:
         """``self.<name> = <parameter>`` in the class's ``__init__`` holds a known module where every
@@ -2227,6 +2254,12 @@ INERT_BASES = frozenset({"abc.ABC", "object", "builtins.object"})
 INERT_METACLASSES = frozenset({"abc.ABCMeta"})
 #: How many bases of other files, one above the other, are read.
 MAX_BASE_FILES = 4
+
+
+#: The module's methods Lightning runs before its strategy moves the module to the rank's device
+#: (``Trainer._run``: ``setup`` and ``configure_model``, then ``strategy.setup``); 1.x's
+#: ``configure_sharded_model`` too.
+BUILT_BEFORE_THE_MOVE = frozenset({"__init__", "setup", "configure_model", "configure_sharded_model"})
 
 
 #: Lightning's methods a class may call on itself that are never a helper of its own.

@@ -394,7 +394,12 @@ class Provenance:
         name the method does not rebind."""
         facts = self.facts
         view = FileView.of(facts.path, facts.tree, facts.imports)
-        return not facts.shadowed(call.func, self.method) and facts.modules.call_problem(call, view) is None
+        if facts.shadowed(call.func, self.method) or facts.modules.call_problem(call, view) is not None:
+            return False
+        # A module class of the program built after Lightning moved the module (in a step) keeps
+        # its parameters and buffers where it made them: the CPU. (A torch layer built there and
+        # handed the batch fails in the original already.)
+        return not facts.modules.classes_of.get(id(call)) or facts.built_before_the_move(call)
 
     def _function_unknown(self, func: ast.expr, known: set[str]) -> ast.expr | None:
         """None when calling ``func`` computes on its arguments only (and on a known object, for a

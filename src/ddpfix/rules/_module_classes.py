@@ -505,8 +505,12 @@ class ModuleReader:
         # constant (``int(np.prod(img_shape))``), never what ``forward`` returns.
         building = {id(n) for c in lineage for s in c.body if isinstance(s, FUNCTIONS) and s.name == "__init__"
                     for n in every_node(s) if isinstance(n, ast.Call)}
-        moved = frozenset().union(*(registered_with_the_module(s, view.imports) for c in lineage for s in c.body
-                                    if isinstance(s, FUNCTIONS) and s.name == "__init__"))
+        # (``Net.register_buffer = keep``: registering made the program's own, from outside the class)
+        registering_patched = self.patched is not None and any(
+            self.patched(name) is not None for name in ("register_buffer", "register_parameter", "__setattr__"))
+        moved = frozenset() if registering_patched else frozenset().union(*(
+            registered_with_the_module(s, view.imports, lineage) for c in lineage for s in c.body
+            if isinstance(s, FUNCTIONS) and s.name == "__init__"))
         for c in lineage:
             for n in every_node(c):
                 if isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) \
