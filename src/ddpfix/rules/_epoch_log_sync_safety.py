@@ -690,8 +690,28 @@ class ClassFacts:
         if id(method) in seen or len(seen) > 4:
             return False
         calls = self.calls_of(method.name)
-        return not isinstance(calls, str) and bool(calls) and all(
-            self._runs_before_the_move(caller, seen | {id(method)}) for caller, _call in calls)
+        if isinstance(calls, str):
+            return False
+        callers = [caller for caller, _call in calls]
+        # A base of another file may call it too (``BaseTask.__init__`` calls
+        # ``self.configure_models()``): each of its methods that names it, where it only calls it.
+        bases, owners = list(self.opaque), list(self.lineage)
+        while bases:  # the lineages of the bases of other files, and of theirs
+            base = bases.pop()
+            owners.extend(base.lineage)
+            bases.extend(base.opaque)
+        for owner in owners:
+            for other in owner.body:
+                if not isinstance(other, FUNCTIONS) or any(other is c for c in callers):
+                    continue
+                reads = [n for n in walk(other) if isinstance(n, ast.Attribute) and n.attr == method.name and is_self(n.value)]
+                if not reads:
+                    continue
+                parents = {id(c): n for n in walk(other) for c in ast.iter_child_nodes(n)}
+                if not all(isinstance(parents.get(id(r)), ast.Call) and parents[id(r)].func is r for r in reads):
+                    return False  # handed around (``partial(self.build)``): it may run anywhere
+                callers.append(other)
+        return bool(callers) and all(self._runs_before_the_move(caller, seen | {id(method)}) for caller in callers)
 
     def _handed_module(self, name: str, value: ast.expr) -> bool:
         """``self.<name> = <parameter>`` in the class's ``__init__`` holds a known module where every
