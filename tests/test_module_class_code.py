@@ -169,6 +169,20 @@ class Model(L.LightningModule):
 """
 
 
+def test_a_forward_run_before_the_move_may_keep_what_it_reads(tmp_path, run_cli):
+    """``__init__`` that runs ``forward`` (a probe of the output's shape or a baseline) reads the
+    registered buffer before Lightning moves it: what it keeps of it stays on the CPU, so the
+    buffer's tensor counts as made on the CPU (``forward`` is then read like any other method)."""
+    probe = PRIOR.replace('        self.register_buffer("logvar", torch.zeros(dim))\n',
+                          '        self.register_buffer("logvar", torch.zeros(dim))\n        self.baseline = self.forward()\n')
+    assert probe != PRIOR
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "model.py").write_text(probe.format(built="        self.prior = Prior(16)\n",
+                                                    step="        self.log('prior_entropy', self.prior())"))
+    proc = run_cli("--check", "-v", "model.py", cwd=tmp_path)
+    assert b"DDP004 [~]" in proc.stdout and b"may make a CPU tensor" in proc.stdout, proc.stdout
+
+
 @pytest.mark.parametrize("built, step, safe", [
     ("        self.prior = Prior(16)\n", "        self.log('prior_entropy', self.prior())", True),
     ("\n    def setup(self, stage):\n        self.prior = Prior(16)\n", "        self.log('prior_entropy', self.prior())", True),

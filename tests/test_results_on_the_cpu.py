@@ -373,6 +373,23 @@ HANDED = {
 }
 
 
+@pytest.mark.parametrize("reach, known", [
+    ("getattr(helpers.trainer, stage)(Model(), datamodule=EuroSATDataModule())", False),
+    ("getattr(trainer, 'fit')(Model(), datamodule=EuroSATDataModule())", False),
+    ("torch.optim.SGD([torch.zeros(1)], lr=getattr(math, stage, 0.1))", True),
+])
+def test_getattr_may_reach_a_trainer_from_another_file(tmp_path, reach, known):
+    """``getattr(x, name)`` by a name made at run time may call ``fit``: a Trainer may come from
+    another file, so the file need not name Lightning to hand it a data module (a library's
+    module, ``math``, ``torch.optim``, holds no Trainer)."""
+    run = ("import math\nimport torch\nimport helpers\nfrom helpers import trainer\nfrom model import Model\n"
+           "from torchgeo.datamodules import EuroSATDataModule\n\nstage = helpers.stage\n" + reach + "\n")
+    train = TRAIN.replace("from model", "import run\nfrom model")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"run.py": run})
+    reason = found[0]["unsafe_reason"] or ""
+    assert ("run.py:" in reason and "getattr" in reason) != known, (reach, found)
+
+
 def test_a_data_module_built_by_its_class_from_argparse_args_is_that_class(tmp_path):
     """Lightning 1.x's ``from_argparse_args`` builds the class it is called on (``cls(**kwargs)``),
     here a class chosen in branches, each read up to Lightning's: the data handed is known. (The

@@ -76,6 +76,18 @@ def every_node(tree: ast.AST) -> list[ast.AST]:
     return known
 
 
+def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """Node id -> its parent, every node below ``tree`` (nested functions too), kept on ``tree``."""
+    kept = tree.__dict__.get("_ddpfix_parent_map")
+    if kept is None:
+        kept = {}
+        for node in every_node(tree):
+            for child in ast.iter_child_nodes(node):
+                kept[id(child)] = node
+        tree._ddpfix_parent_map = kept
+    return kept
+
+
 def nodes_below(node: ast.AST) -> list[ast.AST]:
     """Every node below ``node`` (not ``node`` itself): each child's ``every_node``, one child after
     the other (a parent before its children; no other order between them). A class's nodes so are

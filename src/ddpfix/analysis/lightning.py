@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from ddpfix.imports import ImportTable
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.analysis.tree_text import comment_in, end, start
-from ddpfix.analysis.ast_shapes import every_node, nodes_below
+from ddpfix.analysis.ast_shapes import every_node, nodes_below, parent_map
 from ddpfix.ast_walk import walk, walk_outside_scopes
 
 LIGHTNING_PACKAGES = frozenset({"lightning", "pytorch_lightning", "lightning_fabric"})
@@ -635,7 +635,7 @@ def prepares_a_movable_batch(tree: ast.Module, method: ast.FunctionDef | ast.Asy
                  for scope in every_node(method) if scope is not method and isinstance(
                      scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
                  for n in walk(scope))
-    parts_kept = not shared and _batch_only_read(body, batch, tensor_function)
+    parts_kept = not shared and _batch_only_read(method, body, batch, tensor_function)
 
     def movable(node: ast.expr | None) -> bool:
         if node is None or isinstance(node, ast.Constant):
@@ -666,13 +666,13 @@ def _part_of(node: ast.expr, batch: str) -> bool:
     return isinstance(node, ast.Name) and node.id == batch
 
 
-def _batch_only_read(body: list[ast.AST], batch: str, tensor_function) -> bool:
-    """Every use of ``batch`` in ``body`` (a function's nodes outside its nested scopes) reads it or
+def _batch_only_read(method: ast.AST, body: list[ast.AST], batch: str, tensor_function) -> bool:
+    """Every use of ``batch`` in ``body`` (``method``'s nodes outside its nested scopes) reads it or
     a part of it into a new value: a subscript, a collection written out, a comparison, a tensor
     method of ``_TENSOR_TO_TENSOR`` or ``_TENSOR_READS``, ``torch.<f>(...)`` (``tensor_function(call)``), or the value
     returned. Nothing binds it again, stores into it or hands it (or a part) to other code, which
     may put an object in it."""
-    parents = {id(child): node for node in body for child in ast.iter_child_nodes(node)}
+    parents = parent_map(method)
     for node in body:
         if not (isinstance(node, ast.Name) and node.id == batch):
             continue

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, parent_map  # noqa: F401 - parent_map: its users' name for it
 from ddpfix.ast_walk import kept_on
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -73,18 +73,6 @@ RETURNS_THE_MODULE = frozenset({
     "train", "eval", "requires_grad_", "to", "cpu", "cuda", "float", "double", "half", "bfloat16",
     "children", "named_children", "modules", "named_modules",
 })
-
-
-def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
-    """Node id -> its parent, every node below ``tree`` (nested functions too), kept on ``tree``."""
-    kept = tree.__dict__.get("_ddpfix_parent_map")
-    if kept is None:
-        kept = {}
-        for node in every_node(tree):
-            for child in ast.iter_child_nodes(node):
-                kept[id(child)] = node
-        tree._ddpfix_parent_map = kept
-    return kept
 
 
 def class_uses(tree: ast.Module, name: str, cls: ast.ClassDef | None = None) -> tuple[list[ast.Call], ast.AST | None]:

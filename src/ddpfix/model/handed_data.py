@@ -20,7 +20,7 @@ import ast
 import os
 from collections.abc import Callable
 
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.analysis.call_paths import parameters_bound
 from ddpfix.analysis.lightning import lightning_name, names_bound_by
 from ddpfix.imports import ImportTable
@@ -49,9 +49,10 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
                 and len(node.args) > 1 and not (isinstance(node.args[1], ast.Constant)
-                                                and node.args[1].value not in DATA_METHODS):
-            if _mentions_lightning(tree, imports):
-                return f"{where}:{node.lineno}: `getattr` may call a Trainer's `fit` by a name made at run time"
+                                                and node.args[1].value not in DATA_METHODS) \
+                and not _not_a_trainer(node.args[0], node, context) and not _a_library(node.args[0], context):
+            # (a Trainer may come from another file: the file need not name Lightning)
+            return f"{where}:{node.lineno}: `getattr` may call a Trainer's `fit` by a name made at run time"
         if isinstance(node, ast.Attribute) and node.attr in DATA_METHODS and isinstance(node.ctx, ast.Load) \
                 and id(node) not in called \
                 and not _not_a_trainer(node.value, node, context):
@@ -96,9 +97,17 @@ def _parents_calls(tree: ast.Module) -> list[ast.Call]:
     return calls
 
 
-def _mentions_lightning(tree: ast.Module, imports: ImportTable) -> bool:
-    return any(target.split(".", 1)[0] in ("lightning", "pytorch_lightning")
-               for found in imports.targets.values() for target in found)
+#: Libraries that hold no Lightning Trainer: what ``getattr`` reaches on them (``getattr(optim,
+#: name)``, ``getattr(nn, act)``) is theirs.
+_NO_TRAINERS = frozenset({"torch", "torchvision", "torchaudio", "torchmetrics", "numpy", "math", "operator",
+                          "functools", "builtins", "timm", "transformers", "sklearn", "scipy", "pandas"})
+
+
+def _a_library(receiver: ast.expr, context: _Context) -> bool:
+    """``receiver`` names one of ``_NO_TRAINERS`` or an object of it, through the file's imports (a
+    name the file binds otherwise is not this)."""
+    qualified = context.imports.qualify(receiver) or ""
+    return qualified.split(".", 1)[0] in _NO_TRAINERS
 
 
 #: Packages whose objects' ``fit`` takes no data module (scikit-learn's estimators and the like).
@@ -255,7 +264,7 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
                                                    if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     if name in declared or name in _walrus_names(tree):
         return None  # (``:=`` in a lambda or comprehension binds the enclosing function's name)
-    for scope in [*sorted(scopes, key=lambda s: -s.lineno), tree]:
+    for scope in [*scopes, tree]:
         nodes = _scope_nodes(scope)
         if not isinstance(scope, ast.Module):
             arguments = scope.args
@@ -425,14 +434,8 @@ def _calls_of(function: ast.FunctionDef, tree: ast.Module) -> list[ast.Call] | N
 
 
 def _enclosing_functions(at: ast.AST, tree: ast.Module) -> list[ast.AST]:
-    """The functions and lambdas whose code holds ``at``, innermost first (a map of each node to its
-    parent, kept on the tree: asked for every name a hand-off reads)."""
-    parents = tree.__dict__.get("_ddpfix_parents")
-    if parents is None:
-        parents = tree._ddpfix_parents = {}
-        for node in every_node(tree):
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
+    """The functions and lambdas whose code holds ``at``, innermost first."""
+    parents = parent_map(tree)
     found: list[ast.AST] = []
     node = parents.get(id(at))
     while node is not None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from ddpfix.analysis.ast_shapes import parent_map
 from ddpfix.ast_walk import child_nodes, kept_on, walk, walk_outside_scopes
 from ddpfix.analysis import lightning as tree_lightning
-from ddpfix.rules._log_sync_walks import names_in_nested_scopes, self_attr
+from ddpfix.rules._log_sync_walks import is_self, names_in_nested_scopes, self_attr
 
 #: ``torch.<name>`` constants: dtypes and numbers (never a tensor).
 TORCH_CONSTANTS = frozenset({
@@ -276,27 +277,29 @@ def registered_with_the_module(init: ast.FunctionDef | ast.AsyncFunctionDef, imp
 
 
 def _kept_outside_forward(lineage: list[ast.ClassDef], imports) -> set[str]:
-    """The attributes ``self.<name>`` that a method other than ``forward`` reads into a value that
-    may keep the tensor (a copy, a view, a container, another object): every read but one that
-    fills it in place (``nn.init.normal_(self.w)``, ``self.w.data.uniform_(-a, a)``) or takes a
+    """The attributes ``self.<name>`` that a method other than ``forward`` (``forward`` too, where
+    another method calls it) reads into a value that may keep the tensor (a copy, a view, a
+    container, another object): every read but one that fills it in place (``nn.init.normal_(self.w)``, ``self.w.data.uniform_(-a, a)``) or takes a
     number of it (``self.w.size(0)``, ``self.w.shape``)."""
     kept: set[str] = set()
-    for owner in lineage:
-        for method in owner.body:
-            if not isinstance(method, FUNCTIONS) or method.name == "forward":
-                continue
-            parents = {id(child): node for node in walk(method) for child in child_nodes(node)}
-            for node in walk(method):
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) \
-                        and isinstance(node.value, ast.Name) and node.value.id == "self" \
-                        and not _filled_or_measured(node, parents, imports):
-                    kept.add(node.attr)
+    methods = [m for owner in lineage for m in owner.body if isinstance(m, FUNCTIONS)]
+    # ``forward`` runs after the move, unless another method (``__init__``'s shape probe) calls it
+    forward_before = any(isinstance(n, ast.Call) and (is_self(n.func) or self_attr(n.func) == "forward")
+                         for m in methods if m.name != "forward" for n in walk(m))
+    for method in methods:
+        if method.name == "forward" and not forward_before:
+            continue
+        parents = parent_map(method)
+        for node in walk(method):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and is_self(node.value) \
+                    and not _filled_or_measured(node, parents, imports):
+                kept.add(node.attr)
     return kept
 
 
 def _filled_or_measured(read: ast.Attribute, parents: dict[int, ast.AST], imports) -> bool:
     child, parent = read, parents.get(id(read))
-    while isinstance(parent, ast.Attribute) and parent.attr in ("data", "weight", "bias"):
+    while isinstance(parent, ast.Attribute) and parent.attr == "data":
         child, parent = parent, parents.get(id(parent))
     if isinstance(parent, ast.Attribute) and parent.attr in _NUMBERS_OF_A_TENSOR:
         return True
@@ -327,7 +330,7 @@ def _registration_only(init: ast.FunctionDef | ast.AsyncFunctionDef, registered:
     ``with``, a nested function's), may keep a CPU tensor: its values count as made here."""
     inside_registered = {id(n) for expression in registered for n in walk(expression)}
     body = list(walk_outside_scopes(init))
-    parents = {id(child): node for node in body for child in child_nodes(node)}
+    parents = parent_map(init)
     values: dict[str, list[ast.expr]] = {}
     unknown: set[str] = set()
     for node in body:

@@ -707,7 +707,7 @@ class ClassFacts:
                 reads = [n for n in walk(other) if isinstance(n, ast.Attribute) and n.attr == method.name and is_self(n.value)]
                 if not reads:
                     continue
-                parents = {id(c): n for n in walk(other) for c in ast.iter_child_nodes(n)}
+                parents = parent_map(other)
                 if not all(isinstance(parents.get(id(r)), ast.Call) and parents[id(r)].func is r for r in reads):
                     return False  # handed around (``partial(self.build)``): it may run anywhere
                 callers.append(other)
