@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from ddpfix.analysis.ast_shapes import every_node
-from ddpfix.analysis.names import pattern_names
+from ddpfix.analysis.names import names_bound_at
 from ddpfix.ast_walk import walk, walk_outside_scopes
 from ddpfix.imports import ImportTable
 
@@ -102,13 +102,10 @@ def _loop_names(tree: ast.Module) -> dict[int, tuple[str, ...]]:
     else or nothing, is left out."""
     every_binding: dict[str, int] = {}
     for node in every_node(tree):
-        for name in _names_bound_at(node):
+        for name in names_bound_at(node):  # (``global name`` counts: a function may rebind it)
             every_binding[name] = every_binding.get(name, 0) + 1
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                every_binding[name] = every_binding.get(name, 0) + 2
-        elif isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names):
-            return {}  # may bind any name
+    if "*" in every_binding:
+        return {}  # a star import may bind any name
     found: dict[int, tuple[str, ...]] = {}
     for loop in every_node(tree):
         if not isinstance(loop, ast.For) or not isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)):
@@ -120,22 +117,6 @@ def _loop_names(tree: ast.Module) -> dict[int, tuple[str, ...]]:
                 if isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load):
                     found[id(use)] = values
     return found
-
-
-def _names_bound_at(node: ast.AST) -> list[str]:
-    """The names ``node`` itself binds, in every way Python binds one: a store, an import's alias,
-    a ``def`` or ``class``, a parameter, an ``except ... as``, a ``match`` capture."""
-    if isinstance(node, ast.Name):
-        return [] if isinstance(node.ctx, ast.Load) else [node.id]
-    if isinstance(node, ast.alias):
-        return [(node.asname or node.name).split(".")[0]]
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    if isinstance(node, ast.ExceptHandler):
-        return [node.name] if node.name else []
-    return pattern_names(node)
 
 
 def _written_strings(target: ast.expr, elements: list[ast.expr]) -> dict[str, tuple[str, ...]]:

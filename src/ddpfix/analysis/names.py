@@ -200,23 +200,26 @@ def bound_names(node) -> frozenset[str]:
 
 
 def _bound_names(node) -> set[str]:
-    found: set[str] = set()
-    for n in every_node(node):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            found.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(n.name)
-        elif isinstance(n, ast.alias):
-            found.add((n.asname or n.name).split(".")[0])
-        elif isinstance(n, ast.arg):
-            found.add(n.arg)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            found.update(n.names)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            found.add(n.name)
-        else:
-            found.update(pattern_names(n))
-    return found
+    return {name for n in every_node(node) for name in names_bound_at(n)}
+
+
+def names_bound_at(node: ast.AST) -> list[str]:
+    """The names ``node`` itself binds, in every way Python binds one: a store or ``del``, a
+    ``def`` or ``class``, an import's alias (``*`` for a star import), a parameter, ``global`` or
+    ``nonlocal``, ``except ... as``, a ``match`` capture."""
+    if isinstance(node, ast.Name):
+        return [node.id] if isinstance(node.ctx, (ast.Store, ast.Del)) else []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split(".")[0]]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler):
+        return [node.name] if node.name else []
+    return pattern_names(node)
 
 
 def pattern_names(node: ast.AST) -> list[str]:
