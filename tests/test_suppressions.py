@@ -69,7 +69,7 @@ def test_a_lone_cr_ends_a_line_for_directives_as_for_findings(tmp_path, run_cli)
     after it silences that line's finding, whether the tokenizer is asked or not."""
     hook = (b'import lightning as L\n\n\nclass M(L.LightningModule):\n    def on_validation_epoch_end(self):\n'
             b'        """Old Mac text:\rstray carriage return."""\n'
-            b'        self.log("a", 1.0)  # noqa: DDP004\n        self.log("b", 1.0)%s\n')
+            b'        self.log("a", self.loss)  # noqa: DDP004\n        self.log("b", self.loss)%s\n')
     for tail in (b"", b'; s = "# noqa"'):  # the second: a directive's "#" in a string, so the tokenizer reads
         (tmp_path / "m.py").write_bytes(hook % tail)
         lines = run_cli("--check", "m.py", cwd=tmp_path).stdout.decode().splitlines()

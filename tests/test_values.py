@@ -95,6 +95,55 @@ def test_a_callback_s_module_parameter():
     assert [k.kind if k else None for k in kinds] == [GLOBAL, GLOBAL, None, None]
 
 
+def _same(body: str, header: str = HEADER) -> bool:
+    tree = ast.parse(header + textwrap.indent(textwrap.dedent(body), " " * 8))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    imports = ImportTable.from_tree(tree)
+    hook = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "hook")
+    return FunctionValues(hook, ObjectKinds(tree, [cls], imports), imports).same_on_every_rank(hook.body[-1].value)
+
+
+@pytest.mark.parametrize(("body", "same"), [
+    ("value = 0.0", True),
+    ("value = -1", True),
+    ("value = self.current_epoch", True),
+    ("value = self.trainer.current_epoch * 2 + 1", True),
+    ("value = float(self.current_epoch)", True),
+    ("value = x", False),
+    ("value = x * 0", False),  # a tensor times zero: still the rank's tensor (its device, its dtype)
+    ("value = self.global_step", False),  # weighted by each rank's batch sizes over the steps
+    ("value = self.model.current_epoch", False),
+    ("value = 'text'", False),
+    ("float = len\nvalue = float(self.current_epoch)", False),
+    ("self = other\nvalue = self.current_epoch", False),
+])
+def test_same_on_every_rank(body, same):
+    """A number written out and Lightning's epoch counter are the same on every rank; what the
+    function binds again, the step counter (weighted by each rank's batch sizes) and a tensor are not."""
+    assert _same(body) is same
+
+
+def test_a_class_that_defines_the_epoch_counter_or_the_trainer_is_not_read_as_lightning_s():
+    for own in ("current_epoch = 3", "@property\n    def trainer(self):\n        return make_trainer()"):
+        header = HEADER.replace("    def hook(self, x, i):", f"    {own}\n\n    def hook(self, x, i):")
+        assert not _same("value = self.current_epoch", header)
+        assert not _same("value = self.trainer.current_epoch", header)
+
+
+def test_a_callback_s_trainer_counts_its_epochs_and_its_module_is_not_read():
+    tree = ast.parse(textwrap.dedent("""
+        class C(Callback):
+            def on_validation_epoch_end(self, trainer, pl_module):
+                a = trainer.current_epoch
+                b = pl_module.current_epoch
+                c = pl_module.trainer.current_epoch
+    """))
+    imports = ImportTable.from_tree(tree)
+    hook = tree.body[0].body[0]
+    values = FunctionValues(hook, None, imports, module="pl_module", trainer="trainer")
+    assert [values.same_on_every_rank(s.value) for s in hook.body] == [True, False, False]
+
+
 def test_values_imports_no_rule():
     import subprocess
     import sys

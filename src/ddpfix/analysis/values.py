@@ -56,6 +56,8 @@ TENSOR_METHODS = frozenset({
 #: The same, and a dict's views (a dict of global values gives global values).
 VALUE_METHODS = TENSOR_METHODS | {"values", "items", "keys"}
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
+#: Builtins that turn a number into a number the same on every rank where it is.
+_SAME_VALUE_BUILTINS = frozenset({"float", "int", "abs", "round"})
 #: Packages of functions that compute on their arguments alone (torchmetrics' functional API syncs
 #: nothing: it is the class API that holds state and syncs); ``torch.<f>`` itself one level deep.
 FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.", "torchmetrics.functional.")
@@ -305,6 +307,33 @@ class FunctionValues:
         expression of the function, stands: for a node built from one, as a log through a partial)."""
         statement = self.statement_of(within if within is not None else node)
         return None if statement is None else self.evaluate(node, self.at(statement))
+
+    def same_on_every_rank(self, node: ast.expr) -> bool:
+        """``node`` is the same on every rank at every step of an epoch: a number written out,
+        Lightning's epoch counter (``<module>.current_epoch``, ``<module>.trainer.current_epoch``, a
+        Callback's ``trainer.current_epoch``: the loops of every rank advance it together), or
+        arithmetic of these (``self.current_epoch * 2``, ``float(0)``). Not where the class or a
+        class of its file defines ``current_epoch`` or ``trainer`` itself, nor through a module of
+        a class not read (a Callback's ``pl_module``), nor through a name the function binds."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, complex)
+        if isinstance(node, ast.UnaryOp):
+            return self.same_on_every_rank(node.operand)
+        if isinstance(node, ast.BinOp):
+            return self.same_on_every_rank(node.left) and self.same_on_every_rank(node.right)
+        if isinstance(node, ast.Call):
+            return (isinstance(node.func, ast.Name) and node.func.id in _SAME_VALUE_BUILTINS
+                    and node.func.id not in self.local_names and not node.keywords and bool(node.args)
+                    and all(self.same_on_every_rank(a) for a in node.args))
+        if not (isinstance(node, ast.Attribute) and node.attr == "current_epoch"):
+            return False
+        owner = node.value
+        if self.trainer is not None and _is_name(owner, self.trainer):
+            return self.trainer not in self.local_names
+        if isinstance(owner, ast.Attribute) and owner.attr == "trainer":
+            owner = owner.value
+        return (self.module == "self" and _is_name(owner, "self") and "self" not in self.local_names
+                and self.kinds is not None and not {"current_epoch", "trainer"} & self.kinds.defined)
 
     def statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The innermost statement of the function that holds ``node`` (nested scopes left out)."""

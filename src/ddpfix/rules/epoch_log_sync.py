@@ -71,7 +71,12 @@ class EpochLogSync(Rule):
     every path, `metric.compute()` of a torchmetrics object (also kept in a local), torchmetrics
     `Metric` and `MetricCollection` objects (`MetricCollection(...)`, `.clone(prefix=...)`, a
     `ModuleDict` of them, a dict of them given to `log_dict`), and what known pure operations make
-    of these (`gathered.sum()`, `acc.item()`, `total / 2`). Values are followed through the hook's
+    of these (`gathered.sum()`, `acc.item()`, `total / 2`). Nor a value the same on every rank at each
+    step, where the epoch's mean, max or min is too: a number written out (`self.log("kl", 0.0)`),
+    Lightning's epoch counter (`self.current_epoch`, `self.trainer.current_epoch`, a Callback's
+    `trainer.current_epoch`; not where a class of the file defines `current_epoch` or `trainer`),
+    and arithmetic of these; with `reduce_fx="sum"` such a value counts this rank's steps, a shard,
+    and is reported. Values are followed through the hook's
     locals in order and through attributes every assignment of which builds a metric
     (`ddpfix.analysis.values`). What is not proven global is reported: an attribute whose class is
     not resolved (`self.acc = build_metric()`) may be a tensor, a Metric or anything; a Metric built
@@ -594,7 +599,29 @@ def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionV
         if dictionary is None or (isinstance(dictionary, ast.Dict) and any(k is None for k in dictionary.keys)):
             return False
         logged = [dictionary]
-    return bool(logged) and all(values.origin(v, real) is not None for v in logged)
+    # A value the same on every rank at each step (a number, the epoch counter) stays so under a
+    # mean, max or min over the epoch's steps; a sum counts this rank's steps (a shard).
+    uniform = _reduces_uniform_values(call)
+    return bool(logged) and all(values.origin(v, real) is not None or (uniform and values.same_on_every_rank(v))
+                                for v in logged)
+
+
+def _reduces_uniform_values(call: ast.Call) -> bool:
+    """The call's ``reduce_fx`` is absent (Lightning's mean) or its mean, max or min, written as a
+    string (``log(name, value, prog_bar, logger, on_step, on_epoch, reduce_fx)``: the seventh
+    positional argument, the sixth of ``log_dict``)."""
+    if tree_lightning.has_star(call):
+        return False
+    reduce_fx = tree_lightning.keyword(call, "reduce_fx")
+    place = 6 if call.func.attr == "log" else 5
+    if reduce_fx is None:
+        if len(call.args) <= place:
+            return True
+        value = call.args[place]
+    else:
+        value = reduce_fx.value
+    text = tree_lightning.string_value(value)
+    return text is not None and text.lower() in ("mean", "avg", "max", "min")
 
 
 def _function_values(method, kinds, imports, module, trainer, module_collectives) -> values_mod.FunctionValues:
