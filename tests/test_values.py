@@ -150,3 +150,67 @@ def test_values_imports_no_rule():
     code = "import sys, ddpfix.analysis.values; print(' '.join(m for m in sys.modules if m.startswith('ddpfix')))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert not [m for m in loaded if m.startswith(("ddpfix.rules", "ddpfix.engine", "ddpfix.edits"))]
+
+
+CONTAINERS_HEADER = """
+import lightning as L
+import torch
+from torch import nn
+from torchmetrics import MeanMetric
+
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.grown = nn.ModuleDict()
+        self.listed = nn.ModuleList()
+        self.plain = {}
+        for name in ["a", "b"]:
+            self.grown[name] = MeanMetric()
+            self.listed.append(MeanMetric())
+        self.plain.update({"a": MeanMetric()})
+        self.mixed = nn.ModuleDict({"a": MeanMetric()})
+        self.mixed["b"] = nn.Linear(2, 2)
+        self.written = {"a": MeanMetric()}
+        self.looped = nn.ModuleDict()
+        self.never = nn.ModuleDict()
+
+    def step(self, x):
+        self.written["a"] = x
+        for self.looped["a"] in [x]:
+            pass
+
+    def hook(self, x, i):
+"""
+
+
+@pytest.mark.parametrize(("body", "kind"), [
+    ("value = self.grown", METRICS),
+    ("value = self.grown['a']", METRIC),
+    ("value = self.listed[0]", METRIC),
+    ("value = self.plain['a']", METRIC),
+    ("value = self.mixed['a']", None),  # something else was put in
+    ("value = self.written['a']", None),  # a per-rank tensor stored into a dict of metrics
+    ("value = self.looped['a']", None),  # a loop's target
+    ("value = self.never", None),  # nothing put in: nothing known
+    ("for k, v in self.grown.items():\n    value = v", METRIC),
+    ("for v in self.grown.values():\n    value = v", METRIC),
+    ("for v in self.grown.values():\n    v = x\n    value = v", None),
+    ("for k, v in self.written.items():\n    value = v", None),
+    ("for k in self.grown.keys():\n    value = k", None),
+])
+def test_containers_filled_item_by_item_and_loops_over_them(body, kind):
+    """A container that starts empty is one of metrics where everything put into it is a metric; an
+    item stored otherwise (a tensor, another module, a loop's target) makes it unknown. A loop over
+    the items or values of a container of metrics binds a metric at the start of each iteration."""
+    tree = ast.parse(CONTAINERS_HEADER + textwrap.indent(textwrap.dedent(body), " " * 8))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    imports = ImportTable.from_tree(tree)
+    hook = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "hook")
+    found = FunctionValues(hook, ObjectKinds(tree, [cls], imports), imports).origin(
+        next(n for n in walk_assignments(hook) if n.targets[0].id == "value").value,
+        within=next(n for n in walk_assignments(hook) if n.targets[0].id == "value"))
+    assert (None if found is None else found.kind) == kind
+
+
+def walk_assignments(function):
+    return [n for n in ast.walk(function) if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)]

@@ -150,6 +150,9 @@ class ObjectKinds:
         #: The project's own Metric subclasses of other files (``ProjectFacts.of_kind("Metric")``).
         self.elsewhere = elsewhere or {}
         assigns: list[tuple[str, ast.expr, dict[str, ast.expr]]] = []
+        #: What each ``self.<name>[k] = v``, ``self.<name>.append(v)``... puts into the attribute (None:
+        #: what it puts is not read), with the method's locals.
+        items: dict[str, list[tuple[ast.expr | None, dict[str, ast.expr]]]] = {}
         bound_otherwise: set[str] = set()
         self.defined: set[str] = set()  # methods the seen classes define
         setattr_called = False
@@ -174,19 +177,46 @@ class ObjectKinds:
                                 assigns.append((target.attr, n.value, locals_))
                             else:
                                 bound_otherwise.update(_stored_self_attributes(target))
+                                for name, value in _item_stores(target, n.value):
+                                    items.setdefault(name, []).append((value, locals_))
                     elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
                                         ast.NamedExpr, ast.Delete, ast.comprehension)):
                         bound_otherwise.update(_stored_self_attributes(n))
+                        # What a loop, ``with``, ``+=`` or walrus binds (a deletion takes an item out).
+                        target = None if isinstance(n, ast.Delete) else getattr(n, "target", None) or [
+                            i.optional_vars for i in getattr(n, "items", ()) if i.optional_vars is not None]
+                        for name, _ in _item_stores(target, None) if target else ():
+                            items.setdefault(name, []).append((None, locals_))
+                    elif isinstance(n, ast.Call):
+                        for name, value in _items_added(n):
+                            items.setdefault(name, []).append((value, locals_))
         self.attributes: dict[str, str] = {}
         if setattr_called:
             return
         for _ in range(4):  # ``self.b = self.a.clone()``: what ``self.a`` is, known from the pass before
             kinds: dict[str, set[str | None]] = {}
             for name, value, locals_ in assigns:
+                if _empty_container(value, imports):
+                    kinds.setdefault(name, set()).add(_EMPTY)
+                    continue
                 origin = self.constructed(value, locals_)
                 kinds.setdefault(name, set()).add(origin.kind if origin else None)
-            found = {name: next(iter(k)) for name, k in kinds.items()
-                     if len(k) == 1 and None not in k and name not in bound_otherwise and name not in self.defined}
+            found = {}
+            for name, k in kinds.items():
+                if None in k or name in bound_otherwise or name in self.defined:
+                    continue
+                added = items.get(name, [])
+                if k == {METRIC}:
+                    added = [(v, locals_) for v, locals_ in added if v is not _UPDATED]
+                if not added:  # built once and for all: a metric, or a container of metrics
+                    if len(k) == 1 and _EMPTY not in k:
+                        found[name] = next(iter(k))
+                    continue
+                # A container filled item by item (``self.per_key = nn.ModuleDict()``, then
+                # ``self.per_key[k] = MeanMetric()``): of metrics where everything put in is one.
+                put = [self.constructed(v, locals_) if v is not None and v is not _UPDATED else None for v, locals_ in added]
+                if k <= {_EMPTY, METRICS} and all(o is not None and o.kind == METRIC for o in put):
+                    found[name] = METRICS
             if found == self.attributes:
                 break
             self.attributes = found
@@ -239,6 +269,75 @@ class ObjectKinds:
         if any(k.arg in LOCAL_COMPUTE for k in node.keywords):
             return None  # its compute() may be this rank's (or a group's) own
         return Origin(METRIC, f"a torchmetrics `{short}`")
+
+
+#: An attribute bound to an empty container, in ``ObjectKinds`` alone (never a value's origin).
+_EMPTY = "empty container"
+_EMPTY_CONTAINERS = frozenset({"torch.nn.ModuleDict", "torch.nn.ModuleList"})
+#: A container's methods that put the value they are handed last into it.
+_ITEM_PUTTERS = frozenset({"append", "insert", "add_module", "register_module", "__setitem__", "setdefault"})
+#: ``self.<name>.update(...)`` handed no mapping written out: any items (of a container), or a Metric's
+#: own update of its state.
+_UPDATED = ast.Constant(value=None)
+
+
+def _empty_container(node: ast.expr, imports: ImportTable) -> bool:
+    """``nn.ModuleDict()``, ``nn.ModuleList()``, ``{}``, ``[]``: a container with nothing in it yet."""
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    if isinstance(node, ast.List):
+        return not node.elts
+    return isinstance(node, ast.Call) and not node.args and not node.keywords and (
+        imports.qualify(node.func) in _EMPTY_CONTAINERS)
+
+
+def _self_item(node: ast.AST) -> str | None:
+    """``self.<name>[k]``: the attribute whose item it is."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and _is_name(node.value.value, "self"):
+        return node.value.attr
+    return None
+
+
+def _item_stores(node: ast.AST, value: ast.expr | None) -> list[tuple[str, ast.expr | None]]:
+    """The attributes whose items ``node`` (a target, or a statement) stores into, each with what it
+    puts there: ``value`` where the target is ``self.<name>[k]`` itself, else None (a tuple target,
+    ``+=``, a loop's target, ``self.<name>[k][j] = v``: what ends up in the item is not read)."""
+    found: list[tuple[str, ast.expr | None]] = []
+    for n in (walk(node) if isinstance(node, ast.AST) else (m for each in node for m in walk(each))):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            root = n
+            while isinstance(root, ast.Subscript) and _self_item(root) is None:
+                root = root.value
+            name = _self_item(root)
+            if name is not None:
+                found.append((name, value if n is node else None))
+    return found
+
+
+def _items_added(call: ast.Call) -> list[tuple[str, ast.expr | None]]:
+    """What a call of a container's method on ``self.<name>`` puts into it: ``append(v)``,
+    ``insert(i, v)``, ``add_module(name, v)``, ``update({k: v})``, ``update(k=v)``, ``extend([v])``
+    (None: a value not read; ``_UPDATED``: ``update`` of another mapping, which is a Metric's own
+    ``update(preds, target)`` on a metric)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute) and _is_name(func.value.value, "self")):
+        return []
+    name, method = func.value.attr, func.attr
+    starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    if method in _ITEM_PUTTERS and call.args and not starred:
+        return [(name, call.args[-1])]
+    if method == "update" and not starred and isinstance(func.value, ast.Attribute):
+        if not call.args and call.keywords:
+            return [(name, k.value) for k in call.keywords]
+        if len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Dict) \
+                and None not in call.args[0].keys:
+            return [(name, v) for v in call.args[0].values]
+        return [(name, _UPDATED)]  # another mapping (or a Metric's own ``update(preds, target)``)
+    if method == "extend":
+        if len(call.args) == 1 and isinstance(call.args[0], (ast.List, ast.Tuple)) and not starred:
+            return [(name, e) for e in call.args[0].elts]
+        return [(name, None)]
+    return []  # a read (``items()``, ``compute()``), or an item taken out (``pop``, ``clear``)
 
 
 def _stored_self_attributes(node: ast.AST) -> list[str]:
@@ -364,7 +463,8 @@ class FunctionValues:
                 self._calls(statement, entry)
                 self._forget(statement, entry)
                 for inner in _blocks(statement):
-                    self._run(inner, dict(entry))
+                    self._run(inner, {**entry, **self._loop_metrics(statement, entry)} if inner is statement.body
+                              else dict(entry))
             elif isinstance(statement, (ast.With, ast.AsyncWith)):
                 entry = dict(state)
                 for item in statement.items:
@@ -392,6 +492,28 @@ class FunctionValues:
                 for inner in _blocks(statement):
                     self._run(inner, dict(entry))
             self._step(statement, state)
+
+    def _loop_metrics(self, loop: ast.stmt, entry: dict[str, Origin | None]) -> dict[str, Origin]:
+        """What each iteration of ``for v in <metrics>.values()`` or ``for k, v in <metrics>.items()``
+        binds at its start, where ``<metrics>`` holds torchmetrics objects alone and the loop changes
+        nothing it reads (``entry``: the state the loop's body starts from, what the loop may change
+        forgotten): ``v`` is one of them."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)) or not isinstance(loop.iter, ast.Call):
+            return {}
+        func = loop.iter.func
+        if loop.iter.args or loop.iter.keywords or not isinstance(func, ast.Attribute) or func.attr not in ("values", "items"):
+            return {}
+        container = self.evaluate(func.value, entry)
+        if container is None or container.kind != METRICS:
+            return {}
+        target = loop.target
+        if func.attr == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return {}
+            target = target.elts[1]
+        if not isinstance(target, ast.Name) or target.id in self.closed_over:
+            return {}
+        return {target.id: Origin(METRIC, container.how)}
 
     def _step(self, statement: ast.stmt, state: dict[str, Origin | None]) -> None:
         """What ``statement`` (run whole) does to the locals."""

@@ -70,7 +70,9 @@ class EpochLogSync(Rule):
     `torch.distributed.all_reduce` / `broadcast` (or the list `all_gather` fills) before the log on
     every path, `metric.compute()` of a torchmetrics object (also kept in a local), torchmetrics
     `Metric` and `MetricCollection` objects (`MetricCollection(...)`, `.clone(prefix=...)`, a
-    `ModuleDict` of them, a dict of them given to `log_dict`), and what known pure operations make
+    `ModuleDict` of them, a dict of them given to `log_dict`, a container that starts empty and into
+    which only they are put, item by item, and each of them in a loop over its `items()` or
+    `values()`; a container into which anything else is put, a tensor too, is not one of them), and what known pure operations make
     of these (`gathered.sum()`, `acc.item()`, `total / 2`). Nor a value the same on every rank at each
     step, where the epoch's mean, max or min is too: a number written out (`self.log("kl", 0.0)`),
     Lightning's epoch counter (`self.current_epoch`, `self.trainer.current_epoch`, a Callback's
