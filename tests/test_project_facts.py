@@ -73,6 +73,33 @@ def test_a_lone_script_is_a_whole_program(tmp_path, run_cli):
         assert b"DDP003 [*]" in proc.stdout and MONITORED_LINE in proc.stdout, (marker, proc.stdout)
 
 
+def test_files_left_out_of_fixing_are_still_read_for_facts(tmp_path, run_cli):
+    """A script the settings exclude or .gitignore leaves out is still code of the program: its
+    switch of the default device to CUDA makes the data file's CUDA generator fix unsafe, whether
+    the folder or the data file is named (review helper-42, g04/g05: the fix was safe). The same
+    tree without the switch keeps its safe fix."""
+    data = (b"import torch\nfrom torch.utils.data import DataLoader\n\n\ndef make_loader(ds):\n"
+            b"    g = torch.Generator(device='cuda')\n    return DataLoader(ds, shuffle=True, generator=g)\n")
+    switch = b"import torch\nimport data\n\ntorch.set_default_device('cuda')\nloader = data.make_loader(list(range(8)))\n"
+    for how in ("gitignore", "exclude"):
+        root = tmp_path / how
+        (root / "experiments").mkdir(parents=True)
+        (root / "data.py").write_bytes(data)
+        (root / "pyproject.toml").write_text('[project]\nname = "demo"\n' + (
+            '[tool.ddpfix]\nextend-exclude = ["experiments"]\n' if how == "exclude" else ""))
+        if how == "gitignore":
+            (root / ".git").mkdir()
+            (root / ".gitignore").write_text("experiments/\n")
+        (root / "experiments" / "train_gpu.py").write_bytes(b"import sys\nsys.path.insert(0, '..')\n" + switch)
+        for named in (".", "data.py"):
+            proc = run_cli("--check", "-v", named, cwd=root)
+            assert b"DDP002 [~]" in proc.stdout, (how, named, proc.stdout)
+            assert b"train_gpu.py" in proc.stdout, (how, named, proc.stdout)
+        (root / "experiments" / "train_gpu.py").write_bytes(b"import data\n")
+        proc = run_cli("--check", ".", cwd=root)
+        assert b"DDP002 [*]" in proc.stdout, (how, proc.stdout)
+
+
 def test_stdin_without_a_file_name_is_the_one_partial_view(tmp_path, run_cli):
     (tmp_path / "train.py").write_bytes(TRAIN)
     proc = run_cli("-", cwd=tmp_path, input=MODEL)

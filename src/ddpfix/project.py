@@ -54,19 +54,17 @@ def project_view(paths: Iterable[str], named_files: dict[str, str] | Sequence[st
     if not isinstance(named_files, dict):
         named_files = {os.path.realpath(path): path for path in named_files}
     roots: list[str] = []
-    covered: list[str] = []  # named folders: their files are named already
     partial_because = note = None
     for given in paths:
-        if os.path.isdir(given):
-            covered.append(os.path.realpath(given))
         root = program_root(given)  # a lone script's folder is its program
         if root not in roots:
             roots.append(root)
     others: dict[str, str] = {}
     for root in roots:
-        if any(_inside(root, folder) for folder in covered):
-            continue  # a folder named holds this project: its files were found by the same rules
-        found = find_files([_shown(root)], resolver, respect_gitignore, limit=MAX_PROJECT_FILES)
+        # Every file of the program, those the settings exclude or .gitignore leaves out too: left
+        # out of fixing is not absent from the program (a gitignored experiments/ script that makes
+        # CUDA the default device runs the same data code).
+        found = find_files([_shown(root)], resolver, respect_gitignore, limit=MAX_PROJECT_FILES, whole_program=True)
         if found.truncated:
             partial_because = f"the project at {_shown(root)} has over {MAX_PROJECT_FILES:,} files"
             note = (f"{partial_because}: facts come from the files named only, so fixes that need the whole "
@@ -101,10 +99,6 @@ def settings_report(paths: Iterable[str], resolver: Resolver) -> list[str]:
                   f"  excluded = {excluded} (checked only when named explicitly, unless --force-exclude)"
                   if excluded else "  excluded = no"]
     return lines
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _shown(path: str) -> str:

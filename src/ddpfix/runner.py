@@ -149,13 +149,16 @@ def discover(
 
 
 def find_files(paths: Iterable[str], resolver: Resolver, respect_gitignore: bool = True,
-               force_exclude: bool = False, limit: int | None = None) -> Discovery:
+               force_exclude: bool = False, limit: int | None = None, whole_program: bool = False) -> Discovery:
     """The files of a run. Explicit files are always taken (unless ``force_exclude`` and their
     settings exclude them, as Ruff's ``--force-exclude``); folders are walked for Python files and
     notebooks, skipping default excludes, virtualenvs, each folder's ``exclude`` settings
     (``resolver``), .gitignore'd paths (unless told not to) and symbolic links to files outside
     the folder's repository or project. A folder named that is itself excluded is checked (it was
-    named: Ruff's rule), with a note; with ``force_exclude`` it is skipped with a warning."""
+    named: Ruff's rule), with a note; with ``force_exclude`` it is skipped with a warning.
+    ``whole_program``: every file of the program, for its facts: what the settings exclude and
+    .gitignore leaves out is left out of fixing, not out of the program (only default excludes and
+    virtualenvs, which hold no code of it, are skipped)."""
     found = Discovery()
     files = found.real
     for given in paths:
@@ -167,8 +170,9 @@ def find_files(paths: Iterable[str], resolver: Resolver, respect_gitignore: bool
             message = "no such file or directory" if not os.path.lexists(given) else _not_a_file(given)
             found.problems.append(Problem(given, READ_ERROR, message))
             continue
-        reason = named_exclusion(given, True, resolver)
+        reason = None if whole_program else named_exclusion(given, True, resolver)
         shown = _display(given)
+        respect_gitignore = respect_gitignore and not whole_program
         root_specs = _ancestor_ignores(given) if respect_gitignore else []
         if root_specs and _ignored(os.path.abspath(given), True, root_specs):
             # A folder named inside a gitignored one (a package in .venv): named, so checked as an
@@ -185,7 +189,7 @@ def find_files(paths: Iterable[str], resolver: Resolver, respect_gitignore: bool
         spare = os.path.abspath(given) if reason else None
         real_folders: dict[str, str] = {}
         walked = 0
-        for path in _walk(given, resolver, spare, root_specs, respect_gitignore):
+        for path in _walk(given, None if whole_program else resolver, spare, root_specs, respect_gitignore):
             walked += 1
             # The same file twice (a symlink, or a file inside a folder also given) is checked once:
             # a second write would find the file already changed. The walk does not enter linked
@@ -258,10 +262,10 @@ def _walk(root, resolver, spare, root_specs, respect_gitignore):
             own = _gitignore(folder)
             if own is not None:
                 specs = [*specs, (os.path.abspath(folder), own)]
-        settings = resolver.for_walked(folder, names)
+        settings = resolver.for_walked(folder, names) if resolver is not None else None
 
         def keep(path: str, is_dir: bool) -> bool:
-            if settings.excluded(path, is_dir, spare) is not None:
+            if settings is not None and settings.excluded(path, is_dir, spare) is not None:
                 return False
             return not (respect_gitignore and _ignored(path, is_dir, specs))
 
