@@ -173,7 +173,13 @@ class Effects:
         if isinstance(node, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             return node
         if isinstance(node, ast.Lambda):
-            return None  # building a function runs nothing of its body
+            # Building a function runs nothing of its body, but evaluates its defaults then:
+            # ``lambda x, w=torch.tensor([1., 4.]): ...`` makes the tensor where it is built.
+            for default in (*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)):
+                found = self.unknown_in(default)
+                if found is not None:
+                    return found
+            return None
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
                 and node.value.id in self.bound_to_computing(_ITEM_READS):
             return node  # ``ds[0]`` runs a ``__getitem__`` of the file that computes
