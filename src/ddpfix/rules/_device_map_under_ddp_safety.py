@@ -155,4 +155,16 @@ def load_safety(call: ast.Call, where: str | None, run: Run, quantised: bool, va
             return False, ("the strategy is not one whose processes rerun the script (ddp_spawn, ddp_fork, a "
                            "start method): the module is built in the launching process, where LOCAL_RANK is "
                            "not set, so every rank's copy would load onto GPU 0; load it in configure_model")
-    return True, ""
+        return False, (f"{USED_OUTSIDE}; and whether LOCAL_RANK is each process's GPU depends on how the program "
+                       "is started (srun, a launch script, a device the program sets itself), which is not read")
+    return False, (f"{USED_OUTSIDE}; and dropping device_map also turns off transformers' low-memory loading "
+                   "(each rank then builds the whole model in host memory first, and before transformers 4.36 "
+                   "draws the initial values of weights missing from the checkpoint in another order)")
+
+
+#: Why moving a loaded model off the device its map names is not proven harmless: the analysis does
+#: not follow the model's uses (review helper-41: a generate before fit, a frozen encoder that
+#: embeds data, a teacher handed to a data module, another file that builds the class for inference).
+USED_OUTSIDE = ("the model may be used where Lightning does not place it (before fit, by a data module, a "
+                "metric or another file that builds the class), and there it would no longer be on the "
+                "device its inputs are sent to; its uses are not read")

@@ -57,33 +57,35 @@ class DeviceMapUnderDdp(Rule):
     ```
 
     ## Fix safety
-    - Only the load that builds the model trained under DDP can have a **safe** fix: a load in a
-      LightningModule's `__init__`, `setup` or `configure_model`, or one in the same block as
-      `trainer.fit(...)`, before it, whose model flows into fit's arguments through plain
-      assignments. Any other load (a reload on rank 0 after training, a model for evaluation) keeps
-      its device map on purpose, and without it stays on the CPU: **unsafe**.
-    - **unsafe** in a file that builds no Trainer (or Fabric), or one whose strategy is not a literal
-      DDP strategy: in one process the device map may be what is meant, and a LightningModule's file
-      alone does not say how it is trained.
-    - **unsafe** for `"auto"`, `"balanced"`, `"balanced_low_0"` and `"sequential"`: they spread the
-      model over the visible GPUs, and whether it fits one cannot be decided statically.
-    - `device_map` dropped (full precision), map `"cuda"`, `"cuda:0"`, `0` or `{"": 0}`: **safe**
-      under the conditions above; Lightning then places the module on each rank's GPU.
-    - The per-rank map `{"": int(os.environ.get("LOCAL_RANK", 0))}` (quantised): **safe** under the
-      conditions above where `LOCAL_RANK` is the rank's: the strategy relaunches the script per rank
-      (`"ddp"`, `"ddp_find_unused_parameters_*"`, `DDPStrategy` with the default start method), or
-      the load runs in `setup`/`configure_model` (in the rank's own process, also under
-      `ddp_spawn`). **unsafe** where the module is built in the launching process of `ddp_spawn`,
-      `ddp_fork`, `ddp_notebook` or a `DDPStrategy(start_method=...)` (`LOCAL_RANK` is unset there,
-      every copy would load onto GPU 0), and in a file that names SLURM (srun starts the processes
-      itself and sets `SLURM_LOCALID`, not `LOCAL_RANK`). **unsafe** too where a Trainer's
-      `devices` is not left out, `"auto"`, `-1`, a literal count or the indices 0..n-1 in order
-      (`devices=[2, 3]`: `LOCAL_RANK` is the rank's index, not its GPU's, so the copies would load
-      onto GPUs 0 and 1), and for a map to `"cuda"` (or `{"": "cuda"}`) in `setup` or
-      `configure_model`: Lightning has made the rank's GPU the current device before they run, so
-      the original already loads each copy onto its own GPU.
-    - `x = x.to(self.device)` at the top of `forward` (a map held in a variable): **unsafe**, the
-      device map stays and accelerate's hooks still send the inputs where it says.
+    Every fix is **unsafe** (offered for review with `--unsafe-fixes`): moving a loaded model off the
+    device its map names is not proven harmless. The model may be used where Lightning does not place
+    it — a `generate` or an embedding pass before `fit`, a teacher handed to a data module, a metric,
+    another file (or a notebook) that builds the class for inference — and there it would no longer
+    sit where its inputs are sent; those uses are not read. Dropping `device_map` also turns off
+    transformers' low-memory loading: each rank then builds the whole model in host memory first
+    (an out-of-memory risk for large models on several ranks), and before transformers 4.36 the
+    initial values of weights missing from the checkpoint are drawn in another order. And whether
+    `LOCAL_RANK` is each process's GPU depends on how the program is started (srun, a launch script, a
+    device the program sets itself), which is not read. The reason names, besides, what the
+    analysis does know against the fix:
+    - the load is not shown to build the model trained under DDP (a LightningModule's `__init__`,
+      `setup` or `configure_model`, or a load before `trainer.fit(...)` in the same block whose model
+      flows into fit's arguments through plain assignments): a reload on rank 0 after training or a
+      model for evaluation keeps its device map on purpose, and without it stays on the CPU;
+    - the file builds no Trainer (or Fabric), or one whose strategy is not a literal DDP strategy:
+      in one process the device map may be what is meant;
+    - `"auto"`, `"balanced"`, `"balanced_low_0"` and `"sequential"` spread the model over the
+      visible GPUs, and whether it fits one cannot be decided statically;
+    - for the per-rank map `{"": int(os.environ.get("LOCAL_RANK", 0))}` (quantised): the module is
+      built in the launching process of `ddp_spawn`, `ddp_fork`, `ddp_notebook` or a
+      `DDPStrategy(start_method=...)` (`LOCAL_RANK` is unset there, every copy would load onto GPU 0);
+      the file names SLURM (srun sets `SLURM_LOCALID`, not `LOCAL_RANK`); a Trainer's `devices` is
+      not left out, `"auto"`, `-1`, a literal count or the indices 0..n-1 in order (`devices=[2, 3]`:
+      `LOCAL_RANK` is the rank's index, not its GPU's); or the map is to `"cuda"` (or `{"": "cuda"}`)
+      in `setup` or `configure_model`, where Lightning has already made the rank's GPU the current
+      device, so the original loads each copy onto its own GPU.
+    - `x = x.to(self.device)` at the top of `forward` (a map held in a variable): the device map
+      stays and accelerate's hooks still send the inputs where it says.
 
     ## When it does not fix
     A device map held in a variable (only inputs are moved, and the finding says that removing the

@@ -1,15 +1,20 @@
-# differential: safe; original=fails; stubs=stubs
+# differential: unsafe; stubs=stubs
 """A LightningModule wraps a pretrained Hugging Face model loaded in ``__init__`` with
 ``device_map="cuda"``, trained by a literal DDP Trainer in the same file.
 
 ``device_map`` makes accelerate pin the model (and, through its hooks, every input) to the device
 fixed at load time, while Lightning moves rank N's module to ``cuda:N``. The load builds the model
-trained under DDP, in full precision: dropping ``device_map`` (Lightning places the module) is safe.
+trained under DDP, in full precision: dropping ``device_map`` lets Lightning place the module.
+
+It was a safe case until review helper-41 showed why dropping the map is not proven harmless:
+the model's other uses (a generate before fit, another file that builds the class for
+inference) are not read, and dropping ``device_map`` also turns off transformers' low-memory
+loading (each rank builds the whole model in host memory; before 4.36 the missing weights are
+drawn in another order). The fix is offered for review only (unsafe).
 
 Runs against a stand-in for ``transformers`` (``stubs/``, see its README): this machine has no
 transformers, and without CUDA the original's load fails (as the real library's does: checked with
-transformers 5.24 + accelerate 1.15). The reference (``device_map`` dropped by hand) is the
-yardstick: the rewrite must load the same pretrained weights and train them to the same values.
+transformers 5.24 + accelerate 1.15).
 """
 import tempfile
 

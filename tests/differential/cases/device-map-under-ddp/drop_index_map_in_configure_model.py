@@ -1,14 +1,19 @@
-# differential: safe; original=fails; stubs=stubs
+# differential: unsafe; stubs=stubs
 """The pretrained model is loaded in ``configure_model`` (Lightning's hook for building large
 models in the rank's own process) with ``device_map={"": 0}``, in full precision.
 
 ``{"": 0}`` is GPU 0 on every rank, while Lightning trains rank N on ``cuda:N``. The load builds
-the model trained under the file's literal DDP Trainer: dropping the map is safe, and the module
-then lands on each rank's device like every other.
+the model trained under the file's literal DDP Trainer: dropping the map lets the module land on
+each rank's device like every other.
+
+It was a safe case until review helper-41 showed why dropping the map is not proven harmless:
+the model's other uses (a generate before fit, another file that builds the class for
+inference) are not read, and dropping ``device_map`` also turns off transformers' low-memory
+loading (each rank builds the whole model in host memory; before 4.36 the missing weights are
+drawn in another order). The fix is offered for review only (unsafe).
 
 Runs against a stand-in for ``transformers`` (``stubs/``, see its README): this machine has no
-transformers, and without CUDA the original's load fails (as the real library's does). The
-reference (the map dropped by hand) is the yardstick.
+transformers, and without CUDA the original's load fails (as the real library's does).
 """
 import tempfile
 

@@ -1,14 +1,19 @@
-# differential: safe; original=fails; stubs=stubs
+# differential: unsafe; stubs=stubs
 """The script loads the backbone itself, with ``device_map="cuda:0"``, hands it to the
 LightningModule through plain assignments and calls ``trainer.fit`` in the same block.
 
 Under the literal DDP Trainer the launcher re-runs the script per rank: every copy is pinned to
 GPU 0 while Lightning moves rank N's module to ``cuda:N``. The load is the one trained (it flows
-into fit's arguments), in full precision: dropping ``device_map`` is safe.
+into fit's arguments), in full precision: dropping ``device_map`` lets Lightning place it.
+
+It was a safe case until review helper-41 showed why dropping the map is not proven harmless:
+the model's other uses (a generate before fit, another file that builds the class for
+inference) are not read, and dropping ``device_map`` also turns off transformers' low-memory
+loading (each rank builds the whole model in host memory; before 4.36 the missing weights are
+drawn in another order). The fix is offered for review only (unsafe).
 
 Runs against a stand-in for ``transformers`` (``stubs/``, see its README): this machine has no
-transformers, and without CUDA the original's load fails (as the real library's does). The
-reference (the map dropped by hand) is the yardstick.
+transformers, and without CUDA the original's load fails (as the real library's does).
 """
 import tempfile
 
