@@ -71,3 +71,22 @@ def test_lightning_fallback_imports_are_one_meaning():
     source = "try:\n    import lightning.pytorch as pl\nexcept ImportError:\n    import pytorch_lightning as pl\n"
     table = ImportTable.from_tree(ast.parse(source))
     assert lightning_name(table, ast.parse("pl.Trainer", mode="eval").body) == "Trainer"
+
+
+@pytest.mark.parametrize(("source", "qualified"), [
+    # A star import after the name's import may bind it again (review helper-42, c13/g08: a DataLoader
+    # of the helpers' own was taken for torch's, and DDP001/DDP002 rewrote around it as if it were).
+    ("from torch.utils.data import DataLoader\nfrom helpers import *\n", None),
+    ("from torch.utils.data import DataLoader\nfrom .helpers import *\n", None),
+    ("import torch.utils.data as tud\nfrom helpers import *\n", None),
+    ("def f():\n    from torch.utils.data import DataLoader\nfrom helpers import *\n", None),
+    # The same module's star import binds nothing else; an import after every star import is the
+    # binding the code reads.
+    ("from torch.utils.data import DataLoader\nfrom torch.utils.data import *\n", "torch.utils.data.DataLoader"),
+    ("from helpers import *\nfrom torch.utils.data import DataLoader\n", "torch.utils.data.DataLoader"),
+])
+def test_a_star_import_may_bind_a_name_imported_before_it(source, qualified):
+    table = ImportTable.from_tree(ast.parse(source))
+    name = "tud.DataLoader" if "tud" in source else "DataLoader"
+    expected = qualified if "tud" not in source else None
+    assert table.qualify(ast.parse(name, mode="eval").body) == expected

@@ -69,8 +69,22 @@ class ImportTable:
         also defines or assigns itself is left out (which one a use means depends on order)."""
         names: dict[str, set[str]] = _SetDict()
         local_defs: set[str] = set()
+        stars: list[tuple[str, int]] = []  # (the module a star import reads, its line)
+        # Where each name is bound by an import: the earliest line, and whether one is nested.
+        first: dict[str, int] = {}
+        nested: set[str] = set()
+        top_level = {id(stmt) for stmt in tree.body}
         for block in tree_blocks(tree):
             for stmt in block:
+                if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    for alias in stmt.names:
+                        if alias.name == "*":
+                            stars.append(("." * stmt.level + (stmt.module or ""), stmt.lineno))
+                            continue
+                        bound = alias.asname or alias.name.split(".", 1)[0]
+                        first[bound] = min(first.get(bound, stmt.lineno), stmt.lineno)
+                        if id(stmt) not in top_level:
+                            nested.add(bound)
                 if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                     local_defs.add(stmt.name)
                 elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -87,6 +101,13 @@ class ImportTable:
                     for alias in stmt.names:
                         if alias.name != "*":
                             names[alias.asname or alias.name].add(f"{stmt.module}.{alias.name}")
+        # ``from helpers import *`` may bind any name, one imported before it too (a ``DataLoader``
+        # of its own): the name may then mean either. Not where every import of the name is at the
+        # top level after the last star import (the later binding is the one code reads then).
+        for module, line in stars:
+            for name in names:
+                if name in nested or first[name] < line:
+                    names[name].add(f"{module}.{name}")
         return cls._without(names, local_defs)
 
     @classmethod
