@@ -14,8 +14,9 @@ or dtype it runs). It may raise (``TensorDataset`` checks sizes); a raise keeps 
 statement keeps its order among the statements that could observe it. Attribute reads, subscripts
 and ``len``/``list``/... on user objects are taken as pure: they run ``__getattr__``, ``__len__``,
 ``__getitem__`` of the user's classes, which the name analysis, too, takes for reads (a property
-that draws random numbers is not seen), but where the object is bound in this file to one of its
-classes whose read does more than return a pure expression: ``len(ds)``, a data
+of a class of another file that draws random numbers is not seen), but where the object is bound in
+this file to one of its classes whose read does more than return a pure expression: ``dm.weights``
+(a property of that name, or ``__getattr__``/``__getattribute__``: review helper-42), ``len(ds)``, a data
 constructor that asks the length (``DataLoader(ds, shuffle=True)``, ``RandomSampler``,
 ``ConcatDataset``, ``random_split``), ``list(ds)``, ``ds[0]`` then run that code where the statement
 runs (review round 15: a lazy ``__len__`` built the data in the block's bf16). A library's class is
@@ -63,7 +64,8 @@ A class of the file is known data when every base is ``torch.utils.data.Dataset`
 ``IterableDataset`` or ``LightningDataModule`` (whose ``__init__`` only sets attributes:
 lightning 2.6 ``core/datamodule.py``, ``core/hooks.py``, ``core/mixins/hparams_mixin.py``) or another
 such class of the file; it is *pure* data when, besides, it has no decorator, metaclass,
-``__new__``/``__setattr__``/``__init_subclass__``, and its ``__init__`` (if any) only stores its
+``__new__``/``__setattr__``/``__init_subclass__``, no decorated method (a property's setter runs on a
+plain store) nor class attribute a call builds (a descriptor's ``__set__`` does), and its ``__init__`` (if any) only stores its
 arguments: plain stores ``self.x = x`` of a parameter (or of a tensor-free value, ``self.size =
 28``), ``super().__init__(...)`` and ``self.save_hyperparameters(...)`` with pure arguments.
 Anything else (``self.images = images / 255``, a call, an ``if``) makes it only *data*: arithmetic
@@ -113,6 +115,9 @@ _UNSAFE_DUNDERS = frozenset({"__new__", "__setattr__", "__init_subclass__", "__c
 _LENGTH_READS = frozenset({"__len__"})
 _ITERATION_READS = frozenset({"__len__", "__iter__", "__getitem__"})
 _ITEM_READS = frozenset({"__getitem__"})
+#: What an attribute read may run besides a property of that name (``__getattr__`` when the lookup
+#: fails, ``__getattribute__`` always).
+_ATTRIBUTE_READS = frozenset({"__getattr__", "__getattribute__"})
 _ITERATING_BUILTINS = frozenset({"list", "tuple", "sorted", "enumerate", "zip", "set", "frozenset", "dict", "sum",
                                  "min", "max", "any", "all"})
 
@@ -183,6 +188,9 @@ class Effects:
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
                 and node.value.id in self.bound_to_computing(_ITEM_READS):
             return node  # ``ds[0]`` runs a ``__getitem__`` of the file that computes
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in self.bound_to_computing(frozenset({node.attr, *_ATTRIBUTE_READS})):
+            return node  # ``dm.class_weights`` runs a property of the file that computes (review helper-42, c01)
         if isinstance(node, (ast.expr, ast.comprehension, ast.keyword, ast.expr_context, ast.boolop, ast.operator,
                              ast.unaryop, ast.cmpop)):
             for child in child_nodes(node):
@@ -425,6 +433,13 @@ class Effects:
             return "data"
         methods = {s.name: s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
         if set(methods) & _UNSAFE_DUNDERS or "data" in verdicts:
+            return "data"
+        # ``self.rows = rows`` runs a property's setter (``torch.as_tensor(value)``: review helper-42,
+        # c04), a descriptor's ``__set__`` or ``__setattr__``: a decorated method or a class attribute
+        # bound to a call makes a store more than a store.
+        if any(m.decorator_list for m in methods.values()) or any(
+                isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None and any(
+                    isinstance(n, ast.Call) for n in walk(s.value)) for s in node.body):
             return "data"
         init = methods.get("__init__")
         if init is None:
