@@ -131,8 +131,8 @@ class InitModuleScope(Rule):
 
     ## When it does not fix
     Reported without a rewrite when moving is not provably order-safe: a statement that would move
-    reads or changes a name that a model statement it jumps over binds, reads or changes;
-    `return`/`yield`/`break`/`continue` in the block; an `if`/`for`/`try`/`with` inside that mixes
+    reads or changes a name that a model statement it jumps over binds, reads or changes, or one
+    the `with` header reads (`init_module(empty_init=ckpt_path is not None)`); `return`/`yield`/`break`/`continue` in the block; an `if`/`for`/`try`/`with` inside that mixes
     model and data work; several context managers in one `with`; a one-line `with`; a block that
     would go with a comment inside its `with (...)` header (the comment would go with it).
     `torch.set_default_device("cuda")` is always only reported.
@@ -970,10 +970,17 @@ def _order(plan: _Plan, node, lines, kinds, knowledge: _Knowledge) -> _Plan:
                 before.add(j)
                 pending.append(j)
     after = [i for i, k in enumerate(kinds) if k == "data" and i not in before]
+    # What moves before the block runs before its ``with`` header too, which reads names of its own
+    # (``init_module(empty_init=ckpt_path is not None)``: review helper-42, c09).
+    header = statement_names([item.context_expr for item in node.items])
     for j in sorted(before):
         conflict = _conflict(names[j], [names[m] for m in range(first_model, j) if m not in before])
         if conflict:
             return _refuse(plan, _conflict_reason(layout.own_first_line(lines[j]), "before", conflict))
+        read_by_header = sorted((names[j].binds & header.reads) | (names[j].reads & header.binds))
+        if read_by_header:
+            return _refuse(plan, f"moving `{layout.own_first_line(lines[j])}` before the block would change what "
+                                 f"`{read_by_header[0]}` is when its `with` header reads it")
     for d in after:
         conflict = _conflict(names[d], [names[m] for m in model_at if m > d])
         if conflict:
