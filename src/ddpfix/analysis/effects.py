@@ -13,14 +13,20 @@ builds no ``nn.Module`` and creates no tensor (so its result is the same on whic
 or dtype it runs). It may raise (``TensorDataset`` checks sizes); a raise keeps its place when the
 statement keeps its order among the statements that could observe it. Attribute reads, subscripts
 and ``len``/``list``/... on user objects are taken as pure: they run ``__getattr__``, ``__len__``,
-``__getitem__`` of the user's classes, which the name analysis, too, takes for reads (a property
-of a class of another file that draws random numbers is not seen), but where the object is bound in
-this file to one of its classes whose read does more than return a pure expression: ``dm.weights``
-(a property of that name, or ``__getattr__``/``__getattribute__``: review helper-42), ``len(ds)``, a data
-constructor that asks the length (``DataLoader(ds, shuffle=True)``, ``RandomSampler``,
-``ConcatDataset``, ``random_split``), ``list(ds)``, ``ds[0]`` then run that code where the statement
-runs (review round 15: a lazy ``__len__`` built the data in the block's bf16). A library's class is
-not read.
+``__getitem__`` of the user's classes, which the name analysis, too, takes for reads (a property of
+a class of another file that draws random numbers is not seen). Not so where that code is known to
+compute, or where the object is data whose class is not read (review round 15; review helper-42):
+
+* a name bound in this file to an object of one of its classes whose read of that kind does more
+  than return a pure expression: ``dm.weights`` (a property of that name, or ``__getattr__``/
+  ``__getattribute__``), ``ds[0]`` (``__getitem__``), ``len(ds)``, ``list(ds)`` (``__len__``,
+  ``__iter__``), a data constructor that asks the length (``DataLoader(ds, shuffle=True)``,
+  ``RandomSampler``, ``ConcatDataset``, ``random_split``): that code runs where the statement runs
+  (a lazy ``__len__`` built the data in the block's bf16);
+* a name handed as the data itself to ``len``, the iterating builtins or such a constructor that is
+  not bound, in this file, only to displays, ``range(...)``, torch's data classes that store what
+  they are given, or data classes of the file whose reads are known: a dataset imported from
+  another file or made by a function may build its data lazily in its ``__len__``.
 
 Operators are NOT pure on values that may be tensors: ``len(dataset) / counts`` with an integer
 tensor ``counts`` creates a tensor in the default dtype (float64 under ``init_module()`` with
@@ -79,7 +85,7 @@ from dataclasses import dataclass, field
 
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable, dotted_name
-from ddpfix.analysis.names import bound_names
+from ddpfix.analysis.names import bound_names, names_bound_at
 from ddpfix.analysis.ast_shapes import every_node
 
 PURE_BUILTINS = frozenset({
@@ -145,6 +151,7 @@ class Effects:
     _data: dict[str, str | None] = field(default_factory=dict)  # class -> "pure"/"data"/None
     _tensor_free_names: set[str] | None = None
     _computing_bound: dict[frozenset[str], set[str] | None] = field(default_factory=dict)  # ``bound_to_computing``
+    _plain_reads: dict[frozenset[str], dict[str, bool]] = field(default_factory=dict)  # ``_plainly_read``
 
     @classmethod
     def of(cls, tree: ast.Module, imports: ImportTable, lightning_name) -> Effects:
@@ -302,9 +309,82 @@ class Effects:
             reads = _ITERATION_READS
         else:
             return False
-        names = {n.id for part in [*call.args, *(k.value for k in call.keywords)] for n in walk(part)
-                 if isinstance(n, ast.Name)}
-        return bool(names & self.bound_to_computing(reads))
+        if builtin is None:  # a data constructor: its data argument (the first, or ``dataset=``)
+            data = [*call.args[:1], *(k.value for k in call.keywords if k.arg in ("dataset", "data_source", "datasets"))]
+        else:
+            data = list(call.args)
+        names = {n.id for part in data for n in walk(part) if isinstance(n, ast.Name)}
+        if names & self.bound_to_computing(reads):
+            return True
+        # An object whose class is not read may compute in its ``__len__`` too (a dataset imported
+        # from another file, or made by a function: review helper-42, c02/c03): a name handed as the
+        # data must be bound to one whose reads are known. (An attribute of an object, ``self.labels``
+        # in a ``__len__``, is read as a value, like every attribute: see the module's docstring.)
+        return any(not self._plainly_read(name.id, reads) for name in _handed_names(data))
+
+    def _plainly_read(self, name: str, reads: frozenset[str]) -> bool:
+        """Every binding of ``name`` in the file (one or more plain assignments, nothing else) is a
+        display of literals or of such names, ``range(...)``, or a call of a class whose ``reads``
+        are known not to compute: a data class of the file (its bases read up to torch's) that
+        defines none of them computing, or a torch data class that stores what it is given
+        (``TensorDataset``, ``Subset``, ...)."""
+        cache = self._plain_reads.setdefault(reads, {})
+        if name in cache:
+            return cache[name]
+        cache[name] = False  # while its bindings are judged (``a = [a]``)
+        values = self._bindings().get(name)
+        cache[name] = bool(values) and all(self._plain_value(v, reads) for v in values)
+        return cache[name]
+
+    def _plain_value(self, value: ast.expr | None, reads: frozenset[str]) -> bool:
+        if value is None:
+            return False
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return all(self._plain_value(e, reads) for e in value.elts)
+        if isinstance(value, ast.Name):
+            return self._plainly_read(value.id, reads)
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name) and func.id == "range" and "range" not in self.bound:
+            return True
+        kind = torch_data_name(self.imports, func)
+        if kind == "TensorDataset" or (kind == "random_split" and reads == _LENGTH_READS):
+            return True  # its length is its first tensor's; a split's parts, Subsets, count their indices
+        if kind in PURE_DATA:  # a loader, sampler or subset reads the data it is given
+            data = [*value.args[:1], *(k.value for k in value.keywords if k.arg in ("dataset", "data_source", "datasets"))]
+            return all(self._plain_value(part, reads) for part in data)
+        return (isinstance(func, ast.Name) and self.data_class(func.id) is not None
+                and not self._computing_reads_in_lineage(func.id, reads, frozenset()))
+
+    def _bindings(self) -> dict[str, list[ast.expr | None]]:
+        """Name -> the value of each binding of it in the file, any scope (None: a binding other than
+        a plain assignment to the name alone: a parameter, a loop, an import, an unpacking...)."""
+        found = getattr(self.tree, "_ddpfix_plain_bindings", None)
+        if found is None:
+            found = {}
+            plain: set[int] = set()
+            for node in every_node(self.tree):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            found.setdefault(target.id, []).append(node.value)
+                            plain.add(id(target))
+                        elif isinstance(target, (ast.Tuple, ast.List)) and _splits(node.value, self.imports) \
+                                and all(isinstance(t, ast.Name) for t in target.elts):
+                            for part in target.elts:  # ``train, val = random_split(...)``: each a Subset
+                                found.setdefault(part.id, []).append(node.value)
+                                plain.add(id(part))
+            for node in every_node(self.tree):
+                if id(node) in plain:
+                    continue
+                for bound in names_bound_at(node):
+                    found.setdefault(bound, []).append(None)
+            self.tree._ddpfix_plain_bindings = found
+        return found
 
     def bound_to_computing(self, reads: frozenset[str]) -> set[str]:
         """Names the file binds (anywhere) to a call of one of its classes that defines (or inherits)
@@ -532,6 +612,23 @@ def _parameters(function: ast.FunctionDef) -> list[str]:
     if names and names[0] in rebound:
         return []
     return [names[0], *(n for n in names[1:] if n not in rebound)] if names else []
+
+
+def _splits(value: ast.expr, imports: ImportTable) -> bool:
+    """``random_split(...)``: a list of ``Subset``s, unpacked into names."""
+    return isinstance(value, ast.Call) and torch_data_name(imports, value.func) == "random_split"
+
+
+def _handed_names(parts: list[ast.expr]) -> list[ast.Name]:
+    """The names handed as data: the parts themselves, and the items of a list or tuple written out
+    (``ConcatDataset([train, extra])``)."""
+    found: list[ast.Name] = []
+    for part in parts:
+        if isinstance(part, ast.Name):
+            found.append(part)
+        elif isinstance(part, (ast.List, ast.Tuple)):
+            found += _handed_names(part.elts)
+    return found
 
 
 def _rebound_names(tree: ast.AST) -> frozenset[str]:

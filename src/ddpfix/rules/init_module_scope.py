@@ -1074,8 +1074,9 @@ def _unsafe_because(block: _Block, plan: _Plan, knowledge: _Knowledge) -> str | 
                         "dtype (and device) that the block decides")
             if isinstance(found, ast.Call) and effects.reads_run_code(found):
                 return (f"`{_segment_line(found, view)}` (line {found.lineno}) reads data whose class computes when "
-                        "read (a `__len__`, `__getitem__` or property of this file that builds tensors): that code "
-                        "runs with the device and dtype the block decides")
+                        "read, or is not read (a `__len__`, `__getitem__` or property that may build tensors: of "
+                        "this file, another file's or a library's): that code runs with the device and dtype the "
+                        "block decides")
             if isinstance(found, ast.Call) and isinstance(found.func, ast.Name) and effects.data_class(found.func.id):
                 return (f"`{_segment_line(found, view)}` (line {found.lineno}) builds data, but is not known to be free of random draws and "
                         "tensor creation, whose generator, device and dtype the block decides")
