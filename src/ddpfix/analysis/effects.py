@@ -64,7 +64,9 @@ Listed calls, and why each is pure:
 so may leave the block as long as they keep their order with every other statement:
 ``torch.utils.data.random_split`` draws its permutation from the CPU generator it is given
 (``default_generator`` by default) whatever the default device; under a CUDA default device that
-draw fails ("Expected a 'cuda' device type for generator"), on the CPU it is the same draw.
+draw fails ("Expected a 'cuda' device type for generator"), on the CPU it is the same draw. Only
+where the generator is known to be the CPU's (absent, ``torch.Generator()`` seeded or not, or a name
+bound only to one): a CUDA generator draws inside a CUDA block and fails outside it.
 
 A class of the file is known data when every base is ``torch.utils.data.Dataset``/
 ``IterableDataset`` or ``LightningDataModule`` (whose ``__init__`` only sets attributes:
@@ -429,8 +431,27 @@ class Effects:
                 and not node.args and not node.keywords)
 
     def ordered_data_call(self, node: ast.Call) -> bool:
-        """A known data call that keeps its meaning outside the block if it keeps its order."""
-        return torch_data_name(self.imports, node.func) in ORDERED_DATA
+        """A known data call that keeps its meaning outside the block if it keeps its order: one that
+        draws from the default CPU generator or from one known to be a CPU generator
+        (``torch.Generator()``, seeded or not, or a name the file binds only to one). A generator of
+        another device (``split_gen`` made with ``device="cuda"``) draws where the block puts the
+        permutation: outside it the draw fails (review helper-42, c06)."""
+        if torch_data_name(self.imports, node.func) not in ORDERED_DATA:
+            return False
+        generator = [*node.args[2:3], *(k.value for k in node.keywords if k.arg == "generator")]
+        return all(self._cpu_generator(g) for g in generator) and not any(
+            isinstance(a, ast.Starred) for a in node.args) and not any(k.arg is None for k in node.keywords)
+
+    def _cpu_generator(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
+        """``torch.Generator()`` (``.manual_seed(n)`` on it), or a name bound in the file only to one."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "manual_seed":
+            return self._cpu_generator(node.func.value, seen)
+        if self._new_generator(node):
+            return True
+        if isinstance(node, ast.Name) and node.id not in seen:
+            values = self._bindings().get(node.id)
+            return bool(values) and all(v is not None and self._cpu_generator(v, seen | {node.id}) for v in values)
+        return False
 
     # --- statements -------------------------------------------------------------------------
 
