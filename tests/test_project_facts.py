@@ -73,6 +73,28 @@ def test_a_lone_script_is_a_whole_program(tmp_path, run_cli):
         assert b"DDP003 [*]" in proc.stdout and MONITORED_LINE in proc.stdout, (marker, proc.stdout)
 
 
+def test_a_script_above_an_unmarked_package_is_of_its_program(tmp_path, run_cli):
+    """No project marker, ``train.py`` beside ``src/`` importing ``src.data`` (``python train.py`` puts
+    the top folder first on sys.path): one program, whether the folder or the data file is named. The
+    script's switch of the default device to CUDA makes the CUDA-generator fix unsafe (review
+    helper-42, g07: each folder was a program of its own, and the fix was safe). A script that does
+    not import the package leaves it a program of its own (the fix stays safe)."""
+    top = tmp_path / "work"
+    (top / "src").mkdir(parents=True)
+    (top / "src" / "__init__.py").write_text("")
+    (top / "src" / "data.py").write_bytes(
+        b"import torch\nfrom torch.utils.data import DataLoader\n\n\ndef make_loader(ds):\n"
+        b"    g = torch.Generator(device='cuda')\n    return DataLoader(ds, shuffle=True, generator=g)\n")
+    (top / "train.py").write_bytes(b"import torch\nfrom src.data import make_loader\n\n"
+                                   b"torch.set_default_device('cuda')\nloader = make_loader(list(range(8)))\n")
+    for named in (".", "src/data.py"):
+        proc = run_cli("--check", "-v", named, cwd=top)
+        assert b"DDP002 [~]" in proc.stdout and b"train.py:4" in proc.stdout, (named, proc.stdout)
+    (top / "train.py").write_bytes(b"import torch\n\ntorch.set_default_device('cuda')\n")
+    proc = run_cli("--check", "src/data.py", cwd=top)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout
+
+
 def test_files_left_out_of_fixing_are_still_read_for_facts(tmp_path, run_cli):
     """A script the settings exclude or .gitignore leaves out is still code of the program: its
     switch of the default device to CUDA makes the data file's CUDA generator fix unsafe, whether

@@ -35,8 +35,10 @@ def marked_root(path: str) -> str | None:
 
 
 def program_root(path: str) -> str:
-    """The root of the program ``path`` belongs to: ``marked_root``, else the named folder, else the
-    folder of the named file."""
+    """The root of the program ``path`` belongs to: ``marked_root``, else the named folder (or the
+    folder of the named file), or the folder above it where a script there imports it by its name
+    (``train.py`` beside ``src/`` doing ``from src.data import make_loader``: ``python train.py`` puts
+    the top folder first on ``sys.path``), and so on up (``_imported_from_above``)."""
     return _program_root(os.path.abspath(path))
 
 
@@ -45,7 +47,46 @@ def _program_root(absolute: str) -> str:
     marked = marked_root(absolute)
     if marked is not None:
         return marked
-    return os.path.realpath(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
+    folder = os.path.realpath(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
+    while _imported_from_above(folder):
+        folder = os.path.dirname(folder)
+    return folder
+
+
+#: Files of a folder read for an import of a folder below it, at most (a home folder is no program).
+_ABOVE_LIMIT = 200
+
+
+@functools.lru_cache(maxsize=1024)
+def _imported_from_above(folder: str) -> bool:
+    """A Python file or notebook directly in the folder above ``folder`` imports ``folder`` by its
+    name as a module (``import src``, ``from src.data import x``): the two are one program."""
+    parent = os.path.dirname(folder)
+    name = os.path.basename(folder)
+    if parent == folder or not name.isidentifier():
+        return False
+    pattern = re.compile(rb"(?:^|[;\n])[ \t]*(?:from|import)[ \t]+" + re.escape(name.encode()) + rb"\b", re.M)
+    try:
+        entries = sorted(os.listdir(parent))
+    except OSError:
+        return False
+    read = 0
+    for entry in entries:
+        if not entry.endswith((".py", ".ipynb")):
+            continue
+        read += 1
+        if read > _ABOVE_LIMIT:
+            return False
+        try:
+            with open(os.path.join(parent, entry), "rb") as handle:
+                data = handle.read(1 << 20)
+        except OSError:
+            continue
+        if entry.endswith(".ipynb"):
+            data = data.replace(b'\\n', b"\n").replace(b'"', b"\n")  # a cell's source lines, JSON-quoted
+        if pattern.search(data):
+            return True
+    return False
 
 
 # --- which files of a program can run in one process ----------------------------------------------

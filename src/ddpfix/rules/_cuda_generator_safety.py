@@ -19,11 +19,14 @@ SHOWN = 3
 
 def describe(switch: DeviceSwitch, here: str) -> str:
     """``torch.set_default_device(...) (line 3)`` in this file, ``(train.py:3)`` in another, its path
-    relative to this file's folder where it lies below it."""
+    relative to this file's folder where it lies below it, else to the current folder where it lies
+    below that, else whole."""
     real = os.path.realpath(here)
     if switch.path == real:
         return f"{switch.what} (line {switch.line})"
     relative = os.path.relpath(switch.path, os.path.dirname(real))
+    if relative.startswith(".."):  # above this file's folder: as the run's paths are shown, from here
+        relative = os.path.relpath(switch.path)
     shown = switch.path if relative.startswith("..") else relative
     return f"{switch.what} ({shown.replace(os.sep, '/')}:{switch.line})"
 
