@@ -95,6 +95,33 @@ def test_a_script_above_an_unmarked_package_is_of_its_program(tmp_path, run_cli)
     assert b"DDP002 [*]" in proc.stdout, proc.stdout
 
 
+def test_a_package_of_another_program_of_the_run_runs_with_its_importer(tmp_path, run_cli):
+    """A monorepo: apps/trainer (its own pyproject.toml) imports datakit, a package of
+    packages/datakit (another pyproject.toml, src layout). Named together, the two programs of the
+    run are joined by that import: the trainer's switch of the default device to CUDA makes the
+    package's CUDA-generator fix unsafe, as the finding's message already said (review helper-42,
+    g06: the fix was safe)."""
+    root = tmp_path / "mono"
+    (root / ".git").mkdir(parents=True)
+    package = root / "packages" / "datakit"
+    (package / "src" / "datakit").mkdir(parents=True)
+    (package / "pyproject.toml").write_text('[project]\nname = "datakit"\n')
+    (package / "src" / "datakit" / "__init__.py").write_text("from .loaders import seeded_loader\n")
+    (package / "src" / "datakit" / "loaders.py").write_bytes(
+        b"import torch\nfrom torch.utils.data import DataLoader\n\n\ndef seeded_loader(ds):\n"
+        b"    g = torch.Generator(device='cuda')\n    return DataLoader(ds, shuffle=True, generator=g)\n")
+    app = root / "apps" / "trainer"
+    app.mkdir(parents=True)
+    (app / "pyproject.toml").write_text('[project]\nname = "trainer"\n')
+    (app / "train.py").write_bytes(b"import torch\nfrom datakit import seeded_loader\n\n"
+                                   b"torch.set_default_device('cuda')\nloader = seeded_loader(list(range(8)))\n")
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"DDP002 [~]" in proc.stdout and b"apps/trainer/train.py:4" in proc.stdout, proc.stdout
+    (app / "train.py").write_bytes(b"import torch\n\ntorch.set_default_device('cuda')\n")
+    proc = run_cli("--check", ".", cwd=root)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout
+
+
 def test_files_left_out_of_fixing_are_still_read_for_facts(tmp_path, run_cli):
     """A script the settings exclude or .gitignore leaves out is still code of the program: its
     switch of the default device to CUDA makes the data file's CUDA generator fix unsafe, whether

@@ -328,11 +328,14 @@ class ProjectFacts:
         return self._read[key]
 
     def may_run_with(self, path: str, other: str) -> bool:
-        """The file at ``other`` may run in one process with the file at ``path``: same program, and
-        joined by imports (or unknown: a file not read)."""
+        """The file at ``other`` may run in one process with the file at ``path``: joined by imports
+        (within a program, or across programs of the run), or of the same program and one of them
+        not read (unknown)."""
         root, group = self._place(path)
         other_root, other_group = self._place(other)
-        return root == other_root and (group is None or other_group is None or group == other_group)
+        if group is not None and group == other_group:
+            return True  # joined by imports, across programs too (a package of the run installed beside)
+        return root == other_root and (group is None or other_group is None)
 
     def default_devices_for(self, path: str) -> tuple[DeviceSwitch, ...]:
         """``default_devices`` that may run in one process with ``path``'s code (its program, joined by

@@ -265,9 +265,12 @@ class ProcessGroups:
       (importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py``); a relative import from
       the file's own folder; a module of no file of the program (``torch.utils.data``) joins nothing;
     * a package's ``__init__.py`` to every file below it (they run it when imported as modules);
-    * a dynamic import: to every file of the run, or to those of the packages its literal prefixes
-      name (not to a notebook, which is no module, unless the loader is a notebook, ``%run``, or
-      names notebooks);
+    * a dynamic import: to every file of its program, or to those of the packages its literal
+      prefixes name (not to a notebook, which is no module, unless the loader is a notebook, ``%run``,
+      or names notebooks);
+    * an import of a module no file of the program holds, to the files of a package another program
+      of the run holds under that name (a monorepo's ``packages/datakit``, installed beside the app
+      that imports it);
     * pytest: the test files and ``conftest.py`` of a program run in one pytest process.
 
     A hazard or a default-device switch in one file bears on another only if both can run in one
@@ -285,12 +288,28 @@ class ProcessGroups:
                 continue  # not a module: ``import notebook`` finds no notebook
             for name in module_paths(relative[path]):
                 by_module.setdefault((roots[path], name), []).append(path)
+        # A module of no file of its own program may be another program's of the run: a package of
+        # the same repository installed beside it (a monorepo's ``packages/datakit``): indexed by
+        # name across programs.
+        # Only packages (a folder with ``__init__.py``): what another program installs; a loose
+        # ``data.py`` of another program is no module of this one.
+        packages_of = {(root, name) for (root, name), paths in by_module.items()
+                       if any(os.path.basename(p) == "__init__.py" for p in paths)}
+        elsewhere: dict[tuple[str, ...], list[str]] = {}
+        for (root, name), paths in by_module.items():
+            if (root, name[:1]) in packages_of:
+                elsewhere.setdefault(name, []).extend(paths)
         tests: dict[str, str] = {}
         anything: list[str] = []
         for path, (modules, packages) in files.items():
             root = roots[path]
             for module in modules:
-                for other in self._targets(path, root, module, by_module):
+                targets = self._targets(path, root, module, by_module)
+                if not targets and not module.startswith("."):
+                    parts = tuple(module.split("."))
+                    targets = [f for i in range(1, len(parts) + 1) for f in elsewhere.get(parts[:i], ())
+                               if roots[f] != root]
+                for other in targets:
                     self._join(path, other)
             if HYDRA_CONFIGS in packages and _configs_name_targets(root):
                 packages = (*packages, ANY_MODULE)
@@ -319,12 +338,16 @@ class ProcessGroups:
         # A loader may run any module of the program; a notebook only where it is one (``%run``) or
         # names notebooks.
         runs_notebooks = [p for p in anything if p.endswith(".ipynb") or NOTEBOOKS in files[p][1]]
-        for path in anything[:1]:
+        first_loader: dict[str, str] = {}  # per program: a loader runs modules of its own program
+        for path in anything:
+            root = roots[path]
+            if root in first_loader:
+                self._join(path, first_loader[root])
+                continue
+            first_loader[root] = path
             for other in files:
-                if not other.endswith(".ipynb"):
+                if roots[other] == root and not other.endswith(".ipynb"):
                     self._join(path, other)
-        for path in anything[1:]:
-            self._join(path, anything[0])
         for path in runs_notebooks:
             for other in files:
                 if other.endswith(".ipynb") and roots[other] == roots[path]:

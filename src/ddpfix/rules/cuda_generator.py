@@ -224,7 +224,9 @@ def _verdict(origin: _Origin, other_use: int | None, sites: str, ctx: RuleContex
             f"CUDA generator reaches {sites} but is also used on line {other_use}: data loading "
             "draws indices on the CPU and fails; give the loader its own CPU generator"
         ), False
-    switches = ctx.facts.default_devices
+    # The switches that may run in this file's process: the same list the fix's safety reads, so the
+    # message never names a switch the proof leaves out (review helper-42, g06).
+    switches = ctx.facts.default_devices_for(ctx.path)
     if switches and _safety.blocking_switch(switches, ctx.path):
         return f"CUDA generator reaches {first}; the default device is CUDA", (
             f"CUDA generator reaches {sites}, and the default device is CUDA "
