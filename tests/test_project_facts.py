@@ -122,6 +122,29 @@ def test_a_package_of_another_program_of_the_run_runs_with_its_importer(tmp_path
     assert b"DDP002 [*]" in proc.stdout, proc.stdout
 
 
+def test_a_switch_a_configuration_names_for_a_loader_counts(tmp_path, run_cli):
+    """A hydra app calls what its configuration names (``call(cfg.runtime)`` with ``_target_:
+    torch.set_default_device``): that is a switch of the default device, and the CUDA-generator fix
+    of the data file it runs is unsafe, naming the configuration's line (review helper-42, g02). The
+    same app whose configuration names no switch keeps the fix safe."""
+    root = tmp_path / "app"
+    (root / "conf").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "app"\n')
+    (root / "data.py").write_bytes(
+        b"import torch\nfrom torch.utils.data import DataLoader\n\n\ndef make_loader(ds):\n"
+        b"    g = torch.Generator(device='cuda')\n    return DataLoader(ds, shuffle=True, generator=g)\n")
+    (root / "train.py").write_bytes(
+        b"import hydra\nfrom hydra.utils import call\n\nfrom data import make_loader\n\n\n"
+        b"@hydra.main(config_path='conf', config_name='config', version_base=None)\ndef main(cfg):\n"
+        b"    call(cfg.runtime)\n    loader = make_loader(list(range(8)))\n")
+    (root / "conf" / "config.yaml").write_text("runtime:\n  _target_: torch.set_default_device\n  device: cuda\n")
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"DDP002 [~]" in proc.stdout and b"conf/config.yaml:2" in proc.stdout, proc.stdout
+    (root / "conf" / "config.yaml").write_text("runtime:\n  _target_: torch.manual_seed\n  seed: 0\n")
+    proc = run_cli("--check", ".", cwd=root)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout
+
+
 def test_files_left_out_of_fixing_are_still_read_for_facts(tmp_path, run_cli):
     """A script the settings exclude or .gitignore leaves out is still code of the program: its
     switch of the default device to CUDA makes the data file's CUDA generator fix unsafe, whether

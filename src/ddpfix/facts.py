@@ -342,7 +342,14 @@ class ProjectFacts:
         imports: an unrelated script's switch is not this one's). Kept per process group."""
         key = ("switches", self._place(path))
         if key not in self._read:
-            self._read[key] = tuple(switch for switch in self.default_devices if self.may_run_with(path, switch.path))
+            found = [switch for switch in self.default_devices if self.may_run_with(path, switch.path)]
+            # A loader of what configuration files name (hydra's ``call``/``instantiate``, LightningCLI)
+            # runs a ``_target_: torch.set_default_device`` of its program's YAML or JSON too (review
+            # helper-42, g02).
+            for root in dict.fromkeys(program_root(loader) for loader in self.processes.loaders
+                                      if self.may_run_with(path, loader)):
+                found += config_switches(root)
+            self._read[key] = tuple(found)
         return self._read[key]
 
     def hazard(self, name: str, path: str | None = None, excused: Callable[[str], bool] | None = None) -> str | None:
@@ -1213,6 +1220,24 @@ def config_hazards(root: str) -> dict[str, str]:
                 if match is not None:
                     line = data.count(b"\n", 0, match.start()) + 1
                     found[name] = f"{os.path.relpath(path)}:{line}"
+    return found
+
+
+def config_switches(root: str) -> list[DeviceSwitch]:
+    """The places where the program's configuration files name a function that switches the
+    default device (``_target_: torch.set_default_device``): what a loader may call. Past
+    ``MAX_CONFIG_FILES``, one switch that says they were not all read."""
+    found: list[DeviceSwitch] = []
+    for path, data in config_files(root):
+        if path is None:
+            found.append(DeviceSwitch(root, 0, f"a configuration file (more than {MAX_CONFIG_FILES}, not all read)",
+                                      False, False))
+            break
+        for name in SWITCH_FUNCTIONS:
+            at = data.find(name.encode())
+            if at >= 0:
+                found.append(DeviceSwitch(os.path.realpath(path), data.count(b"\n", 0, at) + 1,
+                                          f"`{name}` named in a configuration", False, False))
     return found
 
 
