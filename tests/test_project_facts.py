@@ -145,6 +145,26 @@ def test_a_switch_a_configuration_names_for_a_loader_counts(tmp_path, run_cli):
     assert b"DDP002 [*]" in proc.stdout, proc.stdout
 
 
+def test_a_with_over_a_call_not_known_to_enter_no_device_is_a_switch(tmp_path, run_cli):
+    """``with accelerator_device():`` where a helper of another file returns ``torch.device("cuda")``
+    enters that device: the CUDA-generator fix is unsafe, naming the ``with`` (review helper-42, g01).
+    ``with torch.no_grad():`` and ``with open(...)`` enter none: the fix stays safe."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (root / "utils.py").write_bytes(b"import torch\n\n\ndef accelerator_device():\n    return torch.device('cuda')\n")
+    body = (b"import torch\nfrom torch.utils.data import DataLoader\nfrom utils import accelerator_device\n\n\n"
+            b"def main():\n    g = torch.Generator(device='cuda')\n    with %s:\n"
+            b"        for batch in DataLoader(list(range(8)), shuffle=True, generator=g):\n            pass\n")
+    (root / "train.py").write_bytes(body % b"accelerator_device()")
+    proc = run_cli("--check", "-v", "train.py", cwd=root)
+    assert b"DDP002 [~]" in proc.stdout and b"with accelerator_device(...) (train.py:8)" in proc.stdout, proc.stdout
+    for known in (b"torch.no_grad()", b"open('log.txt', 'w') as log"):
+        (root / "train.py").write_bytes(body % known)
+        proc = run_cli("--check", "train.py", cwd=root)
+        assert b"DDP002 [*]" in proc.stdout, (known, proc.stdout)
+
+
 def test_files_left_out_of_fixing_are_still_read_for_facts(tmp_path, run_cli):
     """A script the settings exclude or .gitignore leaves out is still code of the program: its
     switch of the default device to CUDA makes the data file's CUDA generator fix unsafe, whether

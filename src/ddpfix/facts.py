@@ -82,6 +82,17 @@ _CALL_SHAPE = lazy_compile(rb"[ \t]*[A-Za-z_][\w.]*[ \t]*\(\)(?:[ \t]*(?:\.[ \t]
 _AS_TARGET = lazy_compile(rb"[ \t]as\b")
 SWITCH_FUNCTIONS = frozenset({"set_default_device", "set_default_tensor_type"})
 SWITCH_CONTEXTS = frozenset({"init_module", "init_tensor", "DeviceContext"})  # Lightning's, torch's
+#: Context managers known not to enter a device, by name (a ``with`` over any other call may enter
+#: the ``torch.device`` the call returns: review helper-42, g01): files, gradients and precision,
+#: profiling, warnings and output, temporary files, progress bars, pools and locks, mocks, DDP's own.
+NON_DEVICE_CONTEXTS = frozenset({
+    "open", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "autocast", "profile",
+    "record_function", "catch_warnings", "suppress", "redirect_stdout", "redirect_stderr", "ExitStack",
+    "nullcontext", "closing", "TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile", "tqdm", "trange",
+    "Pool", "ThreadPoolExecutor", "ProcessPoolExecutor", "Lock", "RLock", "Semaphore", "patch", "raises", "warns",
+    "deprecated_call", "chdir", "ZipFile", "TarFile", "no_sync", "join", "sdpa_kernel", "sdp_kernel", "stream",
+    "detect_anomaly", "set_detect_anomaly", "Timer", "timer", "capture_output",
+})
 #: Hazards a safe fix must rule out in the whole project, not only in the file it rewrites (a
 #: callback is usually named in the training script, a dataset in a data module): the words of each,
 #: anywhere in a file (code, string or comment: a cheap over-approximation).
@@ -1670,6 +1681,8 @@ def default_device_switches(tree: ast.Module, path: str, nodes: list[ast.AST] | 
                 context = item.context_expr
                 if isinstance(context, ast.Call):
                     kind = _context_kind(context, devices)
+                    if kind is None and _last_name(context.func) not in NON_DEVICE_CONTEXTS:
+                        kind = "unknown"  # ``with accelerator_device():`` may enter the torch.device it returns
                     if kind is not None:
                         found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context.func)}(...)", kind == "cuda", True))
                 else:  # ``with device:``, ``with ctx:``, ``with lock:``: a torch.device may be held in any name

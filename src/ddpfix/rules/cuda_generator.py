@@ -97,9 +97,13 @@ class CudaGenerator(Rule):
     - a default-device switch stands in another file, in a `with` block, or sets a device that is not
       a literal: the message names the switches; change them together with the generator. A `with`
       whose item is not a call (`with DEV:`, `with cfg.device:`, even `with lock:`, since any name may
-      hold a `torch.device`), a context entered by hand (`x.__enter__()`, `stack.enter_context(x)`)
-      and `set_default_device` / `set_default_tensor_type` named in a string
-      (`getattr(torch, "set_default_device")`) count as such switches;
+      hold a `torch.device`), a `with` over a call not known to enter no device (`with
+      accelerator_device():`, whose helper may return a `torch.device`; `with torch.no_grad():`,
+      `with open(...)`, `with tqdm(...)` and the like enter none), a context entered by hand
+      (`x.__enter__()`, `stack.enter_context(x)`), `set_default_device` / `set_default_tensor_type`
+      named in a string (`getattr(torch, "set_default_device")`) and a configuration file that names
+      one where the program's loader may call it (`_target_: torch.set_default_device` for hydra's
+      `call`) count as such switches;
     - the generator is an attribute (`self.gen`): code outside the class may use it for CUDA work;
     - it is a module-level or class-level name: another file may import it;
     - it reaches a `WeightedRandomSampler`, which draws on its weights' device (a CUDA generator
