@@ -470,15 +470,45 @@ def _metric_attributes(cls: ast.ClassDef, imports: ImportTable) -> set[str]:
 
 
 def builds_ddp_trainer(tree: ast.Module, imports: ImportTable, data: bytes | None = None) -> bool:
-    """``_lightning.builds_ddp_trainer``: the file builds a Trainer (or Fabric) with a DDP strategy."""
-    if data is not None and (b"strategy" not in data or b"ddp" not in data.lower()):
+    """``_lightning.builds_ddp_trainer``: the file builds a Trainer (or Fabric) with a DDP strategy,
+    or one that Lightning's default makes DDP: no strategy (or ``"auto"``) with several devices, or
+    devices it does not choose itself from what is written (``devices`` left out or ``"auto"``: every
+    GPU of the machine; ``-1``; a count or list of more than one; a value not read), on an
+    accelerator not known to be the CPU's or MPS's (Lightning 2.x ``_choose_strategy``: ``"ddp"``,
+    ``"ddp_fork"`` in a notebook; 1.x ``gpus=2`` too). ``Trainer(devices=4)`` is DDP on a GPU machine."""
+    if data is not None and b"Trainer" not in data and b"Fabric" not in data:
         return False
     for node in every_node(tree):
         if not isinstance(node, ast.Call) or lightning_name(imports, node.func) not in ("Trainer", "Fabric"):
             continue
         if any(arg.arg == "strategy" and is_ddp_strategy(arg.value, imports) for arg in node.keywords):
             return True
+        if _default_ddp(node):
+            return True
     return False
+
+
+def _default_ddp(call: ast.Call) -> bool:
+    """A Trainer or Fabric that Lightning's default strategy may make DDP (``builds_ddp_trainer``)."""
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return True  # ``Trainer(**cfg)``: its strategy and devices are not read
+    named = {k.arg: k.value for k in call.keywords}
+    strategy = named.get("strategy")
+    if strategy is not None and string_value(strategy) not in ("auto",):
+        return False  # another strategy, named (a DDP one is read by the caller)
+    accelerator = string_value(named["accelerator"]) if "accelerator" in named else None
+    if accelerator in ("cpu", "mps") and "devices" not in named:
+        return False  # one CPU process, or the one MPS device
+    for key in ("devices", "gpus"):
+        if key not in named:
+            continue
+        value = named[key]
+        if isinstance(value, ast.Constant) and value.value in (None, 0, 1, "1", "0"):
+            continue
+        if isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) <= 1:
+            continue
+        return True  # several, all (-1, "auto"), or a value not read
+    return "devices" not in named and "gpus" not in named and accelerator not in ("cpu", "mps")
 
 
 def is_ddp_strategy(value: ast.expr, imports: ImportTable) -> bool:

@@ -24,7 +24,9 @@ class UnseededRandomSplit(Rule):
     ## What it does
     Adds `generator=torch.Generator().manual_seed(<seed>)` to `random_split(...)` calls without a
     generator, inside a LightningDataModule, a LightningModule (its `setup` runs on every rank too) or
-    a Dataset, or in a script that builds a DDP Trainer.
+    a Dataset, or in a script that builds a DDP Trainer (a DDP strategy, or none with several devices
+    or with devices Lightning chooses itself: `Trainer(devices=4)` and `Trainer()` on a machine with
+    several GPUs are DDP in Lightning 2.x).
     The seed is the literal passed to `seed_everything(...)` in the run's files when there is exactly
     one such seed, else 42; `import torch` is added if the file lacks it.
 
