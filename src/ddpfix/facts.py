@@ -691,16 +691,17 @@ class ProjectFacts:
                 found.append((other, _line_at(data, match.start()), "use"))
         return found
 
-    def text_in_program(self, pattern: re.Pattern[bytes], path: str) -> str | None:
-        """The first ``file:line`` where a file that may run with ``path`` (itself included) matches
-        ``pattern`` (bytes); a reason where the facts are partial; None where none does."""
+    def text_in_program(self, pattern: re.Pattern[bytes], path: str, itself: bool = True) -> str | None:
+        """The first ``file:line`` where a file that may run with ``path`` (itself included, unless
+        ``itself`` is False) matches ``pattern`` (bytes); a reason where the facts are partial; None
+        where none does."""
         if not self.whole:
             return "the run did not read the whole project"
         root = program_root(path)
-        key = ("text", pattern.pattern, self._place(path))
+        key = ("text", pattern.pattern, self._place(path), None if itself else os.path.realpath(path))
         if key not in self._read:
             self._read[key] = None
-            for other, data in self._texts_with(path):
+            for other, data in self._texts_with(path, itself=itself):
                 if data is None:
                     self._read[key] = f"{os.path.relpath(other, root)} could not be read"
                     break

@@ -25,6 +25,9 @@ from ddpfix.lazy_regex import lazy_compile
 #: The root class of each kind, by name (Lightning's, torchmetrics').
 KINDS = ("LightningModule", "LightningDataModule", "Callback", "Metric", "MetricCollection", "DistributedSampler",
          "Dataset")
+#: Kinds whose members a rule trusts (a torchmetrics object syncs itself: its log is not reported),
+#: so a name is claimed only where no other class of that name and module could be meant.
+_CLAIMED_ONLY_WHEN_SURE = frozenset({"Metric", "MetricCollection"})
 
 # ``class`` first (a literal the regex engine searches fast), the line start checked after a match.
 _CLASS = lazy_compile(rb"class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\)|(?=:))")
@@ -197,6 +200,16 @@ def resolve_kinds(files: Iterable[tuple[str, Sequence[tuple[str, tuple[str, ...]
                         if as_name not in names:  # ``import LitSystem as System``: subclasses of System
                             names.add(as_name)
                             grew = True
+        if kind in _CLAIMED_ONLY_WHEN_SURE:
+            # Another file of the same module name defines a class of that name that is not one (a
+            # gitignored code snapshot's ``RunningMean(Metric)`` beside the project's
+            # ``RunningMean(nn.Module)``: review helper-43, c08): which one an import means is not
+            # known, so the name is not claimed through that module.
+            for path, classes, _imports in files:
+                for name, _bases in classes:
+                    if (path, name) not in members and name in reach:
+                        reach[name].discard(module_key(path))
+            reach = {name: where for name, where in reach.items() if where}
         shadowed = {path: frozenset(local for local, target in locals_.items() if target not in members)
                     for path, locals_ in relative.items()}
         found[kind] = Kinds({name: frozenset(where) for name, where in reach.items()},

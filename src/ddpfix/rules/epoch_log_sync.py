@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ddpfix.ast_walk import child_nodes, kept_on, walk
@@ -14,6 +16,7 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
 from ddpfix.analysis.ranks import gated_statements as tree_gated_statements
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.rules.base import Rule, RuleContext
 
 if TYPE_CHECKING:  # the proofs load when the rule first checks a file: a run loads every rule
@@ -77,8 +80,9 @@ class EpochLogSync(Rule):
     step, where the epoch's mean, max or min is too: a number written out (`self.log("kl", 0.0)`),
     Lightning's epoch counter (`self.current_epoch`, `self.trainer.current_epoch`, a Callback's
     `trainer.current_epoch`; not where a class of the file defines `current_epoch` or `trainer`),
-    and arithmetic of these; with `reduce_fx="sum"` such a value counts this rank's steps, a shard,
-    and is reported. Values are followed through the hook's
+    and arithmetic of these, where its key gets no other value (no other log of the program writes
+    that key, nor one built at run time: `1.0` in one branch and `0.0` in another is a per-rank
+    value); with `reduce_fx="sum"` such a value counts this rank's steps, a shard, and is reported. Values are followed through the hook's
     locals in order and through attributes every assignment of which builds a metric
     (`ddpfix.analysis.values`). What is not proven global is reported: an attribute whose class is
     not resolved (`self.acc = build_metric()`) may be a tensor, a Metric or anything; a Metric built
@@ -426,6 +430,7 @@ class EpochLogSync(Rule):
         uneven = ctx.facts.hazard("uneven batches", ctx.path)
         clock = _validation_by_the_clock(ctx)
         reach = _hooks_reaching(tree, ctx, tests, words)
+        sole_keys = _sole_keys(tree, ctx)
         for cls, method in tree_lightning.lightning_methods(tree, ctx.imports, ctx.facts.of_kind("LightningModule", ctx.path)):
             logs = [(call, call, None) for call in tree_lightning.self_method_calls_in_body(method, LOG_METHODS)]
             logs += _logs_through_partials(method, ctx.imports)
@@ -446,7 +451,7 @@ class EpochLogSync(Rule):
                     objects[cls] = (kinds, "all_gather" not in kinds.defined)
                 kinds, own_gather = objects[cls]
                 values = _function_values(method, kinds, ctx.imports, "self", None, own_gather)
-                if _already_global(call, real, values):
+                if _already_global(call, real, values, sole_keys):
                     continue
                 if cls not in safety:
                     subclassed = subclassed_beyond_thin(ctx.facts, cls.name, ctx.path, tree,
@@ -504,7 +509,7 @@ class EpochLogSync(Rule):
                 kept = {id(c) for c in _not_rank_gated([call for call, _ in found], method, tests, ctx.view, words)}
                 values = _function_values(method, None, ctx.imports, module, trainer, True)
                 for call, (epoch_paths, step_paths) in found:
-                    if id(call) not in kept or _already_global(call, call, values):
+                    if id(call) not in kept or _already_global(call, call, values, _sole_keys(tree, ctx)):
                         continue
                     label = module + tree_lightning.log_label(call)[len("self"):]
                     message = f"{label} in {cls.name}.{method.name}: epoch value without sync_dist"
@@ -588,9 +593,12 @@ def _level(call: ast.Call, hooks: dict[str, str]) -> tuple[dict[str, str], dict[
     return epoch, {hook: via for hook, via in hooks.items() if hook in STEP_DEFAULT}
 
 
-def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionValues) -> bool:
+def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionValues,
+                    sole_keys: Callable[[ast.Call], bool] = lambda _call: False) -> bool:
     """Every value the call logs is already global or a torchmetrics object (which syncs itself and
-    for which Lightning ignores ``sync_dist``): ``sync_dist`` is meaningless there."""
+    for which Lightning ignores ``sync_dist``): ``sync_dist`` is meaningless there. A value the same
+    on every rank counts too where ``sole_keys(call)``: no other log of the program may give its
+    keys another value (``1.0`` in one branch, ``0.0`` in another is a per-rank value)."""
     from ddpfix.rules._epoch_log_sync_safety import ClassFacts
 
     logged = ClassFacts.values(call)
@@ -603,9 +611,69 @@ def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionV
         logged = [dictionary]
     # A value the same on every rank at each step (a number, the epoch counter) stays so under a
     # mean, max or min over the epoch's steps; a sum counts this rank's steps (a shard).
-    uniform = _reduces_uniform_values(call)
+    uniform = _reduces_uniform_values(call) and sole_keys(call)
     return bool(logged) and all(values.origin(v, real) is not None or (uniform and values.same_on_every_rank(v))
                                 for v in logged)
+
+
+#: A ``log``/``log_dict`` call in a file's text whose key is not one string written out (an f-string,
+#: a name, a dictionary built at run time): it may log any key.
+_LITERAL_KEY = rb"['\"][^'\"{}\\\n]*['\"]"
+_ANY_KEY = lazy_compile(  # (not the logarithms of torch, NumPy and math, nor the logging module's)
+    rb"(?<!torch)(?<!numpy)(?<!\bnp)(?<!math)(?<!\bF)(?<!logging)(?<!logger)\.log(?:_dict)?[ \t]*\((?![ \t\r\n]*(?:name[ \t]*=[ \t]*)?" + _LITERAL_KEY + rb"[ \t\r\n]*,"
+    rb"|[ \t\r\n]*(?:dictionary[ \t]*=[ \t]*)?\{(?:[ \t\r\n]*" + _LITERAL_KEY + rb"[ \t]*:[^,}]*,?)*[ \t\r\n]*\})")
+
+
+def _sole_keys(tree: ast.Module, ctx: RuleContext) -> Callable[[ast.Call], bool]:
+    """Whether each key a log call writes is logged by no other call of the program: every log call
+    of the file writes literal keys and this one's once, and no other file that may run with it names
+    the key as a string or logs a key it builds at run time. Kept on the tree."""
+    counts = tree.__dict__.get("_ddpfix_log_keys")
+    if counts is None:
+        counts: dict[str, int] | None = {}
+        called = {id(node.func) for node in every_node(tree) if isinstance(node, ast.Call)}
+        for node in every_node(tree):
+            if isinstance(node, ast.Attribute) and ctx.imports.qualify(node) is not None:
+                continue  # ``torch.log(p)``, ``math.log(x)``, ``logging.log(...)``: a library's, no metric
+            if isinstance(node, ast.Attribute) and node.attr in LOG_METHODS and id(node) not in called:
+                counts = None  # ``partial(self.log, ...)``, ``log = self.log``: keys logged by another name
+                break
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LOG_METHODS \
+                    and ctx.imports.qualify(node.func) is None:
+                keys = _literal_keys(node)
+                if keys is None:
+                    counts = None
+                    break
+                for key in keys:
+                    counts[key] = counts.get(key, 0) + 1
+        tree._ddpfix_log_keys = counts
+
+    def sole(call: ast.Call) -> bool:
+        keys = _literal_keys(call)
+        if counts is None or keys is None or any(counts.get(key, 0) != 1 for key in keys):
+            return False
+        for key in keys:
+            quoted = re.compile(rb"['\"]" + re.escape(key.encode()) + rb"['\"]")
+            if ctx.facts.text_in_program(quoted, ctx.path, itself=False) is not None:
+                return False
+        return ctx.facts.text_in_program(_ANY_KEY, ctx.path, itself=False) is None
+    return sole
+
+
+def _literal_keys(call: ast.Call) -> list[str] | None:
+    """The keys a ``log``/``log_dict`` call writes, each a string written out; None otherwise."""
+    from ddpfix.rules._epoch_log_sync_safety import ClassFacts
+
+    if call.func.attr == "log":
+        named = tree_lightning.keyword(call, "name")
+        key = named.value if named is not None else (call.args[0] if call.args else None)
+        text = tree_lightning.string_value(key) if key is not None else None
+        return None if text is None else [text]
+    dictionary = ClassFacts._dictionary(call)
+    if not isinstance(dictionary, ast.Dict) or any(k is None for k in dictionary.keys):
+        return None
+    texts = [tree_lightning.string_value(k) for k in dictionary.keys]
+    return None if any(t is None for t in texts) else texts
 
 
 def _reduces_uniform_values(call: ast.Call) -> bool:
