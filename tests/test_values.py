@@ -214,3 +214,43 @@ def test_containers_filled_item_by_item_and_loops_over_them(body, kind):
 
 def walk_assignments(function):
     return [n for n in ast.walk(function) if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)]
+
+
+ESCAPES = """
+import lightning as L
+from torch import nn
+from torchmetrics import MeanMetric
+
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.aliased = {"a": MeanMetric()}
+        self.read = {"a": MeanMetric()}
+        self.handed = nn.ModuleDict({"a": MeanMetric()})
+
+    def remember(self, name, value):
+        stats = self.aliased
+        stats[name] = value
+        seen = self.read
+        for key, metric in seen.items():
+            self.log(key, metric)
+        fill(self.handed)
+
+    def hook(self, x, i):
+"""
+
+
+@pytest.mark.parametrize(("attribute", "subclassed", "kind"), [
+    ("aliased", False, None),  # a store through a local alias (review helper-43, c05)
+    ("read", False, METRICS),  # an alias only read
+    ("handed", False, None),  # handed to code not read
+    ("read", True, None),  # a subclass may put a tensor in it (review helper-43, c06)
+])
+def test_a_container_handed_on_or_of_a_subclassed_class_is_unknown(attribute, subclassed, kind):
+    tree = ast.parse(ESCAPES + f"        value = self.{attribute}\n")
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    imports = ImportTable.from_tree(tree)
+    hook = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "hook")
+    kinds = ObjectKinds(tree, [cls], imports, subclassed=subclassed)
+    found = FunctionValues(hook, kinds, imports).origin(hook.body[-1].value)
+    assert (None if found is None else found.kind) == kind

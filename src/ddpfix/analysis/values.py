@@ -144,7 +144,9 @@ class ObjectKinds:
     it (``setattr``, a tuple target, ``+=``...)."""
 
     def __init__(self, tree: ast.Module, lineage: list[ast.ClassDef], imports: ImportTable,
-                 elsewhere: Mapping[str, frozenset[str]] | None = None):
+                 elsewhere: Mapping[str, frozenset[str]] | None = None, subclassed: bool = False):
+        """``subclassed``: a class of the program may derive from the class (its methods, not read
+        here, may put anything into a container the class holds)."""
         self.tree, self.imports = tree, imports
         self.own_metrics = metric_classes(tree, imports)
         #: The project's own Metric subclasses of other files (``ProjectFacts.of_kind("Metric")``).
@@ -154,6 +156,7 @@ class ObjectKinds:
         #: what it puts is not read), with the method's locals.
         items: dict[str, list[tuple[ast.expr | None, dict[str, ast.expr]]]] = {}
         bound_otherwise: set[str] = set()
+        escaped: set[str] = set()  # attributes handed on (``stats = self.stats``): changed where not read
         self.defined: set[str] = set()  # methods the seen classes define
         setattr_called = False
         for owner in lineage:
@@ -167,6 +170,7 @@ class ObjectKinds:
             for method in owner.body:
                 if not isinstance(method, FUNCTIONS):
                     continue
+                escaped.update(_escaping_attributes(method))
                 locals_ = single_bindings(method)
                 for n in walk(method):
                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
@@ -205,6 +209,8 @@ class ObjectKinds:
             for name, k in kinds.items():
                 if None in k or name in bound_otherwise or name in self.defined:
                     continue
+                if k & {METRICS, _EMPTY} and (subclassed or name in escaped):
+                    continue  # a container something else may put a tensor into (review helper-43, c05/c06)
                 added = items.get(name, [])
                 if k == {METRIC}:
                     added = [(v, locals_) for v, locals_ in added if v is not _UPDATED]
@@ -338,6 +344,57 @@ def _items_added(call: ast.Call) -> list[tuple[str, ast.expr | None]]:
             return [(name, e) for e in call.args[0].elts]
         return [(name, None)]
     return []  # a read (``items()``, ``compute()``), or an item taken out (``pop``, ``clear``)
+
+
+#: Methods of a container that only read it.
+_READING_METHODS = frozenset({"items", "values", "keys", "get", "__contains__", "__len__", "__iter__", "__getitem__"})
+
+
+def _escaping_attributes(method: ast.AST) -> set[str]:
+    """The attributes of ``self`` the method hands on as objects, where code may change what they
+    hold: passed to a call other than ``self.log``/``self.log_dict``, ``len`` and ``isinstance``,
+    returned, yielded or put into a container; or bound to a local name (``stats = self.stats``)
+    that is then used otherwise than to read it (``stats[name] = value``, ``stats.update(...)``, handed
+    on). An item or attribute of it, a test, a loop over it are reads."""
+    parents = {id(child): node for node in walk(method) for child in child_nodes(node)}
+    aliases: dict[str, str] = {}
+    found: set[str] = set()
+
+    def handed_on(node: ast.expr, alias: bool) -> bool:
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            return alias and not isinstance(parent.ctx, ast.Load)  # a store through the alias
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            call = parents.get(id(parent))
+            called = isinstance(call, ast.Call) and call.func is parent
+            return alias and called and parent.attr not in _READING_METHODS
+        if isinstance(parent, ast.Compare) or (isinstance(parent, (ast.comprehension, ast.For, ast.AsyncFor))
+                                               and parent.iter is node):
+            return False
+        if isinstance(parent, ast.Call) and node in parent.args and (
+                (isinstance(parent.func, ast.Attribute) and parent.func.attr in ("log", "log_dict")
+                 and _is_name(parent.func.value, "self"))
+                or (isinstance(parent.func, ast.Name) and parent.func.id in ("len", "isinstance"))):
+            return False
+        return True
+
+    for node in walk(method):
+        if isinstance(node, ast.Attribute) and _is_name(node.value, "self") and isinstance(node.ctx, ast.Load):
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Assign) and parent.value is node and all(
+                    isinstance(t, ast.Name) for t in parent.targets):
+                for target in parent.targets:
+                    aliases[target.id] = node.attr
+            elif handed_on(node, alias=False):
+                found.add(node.attr)
+    for node in walk(method):
+        if isinstance(node, ast.Name) and node.id in aliases:
+            if not isinstance(node.ctx, ast.Load) and not (isinstance(parents.get(id(node)), ast.Assign)
+                                                           and parents[id(node)].value is not node):
+                found.add(aliases[node.id])  # bound otherwise too (a loop's target): not known
+            elif isinstance(node.ctx, ast.Load) and handed_on(node, alias=True):
+                found.add(aliases[node.id])
+    return found
 
 
 def _stored_self_attributes(node: ast.AST) -> list[str]:

@@ -16,7 +16,6 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
 from ddpfix.analysis.ranks import gated_statements as tree_gated_statements
-from ddpfix.lazy_regex import lazy_compile
 from ddpfix.rules.base import Rule, RuleContext
 
 if TYPE_CHECKING:  # the proofs load when the rule first checks a file: a run loads every rule
@@ -447,11 +446,13 @@ class EpochLogSync(Rule):
                     continue
                 if cls not in objects:
                     lineage = _lineage(tree, cls)
-                    kinds = ObjectKinds(tree, lineage, ctx.imports, ctx.facts.of_kind("Metric", ctx.path))
+                    kinds = ObjectKinds(tree, lineage, ctx.imports, ctx.facts.of_kind("Metric", ctx.path),
+                                        subclassed=ctx.facts.subclass_place(cls.name, ctx.path) is not None
+                                        or _subclassed_in_file(tree, cls))
                     objects[cls] = (kinds, "all_gather" not in kinds.defined)
                 kinds, own_gather = objects[cls]
                 values = _function_values(method, kinds, ctx.imports, "self", None, own_gather)
-                if _already_global(call, real, values, sole_keys):
+                if _already_global(call, real, values, lambda log, cls=cls: sole_keys(log, cls)):
                     continue
                 if cls not in safety:
                     subclassed = subclassed_beyond_thin(ctx.facts, cls.name, ctx.path, tree,
@@ -616,18 +617,13 @@ def _already_global(call: ast.Call, real: ast.Call, values: values_mod.FunctionV
                                 for v in logged)
 
 
-#: A ``log``/``log_dict`` call in a file's text whose key is not one string written out (an f-string,
-#: a name, a dictionary built at run time): it may log any key.
-_LITERAL_KEY = rb"['\"][^'\"{}\\\n]*['\"]"
-_ANY_KEY = lazy_compile(  # (not the logarithms of torch, NumPy and math, nor the logging module's)
-    rb"(?<!torch)(?<!numpy)(?<!\bnp)(?<!math)(?<!\bF)(?<!logging)(?<!logger)\.log(?:_dict)?[ \t]*\((?![ \t\r\n]*(?:name[ \t]*=[ \t]*)?" + _LITERAL_KEY + rb"[ \t\r\n]*,"
-    rb"|[ \t\r\n]*(?:dictionary[ \t]*=[ \t]*)?\{(?:[ \t\r\n]*" + _LITERAL_KEY + rb"[ \t]*:[^,}]*,?)*[ \t\r\n]*\})")
-
-
 def _sole_keys(tree: ast.Module, ctx: RuleContext) -> Callable[[ast.Call], bool]:
     """Whether each key a log call writes is logged by no other call of the program: every log call
-    of the file writes literal keys and this one's once, and no other file that may run with it names
-    the key as a string or logs a key it builds at run time. Kept on the tree."""
+    of the file writes literal keys and this one's once; no other file that may run with it logs that
+    key written out (a Callback's ``pl_module.log("key", ...)``); and the class logging it
+    (``sole(call, cls)``) neither derives from a class of another file nor is derived from elsewhere
+    (``self.log`` there logs into the same object). A key another file builds at run time
+    (``pl_module.log(f"val_{name}", ...)``) is not followed. Kept on the tree."""
     counts = tree.__dict__.get("_ddpfix_log_keys")
     if counts is None:
         counts: dict[str, int] | None = {}
@@ -648,15 +644,22 @@ def _sole_keys(tree: ast.Module, ctx: RuleContext) -> Callable[[ast.Call], bool]
                     counts[key] = counts.get(key, 0) + 1
         tree._ddpfix_log_keys = counts
 
-    def sole(call: ast.Call) -> bool:
+    def sole(call: ast.Call, cls: ast.ClassDef | None = None) -> bool:
         keys = _literal_keys(call)
         if counts is None or keys is None or any(counts.get(key, 0) != 1 for key in keys):
             return False
+        if cls is not None and (ctx.facts.subclass_place(cls.name, ctx.path) is not None or any(
+                not (tree_lightning.lightning_name(ctx.imports, base) == "LightningModule"
+                     or (isinstance(base, ast.Name) and base.id in {c.name for c in tree_lightning.classes(tree)}))
+                for owner in _lineage(tree, cls) for base in owner.bases)):
+            return False
         for key in keys:
-            quoted = re.compile(rb"['\"]" + re.escape(key.encode()) + rb"['\"]")
-            if ctx.facts.text_in_program(quoted, ctx.path, itself=False) is not None:
+            quoted = rb"['\"]" + re.escape(key.encode()) + rb"['\"]"
+            logged = re.compile(rb"\.log[ \t]*\([ \t\r\n]*(?:name[ \t]*=[ \t]*)?" + quoted
+                                + rb"|\.log_dict[ \t]*\([^)]*" + quoted + rb"[ \t]*:")
+            if ctx.facts.text_in_program(logged, ctx.path, itself=False) is not None:
                 return False
-        return ctx.facts.text_in_program(_ANY_KEY, ctx.path, itself=False) is None
+        return True
     return sole
 
 
@@ -702,6 +705,12 @@ def _function_values(method, kinds, imports, module, trainer, module_collectives
     if known is None:
         known = method._ddpfix_values = values_mod.FunctionValues(method, kinds, imports, module, trainer, module_collectives)
     return known
+
+
+def _subclassed_in_file(tree: ast.Module, cls: ast.ClassDef) -> bool:
+    """A class of the file names ``cls`` among its bases (by name)."""
+    return any(isinstance(base, ast.Name) and base.id == cls.name
+               for other in tree_lightning.classes(tree) if other is not cls for base in other.bases)
 
 
 def _lineage(tree: ast.Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
