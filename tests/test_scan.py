@@ -136,7 +136,8 @@ def test_default_device_switches_a_file_needs_a_parse_for_are_read_only_when_ask
     (tmp_path / "a_context.py").write_text("def run(ctx, step):\n    with ctx:\n        step()\n")
     (tmp_path / "b_switch.py").write_text("import torch\n\n\ndef go(device):\n    torch.set_default_device(device)\n"
                                           "    with torch.device('cuda'):\n        pass\n")
-    (tmp_path / "c_loader.py").write_text(LOADER)
+    # (the loader imports the helper: a switch of a file that cannot run with it is not its message's)
+    (tmp_path / "c_loader.py").write_text("import a_context\n" + LOADER)
     files, _, _ = discover([str(tmp_path)], respect_gitignore=False)
     facts, to_fix = scan(files, RULES, jobs=1)
     assert facts.switch_parts[0] == files[0]  # a_context.py: deferred
