@@ -74,7 +74,7 @@ class ManualRankSharding(Rule):
     def triggered_by(cls, data: bytes) -> bool:
         """The words, then what ``may_apply``'s two cases need in the bytes: a base class that may
         resolve into ``torch.utils.data`` or be a ``LightningDataModule``, or both a sampler and a
-        strategy keyword. "rank" and "Dataset" are words of every other file of torch and
+        strategy keyword or a Trainer (DDP by Lightning's default). "rank" and "Dataset" are words of every other file of torch and
         transformers."""
         if not cls.has_trigger_words(data):
             return False
@@ -83,7 +83,8 @@ class ManualRankSharding(Rule):
         if b"utils" in data and aliased("torch", data):
             return True  # ``import torch as th``, then ``th.utils.data.Dataset``
         return _FROM_TORCH_IMPORT.search(data) is not None and b"utils" in data or (
-            _SAMPLER_KEYWORD.search(data) is not None and word_match(_STRATEGY_KEYWORD, data)
+            _SAMPLER_KEYWORD.search(data) is not None and (
+                word_match(_STRATEGY_KEYWORD, data) or b"Trainer" in data or b"Fabric" in data)
         )
 
     @classmethod
@@ -92,7 +93,8 @@ class ManualRankSharding(Rule):
         file's imports or its own classes, from something of ``torch.utils.data`` or from a
         Lightning package's ``LightningDataModule``, with a rank word or a rank variable of the
         environment (``SLURM_PROCID``) inside it; (2) a call with a ``sampler=`` /
-        ``batch_sampler=`` and a call with ``strategy=`` (a Trainer built for DDP)."""
+        ``batch_sampler=`` and a call with ``strategy=`` or of a Trainer or Fabric (built for DDP, or
+        DDP by Lightning's default)."""
         imports: list[ast.stmt] = []
         rank_aliases: set[str] = set()  # ``from torch.distributed import get_rank as where``
         classes: list[ast.ClassDef] = []
@@ -110,6 +112,9 @@ class ManualRankSharding(Rule):
                         sampler = True
                     elif k.arg == "strategy":
                         strategy = True
+                func = node.func
+                if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in ("Trainer", "Fabric"):
+                    strategy = True  # Lightning's default strategy may be DDP (``builds_ddp_trainer``)
         if sampler and strategy:
             return True
 
