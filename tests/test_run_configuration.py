@@ -4,6 +4,8 @@ the project count (``use_distributed_sampler=False`` in ``scripts/train.py`` for
 
 from __future__ import annotations
 
+import pytest
+
 SHARDS = b'''import lightning as L
 from torch.utils.data import DataLoader
 
@@ -51,3 +53,24 @@ def test_a_yaml_configuration_that_turns_the_sampler_off_is_read(tmp_path, run_c
     assert b"DDP013" in run_cli("--check", ".", cwd=tmp_path).stdout
     (config / "ddp.yaml").write_text("_target_: lightning.pytorch.Trainer\nstrategy: ddp\nuse_distributed_sampler: false\n")
     assert b"DDP013" not in run_cli("--check", ".", cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize(("call", "ddp"), [
+    ("L.Trainer(devices=4)", True),  # no strategy, several devices: Lightning 2.x chooses DDP
+    ("L.Trainer()", True),  # every GPU of the machine
+    ("L.Trainer(strategy=cfg.strategy, devices=1)", True),  # a strategy held in a name may be DDP
+    ("L.Trainer(strategy='ddp')", True),
+    ("L.Trainer(devices=1)", False),
+    ("L.Trainer(accelerator='cpu')", False),
+    ("L.Trainer(strategy='fsdp', devices=4)", False),
+    ("L.Trainer(strategy='auto', devices=[0])", False),
+])
+def test_a_trainer_lightning_makes_ddp_by_default(call, ddp):
+    import ast
+
+    from ddpfix.analysis.lightning import builds_ddp_trainer
+    from ddpfix.imports import ImportTable
+
+    source = f"import lightning as L\ntrainer = {call}\n"
+    tree = ast.parse(source)
+    assert builds_ddp_trainer(tree, ImportTable.from_tree(tree), source.encode()) is ddp

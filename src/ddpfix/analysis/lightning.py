@@ -494,8 +494,12 @@ def _default_ddp(call: ast.Call) -> bool:
         return True  # ``Trainer(**cfg)``: its strategy and devices are not read
     named = {k.arg: k.value for k in call.keywords}
     strategy = named.get("strategy")
-    if strategy is not None and string_value(strategy) not in ("auto",):
-        return False  # another strategy, named (a DDP one is read by the caller)
+    if strategy is not None:
+        text = string_value(strategy)
+        if text is None:
+            return True  # a strategy held in a name or built at run time may be DDP
+        if text != "auto":
+            return False  # another strategy, written out (a DDP one is read by the caller)
     accelerator = string_value(named["accelerator"]) if "accelerator" in named else None
     if accelerator in ("cpu", "mps") and "devices" not in named:
         return False  # one CPU process, or the one MPS device

@@ -27,6 +27,7 @@ import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ddpfix.analysis.ast_shapes import parent_map
 from ddpfix.analysis.lightning import defined_elsewhere, derived
 from ddpfix.ast_walk import child_nodes, walk, walk_outside_scopes
 from ddpfix.imports import ImportTable
@@ -356,7 +357,7 @@ def _escaping_attributes(method: ast.AST) -> set[str]:
     returned, yielded or put into a container; or bound to a local name (``stats = self.stats``)
     that is then used otherwise than to read it (``stats[name] = value``, ``stats.update(...)``, handed
     on). An item or attribute of it, a test, a loop over it are reads."""
-    parents = {id(child): node for node in walk(method) for child in child_nodes(node)}
+    parents = parent_map(method)
     aliases: dict[str, str] = {}
     found: set[str] = set()
 

@@ -65,7 +65,6 @@ def _imported_from_above(folder: str) -> bool:
     name = os.path.basename(folder)
     if parent == folder or not name.isidentifier():
         return False
-    pattern = re.compile(rb"(?:^|[;\n])[ \t]*(?:from|import)[ \t]+" + re.escape(name.encode()) + rb"\b", re.M)
     try:
         entries = sorted(os.listdir(parent))
     except OSError:
@@ -84,7 +83,7 @@ def _imported_from_above(folder: str) -> bool:
             continue
         if entry.endswith(".ipynb"):
             data = data.replace(b'\\n', b"\n").replace(b'"', b"\n")  # a cell's source lines, JSON-quoted
-        if pattern.search(data):
+        if any(module.split(".", 1)[0] == name for module in imported_modules(data)[0]):
             return True
     return False
 
