@@ -636,7 +636,7 @@ def _sole_keys(tree: ast.Module, ctx: RuleContext) -> Callable[[ast.Call], bool]
                 break
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in LOG_METHODS \
                     and ctx.imports.qualify(node.func) is None:
-                keys = _literal_keys(node)
+                keys = tree_lightning.logged_names(node)
                 if keys is None:
                     counts = None
                     break
@@ -645,7 +645,7 @@ def _sole_keys(tree: ast.Module, ctx: RuleContext) -> Callable[[ast.Call], bool]
         tree._ddpfix_log_keys = counts
 
     def sole(call: ast.Call, cls: ast.ClassDef | None = None) -> bool:
-        keys = _literal_keys(call)
+        keys = tree_lightning.logged_names(call)
         if counts is None or keys is None or any(counts.get(key, 0) != 1 for key in keys):
             return False
         if cls is not None and (ctx.facts.subclass_place(cls.name, ctx.path) is not None or any(
@@ -661,22 +661,6 @@ def _sole_keys(tree: ast.Module, ctx: RuleContext) -> Callable[[ast.Call], bool]
                 return False
         return True
     return sole
-
-
-def _literal_keys(call: ast.Call) -> list[str] | None:
-    """The keys a ``log``/``log_dict`` call writes, each a string written out; None otherwise."""
-    from ddpfix.rules._epoch_log_sync_safety import ClassFacts
-
-    if call.func.attr == "log":
-        named = tree_lightning.keyword(call, "name")
-        key = named.value if named is not None else (call.args[0] if call.args else None)
-        text = tree_lightning.string_value(key) if key is not None else None
-        return None if text is None else [text]
-    dictionary = ClassFacts._dictionary(call)
-    if not isinstance(dictionary, ast.Dict) or any(k is None for k in dictionary.keys):
-        return None
-    texts = [tree_lightning.string_value(k) for k in dictionary.keys]
-    return None if any(t is None for t in texts) else texts
 
 
 def _reduces_uniform_values(call: ast.Call) -> bool:
