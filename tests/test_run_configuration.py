@@ -58,7 +58,7 @@ def test_a_yaml_configuration_that_turns_the_sampler_off_is_read(tmp_path, run_c
 @pytest.mark.parametrize(("call", "ddp"), [
     ("L.Trainer(devices=4)", True),  # no strategy, several devices: Lightning 2.x chooses DDP
     ("L.Trainer()", True),  # every GPU of the machine
-    ("L.Trainer(strategy=cfg.strategy, devices=1)", True),  # a strategy held in a name may be DDP
+    ("L.Trainer(strategy=cfg.strategy, devices=4)", False),  # a strategy held in a name: not followed
     ("L.Trainer(strategy='ddp')", True),
     ("L.Trainer(devices=1)", False),
     ("L.Trainer(accelerator='cpu')", False),
