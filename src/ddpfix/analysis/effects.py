@@ -73,7 +73,8 @@ A class of the file is known data when every base is ``torch.utils.data.Dataset`
 lightning 2.6 ``core/datamodule.py``, ``core/hooks.py``, ``core/mixins/hparams_mixin.py``) or another
 such class of the file; it is *pure* data when, besides, it has no decorator, metaclass,
 ``__new__``/``__setattr__``/``__init_subclass__``, no decorated method (a property's setter runs on a
-plain store) nor class attribute a call builds (a descriptor's ``__set__`` does), and its ``__init__`` (if any) only stores its
+plain store) nor class attribute other than a tensor-free value (it may be a descriptor, whose
+``__set__`` runs on a store), and its ``__init__`` (if any) only stores its
 arguments: plain stores ``self.x = x`` of a parameter (or of a tensor-free value, ``self.size =
 28``), ``super().__init__(...)`` and ``self.save_hyperparameters(...)`` with pure arguments.
 Anything else (``self.images = images / 255``, a call, an ``if``) makes it only *data*: arithmetic
@@ -109,6 +110,15 @@ PURE_DATA = frozenset({
     "SubsetRandomSampler", "BatchSampler",
 })
 ORDERED_DATA = frozenset({"random_split"})
+#: Library calls whose results hold (or are) the user's objects: their reads run the user's code.
+_HOLDS_USER_OBJECTS = ("torch.utils.data", "torch.load", "torch.hub", "torch.jit.load", "numpy.load", "pickle")
+#: Libraries whose module attributes are plain reads (``torch.float64``, ``os.environ``,
+#: ``torch.utils.data.DataLoader``): an attribute path through one of their modules runs no code
+#: that builds tensors.
+KNOWN_LIBRARIES = frozenset({
+    "torch", "numpy", "math", "os", "sys", "pathlib", "lightning", "pytorch_lightning", "lightning_fabric",
+    "torchvision", "argparse", "typing", "collections", "functools", "itertools", "string", "json", "re",
+})
 DATA_BASES = frozenset({"Dataset", "IterableDataset"})
 _TORCH_DATA = ("torch.utils.data.",)
 #: Data constructors that ask the length of the data they are given (torch 2.13: ``RandomSampler``'s
@@ -153,7 +163,10 @@ class Effects:
     _data: dict[str, str | None] = field(default_factory=dict)  # class -> "pure"/"data"/None
     _tensor_free_names: set[str] | None = None
     _computing_bound: dict[frozenset[str], set[str] | None] = field(default_factory=dict)  # ``bound_to_computing``
-    _plain_reads: dict[frozenset[str], dict[str, bool]] = field(default_factory=dict)  # ``_plainly_read``
+    _plain_reads: dict[frozenset[str], dict[tuple, bool]] = field(default_factory=dict)  # ``_plainly_read``
+    #: Inside a method of a data class being judged: the name of its instance (``self``), whose
+    #: attributes are what its constructor stored (``_only_returns_a_read``).
+    _instance: str | None = None
 
     @classmethod
     def of(cls, tree: ast.Module, imports: ImportTable, lightning_name) -> Effects:
@@ -194,12 +207,10 @@ class Effects:
                 if found is not None:
                     return found
             return None
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                and node.value.id in self.bound_to_computing(_ITEM_READS):
-            return node  # ``ds[0]`` runs a ``__getitem__`` of the file that computes
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.value.id in self.bound_to_computing(frozenset({node.attr, *_ATTRIBUTE_READS})):
-            return node  # ``dm.class_weights`` runs a property of the file that computes (review helper-42, c01)
+        if isinstance(node, ast.Subscript) and not self._known_read(node.value, _ITEM_READS):
+            return node  # ``ds[0]`` runs a ``__getitem__``, which may compute (review helper-43, c15)
+        if isinstance(node, ast.Attribute) and not self._known_read(node.value, frozenset({node.attr, *_ATTRIBUTE_READS})):
+            return node  # ``dm.class_weights`` may run a property that computes (review helper-42, c01; helper-43, c07)
         if isinstance(node, (ast.expr, ast.comprehension, ast.keyword, ast.expr_context, ast.boolop, ast.operator,
                              ast.unaryop, ast.cmpop)):
             for child in child_nodes(node):
@@ -211,6 +222,58 @@ class Effects:
                 return node  # ``len(dataset) / counts``: a tensor in the context's default dtype
             return None
         return node
+
+    def _known_read(self, value: ast.expr, reads: frozenset[str]) -> bool:
+        """Reading an attribute or an item of ``value`` (``reads``: the methods such a read may run)
+        is known to run no code of the user's that computes: ``value`` is a Python value
+        (``tensor_free``), an attribute path of a listed library (``torch.float64``, ``os.environ``),
+        the result of a listed pure call, or a name bound only to objects whose class's reads are
+        known (``_plainly_read``). An object of any other class may run a property, ``__getattr__``
+        or ``__getitem__`` that builds tensors where the statement runs: a class of another file, an
+        object handed in as a parameter or made by a function (review helper-43, c07/c11/c14/c15)."""
+        if self.tensor_free(value):
+            return True
+        if self._instance is not None and isinstance(value, ast.Name) and value.id == self._instance:
+            return True  # the judged class's own reads are judged with it (``_computing_reads_in_lineage``)
+        if self._instance is not None and _instance_attribute(value, self._instance):
+            return True  # ``self.images[i]``: an item of what the constructor stored, asked of the call
+        qualified = self.imports.qualify(value)
+        if qualified is not None and qualified.split(".", 1)[0] in KNOWN_LIBRARIES:
+            return True
+        if isinstance(value, ast.Call):
+            return self._returns_known_objects(value) or self._plain_value(value, reads)
+        return isinstance(value, ast.Name) and self._plainly_read(value, reads)
+
+    def _returns_known_objects(self, call: ast.Call) -> bool:
+        """A call of a listed library (``torch.Generator()``, ``os.path.join(...)``) or a builtin that
+        builds a container or a Python value (``list(...)``, ``sorted(...)``): what it returns is an
+        object of a known class. Not ``min``/``max``/``sum``/``abs``/``round``: they return (or ask)
+        their arguments' objects."""
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in PURE_BUILTINS - COMPUTING_BUILTINS - {"abs", "round"} and func.id not in self.bound
+        return self._library_object(call, frozenset())
+
+    def _library_object(self, node: ast.expr, seen: frozenset[str]) -> bool:
+        """``node`` evaluates to an object a listed library made (``torch.randn(...)``, a method of
+        one: ``x.sum(dim=1)``, an item of one: ``y[:32]``, a name bound only to such), whose reads
+        are the library's. Not what holds the user's objects or unpickles them: torch's data classes
+        (``Subset`` reads its dataset; asked by ``_plain_value``) and the loaders (``torch.load``)."""
+        if isinstance(node, ast.Call):
+            qualified = self.imports.qualify(node.func)
+            if qualified is not None:
+                return qualified.split(".", 1)[0] in KNOWN_LIBRARIES and not qualified.startswith(_HOLDS_USER_OBJECTS)
+            return isinstance(node.func, ast.Attribute) and self._library_object(node.func.value, seen)
+        if isinstance(node, ast.Subscript):
+            return self._library_object(node.value, seen)
+        operands = _operands(node)
+        if operands is not None:  # ``x[:, 0] > 0``: an operator on the library's objects (or Python values)
+            return any(not self.tensor_free(o) for o in operands) and all(
+                self.tensor_free(o) or self._library_object(o, seen) for o in operands)
+        if isinstance(node, ast.Name) and node.id not in seen:
+            values = self._visible_bindings(node)
+            return bool(values) and all(v is not None and self._library_object(v, seen | {node.id}) for v in values)
+        return False
 
     def operator_on_tensors(self, node: ast.AST) -> bool:
         """``node`` (an answer of ``unknown_in``) is an operator, or ``sum``/``min``/``max``, whose
@@ -322,21 +385,37 @@ class Effects:
         # from another file, or made by a function: review helper-42, c02/c03): a name handed as the
         # data must be bound to one whose reads are known. (An attribute of an object, ``self.labels``
         # in a ``__len__``, is read as a value, like every attribute: see the module's docstring.)
-        return any(not self._plainly_read(name.id, reads) for name in _handed_names(data))
+        return not all(self._handed_data_known(part, reads) for part in data)
 
-    def _plainly_read(self, name: str, reads: frozenset[str]) -> bool:
+    def _handed_data_known(self, part: ast.expr, reads: frozenset[str]) -> bool:
+        """The data handed (a name, a list or tuple of such written out, a call of a data class)
+        is of a class whose ``reads`` are known: an attribute or item of another object
+        (``DataLoader(data.train_set, shuffle=True)``, ``splits["train"]``) is an object of a class
+        not read (review helper-43, c14)."""
+        if self.tensor_free(part):
+            return True  # a Python value: builtin reads
+        if self._instance is not None and _instance_attribute(part, self._instance):
+            return True  # ``len(self.labels)``: what the constructor stored, asked of the call (``_plain_value``)
+        if isinstance(part, (ast.List, ast.Tuple)):
+            return all(self._handed_data_known(element, reads) for element in part.elts)
+        if isinstance(part, ast.Name):
+            return self._plainly_read(part, reads)
+        return isinstance(part, (ast.Call, ast.Constant)) and self._plain_value(part, reads)
+
+    def _plainly_read(self, name: ast.Name, reads: frozenset[str]) -> bool:
         """Every binding of ``name`` in the file (one or more plain assignments, nothing else) is a
         display of literals or of such names, ``range(...)``, or a call of a class whose ``reads``
         are known not to compute: a data class of the file (its bases read up to torch's) that
         defines none of them computing, or a torch data class that stores what it is given
         (``TensorDataset``, ``Subset``, ...)."""
+        values = self._visible_bindings(name)
+        key = (name.id, tuple(id(v) for v in values))  # one name, the bindings this read sees
         cache = self._plain_reads.setdefault(reads, {})
-        if name in cache:
-            return cache[name]
-        cache[name] = False  # while its bindings are judged (``a = [a]``)
-        values = self._bindings().get(name)
-        cache[name] = bool(values) and all(self._plain_value(v, reads) for v in values)
-        return cache[name]
+        if key in cache:
+            return cache[key]
+        cache[key] = False  # while its bindings are judged (``a = [a]``)
+        cache[key] = bool(values) and all(self._plain_value(v, reads) for v in values)
+        return cache[key]
 
     def _plain_value(self, value: ast.expr | None, reads: frozenset[str]) -> bool:
         if value is None:
@@ -346,11 +425,13 @@ class Effects:
         if isinstance(value, (ast.List, ast.Tuple)):
             return all(self._plain_value(e, reads) for e in value.elts)
         if isinstance(value, ast.Name):
-            return self._plainly_read(value.id, reads)
+            return self._plainly_read(value, reads)
         if not isinstance(value, ast.Call):
             return False
         func = value.func
         if isinstance(func, ast.Name) and func.id == "range" and "range" not in self.bound:
+            return True
+        if self._parsed_arguments(value):
             return True
         kind = torch_data_name(self.imports, func)
         if kind == "TensorDataset" or (kind == "random_split" and reads == _LENGTH_READS):
@@ -358,35 +439,94 @@ class Effects:
         if kind in PURE_DATA:  # a loader, sampler or subset reads the data it is given
             data = [*value.args[:1], *(k.value for k in value.keywords if k.arg in ("dataset", "data_source", "datasets"))]
             return all(self._plain_value(part, reads) for part in data)
+        if self._returns_known_objects(value):
+            return True  # ``torch.randint(...)``: a tensor; ``list(...)``: a list
+        # A data class of the file whose reads do not compute, built from objects whose reads are
+        # known: its reads of what it stored (``len(self.labels)``) run theirs.
         return (isinstance(func, ast.Name) and self.data_class(func.id) is not None
-                and not self._computing_reads_in_lineage(func.id, reads, frozenset()))
+                and not self._computing_reads_in_lineage(func.id, reads, frozenset())
+                and all(self._handed_data_known(a.value if isinstance(a, ast.Starred) else a, _ITERATION_READS)
+                        for a in [*value.args, *(k.value for k in value.keywords)]))
+
+    def _parsed_arguments(self, call: ast.Call) -> bool:
+        """``parser.parse_args(...)`` where ``parser`` is bound in the file only to
+        ``argparse.ArgumentParser(...)``: an ``argparse.Namespace``, whose attributes are plain
+        reads."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "parse_args" and isinstance(func.value, ast.Name)):
+            return False
+        values = self._visible_bindings(func.value)
+        return bool(values) and all(isinstance(v, ast.Call) and self.imports.qualify(v.func) == "argparse.ArgumentParser"
+                                    for v in values)
 
     def _bindings(self) -> dict[str, list[ast.expr | None]]:
         """Name -> the value of each binding of it in the file, any scope (None: a binding other than
         a plain assignment to the name alone: a parameter, a loop, an import, an unpacking...)."""
-        found = getattr(self.tree, "_ddpfix_plain_bindings", None)
-        if found is None:
-            found = {}
-            plain: set[int] = set()
-            for node in every_node(self.tree):
-                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for target in targets:
-                        if isinstance(target, ast.Name):
-                            found.setdefault(target.id, []).append(node.value)
-                            plain.add(id(target))
-                        elif isinstance(target, (ast.Tuple, ast.List)) and _splits(node.value, self.imports) \
-                                and all(isinstance(t, ast.Name) for t in target.elts):
-                            for part in target.elts:  # ``train, val = random_split(...)``: each a Subset
-                                found.setdefault(part.id, []).append(node.value)
-                                plain.add(id(part))
-            for node in every_node(self.tree):
-                if id(node) in plain:
-                    continue
-                for bound in names_bound_at(node):
-                    found.setdefault(bound, []).append(None)
-            self.tree._ddpfix_plain_bindings = found
-        return found
+        return self._bindings_and_scopes()[0]
+
+    def _bindings_and_scopes(self) -> tuple[dict[str, list[ast.expr | None]], dict[str, list[ast.AST]], set[str]]:
+        """(``_bindings``, name -> the scope of each of those bindings in the same order, the names
+        some scope declares ``global`` or ``nonlocal``)."""
+        cached = getattr(self.tree, "_ddpfix_plain_bindings", None)
+        if cached is not None:
+            return cached
+        scopes = _scope_map(self.tree)
+        found: dict[str, list[ast.expr | None]] = {}
+        where: dict[str, list[ast.AST]] = {}
+        declared: set[str] = set()
+        plain: set[int] = set()
+
+        def add(name: str, value: ast.expr | None, node: ast.AST) -> None:
+            found.setdefault(name, []).append(value)
+            where.setdefault(name, []).append(scopes.get(id(node), self.tree))
+
+        for node in every_node(self.tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        add(target.id, node.value, node)
+                        plain.add(id(target))
+                    elif isinstance(target, (ast.Tuple, ast.List)) and _splits(node.value, self.imports) \
+                            and all(isinstance(t, ast.Name) for t in target.elts):
+                        for part in target.elts:  # ``train, val = random_split(...)``: each a Subset
+                            add(part.id, node.value, node)
+                            plain.add(id(part))
+        for node in every_node(self.tree):
+            if id(node) in plain:
+                continue
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                declared.update(node.names)
+            for bound in names_bound_at(node):
+                add(bound, None, node)
+        cached = self.tree._ddpfix_plain_bindings = (found, where, declared)
+        return cached
+
+    def _visible_bindings(self, name: ast.Name) -> list[ast.expr | None]:
+        """The values of the bindings of ``name`` that the read may see, by Python's scoping: those
+        of the innermost scope around it that binds the name (a function, then the functions around
+        it, then the module; a class body only for its own statements). A parameter of another
+        function, an ``__init__``'s ``images``, is not the module's ``images``. A name some function
+        declares ``global`` or ``nonlocal`` may be any of its bindings."""
+        bindings, bound_in, declared = self._bindings_and_scopes()
+        values = bindings.get(name.id)
+        if not values:
+            return []
+        if name.id in declared:
+            return values
+        where = bound_in[name.id]
+        scope = _scope_map(self.tree).get(id(name))
+        if scope is None:
+            return values  # a node made here, not the file's: every binding
+        first = True
+        while scope is not None:
+            if first or not isinstance(scope, ast.ClassDef):
+                seen = [v for v, s in zip(values, where) if s is scope]
+                if seen:
+                    return seen
+            first = False
+            scope = scopes.get(id(scope)) if not isinstance(scope, ast.Module) else None
+        return []
 
     def bound_to_computing(self, reads: frozenset[str]) -> set[str]:
         """Names the file binds (anywhere) to a call of one of its classes that defines (or inherits)
@@ -421,6 +561,12 @@ class Effects:
             if any(isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in reads
                    and not self._only_returns_a_read(m) for m in cls.body):
                 return True
+            # A class attribute of that name that is not a Python value may be a descriptor whose
+            # ``__get__`` computes (``pixels = PIXELS``: review helper-43, c18).
+            if any(isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None and not self.tensor_free(s.value)
+                   and any(isinstance(t, ast.Name) and t.id in reads
+                           for t in (s.targets if isinstance(s, ast.Assign) else [s.target])) for s in cls.body):
+                return True
             if any(isinstance(base, ast.Name) and self._computing_reads_in_lineage(base.id, reads, seen | {name})
                    for base in cls.bases):
                 return True
@@ -449,7 +595,7 @@ class Effects:
         if self._new_generator(node):
             return True
         if isinstance(node, ast.Name) and node.id not in seen:
-            values = self._bindings().get(node.id)
+            values = self._visible_bindings(node)
             return bool(values) and all(v is not None and self._cpu_generator(v, seen | {node.id}) for v in values)
         return False
 
@@ -537,10 +683,11 @@ class Effects:
             return "data"
         # ``self.rows = rows`` runs a property's setter (``torch.as_tensor(value)``: review helper-42,
         # c04), a descriptor's ``__set__`` or ``__setattr__``: a decorated method or a class attribute
-        # bound to a call makes a store more than a store.
+        # that may be a descriptor makes a store more than a store. Only a tensor-free value is known
+        # not to be one: ``pixels = PIXELS`` may name a descriptor made elsewhere (review helper-43, c18).
         if any(m.decorator_list for m in methods.values()) or any(
-                isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None and any(
-                    isinstance(n, ast.Call) for n in walk(s.value)) for s in node.body):
+                isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None and not self.tensor_free(s.value)
+                for s in node.body):
             return "data"
         init = methods.get("__init__")
         if init is None:
@@ -562,8 +709,16 @@ class Effects:
         if isinstance(method, ast.AsyncFunctionDef) or any(dotted_name(d) != "property" for d in method.decorator_list):
             return False
         body = [s for s in method.body if not _is_docstring(s)]
-        return (len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
-                and self.unknown_in(body[0].value) is None)
+        if not (len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None):
+            return False
+        # ``self.labels`` reads what the constructor stored: the call that builds the object is asked
+        # for what it hands over (``_plain_value``), here only that the class runs nothing on the read.
+        parameters = _parameters(method)
+        outer, self._instance = self._instance, parameters[0] if parameters else None
+        try:
+            return self.unknown_in(body[0].value) is None
+        finally:
+            self._instance = outer
 
     def _plain_store(self, statement: ast.stmt, parameters: list[str]) -> bool:
         """``self.x = x`` (a parameter, not ``self``) or ``self.size = 28`` (a tensor-free value): the
@@ -635,21 +790,49 @@ def _parameters(function: ast.FunctionDef) -> list[str]:
     return [names[0], *(n for n in names[1:] if n not in rebound)] if names else []
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _scope_map(tree: ast.Module) -> dict[int, ast.AST]:
+    """``id(node)`` -> the scope it is evaluated in (a function, lambda, class or the module), for
+    every node of the tree; a scope's own entry is the scope around it. A function's decorators,
+    defaults and annotations, a class's bases are evaluated in the scope around it. (A
+    comprehension's variables count as its function's: more bindings, never fewer.)"""
+    found = getattr(tree, "_ddpfix_scopes", None)
+    if found is not None:
+        return found
+    found = {}
+    pending: list[tuple[ast.AST, ast.AST]] = [(child, tree) for child in ast.iter_child_nodes(tree)]
+    while pending:
+        node, scope = pending.pop()
+        found[id(node)] = scope
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            outside = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+            if not isinstance(node, ast.Lambda):
+                outside += [*node.decorator_list, *([node.returns] if node.returns else [])]
+            pending += [(child, scope) for child in outside]
+            inside = [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                      *(a for a in (args.vararg, args.kwarg) if a is not None)]
+            inside += node.body if isinstance(node.body, list) else [node.body]
+            pending += [(child, node) for child in inside]
+        elif isinstance(node, ast.ClassDef):
+            pending += [(child, scope) for child in (*node.bases, *node.keywords, *node.decorator_list)]
+            pending += [(child, node) for child in node.body]
+        else:
+            pending += [(child, scope) for child in ast.iter_child_nodes(node)]
+    tree._ddpfix_scopes = found
+    return found
+
+
+def _instance_attribute(node: ast.expr, instance: str) -> bool:
+    """``self.x`` (``instance`` being ``self``)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == instance
+
+
 def _splits(value: ast.expr, imports: ImportTable) -> bool:
     """``random_split(...)``: a list of ``Subset``s, unpacked into names."""
     return isinstance(value, ast.Call) and torch_data_name(imports, value.func) == "random_split"
-
-
-def _handed_names(parts: list[ast.expr]) -> list[ast.Name]:
-    """The names handed as data: the parts themselves, and the items of a list or tuple written out
-    (``ConcatDataset([train, extra])``)."""
-    found: list[ast.Name] = []
-    for part in parts:
-        if isinstance(part, ast.Name):
-            found.append(part)
-        elif isinstance(part, (ast.List, ast.Tuple)):
-            found += _handed_names(part.elts)
-    return found
 
 
 def _rebound_names(tree: ast.AST) -> frozenset[str]:

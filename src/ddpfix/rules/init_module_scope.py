@@ -973,14 +973,26 @@ def _order(plan: _Plan, node, lines, kinds, knowledge: _Knowledge) -> _Plan:
     # What moves before the block runs before its ``with`` header too, which reads names of its own
     # (``init_module(empty_init=ckpt_path is not None)``: review helper-42, c09).
     header = statement_names([item.context_expr for item in node.items])
+    header_calls = _calls_in_header(node)
+    header_reads = header.reads | ({_ANY_OBJECT} if header_calls else set())
     for j in sorted(before):
         conflict = _conflict(names[j], [names[m] for m in range(first_model, j) if m not in before])
         if conflict:
             return _refuse(plan, _conflict_reason(layout.own_first_line(lines[j]), "before", conflict))
-        read_by_header = sorted((names[j].binds & header.reads) | (names[j].reads & header.binds))
+        # A store into an object the header reads (``args.ckpt = None`` before ``empty_init=args.ckpt
+        # is not None``) changes it as a rebinding does (review helper-43, c12); a call in the header
+        # may read any object a moved statement changes.
+        changed = set(names[j].assigns)
+        if header_calls and names[j].assigns - names[j].binds:
+            changed.add(_ANY_OBJECT)
+        read_by_header = sorted((changed & header_reads) | (names[j].reads & header.binds))
         if read_by_header:
-            return _refuse(plan, f"moving `{layout.own_first_line(lines[j])}` before the block would change what "
-                                 f"`{read_by_header[0]}` is when its `with` header reads it")
+            named = [name for name in read_by_header if name != _ANY_OBJECT]
+            moving = f"moving `{layout.own_first_line(lines[j])}` before the block"
+            if named:
+                return _refuse(plan, f"{moving} would change what `{named[0]}` is when its `with` header reads it")
+            changed_object = sorted(names[j].assigns - names[j].binds)[0]
+            return _refuse(plan, f"{moving} would change `{changed_object}`, which a call in its `with` header may read")
     for d in after:
         conflict = _conflict(names[d], [names[m] for m in model_at if m > d])
         if conflict:
@@ -1004,6 +1016,27 @@ def _order(plan: _Plan, node, lines, kinds, knowledge: _Knowledge) -> _Plan:
         plan.jumps[d] = [m for m in model_at if m > d]
         plan.where[d] = "after"
     return plan
+
+
+#: Stands for "an object the header's calls may read": what a moved statement changes in place.
+_ANY_OBJECT = "an object its calls may read"
+
+
+def _calls_in_header(node: ast.With | ast.AsyncWith) -> bool:
+    """The ``with`` header calls something besides its context managers themselves
+    (``init_module(empty_init=resume_requested())``): that call may read any object."""
+    for item in node.items:
+        expression = item.context_expr
+        parts = [*expression.args, *(k.value for k in expression.keywords)] if isinstance(expression, ast.Call) \
+            else [expression]
+        if isinstance(expression, ast.Call):
+            func = expression.func
+            while isinstance(func, ast.Attribute):
+                func = func.value
+            parts.append(func)
+        if any(isinstance(n, ast.Call) for part in parts for n in walk(part)):
+            return True
+    return False
 
 
 def _conflict_reason(text: str, where: str, name: str) -> str:
@@ -1077,6 +1110,11 @@ def _unsafe_because(block: _Block, plan: _Plan, knowledge: _Knowledge) -> str | 
                         "read, or is not read (a `__len__`, `__getitem__` or property that may build tensors: of "
                         "this file, another file's or a library's): that code runs with the device and dtype the "
                         "block decides")
+            if isinstance(found, (ast.Attribute, ast.Subscript)):
+                kind = "an attribute" if isinstance(found, ast.Attribute) else "an item"
+                return (f"`{_segment_line(found, view)}` (line {found.lineno}) reads {kind} of an object whose class is "
+                        "not read (a property, `__getattr__` or `__getitem__` may build tensors, with the device and "
+                        "dtype the block decides)")
             if isinstance(found, ast.Call) and isinstance(found.func, ast.Name) and effects.data_class(found.func.id):
                 return (f"`{_segment_line(found, view)}` (line {found.lineno}) builds data, but is not known to be free of random draws and "
                         "tensor creation, whose generator, device and dtype the block decides")
