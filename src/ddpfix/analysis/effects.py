@@ -11,22 +11,27 @@ known to be free of such effects" or "not known" (with the expression that was n
 "Pure" here means: evaluating it draws no random numbers, does no I/O, changes no global state,
 builds no ``nn.Module`` and creates no tensor (so its result is the same on whichever default device
 or dtype it runs). It may raise (``TensorDataset`` checks sizes); a raise keeps its place when the
-statement keeps its order among the statements that could observe it. Attribute reads, subscripts
-and ``len``/``list``/... on user objects are taken as pure: they run ``__getattr__``, ``__len__``,
-``__getitem__`` of the user's classes, which the name analysis, too, takes for reads (a property of
-a class of another file that draws random numbers is not seen). Not so where that code is known to
-compute, or where the object is data whose class is not read (review round 15; review helper-42):
+statement keeps its order among the statements that could observe it.
 
-* a name bound in this file to an object of one of its classes whose read of that kind does more
-  than return a pure expression: ``dm.weights`` (a property of that name, or ``__getattr__``/
-  ``__getattribute__``), ``ds[0]`` (``__getitem__``), ``len(ds)``, ``list(ds)`` (``__len__``,
-  ``__iter__``), a data constructor that asks the length (``DataLoader(ds, shuffle=True)``,
-  ``RandomSampler``, ``ConcatDataset``, ``random_split``): that code runs where the statement runs
-  (a lazy ``__len__`` built the data in the block's bf16);
-* a name handed as the data itself to ``len``, the iterating builtins or such a constructor that is
-  not bound, in this file, only to displays, ``range(...)``, torch's data classes that store what
-  they are given, or data classes of the file whose reads are known: a dataset imported from
-  another file or made by a function may build its data lazily in its ``__len__``.
+Reading an attribute or an item of an object, ``len`` of it or iterating it runs code of its class
+(a property, ``__getattr__``, ``__getitem__``, ``__len__``, a descriptor's ``__get__``), which may
+build tensors where the statement runs (a lazy ``__len__`` built the data in the block's bf16:
+review round 15; a property of another file's class computed class weights in float64: review
+helper-43). Such a read is known to run nothing of the kind only where the object's class is known
+(``_known_read``, ``_handed_data_known``, read by Python's scoping from the bindings the read sees):
+
+* a Python value (``tensor_free``), an attribute path of a listed library's modules
+  (``torch.float64``, ``os.environ``), an object a listed library made (``torch.randn(...)``, a
+  method of one, an item of one, an operator on them; not torch's data classes, which hold the
+  user's objects, nor the loaders that unpickle), a builtin's container, an ``argparse`` namespace;
+* a name bound in this file only to displays of such values, ``range(...)``, torch's data classes
+  over such data, or a data class of the file that defines no read of that kind computing (no
+  property, ``__getattr__``, ``__getitem__``, ``__len__`` that does more than return a pure
+  expression, no class attribute of that name that may be a descriptor) and is built from objects
+  whose reads are known (its ``len(self.labels)`` runs theirs).
+
+An object of a class of another file, one handed in as a parameter or made by a function, an
+attribute of another object (``DataLoader(data.train_set, shuffle=True)``) is not known.
 
 Operators are NOT pure on values that may be tensors: ``len(dataset) / counts`` with an integer
 tensor ``counts`` creates a tensor in the default dtype (float64 under ``init_module()`` with
