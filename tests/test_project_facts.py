@@ -509,3 +509,107 @@ def test_argparses_namespace_in_another_file_reaches_no_method_by_name(tmp_path,
     proc = run_cli("--check", "-v", "model.py", cwd=root)
     assert b"DDP004 [*]" not in proc.stdout, proc.stdout
     assert b"train.py:7" in proc.stdout, proc.stdout
+
+
+_CUDA_LOADER = (b"import torch\nfrom torch.utils.data import DataLoader\n\n\ndef make_loader(ds):\n"
+                b"    g = torch.Generator(device='cuda')\n    return DataLoader(ds, shuffle=True, generator=g)\n")
+
+
+def _monorepo(root, package_layout: str) -> None:
+    """``packages/datakit`` (its own pyproject.toml) holding ``make_loader`` with a CUDA generator,
+    laid out as a regular package, a namespace package (no ``__init__.py``) or a single module."""
+    (root / ".git").mkdir(parents=True)
+    package = root / "packages" / "datakit"
+    package.mkdir(parents=True)
+    (package / "pyproject.toml").write_text('[project]\nname = "datakit"\n')
+    if package_layout == "module":
+        (package / "datakit.py").write_bytes(_CUDA_LOADER)
+        return
+    (package / "src" / "datakit").mkdir(parents=True)
+    if package_layout == "package":
+        (package / "src" / "datakit" / "__init__.py").write_text("")
+    (package / "src" / "datakit" / "loaders.py").write_bytes(_CUDA_LOADER)
+
+
+def test_a_loader_may_run_a_module_of_another_program_of_the_run(tmp_path, run_cli):
+    """A module named at run time may be any importable one, another program's of the run too:
+    ``importlib.import_module(name)`` and hydra's ``instantiate`` in apps/trainer may run
+    packages/datakit's loader after the trainer made CUDA the default device, so the CUDA-generator
+    fix there is unsafe (review helper-43, c19/c01: it was safe; c23: the same hole made a DDP004 fix
+    hang). A trainer that loads nothing keeps the package's fix safe."""
+    root = tmp_path / "mono"
+    _monorepo(root, "package")
+    app = root / "apps" / "trainer"
+    app.mkdir(parents=True)
+    (app / "pyproject.toml").write_text('[project]\nname = "trainer"\n')
+    for loading in (b"import importlib\n\nmodule = importlib.import_module(NAME)\n",
+                    b"from hydra.utils import instantiate\n\nloader = instantiate(CFG)\n", b"\n"):
+        (app / "train.py").write_bytes(b"import torch\n" + loading + b"torch.set_default_device('cuda')\n")
+        proc = run_cli("--check", "-v", ".", cwd=root)
+        expected = b"DDP002 [*]" if loading == b"\n" else b"DDP002 [~]"
+        assert expected in proc.stdout, (loading, proc.stdout)
+        if loading != b"\n":
+            assert b"apps/trainer/train.py:" in proc.stdout, proc.stdout
+
+
+def test_a_namespace_package_or_single_module_of_another_program_is_importable(tmp_path, run_cli):
+    """``from datakit.loaders import make_loader`` reaches packages/datakit whether ``datakit`` is a
+    regular package, a PEP 420 namespace package or ``py-modules = ["datakit"]``: all are importable
+    once installed, so the trainer's CUDA default device makes the fix unsafe (review helper-43,
+    c10/c10b: safe for the last two)."""
+    for layout, module in (("package", b"datakit.loaders"), ("namespace", b"datakit.loaders"), ("module", b"datakit")):
+        root = tmp_path / layout
+        _monorepo(root, layout)
+        app = root / "apps" / "trainer"
+        app.mkdir(parents=True)
+        (app / "pyproject.toml").write_text('[project]\nname = "trainer"\n')
+        (app / "train.py").write_bytes(b"import torch\nfrom " + module + b" import make_loader\n\n"
+                                       b"torch.set_default_device('cuda')\nloader = make_loader(list(range(8)))\n")
+        proc = run_cli("--check", "-v", ".", cwd=root)
+        assert b"DDP002 [~]" in proc.stdout and b"apps/trainer/train.py:4" in proc.stdout, (layout, proc.stdout)
+
+
+def test_a_script_importing_a_nested_folder_by_a_dotted_path_is_its_program(tmp_path, run_cli):
+    """No marker: ``train.py`` imports ``src.data.loaders`` and makes CUDA the default device.
+    ``src/data`` is two folders below it, and ``python train.py`` runs it: one program, so the fix of
+    the loader is unsafe whichever path is named (review helper-43, c02: safe, the climb stopped at
+    ``src/data``). Without the import, ``src/data`` is a program of its own and the fix safe."""
+    from ddpfix.model.program import program_root
+
+    top = tmp_path / "proj"
+    (top / "src" / "data").mkdir(parents=True)
+    (top / "src" / "data" / "loaders.py").write_bytes(_CUDA_LOADER)
+    (top / "train.py").write_bytes(b"import torch\nfrom src.data.loaders import make_loader\n\n"
+                                   b"torch.set_default_device('cuda')\nloader = make_loader(list(range(8)))\n")
+    assert program_root(str(top / "src" / "data" / "loaders.py")) == os.path.realpath(top)
+    for named in (".", "src", "src/data/loaders.py"):
+        proc = run_cli("--check", "-v", named, cwd=top)
+        assert b"DDP002 [~]" in proc.stdout and b"train.py:4" in proc.stdout, (named, proc.stdout)
+    alone = tmp_path / "alone"
+    (alone / "src" / "data").mkdir(parents=True)
+    (alone / "src" / "data" / "loaders.py").write_bytes(_CUDA_LOADER)
+    (alone / "train.py").write_bytes(b"import torch\n\ntorch.set_default_device('cuda')\n")
+    proc = run_cli("--check", "src/data/loaders.py", cwd=alone)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout
+
+
+def test_a_loader_reads_the_configurations_its_config_path_names_outside_its_program(tmp_path, run_cli):
+    """A hydra app in apps/trainer reads ``config_path="../../configs"``, a shared folder outside its
+    program: a ``_target_: torch.set_default_device`` there is a switch for the package the app
+    imports (review helper-43, c03: safe, only the app's own folder was read)."""
+    root = tmp_path / "mono"
+    _monorepo(root, "package")
+    (root / "configs").mkdir()
+    (root / "configs" / "config.yaml").write_text("setup:\n  _target_: torch.set_default_device\n  device: cuda\n")
+    app = root / "apps" / "trainer"
+    app.mkdir(parents=True)
+    (app / "pyproject.toml").write_text('[project]\nname = "trainer"\n')
+    (app / "train.py").write_bytes(
+        b"import hydra\nfrom hydra.utils import call\n\nfrom datakit.loaders import make_loader\n\n\n"
+        b"@hydra.main(config_path='../../configs', config_name='config', version_base=None)\ndef main(cfg):\n"
+        b"    call(cfg.setup)\n    loader = make_loader(list(range(8)))\n")
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"DDP002 [~]" in proc.stdout and b"configs/config.yaml:2" in proc.stdout, proc.stdout
+    (root / "configs" / "config.yaml").write_text("setup:\n  _target_: torch.manual_seed\n  seed: 0\n")
+    proc = run_cli("--check", ".", cwd=root)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout

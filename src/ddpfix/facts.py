@@ -26,7 +26,7 @@ from ddpfix.ast_walk import walk
 from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
-from ddpfix.model.program import ProcessGroups, imported_modules, program_root
+from ddpfix.model.program import ProcessGroups, config_roots, imported_modules, program_root
 
 if TYPE_CHECKING:  # loaded where used: most runs never read another file's classes, a notebook or a pin
     from ddpfix.model.class_files import ClassFiles
@@ -357,8 +357,8 @@ class ProjectFacts:
             # A loader of what configuration files name (hydra's ``call``/``instantiate``, LightningCLI)
             # runs a ``_target_: torch.set_default_device`` of its program's YAML or JSON too (review
             # helper-42, g02).
-            for root in dict.fromkeys(program_root(loader) for loader in self.processes.loaders
-                                      if self.may_run_with(path, loader)):
+            for root in dict.fromkeys(root for loader in self.processes.loaders
+                                      if self.may_run_with(path, loader) for root in config_roots(loader)):
                 found += config_switches(root)
             self._read[key] = tuple(found)
         return self._read[key]
@@ -375,12 +375,14 @@ class ProjectFacts:
                 return f"{place} names {name}"
         # A loader of classes named in configuration files (LightningCLI's class_path, hydra's
         # _target_) runs what the program's YAML and JSON files name.
+        read_roots: set[str] = set()
         for loader in self.processes.loaders:
             if path is None or self.may_run_with(path, loader):
-                found = config_hazards(program_root(loader)).get(name)
-                if found is not None:
-                    return f"{found} names {name} (a configuration file: {os.path.relpath(loader)} loads what they name)"
-                break
+                for root in set(config_roots(loader)) - read_roots:
+                    read_roots.add(root)
+                    found = config_hazards(root).get(name)
+                    if found is not None:
+                        return f"{found} names {name} (a configuration file: {os.path.relpath(loader)} loads what they name)"
         for source in self.hazard_sources:  # read now: most runs of a big tree never ask
             if path is not None and not self.may_run_with(path, source):
                 continue  # a file that never runs with this one, as for the files read at once

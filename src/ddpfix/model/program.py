@@ -38,7 +38,7 @@ def program_root(path: str) -> str:
     """The root of the program ``path`` belongs to: ``marked_root``, else the named folder (or the
     folder of the named file), or the folder above it where a script there imports it by its name
     (``train.py`` beside ``src/`` doing ``from src.data import make_loader``: ``python train.py`` puts
-    the top folder first on ``sys.path``), and so on up (``_imported_from_above``)."""
+    the top folder first on ``sys.path``), and so on up (``_importer_above``)."""
     return _program_root(os.path.abspath(path))
 
 
@@ -48,44 +48,64 @@ def _program_root(absolute: str) -> str:
     if marked is not None:
         return marked
     folder = os.path.realpath(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
-    while _imported_from_above(folder):
-        folder = os.path.dirname(folder)
-    return folder
+    while True:
+        above = _importer_above(folder)
+        if above is None:
+            return folder
+        folder = above
 
 
 #: Files of a folder read for an import of a folder below it, at most (a home folder is no program).
 _ABOVE_LIMIT = 200
+#: How many folders up a script may import a folder by a dotted path (``from src.data.loaders
+#: import x`` in ``train.py`` reaches ``src/data``: two up).
+_ABOVE_LEVELS = 4
+
+
+def _importer_above(folder: str) -> str | None:
+    """The nearest folder, up to ``_ABOVE_LEVELS`` above ``folder``, where a Python file or notebook
+    imports the path down to ``folder`` by its first name as a module (``import src``, ``from
+    src.data.loaders import x`` for ``src/data``; ``python train.py`` puts that folder first on
+    ``sys.path``, and ``src``'s modules may import ``src.data``): the two are one program. None where
+    no such folder is."""
+    below = folder
+    for _ in range(_ABOVE_LEVELS):
+        above = os.path.dirname(below)
+        if above == below:
+            return None
+        name = os.path.basename(below)
+        if name.isidentifier() and name in _first_names_imported(above):
+            return above
+        below = above
+    return None
 
 
 @functools.lru_cache(maxsize=1024)
-def _imported_from_above(folder: str) -> bool:
-    """A Python file or notebook directly in the folder above ``folder`` imports ``folder`` by its
-    name as a module (``import src``, ``from src.data import x``): the two are one program."""
-    parent = os.path.dirname(folder)
-    name = os.path.basename(folder)
-    if parent == folder or not name.isidentifier():
-        return False
+def _first_names_imported(folder: str) -> frozenset[str]:
+    """The first names of the modules the Python files and notebooks directly in ``folder`` import
+    (``src`` for ``from src.data import x``); none past ``_ABOVE_LIMIT`` files (a home folder is no
+    program)."""
     try:
-        entries = sorted(os.listdir(parent))
+        entries = sorted(os.listdir(folder))
     except OSError:
-        return False
+        return frozenset()
+    found: set[str] = set()
     read = 0
     for entry in entries:
         if not entry.endswith((".py", ".ipynb")):
             continue
         read += 1
         if read > _ABOVE_LIMIT:
-            return False
+            return frozenset()
         try:
-            with open(os.path.join(parent, entry), "rb") as handle:
+            with open(os.path.join(folder, entry), "rb") as handle:
                 data = handle.read(1 << 20)
         except OSError:
             continue
         if entry.endswith(".ipynb"):
             data = data.replace(b'\\n', b"\n").replace(b'"', b"\n")  # a cell's source lines, JSON-quoted
-        if any(module.split(".", 1)[0] == name for module in imported_modules(data)[0]):
-            return True
-    return False
+        found.update(module.split(".", 1)[0] for module in imported_modules(data)[0])
+    return frozenset(found)
 
 
 # --- which files of a program can run in one process ----------------------------------------------
@@ -183,6 +203,38 @@ def dynamic_imports(data: bytes, imported: set[str] | None = None) -> tuple[tupl
     return tuple(sorted(literal)), tuple(sorted(prefixes))
 
 
+#: ``config_path="../../configs"`` (hydra's ``main``, ``initialize``), ``config_dir=...``
+#: (``initialize_config_dir``): a literal folder a loader reads its configurations from.
+_CONFIG_FOLDER = re.compile(rb"\bconfig_(?:path|dir)[ \t]*=[ \t]*[rR]?(['\"])([^'\"\n]+)\1")
+
+
+@functools.lru_cache(maxsize=None)
+def config_roots(path: str) -> tuple[str, ...]:
+    """The folders whose YAML and JSON configurations a loader at ``path`` may read: its program's
+    root, and each literal ``config_path``/``config_dir`` it names (relative to its folder, as hydra
+    reads it), which may lie outside the program (a monorepo's shared ``configs/``: review
+    helper-43, c03)."""
+    roots = [program_root(path)]
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(1 << 20)
+    except OSError:
+        return tuple(roots)
+    for match in _CONFIG_FOLDER.finditer(data):
+        named = match.group(2).decode("utf-8", "replace")
+        if "://" in named:
+            continue  # ``pkg://``: a package's configurations, read with its files
+        folder = os.path.realpath(os.path.join(os.path.dirname(path), named))
+        if os.path.isdir(folder) and not any(folder == r or folder.startswith(r + os.sep) for r in roots):
+            roots.append(folder)
+    return tuple(roots)
+
+
+def configs_name_targets(path: str) -> bool:
+    """A configuration the loader at ``path`` may read names a ``_target_``."""
+    return any(_configs_name_targets(root) for root in config_roots(path))
+
+
 @functools.lru_cache(maxsize=None)
 def _configs_name_targets(root: str) -> bool:
     """A YAML or JSON configuration of the program names a ``_target_`` (or may: past the number
@@ -251,6 +303,14 @@ def module_paths(relative: str) -> list[tuple[str, ...]]:
     return [tuple(parts[i:]) for i in range(len(parts)) if parts[i:]]
 
 
+#: Files that make a folder a distribution pip can install (``.git`` alone does not).
+_INSTALL_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def _installable(root: str) -> bool:
+    return any(os.path.exists(os.path.join(root, marker)) for marker in _INSTALL_MARKERS)
+
+
 def _is_test_file(relative: str) -> bool:
     name = os.path.basename(relative)
     return name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
@@ -264,12 +324,15 @@ class ProcessGroups:
       (importing ``a.b.c`` runs ``a/__init__.py`` and ``a/b/__init__.py``); a relative import from
       the file's own folder; a module of no file of the program (``torch.utils.data``) joins nothing;
     * a package's ``__init__.py`` to every file below it (they run it when imported as modules);
-    * a dynamic import: to every file of its program, or to those of the packages its literal
-      prefixes name (not to a notebook, which is no module, unless the loader is a notebook, ``%run``,
-      or names notebooks);
-    * an import of a module no file of the program holds, to the files of a package another program
-      of the run holds under that name (a monorepo's ``packages/datakit``, installed beside the app
-      that imports it);
+    * a dynamic import: to every module of its program and every module another program of the run
+      makes importable (what it names at run time may be any importable module), or to those of the
+      packages its literal prefixes name (its program's, else another program's); not to a notebook,
+      which is no module, unless the loader is a notebook, ``%run``, or names notebooks;
+    * an import of a module no file of the program holds, to the files another program of the run
+      holds under that name where that program makes them importable: a regular package (a
+      monorepo's ``packages/datakit``), or any module of a program that can be installed (a
+      namespace package, a single-module distribution); a loose script of a folder nobody installs
+      is nobody's module;
     * pytest: the test files and ``conftest.py`` of a program run in one pytest process.
 
     A hazard or a default-device switch in one file bears on another only if both can run in one
@@ -288,16 +351,19 @@ class ProcessGroups:
             for name in module_paths(relative[path]):
                 by_module.setdefault((roots[path], name), []).append(path)
         # A module of no file of its own program may be another program's of the run: a package of
-        # the same repository installed beside it (a monorepo's ``packages/datakit``): indexed by
-        # name across programs.
-        # Only packages (a folder with ``__init__.py``): what another program installs; a loose
-        # ``data.py`` of another program is no module of this one.
+        # the same repository installed beside it (a monorepo's ``packages/datakit``), or, of a
+        # program that can be installed (a ``pyproject.toml``, ``setup.py`` or ``setup.cfg``), a
+        # namespace package without ``__init__.py`` or a single-module distribution
+        # (``py-modules``) too (review helper-43, c10): indexed by name across programs. A loose
+        # script of a folder nobody installs is no module of another program.
         packages_of = {(root, name) for (root, name), paths in by_module.items()
                        if any(os.path.basename(p) == "__init__.py" for p in paths)}
+        installable = {root: _installable(root) for root in set(roots.values())}
         elsewhere: dict[tuple[str, ...], list[str]] = {}
         for (root, name), paths in by_module.items():
-            if (root, name[:1]) in packages_of:
+            if installable[root] or (root, name[:1]) in packages_of:
                 elsewhere.setdefault(name, []).extend(paths)
+        importable = {path for paths in elsewhere.values() for path in paths}
         tests: dict[str, str] = {}
         anything: list[str] = []
         for path, (modules, packages) in files.items():
@@ -310,14 +376,17 @@ class ProcessGroups:
                                if roots[f] != root]
                 for other in targets:
                     self._join(path, other)
-            if HYDRA_CONFIGS in packages and _configs_name_targets(root):
+            if HYDRA_CONFIGS in packages and configs_name_targets(path):
                 packages = (*packages, ANY_MODULE)
             for package in set(packages) - {ANY_MODULE, NOTEBOOKS, HYDRA_CONFIGS}:
+                # The modules of that package: its program's, or where it has none, another
+                # program's of the run (an installed package).
                 prefix = tuple(package.split("."))
-                for other in files:
-                    if roots[other] == root and any(name[:len(prefix)] == prefix or prefix[:len(name)] == name
-                                                    for name in module_paths(relative[other])):
-                        self._join(path, other)
+                matching = [other for other in files if not other.endswith(".ipynb") and any(
+                    name[:len(prefix)] == prefix or prefix[:len(name)] == name for name in module_paths(relative[other]))]
+                own = [other for other in matching if roots[other] == root]
+                for other in own or [other for other in matching if other in importable]:
+                    self._join(path, other)
             if ANY_MODULE in packages:
                 anything.append(path)
             # The packages above the file run when it is imported as a module.
@@ -336,16 +405,13 @@ class ProcessGroups:
         self.loaders: tuple[str, ...] = tuple(anything)
         # A loader may run any module of the program; a notebook only where it is one (``%run``) or
         # names notebooks.
+        # A module named at run time may be any importable one: its own program's, or another
+        # program's of the run that is installed beside it (hydra's ``_target_``, LightningCLI's
+        # ``class_path``, ``import_module(name)`` across a monorepo: review helper-43, c01/c13/c19/c23).
         runs_notebooks = [p for p in anything if p.endswith(".ipynb") or NOTEBOOKS in files[p][1]]
-        first_loader: dict[str, str] = {}  # per program: a loader runs modules of its own program
         for path in anything:
-            root = roots[path]
-            if root in first_loader:
-                self._join(path, first_loader[root])
-                continue
-            first_loader[root] = path
             for other in files:
-                if roots[other] == root and not other.endswith(".ipynb"):
+                if not other.endswith(".ipynb") and (roots[other] == roots[path] or other in importable):
                     self._join(path, other)
         for path in runs_notebooks:
             for other in files:
