@@ -25,6 +25,7 @@ class M(L.LightningModule):
         self.val_metrics = metrics.clone(prefix="val_")
         self.per_stage = nn.ModuleDict({"val": torchmetrics.F1Score(task="binary")})
         self.acc = torchmetrics.Accuracy(task="binary")
+        self.annotated: torchmetrics.MeanMetric = torchmetrics.MeanMetric()
         self.local = torchmetrics.Accuracy(task="binary", sync_on_compute=False)
         self.built = make_metric()
         self.twice = torchmetrics.Accuracy(task="binary")
@@ -67,6 +68,7 @@ def origin(body: str):
     ("value = self.built.compute()", None),
     ("value = self.twice", None),
     ("value = self.acc", METRIC),
+    ("value = self.annotated", METRIC),  # ``self.annotated: MeanMetric = MeanMetric()`` (review helper-43, c17)
     ("value = self.val_metrics", METRIC),
     ("value = self.per_stage['val']", METRIC),
     ("value = self.per_stage", METRICS),
@@ -109,6 +111,9 @@ def _same(body: str, header: str = HEADER) -> bool:
     ("value = self.current_epoch", True),
     ("value = self.trainer.current_epoch * 2 + 1", True),
     ("value = float(self.current_epoch)", True),
+    ("value = min(1.0, 0.1 * self.current_epoch)", True),  # a KL-annealing weight (review helper-43, c24)
+    ("value = max(1.0, x)", False),
+    ("value = min(values)", False),
     ("value = x", False),
     ("value = x * 0", False),  # a tensor times zero: still the rank's tensor (its device, its dtype)
     ("value = self.global_step", False),  # weighted by each rank's batch sizes over the steps

@@ -57,8 +57,9 @@ TENSOR_METHODS = frozenset({
 #: The same, and a dict's views (a dict of global values gives global values).
 VALUE_METHODS = TENSOR_METHODS | {"values", "items", "keys"}
 BUILTINS = frozenset({"len", "float", "int", "abs", "round", "min", "max", "sum", "bool"})
-#: Builtins that turn a number into a number the same on every rank where it is.
-_SAME_VALUE_BUILTINS = frozenset({"float", "int", "abs", "round"})
+#: Builtins that turn numbers into a number the same on every rank where they are (``min(1.0, 0.1 *
+#: self.current_epoch)``: a KL-annealing weight).
+_SAME_VALUE_BUILTINS = frozenset({"float", "int", "abs", "round", "min", "max"})
 #: Packages of functions that compute on their arguments alone (torchmetrics' functional API syncs
 #: nothing: it is the class API that holds state and syncs); ``torch.<f>`` itself one level deep.
 FUNCTION_PACKAGES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.", "torchmetrics.functional.")
@@ -176,15 +177,19 @@ class ObjectKinds:
                 for n in walk(method):
                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
                         setattr_called = True
-                    if isinstance(n, ast.Assign):
-                        for target in n.targets:
+                    if isinstance(n, ast.Assign) or (isinstance(n, ast.AnnAssign) and n.value is not None):
+                        # ``self.mse: MeanSquaredError = MeanSquaredError()`` binds as ``=`` does (review
+                        # helper-43, c17); ``self.mse: MeanSquaredError`` alone binds nothing.
+                        for target in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                             if isinstance(target, ast.Attribute) and _is_name(target.value, "self"):
                                 assigns.append((target.attr, n.value, locals_))
                             else:
                                 bound_otherwise.update(_stored_self_attributes(target))
                                 for name, value in _item_stores(target, n.value):
                                     items.setdefault(name, []).append((value, locals_))
-                    elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
+                    elif isinstance(n, ast.AnnAssign):
+                        pass  # an annotation alone: no binding
+                    elif isinstance(n, (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
                                         ast.NamedExpr, ast.Delete, ast.comprehension)):
                         bound_otherwise.update(_stored_self_attributes(n))
                         # What a loop, ``with``, ``+=`` or walrus binds (a deletion takes an item out).
