@@ -1,0 +1,97 @@
+"""Which reads ``analysis/effects.py`` knows run no code that builds tensors (DDP001 moves statements
+out of ``init_module()`` only where they are known): an attribute, an item, ``len`` or iteration of
+an object runs code of its class, known only where the object's class is."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from ddpfix.analysis.effects import Effects
+from ddpfix.analysis.lightning import lightning_name
+from ddpfix.imports import ImportTable
+
+DATASET = """
+import torch
+from torch.utils.data import Dataset
+
+
+class Points(Dataset):
+    def __init__(self, images, labels):
+        self.images = images
+        self.labels = labels
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, index):
+        return self.images[index], self.labels[index]
+"""
+
+
+def _unknown(code: str) -> str | None:
+    """What ``Effects.unknown_in`` finds not known in the value of the module's last statement."""
+    tree = ast.parse(textwrap.dedent(code))
+    effects = Effects.of(tree, ImportTable.from_tree(tree), lightning_name)
+    found = effects.unknown_in(tree.body[-1].value)
+    return None if found is None else ast.unparse(found)
+
+
+@pytest.mark.parametrize(("code", "unknown"), [
+    # Python values, listed libraries' modules and objects, an argparse namespace: known.
+    ("sizes = [1, 2]\nsizes[0]", None),
+    ("import torch\ntorch.float64", None),
+    ("import os\nos.environ['HOME']", None),
+    ("import torch\nx = torch.randn(4, 3)\ny = (x[:, 0] > 0).long()\ny[:2]", None),
+    ("import argparse\nparser = argparse.ArgumentParser()\nargs = parser.parse_args()\nargs.batch_size", None),
+    # An object of a class not read here: another file's, a parameter, a function's result.
+    ("from data import ImbalancedData\ndm = ImbalancedData()\ndm.class_weights", "dm.class_weights"),
+    ("from data import Windows\nds = Windows()\nds[0]", "ds[0]"),
+    ("def fit(dm):\n    return dm.class_weights\ndm.class_weights", "dm.class_weights"),
+    ("from data import load\nsplits = load()\nsplits['train']", "splits['train']"),
+    ("import torch\nstate = torch.load('x.pt')\nstate.weights", "state.weights"),
+    ("import argparse\nparser = make_parser()\nargs = parser.parse_args()\nargs.batch_size", "args.batch_size"),
+    # Handed to a loader that asks its length: the object's ``__len__`` runs (review helper-43, c14).
+    ("from torch.utils.data import DataLoader\nfrom data import WindowData\ndata = WindowData()\n"
+     "DataLoader(data.train_set, shuffle=True)", "data.train_set"),
+    ("from torch.utils.data import DataLoader\nfrom data import load\nDataLoader(load(), shuffle=True)",
+     "load()"),
+    ("from torch.utils.data import DataLoader\nimport torch\nx = torch.arange(8)\nDataLoader(x, shuffle=True)", None),
+])
+def test_reads_known_only_where_the_class_is(code, unknown):
+    assert _unknown(code) == unknown
+
+
+@pytest.mark.parametrize(("made", "known"), [
+    ("images = torch.randint(0, 255, (8, 4))\nlabels = torch.randint(0, 3, (8,))", True),
+    ("from data import load\nimages, labels = load(), load()", False),
+])
+def test_a_data_class_of_the_file_is_known_when_built_from_known_objects(made, known):
+    """``len(ds)`` of a data class of the file runs its ``__len__``, ``len(self.labels)``: the
+    ``__len__`` of what its constructor was handed. The module's ``images`` is not the
+    ``__init__``'s parameter of that name (bindings read by Python's scoping)."""
+    code = DATASET + made + "\nds = Points(images, labels)\nlen(ds)\n"
+    assert (_unknown(code) is None) is known
+
+
+def test_a_name_some_function_declares_global_may_be_any_of_its_bindings():
+    code = (DATASET + "images = torch.randint(0, 255, (8, 4))\nlabels = torch.randint(0, 3, (8,))\n"
+            "def reload():\n    global labels\n    labels = fetch()\nds = Points(images, labels)\nlen(ds)\n")
+    assert _unknown(code) == "len(ds)"
+
+
+def test_a_class_attribute_that_may_be_a_descriptor_makes_the_store_more_than_a_store():
+    """``pixels = PIXELS`` may name a descriptor whose ``__set__`` builds a tensor: building the
+    dataset is then not known to be pure, nor reading ``ds.pixels``."""
+    code = ("from torch.utils.data import Dataset\nfrom helpers import PIXELS\n\n"
+            "class Digits(Dataset):\n    pixels = PIXELS\n\n    def __init__(self, pixels):\n"
+            "        self.pixels = pixels\n\nds = Digits([1, 2])\n")
+    tree = ast.parse(code)
+    effects = Effects.of(tree, ImportTable.from_tree(tree), lightning_name)
+    assert effects.data_class("Digits") == "data"
+    assert _unknown(code + "ds.pixels\n") == "ds.pixels"
+    plain = code.replace("pixels = PIXELS", "size = 28")
+    tree = ast.parse(plain)
+    assert Effects.of(tree, ImportTable.from_tree(tree), lightning_name).data_class("Digits") == "pure"
