@@ -307,6 +307,9 @@ class _Block:
     node: ast.With | ast.AsyncWith
     label: str  # how the finding names it, e.g. trainer.init_module()
     nested: bool = False  # inside, or around, another recognised block
+    #: Why the receiver is not known to be a Trainer or Fabric (a parameter, a hydra-built object):
+    #: reported, and its fix unsafe. None: known.
+    receiver_unknown: str | None = None
 
 
 def _event_key(node: ast.AST) -> tuple:
@@ -512,9 +515,21 @@ class _Knowledge:
     def _recognise(self, node: ast.With | ast.AsyncWith) -> _Block | None:
         labels = [self._context_label(node, index) for index in range(len(node.items))]
         recognised = [label for label in labels if label is not None]
-        if not recognised:
-            return None
-        return _Block(node, recognised[0])
+        if recognised:
+            return _Block(node, recognised[0])
+        # ``init_module()`` is Lightning's name (``Trainer.init_module``, ``Fabric.init_module``): on a
+        # receiver the file does not bind to one (a parameter, ``instantiate(cfg.trainer)``) in a file
+        # that imports Lightning, it is most likely one; reported, never fixed safely.
+        for item in node.items:
+            expression = item.context_expr
+            if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute) \
+                    and expression.func.attr == "init_module" and _imports_lightning(self.imports):
+                receiver = dotted_name(expression.func.value)
+                if receiver is not None:
+                    return _Block(node, f"{receiver}.init_module()", receiver_unknown=(
+                        f"`{receiver}` is not known to be a Trainer or Fabric (it is not built from one in this "
+                        "file): its `init_module()` may be another object's"))
+        return None
 
     def _context_label(self, node: ast.With | ast.AsyncWith, index: int) -> str | None:
         expression = node.items[index].context_expr
@@ -1083,6 +1098,8 @@ def _unsafe_because(block: _Block, plan: _Plan, knowledge: _Knowledge) -> str | 
     (jumps over it) is pure, and so is every statement it jumps over (names read and written were
     checked by ``_order``)."""
     view, layout = knowledge.ctx.view, knowledge.layout
+    if block.receiver_unknown is not None:
+        return block.receiver_unknown
     if block.label.startswith("with ") and not _imports_lightning(knowledge.imports):
         return ("outside Lightning nothing moves batches to the GPU: what leaves the `torch.device` block "
                 "computes on the CPU")
