@@ -146,8 +146,11 @@ class InitModuleScope(Rule):
     with what was not proven.
 
     - **Move data work out of the block** (before or after it): safe when every statement that
-      leaves is known: pure (literals, names, attribute reads, `len`/`range`/`list`/...,
-      `os.path.join`, `torch.Generator().manual_seed(n)`), a `torch.utils.data` constructor that
+      leaves is known: pure (literals, names, `len`/`range`/`list`/..., `os.path.join`,
+      `torch.Generator().manual_seed(n)`, attribute and item reads of objects whose class is
+      known: Python values, torch's objects, an argparse namespace, a data class of this file built
+      from such; not of another file's object, a parameter, a function's result: a property,
+      `__getattr__` or `__getitem__` there may build tensors), a `torch.utils.data` constructor that
       only stores its arguments (`DataLoader`, `TensorDataset`, `Subset`, `ConcatDataset`, the
       samplers but `WeightedRandomSampler`/`DistributedSampler`), `random_split` (it draws from the
       CPU generator it is given, inside the block or not), or a `Dataset`/`LightningDataModule`
@@ -176,7 +179,13 @@ class InitModuleScope(Rule):
       the moved statement and every statement it passes are pure. Model construction draws from the
       global random state, so moving `random_split(...)`, a drawing `Dataset`, or a helper that
       writes a file the model reads past it is unsafe (another split, other weights,
-      `FileNotFoundError`). Moves that would change what a name holds are refused (no fix).
+      `FileNotFoundError`). Moves that would change what a name holds are refused (no fix), and
+      so is a move before the block of a store into an object its `with` header reads
+      (`args.ckpt = ...` before `init_module(empty_init=args.ckpt is not None)`), or of any store
+      where the header calls a function.
+    - **A receiver not built here** (`def run(trainer): with trainer.init_module():`, or
+      `instantiate(cfg.trainer)`): reported in a file that imports Lightning (`init_module` is its
+      name), every fix unsafe: the object is not known to be a Trainer or Fabric.
     - **Move `trainer.fit`/`validate`/`test`/`predict` out**: always unsafe. Inside the block its
       samplers fail on a CUDA device, but the code it runs (the DataModule's `prepare_data` and
       `setup`, the `*_dataloader` hooks, `on_fit_start`, the loss's constants) builds its tensors
