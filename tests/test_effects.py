@@ -53,6 +53,13 @@ def _unknown(code: str) -> str | None:
     ("from data import load\nsplits = load()\nsplits['train']", "splits['train']"),
     ("import torch\nstate = torch.load('x.pt')\nstate.weights", "state.weights"),
     ("import argparse\nparser = make_parser()\nargs = parser.parse_args()\nargs.batch_size", "args.batch_size"),
+    # A library object that may hold the user's objects: a defaultdict calls its factory on a
+    # missing key, a ModuleList holds the user's modules, a DataModule built by Lightning its datasets.
+    ("from collections import defaultdict\nfrom data import Windows\nsplits = defaultdict(Windows)\nsplits['train']",
+     "splits['train']"),
+    ("import torch\nfrom model import Block\nblocks = torch.nn.ModuleList([Block()])\nblocks[0]", "blocks[0]"),
+    ("import lightning as L\nfrom data import ds\ndm = L.LightningDataModule.from_datasets(ds)\ndm.train_dataset",
+     "dm.train_dataset"),
     # Handed to a loader that asks its length: the object's ``__len__`` runs (review helper-43, c14).
     ("from torch.utils.data import DataLoader\nfrom data import WindowData\ndata = WindowData()\n"
      "DataLoader(data.train_set, shuffle=True)", "data.train_set"),

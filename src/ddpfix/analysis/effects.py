@@ -115,8 +115,15 @@ PURE_DATA = frozenset({
     "SubsetRandomSampler", "BatchSampler",
 })
 ORDERED_DATA = frozenset({"random_split"})
-#: Library calls whose results hold (or are) the user's objects: their reads run the user's code.
-_HOLDS_USER_OBJECTS = ("torch.utils.data", "torch.load", "torch.hub", "torch.jit.load", "numpy.load", "pickle")
+#: Libraries whose functions return tensors and arrays (``torch.randn``, ``torch.nn.functional.
+#: one_hot``, ``numpy.arange``): what they return is read by the library's own code.
+_TENSOR_LIBRARIES = ("torch.", "numpy.")
+#: Of those, what returns (or holds) objects of any class: unpickling loaders, torch's data classes
+#: (a ``Subset`` reads its dataset), modules and containers of modules (a ``ModuleList`` of the user's
+#: modules), compiled and traced callables.
+_HOLDS_USER_OBJECTS = ("torch.utils.", "torch.load", "torch.hub.", "torch.jit.", "torch.package.", "torch.compile",
+                       "torch.fx.", "torch.func.", "torch.autograd.", "torch.nn.", "torch.optim.", "torch.distributed.",
+                       "numpy.load", "numpy.array", "numpy.asarray", "numpy.frompyfunc", "numpy.vectorize")
 #: Libraries whose module attributes are plain reads (``torch.float64``, ``os.environ``,
 #: ``torch.utils.data.DataLoader``): an attribute path through one of their modules runs no code
 #: that builds tensors.
@@ -260,14 +267,20 @@ class Effects:
         return self._library_object(call, frozenset())
 
     def _library_object(self, node: ast.expr, seen: frozenset[str]) -> bool:
-        """``node`` evaluates to an object a listed library made (``torch.randn(...)``, a method of
-        one: ``x.sum(dim=1)``, an item of one: ``y[:32]``, a name bound only to such), whose reads
-        are the library's. Not what holds the user's objects or unpickles them: torch's data classes
-        (``Subset`` reads its dataset; asked by ``_plain_value``) and the loaders (``torch.load``)."""
+        """``node`` evaluates to a tensor or an array (``torch.randn(...)``, a method of one:
+        ``x.sum(dim=1)``, an item of one: ``y[:32]``, an operator on them, a name bound only to such)
+        or a ``torch.Generator``, whose reads are the library's. Not what may hold the user's objects:
+        torch's data classes (``Subset`` reads its dataset; asked by ``_plain_value``), modules and
+        their containers, the loaders that unpickle (``torch.load``), ``collections.defaultdict``
+        (its missing keys call the user's factory), object arrays."""
         if isinstance(node, ast.Call):
             qualified = self.imports.qualify(node.func)
             if qualified is not None:
-                return qualified.split(".", 1)[0] in KNOWN_LIBRARIES and not qualified.startswith(_HOLDS_USER_OBJECTS)
+                if qualified == "torch.Generator":
+                    return True
+                function = qualified.rsplit(".", 1)[-1]
+                return (qualified.startswith(_TENSOR_LIBRARIES) and function[:1].islower()
+                        and (not qualified.startswith(_HOLDS_USER_OBJECTS) or qualified.startswith("torch.nn.functional.")))
             return isinstance(node.func, ast.Attribute) and self._library_object(node.func.value, seen)
         if isinstance(node, ast.Subscript):
             return self._library_object(node.value, seen)
