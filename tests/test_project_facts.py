@@ -613,3 +613,24 @@ def test_a_loader_reads_the_configurations_its_config_path_names_outside_its_pro
     (root / "configs" / "config.yaml").write_text("setup:\n  _target_: torch.manual_seed\n  seed: 0\n")
     proc = run_cli("--check", ".", cwd=root)
     assert b"DDP002 [*]" in proc.stdout, proc.stdout
+
+
+def test_a_context_manager_of_the_program_is_read_by_what_it_is_not_by_its_name(tmp_path, run_cli):
+    """``with no_grad():`` where ``no_grad`` is the program's own (``from utils import no_grad``, which
+    returns ``torch.device("cuda")``) may enter that device: only a listed library's context manager
+    of that name is known to enter none (an open point of the last review: the allowlist was read by
+    the last name alone)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (root / "utils.py").write_bytes(b"import torch\n\n\ndef no_grad():\n    return torch.device('cuda')\n")
+    body = (b"import torch\nfrom torch.utils.data import DataLoader\n%s\n\n\n"
+            b"def main():\n    g = torch.Generator(device='cuda')\n    with %s:\n"
+            b"        for batch in DataLoader(list(range(8)), shuffle=True, generator=g):\n            pass\n")
+    for imported, used in ((b"from utils import no_grad", b"no_grad()"), (b"import utils", b"utils.no_grad()")):
+        (root / "train.py").write_bytes(body % (imported, used))
+        proc = run_cli("--check", "-v", "train.py", cwd=root)
+        assert b"DDP002 [~]" in proc.stdout and b"(train.py:8)" in proc.stdout, (used, proc.stdout)
+    (root / "train.py").write_bytes(body % (b"", b"torch.no_grad()"))
+    proc = run_cli("--check", "train.py", cwd=root)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout

@@ -1563,36 +1563,75 @@ def _hazards_in(data: bytes) -> dict[str, int]:
 
 
 def _may_enter_a_name(data: bytes) -> bool:
-    """Some ``with`` statement of the text may have an item that is not a call (``default_device_switches``
-    counts those): False only where every ``with`` header reads as calls alone."""
+    """Some ``with`` statement of the text may have an item that is not a call, or a call not known
+    to enter no device (``default_device_switches`` counts those): False only where every ``with``
+    header reads as calls of ``NON_DEVICE_CONTEXTS`` alone."""
     if b"with" not in data:
         return False
     for match in _WITH_WORD.finditer(data):
         line_start = data.rfind(b"\n", 0, match.start()) + 1
-        if _WITH_INDENT.fullmatch(data, line_start, match.start()) and not _calls_only(data, match.end()):
-            return True
+        if _WITH_INDENT.fullmatch(data, line_start, match.start()):
+            callees = _calls_only(data, match.end())
+            if callees is None or any(_bound_by_the_program(data, callee) for callee in callees):
+                return True
     return False
 
 
-def _calls_only(data: bytes, start: int) -> bool:
-    """The ``with`` header from ``start`` to its colon holds only items that are calls (each maybe
-    ``as`` a target). Brackets' contents are skipped; a string, a comment or a header longer than
-    2000 bytes is not read (False), nor a string outside brackets or one the scan cannot close."""
+def _bound_by_the_program(data: bytes, callee: bytes) -> bool:
+    """The text may bind ``callee`` (``no_grad``, ``utils.no_grad``: a context manager
+    ``NON_DEVICE_CONTEXTS`` lists by its last name) to code of the program: a ``def``/``class`` or an
+    assignment of the name, or an import of it (or of the module it is reached through) from a
+    module that is not a listed library (``from utils import no_grad``, ``import utils``);
+    ``_own_names`` reads the same from the tree."""
+    dotted = callee.replace(b" ", b"").replace(b"\t", b"")
+    name = dotted.split(b".", 1)[0]
+    word = re.escape(name)
+    if b"." not in dotted:
+        # Any use of the name besides ``with`` headers and imports from a listed library may bind it
+        # (``a, no_grad = ...``, ``for timer in ...``, a parameter): as the tree reads every store.
+        for found in re.finditer(rb"\b" + word + rb"\b", data):
+            line_start = data.rfind(b"\n", 0, found.start()) + 1
+            line = data[line_start:data.find(b"\n", found.start()) if b"\n" in data[found.start():] else len(data)]
+            stripped = line.lstrip()
+            if stripped.startswith((b"with ", b"async with ")):
+                continue
+            library = re.match(rb"from[ \t]+([\w.]+)[ \t]+import\b", stripped)
+            if library and library.group(1).split(b".")[0].decode("ascii", "replace") in _CONTEXT_LIBRARIES:
+                continue
+            return True
+    for found in re.finditer(rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import\b[^\n]*\b" + word + rb"\b", data, re.M):
+        module = found.group(1).decode("ascii", "replace")
+        if module.startswith(".") or module.split(".", 1)[0] not in _CONTEXT_LIBRARIES:
+            return True
+    for found in re.finditer(rb"^[ \t]*import[ \t]+([^\n#;]*)", data, re.M):
+        for part in found.group(1).split(b","):
+            words = part.split()
+            if words and (words[-1] if len(words) == 3 and words[1] == b"as" else words[0].split(b".")[0]) == name \
+                    and words[0].split(b".")[0].decode("ascii", "replace") not in _CONTEXT_LIBRARIES:
+                return True
+    return False
+
+
+def _calls_only(data: bytes, start: int) -> list[bytes] | None:
+    """The callees (``torch.no_grad``) of the ``with`` header from ``start`` to its colon, where it holds only
+    items that are calls of ``NON_DEVICE_CONTEXTS`` (each maybe ``as`` a target); None otherwise.
+    Brackets' contents are skipped; a string, a comment or a header longer than 2000 bytes is not
+    read (None), nor a string outside brackets or one the scan cannot close."""
     items, current, depth = [], bytearray(), 0
     end = min(len(data), start + 2000)
     index = start
     while True:
         if index >= end:
-            return False
+            return None
         char = data[index]
         if char in b"\"'" and depth:  # a string inside brackets (``open("a.txt")``): skipped
             close = data.find(bytes([char]), index + 1, end)
             if close < 0 or close == index + 1 or b"\n" in data[index:close] or b"\\" in data[index:close]:
-                return False  # an empty string may open a triple-quoted one; a newline or an escape: not read
+                return None  # an empty string may open a triple-quoted one; a newline or an escape: not read
             index = close + 1
             continue
         if char in b"\"'#":
-            return False
+            return None
         if char == 0x5C:  # a backslash: the header goes on on the next line
             index += 2
             current += b" "
@@ -1604,12 +1643,12 @@ def _calls_only(data: bytes, start: int) -> bool:
         elif char in b")]}":
             depth -= 1
             if depth < 0:
-                return False
+                return None
             if depth == 0:
                 current.append(char)
         elif depth == 0:
             if char == 0x0A or char == 0x0D:
-                return False  # no colon on the line: not a header the scan reads
+                return None  # no colon on the line: not a header the scan reads
             if char in b",:":
                 items.append(bytes(current))
                 current = bytearray()
@@ -1618,11 +1657,16 @@ def _calls_only(data: bytes, start: int) -> bool:
             else:
                 current.append(char)
         index += 1
+    names = []
     for item in items:
         expression = _AS_TARGET.split(item, 1)[0]
         if not _CALL_SHAPE.fullmatch(expression):
-            return False  # a name, an attribute, a subscript, ``(a, b)``, or not plainly a call
-    return bool(items)
+            return None  # a name, an attribute, a subscript, ``(a, b)``, or not plainly a call
+        called = expression.strip()[:-2].strip()
+        if called.rsplit(b".", 1)[-1].strip().decode("ascii", "replace") not in NON_DEVICE_CONTEXTS:
+            return None  # ``with gpu():`` may enter the torch.device its call returns (read as a switch)
+        names.append(called)
+    return names or None
 
 
 def _may_pass_a_monitor(call: ast.Call, position: int | None) -> bool:
@@ -1664,6 +1708,7 @@ def default_device_switches(tree: ast.Module, path: str, nodes: list[ast.AST] | 
                     devices.add(alias.asname)
     found: list[DeviceSwitch] = []
     called: set[int] = set()
+    own_names, own_modules = _own_names(nodes)
     for node in nodes:
         if isinstance(node, ast.Call):
             name = _last_name(node.func)
@@ -1684,7 +1729,9 @@ def default_device_switches(tree: ast.Module, path: str, nodes: list[ast.AST] | 
                 context = item.context_expr
                 if isinstance(context, ast.Call):
                     kind = _context_kind(context, devices)
-                    if kind is None and _last_name(context.func) not in NON_DEVICE_CONTEXTS:
+                    if kind is None and (_last_name(context.func) not in NON_DEVICE_CONTEXTS or (
+                            context.func.id in own_names if isinstance(context.func, ast.Name)
+                            else _root_name(context.func) in own_modules)):
                         kind = "unknown"  # ``with accelerator_device():`` may enter the torch.device it returns
                     if kind is not None:
                         found.append(DeviceSwitch(path, node.lineno, f"with {_dotted(context.func)}(...)", kind == "cuda", True))
@@ -1716,6 +1763,47 @@ def _shown_expression(node: ast.expr) -> str:
         return _dotted(node)
     text = ast.unparse(node)
     return text if len(text) < 40 else text[:37] + "..."
+
+
+#: Libraries whose context managers ``NON_DEVICE_CONTEXTS`` names (``torch.no_grad``,
+#: ``contextlib.suppress``, ``tqdm``, ``unittest.mock.patch``...).
+_CONTEXT_LIBRARIES = frozenset({
+    "torch", "lightning", "pytorch_lightning", "lightning_fabric", "contextlib", "warnings", "tempfile", "tqdm",
+    "multiprocessing", "concurrent", "threading", "unittest", "pytest", "zipfile", "tarfile", "os", "io", "timeit",
+    "time", "codetiming", "IPython", "numpy", "builtins",
+})
+
+
+def _own_names(nodes: list[ast.AST]) -> tuple[frozenset[str], frozenset[str]]:
+    """(names the file binds to code of its own or of a module that is not a listed library: a
+    ``def``/``class``/assignment of the name, an import from a relative module or another package,
+    ``from utils import no_grad``; the names of such modules, ``import utils``). A context manager of
+    the program named ``no_grad`` may return a ``torch.device``: its name proves nothing. (A method
+    reached through an object, ``model.no_sync()``, is still read by its name.)"""
+    names: set[str] = set()
+    modules: set[str] = set()
+    for node in nodes:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level or (node.module or "").split(".", 1)[0] not in _CONTEXT_LIBRARIES:
+                bound = {alias.asname or alias.name for alias in node.names}
+                names.update(bound)
+                modules.update(bound)  # ``from pkg import utils``: maybe a module
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".", 1)[0] not in _CONTEXT_LIBRARIES:
+                    modules.add((alias.asname or alias.name).split(".", 1)[0])
+    return frozenset(names), frozenset(modules)
+
+
+def _root_name(node: ast.AST) -> str | None:
+    """``utils`` of ``utils.ctx.no_grad``; the name itself for a name."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _last_name(node: ast.AST) -> str | None:
