@@ -102,3 +102,53 @@ def test_a_class_attribute_that_may_be_a_descriptor_makes_the_store_more_than_a_
     plain = code.replace("pixels = PIXELS", "size = 28")
     tree = ast.parse(plain)
     assert Effects.of(tree, ImportTable.from_tree(tree), lightning_name).data_class("Digits") == "pure"
+
+
+LAZY = """
+import functools
+import torch
+from torch.utils.data import Dataset
+from lazy import LazyRows
+
+
+class Rows(Dataset):
+    def __init__(self, rows):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+"""
+
+
+@pytest.mark.parametrize(("code", "unknown"), [
+    # c04: a namespace of the user's class handed to parse_args.
+    ("import argparse\nfrom settings import Settings\nparser = argparse.ArgumentParser()\n"
+     "args = parser.parse_args(namespace=Settings())\nargs.class_weights", "args.class_weights"),
+    # c07: an object of a class of the file changed after it was built.
+    (LAZY + "train_set = Rows([])\ntrain_set.rows = LazyRows(256)\nlen(train_set)", "len(train_set)"),
+    (LAZY + "train_set = Rows([])\nlen(train_set)", None),
+    # c10: a class whose __init__ stores an object it makes; c05: a default that is an object.
+    (LAZY.replace("self.rows = rows", "self.rows = LazyRows(rows)") + "train_set = Rows(256)\nlen(train_set)",
+     "len(train_set)"),
+    (LAZY.replace("def __init__(self, rows)", "def __init__(self, rows=LazyRows(256))") + "train_set = Rows()\n"
+     "len(train_set)", "len(train_set)"),
+    # c06: a cached_property of that name.
+    (LAZY.replace("    def __len__", "    @functools.cached_property\n    def table(self):\n"
+                  "        return torch.tensor(self.rows)\n\n    def __len__") + "train_set = Rows([1, 2])\n"
+     "len(train_set)", "len(train_set)"),
+    # c08: a builtin runs its argument's special method; an f-string its __format__; truth its __bool__.
+    ("from stats import LabelStats\nstats = LabelStats([0.7, 0.3])\nfloat(stats)", "float(stats)"),
+    ("from stats import LabelStats\nstats = LabelStats([0.7, 0.3])\nf'{stats}'", "{stats}"),
+    ("from stats import LabelStats\nstats = LabelStats([0.7, 0.3])\nstats or 1.0", "stats or 1.0"),
+    ("import torch\nx = torch.ones(3)\nfloat(x)", None),
+    # c09: a loader of torch's under another name returns objects of any class.
+    ("import torch\ntrain_set = torch.serialization.load('rows.pt')\nlen(train_set)", "len(train_set)"),
+    # c18: a key handed to sorted runs inside the call.
+    ("import torch\nCOUNTS = {'a': 1}\nsorted(COUNTS, key=lambda c: torch.tensor(COUNTS[c]))",
+     "sorted(COUNTS, key=lambda c: torch.tensor(COUNTS[c]))"),
+    ("names = ['b', 'a']\nsorted(names, key=len)", None),
+])
+def test_review_helper_44_reads_that_run_code(code, unknown):
+    """Each shape made a move out of init_module() safe that changed a dtype or a result on CPU
+    (review helper-44, cases c04 to c18)."""
+    assert _unknown(code) == unknown

@@ -115,15 +115,21 @@ PURE_DATA = frozenset({
     "SubsetRandomSampler", "BatchSampler",
 })
 ORDERED_DATA = frozenset({"random_split"})
-#: Libraries whose functions return tensors and arrays (``torch.randn``, ``torch.nn.functional.
-#: one_hot``, ``numpy.arange``): what they return is read by the library's own code.
-_TENSOR_LIBRARIES = ("torch.", "numpy.")
-#: Of those, what returns (or holds) objects of any class: unpickling loaders, torch's data classes
-#: (a ``Subset`` reads its dataset), modules and containers of modules (a ``ModuleList`` of the user's
-#: modules), compiled and traced callables.
-_HOLDS_USER_OBJECTS = ("torch.utils.", "torch.load", "torch.hub.", "torch.jit.", "torch.package.", "torch.compile",
-                       "torch.fx.", "torch.func.", "torch.autograd.", "torch.nn.", "torch.optim.", "torch.distributed.",
-                       "numpy.load", "numpy.array", "numpy.asarray", "numpy.frompyfunc", "numpy.vectorize")
+#: The packages whose functions return tensors and arrays (``torch.randn``,
+#: ``torch.nn.functional.one_hot``, ``numpy.arange``): what they return is read by the library's own
+#: code. An allowlist: ``torch.serialization.load``, ``torch.utils.data.Subset``, a ``ModuleList`` of
+#: the user's modules hold objects of any class (review helper-44, c09).
+_TENSOR_FUNCTION_PACKAGES = frozenset({
+    "torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "numpy", "numpy.random",
+    "numpy.linalg", "numpy.fft",
+})
+#: Functions of those packages that return (or hold) objects of any class: unpickling loaders,
+#: object arrays built from what they are given, compiled callables.
+_RETURNS_ANY_OBJECT = frozenset({
+    "torch.load", "torch.compile", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile", "numpy.array",
+    "numpy.asarray", "numpy.asanyarray", "numpy.frompyfunc", "numpy.vectorize", "numpy.fromfunction",
+    "numpy.apply_along_axis", "numpy.piecewise",
+})
 #: Libraries whose module attributes are plain reads (``torch.float64``, ``os.environ``,
 #: ``torch.utils.data.DataLoader``): an attribute path through one of their modules runs no code
 #: that builds tensors.
@@ -148,6 +154,14 @@ _ITEM_READS = frozenset({"__getitem__"})
 #: What an attribute read may run besides a property of that name (``__getattr__`` when the lookup
 #: fails, ``__getattribute__`` always).
 _ATTRIBUTE_READS = frozenset({"__getattr__", "__getattribute__"})
+#: What a builtin or an f-string may run of the object it is handed: ``float(x)`` its ``__float__``,
+#: ``str(x)`` its ``__str__``, ``sorted(x)`` its iteration and comparisons.
+_CONVERSION_READS = frozenset({
+    "__len__", "__iter__", "__getitem__", "__float__", "__int__", "__index__", "__bool__", "__str__", "__repr__",
+    "__format__", "__round__", "__abs__", "__lt__", "__gt__", "__le__", "__ge__", "__eq__", "__hash__",
+    "__complex__", "__next__", "__contains__",
+})
+_TRUTH_READS = frozenset({"__bool__", "__len__"})
 _ITERATING_BUILTINS = frozenset({"list", "tuple", "sorted", "enumerate", "zip", "set", "frozenset", "dict", "sum",
                                  "min", "max", "any", "all"})
 
@@ -206,6 +220,14 @@ class Effects:
                     return found
             if self._computing_builtin(node.func) and not all(self.tensor_free(part) for part in parts):
                 return node  # ``sum(counts, 0.0)``: arithmetic on what may be tensors
+            if isinstance(node.func, ast.Name) and node.func.id in PURE_BUILTINS - {"len", "isinstance"} \
+                    and node.func.id not in self.bound and not all(
+                        self._handed_data_known(a.value if isinstance(a, ast.Starred) else a, _CONVERSION_READS)
+                        for a in node.args):
+                return node  # ``float(stats)`` runs its ``__float__`` (review helper-44, c08)
+            if any(isinstance(part, ast.Lambda) for part in parts) or any(
+                    k.arg == "key" and not self._builtin_function(k.value) for k in node.keywords):
+                return node  # ``sorted(names, key=lambda c: torch.tensor(...))``: the key runs in the call (c18)
             if self.reads_run_code(node):
                 return node  # ``DataLoader(ds, shuffle=True)`` runs ``len(ds)``: a ``__len__`` that computes
             return None
@@ -219,6 +241,14 @@ class Effects:
                 if found is not None:
                     return found
             return None
+        if isinstance(node, ast.BoolOp) and not all(self._truth_known(v) for v in node.values):
+            return node  # ``x or default`` takes ``x``'s truth: its ``__bool__``
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and not self._truth_known(node.operand):
+            return node
+        if isinstance(node, ast.IfExp) and not self._truth_known(node.test):
+            return node
+        if isinstance(node, ast.FormattedValue) and not self._handed_data_known(node.value, _CONVERSION_READS):
+            return node  # ``f"{stats}"`` runs its ``__format__``
         if isinstance(node, ast.Subscript) and not self._known_read(node.value, _ITEM_READS):
             return node  # ``ds[0]`` runs a ``__getitem__``, which may compute (review helper-43, c15)
         if isinstance(node, ast.Attribute) and not self._known_read(node.value, frozenset({node.attr, *_ATTRIBUTE_READS})):
@@ -278,9 +308,9 @@ class Effects:
             if qualified is not None:
                 if qualified == "torch.Generator":
                     return True
-                function = qualified.rsplit(".", 1)[-1]
-                return (qualified.startswith(_TENSOR_LIBRARIES) and function[:1].islower()
-                        and (not qualified.startswith(_HOLDS_USER_OBJECTS) or qualified.startswith("torch.nn.functional.")))
+                package, _, function = qualified.rpartition(".")
+                return (package in _TENSOR_FUNCTION_PACKAGES and function[:1].islower()
+                        and qualified not in _RETURNS_ANY_OBJECT)
             return isinstance(node.func, ast.Attribute) and self._library_object(node.func.value, seen)
         if isinstance(node, ast.Subscript):
             return self._library_object(node.value, seen)
@@ -292,6 +322,18 @@ class Effects:
             values = self._visible_bindings(node)
             return bool(values) and all(v is not None and self._library_object(v, seen | {node.id}) for v in values)
         return False
+
+    def _builtin_function(self, node: ast.expr) -> bool:
+        """``len``, ``str``, ``abs``...: a builtin the file does not bind, handed as a callable."""
+        return isinstance(node, ast.Name) and node.id in PYTHON_VALUE_BUILTINS | {"abs", "round"} and node.id not in self.bound
+
+    def _truth_known(self, node: ast.expr) -> bool:
+        """Taking the truth of ``node`` (``if x:``, ``not x``, ``x and y``) runs no code of the
+        user's: a comparison or a Boolean operation (their parts are read as operators), or an object
+        whose ``__bool__``/``__len__`` are known."""
+        if isinstance(node, (ast.Compare, ast.BoolOp)) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+            return True
+        return self._handed_data_known(node, _TRUTH_READS)
 
     def operator_on_tensors(self, node: ast.AST) -> bool:
         """``node`` (an answer of ``unknown_in``) is an operator, or ``sum``/``min``/``max``, whose
@@ -427,6 +469,12 @@ class Effects:
         defines none of them computing, or a torch data class that stores what it is given
         (``TensorDataset``, ``Subset``, ...)."""
         values = self._visible_bindings(name)
+        if name.id in self._changed_objects() and any(
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in self._classes for v in values):
+            # An object of a class of the file holds what was stored into it after it was built
+            # (``train_set.rows = LazyRows(n)``: review helper-44, c07), not only what its
+            # constructor was handed. (A tensor's class stays a tensor's, whatever is done to it.)
+            return False
         key = (name.id, tuple(id(v) for v in values))  # one name, the bindings this read sees
         cache = self._plain_reads.setdefault(reads, {})
         if key in cache:
@@ -459,12 +507,42 @@ class Effects:
             return all(self._plain_value(part, reads) for part in data)
         if self._returns_known_objects(value):
             return True  # ``torch.randint(...)``: a tensor; ``list(...)``: a list
-        # A data class of the file whose reads do not compute, built from objects whose reads are
-        # known: its reads of what it stored (``len(self.labels)``) run theirs.
-        return (isinstance(func, ast.Name) and self.data_class(func.id) is not None
+        # A pure data class of the file (its ``__init__`` only stores its arguments, no property,
+        # decorated method or descriptor), whose reads do not compute, built from objects whose reads
+        # are known: its reads of what it stored (``len(self.labels)``) run theirs. A class that
+        # stores anything else (``self.rows = LazyRows(n)``), a ``cached_property``, a default that
+        # is an object (review helper-44, c10/c06/c05) hold what is not read.
+        return (isinstance(func, ast.Name) and self.data_class(func.id) == "pure"
                 and not self._computing_reads_in_lineage(func.id, reads, frozenset())
-                and all(self._handed_data_known(a.value if isinstance(a, ast.Starred) else a, _ITERATION_READS)
+                and not any(isinstance(a, ast.Starred) for a in value.args)
+                and not any(k.arg is None for k in value.keywords)
+                and all(self._handed_data_known(a, _ITERATION_READS)
                         for a in [*value.args, *(k.value for k in value.keywords)]))
+
+    def _changed_objects(self) -> frozenset[str]:
+        """Names whose object the file may change after it is built: an attribute or item stored
+        through the name (``train_set.rows = ...``, ``del ds.cache``), a method called on it
+        (``ds.load()``), or the name handed to a call that is not a listed pure one (``fill(ds)``,
+        ``setattr(ds, ...)``): what the object holds is then not what its constructor was handed."""
+        found = getattr(self.tree, "_ddpfix_changed_objects", None)
+        if found is None:
+            names: set[str] = set()
+            for node in every_node(self.tree):
+                if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    root = node.value
+                    while isinstance(root, (ast.Attribute, ast.Subscript)):
+                        root = root.value
+                    if isinstance(root, ast.Name):
+                        names.add(root.id)
+                elif isinstance(node, ast.Call):
+                    if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                            and not self._pure_callee(node.func):
+                        names.add(node.func.value.id)
+                    if not self._pure_callee(node.func):
+                        names.update(a.id for a in [*node.args, *(k.value for k in node.keywords)]
+                                     if isinstance(a, ast.Name))
+            found = self.tree._ddpfix_changed_objects = frozenset(names)
+        return found
 
     def _parsed_arguments(self, call: ast.Call) -> bool:
         """``parser.parse_args(...)`` where ``parser`` is bound in the file only to
@@ -473,6 +551,8 @@ class Effects:
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr == "parse_args" and isinstance(func.value, ast.Name)):
             return False
+        if len(call.args) > 1 or any(k.arg in ("namespace", None) for k in call.keywords):
+            return False  # ``parse_args(namespace=Settings())``: an object of the user's class (review helper-44, c04)
         values = self._visible_bindings(func.value)
         return bool(values) and all(isinstance(v, ast.Call) and self.imports.qualify(v.func) == "argparse.ArgumentParser"
                                     for v in values)
@@ -640,6 +720,8 @@ class Effects:
         elif isinstance(statement, ast.Pass):
             parts = []
         elif isinstance(statement, ast.If):
+            if not self._truth_known(statement.test):
+                return statement.test  # ``if stats:`` runs its ``__bool__``
             parts = [statement.test]
             for inner in (*statement.body, *statement.orelse):
                 found = self.unknown_in_statement(inner)
@@ -711,6 +793,10 @@ class Effects:
         if init is None:
             return "pure"
         if init.decorator_list or isinstance(init, ast.AsyncFunctionDef):
+            return "data"
+        # A default evaluated once, where the class is defined, may be an object of any class
+        # (``rows=LazyRows(256)``: review helper-44, c05): only Python values keep it plain.
+        if not all(self.tensor_free(d) for d in (*init.args.defaults, *(d for d in init.args.kw_defaults if d is not None))):
             return "data"
         parameters = _parameters(init)
         for statement in init.body:
