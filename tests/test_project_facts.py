@@ -140,7 +140,16 @@ def test_a_switch_a_configuration_names_for_a_loader_counts(tmp_path, run_cli):
     (root / "conf" / "config.yaml").write_text("runtime:\n  _target_: torch.set_default_device\n  device: cuda\n")
     proc = run_cli("--check", "-v", ".", cwd=root)
     assert b"DDP002 [~]" in proc.stdout and b"conf/config.yaml:2" in proc.stdout, proc.stdout
+    # Without one in its own folder, a configuration its command line names (``--config-dir``,
+    # ``hydra.searchpath``) may still call it (review helper-44, c13/c20).
     (root / "conf" / "config.yaml").write_text("runtime:\n  _target_: torch.manual_seed\n  seed: 0\n")
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"DDP002 [~]" in proc.stdout and b"`--config-dir`" in proc.stdout, proc.stdout
+    # A hydra app that calls nothing a configuration names keeps the fix safe.
+    (root / "train.py").write_bytes(
+        b"import hydra\n\nfrom data import make_loader\n\n\n"
+        b"@hydra.main(config_path='conf', config_name='config', version_base=None)\ndef main(cfg):\n"
+        b"    loader = make_loader(list(range(8)))\n")
     proc = run_cli("--check", ".", cwd=root)
     assert b"DDP002 [*]" in proc.stdout, proc.stdout
 
@@ -610,9 +619,10 @@ def test_a_loader_reads_the_configurations_its_config_path_names_outside_its_pro
         b"    call(cfg.setup)\n    loader = make_loader(list(range(8)))\n")
     proc = run_cli("--check", "-v", ".", cwd=root)
     assert b"DDP002 [~]" in proc.stdout and b"configs/config.yaml:2" in proc.stdout, proc.stdout
+    # Without the switch there, what the command line may name still keeps the fix unsafe.
     (root / "configs" / "config.yaml").write_text("setup:\n  _target_: torch.manual_seed\n  seed: 0\n")
-    proc = run_cli("--check", ".", cwd=root)
-    assert b"DDP002 [*]" in proc.stdout, proc.stdout
+    proc = run_cli("--check", "-v", ".", cwd=root)
+    assert b"configs/config.yaml" not in proc.stdout and b"`--config-dir`" in proc.stdout, proc.stdout
 
 
 def test_a_context_manager_of_the_program_is_read_by_what_it_is_not_by_its_name(tmp_path, run_cli):
@@ -634,3 +644,32 @@ def test_a_context_manager_of_the_program_is_read_by_what_it_is_not_by_its_name(
     (root / "train.py").write_bytes(body % (b"", b"torch.no_grad()"))
     proc = run_cli("--check", "train.py", cwd=root)
     assert b"DDP002 [*]" in proc.stdout, proc.stdout
+
+
+def test_code_brought_in_from_outside_the_program_keeps_absences_unproven(tmp_path, run_cli):
+    """A script that adds a folder outside its program to ``sys.path`` (or runs a file there by its
+    path, or whose launcher sets ``PYTHONPATH`` there) may run code no fact covers, such as a switch of
+    the default device to CUDA: the fix that rests on there being none is unsafe, naming the place
+    (review helper-44, c03/c12/c16). A folder inside the program (``os.path.dirname(__file__)``) is
+    read like any other."""
+    app = tmp_path / "trainer_app"
+    app.mkdir()
+    (app / "pyproject.toml").write_text('[project]\nname = "app"\n')
+    (app / "data.py").write_bytes(_CUDA_LOADER)
+    script = (b"import os\nimport sys\nimport runpy\n%s\n\nfrom data import make_loader\n\n"
+              b"loader = make_loader(list(range(8)))\n")
+    cases = {
+        b"sys.path.insert(0, '../shared')": b"`sys.path.insert(...)` of",
+        b"runpy.run_path('../shared/gpu_env.py')": b"`run_path(...)` of",
+        b"sys.path.append(os.environ['EXTRA'])": b"built at run time",
+    }
+    for line, said in cases.items():
+        (app / "train.py").write_bytes(script % line)
+        proc = run_cli("--check", "-v", ".", cwd=app)
+        assert b"DDP002 [~]" in proc.stdout and said in proc.stdout, (line, proc.stdout)
+    (app / "train.py").write_bytes(script % b"sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'src'))")
+    proc = run_cli("--check", ".", cwd=app)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout
+    (app / "launch.sh").write_bytes(b"#!/bin/sh\nexport PYTHONPATH=../shared:$PYTHONPATH\npython train.py\n")
+    proc = run_cli("--check", "-v", ".", cwd=app)
+    assert b"DDP002 [~]" in proc.stdout and b"launch.sh:2" in proc.stdout, proc.stdout

@@ -338,6 +338,44 @@ class ProjectFacts:
             self._read[key] = (program_root(path), self.processes.group(real))
         return self._read[key]
 
+    def _partial(self, path: str | None) -> str | None:
+        """Why the facts may not hold all the code that runs with ``path`` (None: they do): the run
+        did not read the whole project, or a file that may run with it imports or runs code from
+        folders outside the program (``_reaches_outside``)."""
+        if not self.whole:
+            return "the run did not read the whole project"
+        return self._reaches_outside(path)
+
+    def _reaches_outside(self, path: str | None) -> str | None:
+        """Where code that may run with ``path`` (any file of the run where None) may import or run
+        code from folders outside its program, which no fact covers (``model.outside_code``): a
+        changed ``sys.path``, a file run or loaded by its path, ``PYTHONPATH`` set by a launcher of
+        the program (review helper-44, c03/c11/c12/c16/c17): ``file:line: what``."""
+        from ddpfix.model.outside_code import reach_in_file, reach_in_launcher
+
+        key = ("outside", None if path is None else self._place(path))
+        if key not in self._read:
+            found = None
+            files = self._texts_with(path) if path is not None else (
+                (p, None if self._names_in(p) is None else self._read[("bytes", p)]) for p in self.process_files)
+            for other, data in files:
+                reach = None if data is None else reach_in_file(other, data, program_root(other))
+                if reach is not None:
+                    found = f"{reach[1]} ({os.path.relpath(other)}:{reach[0]}) may bring in code the run does not read"
+                    break
+            roots = [] if found is not None else sorted(
+                {program_root(path)} if path is not None else {program_root(p) for p in self.process_files})
+            for root in roots:
+                for launcher, data in _launch_scripts(root, b"pythonpath"):
+                    reach = reach_in_launcher(launcher, data, root)
+                    if reach is not None:
+                        found = f"{reach[1]} ({os.path.relpath(launcher)}:{reach[0]}) may bring in code the run does not read"
+                        break
+                if found is not None:
+                    break
+            self._read[key] = found
+        return self._read[key]
+
     def may_run_with(self, path: str, other: str) -> bool:
         """The file at ``other`` may run in one process with the file at ``path``: joined by imports
         (within a program, or across programs of the run), or of the same program and one of them
@@ -357,9 +395,20 @@ class ProjectFacts:
             # A loader of what configuration files name (hydra's ``call``/``instantiate``, LightningCLI)
             # runs a ``_target_: torch.set_default_device`` of its program's YAML or JSON too (review
             # helper-42, g02).
-            for root in dict.fromkeys(root for loader in self.processes.loaders
-                                      if self.may_run_with(path, loader) for root in config_roots(loader)):
+            loaders = [loader for loader in self.processes.loaders if self.may_run_with(path, loader)]
+            for root in dict.fromkeys(root for loader in loaders for root in config_roots(loader)):
                 found += config_switches(root)
+            # Hydra also reads configurations from folders its command line names (``--config-dir``,
+            # ``hydra.searchpath``): what they call is not read (review helper-44, c13/c20).
+            for loader in loaders:
+                if self._names_in(loader) is not None and _HYDRA_CALLS.search(self._read[("bytes", loader)]):
+                    found.append(DeviceSwitch(loader, 0, f"a configuration that {os.path.relpath(loader)} may read "
+                                              "through hydra from a folder its command line names (`--config-dir`, "
+                                              "`hydra.searchpath`)", False, False))
+                    break
+            outside = self._reaches_outside(path)
+            if outside is not None:
+                found.append(DeviceSwitch(path, 0, f"code from outside the program ({outside})", False, False))
             self._read[key] = tuple(found)
         return self._read[key]
 
@@ -368,8 +417,8 @@ class ProjectFacts:
         facts are partial, or a file of the run names it (one that may run in one process with
         ``path``, where given); None where it is proven absent. ``excused(real_path)``: every
         mention in that file is known to be harmless (read by the caller), or None."""
-        if not self.whole:
-            return f"the run did not read the whole project, so {name} elsewhere cannot be ruled out"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so {name} elsewhere cannot be ruled out"
         for place, real in self.hazard_places.get(name, ()):
             if (path is None or self.may_run_with(path, real)) and not (excused is not None and excused(real)):
                 return f"{place} names {name}"
@@ -459,8 +508,8 @@ class ProjectFacts:
         script of the program sets it so, or the command line may set any Trainer argument (LightningCLI,
         hydra). Lightning 2.6 added durations: each rank then validates when its own clock
         says, at a step of its own; nothing syncs that decision. None where none may."""
-        if not self.whole:
-            return "the run did not read the whole project, so a time-based `val_check_interval` elsewhere cannot be ruled out"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so a time-based `val_check_interval` elsewhere cannot be ruled out"
         where = next((where for where in sorted(self.validation_clock) if self.may_run_with(path, where)), None)
         if where is not None:
             return f"{where} sets `val_check_interval` to what may be a duration"
@@ -480,8 +529,8 @@ class ProjectFacts:
         class that may run with it derives from a class of that name (by the last part of the base's
         name: over-approximated), and may define the method again; or the facts are partial. None
         where no file of the project can."""
-        if not self.whole:
-            return "the run did not read the whole project, so a subclass elsewhere cannot be ruled out"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so a subclass elsewhere cannot be ruled out"
         for real in self.subclasses.get(name, ()):
             if self.may_run_with(path, real):
                 return f"a class in {os.path.relpath(real, program_root(path))} derives from `{name}`"
@@ -493,8 +542,8 @@ class ProjectFacts:
         place (its code may call a method of that name of ``path``'s objects); a reason where the
         facts are partial; None where no such file does. Each file is read once per run, and only
         when a rule asks (a helper whose callers a proof follows)."""
-        if not self.whole:
-            return "the run did not read the whole project, so another file may call it"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so another file may call it"
         real = os.path.realpath(path)
         root = program_root(path)
         index = self._index()
@@ -547,8 +596,8 @@ class ProjectFacts:
         a configuration file that names it (a ``_target_``, a ``class_path``) may build it."""
         from ddpfix.model.constructions import class_uses  # asked by a proof that follows a handed module
 
-        if not self.whole:
-            return "the run did not read the whole project, so it may be built elsewhere"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so it may be built elsewhere"
         real, root = os.path.realpath(path), program_root(path)
         loader = next((p for p in self.processes.loaders if self.may_run_with(path, p)), None)
         if loader is not None:
@@ -599,8 +648,8 @@ class ProjectFacts:
         asked of ``check(real path, tree, imports, attribute node)`` (None: it leaves the module as
         built) on the parsed file, where given. ``self.<name>`` counts only outside a class's methods
         (a function's parameter may be called ``self``)."""
-        if not self.whole:
-            return "the run did not read the whole project, so another file may change it"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so another file may change it"
         from ddpfix.model.constructions import applies_initialisers_only, in_a_method, names_an_attribute
 
         root = program_root(path)
@@ -697,8 +746,8 @@ class ProjectFacts:
         """The first ``file:line`` where a file that may run with ``path`` (itself included, unless
         ``itself`` is False) matches ``pattern`` (bytes); a reason where the facts are partial; None
         where none does."""
-        if not self.whole:
-            return "the run did not read the whole project"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}"
         root = program_root(path)
         key = ("text", pattern.pattern, self._place(path), None if itself else os.path.realpath(path))
         if key not in self._read:
@@ -720,8 +769,8 @@ class ProjectFacts:
         partial; None where none does. A notebook is never imported."""
         if path.endswith(".ipynb"):
             return None
-        if not self.whole:
-            return "the run did not read the whole project, so another file may import it"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so another file may import it"
         root = program_root(path)
         stem = os.path.splitext(os.path.basename(path))[0]
         if stem == "__init__":  # a package's globals: imported by its folder's name
@@ -741,8 +790,8 @@ class ProjectFacts:
         """Where a file that may run with ``path`` (itself included, through ``tree``) stores an
         attribute ``name`` on anything (``Head.forward = f``, ``setattr(obj, "forward", f)``):
         ``file:line``; a reason where the facts are partial; None where none does."""
-        if not self.whole:
-            return "the run did not read the whole project, so another file may replace it"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so another file may replace it"
         if tree is not None:
             stores = tree.__dict__.get("_ddpfix_attribute_stores")
             if stores is None:
@@ -782,8 +831,8 @@ class ProjectFacts:
         ``transfer_batch_to_device = move_inputs``). ``unless(path, tree, definition)``: a ``def`` it
         proves harmless does not count (the file is then parsed, once per run; an assignment in a
         class's body always counts)."""
-        if not self.whole:
-            return "the run did not read the whole project, so another class may define it"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so another class may define it"
         real, root = os.path.realpath(path), program_root(path)
         names = [name] if isinstance(name, str) else sorted(name)
         alternatives = b"|".join(re.escape(n.encode()) for n in names)
@@ -837,8 +886,8 @@ class ProjectFacts:
         method order may then put that other base's methods between ``name``'s and those of its
         own bases, so ``super()`` in ``name`` may reach them. ``file``; a reason where the facts
         are partial; None where no class does. Read by name, through the imports' aliases."""
-        if not self.whole:
-            return "the run did not read the whole project, so a class elsewhere may derive from it"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so a class elsewhere may derive from it"
         root = program_root(path)
         names, todo = {name}, [name]
         while todo:
@@ -862,8 +911,8 @@ class ProjectFacts:
         """Where another file that may run with ``path`` names ``word`` at all (``from train import
         run``, ``train.run``, ``"run"``): ``file:line``; a reason where the facts are partial;
         None where none does."""
-        if not self.whole:
-            return "the run did not read the whole project"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}"
         root = program_root(path)
         pattern = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
         for other, data in self._texts_with(path, itself=False):
@@ -879,8 +928,8 @@ class ProjectFacts:
         whose hooks are not read (``model.handed_data``): ``file:line: why``; a reason where the
         facts are partial; None where every piece is known. ``tree``: ``path``'s own, as the rule
         read it (a notebook's magics masked). Kept per process group."""
-        if not self.whole:
-            return "the run did not read the whole project, so data handed to Lightning elsewhere is not read"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so data handed to Lightning elsewhere is not read"
         key = ("handed data", self._place(path))
         if key not in self._read:
             from ddpfix.model.handed_data import unread_data  # asked by DDP004's proof only
@@ -997,8 +1046,8 @@ class ProjectFacts:
         """The classes of the program that derive from the class ``name`` defined in ``path`` (its
         tree given), each read (``ClassFiles.subclasses_of``); else why one may and is not read
         (partial facts among them)."""
-        if not self.whole:
-            return "the run did not read the whole project, so a subclass elsewhere cannot be ruled out"
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so a subclass elsewhere cannot be ruled out"
         candidates = [real for real in self.subclasses.get(name, ()) if self.may_run_with(path, real)]
         return self.class_files.subclasses_of(path, tree, name, list(dict.fromkeys(candidates)))
 
@@ -1094,6 +1143,9 @@ _TRAINER_UNPACKED = lazy_compile(
     rb"[Tt]rainer\w*\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\*\*|\bTrainer[ \t]+as[ \t]+\w"
     rb"|partial[ \t]*\([ \t]*[\w.]*Trainer\b|=[ \t]*[\w.]*Trainer\b|class[ \t]+\w+[ \t]*\([^)]*Trainer\b"
     rb"|['\"]Trainer['\"]")
+#: A file that calls what hydra's configurations name: ``instantiate``/``call`` (or any use of
+#: ``hydra.utils``).
+_HYDRA_CALLS = lazy_compile(rb"\bhydra\b[\s\S]*?(?:\binstantiate\b|\bcall[ \t]*\()")
 _CONFIG_SKIPPED = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist",
                              "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints", ".cache",
                              ".eggs", ".nox"})

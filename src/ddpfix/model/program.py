@@ -58,23 +58,27 @@ def _program_root(absolute: str) -> str:
 #: Files of a folder read for an import of a folder below it, at most (a home folder is no program).
 _ABOVE_LIMIT = 200
 #: How many folders up a script may import a folder by a dotted path (``from src.data.loaders
-#: import x`` in ``train.py`` reaches ``src/data``: two up).
-_ABOVE_LEVELS = 4
+#: import x`` in ``train.py`` reaches ``src/data``: two up; review helper-44, c15: five).
+_ABOVE_LEVELS = 8
 
 
 def _importer_above(folder: str) -> str | None:
     """The nearest folder, up to ``_ABOVE_LEVELS`` above ``folder``, where a Python file or notebook
-    imports the path down to ``folder`` by its first name as a module (``import src``, ``from
+    imports a folder on the way down to ``folder`` by its name as a module (``import src``, ``from
     src.data.loaders import x`` for ``src/data``; ``python train.py`` puts that folder first on
-    ``sys.path``, and ``src``'s modules may import ``src.data``): the two are one program. None where
-    no such folder is."""
+    ``sys.path``, and ``src``'s modules may import ``src.data``; ``from mylib import x`` after
+    ``sys.path.insert(0, "src")`` for ``src/mylib``): the two are one program. None where no such
+    folder is."""
     below = folder
+    path: list[str] = []  # the folders from ``above`` down to ``folder``
     for _ in range(_ABOVE_LEVELS):
         above = os.path.dirname(below)
         if above == below:
             return None
-        name = os.path.basename(below)
-        if name.isidentifier() and name in _first_names_imported(above):
+        path.insert(0, os.path.basename(below))
+        # Any folder on the way may be where imports start (``sys.path.insert(0, "src")`` then
+        # ``from mylib.streams import x`` reaches ``src/mylib``: review helper-44, c17).
+        if any(name.isidentifier() and name in _first_names_imported(above) for name in path):
             return above
         below = above
     return None

@@ -22,6 +22,8 @@ def describe(switch: DeviceSwitch, here: str) -> str:
     relative to this file's folder where it lies below it, else to the current folder where it lies
     below that, else whole."""
     real = os.path.realpath(here)
+    if not switch.line:
+        return switch.what  # a switch no line holds (code from outside the program): its text says where
     if switch.path == real:
         return f"{switch.what} (line {switch.line})"
     relative = os.path.relpath(switch.path, os.path.dirname(real))

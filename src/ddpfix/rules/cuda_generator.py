@@ -260,8 +260,8 @@ def _unproven(origin: _Origin, ctx: RuleContext) -> str:
     if switches:
         first = switches[0]
         more = f" (and {len(switches) - 1} more)" if len(switches) > 1 else ""
-        return (f"{first.what} ({_shown(first.path)}:{first.line}){more} may make CUDA the default device, where "
-                "samplers need this generator")
+        place = f" ({_shown(first.path)}:{first.line})" if first.line else ""  # (0: a switch no line holds)
+        return (f"{first.what}{place}{more} may make CUDA the default device, where samplers need this generator")
     if origin.attribute is not None:
         return f"`self.{origin.attribute[0]}` is an attribute: code outside the class may use the generator for CUDA work"
     if origin.variable is not None and origin.variable[1].kind != "function":
