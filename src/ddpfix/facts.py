@@ -762,6 +762,33 @@ class ProjectFacts:
                     break
         return self._read[key]
 
+    def notebook_run_as_script(self, path: str) -> str | None:
+        """Where the program may run the notebook at ``path`` as a script, outside a kernel (review
+        helper-44 c21, helper-45 c06): a ``.py`` twin beside it (``train.ipynb`` and ``train.py``), a
+        jupytext pairing in its metadata, or a file of the program (a Makefile, a shell script, a CI
+        workflow, a Python script) that exports notebooks to scripts (``nbconvert --to script``,
+        ``jupytext --to py``, ``PythonExporter``): ``file:line``, or a reason where the program is not
+        all read; None where nothing does."""
+        twin = os.path.splitext(path)[0] + ".py"
+        if os.path.exists(twin):
+            return f"{os.path.relpath(twin)} (its script twin)"
+        try:
+            with open(path, "rb") as handle:
+                own = handle.read(4_000_000)
+        except OSError:
+            own = b""
+        if _JUPYTEXT_PAIRED.search(own):
+            return f"{os.path.relpath(path)} (a jupytext pairing with a script)"
+        root = program_root(path)
+        name = os.path.basename(path).encode()
+        for found, data in (*config_files(root), *_launch_scripts(root, b"")):
+            if found is None:
+                return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
+            for match in _EXPORTS_TO_SCRIPT.finditer(data):
+                if _exports_this_notebook(data, match.start(), name):
+                    return f"{os.path.relpath(found)}:{_line_at(data, match.start())}"
+        return self.text_in_program(_EXPORTS_TO_SCRIPT, path, itself=False)
+
     def global_imported_elsewhere(self, name: str, path: str) -> str | None:
         """Where another file that may run with ``path`` may reach the global ``name`` of that
         file (``from train import model``, ``train.model``): a file whose text imports the module
@@ -1143,6 +1170,22 @@ _TRAINER_UNPACKED = lazy_compile(
     rb"[Tt]rainer\w*\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\*\*|\bTrainer[ \t]+as[ \t]+\w"
     rb"|partial[ \t]*\([ \t]*[\w.]*Trainer\b|=[ \t]*[\w.]*Trainer\b|class[ \t]+\w+[ \t]*\([^)]*Trainer\b"
     rb"|['\"]Trainer['\"]")
+#: Exporting notebooks to scripts (then run outside a kernel): ``jupyter nbconvert --to script``,
+#: ``jupytext --to py`` or a pairing with a script (``--set-formats ipynb,py``), nbconvert's exporters,
+#: ``ipynb-py-convert``, ``p2j -r``.
+_EXPORTS_TO_SCRIPT = lazy_compile(
+    rb"nbconvert[^\n]*--to[ \t=]*[\"']?(?:script|python)\b|jupytext[^\n]*(?:--to[ \t=]*[\"']?(?:py|python|script)\b"
+    rb"|--set-formats[^\n]*\bpy\b)|\b(?:PythonExporter|ScriptExporter)\b|ipynb-py-convert|\bp2j[ \t]+-r\b")
+def _exports_this_notebook(data: bytes, at: int, name: bytes) -> bool:
+    """The export command at ``at`` may take the notebook named ``name``: its line names no
+    notebook (a variable, a folder), a pattern (``*.ipynb``), or that notebook."""
+    line = data[data.rfind(b"\n", 0, at) + 1:data.find(b"\n", at) if data.find(b"\n", at) >= 0 else len(data)]
+    named = re.findall(rb"[\w.*/-]*\.ipynb", line)
+    return not named or any(b"*" in n or n.rsplit(b"/", 1)[-1] == name for n in named)
+
+
+#: A notebook's jupytext metadata pairing it with a script (``"formats": "ipynb,py:percent"``).
+_JUPYTEXT_PAIRED = lazy_compile(rb"\"formats\"[ \t]*:[ \t]*\"[^\"]*\bpy\b")
 #: A file that calls what hydra's configurations name: ``instantiate``/``call`` (or any use of
 #: ``hydra.utils``).
 _HYDRA_CALLS = lazy_compile(rb"\bhydra\b[\s\S]*?(?:\binstantiate\b|\bcall[ \t]*\()")

@@ -94,6 +94,10 @@ class NotebookStrategy(Rule):
     - `Fabric(strategy=...)` and a `DDPStrategy` given to Fabric: **unsafe**. Fabric's notebook
       strategy runs only through `fabric.launch(function)`; `fabric.launch()` without one then fails.
     - `DDPStrategy(...)` with positional arguments: **unsafe** (`start_method` may be among them).
+    - A notebook the program may also run as a script: **unsafe**. A `.py` twin beside it, a jupytext
+      pairing, or a file that exports notebooks to scripts (`nbconvert --to script`, `jupytext --to
+      py`) in a Makefile, a shell script or a CI workflow: run by torchrun, `"ddp"` is right there,
+      and `"ddp_notebook"` forks again in every process (review helper-44 c21, helper-45 c06).
     """
 
     code = "DDP015"
@@ -102,6 +106,7 @@ class NotebookStrategy(Rule):
     fixable = True
     triggers = (("ddp", "DDP"), ("Trainer", "Fabric", "DDPStrategy"))
     lightning_only = True
+    uses_facts = True  # whether the program also runs the notebook as a script
 
     @classmethod
     def applies_to(cls, path: str) -> bool:
@@ -148,7 +153,7 @@ class NotebookStrategy(Rule):
             # The script launcher (``ddp``) is refused in a kernel by every version: where some allowed
             # version lacks the twin, the rewrite fails there too, and runs where it exists. A spawning
             # strategy ran in a kernel before 1.7: there the rewrite would break a working notebook.
-            unsafe = (lacking if spawned else None) or _unproven(arg, owner, parents, tree)
+            unsafe = (lacking if spawned else None) or _unproven(arg, owner, parents, tree) or _run_as_script(ctx, repr(name))
             edit = edits.ReplaceExpression(Span.of(ctx.position(arg.value)), _in_same_quotes(ctx.view.positions.segment(arg.value), twin))
             ctx.report(arg, short, detail=f"{message}; use {twin!r}", fixable=True, safe=unsafe is None, why=unsafe or "",
                        edits=[edit])
@@ -170,13 +175,23 @@ class NotebookStrategy(Rule):
             # (the strategy's own launcher is refused in a kernel by every version: where ``start_method``
             # is missing, the rewrite fails there too)
             unsafe = "DDPStrategy's arguments are positional: `start_method` may be among them" if call.args else None
-            unsafe = unsafe or _unproven(call, owner, parents, tree)
+            unsafe = unsafe or _unproven(call, owner, parents, tree) or _run_as_script(ctx, "a DDPStrategy")
             ctx.report(call, short, detail=message + "; start_method=\"fork\" added", fixable=True, safe=unsafe is None,
                        why=unsafe or "",
                        edits=[edits.SetKeyword(Span.of(ctx.position(call)), "start_method", '"fork"')])
 
 
 # --- Fix safety (``check`` only) -------------------------------------------------------------
+
+
+def _run_as_script(ctx: RuleContext, strategy: str) -> str | None:
+    """Why the notebook may also run as a script (``ProjectFacts.notebook_run_as_script``), where the
+    strategy it names is right and the fork would run again in each process torchrun starts."""
+    where = ctx.facts.notebook_run_as_script(ctx.path)
+    if where is None:
+        return None
+    return (f"the notebook may also run as a script ({where}): there {strategy!s} is right, and a notebook "
+            "strategy would fork again in every process the launcher starts")
 # In a Jupyter kernel (IPython sets ``sys.ps1``, so Lightning's ``_IS_INTERACTIVE`` holds, also under
 # nbconvert/papermill) ``Trainer(strategy="ddp"/"ddp_spawn"/...)`` raises in its constructor, before
 # anything else runs: the accelerator connector refuses every launcher but ``fork``. The twin is the
