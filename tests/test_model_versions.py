@@ -169,3 +169,24 @@ def test_a_folder_of_requirement_files_pins(tmp_path, monkeypatch):
                        "requirements/docs.txt": "sphinx\n"})
     pin = version_in_force(str(tmp_path / "src" / "train.py"), "pytorch_lightning")
     assert pin is not None and pin.spec == "==1.4.9" and pin.has("self.log_dict(rank_zero_only=...)") is False, pin
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("dev-requirements.txt", "pytorch-lightning==1.3.8\n"),
+    ("environment-gpu.yml", "name: gpu\ndependencies:\n  - pip:\n    - pytorch-lightning==1.3.8\n"),
+    ("conda.yaml", "name: mlflow\ndependencies:\n  - python=3.8\n  - pip:\n    - pytorch-lightning==1.3.8\n"),
+    ("Dockerfile", "FROM python:3.8\nRUN pip install torch==1.8.1 pytorch-lightning==1.3.8\n"),
+    ("tox.ini", "[testenv]\ndeps =\n    torch\n    pytorch-lightning==1.3.8\n"),
+    ("MLproject", "name: train\nconda_env: conda.yaml\n# pip install pytorch_lightning==1.3.8\n"),
+])
+def test_pins_wherever_the_project_installs_lightning(tmp_path, monkeypatch, name, text):
+    """A pin in another requirements file's name, a conda environment of another name, a Dockerfile's
+    or tox's install is the version the project runs with: a keyword it lacks is never written
+    (review helper-45, c03: ddpfix judged by its own installed 2.6.6 and wrote rank_zero_only=True)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / name).write_text(text)
+    (tmp_path / "model.py").write_text("import pytorch_lightning as pl\n")
+    version = version_in_force(str(tmp_path / "model.py"), "pytorch-lightning")
+    assert version is not None and version.has(RZO) is False, (name, version)
+    assert name in version.source

@@ -466,9 +466,20 @@ class ProjectFacts:
             def mine(monitor: Monitor) -> bool:
                 return self.may_run_with(path, monitor.path)
             monitored = {name: kept for name, found in self.monitored.items() if (kept := tuple(filter(mine, found)))}
+            # A callback a configuration builds (hydra's ``_target_``, LightningCLI's ``class_path``)
+            # monitors what its ``monitor:`` names (review helper-45, c12).
+            for monitor in config_monitors(program_root(path)):
+                monitored[monitor.metric] = (*monitored.get(monitor.metric, ()), monitor)
+            # With several loaders Lightning suffixes each key: ``val_loss/dataloader_idx_0`` is the
+            # ``val_loss`` a step logs (review helper-45, c14).
+            for name in list(monitored):
+                logged = _DATALOADER_SUFFIX.sub("", name)
+                if logged != name:
+                    monitored[logged] = (*monitored.get(logged, ()), *monitored[name])
             unknown = tuple(filter(mine, self.unknown_monitors))
             same = len(unknown) == len(self.unknown_monitors) and monitored.keys() == self.monitored.keys() and all(
-                len(monitored[name]) == len(found) for name, found in self.monitored.items())
+                len(monitored[name]) == len(found) for name, found in self.monitored.items()) and all(
+                len(found) == len(self.monitored[name]) for name, found in monitored.items())
             self._read[key] = self if same else dataclasses.replace(self, monitored=monitored, unknown_monitors=unknown)
         return self._read[key]
 
@@ -501,6 +512,25 @@ class ProjectFacts:
         """Where a Trainer that may run with ``path``'s code takes its arguments from outside the
         program's text (``Trainer(**config)``, LightningCLI, hydra): the file; None where none does."""
         return next((where for where in sorted(self.sampler_outside) if self.may_run_with(path, where)), None)
+
+    def several_nodes_for(self, path: str) -> str | None:
+        """Where the run of ``path``'s code may span several nodes (a rank counted within a node
+        then holds on each node's first process; review helper-45, c01/c02): a file that may run with
+        it names ``num_nodes`` with what is not a literal 1, a configuration or launch script sets
+        several nodes (``num_nodes: 2``, ``--nnodes``, ``#SBATCH --nodes``), or the command line may
+        set any Trainer argument. None where one node is proven."""
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so a Trainer on several nodes elsewhere cannot be ruled out"
+        where = self.text_in_program(_SEVERAL_NODES, path)
+        if where is not None:
+            return f"{where} names `num_nodes` with what may be more than 1"
+        where = _setting_in_files(program_root(path), b"node", _CONFIG_NODES, _SCRIPT_NODES)
+        if where is not None:
+            return f"{where} may run on several nodes"
+        where = self.sampler_outside_for(path)
+        if where is not None:
+            return f"{os.path.relpath(where)} takes the Trainer's arguments from outside the program (`num_nodes` too)"
+        return None
 
     def validation_clock_for(self, path: str) -> str | None:
         """Where validation during ``fit`` may run by the clock for ``path``'s code: a file that may
@@ -1186,6 +1216,13 @@ def _exports_this_notebook(data: bytes, at: int, name: bytes) -> bool:
 
 #: A notebook's jupytext metadata pairing it with a script (``"formats": "ipynb,py:percent"``).
 _JUPYTEXT_PAIRED = lazy_compile(rb"\"formats\"[ \t]*:[ \t]*\"[^\"]*\bpy\b")
+#: ``num_nodes`` named in code with what is not a literal 1 (``Trainer(num_nodes=2)``,
+#: ``num_nodes=args.nodes``, ``add_argument("--num_nodes")``).
+_SEVERAL_NODES = lazy_compile(rb"num_nodes(?![\"']?[ \t]*[=:][ \t]*1\b)")
+#: ``num_nodes:`` in a configuration, set to what is not 1.
+_CONFIG_NODES = lazy_compile(rb"num_nodes[\"']?[ \t]*:(?![ \t]*1[ \t]*(?:[#,}\r\n]|$))", re.M)
+#: A launch script that may start several nodes: a Trainer flag, torchrun's ``--nnodes``, SLURM's nodes.
+_SCRIPT_NODES = lazy_compile(rb"--(?:trainer\.)?num_nodes|--nnodes[ \t=]+(?!1\b)|NUM_NODES|#SBATCH[ \t]+(?:-N|--nodes)[ \t=]*(?!1\b)")
 #: A file that calls what hydra's configurations name: ``instantiate``/``call`` (or any use of
 #: ``hydra.utils``).
 _HYDRA_CALLS = lazy_compile(rb"\bhydra\b[\s\S]*?(?:\binstantiate\b|\bcall[ \t]*\()")
@@ -1330,6 +1367,27 @@ def config_hazards(root: str) -> dict[str, str]:
                     line = data.count(b"\n", 0, match.start()) + 1
                     found[name] = f"{os.path.relpath(path)}:{line}"
     return found
+
+
+#: Lightning's suffix of a key logged with several dataloaders.
+_DATALOADER_SUFFIX = re.compile(r"/dataloader_idx_\d+$")
+#: ``monitor: val_acc`` in a YAML or JSON configuration.
+_CONFIG_MONITOR = lazy_compile(rb"[\"']?monitor[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z_][\w/.\-]*)", re.M)
+
+
+@functools.lru_cache(maxsize=None)
+def config_monitors(root: str) -> tuple[Monitor, ...]:
+    """The metrics the program's YAML and JSON configurations name as a callback's ``monitor``."""
+    found: list[Monitor] = []
+    for path, data in config_files(root):
+        if path is None or b"monitor" not in data:
+            continue
+        for match in _CONFIG_MONITOR.finditer(data):
+            metric = match.group(1).decode("utf-8", "replace")
+            if metric not in ("null", "None", "none", "true", "false"):
+                found.append(Monitor(metric, os.path.realpath(path), data.count(b"\n", 0, match.start()) + 1,
+                                     "a configuration's `monitor:`"))
+    return tuple(found)
 
 
 def config_switches(root: str) -> list[DeviceSwitch]:

@@ -166,6 +166,19 @@ class TreeRankTests:
                     return string_value(key)
         return None
 
+    def reads_local_rank(self, test: ast.expr) -> bool:
+        """The test reads a rank counted within a node (``self.local_rank``, ``LOCAL_RANK``,
+        ``is_local_zero``): on several nodes it holds on each node's first process, not on rank 0
+        alone."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.Attribute) and node.attr in ("local_rank", "is_local_zero"):
+                return True
+            if isinstance(node, (ast.Subscript, ast.Call)) and self._is_rank_variable(node):
+                key = node.slice if isinstance(node, ast.Subscript) else (arguments(node) or [None])[0]
+                if key is not None and string_value(key) == "LOCAL_RANK":
+                    return True
+        return False
+
     def _distributed_check(self, node: ast.expr) -> bool:
         """``dist.is_initialized()`` / ``dist.is_available()``, or both and-ed: True on every rank once
         the process group runs."""

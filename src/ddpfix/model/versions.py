@@ -295,9 +295,22 @@ def _pins_in_folder(folder: str) -> tuple[dict[str, LightningVersion], dict[str,
             target = locked if name in _LOCK_FILES else declared
             for package, pin in pins_in_text(text, _shown(path), name).items():
                 target.setdefault(package, []).append(pin)
-        elif name.startswith(("requirements", "requirement")) and name.endswith((".txt", ".in")):
+        elif "requirement" in name and name.endswith((".txt", ".in")):
+            # ``requirements.txt``, ``dev-requirements.txt``, ``requirements_gpu.in`` (review helper-45, c03)
             for package, pins in _requirement_pins(path, seen).items():
                 declared.setdefault(package, []).extend(pins)
+        elif name.startswith(("environment", "conda")) and name.endswith((".yml", ".yaml")) and name not in _DECLARATIONS:
+            text = _read(path)  # ``environment-gpu.yml``, ``conda.yaml`` (an MLproject's)
+            if text is not None:
+                for package, pin in pins_in_text(text, _shown(path), "environment.yml").items():
+                    declared.setdefault(package, []).append(pin)
+        elif _installs_packages(name):
+            text = _read(path)  # a Dockerfile's or a Makefile's ``pip install``, tox's ``deps``
+            if text is not None:
+                for match in _PINNED_LIGHTNING.finditer(text):
+                    shown = f"{_shown(path)}:{_line(text, match.start())}"
+                    for package, pin in pins_in_text(match.group(), shown, "requirements.txt").items():
+                        declared.setdefault(package, []).append(dataclasses.replace(pin, source=shown))
         elif name in ("requirements", "requirement") and os.path.isdir(path):
             # ``requirements/base.txt``, ``requirements/pytorch/base.txt``: a folder of them, which
             # ``setup.py`` reads or a ``-r`` names (review round 15); their union
@@ -307,6 +320,20 @@ def _pins_in_folder(folder: str) -> tuple[dict[str, LightningVersion], dict[str,
                     declared.setdefault(package, []).extend(pins)
     return ({package: _union(package, pins) for package, pins in locked.items()},
             {package: _union(package, pins) for package, pins in declared.items()})
+
+
+def _installs_packages(name: str) -> bool:
+    """A file that may install the project's packages outside its declarations: a Dockerfile, tox's
+    or nox's settings, an MLproject, a Makefile, a shell script."""
+    return (name.startswith("Dockerfile") or name.endswith((".dockerfile", ".sh")) or
+            name in ("tox.ini", "noxfile.py", "MLproject", "Makefile", "Containerfile", "Jenkinsfile"))
+
+
+#: A Lightning distribution with a version specifier, anywhere in a line (``pip install
+#: pytorch-lightning==1.3.8``, ``deps = pytorch_lightning>=1.9``).
+_PINNED_LIGHTNING = lazy_compile(r"(?<![\w.-])(?:pytorch[-_]lightning|lightning(?:[-_]fabric)?)[ \t]*"
+                                 r"(?:===?|>=|<=|~=|!=|<|>)[ \t]*[0-9][\w.*]*(?:[ \t]*,[ \t]*(?:===?|>=|<=|~=|!=|<|>)"
+                                 r"[ \t]*[0-9][\w.*]*)*")
 
 
 #: A notebook's own install (``%pip install pytorch-lightning==1.6.5``, ``!pip install -q ...``): the

@@ -217,7 +217,8 @@ class RankGatedLog(Rule):
         # Under a launcher that leaves the guard true on every rank, every rank logs: without a
         # sync, rank_zero_only=True changes nothing there either; dropping a sync changes the value.
         launcher = launcher_unknown(gated.guard.launcher) if gated.guard.launcher and synced else None
-        why = lacking or launcher or unmonitored_unproven(names, facts, tree) or synced_elsewhere(call, names, cls)
+        why = (lacking or launcher or _local_on_several_nodes(gated, ctx, tests)
+               or unmonitored_unproven(names, facts, tree) or synced_elsewhere(call, names, cls))
         at = Span.of(ctx.position(call))
         fix = (*([edits.DropKeyword(at, drop)] if drop else []), edits.SetKeyword(at, "rank_zero_only", "True"))
         return _Finding(call, short, message, True, why, fix)
@@ -239,7 +240,8 @@ class RankGatedLog(Rule):
             return _Finding(call, short, f"{message} (not rewritten: {refusal})")
         if not keyword_edits_keep_comments(call, ctx.view, None, "sync_dist"):
             return _Finding(call, short, message + COMMENT_LOST)
-        why = (move_unproven(call, method, gated.guard.node, _jumped(gated), synced, bool(monitors), tests, cls)
+        why = (_local_on_several_nodes(gated, ctx, tests)
+               or move_unproven(call, method, gated.guard.node, _jumped(gated), synced, bool(monitors), tests, cls)
                or (None if synced else _untied(monitors, ctx, cls)) or synced_elsewhere(call, logged_names(call), cls))
         return _Finding(call, short, message, True, why, (edits.SetKeyword(Span.of(ctx.position(call)), "sync_dist", "True"),
                                                           _move(gated, ctx)))
@@ -461,6 +463,21 @@ def _move(gated: _Gated, ctx: RuleContext):
     if gated.guard.branch == "return":
         return edits.MoveBeforeIf(owner, place.block, index, line)
     return edits.MoveOutOfIf(owner, place.block, index, gated.guard.branch, line)
+
+
+def _local_on_several_nodes(gated: _Gated, ctx: RuleContext, tests: TreeRankTests) -> str | None:
+    """Why a guard on a rank counted within a node (``self.local_rank == 0``, ``LOCAL_RANK``) may
+    hold on more than rank 0: the run may span several nodes (``ProjectFacts.several_nodes_for``), and
+    then each node's first process enters it (review helper-45, c01/c02: a working sync between
+    them was dropped, a monitored value changed)."""
+    test = getattr(gated.guard.node, "test", None)
+    if test is None or not tests.reads_local_rank(test):
+        return None
+    nodes = ctx.facts.several_nodes_for(ctx.path)
+    if nodes is None:
+        return None
+    return (f"the guard reads a rank counted within a node, and {nodes}: on several nodes it holds on each "
+            "node's first process, not on rank 0 alone")
 
 
 def launcher_unknown(variable: str) -> str:
