@@ -11,7 +11,8 @@ else is unsafe, with what was not proven):
   list made elsewhere or a base class's attribute is not known to be a plain per-epoch list);
 * the step only appends to it (``.append``/``.extend``), and the epoch-end hook only reads it as a
   whole, the same way every epoch: through ``torch.stack``/``torch.cat`` and kin (their array not
-  indexed, sliced, sized, nor reduced to an extreme or a total) or a ``for`` over it. ``len``,
+  indexed, sliced, sized, nor reduced to an extreme or a total) or a ``for`` over it that only adds
+  items into running totals. ``len``,
   ``sum``, ``min``/``max``, an index or a slice may read a history across epochs (a step count, a
   best-so-far, a window over the last steps) that clearing would change; nothing may keep the list
   itself;
@@ -41,6 +42,18 @@ WHOLE_LIST_CALLS = frozenset(
 #: Methods of that array that read all of it the same way (an element-wise mean, a copy, a cast).
 WHOLE_ARRAY_METHODS = frozenset({"mean", "nanmean", "float", "double", "detach", "cpu", "to", "flatten", "squeeze",
                                  "view", "reshape", "numpy", "contiguous"})
+#: Array functions that read all of an array the same way: a mean, a cast, a copy.
+WHOLE_ARRAY_FUNCTIONS = frozenset({"mean", "nanmean", "flatten", "squeeze", "reshape", "ravel", "asarray", "array"})
+
+
+def _library_function(func: ast.expr) -> str | None:
+    """``min`` for ``torch.min``/``np.min``/``numpy.min`` (an array library's function, read by its
+    spelling: the module's usual names); None for anything else."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("torch", "np", "numpy"):
+        return func.attr
+    return None
+
+
 #: Builtins that read an array as a history (how many items, the best so far, a total over epochs).
 HISTORY_BUILTINS = frozenset({"len", "sum", "min", "max", "sorted", "any", "all"})
 SET_UP_ONCE = frozenset({"__init__", "setup", "configure_model"})
@@ -133,8 +146,19 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
                 continue
             return (f"{end.name} reads the array of self.{name} in part or as a count, an extreme or a total "
                     f"(line {use.lineno}): that may be a history across epochs, which clearing would change")
-        if isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is use:
-            continue
+        if isinstance(parent, ast.For) and parent.iter is use and _only_sums(parent):
+            continue  # ``for loss, n in self.__parts: total += loss; count += n``: a mean's parts
+        if isinstance(parent, ast.comprehension) and parent.iter is use:
+            made = parents.get(parent)
+            holder = parents.get(made)
+            if isinstance(holder, ast.Call) and made in holder.args and (imports.qualify(holder.func) or "") in WHOLE_LIST_CALLS \
+                    and _array_read_whole(holder, parents, bound, end):
+                continue  # ``torch.stack([x.detach() for x in self.__outs])``
+            return (f"{end.name} reads self.{name} in a comprehension (line {use.lineno}) whose result may be a "
+                    "count, an extreme or a total across epochs, which clearing would change")
+        if isinstance(parent, ast.For) and parent.iter is use:
+            return (f"{end.name} loops over self.{name} (line {use.lineno}) computing more than sums (a running "
+                    "average, a best-so-far across epochs), which clearing would change")
         if isinstance(parent, ast.Subscript) and parent.value is use:
             return (f"{end.name} indexes or slices self.{name} (line {use.lineno}): a window over the last steps "
                     "may span epochs on purpose, and clearing would change what it reads")
@@ -144,6 +168,30 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
         return (f"{end.name} hands self.{name} on in a way ddpfix does not follow (line {use.lineno}): "
                 "something may keep the list itself, or read it as a history across epochs, which clearing would change")
     return None
+
+
+def _only_sums(loop: ast.For) -> bool:
+    """The loop only adds each item into running totals: every statement is ``total += e`` or
+    ``total = total + e`` on a local name, ``e`` not reading any total (a sum and a count: a mean's
+    parts); no ``else``. An exponential average (``ema = 0.9 * ema + 0.1 * x``), a best-so-far
+    (``best = min(best, x)``, an ``if``) weigh the epochs, which clearing would change (review
+    helper-45, c05)."""
+    if loop.orelse:
+        return False
+    totals: set[str] = set()
+    added: list[ast.expr] = []
+    for statement in loop.body:
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and isinstance(statement.target, ast.Name):
+            totals.add(statement.target.id)
+            added.append(statement.value)
+        elif (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+              and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, ast.Add)
+              and isinstance(statement.value.left, ast.Name) and statement.value.left.id == statement.targets[0].id):
+            totals.add(statement.targets[0].id)
+            added.append(statement.value.right)
+        else:
+            return False
+    return not any(isinstance(n, ast.Name) and n.id in totals for value in added for n in walk(value))
 
 
 def _derived_uses(end: ast.FunctionDef, name: str, parents: dict) -> list[ast.Name]:
@@ -202,7 +250,12 @@ def _array_read_whole(array: ast.expr, parents: dict, bound: set[str], end: ast.
         else:
             break
     if isinstance(parent, ast.Call) and node in parent.args:
-        return not (isinstance(parent.func, ast.Name) and parent.func.id in HISTORY_BUILTINS and parent.func.id not in bound)
+        if isinstance(parent.func, ast.Name) and parent.func.id in HISTORY_BUILTINS and parent.func.id not in bound:
+            return False
+        # ``torch.min(torch.stack(...))``, ``np.max(...)``: an array library's reduction other than a
+        # mean reads a best-so-far or a total over the run (review helper-45, c10).
+        qualified = _library_function(parent.func)
+        return qualified is None or qualified in WHOLE_ARRAY_FUNCTIONS
     if isinstance(parent, (ast.keyword, ast.Expr)):
         return True
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):

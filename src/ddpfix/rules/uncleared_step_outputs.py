@@ -70,9 +70,12 @@ class UnclearedStepOutputs(Rule):
       `if`, a loop, `and`/`or` or after a `return`: a list read every few epochs carries the
       epochs between reads, review round 15): through
       `torch.stack`/`torch.cat` and kin (`numpy.stack`, `numpy.concatenate`...), their array then
-      only averaged, cast or copied (`.mean()`, `.float()`, `.cpu()`, element-wise operators) and
-      handed on, or a `for` over it; and its name is name-mangled (`self.__outputs`), so no other
-      file reads it.
+      only averaged, cast or copied (`.mean()`, `torch.mean`, `.float()`, `.cpu()`, element-wise
+      operators) and handed on, or a `for` over it that only adds items into running totals
+      (`total += loss; count += n`: a mean's parts); and its name is name-mangled
+      (`self.__outputs`), so no other file reads it. A loop that weighs the epochs (an exponential
+      average), `torch.min`/`np.max` of the array, a comprehension reduced by `min`/`sum`: unsafe
+      (review helper-45).
     - **unsafe** otherwise, saying what was not proven: test and predict hooks (their loops run
       one epoch per `trainer.test`/`predict` call, so nothing grows, and the script may read the
       list after the call); a `deque(maxlen=...)` or any other container, or a list made outside
