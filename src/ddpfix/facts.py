@@ -819,6 +819,30 @@ class ProjectFacts:
                     return f"{os.path.relpath(found)}:{_line_at(data, match.start())}"
         return self.text_in_program(_EXPORTS_TO_SCRIPT, path, itself=False)
 
+    def imported_elsewhere(self, path: str) -> str | None:
+        """Where another file that may run with ``path`` imports it as a module (by any name it can
+        be imported by, or a relative import of its name), or may load it by a name made at run time
+        (a loader: ``importlib.import_module(name)``, hydra): ``file:line`` or ``file``; a reason where
+        the facts are partial; None where no file does (review helper-45, c15: a module with a
+        top-level ``fit`` that a guarded sweep imports is not only run as a script)."""
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so another file may import it"
+        from ddpfix.model.program import ANY_MODULE, module_paths
+
+        real, root = os.path.realpath(path), program_root(path)
+        names = {".".join(parts) for parts in module_paths(os.path.relpath(real, root))}
+        stem = os.path.splitext(os.path.basename(real))[0]
+        for other, data in self._texts_with(path, itself=False):
+            if data is None:
+                return f"{os.path.relpath(other)} could not be read"
+            modules, dynamic = imported_modules(data)
+            # (over-read: a module of another package ending in the same name counts too)
+            if any(m.lstrip(".") in names or m.lstrip(".").split(".")[-1] == stem for m in modules):
+                return os.path.relpath(other)
+            if ANY_MODULE in dynamic:
+                return f"{os.path.relpath(other)} (it loads modules named at run time)"
+        return None
+
     def global_imported_elsewhere(self, name: str, path: str) -> str | None:
         """Where another file that may run with ``path`` may reach the global ``name`` of that
         file (``from train import model``, ``train.model``): a file whose text imports the module

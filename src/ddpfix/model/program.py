@@ -49,7 +49,11 @@ def _program_root(absolute: str) -> str:
         return marked
     folder = os.path.realpath(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
     while True:
-        above = _importer_above(folder)
+        # A package (a folder with ``__init__.py``) is imported from the folder above it, whoever
+        # imports it (``importlib.import_module("experiments.exp_small")``: review helper-45, c15).
+        parent = os.path.dirname(folder)
+        above = parent if os.path.exists(os.path.join(folder, "__init__.py")) and parent != folder \
+            and _small_folder(parent) else _importer_above(folder)
         if above is None:
             return folder
         folder = above
@@ -60,6 +64,17 @@ _ABOVE_LIMIT = 200
 #: How many folders up a script may import a folder by a dotted path (``from src.data.loaders
 #: import x`` in ``train.py`` reaches ``src/data``: two up; review helper-44, c15: five).
 _ABOVE_LEVELS = 8
+
+
+@functools.lru_cache(maxsize=1024)
+def _small_folder(folder: str) -> bool:
+    """At most ``_ABOVE_LIMIT`` entries: a project's folder, not a home or a temporary folder of
+    unrelated things (which would make one program of all of them)."""
+    try:
+        with os.scandir(folder) as entries:
+            return sum(1 for _ in zip(entries, range(_ABOVE_LIMIT + 1))) <= _ABOVE_LIMIT
+    except OSError:
+        return False
 
 
 def _importer_above(folder: str) -> str | None:

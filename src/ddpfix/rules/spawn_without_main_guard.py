@@ -110,7 +110,10 @@ class SpawnWithoutMainGuard(Rule):
     module's names at run time — `globals()`, `vars()`, `locals()`, `eval`/`exec`, `__import__`,
     `importlib.import_module`, `sys.modules`, a frame's or function's globals, `"__main__"` or
     `import __main__` — since a name moved into `main()` is no longer global there
-    (`globals()["BATCH"]` in a method raises `KeyError` in the children).
+    (`globals()["BATCH"]` in a method raises `KeyError` in the children). So is a move in a script
+    another file imports (statically, or by a name made at run time: a sweep's
+    `importlib.import_module(name)`): importing it runs the training, which `main()` would no
+    longer run there (review helper-45, c15).
     """
 
     code = "DDP011"
@@ -119,6 +122,7 @@ class SpawnWithoutMainGuard(Rule):
     fixable = True
     triggers = ("spawn", "Trainer")
     lightning_only = True
+    uses_facts = True  # whether another file imports the script
 
     @classmethod
     def applies_to(cls, path: str) -> bool:
@@ -156,7 +160,7 @@ class SpawnWithoutMainGuard(Rule):
         if refusal:
             ctx.report(where, SHORT, detail=f"{MESSAGE} (not rewritten: {refusal})", fixable=False)
             return
-        unknown = _parent_only_unproven(body, start, trainer_names, ctx)
+        unknown = _parent_only_unproven(body, start, trainer_names, ctx) or _imported(ctx)
         into_main = edits.WrapInGuardedFunction(tuple(range(start, len(body))), "main")
         ctx.report(where, SHORT, detail=MESSAGE, fixable=True, safe=unknown is None, why=unknown or "", edits=[into_main])
 
@@ -186,6 +190,16 @@ def _line_span(line: list[ast.stmt]) -> ast.AST:
 
 
 # --- Fix safety (``check`` only) -------------------------------------------------------------
+
+
+def _imported(ctx: RuleContext) -> str | None:
+    """Why the file may not only run as a script: another file imports it (or may load it by a
+    name made at run time), and then its top level, the run, is what importing it does."""
+    where = ctx.facts.imported_elsewhere(ctx.path)
+    if where is None:
+        return None
+    return (f"{where} may import this module: importing it runs its top level, the run itself, which a "
+            "`main()` would no longer run there")
 # Spawned children import the script and run its top level; what main() holds they no longer run.
 # A move is safe only where every moved statement is proven to be needed by the parent alone: the
 # Trainer, Lightning's callbacks and loggers, the run calls, and LightningModules/DataModules of this
