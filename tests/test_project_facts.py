@@ -693,3 +693,32 @@ def test_a_spawn_script_another_file_imports_is_not_only_a_script(tmp_path, run_
         "        module = importlib.import_module(name)\n        print(module.trainer.state.finished)\n")
     proc = run_cli("--check", "-v", ".", cwd=tmp_path)
     assert b"DDP011 [~]" in proc.stdout and b"sweep.py" in proc.stdout, proc.stdout
+
+
+def test_a_device_fix_rests_on_what_the_rest_of_the_program_does_with_devices(tmp_path, run_cli):
+    """DDP006's rewrite to ``self.device`` is safe in this file alone; the program may still decide
+    otherwise (review helper-45): a DataModule's ``transfer_batch_to_device`` keeps the batch on the
+    CPU (c07), a script compiles the module with TorchScript (c11), another file puts a teacher on
+    cuda:0 that this tensor is meant to meet (c13). Each makes the fix unsafe, naming the place."""
+    model = (b"import lightning as L\nimport torch\n\n\nclass Tagger(L.LightningModule):\n"
+             b"    def __init__(self):\n        super().__init__()\n        self.net = torch.nn.Linear(4, 1)\n\n"
+             b"    def training_step(self, batch, batch_idx):\n        x, y = batch\n"
+             b"        shift = torch.ones(4).to('cuda:0')\n        return self.net(x + shift).sum()\n\n\n"
+             b"if __name__ == '__main__':\n"
+             b"    L.Trainer(accelerator='gpu', devices=2, strategy='ddp').fit(Tagger())\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    (tmp_path / "model.py").write_bytes(model)
+    proc = run_cli("--check", ".", cwd=tmp_path)
+    assert b"DDP006 [*]" in proc.stdout, proc.stdout
+    others = {
+        "data.py": (b"import lightning as L\n\nfrom model import Tagger\n\n\nclass Features(L.LightningDataModule):\n"
+                    b"    def transfer_batch_to_device(self, batch, device, dataloader_idx):\n"
+                    b"        x, y = batch\n        return x, y.to(device)\n", b"defines a batch hook"),
+        "export.py": (b"from model import Tagger\n\nTagger().to_torchscript()\n", b"TorchScript"),
+        "teacher.py": (b"import torch\n\nteacher = torch.load('teacher.pt', map_location='cuda:0')\n", b"cuda:0"),
+    }
+    for name, (code, said) in others.items():
+        (tmp_path / name).write_bytes(code)
+        proc = run_cli("--check", "-v", ".", cwd=tmp_path)
+        assert b"DDP006 [~]" in proc.stdout and said in proc.stdout, (name, proc.stdout)
+        (tmp_path / name).unlink()

@@ -251,6 +251,10 @@ class HardcodedDevice(Rule):
                     ctx.report(call, short, detail=f"{message} (not rewritten: {problem})", fixable=False)
                     continue
                 safe, why = _safety(call, placement, facts, ddp, accelerator, ordinals, ctx, default_dtype_changed)
+                if safe:
+                    why = _program_why(placement, ctx)
+                    safe = why is None
+                    why = why or ""
                 ctx.report(call, short, detail=message, fixable=True, safe=safe, why=why,
                            edits=_edits(call, placement, ctx))
             if one_process:
@@ -606,6 +610,43 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accel
         if not (isinstance(receiver, ast.Call) and ctx.imports.qualify(receiver.func) in TENSOR_FACTORIES):
             return False, "the receiver of .cuda() is not known to be a tensor (its .to() may differ)"
     return True, ""
+
+
+#: Hooks by which code of the program decides where a batch's tensors are (a DataModule's or the
+#: module's ``transfer_batch_to_device``, what ``on_before_batch_transfer`` makes of the batch, what
+#: ``on_after_batch_transfer`` moves back, a strategy's ``batch_to_device``).
+_BATCH_PLACERS = ("transfer_batch_to_device", "on_before_batch_transfer", "on_after_batch_transfer", "batch_to_device")
+#: Code that compiles a module with TorchScript, where ``self.device`` does not exist.
+_SCRIPTED = lazy_compile(rb"to_torchscript\b|jit\.script\b|\bscript[ \t]*\([ \t]*(?:self|model|module)\b")
+#: Something put on the first GPU in another file (``map_location="cuda:0"``, ``.to("cuda:0")``,
+#: ``.cuda(0)``): a tensor here may be meant to meet it there.
+_GPU_ZERO = lazy_compile(rb"[\"']cuda:0[\"']|\.cuda\([ \t]*0[ \t]*\)|map_location[ \t]*=[ \t]*[\"']cuda[\"']")
+
+
+def _program_why(placement: _Placement, ctx: RuleContext) -> str | None:
+    """What the program, beyond this file, leaves unproven about a fix this file proves (review
+    helper-45): a batch hook elsewhere may keep the batch's tensors off ``self.device``, which the
+    rewritten tensor then meets (c07); a module compiled by TorchScript has no ``self.device`` (c11);
+    a tensor on ``cuda:0`` may be meant to meet what another file puts there (c13)."""
+    facts = ctx.facts
+    where = facts.defines_elsewhere(_BATCH_PLACERS, ctx.path, (0, 0), assigned=True)
+    if where is not None:
+        return (f"{where} defines a batch hook: the batch's tensors may not be on self.device, where the rewritten "
+                "tensor would meet them")
+    for name in _BATCH_PLACERS:
+        stored = facts.stored_elsewhere(name, ctx.path, ctx.view.tree)
+        if stored is not None:
+            return f"{stored} stores `{name}`: the batch's tensors may not be on self.device"
+    scripted = facts.text_in_program(_SCRIPTED, ctx.path)
+    if scripted is not None:
+        return (f"{scripted} may compile the module with TorchScript, where self.device does not exist (its "
+                "forward would fail to compile)")
+    if placement.ordinal == 0:
+        zero = facts.text_in_program(_GPU_ZERO, ctx.path, itself=False)
+        if zero is not None:
+            return (f"{zero} also puts something on cuda:0 (a teacher, a loaded checkpoint): this tensor may be "
+                    "meant to meet it there, and on rank N self.device would split them")
+    return None
 
 
 def _reached_from_init(cls: ast.ClassDef) -> frozenset[str]:
