@@ -715,7 +715,8 @@ def test_a_device_fix_rests_on_what_the_rest_of_the_program_does_with_devices(tm
                     b"    def transfer_batch_to_device(self, batch, device, dataloader_idx):\n"
                     b"        x, y = batch\n        return x, y.to(device)\n", b"defines a batch hook"),
         "export.py": (b"from model import Tagger\n\nTagger().to_torchscript()\n", b"TorchScript"),
-        "teacher.py": (b"import torch\n\nteacher = torch.load('teacher.pt', map_location='cuda:0')\n", b"cuda:0"),
+        "teacher.py": (b"import torch\n\nfrom model import Tagger\n\nteacher = torch.load('teacher.pt', map_location='cuda:0')\n",
+                       b"also puts something on cuda:0"),
     }
     for name, (code, said) in others.items():
         (tmp_path / name).write_bytes(code)
