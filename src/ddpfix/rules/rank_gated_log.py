@@ -104,6 +104,12 @@ class RankGatedLog(Rule):
       1.5.0, read from the project's pins, else the installed distribution): pinned below it there
       is no fix (the keyword would be a `TypeError` at the first epoch end); a version not found,
       or a range reaching below it, makes the fix unsafe, its reason naming the pin.
+      Monitors are read from configurations too (`monitor: val_acc` in YAML), and a monitored
+      `val_loss/dataloader_idx_0` is the `val_loss` a step logs; pins from any requirements file,
+      conda environment, Dockerfile, tox's `deps` or a launch script. A guard on a rank counted
+      within a node (`self.local_rank`, `LOCAL_RANK`) holds on each node's first process where the
+      run may span several nodes (`num_nodes` not a literal 1, a configuration or launcher with
+      several nodes, Trainer arguments from outside): both fixes are then unsafe (review helper-45).
     - **unsafe** — the same where any of that is not proven.
     - **safe** — moving a monitored metric's log out of its guard with `sync_dist=True`, where the
       monitor is a literal found in the run (a known monitor needs no whole view), the method is a
