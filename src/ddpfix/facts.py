@@ -26,6 +26,7 @@ from ddpfix.ast_walk import walk
 from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
+from ddpfix.model.outside_code import may_reach_outside
 from ddpfix.model.program import ProcessGroups, config_roots, imported_modules, program_root
 
 if TYPE_CHECKING:  # loaded where used: most runs never read another file's classes, a notebook or a pin
@@ -229,6 +230,9 @@ class FileFacts:
     #: A Trainer's sampler switch the file names with what is not a literal True (a name, a config's
     #: entry, an argparse option or a string key of that name): it may be off.
     sampler_unknown: bool = False
+    #: The file's text names a way to bring in code from outside the program (``sys.path``,
+    #: ``run_path``...): ``model.outside_code`` reads it when a proof asks.
+    may_reach_outside: bool = False
     #: A Trainer whose arguments the file takes from outside its text (``Trainer(**config)``,
     #: LightningCLI, hydra, ``from_argparse_args``): the command line may turn the sampler off.
     sampler_outside: bool = False
@@ -279,6 +283,8 @@ class ProjectFacts:
     sampler_unknown: frozenset[str] = frozenset()
     #: Files whose Trainer takes its arguments from outside the text (``FileFacts.sampler_outside``).
     sampler_outside: frozenset[str] = frozenset()
+    #: Files whose text names a way to bring in code from outside the program (``FileFacts.may_reach_outside``).
+    outside_candidates: frozenset[str] = frozenset()
     #: Files that may set a time-based ``val_check_interval`` (``FileFacts.validation_clock``).
     validation_clock: frozenset[str] = frozenset()
     #: Files whose Trainer's every argument the command line may set (``FileFacts.command_line``).
@@ -351,14 +357,15 @@ class ProjectFacts:
         code from folders outside its program, which no fact covers (``model.outside_code``): a
         changed ``sys.path``, a file run or loaded by its path, ``PYTHONPATH`` set by a launcher of
         the program (review helper-44, c03/c11/c12/c16/c17): ``file:line: what``."""
-        from ddpfix.model.outside_code import reach_in_file, reach_in_launcher
+        from ddpfix.model.outside_code import reach_in_file, reach_in_launcher  # asked by the proofs only
 
         key = ("outside", None if path is None else self._place(path))
         if key not in self._read:
             found = None
-            files = self._texts_with(path) if path is not None else (
-                (p, None if self._names_in(p) is None else self._read[("bytes", p)]) for p in self.process_files)
-            for other, data in files:
+            for other in sorted(self.outside_candidates):
+                if path is not None and not self.may_run_with(path, other):
+                    continue
+                data = _code_bytes(other)
                 reach = None if data is None else reach_in_file(other, data, program_root(other))
                 if reach is not None:
                     found = f"{reach[1]} ({os.path.relpath(other)}:{reach[0]}) may bring in code the run does not read"
@@ -1151,6 +1158,7 @@ class ProjectFacts:
         seeds: dict[str, set[int]] = {}
         sampler_off: set[str] = set()
         sampler_unknown: set[str] = set()
+        outside_candidates: set[str] = set()
         sampler_outside: set[str] = set()
         validation_clock: set[str] = set()
         command_line: set[str] = set()
@@ -1192,6 +1200,8 @@ class ProjectFacts:
                 sampler_unknown.add(part.path)
             if part.sampler_outside:
                 sampler_outside.add(part.path)
+            if part.may_reach_outside:
+                outside_candidates.add(os.path.realpath(part.path))
             if part.validation_clock:
                 validation_clock.add(part.path)
             if part.command_line:
@@ -1207,6 +1217,7 @@ class ProjectFacts:
             process_files=process_files, subclasses={k: tuple(v) for k, v in subclasses.items()},
             sampler_unknown=frozenset(sampler_unknown), sampler_outside=frozenset(sampler_outside),
             validation_clock=frozenset(validation_clock), command_line=frozenset(command_line),
+            outside_candidates=frozenset(outside_candidates),
         )
 
 
@@ -1557,6 +1568,7 @@ def file_facts(path: str, data: bytes, defer: bool = False) -> FileFacts:
     if facts.classes or path.endswith("__init__.py"):
         facts.imports.extend(from_imports(data))
     facts.modules, facts.dynamic = imported_modules(data)
+    facts.may_reach_outside = may_reach_outside(data)
     defer = defer and not facts.lightning
     facts.hazards = None if defer else _hazards_in(data)
     # DDP009's trigger words include "Trainer": one scan rules most files out, not three.

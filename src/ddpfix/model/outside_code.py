@@ -20,6 +20,12 @@ _PATH_ARGUMENT = {"insert": 1, "append": 0, "addsitedir": 0, "run_path": 0, "spe
 _WORDS = re.compile(rb"sys\.path|addsitedir|run_path|spec_from_file_location|SourceFileLoader|exec[ \t]*\([ \t]*open")
 
 
+def may_reach_outside(data: bytes) -> bool:
+    """The text names a way to bring in code by a path (the facts pass's cheap test; ``reach_in_file``
+    reads the file when a proof asks)."""
+    return (b"path" in data or b"exec" in data or b"SourceFileLoader" in data) and _WORDS.search(data) is not None
+
+
 def reach_in_file(path: str, data: bytes, root: str) -> tuple[int, str] | None:
     """(line, what) of the first place in the Python file ``path`` (its bytes ``data``) that may
     import or run code from outside the folder ``root``; None where none does."""
