@@ -152,3 +152,17 @@ def test_review_helper_44_reads_that_run_code(code, unknown):
     """Each shape made a move out of init_module() safe that changed a dtype or a result on CPU
     (review helper-44, cases c04 to c18)."""
     assert _unknown(code) == unknown
+
+
+def test_a_read_in_a_function_sees_the_module_s_binding_unless_it_binds_the_name_itself():
+    """Python's scoping: ``x`` read in ``f`` is the module's tensor where ``f`` binds no ``x``, and
+    ``f``'s own parameter where it does."""
+    for code, unknown in (("import torch\nx = torch.arange(8)\n\ndef f():\n    return x[0]\n", None),
+                          ("import torch\nx = torch.arange(8)\n\ndef f(x):\n    return x[0]\n", "x[0]"),
+                          ("import torch\nx = torch.arange(8)\n\nclass C:\n    x = 3\n\n    def f(self):\n"
+                           "        return x[0]\n", None)):
+        tree = ast.parse(code)
+        effects = Effects.of(tree, ImportTable.from_tree(tree), lightning_name)
+        function = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+        found = effects.unknown_in(function.body[-1].value)
+        assert (None if found is None else ast.unparse(found)) == unknown, code

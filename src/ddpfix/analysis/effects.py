@@ -613,7 +613,8 @@ class Effects:
         if name.id in declared:
             return values
         where = bound_in[name.id]
-        scope = _scope_map(self.tree).get(id(name))
+        scopes = _scope_map(self.tree)
+        scope = scopes.get(id(name))
         if scope is None:
             return values  # a node made here, not the file's: every binding
         first = True
