@@ -14,6 +14,8 @@ import ast
 import os
 import re
 
+from ddpfix.imports import dotted_name
+
 #: The calls that add a folder to the import path or run a file by its path, and which argument is the path.
 _PATH_ARGUMENT = {"insert": 1, "append": 0, "addsitedir": 0, "run_path": 0, "spec_from_file_location": 1,
                   "SourceFileLoader": 1, "extend": None}
@@ -47,7 +49,7 @@ def reach_in_file(path: str, data: bytes, root: str) -> tuple[int, str] | None:
 def _reach(node: ast.AST, path: str, folder: str, root: str) -> str | None:
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if any(_dotted(t) == "sys.path" for t in targets):
+        if any(dotted_name(t) == "sys.path" for t in targets):
             return "`sys.path` set"
         return None
     if not isinstance(node, ast.Call):
@@ -63,7 +65,7 @@ def _reach(node: ast.AST, path: str, folder: str, root: str) -> str | None:
         return None
     if name not in _PATH_ARGUMENT:
         return None
-    if name in ("insert", "append", "extend") and not (isinstance(func, ast.Attribute) and _dotted(func.value) == "sys.path"):
+    if name in ("insert", "append", "extend") and not (isinstance(func, ast.Attribute) and dotted_name(func.value) == "sys.path"):
         return None
     index = _PATH_ARGUMENT[name]
     shown = f"`sys.path.{name}(...)`" if name in ("insert", "append", "extend") else f"`{name}(...)`"
@@ -102,7 +104,7 @@ def _paths(node: ast.expr, path: str, folder: str, root: str) -> set[str] | None
         return None if left is None or right is None else {os.path.join(p, right) for p in left}
     if not isinstance(node, ast.Call):
         return None
-    name = _dotted(node.func) or ""
+    name = dotted_name(node.func) or ""
     last = name.rsplit(".", 1)[-1]
     if isinstance(node.func, ast.Attribute) and last in ("resolve", "absolute", "expanduser") and not node.args:
         return _paths(node.func.value, path, folder, root)
@@ -122,15 +124,6 @@ def _paths(node: ast.expr, path: str, folder: str, root: str) -> set[str] | None
 
 def _joined_part(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return None if inner is None else f"{inner}.{node.attr}"
-    return None
 
 
 _PYTHONPATH = re.compile(rb"PYTHONPATH[ \t]*[=:][ \t]*[\"']?([^\s\"';&|]*)")
