@@ -398,11 +398,16 @@ def test_add_noqa_usage(tmp_path, run_cli):
 def test_the_summary_names_the_command_that_applies_what_was_shown(tmp_path):
     """After --diff --unsafe-fixes (or --check --unsafe-fixes) the unsafe fixes counted are applied
     only by --write --unsafe-fixes: the summary says that command, not --write alone."""
+    import shutil
     import subprocess
 
     from conftest import ROOT, ddpfix_executable
 
-    fixtures = ROOT / "fixtures" / "cuda-generator"
+    # A copy of a project with safe and unsafe fixes, alone: inside this repository (or beside the
+    # other fixtures, one of which loads modules named at run time) its files may run with every
+    # other fixture's default-device switch.
+    fixtures = tmp_path / "whole_project"
+    shutil.copytree(ROOT / "fixtures" / "cuda-generator" / "whole_project", fixtures)
 
     def last_line(*flags):
         run = subprocess.run([ddpfix_executable(), *flags, "--no-color", str(fixtures)], capture_output=True, text=True)

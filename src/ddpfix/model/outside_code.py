@@ -39,14 +39,31 @@ def reach_in_file(path: str, data: bytes, root: str) -> tuple[int, str] | None:
         match = _WORDS.search(data)
         return data.count(b"\n", 0, match.start()) + 1, match.group().decode("ascii", "replace")
     folder = os.path.dirname(os.path.realpath(path))
+    names = _bound_once(tree)
     for node in ast.walk(tree):
-        found = _reach(node, path, folder, root)
+        found = _reach(node, path, folder, root, names)
         if found is not None:
             return node.lineno, found
     return None
 
 
-def _reach(node: ast.AST, path: str, folder: str, root: str) -> str | None:
+def _bound_once(tree: ast.Module) -> dict[str, ast.expr]:
+    """Names the file binds exactly once, by a plain assignment (``HERE = Path(__file__).parent``):
+    a path built from them is read through them."""
+    values: dict[str, ast.expr] = {}
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, (ast.arg, ast.alias)):
+            name = node.arg if isinstance(node, ast.arg) else (node.asname or node.name).split(".")[0]
+            counts[name] = counts.get(name, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _reach(node: ast.AST, path: str, folder: str, root: str, names: dict[str, ast.expr]) -> str | None:
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if any(dotted_name(t) == "sys.path" for t in targets):
@@ -61,7 +78,7 @@ def _reach(node: ast.AST, path: str, folder: str, root: str) -> str | None:
         while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
             inner = inner.func.value
         if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "open":
-            return _outside(inner.args[0] if inner.args else None, path, folder, root, "`exec(open(...))`")
+            return _outside(inner.args[0] if inner.args else None, path, folder, root, "`exec(open(...))`", names)
         return None
     if name not in _PATH_ARGUMENT:
         return None
@@ -74,11 +91,12 @@ def _reach(node: ast.AST, path: str, folder: str, root: str) -> str | None:
     argument = node.args[index] if len(node.args) > index else None
     if argument is None and name in ("spec_from_file_location", "SourceFileLoader"):
         argument = next((k.value for k in node.keywords if k.arg in ("location", "path")), None)
-    return _outside(argument, path, folder, root, shown)
+    return _outside(argument, path, folder, root, shown, names)
 
 
-def _outside(argument: ast.expr | None, path: str, folder: str, root: str, shown: str) -> str | None:
-    places = _paths(argument, path, folder, root) if argument is not None else None
+def _outside(argument: ast.expr | None, path: str, folder: str, root: str, shown: str,
+             names: dict[str, ast.expr]) -> str | None:
+    places = _paths(argument, path, folder, root, names) if argument is not None else None
     if places is None:
         return f"{shown} with a path built at run time"
     for place in places:
@@ -88,8 +106,11 @@ def _outside(argument: ast.expr | None, path: str, folder: str, root: str, shown
     return None
 
 
-def _paths(node: ast.expr, path: str, folder: str, root: str) -> set[str] | None:
+def _paths(node: ast.expr, path: str, folder: str, root: str, names: dict[str, ast.expr],
+           seen: frozenset[str] = frozenset()) -> set[str] | None:
     """The absolute paths ``node`` may evaluate to (None: not known)."""
+    if isinstance(node, ast.Name) and node.id in names and node.id not in seen:
+        return _paths(names[node.id], path, folder, root, names, seen | {node.id})
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         if os.path.isabs(node.value):
             return {node.value}
@@ -97,24 +118,24 @@ def _paths(node: ast.expr, path: str, folder: str, root: str) -> set[str] | None
     if isinstance(node, ast.Name) and node.id == "__file__":
         return {os.path.realpath(path)}
     if isinstance(node, ast.Attribute) and node.attr == "parent":
-        inner = _paths(node.value, path, folder, root)
+        inner = _paths(node.value, path, folder, root, names, seen)
         return None if inner is None else {os.path.dirname(p) for p in inner}
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-        left, right = _paths(node.left, path, folder, root), _joined_part(node.right)
+        left, right = _paths(node.left, path, folder, root, names, seen), _joined_part(node.right)
         return None if left is None or right is None else {os.path.join(p, right) for p in left}
     if not isinstance(node, ast.Call):
         return None
-    name = dotted_name(node.func) or ""
-    last = name.rsplit(".", 1)[-1]
+    func = node.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     if isinstance(node.func, ast.Attribute) and last in ("resolve", "absolute", "expanduser") and not node.args:
-        return _paths(node.func.value, path, folder, root)
+        return _paths(node.func.value, path, folder, root, names, seen)
     if last in ("dirname", "abspath", "realpath", "normpath", "Path", "PurePath", "str", "fspath") and len(node.args) == 1:
-        inner = _paths(node.args[0], path, folder, root)
+        inner = _paths(node.args[0], path, folder, root, names, seen)
         if inner is None:
             return None
         return {os.path.dirname(p) for p in inner} if last == "dirname" else inner
     if last == "join" and node.args:
-        first = _paths(node.args[0], path, folder, root)
+        first = _paths(node.args[0], path, folder, root, names, seen)
         rest = [_joined_part(a) for a in node.args[1:]]
         if first is None or any(r is None for r in rest):
             return None
