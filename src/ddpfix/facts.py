@@ -816,14 +816,12 @@ class ProjectFacts:
             own = b""
         if _JUPYTEXT_PAIRED.search(own):
             return f"{os.path.relpath(path)} (a jupytext pairing with a script)"
-        root = program_root(path)
         name = os.path.basename(path).encode()
-        for found, data in (*config_files(root), *_launch_scripts(root, b"")):
+        for found, line, text in _script_exports(program_root(path)):
             if found is None:
-                return f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"
-            for match in _EXPORTS_TO_SCRIPT.finditer(data):
-                if _exports_this_notebook(data, match.start(), name):
-                    return f"{os.path.relpath(found)}:{_line_at(data, match.start())}"
+                return text
+            if _exports_this_notebook(text, 0, name):
+                return f"{os.path.relpath(found)}:{line}"
         return self.text_in_program(_EXPORTS_TO_SCRIPT, path, itself=False)
 
     def imported_elsewhere(self, path: str) -> str | None:
@@ -1241,6 +1239,23 @@ _TRAINER_UNPACKED = lazy_compile(
 _EXPORTS_TO_SCRIPT = lazy_compile(
     rb"nbconvert[^\n]*--to[ \t=]*[\"']?(?:script|python)\b|jupytext[^\n]*(?:--to[ \t=]*[\"']?(?:py|python|script)\b"
     rb"|--set-formats[^\n]*\bpy\b)|\b(?:PythonExporter|ScriptExporter)\b|ipynb-py-convert|\bp2j[ \t]+-r\b")
+@functools.lru_cache(maxsize=None)
+def _script_exports(root: str) -> tuple[tuple[str | None, int, bytes], ...]:
+    """(file, line, the line's text) of each export of notebooks to scripts in the program's
+    configurations and launch scripts (read once per program); a last ``(None, 0, reason)`` where
+    not all were read."""
+    found: list[tuple[str | None, int, bytes]] = []
+    for path, data in (*config_files(root), *_launch_scripts(root, b"")):
+        if path is None:
+            found.append((None, 0, f"{root}: more than {MAX_CONFIG_FILES} configuration files, not all read"))
+            break
+        for match in _EXPORTS_TO_SCRIPT.finditer(data):
+            start = data.rfind(b"\n", 0, match.start()) + 1
+            end = data.find(b"\n", match.start())
+            found.append((path, _line_at(data, match.start()), data[start:end if end >= 0 else len(data)]))
+    return tuple(found)
+
+
 def _exports_this_notebook(data: bytes, at: int, name: bytes) -> bool:
     """The export command at ``at`` may take the notebook named ``name``: its line names no
     notebook (a variable, a folder), a pattern (``*.ipynb``), or that notebook."""
