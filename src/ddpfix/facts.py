@@ -362,18 +362,24 @@ class ProjectFacts:
         key = ("outside", None if path is None else self._place(path))
         if key not in self._read:
             found = None
+            here = None if path is None else program_root(path)
             for other in sorted(self.outside_candidates):
-                if path is not None and not self.may_run_with(path, other):
+                # In the process: any way in. Elsewhere in the program: a ``PYTHONPATH`` it gives
+                # the processes it starts (a Python launcher, as a shell script would).
+                joined = path is None or self.may_run_with(path, other)
+                if not joined and program_root(other) != here:
                     continue
                 data = _code_bytes(other)
-                reach = None if data is None else reach_in_file(other, data, program_root(other))
+                reach = None if data is None else reach_in_file(other, data, program_root(other), launch_only=not joined)
                 if reach is not None:
                     found = f"{reach[1]} ({os.path.relpath(other)}:{reach[0]}) may bring in code the run does not read"
                     break
             roots = [] if found is not None else sorted(
                 {program_root(path)} if path is not None else {program_root(p) for p in self.process_files})
             for root in roots:
-                for launcher, data in _launch_scripts(root, b"pythonpath"):
+                launchers = (*_launch_scripts(root, b"pythonpath"),
+                             *((p, d) for p, d in config_files(root) if p is not None and b"PYTHONPATH" in d))
+                for launcher, data in launchers:
                     reach = reach_in_launcher(launcher, data, root)
                     if reach is not None:
                         found = f"{reach[1]} ({os.path.relpath(launcher)}:{reach[0]}) may bring in code the run does not read"

@@ -94,7 +94,7 @@ from dataclasses import dataclass, field
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable, dotted_name
 from ddpfix.analysis.names import bound_names, names_bound_at
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, parent_map
 
 PURE_BUILTINS = frozenset({
     "len", "range", "list", "tuple", "dict", "set", "frozenset", "int", "float", "str", "bool", "min", "max",
@@ -143,7 +143,10 @@ _TORCH_DATA = ("torch.utils.data.",)
 #: ``num_samples``, ``ConcatDataset``'s sizes, ``random_split``'s check; ``DataLoader`` through its
 #: ``RandomSampler``).
 _ASKS_LENGTH = frozenset({"DataLoader", "RandomSampler", "ConcatDataset", "random_split", "SubsetRandomSampler"})
-_UNSAFE_DUNDERS = frozenset({"__new__", "__setattr__", "__init_subclass__", "__class_getitem__"})
+#: Methods that make a read or a store more than a plain one: ``__getattr__`` builds what a read of
+#: a missing attribute returns (``self.signal`` made lazily: review helper-46, c02).
+_UNSAFE_DUNDERS = frozenset({"__new__", "__setattr__", "__init_subclass__", "__class_getitem__", "__getattr__",
+                             "__getattribute__", "__delattr__", "__get__", "__set__"})
 #: The methods of its data argument a call runs (``len(ds)``; ``DataLoader(ds, shuffle=True)``,
 #: ``RandomSampler``, ``ConcatDataset``, ``random_split`` ask the length; ``list(ds)`` iterates):
 #: they run where the statement runs, inside the block with its dtype and device (review round 15:
@@ -527,7 +530,10 @@ class Effects:
         found = getattr(self.tree, "_ddpfix_changed_objects", None)
         if found is None:
             names: set[str] = set()
+            parents = parent_map(self.tree)
             for node in every_node(self.tree):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and _escapes(node, parents):
+                    names.add(node.id)  # an alias, a loop over it, a container, a return: changed through another name
                 if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
                     root = node.value
                     while isinstance(root, (ast.Attribute, ast.Subscript)):
@@ -928,6 +934,22 @@ def _scope_map(tree: ast.Module) -> dict[int, ast.AST]:
             pending += [(child, scope) for child in ast.iter_child_nodes(node)]
     tree._ddpfix_scopes = found
     return found
+
+
+def _escapes(name: ast.Name, parents: dict) -> bool:
+    """The object a name holds is handed to another name or place, through which it may be changed
+    (``ds2 = train_set``, ``for split in (train_set, val_set): split.rows = ...``, a container, a
+    return, a ``with``; review helper-46, c01): anything but a read of its attributes or items, a
+    call's argument or receiver (calls are asked apart), a comparison or a test."""
+    parent = parents.get(id(name))
+    if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is name:
+        return False
+    if isinstance(parent, (ast.Call, ast.keyword, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.If, ast.IfExp,
+                           ast.Expr, ast.FormattedValue, ast.Assert)):
+        return False
+    if isinstance(parent, ast.Starred):
+        return True
+    return True
 
 
 def _instance_attribute(node: ast.expr, instance: str) -> bool:

@@ -166,10 +166,12 @@ class TreeRankTests:
                     return string_value(key)
         return None
 
-    def reads_local_rank(self, test: ast.expr) -> bool:
+    def reads_local_rank(self, test: ast.expr, seen: frozenset[int] = frozenset()) -> bool:
         """The test reads a rank counted within a node (``self.local_rank``, ``LOCAL_RANK``,
-        ``is_local_zero``): on several nodes it holds on each node's first process, not on rank 0
-        alone."""
+        ``is_local_zero``), also through what ``classify`` reads through: a local bound once, a
+        property of the file's class, a function of the file that returns the test (review
+        helper-46, c04). On several nodes it holds on each node's first process, not rank 0 alone."""
+        properties, bound = self._names()
         for node in ast.walk(test):
             if isinstance(node, ast.Attribute) and node.attr in ("local_rank", "is_local_zero"):
                 return True
@@ -177,6 +179,17 @@ class TreeRankTests:
                 key = node.slice if isinstance(node, ast.Subscript) else (arguments(node) or [None])[0]
                 if key is not None and string_value(key) == "LOCAL_RANK":
                     return True
+            if isinstance(node, ast.Constant) and node.value == "LOCAL_RANK":
+                return True  # ``os.environ.get("LOCAL_RANK", 0)`` however it is read
+            through = None
+            if isinstance(node, ast.Name):
+                through = bound.get(id(node))
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                through = properties.get(node.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self._tests:
+                through = self._tests[node.func.id]
+            if through is not None and id(through) not in seen and self.reads_local_rank(through, seen | {id(through)}):
+                return True
         return False
 
     def _distributed_check(self, node: ast.expr) -> bool:

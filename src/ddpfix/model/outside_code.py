@@ -16,21 +16,31 @@ import re
 
 from ddpfix.imports import dotted_name
 
-#: The calls that add a folder to the import path or run a file by its path, and which argument is the path.
-_PATH_ARGUMENT = {"insert": 1, "append": 0, "addsitedir": 0, "run_path": 0, "spec_from_file_location": 1,
-                  "SourceFileLoader": 1, "extend": None}
-_WORDS = re.compile(rb"sys\.path|addsitedir|run_path|spec_from_file_location|SourceFileLoader|exec[ \t]*\([ \t]*open")
+#: What may name a way to bring in code by a path: ``sys`` (its ``path``), ``site``'s and ``runpy``'s
+#: loaders, file loaders, ``exec``, ``torch.hub.load``, ``PYTHONPATH`` given to a process.
+_WORDS = re.compile(rb"\bsys\b|addsitedir|run_path|spec_from_file_location|SourceFileLoader|load_source|\bexec\b"
+                    rb"|execfile|hub\b|PYTHONPATH")
+#: Loaders of a file by its path, by qualified name, and which argument is the path.
+_FILE_LOADERS = {"site.addsitedir": 0, "runpy.run_path": 0, "importlib.util.spec_from_file_location": 1,
+                 "importlib.machinery.SourceFileLoader": 1, "imp.load_source": 1, "imp.load_module": None,
+                 "importlib.machinery.SourcelessFileLoader": 1}
+#: ``sys.path``'s methods that add folders, and which argument holds them (None: a sequence).
+_PATH_METHODS = {"insert": 1, "append": 0, "extend": None, "__setitem__": 1, "__iadd__": None}
 
 
 def may_reach_outside(data: bytes) -> bool:
     """The text names a way to bring in code by a path (the facts pass's cheap test; ``reach_in_file``
     reads the file when a proof asks)."""
-    return (b"path" in data or b"exec" in data or b"SourceFileLoader" in data) and _WORDS.search(data) is not None
+    return _WORDS.search(data) is not None
 
 
-def reach_in_file(path: str, data: bytes, root: str) -> tuple[int, str] | None:
+def reach_in_file(path: str, data: bytes, root: str, launch_only: bool = False) -> tuple[int, str] | None:
     """(line, what) of the first place in the Python file ``path`` (its bytes ``data``) that may
-    import or run code from outside the folder ``root``; None where none does."""
+    import or run code from outside the folder ``root``; None where none does. Names are read
+    through the file's imports (``from sys import path``, ``import sys as _sys``; review helper-46,
+    c03)."""
+    from ddpfix.imports import ImportTable
+
     if _WORDS.search(data) is None:
         return None
     try:
@@ -38,10 +48,9 @@ def reach_in_file(path: str, data: bytes, root: str) -> tuple[int, str] | None:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         match = _WORDS.search(data)
         return data.count(b"\n", 0, match.start()) + 1, match.group().decode("ascii", "replace")
-    folder = os.path.dirname(os.path.realpath(path))
-    names = _bound_once(tree)
+    reader = _Reader(path, root, _bound_once(tree), ImportTable.from_tree(tree))
     for node in ast.walk(tree):
-        found = _reach(node, path, folder, root, names)
+        found = reader.launches(node) if launch_only else reader.reach(node)
         if found is not None:
             return node.lineno, found
     return None
@@ -63,35 +72,122 @@ def _bound_once(tree: ast.Module) -> dict[str, ast.expr]:
     return {name: value for name, value in values.items() if counts.get(name) == 1}
 
 
-def _reach(node: ast.AST, path: str, folder: str, root: str, names: dict[str, ast.expr]) -> str | None:
-    if isinstance(node, (ast.Assign, ast.AugAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if any(dotted_name(t) == "sys.path" for t in targets):
-            return "`sys.path` set"
+class _Reader:
+    """One file's ways of bringing in code by a path, read with its imports."""
+
+    def __init__(self, path: str, root: str, names: dict[str, ast.expr], imports):
+        self.path, self.root, self.names, self.imports = path, root, names, imports
+        self.folder = os.path.dirname(os.path.realpath(path))
+
+    def _is_sys_path(self, node: ast.expr) -> bool:
+        return (self.imports.qualify(node) or dotted_name(node) or "") == "sys.path"
+
+    def _outside(self, argument: ast.expr | None, shown: str) -> str | None:
+        return _outside(argument, self.path, self.folder, self.root, shown, self.names)
+
+    def _elements(self, value: ast.expr, shown: str) -> str | None:
+        """A sequence of folders: each element of a display written out, else not known."""
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return next((found for element in value.elts if (found := self._outside(element, shown))), None)
+        return f"{shown} with folders built at run time"
+
+    def launches(self, node: ast.AST) -> str | None:
+        """A ``PYTHONPATH`` this file gives a process it starts (``env={"PYTHONPATH": ...}``,
+        ``dict(os.environ, PYTHONPATH=...)``, ``os.environ["PYTHONPATH"] = ...``): that process runs
+        the program's code with it, whatever imports join the two."""
+        if isinstance(node, ast.keyword) and node.arg == "PYTHONPATH":
+            return self._python_path(node.value)
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == "PYTHONPATH":
+                    return self._python_path(value)
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Subscript) and _environment_key(t) == "PYTHONPATH" for t in targets):
+                return self._python_path(node.value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("setdefault", "putenv") \
+                and len(node.args) > 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value == "PYTHONPATH":
+            return self._python_path(node.args[1])
         return None
-    if not isinstance(node, ast.Call):
+
+    def reach(self, node: ast.AST) -> str | None:
+        launched = self.launches(node)
+        if launched is not None:
+            return launched
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if self._is_sys_path(target) or (isinstance(target, ast.Subscript) and self._is_sys_path(target.value)):
+                    # ``sys.path[:0] = ["../shared"]``, ``sys.path += [...]``, ``sys.path = [...]``
+                    return self._elements(node.value, "`sys.path` changed")
+                if isinstance(target, ast.Subscript) and _environment_key(target) == "PYTHONPATH":
+                    return self._python_path(node.value)  # ``os.environ["PYTHONPATH"] = ...``
+            return None
+        if isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                if isinstance(key, ast.Constant) and key.value == "PYTHONPATH":
+                    return self._python_path(value)  # ``subprocess.run(..., env={"PYTHONPATH": ...})``
+            return None
+        if not isinstance(node, ast.Call):
+            return None
+        func = node.func
+        if isinstance(func, ast.Attribute) and self._is_sys_path(func.value) and func.attr in _PATH_METHODS:
+            index = _PATH_METHODS[func.attr]
+            shown = f"`sys.path.{func.attr}(...)`"
+            argument = node.args[index] if index is not None and len(node.args) > index else None
+            if index is None:
+                return self._elements(node.args[0], shown) if node.args else f"{shown} with folders built at run time"
+            return self._outside(argument, shown)
+        qualified = self.imports.qualify(func) or dotted_name(func) or ""
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("exec", "execfile", "compile") and isinstance(func, ast.Name):
+            opened = next((n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                           and n.func.id == "open"), None)
+            if opened is not None:  # ``exec(open(p).read())``, ``exec(compile(open(p).read(), p, "exec"))``
+                return self._outside(opened.args[0] if opened.args else None, f"`{name}(open(...))`")
+            if name == "execfile" or (node.args and not isinstance(node.args[0], ast.Constant)):
+                return f"`{name}(...)` of code built at run time"
+            return None
+        if qualified.endswith("hub.load") or qualified.endswith("hub.load_state_dict_from_url"):
+            local = any(k.arg == "source" and isinstance(k.value, ast.Constant) and k.value.value == "local"
+                        for k in node.keywords)
+            if local:
+                return self._outside(node.args[0] if node.args else None, "`torch.hub.load(..., source='local')`")
+            return "`torch.hub.load(...)` runs code it downloads"
+        for loader, index in _FILE_LOADERS.items():
+            if qualified == loader or (qualified.rsplit(".", 1)[-1] == loader.rsplit(".", 1)[-1] and name == qualified):
+                shown = f"`{name}(...)`"
+                if index is None:
+                    return f"{shown} of a file it is handed"
+                argument = node.args[index] if len(node.args) > index else None
+                if argument is None:
+                    argument = next((k.value for k in node.keywords if k.arg in ("location", "path", "pathname")), None)
+                return self._outside(argument, shown)
+        if name in ("setdefault", "putenv") and node.args and isinstance(node.args[0], ast.Constant) \
+                and node.args[0].value == "PYTHONPATH" and len(node.args) > 1:
+            return self._python_path(node.args[1])
         return None
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    if name == "exec" and node.args and isinstance(node.args[0], ast.Call):
-        inner = node.args[0]  # ``exec(open(p).read())``
-        while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
-            inner = inner.func.value
-        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "open":
-            return _outside(inner.args[0] if inner.args else None, path, folder, root, "`exec(open(...))`", names)
-        return None
-    if name not in _PATH_ARGUMENT:
-        return None
-    if name in ("insert", "append", "extend") and not (isinstance(func, ast.Attribute) and dotted_name(func.value) == "sys.path"):
-        return None
-    index = _PATH_ARGUMENT[name]
-    shown = f"`sys.path.{name}(...)`" if name in ("insert", "append", "extend") else f"`{name}(...)`"
-    if index is None:
-        return f"{shown}"  # ``sys.path.extend(paths)``: folders not read
-    argument = node.args[index] if len(node.args) > index else None
-    if argument is None and name in ("spec_from_file_location", "SourceFileLoader"):
-        argument = next((k.value for k in node.keywords if k.arg in ("location", "path")), None)
-    return _outside(argument, path, folder, root, shown, names)
+
+    def _python_path(self, value: ast.expr) -> str | None:
+        """A ``PYTHONPATH`` a process of the program gets: each of its folders, where written out."""
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            for entry in value.value.split(os.pathsep):
+                entry = entry.strip()
+                if not entry or "site-packages" in entry or "dist-packages" in entry:
+                    continue
+                found = self._outside(ast.Constant(entry), "`PYTHONPATH`")
+                if found is not None:
+                    return found
+            return None
+        return self._outside(value, "`PYTHONPATH`")
+
+
+def _environment_key(target: ast.Subscript) -> str | None:
+    """``PYTHONPATH`` for ``os.environ["PYTHONPATH"]``."""
+    key = target.slice
+    if isinstance(key, ast.Constant) and isinstance(key.value, str) and dotted_name(target.value) in ("os.environ", "environ"):
+        return key.value
+    return None
 
 
 def _outside(argument: ast.expr | None, path: str, folder: str, root: str, shown: str,
@@ -147,7 +243,8 @@ def _joined_part(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-_PYTHONPATH = re.compile(rb"PYTHONPATH[ \t]*[=:][ \t]*[\"']?([^\s\"';&|]*)")
+#: ``PYTHONPATH=...``, ``export PYTHONPATH := ...`` (make), ``PYTHONPATH: ...`` (YAML), ``"PYTHONPATH": "..."`` (JSON).
+_PYTHONPATH = re.compile(rb"PYTHONPATH[\"']?[ \t]*(?::=|\?=|\+=|=|:)[ \t]*[\"']?([^\s\"';&|,}]*)")
 
 
 def reach_in_launcher(path: str, data: bytes, root: str) -> tuple[int, str] | None:
@@ -160,8 +257,10 @@ def reach_in_launcher(path: str, data: bytes, root: str) -> tuple[int, str] | No
             entry = entry.strip()
             if not entry or entry in ("$PYTHONPATH", "${PYTHONPATH}", "${PYTHONPATH:-}"):
                 continue
-            if entry in (".", "$PWD", "${PWD}", "$(pwd)", "`pwd`"):
+            if entry in (".", "$PWD", "${PWD}", "$(pwd)", "`pwd`", "$(CURDIR)", "${CURDIR}"):
                 continue  # the working directory: the launcher's folder or the program's, as read
+            for workspace in ("${workspaceFolder}", "${workspaceRoot}"):  # an editor's launch settings
+                entry = entry.replace(workspace, root)
             if "site-packages" in entry or "dist-packages" in entry:
                 continue  # installed distributions: the environment's, importable anyway
             if "$" in entry or "`" in entry:

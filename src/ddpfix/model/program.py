@@ -91,31 +91,40 @@ def _importer_above(folder: str) -> str | None:
         if above == below:
             return None
         path.insert(0, os.path.basename(below))
-        # Any folder on the way may be where imports start (``sys.path.insert(0, "src")`` then
-        # ``from mylib.streams import x`` reaches ``src/mylib``: review helper-44, c17).
-        if any(name.isidentifier() and name in _first_names_imported(above) for name in path):
+        # A folder further down may be where imports start where the file changes ``sys.path``
+        # (``sys.path.insert(0, "src")`` then ``from mylib.streams import x`` reaches ``src/mylib``:
+        # review helper-44, c17); a scratch file's ``import data`` elsewhere says nothing of it.
+        imported, after_a_path_change = _first_names_imported(above)
+        if path[0].isidentifier() and path[0] in imported:
+            return above
+        if any(name.isidentifier() and name in after_a_path_change for name in path[1:]):
+            return above
+        # pytest puts the folder of a ``conftest.py`` first on ``sys.path`` for the tests below it:
+        # ``tests/test_smoke.py`` may ``import train_spawn`` of the folder above (review helper-46, c06).
+        if os.path.exists(os.path.join(above, "conftest.py")):
             return above
         below = above
     return None
 
 
 @functools.lru_cache(maxsize=1024)
-def _first_names_imported(folder: str) -> frozenset[str]:
-    """The first names of the modules the Python files and notebooks directly in ``folder`` import
-    (``src`` for ``from src.data import x``); none past ``_ABOVE_LIMIT`` files (a home folder is no
-    program)."""
+def _first_names_imported(folder: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the first names of the modules the Python files and notebooks directly in ``folder`` import,
+    ``src`` for ``from src.data import x``; those of the files among them that change ``sys.path``);
+    none past ``_ABOVE_LIMIT`` files (a home folder is no program)."""
     try:
         entries = sorted(os.listdir(folder))
     except OSError:
-        return frozenset()
+        return frozenset(), frozenset()
     found: set[str] = set()
+    changing: set[str] = set()
     read = 0
     for entry in entries:
         if not entry.endswith((".py", ".ipynb")):
             continue
         read += 1
         if read > _ABOVE_LIMIT:
-            return frozenset()
+            return frozenset(), frozenset()
         try:
             with open(os.path.join(folder, entry), "rb") as handle:
                 data = handle.read(1 << 20)
@@ -123,8 +132,11 @@ def _first_names_imported(folder: str) -> frozenset[str]:
             continue
         if entry.endswith(".ipynb"):
             data = data.replace(b'\\n', b"\n").replace(b'"', b"\n")  # a cell's source lines, JSON-quoted
-        found.update(module.split(".", 1)[0] for module in imported_modules(data)[0])
-    return frozenset(found)
+        names = {module.split(".", 1)[0] for module in imported_modules(data)[0]}
+        found |= names
+        if re.search(rb"sys\.path|from[ \t]+sys[ \t]+import", data):
+            changing |= names
+    return frozenset(found), frozenset(changing)
 
 
 # --- which files of a program can run in one process ----------------------------------------------

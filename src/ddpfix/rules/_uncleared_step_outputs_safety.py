@@ -46,12 +46,22 @@ WHOLE_ARRAY_METHODS = frozenset({"mean", "nanmean", "float", "double", "detach",
 WHOLE_ARRAY_FUNCTIONS = frozenset({"mean", "nanmean", "flatten", "squeeze", "reshape", "ravel", "asarray", "array"})
 
 
-def _library_function(func: ast.expr) -> str | None:
-    """``min`` for ``torch.min``/``np.min``/``numpy.min`` (an array library's function, read by its
-    spelling: the module's usual names); None for anything else."""
+def _library_function(func: ast.expr, imports: ImportTable | None) -> str | None:
+    """``min`` for ``torch.min``, ``np.min``, ``T.max`` after ``import torch as T``, ``amax`` after
+    ``from torch import amax``: an array library's function, read through the file's imports (review
+    helper-46, c05); None for anything else."""
+    qualified = imports.qualify(func) if imports is not None else None
+    if qualified is not None and qualified.split(".", 1)[0] in ("torch", "numpy"):
+        return qualified.rsplit(".", 1)[-1]
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("torch", "np", "numpy"):
         return func.attr
     return None
+
+
+#: Builtins that turn a value into a number or a string: read as a cast.
+_CASTS = frozenset({"float", "int", "bool", "str"})
+#: Calls an epoch-end hook hands a value to for logging, which read it as it is.
+_LOGGING = frozenset({"log", "log_dict"})
 
 
 #: Builtins that read an array as a history (how many items, the best so far, a total over epochs).
@@ -142,17 +152,17 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
             continue  # a local computed from the list: only where it is used is asked
         parent = parents.get(use)
         if isinstance(parent, ast.Call) and use in parent.args and (imports.qualify(parent.func) or "") in WHOLE_LIST_CALLS:
-            if _array_read_whole(parent, parents, bound, end):
+            if _array_read_whole(parent, parents, bound, end, imports=imports):
                 continue
             return (f"{end.name} reads the array of self.{name} in part or as a count, an extreme or a total "
                     f"(line {use.lineno}): that may be a history across epochs, which clearing would change")
-        if isinstance(parent, ast.For) and parent.iter is use and _only_sums(parent):
+        if isinstance(parent, ast.For) and parent.iter is use and _only_sums(parent, end):
             continue  # ``for loss, n in self.__parts: total += loss; count += n``: a mean's parts
         if isinstance(parent, ast.comprehension) and parent.iter is use:
             made = parents.get(parent)
             holder = parents.get(made)
             if isinstance(holder, ast.Call) and made in holder.args and (imports.qualify(holder.func) or "") in WHOLE_LIST_CALLS \
-                    and _array_read_whole(holder, parents, bound, end):
+                    and _array_read_whole(holder, parents, bound, end, imports=imports):
                 continue  # ``torch.stack([x.detach() for x in self.__outs])``
             return (f"{end.name} reads self.{name} in a comprehension (line {use.lineno}) whose result may be a "
                     "count, an extreme or a total across epochs, which clearing would change")
@@ -170,7 +180,7 @@ def _end_only_copies(tree: ast.Module, end: ast.FunctionDef, name: str, imports:
     return None
 
 
-def _only_sums(loop: ast.For) -> bool:
+def _only_sums(loop: ast.For, end: ast.FunctionDef) -> bool:
     """The loop only adds each item into running totals: every statement is ``total += e`` or
     ``total = total + e`` on a local name, ``e`` not reading any total (a sum and a count: a mean's
     parts); no ``else``. An exponential average (``ema = 0.9 * ema + 0.1 * x``), a best-so-far
@@ -191,7 +201,30 @@ def _only_sums(loop: ast.For) -> bool:
             added.append(statement.value.right)
         else:
             return False
-    return not any(isinstance(n, ast.Name) and n.id in totals for value in added for n in walk(value))
+    if any(isinstance(n, ast.Name) and n.id in totals for value in added for n in walk(value)):
+        return False
+    # Each total starts as a number (``total, count = 0.0, 0``): ``history += [x]`` on a list
+    # concatenates, and ``max(history)`` then reads a best-so-far (review helper-46, c05).
+    numbers = _numeric_starts(end)
+    return totals <= numbers
+
+
+def _numeric_starts(function: ast.FunctionDef) -> set[str]:
+    """Names the function binds once, to a number written out (``total = 0.0``, ``a, b = 0.0, 0``)."""
+    found: dict[str, int] = {}
+    numeric: set[str] = set()
+    for node in walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found[node.id] = found.get(node.id, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+            pairs = zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                and len(target.elts) == len(value.elts) else [(target, value)]
+            for name, start in pairs:
+                if isinstance(name, ast.Name) and isinstance(start, ast.Constant) and type(start.value) in (int, float):
+                    numeric.add(name.id)
+    # bound by the start and by the loop's own additions only: counted below by the caller's loop
+    return numeric
 
 
 def _derived_uses(end: ast.FunctionDef, name: str, parents: dict) -> list[ast.Name]:
@@ -233,7 +266,7 @@ def _read_on_some_epochs(use: ast.AST, parents: dict, end: ast.FunctionDef) -> s
 
 
 def _array_read_whole(array: ast.expr, parents: dict, bound: set[str], end: ast.FunctionDef | None = None,
-                      seen: frozenset[str] = frozenset()) -> bool:
+                      seen: frozenset[str] = frozenset(), imports: ImportTable | None = None) -> bool:
     """The array built from the whole list is read as a whole: through the methods above and
     element-wise operators, then handed to a call that is not a builtin history reader, or assigned
     once to a local name read the same way, or left alone."""
@@ -247,15 +280,24 @@ def _array_read_whole(array: ast.expr, parents: dict, bound: set[str], end: ast.
             node = call
         elif isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
             node = parent
+        elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in _CASTS \
+                and parent.func.id not in bound and parent.args and parent.args[0] is node:
+            node = parent  # ``float(scores.mean())``: the same value as a number
         else:
             break
-    if isinstance(parent, ast.Call) and node in parent.args:
-        if isinstance(parent.func, ast.Name) and parent.func.id in HISTORY_BUILTINS and parent.func.id not in bound:
-            return False
-        # ``torch.min(torch.stack(...))``, ``np.max(...)``: an array library's reduction other than a
-        # mean reads a best-so-far or a total over the run (review helper-45, c10).
-        qualified = _library_function(parent.func)
-        return qualified is None or qualified in WHOLE_ARRAY_FUNCTIONS
+    if isinstance(parent, ast.Call) and (node in parent.args or any(k.value is node for k in parent.keywords)):
+        # Handed to Lightning's logging, or to an array library's mean or cast. A reduction other than
+        # a mean (``torch.min``: review helper-45, c10), a builtin, or a function of the program
+        # (``summarize(arr)`` returning ``arr.max()``: review helper-46, c05) may read a best-so-far
+        # or a total over the run.
+        func = parent.func
+        if isinstance(func, ast.Attribute) and func.attr in _LOGGING and isinstance(func.value, ast.Name) \
+                and func.value.id == "self":
+            return True
+        qualified = _library_function(func, imports)
+        return qualified is not None and qualified in WHOLE_ARRAY_FUNCTIONS
+    if isinstance(parent, ast.keyword):
+        return _array_read_whole(parent, parents, bound, end, seen, imports)
     if isinstance(parent, (ast.keyword, ast.Expr)):
         return True
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
@@ -264,5 +306,6 @@ def _array_read_whole(array: ast.expr, parents: dict, bound: set[str], end: ast.
         names = [n for n in every_node(method) if isinstance(n, ast.Name) and n.id == local]
         if local in seen or sum(isinstance(n.ctx, ast.Store) for n in names) != 1 or any(isinstance(n.ctx, ast.Del) for n in names):
             return False
-        return all(_array_read_whole(n, parents, bound, method, seen | {local}) for n in names if isinstance(n.ctx, ast.Load))
+        return all(_array_read_whole(n, parents, bound, method, seen | {local}, imports)
+                   for n in names if isinstance(n.ctx, ast.Load))
     return False

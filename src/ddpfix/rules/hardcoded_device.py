@@ -617,10 +617,14 @@ def _safety(call: ast.Call, placement: _Placement, facts, ddp: str | None, accel
 #: ``on_after_batch_transfer`` moves back, a strategy's ``batch_to_device``).
 _BATCH_PLACERS = ("transfer_batch_to_device", "on_before_batch_transfer", "on_after_batch_transfer", "batch_to_device")
 #: Code that compiles a module with TorchScript, where ``self.device`` does not exist.
-_SCRIPTED = lazy_compile(rb"to_torchscript\b|jit\.script\b|\bscript[ \t]*\([ \t]*(?:self|model|module)\b")
+_SCRIPTED = lazy_compile(rb"to_torchscript\b|\bjit\b")  # ``torch.jit.script``, ``from torch.jit import script``
 #: Something put on the first GPU in another file (``map_location="cuda:0"``, ``.to("cuda:0")``,
-#: ``.cuda(0)``): a tensor here may be meant to meet it there.
-_GPU_ZERO = lazy_compile(rb"[\"']cuda:0[\"']|\.cuda\([ \t]*0[ \t]*\)|map_location[ \t]*=[ \t]*[\"']cuda[\"']")
+#: ``.cuda(0)``, ``torch.device("cuda", 0)``, ``.to(0)``, ``device=0``): a tensor here may be meant to
+#: meet it there.
+_GPU_ZERO = lazy_compile(
+    rb"[\"']cuda:0[\"']|\.cuda\([ \t]*0[ \t]*\)|map_location[ \t]*=[ \t]*[\"']cuda[\"']"
+    rb"|device\([ \t]*[\"']cuda[\"'][ \t]*,[ \t]*0[ \t]*\)|\.to\([ \t]*(?:device[ \t]*=[ \t]*)?0[ \t]*[,)]"
+    rb"|device[ \t]*=[ \t]*0\b|map_location[ \t]*=[ \t]*0\b")
 
 
 def _program_why(placement: _Placement, ctx: RuleContext) -> str | None:
