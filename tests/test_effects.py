@@ -166,3 +166,16 @@ def test_a_read_in_a_function_sees_the_module_s_binding_unless_it_binds_the_name
         function = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
         found = effects.unknown_in(function.body[-1].value)
         assert (None if found is None else ast.unparse(found)) == unknown, code
+
+
+@pytest.mark.parametrize(("code", "unknown"), [
+    # c01: the object changed through another name: a loop over a tuple, an alias.
+    (LAZY + "train_set = Rows([])\nfor split in (train_set,):\n    split.rows = LazyRows(256)\nlen(train_set)",
+     "len(train_set)"),
+    (LAZY + "train_set = Rows([])\nalias = train_set\nalias.rows = LazyRows(256)\nlen(train_set)", "len(train_set)"),
+    # c02: a class whose __getattr__ builds what a read of a missing attribute returns is not pure.
+    (LAZY.replace("    def __len__", "    def __getattr__(self, name):\n        return torch.randn(8)\n\n    def __len__")
+     + "train_set = Rows([1, 2])\nlen(train_set)", "len(train_set)"),
+])
+def test_review_helper_46_objects_changed_or_built_elsewhere(code, unknown):
+    assert _unknown(code) == unknown

@@ -723,3 +723,38 @@ def test_a_device_fix_rests_on_what_the_rest_of_the_program_does_with_devices(tm
         proc = run_cli("--check", "-v", ".", cwd=tmp_path)
         assert b"DDP006 [~]" in proc.stdout and said in proc.stdout, (name, proc.stdout)
         (tmp_path / name).unlink()
+
+
+def test_more_ways_in_from_outside_the_program(tmp_path, run_cli):
+    """Spellings of bringing in code from outside that the first reader missed (review helper-46,
+    c03): read through the imports, in a launcher written in Python, in editor settings."""
+    base = tmp_path / "app"
+    base.mkdir()
+    (base / "pyproject.toml").write_text('[project]\nname = "app"\n')
+    (base / "data.py").write_bytes(_CUDA_LOADER)
+    train = "import os\nimport subprocess\nimport sys\n{line}\n\nfrom data import make_loader\n\nloader = make_loader(list(range(8)))\n"
+    for line in ("sys.path[0:0] = ['../shared']", "from sys import path as p; p.insert(0, '../shared')",
+                 "exec(compile(open('../shared/env.py').read(), 'env.py', 'exec'))"):
+        (base / "train.py").write_text(train.format(line=line))
+        proc = run_cli("--check", ".", cwd=base)
+        assert b"DDP002 [~]" in proc.stdout, (line, proc.stdout)
+    (base / "train.py").write_text(train.format(line="pass"))
+    assert b"DDP002 [*]" in run_cli("--check", ".", cwd=base).stdout
+    (base / "launch.py").write_text("import os, subprocess, sys\n"
+                                    "subprocess.run([sys.executable, 'train.py'], env=dict(os.environ, PYTHONPATH='../shared'))\n")
+    proc = run_cli("--check", "-v", ".", cwd=base)
+    assert b"DDP002 [~]" in proc.stdout and b"launch.py:2" in proc.stdout, proc.stdout
+
+
+def test_a_conftest_makes_its_folder_importable_to_the_tests_below(tmp_path, run_cli):
+    """``tests/test_smoke.py`` may ``import train_spawn`` where ``conftest.py`` sits beside the script:
+    pytest puts that folder on ``sys.path`` (review helper-46, c06)."""
+    (tmp_path / "train_spawn.py").write_text(
+        "import lightning as L\n\n\nclass Model(L.LightningModule):\n    pass\n\n\n"
+        "trainer = L.Trainer(accelerator='cpu', devices=2, strategy='ddp_spawn')\ntrainer.fit(Model())\n")
+    (tmp_path / "conftest.py").write_text("")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_smoke.py").write_text("import train_spawn\n\n\ndef test_it():\n"
+                                                      "    assert train_spawn.trainer.state.finished\n")
+    proc = run_cli("--check", "-v", ".", cwd=tmp_path)
+    assert b"DDP011 [~]" in proc.stdout and b"test_smoke.py" in proc.stdout, proc.stdout
