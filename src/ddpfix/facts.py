@@ -369,8 +369,12 @@ class ProjectFacts:
                 joined = path is None or self.may_run_with(path, other)
                 if not joined and program_root(other) != here:
                     continue
-                data = _code_bytes(other)
-                reach = None if data is None else reach_in_file(other, data, program_root(other), launch_only=not joined)
+                key_of_file = ("reach", other, not joined)
+                if key_of_file not in self._read:  # each file read once, whichever group asks
+                    data = _code_bytes(other)
+                    self._read[key_of_file] = None if data is None else reach_in_file(
+                        other, data, program_root(other), launch_only=not joined)
+                reach = self._read[key_of_file]
                 if reach is not None:
                     found = f"{reach[1]} ({os.path.relpath(other)}:{reach[0]}) may bring in code the run does not read"
                     break
@@ -785,11 +789,14 @@ class ProjectFacts:
                 found.append((other, _line_at(data, match.start()), "use"))
         return found
 
-    def text_in_program(self, pattern: re.Pattern[bytes], path: str, itself: bool = True) -> str | None:
+    def text_in_program(self, pattern: re.Pattern[bytes], path: str, itself: bool = True,
+                        outside: bool = True) -> str | None:
         """The first ``file:line`` where a file that may run with ``path`` (itself included, unless
         ``itself`` is False) matches ``pattern`` (bytes); a reason where the facts are partial; None
-        where none does."""
-        if (partial := self._partial(path)) is not None:
+        where none does. ``outside``: code brought in from outside the program makes the answer
+        partial too (False where the question is about the program's own files alone)."""
+        if (partial := self._partial(path) if outside else None if self.whole else
+                "the run did not read the whole project") is not None:
             return f"{partial}"
         root = program_root(path)
         key = ("text", pattern.pattern, self._place(path), None if itself else os.path.realpath(path))
@@ -828,7 +835,8 @@ class ProjectFacts:
                 return text
             if _exports_this_notebook(text, 0, name):
                 return f"{os.path.relpath(found)}:{line}"
-        return self.text_in_program(_EXPORTS_TO_SCRIPT, path, itself=False)
+        # (the program's own files export its notebooks: code brought in from elsewhere does not)
+        return self.text_in_program(_EXPORTS_TO_SCRIPT, path, itself=False, outside=False)
 
     def imported_elsewhere(self, path: str) -> str | None:
         """Where another file that may run with ``path`` imports it as a module (by any name it can

@@ -20,6 +20,18 @@ from ddpfix.imports import dotted_name
 #: loaders, file loaders, ``exec``, ``torch.hub.load``, ``PYTHONPATH`` given to a process.
 _WORDS = re.compile(rb"\bsys\b|addsitedir|run_path|spec_from_file_location|SourceFileLoader|load_source|\bexec\b"
                     rb"|execfile|hub\b|PYTHONPATH")
+#: Unmistakable ways in, read from a text that does not parse.
+_PLAIN_WAYS_IN = re.compile(rb"sys\.path\.(?:insert|append|extend)\b|sys\.path[ \t]*(?:\+=|=(?!=))|run_path[ \t]*\("
+                            rb"|spec_from_file_location[ \t]*\(|SourceFileLoader[ \t]*\(|load_source[ \t]*\(")
+#: A notebook's IPython lines (``!pip install``, ``%run``), which are not Python.
+_MAGIC = re.compile(rb"^([ \t]*)[!%]", re.M)
+
+
+def _without_magics(data: bytes) -> bytes:
+    """The code with IPython's shell and magic lines turned into ``pass`` (a notebook's cells)."""
+    return _MAGIC.sub(rb"\1pass  #", data) if b"!" in data or b"%" in data else data
+
+
 #: Loaders of a file by its path, by qualified name, and which argument is the path.
 _FILE_LOADERS = {"site.addsitedir": 0, "runpy.run_path": 0, "importlib.util.spec_from_file_location": 1,
                  "importlib.machinery.SourceFileLoader": 1, "imp.load_source": 1, "imp.load_module": None,
@@ -44,10 +56,11 @@ def reach_in_file(path: str, data: bytes, root: str, launch_only: bool = False) 
     if _WORDS.search(data) is None:
         return None
     try:
-        tree = ast.parse(data)
+        tree = ast.parse(_without_magics(data))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
-        match = _WORDS.search(data)
-        return data.count(b"\n", 0, match.start()) + 1, match.group().decode("ascii", "replace")
+        # Not Python as it stands: only an unmistakable way in counts, read from the text.
+        match = _PLAIN_WAYS_IN.search(data)
+        return None if match is None else (data.count(b"\n", 0, match.start()) + 1, f"`{match.group().decode('ascii', 'replace')}`")
     reader = _Reader(path, root, _bound_once(tree), ImportTable.from_tree(tree))
     for node in ast.walk(tree):
         found = reader.launches(node) if launch_only else reader.reach(node)
@@ -145,9 +158,9 @@ class _Reader:
                            and n.func.id == "open"), None)
             if opened is not None:  # ``exec(open(p).read())``, ``exec(compile(open(p).read(), p, "exec"))``
                 return self._outside(opened.args[0] if opened.args else None, f"`{name}(open(...))`")
-            if name == "execfile" or (node.args and not isinstance(node.args[0], ast.Constant)):
-                return f"`{name}(...)` of code built at run time"
-            return None
+            if name == "execfile":
+                return f"`{name}(...)` of a file it is handed"
+            return None  # a string the file builds is its own code, not a folder's
         if qualified.endswith("hub.load") or qualified.endswith("hub.load_state_dict_from_url"):
             local = any(k.arg == "source" and isinstance(k.value, ast.Constant) and k.value.value == "local"
                         for k in node.keywords)
@@ -244,7 +257,7 @@ def _joined_part(node: ast.expr) -> str | None:
 
 
 #: ``PYTHONPATH=...``, ``export PYTHONPATH := ...`` (make), ``PYTHONPATH: ...`` (YAML), ``"PYTHONPATH": "..."`` (JSON).
-_PYTHONPATH = re.compile(rb"PYTHONPATH[\"']?[ \t]*(?::=|\?=|\+=|=|:)[ \t]*[\"']?([^\s\"';&|,}]*)")
+_PYTHONPATH = re.compile(rb"PYTHONPATH[\"']?[ \t]*(?::=|\?=|\+=|=|:)[ \t]*[\"']?([^\s\"';&|,\]]*)")
 
 
 def reach_in_launcher(path: str, data: bytes, root: str) -> tuple[int, str] | None:
