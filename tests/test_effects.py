@@ -179,3 +179,11 @@ def test_a_read_in_a_function_sees_the_module_s_binding_unless_it_binds_the_name
 ])
 def test_review_helper_46_objects_changed_or_built_elsewhere(code, unknown):
     assert _unknown(code) == unknown
+
+
+def test_an_object_handed_on_through_or_or_a_conditional_escapes():
+    """``alias = train_set or fallback`` holds the same object: a store through the alias changes it."""
+    code = LAZY + "train_set = Rows([])\nalias = train_set or None\nalias.rows = LazyRows(256)\nlen(train_set)"
+    assert _unknown(code) == "len(train_set)"
+    code = LAZY + "train_set = Rows([])\nalias = train_set if train_set else None\nalias.rows = LazyRows(256)\nlen(train_set)"
+    assert _unknown(code) == "len(train_set)"

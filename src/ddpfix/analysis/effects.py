@@ -944,12 +944,10 @@ def _escapes(name: ast.Name, parents: dict) -> bool:
     parent = parents.get(id(name))
     if isinstance(parent, (ast.Attribute, ast.Subscript)) and parent.value is name:
         return False
-    if isinstance(parent, (ast.Call, ast.keyword, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.If, ast.IfExp,
-                           ast.Expr, ast.FormattedValue, ast.Assert)):
-        return False
-    if isinstance(parent, ast.Starred):
-        return True
-    return True
+    if isinstance(parent, (ast.IfExp, ast.If, ast.While, ast.Assert)) and parent.test is name:
+        return False  # its truth is taken: the object stays where it is
+    # ``alias = train_set or other`` and ``x if c else train_set`` hand the object on: escapes.
+    return not isinstance(parent, (ast.Call, ast.keyword, ast.Compare, ast.UnaryOp, ast.Expr, ast.FormattedValue))
 
 
 def _instance_attribute(node: ast.expr, instance: str) -> bool:

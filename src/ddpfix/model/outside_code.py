@@ -133,14 +133,7 @@ class _Reader:
                 if self._is_sys_path(target) or (isinstance(target, ast.Subscript) and self._is_sys_path(target.value)):
                     # ``sys.path[:0] = ["../shared"]``, ``sys.path += [...]``, ``sys.path = [...]``
                     return self._elements(node.value, "`sys.path` changed")
-                if isinstance(target, ast.Subscript) and _environment_key(target) == "PYTHONPATH":
-                    return self._python_path(node.value)  # ``os.environ["PYTHONPATH"] = ...``
-            return None
-        if isinstance(node, ast.Dict):
-            for key, value in zip(node.keys, node.values):
-                if isinstance(key, ast.Constant) and key.value == "PYTHONPATH":
-                    return self._python_path(value)  # ``subprocess.run(..., env={"PYTHONPATH": ...})``
-            return None
+            return None  # (``os.environ["PYTHONPATH"] = ...``: read by ``launches``)
         if not isinstance(node, ast.Call):
             return None
         func = node.func
@@ -176,9 +169,6 @@ class _Reader:
                 if argument is None:
                     argument = next((k.value for k in node.keywords if k.arg in ("location", "path", "pathname")), None)
                 return self._outside(argument, shown)
-        if name in ("setdefault", "putenv") and node.args and isinstance(node.args[0], ast.Constant) \
-                and node.args[0].value == "PYTHONPATH" and len(node.args) > 1:
-            return self._python_path(node.args[1])
         return None
 
     def _python_path(self, value: ast.expr) -> str | None:
