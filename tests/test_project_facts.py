@@ -462,7 +462,7 @@ def test_a_store_whose_names_are_known_or_a_namespace_only_read_rebinds_nothing_
     over written strings stores those names alone (pl_bolts' ``for tp_name, tp_ins in [("object",
     object), ...]: setattr(numpy, tp_name, tp_ins)``), and a ``vars(args)`` or ``args.__dict__`` that
     is only unpacked, iterated, searched or copied stores nothing, nor does one of a namespace
-    argparse made (``parse_known_args``'s too). The fix stays safe. The same loop
+    argparse made (``parse_known_args``'s too), nor a loop after a star import. The fix stays safe. The same loop
     naming what the model runs (``Linear``), a loop name bound again in its body or over a dict's
     keys, and a namespace updated or stored into, may rebind it: unsafe, naming the line."""
     root = tmp_path / "proj"
@@ -472,6 +472,8 @@ def test_a_store_whose_names_are_known_or_a_namespace_only_read_rebinds_nothing_
     head = "import argparse\nimport numpy\nimport model\nfrom torch import nn\nargs = argparse.ArgumentParser().parse_args()\n"
     harmless = ["for tp_name, tp_ins in [('object', object), ('bool', bool)]:\n    setattr(numpy, tp_name, tp_ins)",
                 "for name in ('float', 'int'):\n    setattr(numpy, name, float)",
+                # a star import runs where it stands: before the loop it cannot rebind the loop's name
+                "from os.path import *\nfor name in ('float', 'int'):\n    setattr(numpy, name, float)",
                 "model.Model(**vars(args))", "model.Model(**args.__dict__)", "print(sorted(k for k in vars(args)))",
                 "print('lr' in vars(args), {**vars(args)}, dict(vars(args)), vars(args)['lr'])",
                 "opt, unknown = argparse.ArgumentParser().parse_known_args()\nconf = vars(opt)\nconf['x'] = 1",
@@ -490,7 +492,7 @@ def test_a_store_whose_names_are_known_or_a_namespace_only_read_rebinds_nothing_
                "for name in ('float', 'int'):\n    def name():\n        pass\n    setattr(nn, name, float)",
                "for name in ('float', 'int'):\n    try:\n        pass\n    except Exception as name:\n        pass\n"
                "    setattr(nn, 'Linear' if name is None else name, float)",
-               "from os.path import *\nfor name in ('float', 'int'):\n    setattr(nn, name, float)",
+               "for name in ('float', 'int'):\n    from os.path import *\n    setattr(nn, name, float)",
                "vars(nn).update(x=1)", "vars(nn)['forward'] = 1", "namespace = vars(nn)",
                "nn.__dict__.update(x=1)"]
     for line in harmful:
@@ -675,6 +677,38 @@ def test_code_brought_in_from_outside_the_program_keeps_absences_unproven(tmp_pa
     assert b"DDP002 [~]" in proc.stdout and b"launch.sh:2" in proc.stdout, proc.stdout
 
 
+def test_a_path_built_from_a_private_functions_arguments_is_each_argument(tmp_path, run_cli):
+    """setup.py's ``_load_py_module(fname, pkg="demo")`` joins its parameters onto the program's own
+    folder and is called once, with a literal: it loads ``src/demo/__about__.py``, inside the
+    program, and brings in nothing from outside (lightning-bolts). A call whose argument climbs out
+    of the program, one whose argument is not a literal, a public function, or one another file
+    names (and may call with anything), leaves the path unknown or outside: unsafe, naming it."""
+    app = tmp_path / "trainer_app"
+    app.mkdir()
+    (app / "pyproject.toml").write_text('[project]\nname = "app"\n')
+    (app / "data.py").write_bytes(_CUDA_LOADER)
+    (app / "train.py").write_bytes(b"from data import make_loader\n\nloader = make_loader(list(range(8)))\n")
+    setup = ("import os\nfrom importlib.util import module_from_spec, spec_from_file_location\n\n"
+             "HERE = os.path.realpath(os.path.dirname(__file__))\n\n\n"
+             "def {name}(fname, pkg='demo'):\n"
+             "    spec = spec_from_file_location(fname, os.path.join(HERE, 'src', pkg, fname))\n"
+             "    module = module_from_spec(spec)\n    spec.loader.exec_module(module)\n    return module\n\n\n"
+             "about = {name}({argument})\n")
+    cases = {("_load_py_module", "'__about__.py'"): b"DDP002 [*]",
+             ("_load_py_module", "'__about__.py', pkg='other'"): b"DDP002 [*]",
+             ("_load_py_module", "'../../../shared/gpu.py'"): b"outside the program",
+             ("_load_py_module", "os.environ['ABOUT']"): b"built at run time",
+             ("load_py_module", "'__about__.py'"): b"built at run time"}
+    for (name, argument), said in cases.items():
+        (app / "setup.py").write_text(setup.format(name=name, argument=argument))
+        proc = run_cli("--check", "-v", ".", cwd=app)
+        assert said in proc.stdout, (name, argument, proc.stdout)
+    (app / "setup.py").write_text(setup.format(name="_load_py_module", argument="'__about__.py'"))
+    (app / "tools.py").write_text("from setup import _load_py_module\n\n_load_py_module('/opt/x.py')\n")
+    proc = run_cli("--check", "-v", ".", cwd=app)
+    assert b"DDP002 [~]" in proc.stdout and b"built at run time" in proc.stdout, proc.stdout
+
+
 def test_a_spawn_script_another_file_imports_is_not_only_a_script(tmp_path, run_cli):
     """``experiments/exp_small.py`` trains at its top level under ``ddp_spawn``; ``sweep.py`` imports it
     by name (``importlib.import_module``) inside its own main guard and reads ``module.trainer``.
@@ -734,12 +768,18 @@ def test_more_ways_in_from_outside_the_program(tmp_path, run_cli):
     (base / "data.py").write_bytes(_CUDA_LOADER)
     train = "import os\nimport subprocess\nimport sys\n{line}\n\nfrom data import make_loader\n\nloader = make_loader(list(range(8)))\n"
     for line in ("sys.path[0:0] = ['../shared']", "from sys import path as p; p.insert(0, '../shared')",
-                 "exec(compile(open('../shared/env.py').read(), 'env.py', 'exec'))"):
+                 "exec(compile(open('../shared/env.py').read(), 'env.py', 'exec'))",
+                 "import torch; torch.hub.load('facebookresearch/dino:main', 'dino_vits16')",
+                 "import torch; torch.hub.load('../vision', 'resnet18', source='local')"):
         (base / "train.py").write_text(train.format(line=line))
         proc = run_cli("--check", ".", cwd=base)
         assert b"DDP002 [~]" in proc.stdout, (line, proc.stdout)
-    (base / "train.py").write_text(train.format(line="pass"))
-    assert b"DDP002 [*]" in run_cli("--check", ".", cwd=base).stdout
+    # PyTorch's own hub repositories are its packages' code; a checkpoint downloaded is no code of a folder
+    for line in ("pass", "import torch; torch.hub.load('pytorch/vision:v0.9.0', 'resnet18', pretrained=True)",
+                 "import torch; torch.hub.load_state_dict_from_url(os.environ['URL'])"):
+        (base / "train.py").write_text(train.format(line=line))
+        proc = run_cli("--check", ".", cwd=base)
+        assert b"DDP002 [*]" in proc.stdout, (line, proc.stdout)
     (base / "launch.py").write_text("import os, subprocess, sys\n"
                                     "subprocess.run([sys.executable, 'train.py'], env=dict(os.environ, PYTHONPATH='../shared'))\n")
     proc = run_cli("--check", "-v", ".", cwd=base)

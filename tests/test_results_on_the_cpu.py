@@ -377,6 +377,12 @@ HANDED = {
     ("getattr(helpers.trainer, stage)(Model(), datamodule=EuroSATDataModule())", False),
     ("getattr(trainer, 'fit')(Model(), datamodule=EuroSATDataModule())", False),
     ("torch.optim.SGD([torch.zeros(1)], lr=getattr(math, stage, 0.1))", True),
+    # Sphinx's linkcode_resolve: what getattr reaches is only looked at, never called
+    ("import inspect\n\n\ndef resolve(name):\n    obj = helpers\n    for part in name.split('.'):\n"
+     "        obj = getattr(obj, part)\n    if obj is None:\n        return None\n    return inspect.getsourcefile(obj)", True),
+    ("def resolve(name):\n    run = getattr(helpers.trainer, name)\n    return run(Model(), datamodule=EuroSATDataModule())", False),
+    ("def resolve(name):\n    run = getattr(helpers.trainer, name)\n    return helpers.call(run)", False),
+    ("def resolve(name):\n    global run\n    run = getattr(helpers.trainer, name)\n    print(run)", False),
 ])
 def test_getattr_may_reach_a_trainer_from_another_file(tmp_path, reach, known):
     """``getattr(x, name)`` by a name made at run time may call ``fit``: a Trainer may come from
@@ -420,3 +426,85 @@ def test_a_data_module_handed_to_lightning_is_read_up_to_lightnings(tmp_path, ca
         reason = found[0]["unsafe_reason"]
         assert "the data handed to Lightning may be a data module whose batch hooks are not read (train.py:" in reason \
             or "the program may make its own batches" in reason, found
+
+
+OTHER = ("import lightning as L\nimport torch\nfrom torch import nn\n\n\n"
+         "def register(cls):\n    REGISTRY[cls.__name__] = cls\n    return cls\n\n\n"
+         "def marked():\n    def mark(thing):\n        if inspect.isclass(thing):\n            thing.__doc__ = 'marked'\n"
+         "            return thing\n        return functools.wraps(thing)(lambda *a: thing(*a))\n    return mark\n\n\n"
+         "def wrapped(cls):\n    return type('Wrapped', (cls,), {})\n\n\n"
+         "import functools\nimport inspect\nREGISTRY = {}\n\n\n"
+         "{decorator}class Other(L.LightningModule):\n    def __init__(self, inner=None):\n        super().__init__()\n"
+         "        self.net = nn.Linear(8, 8)\n        self.inner = inner\n\n"
+         "    def validation_step(self, batch, batch_idx):\n{body}\n")
+#: (the file that trains, the other module's decorator, its validation step's body, whether the
+#: library data module it is handed stays away from ``Model``'s logs)
+PAIRED = {
+    "another model's fit": ("trainer.fit(Other(), datamodule=EuroSATDataModule())", "", "        pass", True),
+    "another model bound, then a store of another name":
+        ("model = Other()\nmodel.datamodule = 1\ntrainer.fit(model, datamodule=EuroSATDataModule())", "", "        pass", True),
+    "a test after another model's fit": ("def main():\n    trainer = L.Trainer(strategy='ddp', devices=2)\n"
+                                         "    trainer.fit(Other(), datamodule=EuroSATDataModule())\n"
+                                         "    trainer.test(datamodule=EuroSATDataModule())\n\n\nmain()", "", "        pass", True),
+    "a registry's decorator": ("trainer.fit(Other(), datamodule=EuroSATDataModule())", "@register\n", "        pass", True),
+    "a marking decorator factory": ("trainer.fit(Other(), datamodule=EuroSATDataModule())", "@marked()\n", "        pass", True),
+    # what may run Model's logs with the library's batches
+    "a subclass of Model": ("class Sub(Model):\n    pass\n\n\ntrainer.fit(Sub(), datamodule=EuroSATDataModule())", "",
+                            "        pass", False),
+    "a decorator that returns another class": ("trainer.fit(Other(), datamodule=EuroSATDataModule())", "@wrapped\n",
+                                                "        pass", False),
+    "a wrapper that builds Model": ("trainer.fit(Other(), datamodule=EuroSATDataModule())", "",
+                                    "        return Model().validation_step(batch, batch_idx)", False),
+    "a wrapper that runs a child's logging hook": ("trainer.fit(Other(helpers.model), datamodule=EuroSATDataModule())", "",
+                                                   "        return self.inner.validation_step(batch, batch_idx)", False),
+    "a hook reached by a name made at run time": ("trainer.fit(Other(helpers.model), datamodule=EuroSATDataModule())", "",
+                                                  "        return getattr(self.inner, helpers.hook)(batch, batch_idx)", False),
+    "a logging method stored on the other model": ("model = Other()\nmodel.validation_step = helpers.step\n"
+                                                   "trainer.fit(model, datamodule=EuroSATDataModule())", "", "        pass", False),
+    "a test with the model of an outer scope": ("trainer.fit(Model(), datamodule=data.Local())\n\n\ndef main():\n"
+                                                "    trainer.fit(Other(), datamodule=EuroSATDataModule())\n"
+                                                "    trainer.test(datamodule=EuroSATDataModule())", "", "        pass", False),
+    "a model of a class not read": ("trainer.fit(helpers.Model(), datamodule=EuroSATDataModule())", "", "        pass", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAIRED))
+def test_data_handed_to_another_model_is_not_this_ones(tmp_path, case):
+    """A ``fit`` whose model is provably of another class, which neither derives from ``Model`` nor
+    may run its logging hooks (builds it, calls them on a child, reaches methods by a name made at
+    run time), hands ``Model`` none of its batches: its library data module does not keep
+    ``Model``'s fix unsafe (pl_bolts' many ``cli_main``). Decorators of the program that hand back the
+    class they get keep it that class (a registry, ``@under_review()``); one that returns another
+    does not. A model-less ``test`` uses what its Trainer fit in the same scope."""
+    code, decorator, body, safe = PAIRED[case]
+    train = ("import lightning as L\nimport data\nimport helpers\nfrom model import Model\nfrom other import Other\n"
+             "from torchgeo.datamodules import EuroSATDataModule\n\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\n" + code + "\n")
+    other = OTHER.replace("{decorator}", decorator).replace("{body}", body)
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA, "other.py": other})
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
+    if not safe:
+        assert "EuroSATDataModule` is a class or function the program does not define" in found[0]["unsafe_reason"], found
+
+
+@pytest.mark.parametrize("decorator, known", [
+    ("def register(cls):\n    REGISTRY.append(cls)\n    return cls", True),
+    ("def register(cls):\n    if not inspect.isclass(cls):\n        raise TypeError(cls)\n    return cls", True),
+    ("def register(cls):\n    if isinstance(cls, type):\n        return cls\n    return helpers.wrap(cls)", True),
+    ("def register(cls):\n    if helpers.flag:\n        return cls\n    return helpers.wrap(cls)", False),
+    ("def register(cls):\n    REGISTRY.append(cls)", False),
+    ("def register(cls):\n    cls = helpers.wrap(cls)\n    return cls", False),
+    ("def register(cls):\n    yield cls", False),
+])
+def test_a_data_module_of_a_decorated_class_is_read_where_the_decorator_hands_it_back(tmp_path, decorator, known):
+    """A data module class of the program under a decorator of the program is that class where the
+    decorator returns its argument on every path a class takes (a branch on ``inspect.isclass`` or
+    ``isinstance(x, type)`` is read as a class takes it); else it may be any object."""
+    data = DATA.replace("class Local(", "import inspect\nimport helpers\nREGISTRY = []\n\n\n" + decorator
+                        + "\n\n\n@register\nclass Local(")
+    train = ("import lightning as L\nimport data\nfrom model import Model\n\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\ntrainer.fit(Model(), datamodule=data.Local())\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": data})
+    reason = found[0]["unsafe_reason"] or ""
+    assert ("has a decorator" not in reason) == known, (decorator, found)
+    assert (found[0]["applicability"] == "safe") == known, (decorator, found)

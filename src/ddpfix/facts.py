@@ -373,7 +373,8 @@ class ProjectFacts:
                 if key_of_file not in self._read:  # each file read once, whichever group asks
                     data = _code_bytes(other)
                     self._read[key_of_file] = None if data is None else reach_in_file(
-                        other, data, program_root(other), launch_only=not joined)
+                        other, data, program_root(other), launch_only=not joined,
+                        named_elsewhere=lambda name, other=other: self._named_in_another_file(name, other))
                 reach = self._read[key_of_file]
                 if reach is not None:
                     found = f"{reach[1]} ({os.path.relpath(other)}:{reach[0]}) may bring in code the run does not read"
@@ -625,6 +626,15 @@ class ProjectFacts:
                 line = data.count(b"\n", 0, found.start()) + 1
                 return f"{os.path.relpath(config, root)}:{line}"
         return None
+
+    def _named_in_another_file(self, name: str, path: str) -> bool:
+        """A file of the run other than ``path`` names ``name`` (a file that could not be read may)."""
+        pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        real = os.path.realpath(path)
+        for other in self.process_files:
+            if other != real and (self._names_in(other) is None or pattern.search(self._read[("bytes", other)])):
+                return True
+        return False
 
     def _texts_with(self, path: str, itself: bool = True):
         """(real path, its code's bytes) of each file of the run that may run with ``path`` (``path``
@@ -900,26 +910,38 @@ class ProjectFacts:
             if line is not None:
                 return f"{os.path.basename(path)}:{line}"
         real, root = os.path.realpath(path), program_root(path)
+        key = ("stored", name, root, self._place(path))  # read once per name for the files that run together
+        if key not in self._read:
+            self._read[key] = self._stores_in_other_files(name, root, path)
+        return next((found for other, found in self._read[key] if other != real), None)
+
+    def _stores_in_other_files(self, name: str, root: str, path: str) -> list[tuple[str, str]]:
+        """(file, where) of the first two files that may run with ``path`` and store ``name`` (or
+        could not be read): the first of them that is not the asking file is the answer."""
         # ``x.name = ...`` on anything but a class's own ``self`` (another class's attribute).
         pattern = re.compile(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr|__dict__|\bvars\b")
         index = self._index()
+        found_in: list[tuple[str, str]] = []
         for other in self._candidates(index.stored.get(name.encode(), ()), index.setattr, index.unread):
-            if other == real or (self._place(other)[0] == root and not self.may_run_with(path, other)):
+            if len(found_in) == 2:
+                break
+            if self._place(other)[0] == root and not self.may_run_with(path, other):
                 continue
             if self._names_in(other) is None:
-                return f"{os.path.relpath(other, root)} could not be read"
-            data = self._read[("bytes", other)]
-            found = pattern.search(data)
-            if found is None:
+                found_in.append((other, f"{os.path.relpath(other, root)} could not be read"))
                 continue
+            data = self._read[("bytes", other)]
+            # A file read once for its stores answers every name asked (a regex per name and file
+            # cost more than the parse); its text decides where it is not Python as it stands.
             stores = self._stores_in(other, data)
-            if stores is None:  # not Python as it stands (a notebook's magics): the text decides
-                line = data.count(b"\n", 0, found.start()) + 1
+            if stores is None:
+                found = pattern.search(data)
+                line = None if found is None else data.count(b"\n", 0, found.start()) + 1
             else:
                 line = stores.get(name, stores.get("*"))
             if line is not None:
-                return f"{os.path.relpath(other, root)}:{line}"
-        return None
+                found_in.append((other, f"{os.path.relpath(other, root)}:{line}"))
+        return found_in
 
     def defines_elsewhere(self, name: str | Iterable[str], path: str, lines: tuple[int, int],
                           unless: Callable[[str, ast.Module, ast.FunctionDef | ast.AsyncFunctionDef], bool] | None = None,
@@ -932,7 +954,7 @@ class ProjectFacts:
         proves harmless does not count (the file is then parsed, once per run; an assignment in a
         class's body always counts)."""
         if (partial := self._partial(path)) is not None:
-            return f"{partial}, so another class may define it"
+            return f"a class the run does not read ({partial})"  # read as ``{place} defines ...``
         real, root = os.path.realpath(path), program_root(path)
         names = [name] if isinstance(name, str) else sorted(name)
         alternatives = b"|".join(re.escape(n.encode()) for n in names)
@@ -1023,20 +1045,23 @@ class ProjectFacts:
                 return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
         return None
 
-    def unread_data(self, path: str, tree: ast.Module | None = None) -> str | None:
+    def unread_data(self, path: str, tree: ast.Module | None = None, module: ast.ClassDef | None = None) -> str | None:
         """Why data that a file which may run with ``path`` hands Lightning may be a data module
         whose hooks are not read (``model.handed_data``): ``file:line: why``; a reason where the
         facts are partial; None where every piece is known. ``tree``: ``path``'s own, as the rule
-        read it (a notebook's magics masked). Kept per process group."""
+        read it (a notebook's magics masked). ``module``: ``path``'s class whose batches are asked
+        about (a call that provably trains another model is left out). Kept per process group and
+        class."""
         if (partial := self._partial(path)) is not None:
             return f"{partial}, so data handed to Lightning elsewhere is not read"
-        key = ("handed data", self._place(path))
+        key = ("handed data", self._place(path), None if module is None else (module.name, module.lineno))
         if key not in self._read:
             from ddpfix.model.handed_data import unread_data  # asked by DDP004's proof only
             from ddpfix.imports import ImportTable
 
             found = None
             root = program_root(path)
+            asking = None if module is None else (os.path.realpath(path), module.name, _logging_methods(module))
             # A hand-off is spelled ``<x>.fit``, or made by ``getattr`` in a file that names a Trainer.
             mentions = re.compile(rb"\.[ \t]*(?:fit|validate|test|predict)\b|LightningCLI")
             dynamic = re.compile(rb"\bgetattr\b")
@@ -1056,7 +1081,8 @@ class ProjectFacts:
                     break
                 found = unread_data(other, parsed[0], parsed[1], self.class_files, where,
                                     lambda name, other=other: self.word_elsewhere(name, other),
-                                    lambda name, other=other, tree=parsed[0]: self.stored_elsewhere(name, other, tree))
+                                    lambda name, other=other, tree=parsed[0]: self.stored_elsewhere(name, other, tree),
+                                    asking)
                 if found is not None:
                     break
             self._read[key] = found
@@ -1535,6 +1561,22 @@ _CHAINED_CALL = lazy_compile(rb"[^()\n]*\)[ \t]*[.\[]")
 _BUILDS_UNNAMED = lazy_compile(
     rb"(?<![.\w])type[ \t]*\([^()\n]*\)(?![ \t]*(?:\.[ \t]*__(?:name|qualname|module|doc)__|is\b|==|!=))"
     rb"|__class__(?![ \t]*(?:\.[ \t]*__(?:name|qualname|module|doc)__|is\b|==|!=))|__subclasses__|getmembers")
+
+
+def _logging_methods(cls: ast.ClassDef) -> frozenset[str]:
+    """The names of the class's methods that log (``self.log``/``self.log_dict``), or call one that
+    does through ``self`` (a hook and the helpers on the way to its log): another object calling
+    one of them may run a log of the class."""
+    methods = {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    calls = {name: {n.func.attr for n in ast.walk(method) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                    and n.func.value.id == "self"} for name, method in methods.items()}
+    found = {name for name, called in calls.items() if called & {"log", "log_dict"}}
+    while True:
+        more = {name for name, called in calls.items() if called & found} - found
+        if not more:
+            return frozenset(found)
+        found |= more
 
 
 def _line_at(data: bytes, offset: int) -> int:

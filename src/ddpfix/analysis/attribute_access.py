@@ -101,14 +101,21 @@ def _loop_names(tree: ast.Module) -> dict[int, tuple[str, ...]]:
     anything); a use in a nested function or class, which may run when the name holds something
     else or nothing, is left out."""
     every_binding: dict[str, int] = {}
+    star_lines: list[int] = []
     for node in every_node(tree):
         for name in names_bound_at(node):  # (``global name`` counts: a function may rebind it)
-            every_binding[name] = every_binding.get(name, 0) + 1
-    if "*" in every_binding:
-        return {}  # a star import may bind any name
+            if name == "*":
+                star_lines.append(node.lineno)
+            else:
+                every_binding[name] = every_binding.get(name, 0) + 1
     found: dict[int, tuple[str, ...]] = {}
     for loop in every_node(tree):
         if not isinstance(loop, ast.For) or not isinstance(loop.iter, (ast.List, ast.Tuple, ast.Set)):
+            continue
+        # A star import may bind any name, but it runs where it stands, at the module's level: one
+        # outside the loop cannot rebind the loop's name while the loop runs (lightning-bolts'
+        # ``from pl_bolts.__about__ import *`` before its ``setattr(numpy, tp_name, tp_ins)`` loop).
+        if any(loop.lineno <= line <= (loop.end_lineno or loop.lineno) for line in star_lines):
             continue
         for name, values in _written_strings(loop.target, loop.iter.elts).items():
             if every_binding.get(name) != 1:

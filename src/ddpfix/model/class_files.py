@@ -78,12 +78,17 @@ class ClassFiles:
     def attribute_definition(self, path: str, tree: ast.Module, imports: ImportTable, node: ast.Attribute, kind: type):
         """The top-level definition of ``kind`` that ``module.Name`` means in the file at ``path``,
         where ``module`` is a module of the program the file imports (``import data`` then
-        ``data.Local``); None where that is not certain."""
+        ``data.Local``), through its re-exports; None where that is not certain."""
         qualified = imports.qualify(node)
         if qualified is None or "." not in qualified:
             return None
         module, name = qualified.rsplit(".", 1)
-        found = self._defined_in(path, self._module_file(path, 0, module), name, kind)
+        target = self._module_file(path, 0, module)
+        found = self._defined_in(path, target, name, kind)
+        if found == "absent" and target is not None:
+            # ``regression.LogisticRegression`` where the package's ``__init__`` re-exports it
+            parsed = self.parsed(target)
+            return None if parsed is None else self.definition_of(target, parsed[0], name, kind, 1)
         return found if isinstance(found, tuple) else None
 
     def definition_of(self, path: str, tree: ast.Module, name: str, kind: type, hops: int = 0):

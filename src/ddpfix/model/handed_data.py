@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.analysis.call_paths import parameters_bound
+from ddpfix.analysis.class_decorators import inner_decorator, returns_its_class
 from ddpfix.analysis.lightning import lightning_name, names_bound_by
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles, bound_once
@@ -35,7 +36,8 @@ MAX_DEPTH = 8
 
 def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles, where: str,
                 named_elsewhere: Callable[[str], str | None] = lambda _name: None,
-                stored: Callable[[str], str | None] = lambda _name: None) -> str | None:
+                stored: Callable[[str], str | None] = lambda _name: None,
+                module: tuple[str, str, frozenset[str]] | None = None) -> str | None:
     """Why data the file at ``path`` (``where``: its name for a reason) hands Lightning may be a
     data module that is not read, naming it and its line; None where every piece is known.
     ``stored(name)``: where a file of the program stores an attribute ``name`` on anything
@@ -43,14 +45,17 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
     another file of the program names ``name`` (it may call a
     function of this file with anything). Fails closed: a ``fit``-like method handed around
     (``partial(trainer.fit)``, ``getattr(trainer, stage)``), ``*``/``**`` arguments, a
-    ``LightningCLI`` used otherwise than called with a data module class it reads, are unknown."""
+    ``LightningCLI`` used otherwise than called with a data module class it reads, are unknown.
+    ``module``: (real path, class name, its methods' names) of the module whose batches are asked
+    about: a call that provably trains another model (``trains_another_model``) hands it nothing."""
     context = _Context(path, tree, imports, classes, named_elsewhere, stored)
     called = {id(c.func) for c in _parents_calls(tree)}
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
                 and len(node.args) > 1 and not (isinstance(node.args[1], ast.Constant)
                                                 and node.args[1].value not in DATA_METHODS) \
-                and not _not_a_trainer(node.args[0], node, context) and not _a_library(node.args[0], context):
+                and not _not_a_trainer(node.args[0], node, context) and not _a_library(node.args[0], context) \
+                and not _only_inspected(node, context):
             # (a Trainer may come from another file: the file need not name Lightning)
             return f"{where}:{node.lineno}: `getattr` may call a Trainer's `fit` by a name made at run time"
         if isinstance(node, ast.Attribute) and node.attr in DATA_METHODS and isinstance(node.ctx, ast.Load) \
@@ -64,7 +69,8 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in DATA_METHODS and not _not_a_trainer(func.value, node, context):
+        if isinstance(func, ast.Attribute) and func.attr in DATA_METHODS and not _not_a_trainer(func.value, node, context) \
+                and not (module is not None and trains_another_model(node, module, context)):
             if any(k.arg is None for k in node.keywords):
                 return f"{where}:{node.lineno}: `{ast.unparse(func)[:40]}(...)` is handed `**` arguments, not read"
             # The first positional argument is the model, unless a ``*`` may fill it (then all is data).
@@ -95,6 +101,44 @@ def _parents_calls(tree: ast.Module) -> list[ast.Call]:
     if calls is None:
         calls = tree._ddpfix_handed_calls = [n for n in every_node(tree) if isinstance(n, ast.Call)]
     return calls
+
+
+#: Calls that look at what they are handed and never call it.
+_INSPECTING = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "type", "id", "repr", "str",
+                         "print", "len", "inspect.getsourcefile", "inspect.getsourcelines", "inspect.getfile",
+                         "inspect.getsource", "inspect.getmodule", "inspect.isclass", "inspect.isfunction",
+                         "inspect.ismethod", "inspect.isroutine", "inspect.signature"})
+
+
+def _only_inspected(call: ast.Call, context: _Context) -> bool:
+    """What ``getattr`` reaches is looked at, never called: it is bound to a local name that is only
+    handed to ``_INSPECTING`` calls (``getattr`` again among them) or compared, in a function that
+    declares it neither ``global`` nor ``nonlocal`` (Sphinx's ``linkcode_resolve``: ``obj =
+    getattr(obj, part)``, then ``inspect.getsourcefile(obj)``). A ``fit`` it may reach so never runs."""
+    parents = parent_map(context.tree)
+    holder = parents.get(id(call))
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return False
+    name = holder.targets[0].id
+    scope = parents.get(id(holder))
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        scope = parents.get(id(scope))
+    if scope is None:
+        return False  # a module's name: another file may import it
+    for node in every_node(scope):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return False
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        user = parents.get(id(node))
+        if isinstance(user, ast.Compare):
+            continue
+        if not (isinstance(user, ast.Call) and node in user.args):
+            return False
+        called = context.imports.qualify(user.func) or (user.func.id if isinstance(user.func, ast.Name) else "")
+        if called not in _INSPECTING:
+            return False
+    return True
 
 
 #: Libraries that hold no Lightning Trainer: what ``getattr`` reaches on them (``getattr(optim,
@@ -134,6 +178,143 @@ def _not_a_trainer(receiver: ast.expr, at: ast.AST, context: _Context) -> bool:
         return bool(bound) and all(isinstance(v, ast.Call) and (context.imports.qualify(v.func) or "").startswith(_OTHER_FITS)
                                    for v in bound)
     return False
+
+
+#: Packages whose classes cannot be, nor derive from, a class of the program.
+_LIBRARY_MODELS = ("lightning.", "pytorch_lightning.", "torch.", "lightning_fabric.")
+
+
+def trains_another_model(call: ast.Call, module: tuple[str, str, frozenset[str]], context: _Context) -> bool:
+    """The ``fit``-like ``call`` provably hands its batches to no hook of ``module`` ((real path,
+    class name, its methods' names)): its model is built, in every binding, by a class of the
+    program that is not ``module``'s class nor below it (its bases read up to Lightning's or torch's
+    classes), and whose body, and its bases' bodies, never name ``module``'s class, never call one of
+    its methods on anything but ``self`` (a LightningModule holding it as a child could run its
+    ``validation_step`` with this call's batches; Lightning itself runs only the top module's hooks),
+    and reach no method by a name made at run time. pl_bolts' ``cli_main`` of ``LinearRegression``
+    hands its loaders to no ``MNISTModule``."""
+    model = _model_of(call)
+    if model is None:
+        # ``trainer.test(datamodule=dm)``: the model the same Trainer was handed before, in this scope
+        # (a Trainer bound once there); each of its calls that names a model must name another.
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if not isinstance(receiver, ast.Name) or len(_bindings(receiver.id, call, context.tree, through_methods=False) or ()) != 1:
+            return False
+        scope = next(iter(_enclosing_functions(call, context.tree)), context.tree)
+        if not any(isinstance(n, ast.Name) and n.id == receiver.id and isinstance(n.ctx, ast.Store)
+                   for n in _scope_nodes(scope)):
+            return False  # bound in an outer scope, whose calls may hand it this module
+        others = [c for c in _scope_nodes(scope) if isinstance(c, ast.Call) and c is not call
+                  and isinstance(c.func, ast.Attribute) and c.func.attr in DATA_METHODS
+                  and isinstance(c.func.value, ast.Name) and c.func.value.id == receiver.id]
+        return bool(others) and all(_model_of(c) is not None and trains_another_model(c, module, context) for c in others)
+    # (a store on it of another name than the module's methods, ``model.datamodule = dm``, runs none of them)
+    built = [model] if isinstance(model, ast.Call) else (
+        _bindings(model.id, call, context.tree, through_methods=False, stores_kept=module[2])
+        if isinstance(model, ast.Name) else None)
+    if not built:
+        return False
+    return all(isinstance(value, ast.Call) and _another_class(value.func, module, context, 0) for value in built)
+
+
+def _model_of(call: ast.Call) -> ast.expr | None:
+    """The model a ``fit``-like call is handed (its first argument, or ``model=``)."""
+    if call.args and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "model"), None)
+
+
+def _another_class(func: ast.expr, module: tuple[str, str], context: _Context, depth: int) -> bool:
+    """The class ``func`` names is a class of the program other than ``module``'s, none of whose
+    bases is ``module``'s or below it, and none of whose bodies names ``module``'s class."""
+    if depth > MAX_DEPTH:
+        return False
+    source = None
+    if isinstance(func, ast.Name):
+        defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
+        if len(defined) == 1 and bound_once(context.tree, func.id):
+            source = (context.path, context.tree, context.imports, defined[0])
+        elif not defined:
+            source = context.classes.class_of(context.path, context.tree, func.id)
+    elif isinstance(func, ast.Attribute):
+        source = context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.ClassDef)
+    if source is None:
+        return False
+    other_path, other_tree, other_imports, cls = source
+    path, name, methods = module
+    if cls.name == name and os.path.realpath(other_path) == path:
+        return False
+    if cls.keywords or context.stored(cls.name) is not None:
+        return False  # a metaclass; a name another file may rebind
+    if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):
+        return False
+    inner = context.at(other_path, other_tree, other_imports)
+    names, foreign, dynamic = _what_the_class_reaches(cls, inner)
+    if name in names:
+        return False  # it may build the module's class, as a child
+    if foreign & methods:
+        return False  # ``self.inner.validation_step(batch)``: a child's hook, run with this batch
+    if dynamic & (methods | {None}):
+        return False  # a method reached by a name made at run time (not of a library: ``getattr(torchvision.models, name)``)
+    if any(alias.name.rsplit(".", 1)[-1] == name for n in other_tree.body if isinstance(n, ast.ImportFrom)
+           for alias in n.names if alias.asname):
+        return False
+    for base in cls.bases:
+        qualified = other_imports.qualify(base) or ""
+        if qualified.startswith(_LIBRARY_MODELS) or qualified in _INERT_BASES:
+            continue
+        if not _another_class(base, module, inner, depth + 1):
+            return False
+    return True
+
+
+def _decorators_keep(cls: ast.ClassDef, context: _Context) -> bool:
+    """Every decorator of the class (read in its own file, ``context``) is a function of the program
+    that hands back the class it is given (``analysis.class_decorators``), or a factory of the
+    program (``@under_review()``) that returns one."""
+    for decorator in cls.decorator_list:
+        factory = isinstance(decorator, ast.Call)
+        source = _function_source(decorator.func if factory else decorator, context)
+        if source is None:
+            return False
+        _path, _tree, imports, function = source
+        if factory:
+            function = inner_decorator(function)
+        if function is None or not returns_its_class(function, imports.qualify):
+            return False
+    return True
+
+
+def _what_the_class_reaches(cls: ast.ClassDef, context: _Context) -> tuple[frozenset, frozenset, frozenset]:
+    """(the names and attribute names the class's code reads, the attributes it reaches on anything
+    but ``self``/``cls``/``super()``, the literal names it hands ``getattr``/``methodcaller`` on such
+    objects, None for a name made at run time), kept on the class's node."""
+    kept = cls.__dict__.get("_ddpfix_reaches")
+    if kept is None:
+        names: set[str] = set()
+        foreign: set[str] = set()
+        dynamic: set[str | None] = set()
+        for node in every_node(cls):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+                if not _own_receiver(node.value):
+                    foreign.add(node.attr)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "methodcaller"):
+                if node.func.id == "getattr" and node.args and (_own_receiver(node.args[0]) or _a_library(node.args[0], context)):
+                    continue
+                place = 1 if node.func.id == "getattr" else 0  # ``methodcaller(name, ...)``
+                literal = len(node.args) > place and isinstance(node.args[place], ast.Constant) \
+                    and isinstance(node.args[place].value, str)
+                dynamic.add(node.args[place].value if literal else None)
+        kept = cls._ddpfix_reaches = (frozenset(names), frozenset(foreign), frozenset(dynamic))
+    return kept
+
+
+def _own_receiver(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id in ("self", "cls")) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super")
 
 
 def _cli_problem(node: ast.expr, context: _Context) -> str | None:
@@ -250,13 +431,16 @@ def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
     return found
 
 
-def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = True) -> list[ast.expr] | None:
+def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = True,
+              stores_kept: frozenset[str] | None = None) -> list[ast.expr] | None:
     """The value of every binding of ``name`` in the scope that ``at`` reads it from (the innermost
     function that binds it, else the module): None where one is not a plain assignment (a loop or
     ``with`` target, an import, ``global``), where the name's object is changed through it (``dms.append(x)``,
     ``dms[0] = x``, ``d.update(...)``: a method call or a store on it; ``through_methods=False``: a
     store only, where what is asked is the class the object was built of), or where none is seen.
-    An unpacking (``train, val = loaders()``) gives the whole value: every piece is asked about."""
+    An unpacking (``train, val = loaders()``) gives the whole value: every piece is asked about.
+    ``stores_kept``: where only the class the object was built of is asked, a store of an attribute
+    not among these names (``model.datamodule = dm``) leaves it the same."""
     scopes = _enclosing_functions(at, tree)
     declared = tree.__dict__.get("_ddpfix_declared_global")
     if declared is None:
@@ -276,7 +460,7 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
         for node in nodes:
             if isinstance(node, ast.Assign):
                 targets = [t for target in node.targets for t in every_node(target)
-                           if isinstance(t, ast.Name) and t.id == name]
+                           if isinstance(t, ast.Name) and t.id == name and isinstance(t.ctx, ast.Store)]
                 if targets:
                     values.append(node.value)
                     assigned.update(id(t) for t in targets)
@@ -294,6 +478,9 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
             if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) \
                     and node.value.id == name and (not isinstance(node.ctx, ast.Load)
                                                    or (through_methods and id(node) in called)):
+                if stores_kept is not None and isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                        and node.attr not in stores_kept:
+                    continue
                 return None  # ``dms.append(dm)``, ``dms[0] = dm``: changed through the name
         if binds:
             return None
@@ -362,8 +549,10 @@ def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | Non
         rebound = context.stored(cls.name)
         if rebound is not None:  # ``data.Local = EuroSATDataModule``: the name may mean another class
             return f"{rebound} may bind `{cls.name}` to another class, whose batch hooks are not read"
-        if cls.decorator_list or cls.keywords:
-            return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator or a metaclass"
+        if cls.keywords:
+            return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a metaclass"
+        if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):
+            return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator that may return another object"
         if own is not None and any(own in names_bound_by(statement) for statement in cls.body):
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) defines its own `{own}`, which is not read"
         inner = context.at(other_path, other_tree, other_imports)

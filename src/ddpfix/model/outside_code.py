@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections.abc import Callable
 
+from ddpfix.analysis.names import names_bound_at
 from ddpfix.imports import dotted_name
 
 #: What may name a way to bring in code by a path: ``sys`` (its ``path``), ``site``'s and ``runpy``'s
@@ -36,6 +38,9 @@ def _without_magics(data: bytes) -> bytes:
 _FILE_LOADERS = {"site.addsitedir": 0, "runpy.run_path": 0, "importlib.util.spec_from_file_location": 1,
                  "importlib.machinery.SourceFileLoader": 1, "imp.load_source": 1, "imp.load_module": None,
                  "importlib.machinery.SourcelessFileLoader": 1}
+#: Hub repositories of PyTorch's own packages (``pytorch/vision``): their code is a library's, as
+#: trusted as ``import torchvision``.
+_LIBRARY_HUBS = ("pytorch/",)
 #: ``sys.path``'s methods that add folders, and which argument holds them (None: a sequence).
 _PATH_METHODS = {"insert": 1, "append": 0, "extend": None, "__setitem__": 1, "__iadd__": None}
 
@@ -46,11 +51,13 @@ def may_reach_outside(data: bytes) -> bool:
     return _WORDS.search(data) is not None
 
 
-def reach_in_file(path: str, data: bytes, root: str, launch_only: bool = False) -> tuple[int, str] | None:
+def reach_in_file(path: str, data: bytes, root: str, launch_only: bool = False,
+                  named_elsewhere: Callable[[str], bool] = lambda name: True) -> tuple[int, str] | None:
     """(line, what) of the first place in the Python file ``path`` (its bytes ``data``) that may
     import or run code from outside the folder ``root``; None where none does. Names are read
     through the file's imports (``from sys import path``, ``import sys as _sys``; review helper-46,
-    c03)."""
+    c03). ``named_elsewhere(name)``: another file of the program may name ``name`` (then it may call
+    the file's function of that name with any argument)."""
     from ddpfix.imports import ImportTable
 
     if _WORDS.search(data) is None:
@@ -61,7 +68,18 @@ def reach_in_file(path: str, data: bytes, root: str, launch_only: bool = False) 
         # Not Python as it stands: only an unmistakable way in counts, read from the text.
         match = _PLAIN_WAYS_IN.search(data)
         return None if match is None else (data.count(b"\n", 0, match.start()) + 1, f"`{match.group().decode('ascii', 'replace')}`")
-    reader = _Reader(path, root, _bound_once(tree), ImportTable.from_tree(tree))
+    names: dict[str, ast.expr | list[ast.expr]] = dict(_bound_once(tree))
+    imports = ImportTable.from_tree(tree)
+    found = _first_reach(tree, _Reader(path, root, names, imports), launch_only)
+    if found is not None and "built at run time" in found[1]:
+        # A path may be built from a private function's parameters: read again with what each call
+        # hands them (asked only here: finding who names the function reads the other files).
+        names.update(_parameter_arguments(tree, named_elsewhere))
+        found = _first_reach(tree, _Reader(path, root, names, imports), launch_only)
+    return found
+
+
+def _first_reach(tree: ast.Module, reader: _Reader, launch_only: bool) -> tuple[int, str] | None:
     for node in ast.walk(tree):
         found = reader.launches(node) if launch_only else reader.reach(node)
         if found is not None:
@@ -85,10 +103,58 @@ def _bound_once(tree: ast.Module) -> dict[str, ast.expr]:
     return {name: value for name, value in values.items() if counts.get(name) == 1}
 
 
+def _parameter_arguments(tree: ast.Module, named_elsewhere: Callable[[str], bool]) -> dict[str, list[ast.expr]]:
+    """A private function's parameter -> every value it may take: what each call of the file hands
+    it, and its default. setup.py's ``_load_py_module(fname, pkg="pl_bolts")``, called once as
+    ``_load_py_module("__about__.py")``, loads ``src/pl_bolts/__about__.py`` alone. Only where the
+    function is the file's own (``_``-named, named by no other file of the program, bound once, not
+    decorated), is only ever called by its name with plain arguments, and the parameter is bound
+    nowhere else in the file (Python's names are read here without their scopes)."""
+    counts: dict[str, int] = {}
+    called: dict[str, list[ast.Call]] = {}
+    handed: set[str] = set()
+    calls = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    for node in ast.walk(tree):
+        for name in names_bound_at(node):
+            counts[name] = counts.get(name, 0) + 1
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in calls:
+            handed.add(node.id)  # handed around: it may be called with anything
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            called.setdefault(node.func.id, []).append(node)
+    found: dict[str, list[ast.expr]] = {}
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+            continue
+        name = function.name
+        if not name.startswith("_") or name.startswith("__") or counts.get(name) != 1 or name in handed \
+                or "*" in counts or named_elsewhere(name):
+            continue
+        sites = called.get(name, [])
+        if any(any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+               for call in sites):
+            continue
+        positional = [*function.args.posonlyargs, *function.args.args]
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(function.args.defaults):],
+                            function.args.defaults))
+        for index, parameter in enumerate(positional):
+            if counts.get(parameter.arg) != 1:
+                continue
+            values: list[ast.expr] = []
+            for call in sites:
+                keyword = next((k.value for k in call.keywords if k.arg == parameter.arg), None)
+                value = call.args[index] if index < len(call.args) else keyword if keyword is not None \
+                    else defaults.get(parameter.arg)
+                if value is not None:
+                    values.append(value)
+            if values:
+                found[parameter.arg] = values
+    return found
+
+
 class _Reader:
     """One file's ways of bringing in code by a path, read with its imports."""
 
-    def __init__(self, path: str, root: str, names: dict[str, ast.expr], imports):
+    def __init__(self, path: str, root: str, names: dict[str, ast.expr | list[ast.expr]], imports):
         self.path, self.root, self.names, self.imports = path, root, names, imports
         self.folder = os.path.dirname(os.path.realpath(path))
 
@@ -154,12 +220,17 @@ class _Reader:
             if name == "execfile":
                 return f"`{name}(...)` of a file it is handed"
             return None  # a string the file builds is its own code, not a folder's
-        if qualified.endswith("hub.load") or qualified.endswith("hub.load_state_dict_from_url"):
+        if qualified.endswith("hub.load"):
             local = any(k.arg == "source" and isinstance(k.value, ast.Constant) and k.value.value == "local"
                         for k in node.keywords)
             if local:
                 return self._outside(node.args[0] if node.args else None, "`torch.hub.load(..., source='local')`")
+            repository = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "repo_or_dir"), None)
+            if isinstance(repository, ast.Constant) and isinstance(repository.value, str) \
+                    and repository.value.startswith(_LIBRARY_HUBS) and not any(k.arg == "source" for k in node.keywords):
+                return None  # ``torch.hub.load('pytorch/vision:v0.9.0', 'resnet18')``: torchvision's own code
             return "`torch.hub.load(...)` runs code it downloads"
+        # (``torch.hub.load_state_dict_from_url`` loads a checkpoint, as ``torch.load`` does: no code of a folder)
         for loader, index in _FILE_LOADERS.items():
             if qualified == loader or (qualified.rsplit(".", 1)[-1] == loader.rsplit(".", 1)[-1] and name == qualified):
                 shown = f"`{name}(...)`"
@@ -194,7 +265,7 @@ def _environment_key(target: ast.Subscript) -> str | None:
 
 
 def _outside(argument: ast.expr | None, path: str, folder: str, root: str, shown: str,
-             names: dict[str, ast.expr]) -> str | None:
+             names: dict[str, ast.expr | list[ast.expr]]) -> str | None:
     places = _paths(argument, path, folder, root, names) if argument is not None else None
     if places is None:
         return f"{shown} with a path built at run time"
@@ -205,11 +276,20 @@ def _outside(argument: ast.expr | None, path: str, folder: str, root: str, shown
     return None
 
 
-def _paths(node: ast.expr, path: str, folder: str, root: str, names: dict[str, ast.expr],
+def _paths(node: ast.expr, path: str, folder: str, root: str, names: dict[str, ast.expr | list[ast.expr]],
            seen: frozenset[str] = frozenset()) -> set[str] | None:
     """The absolute paths ``node`` may evaluate to (None: not known)."""
     if isinstance(node, ast.Name) and node.id in names and node.id not in seen:
-        return _paths(names[node.id], path, folder, root, names, seen | {node.id})
+        bound = names[node.id]
+        if isinstance(bound, list):  # a parameter: each value a call hands it
+            places: set[str] = set()
+            for value in bound:
+                inner = _paths(value, path, folder, root, names, seen | {node.id})
+                if inner is None:
+                    return None
+                places |= inner
+            return places
+        return _paths(bound, path, folder, root, names, seen | {node.id})
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         if os.path.isabs(node.value):
             return {node.value}
@@ -220,8 +300,8 @@ def _paths(node: ast.expr, path: str, folder: str, root: str, names: dict[str, a
         inner = _paths(node.value, path, folder, root, names, seen)
         return None if inner is None else {os.path.dirname(p) for p in inner}
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-        left, right = _paths(node.left, path, folder, root, names, seen), _joined_part(node.right)
-        return None if left is None or right is None else {os.path.join(p, right) for p in left}
+        left, right = _paths(node.left, path, folder, root, names, seen), _strings(node.right, names, seen)
+        return None if left is None or right is None else {os.path.join(p, r) for p in left for r in right}
     if not isinstance(node, ast.Call):
         return None
     func = node.func
@@ -234,16 +314,30 @@ def _paths(node: ast.expr, path: str, folder: str, root: str, names: dict[str, a
             return None
         return {os.path.dirname(p) for p in inner} if last == "dirname" else inner
     if last == "join" and node.args:
-        first = _paths(node.args[0], path, folder, root, names, seen)
-        rest = [_joined_part(a) for a in node.args[1:]]
-        if first is None or any(r is None for r in rest):
-            return None
-        return {os.path.join(p, *rest) for p in first}
+        places = _paths(node.args[0], path, folder, root, names, seen)
+        for part in node.args[1:]:
+            strings = _strings(part, names, seen)
+            if places is None or strings is None:
+                return None
+            places = {os.path.join(p, string) for p in places for string in strings}
+        return places
     return None
 
 
-def _joined_part(node: ast.expr) -> str | None:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+def _strings(node: ast.expr, names: dict[str, ast.expr | list[ast.expr]], seen: frozenset[str] = frozenset()) -> set[str] | None:
+    """The strings a part of a path may be: a literal, or a name bound to literals (None: not known)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, ast.Name) and node.id in names and node.id not in seen:
+        bound = names[node.id]
+        found: set[str] = set()
+        for value in bound if isinstance(bound, list) else [bound]:
+            inner = _strings(value, names, seen | {node.id})
+            if inner is None:
+                return None
+            found |= inner
+        return found
+    return None
 
 
 #: ``PYTHONPATH=...``, ``export PYTHONPATH := ...`` (make), ``PYTHONPATH: ...`` (YAML), ``"PYTHONPATH": "..."`` (JSON).

@@ -983,7 +983,7 @@ def _batch_moved_elsewhere(facts) -> str | None:
                 if where is not None:
                     found = (f"{where} defines `to`: a batch may be moved by it, some of its tensors left on the CPU, "
                              "and NCCL refuses CPU tensors in the sync")
-            unread = project.unread_data(facts.path, facts.tree) if found is None else None
+            unread = project.unread_data(facts.path, facts.tree, facts.cls) if found is None else None
             if unread is not None:
                 found = (f"the data handed to Lightning may be a data module whose batch hooks are not read ({unread}): "
                          "some of a batch's tensors may be left on the CPU, and NCCL refuses CPU tensors in the sync")
