@@ -461,9 +461,16 @@ PAIRED = {
                                                   "        return getattr(self.inner, helpers.hook)(batch, batch_idx)", False),
     "a logging method stored on the other model": ("model = Other()\nmodel.validation_step = helpers.step\n"
                                                    "trainer.fit(model, datamodule=EuroSATDataModule())", "", "        pass", False),
+    "another model's class changed": ("model = Other()\nmodel.__class__ = Model\n"
+                                      "trainer.fit(model, datamodule=EuroSATDataModule())", "", "        pass", False),
+    "a logging method set by a name": ("model = Other()\nfor name in helpers.names:\n    setattr(model, name, helpers.hook)\n"
+                                       "trainer.fit(model, datamodule=EuroSATDataModule())", "", "        pass", False),
     "a test with the model of an outer scope": ("trainer.fit(Model(), datamodule=data.Local())\n\n\ndef main():\n"
                                                 "    trainer.fit(Other(), datamodule=EuroSATDataModule())\n"
                                                 "    trainer.test(datamodule=EuroSATDataModule())", "", "        pass", False),
+    "a test with a Trainer handed over": ("def main():\n    trainer = helpers.shared_trainer()\n"
+                                          "    trainer.fit(Other(), datamodule=EuroSATDataModule())\n"
+                                          "    trainer.test(datamodule=EuroSATDataModule())\n\n\nmain()", "", "        pass", False),
     "a model of a class not read": ("trainer.fit(helpers.Model(), datamodule=EuroSATDataModule())", "", "        pass", False),
 }
 
@@ -484,7 +491,9 @@ def test_data_handed_to_another_model_is_not_this_ones(tmp_path, case):
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA, "other.py": other})
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
     if not safe:
-        assert "EuroSATDataModule` is a class or function the program does not define" in found[0]["unsafe_reason"], found
+        reason = found[0]["unsafe_reason"]
+        assert "EuroSATDataModule` is a class or function the program does not define" in reason \
+            or "train.py:11 stores `" in reason, found
 
 
 @pytest.mark.parametrize("decorator, known", [

@@ -193,13 +193,16 @@ def trains_another_model(call: ast.Call, module: tuple[str, str, frozenset[str]]
     ``validation_step`` with this call's batches; Lightning itself runs only the top module's hooks),
     and reach no method by a name made at run time. pl_bolts' ``cli_main`` of ``LinearRegression``
     hands its loaders to no ``MNISTModule``."""
+    if any(context.stored(name) is not None for name in sorted(module[2])):
+        return False  # a store of a logging method's name on some object (``setattr(model, name, hook)``)
     model = _model_of(call)
     if model is None:
         # ``trainer.test(datamodule=dm)``: the model the same Trainer was handed before, in this scope
         # (a Trainer bound once there); each of its calls that names a model must name another.
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if not isinstance(receiver, ast.Name) or len(_bindings(receiver.id, call, context.tree, through_methods=False) or ()) != 1:
-            return False
+        bound = _bindings(receiver.id, call, context.tree, through_methods=False) if isinstance(receiver, ast.Name) else None
+        if not bound or len(bound) != 1 or not _a_new_trainer(bound[0], context):
+            return False  # a Trainer handed over may have been handed this module before
         scope = next(iter(_enclosing_functions(call, context.tree)), context.tree)
         if not any(isinstance(n, ast.Name) and n.id == receiver.id and isinstance(n.ctx, ast.Store)
                    for n in _scope_nodes(scope)):
@@ -215,6 +218,16 @@ def trains_another_model(call: ast.Call, module: tuple[str, str, frozenset[str]]
     if not built:
         return False
     return all(isinstance(value, ast.Call) and _another_class(value.func, module, context, 0) for value in built)
+
+
+def _a_new_trainer(value: ast.expr, context: _Context) -> bool:
+    """``value`` builds a new Trainer: ``L.Trainer(...)``, ``Trainer.from_argparse_args(...)``."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "from_argparse_args":
+        func = func.value
+    return lightning_name(context.imports, func) == "Trainer"
 
 
 def _model_of(call: ast.Call) -> ast.expr | None:
@@ -479,7 +492,7 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
                     and node.value.id == name and (not isinstance(node.ctx, ast.Load)
                                                    or (through_methods and id(node) in called)):
                 if stores_kept is not None and isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
-                        and node.attr not in stores_kept:
+                        and node.attr not in stores_kept and not node.attr.startswith("__"):  # (``__class__``)
                     continue
                 return None  # ``dms.append(dm)``, ``dms[0] = dm``: changed through the name
         if binds:
