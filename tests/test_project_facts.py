@@ -703,6 +703,11 @@ def test_a_path_built_from_a_private_functions_arguments_is_each_argument(tmp_pa
         (app / "setup.py").write_text(setup.format(name=name, argument=argument))
         proc = run_cli("--check", "-v", ".", cwd=app)
         assert said in proc.stdout, (name, argument, proc.stdout)
+    # review helper-47, c05: a call through ``globals()`` may hand it anything
+    (app / "setup.py").write_text(setup.format(name="_load_py_module", argument="'__about__.py'")
+                                  + "globals()['_load_' + 'py_module'](os.environ['PLUGIN'])\n")
+    proc = run_cli("--check", "-v", ".", cwd=app)
+    assert b"DDP002 [~]" in proc.stdout and b"built at run time" in proc.stdout, proc.stdout
     (app / "setup.py").write_text(setup.format(name="_load_py_module", argument="'__about__.py'"))
     (app / "tools.py").write_text("from setup import _load_py_module\n\n_load_py_module('/opt/x.py')\n")
     proc = run_cli("--check", "-v", ".", cwd=app)
@@ -770,6 +775,7 @@ def test_more_ways_in_from_outside_the_program(tmp_path, run_cli):
     for line in ("sys.path[0:0] = ['../shared']", "from sys import path as p; p.insert(0, '../shared')",
                  "exec(compile(open('../shared/env.py').read(), 'env.py', 'exec'))",
                  "import torch; torch.hub.load('facebookresearch/dino:main', 'dino_vits16')",
+                 "import torch; torch.hub.load('pytorch/fairseq', 'transformer.wmt16.en-de')",
                  "import torch; torch.hub.load('../vision', 'resnet18', source='local')"):
         (base / "train.py").write_text(train.format(line=line))
         proc = run_cli("--check", ".", cwd=base)

@@ -368,6 +368,8 @@ HANDED = {
     "an estimator's own methods": ("import numpy as np\nfrom sklearn.linear_model import LogisticRegression\n"
                                    "probe = LogisticRegression()\nprobe.fit(np.zeros((4, 2)), [0, 1, 0, 1])\n"
                                    "probe.score(np.zeros((4, 2)), [0, 1, 0, 1])\ntrainer.fit(Model(), *data.loaders())", True),
+    # review helper-47: a function another file may rebind (c06), a batch hook stored on the instance (c08)
+    "a function of the program rebound": ("data.loaders = helpers.loaders\ntrainer.fit(Model(), *data.loaders())", False),
     "a library's class built": ("from torchgeo.datamodules import EuroSATDataModule\ndm_cls = EuroSATDataModule\n"
                                 "trainer.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.args))", False),
 }
@@ -383,6 +385,9 @@ HANDED = {
     ("def resolve(name):\n    run = getattr(helpers.trainer, name)\n    return run(Model(), datamodule=EuroSATDataModule())", False),
     ("def resolve(name):\n    run = getattr(helpers.trainer, name)\n    return helpers.call(run)", False),
     ("def resolve(name):\n    global run\n    run = getattr(helpers.trainer, name)\n    print(run)", False),
+    # review helper-47, c04: getattr hands back its default, what it is given
+    ("def resolve(name):\n    method = getattr(helpers.trainer, name)\n    fn = getattr(method, '__wrapped__', method)\n"
+     "    return fn(Model(), datamodule=EuroSATDataModule())", False),
 ])
 def test_getattr_may_reach_a_trainer_from_another_file(tmp_path, reach, known):
     """``getattr(x, name)`` by a name made at run time may call ``fit``: a Trainer may come from
@@ -471,6 +476,16 @@ PAIRED = {
     "a test with a Trainer handed over": ("def main():\n    trainer = helpers.shared_trainer()\n"
                                           "    trainer.fit(Other(), datamodule=EuroSATDataModule())\n"
                                           "    trainer.test(datamodule=EuroSATDataModule())\n\n\nmain()", "", "        pass", False),
+    # review helper-47: a Trainer handed on or used by a nested function may fit this module (c01, c01b)
+    "a Trainer handed to a function": ("def distill(trainer):\n    trainer.fit(Model(), datamodule=data.Local())\n\n\n"
+                                       "def main():\n    trainer = L.Trainer(strategy='ddp', devices=2)\n"
+                                       "    trainer.fit(Other(), datamodule=data.Local())\n    distill(trainer)\n"
+                                       "    trainer.test(datamodule=EuroSATDataModule())\n\n\nmain()", "", "        pass", False),
+    "a Trainer used by a nested function": ("def main():\n    trainer = L.Trainer(strategy='ddp', devices=2)\n"
+                                            "    trainer.fit(Other(), datamodule=data.Local())\n\n"
+                                            "    def distill():\n        trainer.fit(Model(), datamodule=data.Local())\n\n"
+                                            "    distill()\n    trainer.test(datamodule=EuroSATDataModule())\n\n\nmain()",
+                                            "", "        pass", False),
     "a model of a class not read": ("trainer.fit(helpers.Model(), datamodule=EuroSATDataModule())", "", "        pass", False),
 }
 
@@ -504,6 +519,8 @@ def test_data_handed_to_another_model_is_not_this_ones(tmp_path, case):
     ("def register(cls):\n    REGISTRY.append(cls)", False),
     ("def register(cls):\n    cls = helpers.wrap(cls)\n    return cls", False),
     ("def register(cls):\n    yield cls", False),
+    # review helper-47, c03: a nested function may rebind the parameter before the return
+    ("def register(cls):\n    def swap():\n        nonlocal cls\n        cls = helpers.Other\n    swap()\n    return cls", False),
 ])
 def test_a_data_module_of_a_decorated_class_is_read_where_the_decorator_hands_it_back(tmp_path, decorator, known):
     """A data module class of the program under a decorator of the program is that class where the
@@ -517,3 +534,22 @@ def test_a_data_module_of_a_decorated_class_is_read_where_the_decorator_hands_it
     reason = found[0]["unsafe_reason"] or ""
     assert ("has a decorator" not in reason) == known, (decorator, found)
     assert (found[0]["applicability"] == "safe") == known, (decorator, found)
+
+
+@pytest.mark.parametrize("store, safe", [
+    ("", True),
+    ("        self.transfer_batch_to_device = helpers.move_inputs", False),
+    ("        setattr(self, 'on_after_batch_transfer', helpers.keep_targets)", False),
+])
+def test_a_batch_hook_stored_on_the_instance_is_a_hook(tmp_path, store, safe):
+    """``self.transfer_batch_to_device = f`` in a data module's ``__init__`` (or a decorator's) sets the
+    hook Lightning calls, as a ``def`` does (review helper-47, c08/c08b): unsafe, naming the place."""
+    data = DATA.replace("class Local(L.LightningDataModule):\n",
+                        "import helpers\n\n\nclass Local(L.LightningDataModule):\n    def __init__(self):\n"
+                        "        super().__init__()\n" + (store + "\n" if store else "") + "\n")
+    train = ("import lightning as L\nimport data\nfrom model import Model\n\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\ntrainer.fit(Model(), datamodule=data.Local())\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": data})
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (store, found)
+    if not safe:
+        assert "data.py:" in found[0]["unsafe_reason"] and "stores a batch hook" in found[0]["unsafe_reason"], found

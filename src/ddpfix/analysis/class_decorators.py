@@ -36,6 +36,8 @@ def returns_its_class(decorator: ast.FunctionDef | ast.AsyncFunctionDef, qualify
     name = positional[0].arg
     if sum(name in names_bound_at(node) for node in own) != 1:
         return False  # rebound, or declared ``global``/``nonlocal``
+    if any(isinstance(node, ast.Nonlocal) and name in node.names for node in ast.walk(decorator)):
+        return False  # a nested function may rebind it before the return (review helper-47, c03)
     returns, falls = _reachable_returns(decorator.body, name, qualify)
     return returns is not None and not falls and bool(returns) and all(
         isinstance(value, ast.Name) and value.id == name for value in returns)

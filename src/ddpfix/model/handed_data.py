@@ -104,7 +104,7 @@ def _parents_calls(tree: ast.Module) -> list[ast.Call]:
 
 
 #: Calls that look at what they are handed and never call it.
-_INSPECTING = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "callable", "type", "id", "repr", "str",
+_INSPECTING = frozenset({"isinstance", "issubclass", "hasattr", "callable", "type", "id", "repr", "str",
                          "print", "len", "inspect.getsourcefile", "inspect.getsourcelines", "inspect.getfile",
                          "inspect.getsource", "inspect.getmodule", "inspect.isclass", "inspect.isfunction",
                          "inspect.ismethod", "inspect.isroutine", "inspect.signature"})
@@ -112,7 +112,8 @@ _INSPECTING = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "call
 
 def _only_inspected(call: ast.Call, context: _Context) -> bool:
     """What ``getattr`` reaches is looked at, never called: it is bound to a local name that is only
-    handed to ``_INSPECTING`` calls (``getattr`` again among them) or compared, in a function that
+    handed to ``_INSPECTING`` calls or compared, or to ``getattr`` again into the same name
+    (``getattr(method, "__wrapped__", method)`` hands back what it is given: review helper-47, c04), in a function that
     declares it neither ``global`` nor ``nonlocal`` (Sphinx's ``linkcode_resolve``: ``obj =
     getattr(obj, part)``, then ``inspect.getsourcefile(obj)``). A ``fit`` it may reach so never runs."""
     parents = parent_map(context.tree)
@@ -136,7 +137,13 @@ def _only_inspected(call: ast.Call, context: _Context) -> bool:
         if not (isinstance(user, ast.Call) and node in user.args):
             return False
         called = context.imports.qualify(user.func) or (user.func.id if isinstance(user.func, ast.Name) else "")
-        if called not in _INSPECTING:
+        if called == "getattr":
+            # ``getattr(obj, part)`` (or its default) hands back what it reaches: only into the same name
+            into = parents.get(id(user))
+            if not (isinstance(into, ast.Assign) and len(into.targets) == 1 and isinstance(into.targets[0], ast.Name)
+                    and into.targets[0].id == name):
+                return False
+        elif called not in _INSPECTING:
             return False
     return True
 
@@ -207,6 +214,14 @@ def trains_another_model(call: ast.Call, module: tuple[str, str, frozenset[str]]
         if not any(isinstance(n, ast.Name) and n.id == receiver.id and isinstance(n.ctx, ast.Store)
                    for n in _scope_nodes(scope)):
             return False  # bound in an outer scope, whose calls may hand it this module
+        parents = parent_map(context.tree)
+        for use in every_node(scope):  # (nested functions too: they may fit it another module)
+            if isinstance(use, ast.Name) and use.id == receiver.id and isinstance(use.ctx, ast.Load):
+                holder = parents.get(id(use))
+                if not (isinstance(holder, ast.Attribute) and holder.attr in DATA_METHODS
+                        and isinstance(parents.get(id(holder)), ast.Call) and parents[id(holder)].func is holder) \
+                        or _enclosing_functions(use, context.tree)[:1] != _enclosing_functions(call, context.tree)[:1]:
+                    return False  # handed on (``distill(trainer)``), or used by a nested function
         others = [c for c in _scope_nodes(scope) if isinstance(c, ast.Call) and c is not call
                   and isinstance(c.func, ast.Attribute) and c.func.attr in DATA_METHODS
                   and isinstance(c.func.value, ast.Name) and c.func.value.id == receiver.id]
@@ -365,11 +380,14 @@ def _data_problem(value: ast.expr, at: ast.AST, context: _Context, depth: int = 
     if isinstance(value, ast.Subscript):  # ``loaders()[0]``, ``splits["train"]``: a piece of what is read
         return _data_problem(value.value, at, context, depth)
     if isinstance(value, ast.Call):
-        source = _function_source(value.func, context)
+        source = _function_source(value.func, context, stores_checked=False)
         if source is not None:
             # A function of the program (``*loaders()``, ``mnist()`` of another file): what each
             # of its ``return``s hands back, read in its own file.
             function_path, function_tree, function_imports, function = source
+            rebound = context.stored(function.name)
+            if rebound is not None:  # ``datasets.make_datamodule = _cluster_datamodule`` (review helper-47, c06)
+                return f"{rebound} may bind `{function.name}` to another function, whose data is not read"
             returns = [n for n in _scope_nodes(function) if isinstance(n, ast.Return)]
             if function.decorator_list or not returns or any(
                     isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _scope_nodes(function)):
@@ -591,18 +609,21 @@ def _file_function(func: ast.expr, tree: ast.Module, imports: ImportTable) -> as
     return defined[0]
 
 
-def _function_source(func: ast.expr, context: _Context):
+def _function_source(func: ast.expr, context: _Context, stores_checked: bool = True):
     """(path, tree, imports, definition) of the program's function a call's name means: one of the
     file (``_file_function``), or one another file of the program defines (``from .data import
     loaders``, ``data.loaders``: ``model.class_files``); None otherwise."""
     function = _file_function(func, context.tree, context.imports)
+    found = None
     if function is not None:
-        return context.path, context.tree, context.imports, function
-    if isinstance(func, ast.Name):
-        return context.classes.function_of(context.path, context.tree, func.id)
-    if isinstance(func, ast.Attribute):
-        return context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.FunctionDef)
-    return None
+        found = context.path, context.tree, context.imports, function
+    elif isinstance(func, ast.Name):
+        found = context.classes.function_of(context.path, context.tree, func.id)
+    elif isinstance(func, ast.Attribute):
+        found = context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.FunctionDef)
+    if stores_checked and found is not None and context.stored(found[3].name) is not None:
+        return None  # ``datasets.make_datamodule = _cluster_datamodule`` elsewhere: the name may mean another function
+    return found
 
 
 def _parameter_of(name: str, at: ast.AST, tree: ast.Module) -> ast.FunctionDef | None:

@@ -39,8 +39,8 @@ _FILE_LOADERS = {"site.addsitedir": 0, "runpy.run_path": 0, "importlib.util.spec
                  "importlib.machinery.SourceFileLoader": 1, "imp.load_source": 1, "imp.load_module": None,
                  "importlib.machinery.SourcelessFileLoader": 1}
 #: Hub repositories of PyTorch's own packages (``pytorch/vision``): their code is a library's, as
-#: trusted as ``import torchvision``.
-_LIBRARY_HUBS = ("pytorch/",)
+#: trusted as ``import torchvision`` (not every repository of the account: ``pytorch/fairseq``).
+_LIBRARY_HUBS = frozenset({"pytorch/vision", "pytorch/audio", "pytorch/text"})
 #: ``sys.path``'s methods that add folders, and which argument holds them (None: a sequence).
 _PATH_METHODS = {"insert": 1, "append": 0, "extend": None, "__setitem__": 1, "__iadd__": None}
 
@@ -108,8 +108,12 @@ def _parameter_arguments(tree: ast.Module, named_elsewhere: Callable[[str], bool
     it, and its default. setup.py's ``_load_py_module(fname, pkg="pl_bolts")``, called once as
     ``_load_py_module("__about__.py")``, loads ``src/pl_bolts/__about__.py`` alone. Only where the
     function is the file's own (``_``-named, named by no other file of the program, bound once, not
-    decorated), is only ever called by its name with plain arguments, and the parameter is bound
-    nowhere else in the file (Python's names are read here without their scopes)."""
+    decorated), is only ever called by its name with plain arguments, the file reaches no name at run
+    time (``globals()``, ``getattr``, ``sys.modules``), and the parameter is bound nowhere else in the
+    file (Python's names are read here without their scopes)."""
+    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("globals", "locals", "vars", "getattr")
+           or isinstance(node, ast.Attribute) and node.attr in ("__dict__", "modules") for node in ast.walk(tree)):
+        return {}  # ``globals()[f"_load_{kind}"](path)``: a function reached by a name made at run time (review helper-47, c05)
     counts: dict[str, int] = {}
     called: dict[str, list[ast.Call]] = {}
     handed: set[str] = set()
@@ -227,7 +231,7 @@ class _Reader:
                 return self._outside(node.args[0] if node.args else None, "`torch.hub.load(..., source='local')`")
             repository = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "repo_or_dir"), None)
             if isinstance(repository, ast.Constant) and isinstance(repository.value, str) \
-                    and repository.value.startswith(_LIBRARY_HUBS) and not any(k.arg == "source" for k in node.keywords):
+                    and repository.value.split(":", 1)[0] in _LIBRARY_HUBS and not any(k.arg == "source" for k in node.keywords):
                 return None  # ``torch.hub.load('pytorch/vision:v0.9.0', 'resnet18')``: torchvision's own code
             return "`torch.hub.load(...)` runs code it downloads"
         # (``torch.hub.load_state_dict_from_url`` loads a checkpoint, as ``torch.load`` does: no code of a folder)

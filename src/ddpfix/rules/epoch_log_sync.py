@@ -979,6 +979,13 @@ def _batch_moved_elsewhere(facts) -> str | None:
                              "CPU, and NCCL refuses CPU tensors in the sync")
                     break
             if found is None:
+                # ``self.transfer_batch_to_device = f`` in an ``__init__`` (a decorator's too) sets the
+                # instance's hook, which Lightning calls (review helper-47, c08/c08b).
+                own = project.text_in_program(_HOOK_STORED_ON_AN_INSTANCE, facts.path)
+                if own is not None:
+                    found = (f"{own} stores a batch hook on an object: a batch may be moved by it, some of its tensors "
+                             "left on the CPU, and NCCL refuses CPU tensors in the sync")
+            if found is None:
                 where = project.defines_elsewhere("to", facts.path, lines)
                 if where is not None:
                     found = (f"{where} defines `to`: a batch may be moved by it, some of its tensors left on the CPU, "
@@ -1150,6 +1157,10 @@ _BATCH_TRANSFER_HOOKS = ("transfer_batch_to_device",)
 #: Other code that decides what a batch is, or where, around Lightning's move: a data module's
 #: hooks before and after it (the module's own are read where its hooks are), a strategy's move.
 _BATCH_HOOKS_ELSEWHERE = ("on_before_batch_transfer", "on_after_batch_transfer", "batch_to_device")
+_HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE)).encode()
+#: A batch hook stored on any object, its own instance too: ``self.<hook> = ...``, ``setattr(self, "<hook>", ...)``.
+_HOOK_STORED_ON_AN_INSTANCE = re.compile(rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*=(?!=)"
+                                         rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
 
 
 def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
