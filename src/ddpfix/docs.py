@@ -32,6 +32,9 @@ def pages() -> dict[str, str]:
 
 
 def main(argv: list[str]) -> None:
+    if argv and argv[0].startswith("-"):  # ``--help`` is no folder to write into
+        print("usage: python -m ddpfix.docs [FOLDER]   (writes the rule pages; default: docs/rules)")
+        raise SystemExit(0 if argv[0] in ("-h", "--help") else 2)
     folder = Path(argv[0] if argv else "docs/rules")
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in pages().items():

@@ -1926,7 +1926,8 @@ class ClassFacts:
             if not isinstance(on_step.value, ast.Constant):
                 return "`on_step=` is not a literal"
             if on_step.value.value and not self.roots(method) <= TRAINING_HOOKS:
-                return "`on_step=True` syncs at every batch, and evaluation ranks may run different numbers of batches"
+                return (f"`on_step=True` (line {on_step.value.lineno}) syncs at every batch, and evaluation ranks may run "
+                        "different numbers of batches")
         return None
 
     def batch_length(self, node: ast.expr, method: ast.FunctionDef, at: ast.expr) -> bool:

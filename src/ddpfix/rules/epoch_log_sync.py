@@ -553,8 +553,8 @@ def _detail(method: str, hook: str, epoch_paths: dict[str, str] | None = None,
 def _path_problem(method, epoch_paths: dict[str, str], step_paths: dict[str, str], partial: ast.Call | None) -> str | None:
     """Why the hooks that reach the log keep its fix from being proven (None: it is a hook's own log)."""
     if step_paths.get(method.name) == method.name:
-        return (f"it also logs each step's value in `{method.name}` (`on_step`, Lightning's default there): "
-                "sync_dist=True would sync every step's value too")
+        return (f"it also logs each step's value in `{method.name}` (line {method.lineno}; `on_step`, Lightning's default "
+                "there): sync_dist=True would sync every step's value too")
     if step_paths:
         return (f"`{method.name}` is also reached from {', '.join(sorted(step_paths.values()))}, where this log is "
                 "per step: sync_dist=True would sync every step's value there too")
