@@ -486,6 +486,9 @@ PAIRED = {
                                             "    def distill():\n        trainer.fit(Model(), datamodule=data.Local())\n\n"
                                             "    distill()\n    trainer.test(datamodule=EuroSATDataModule())\n\n\nmain()",
                                             "", "        pass", False),
+    "a class whose __new__ builds Model": ("class Maker(L.LightningModule):\n    def __new__(cls, *args):\n"
+                                          "        return helpers.build()\n\n\n"
+                                          "trainer.fit(Maker(), datamodule=EuroSATDataModule())", "", "        pass", False),
     "a model of a class not read": ("trainer.fit(helpers.Model(), datamodule=EuroSATDataModule())", "", "        pass", False),
 }
 

@@ -276,6 +276,8 @@ def _another_class(func: ast.expr, module: tuple[str, str], context: _Context, d
         return False  # a metaclass; a name another file may rebind
     if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):
         return False
+    if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__new__" for s in cls.body):
+        return False  # ``__new__`` may hand back an object of any class
     inner = context.at(other_path, other_tree, other_imports)
     names, foreign, dynamic = _what_the_class_reaches(cls, inner)
     if name in names:
