@@ -370,6 +370,24 @@ HANDED = {
                                    "probe.score(np.zeros((4, 2)), [0, 1, 0, 1])\ntrainer.fit(Model(), *data.loaders())", True),
     # review helper-47: a function another file may rebind (c06), a batch hook stored on the instance (c08)
     "a function of the program rebound": ("data.loaders = helpers.loaders\ntrainer.fit(Model(), *data.loaders())", False),
+    # review helper-48: a data module's __new__ (c02); a strategy, plugin or callback not read (c07/c08)
+    "a data module whose __new__ builds another": ("class Odd(data.Local):\n    def __new__(cls):\n        return helpers.make()\n\n\n"
+                                                   "trainer.fit(Model(), datamodule=Odd())", False),
+    "a library's strategy": ("trainer = L.Trainer(strategy=helpers.HostDDP(), devices=2)\n"
+                             "trainer.fit(Model(), datamodule=data.Local())", False),
+    "a library's callback": ("from somelib.callbacks import HostTargets\n"
+                             "trainer = L.Trainer(strategy='ddp', devices=2, callbacks=[HostTargets()])\n"
+                             "trainer.fit(Model(), datamodule=data.Local())", False),
+    "a callback of the program with a batch-start hook": (
+        "class Peek(L.Callback):\n    def on_validation_batch_start(self, trainer, module, batch, batch_idx):\n"
+        "        batch[1] = batch[1].cpu()\n\n\ntrainer = L.Trainer(strategy='ddp', devices=2, callbacks=[Peek()])\n"
+        "trainer.fit(Model(), datamodule=data.Local())", False),
+    "Lightning's callbacks and optuna's pruning": (
+        "from lightning.pytorch.callbacks import EarlyStopping\n"
+        "from optuna.integration import PyTorchLightningPruningCallback\n"
+        "trainer = L.Trainer(strategy='ddp', devices=2, callbacks=[EarlyStopping('val_value'), "
+        "PyTorchLightningPruningCallback(helpers.trial, monitor='val_value')])\n"
+        "trainer.fit(Model(), datamodule=data.Local())", True),
     "a library's class built": ("from torchgeo.datamodules import EuroSATDataModule\ndm_cls = EuroSATDataModule\n"
                                 "trainer.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.args))", False),
 }
@@ -438,6 +456,8 @@ OTHER = ("import lightning as L\nimport torch\nfrom torch import nn\n\n\n"
          "def marked():\n    def mark(thing):\n        if inspect.isclass(thing):\n            thing.__doc__ = 'marked'\n"
          "            return thing\n        return functools.wraps(thing)(lambda *a: thing(*a))\n    return mark\n\n\n"
          "def wrapped(cls):\n    return type('Wrapped', (cls,), {})\n\n\n"
+         "def swapped():\n    def inner(cls):\n        return cls\n\n    def swap():\n        nonlocal inner\n"
+         "        inner = wrapped\n    swap()\n    return inner\n\n\n"
          "import functools\nimport inspect\nREGISTRY = {}\n\n\n"
          "{decorator}class Other(L.LightningModule):\n    def __init__(self, inner=None):\n        super().__init__()\n"
          "        self.net = nn.Linear(8, 8)\n        self.inner = inner\n\n"
@@ -489,6 +509,18 @@ PAIRED = {
     "a class whose __new__ builds Model": ("class Maker(L.LightningModule):\n    def __new__(cls, *args):\n"
                                           "        return helpers.build()\n\n\n"
                                           "trainer.fit(Maker(), datamodule=EuroSATDataModule())", "", "        pass", False),
+    # review helper-48: what building the other class gives, a logging method bound or read off the class
+    "__new__ bound by an assignment": ("class Maker(L.LightningModule):\n    __new__ = helpers.registered\n\n\n"
+                                       "trainer.fit(Maker(), datamodule=EuroSATDataModule())", "", "        pass", False),
+    "__class__ set by the instance": ("trainer.fit(Other(), datamodule=EuroSATDataModule())", "",
+                                      "        self.__class__ = helpers.chosen", False),
+    "a logging method bound in the class body": ("class Teacher(L.LightningModule):\n    validation_step = helpers.protocol\n\n\n"
+                                                 "trainer.fit(Teacher(), datamodule=EuroSATDataModule())", "", "        pass", False),
+    "a logging method read off the class": ("protocol = Model.validation_step\n"
+                                            "trainer.fit(Other(), datamodule=EuroSATDataModule())", "",
+                                            "        return helpers.run(self, batch)", False),
+    "a factory's decorator rebound by a nested function": ("trainer.fit(Other(), datamodule=EuroSATDataModule())",
+                                                           "@swapped()\n", "        pass", False),
     "a model of a class not read": ("trainer.fit(helpers.Model(), datamodule=EuroSATDataModule())", "", "        pass", False),
 }
 
@@ -524,6 +556,10 @@ def test_data_handed_to_another_model_is_not_this_ones(tmp_path, case):
     ("def register(cls):\n    yield cls", False),
     # review helper-47, c03: a nested function may rebind the parameter before the return
     ("def register(cls):\n    def swap():\n        nonlocal cls\n        cls = helpers.Other\n    swap()\n    return cls", False),
+    # review helper-48, c10: a class handed back with other bases is not the class read
+    ("def register(cls):\n    cls.__bases__ = (helpers.Mixin, *cls.__bases__)\n    return cls", False),
+    ("def register(cls):\n    helpers.patch(cls)\n    return cls", False),
+    ("def register(cls):\n    cls.__doc__ = 'registered'\n    cls.kind = 'data'\n    return cls", True),
 ])
 def test_a_data_module_of_a_decorated_class_is_read_where_the_decorator_hands_it_back(tmp_path, decorator, known):
     """A data module class of the program under a decorator of the program is that class where the
@@ -543,6 +579,10 @@ def test_a_data_module_of_a_decorated_class_is_read_where_the_decorator_hands_it
     ("", True),
     ("        self.transfer_batch_to_device = helpers.move_inputs", False),
     ("        setattr(self, 'on_after_batch_transfer', helpers.keep_targets)", False),
+    # review helper-48: an annotated store (c09), any name stored on the instance (c01/c01b)
+    ("        self.transfer_batch_to_device: object = helpers.move_inputs", False),
+    ("        for key, value in helpers.options.items():\n            setattr(self, key, value)", False),
+    ("        self.__dict__.update(helpers.options)", False),
 ])
 def test_a_batch_hook_stored_on_the_instance_is_a_hook(tmp_path, store, safe):
     """``self.transfer_batch_to_device = f`` in a data module's ``__init__`` (or a decorator's) sets the
@@ -556,3 +596,19 @@ def test_a_batch_hook_stored_on_the_instance_is_a_hook(tmp_path, store, safe):
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (store, found)
     if not safe:
         assert "data.py:" in found[0]["unsafe_reason"] and "stores a batch hook" in found[0]["unsafe_reason"], found
+
+
+@pytest.mark.parametrize("binding", [
+    "    _unused, transfer_batch_to_device = 1, helpers.move_inputs",
+    "    from helpers import move_inputs as transfer_batch_to_device",
+])
+def test_a_batch_hook_bound_in_a_class_body_otherwise_than_by_def_is_a_hook(tmp_path, binding):
+    """An unpacking or an import under a batch hook's name in a data module's class body binds the
+    hook Lightning calls (review helper-48, c05/c05b): unsafe, naming the place."""
+    data = DATA.replace("class Local(L.LightningDataModule):\n", "import helpers\n\n\nclass Local(L.LightningDataModule):\n"
+                        + binding + "\n\n")
+    train = ("import lightning as L\nimport data\nfrom model import Model\n\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\ntrainer.fit(Model(), datamodule=data.Local())\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": data})
+    assert [f["applicability"] for f in found] == ["unsafe"], (binding, found)
+    assert "data.py:" in found[0]["unsafe_reason"] and "transfer_batch_to_device" in found[0]["unsafe_reason"], found

@@ -958,7 +958,10 @@ class ProjectFacts:
         real, root = os.path.realpath(path), program_root(path)
         names = [name] if isinstance(name, str) else sorted(name)
         alternatives = b"|".join(re.escape(n.encode()) for n in names)
-        assignment = rb"|^[ \t]+(?:" + alternatives + rb")[ \t]*(?::[^=\n]*)?=(?!=)" if assigned else b""
+        # (also a tuple of targets, ``a, transfer_batch_to_device = ...``, and an indented import of it
+        # under that name: review helper-48, c05/c05b)
+        assignment = (rb"|^[ \t]+(?:[\w \t,()\[\]*]*[ \t,(\[*])?(?:" + alternatives + rb")\b[\w \t,()\[\]*]*(?::[^=\n]*)?=(?!=)"
+                      rb"|^[ \t]+(?:from[ \t]|import[ \t])[^\n]*\bas[ \t]+(?:" + alternatives + rb")\b") if assigned else b""
         pattern = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + alternatives + rb")[ \t]*\(" + assignment, re.M)
         for other in self.process_files:
             if other != real and not self.may_run_with(path, other):
@@ -994,10 +997,12 @@ class ProjectFacts:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 unproven = node.name in names and not unless(path, tree, node)
             elif isinstance(node, ast.ClassDef):
-                # ``transfer_batch_to_device = move_inputs`` in a class's body binds the method too.
-                unproven = any(isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
-                    isinstance(target, ast.Name) and target.id in names for target in walk(statement)
-                    if isinstance(target, ast.Name) and not isinstance(target.ctx, ast.Load)) for statement in node.body)
+                from ddpfix.analysis.lightning import names_bound_by  # (asked of a class's body only)
+
+                # ``transfer_batch_to_device = move_inputs`` in a class's body binds the method too, as
+                # does an unpacking or an import under that name.
+                unproven = any(not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+                               and names_bound_by(statement) & names for statement in node.body)
             if unproven:
                 return place if path.endswith(".ipynb") else f"{place.rsplit(':', 1)[0]}:{node.lineno}"
         return None
@@ -1062,6 +1067,13 @@ class ProjectFacts:
             found = None
             root = program_root(path)
             asking = None if module is None else (os.path.realpath(path), module.name, _logging_methods(module))
+            if asking is not None and asking[2]:
+                # A logging method read off anything but ``self`` (``test_protocol = Student.test_step``)
+                # may run on another model with its batches (review helper-48, c04): no pairing.
+                escaping = re.compile(rb"(?<!\bself)(?<!\bsuper\(\))\.[ \t]*(?:"
+                                      + b"|".join(re.escape(n.encode()) for n in sorted(asking[2])) + rb")\b")
+                if self.text_in_program(escaping, path) is not None:
+                    asking = None
             # A hand-off is spelled ``<x>.fit``, or made by ``getattr`` in a file that names a Trainer.
             mentions = re.compile(rb"\.[ \t]*(?:fit|validate|test|predict)\b|LightningCLI")
             dynamic = re.compile(rb"\bgetattr\b")

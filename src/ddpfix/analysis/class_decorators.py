@@ -38,9 +38,50 @@ def returns_its_class(decorator: ast.FunctionDef | ast.AsyncFunctionDef, qualify
         return False  # rebound, or declared ``global``/``nonlocal``
     if any(isinstance(node, ast.Nonlocal) and name in node.names for node in ast.walk(decorator)):
         return False  # a nested function may rebind it before the return (review helper-47, c03)
-    returns, falls = _reachable_returns(decorator.body, name, qualify)
+    reached: list[ast.AST] = []
+    returns, falls = _reachable_returns(decorator.body, name, qualify, reached)
+    if not _only_kept(reached, name, qualify):
+        return False
     return returns is not None and not falls and bool(returns) and all(
         isinstance(value, ast.Name) and value.id == name for value in returns)
+
+
+#: Attributes a decorator may set on the class it hands back without changing what its hooks are:
+#: its documentation and names, and ``__init__`` (what an ``__init__`` stores on the instance, a
+#: hook too, is read by the questions that care: review helper-47, c08).
+_KEPT_ATTRIBUTES = frozenset({"__doc__", "__init__", "__module__", "__qualname__", "__name__", "__annotations__"})
+
+
+def _only_kept(reached: list[ast.AST], name: str, qualify: Qualify) -> bool:
+    """Every use of the class (``name``) in the code a class reaches in the decorator (``reached``:
+    its statements and tests, nested functions too; not a ``raise``), leaves its bases and
+    hooks alone: it is returned, compared or tested (``inspect.isclass``), put into a container
+    (``REGISTRY[key] = cls``, ``registry.append(cls)``), or its attributes read, and stored only
+    among ``_KEPT_ATTRIBUTES`` or under a name that is no dunder (``cls.__bases__ = ...`` changes
+    its method order: review helper-48, c10). Handed to any other function, it may be changed."""
+    nodes = [node for part in reached for node in ast.walk(part)]
+    parents = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
+    for node in nodes:
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        user = parents.get(id(node))
+        if isinstance(user, (ast.Return, ast.Compare, ast.FormattedValue)):
+            continue
+        if isinstance(user, ast.Attribute):
+            if isinstance(user.ctx, ast.Load) or user.attr in _KEPT_ATTRIBUTES or not user.attr.startswith("__"):
+                if user.attr not in ("__dict__", "__bases__", "__class__"):
+                    continue
+            return False
+        if isinstance(user, ast.Assign) and user.value is node and all(isinstance(t, ast.Subscript) for t in user.targets):
+            continue
+        if isinstance(user, ast.Call) and node in user.args:
+            called = qualify(user.func) or (user.func.id if isinstance(user.func, ast.Name) else "")
+            if called in ("inspect.isclass", "isinstance", "issubclass", "id", "repr", "str", "print") or (
+                    isinstance(user.func, ast.Attribute) and user.func.attr in ("append", "add")
+                    and isinstance(user.func.value, ast.Name)):
+                continue
+        return False
+    return True
 
 
 def inner_decorator(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.FunctionDef | None:
@@ -54,8 +95,9 @@ def inner_decorator(factory: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Func
         return None
     name = returns[0].value.id
     defined = [s for s in factory.body if isinstance(s, ast.FunctionDef) and s.name == name]
-    if len(defined) != 1 or sum(name in names_bound_at(node) for node in _own_nodes(factory)) != 1:
-        return None
+    if len(defined) != 1 or sum(name in names_bound_at(node) for node in _own_nodes(factory)) != 1 \
+            or any(isinstance(n, (ast.Nonlocal, ast.Global)) and name in n.names for n in ast.walk(factory)):
+        return None  # (a nested ``nonlocal`` may rebind it: review helper-48, c11)
     return defined[0]
 
 
@@ -97,22 +139,28 @@ def _class_test(test: ast.expr, name: str, qualify: Qualify) -> bool | None:
     return None
 
 
-def _reachable_returns(body: list[ast.stmt], name: str, qualify: Qualify) -> tuple[list[ast.expr | None] | None, bool]:
+def _reachable_returns(body: list[ast.stmt], name: str, qualify: Qualify,
+                       reached: list[ast.AST]) -> tuple[list[ast.expr | None] | None, bool]:
     """(the values of the ``return`` statements a class may reach in ``body``, whether it may run
-    past its end); values None where a statement is not read."""
+    past its end); values None where a statement is not read. ``reached`` gets the statements (an
+    ``if``'s test, not its branches) a class may run."""
     returns: list[ast.expr | None] = []
     for statement in body:
         if isinstance(statement, ast.Return):
+            reached.append(statement)
             return [*returns, statement.value], False
         if isinstance(statement, ast.Raise):
             return returns, False
+        if not isinstance(statement, ast.If):
+            reached.append(statement)
         if isinstance(statement, ast.If):
+            reached.append(statement.test)
             taken = _class_test(statement.test, name, qualify)
             branches = [statement.body] if taken is True else [statement.orelse] if taken is False else [
                 statement.body, statement.orelse]
             falls = False
             for branch in branches:
-                found, through = _reachable_returns(branch, name, qualify)
+                found, through = _reachable_returns(branch, name, qualify, reached)
                 if found is None:
                     return None, True
                 returns += found

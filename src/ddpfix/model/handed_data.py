@@ -68,6 +68,9 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
                 return f"{where}:{node.lineno}: {problem}"
         if not isinstance(node, ast.Call):
             continue
+        part = _trainer_part_problem(node, context)
+        if part is not None:
+            return f"{where}:{node.lineno}: {part}"
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in DATA_METHODS and not _not_a_trainer(func.value, node, context) \
                 and not (module is not None and trains_another_model(node, module, context)):
@@ -252,20 +255,25 @@ def _model_of(call: ast.Call) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == "model"), None)
 
 
-def _another_class(func: ast.expr, module: tuple[str, str], context: _Context, depth: int) -> bool:
+def _class_source(func: ast.expr, context: _Context):
+    """(path, tree, imports, class) of the program's class a name means: one the file defines once at
+    its top, or another file's through the imports (re-exports too); None otherwise."""
+    if isinstance(func, ast.Name):
+        defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
+        if len(defined) == 1 and bound_once(context.tree, func.id):
+            return context.path, context.tree, context.imports, defined[0]
+        return None if defined else context.classes.class_of(context.path, context.tree, func.id)
+    if isinstance(func, ast.Attribute):
+        return context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.ClassDef)
+    return None
+
+
+def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], context: _Context, depth: int) -> bool:
     """The class ``func`` names is a class of the program other than ``module``'s, none of whose
     bases is ``module``'s or below it, and none of whose bodies names ``module``'s class."""
     if depth > MAX_DEPTH:
         return False
-    source = None
-    if isinstance(func, ast.Name):
-        defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
-        if len(defined) == 1 and bound_once(context.tree, func.id):
-            source = (context.path, context.tree, context.imports, defined[0])
-        elif not defined:
-            source = context.classes.class_of(context.path, context.tree, func.id)
-    elif isinstance(func, ast.Attribute):
-        source = context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.ClassDef)
+    source = _class_source(func, context)
     if source is None:
         return False
     other_path, other_tree, other_imports, cls = source
@@ -276,8 +284,11 @@ def _another_class(func: ast.expr, module: tuple[str, str], context: _Context, d
         return False  # a metaclass; a name another file may rebind
     if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):
         return False
-    if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__new__" for s in cls.body):
-        return False  # ``__new__`` may hand back an object of any class
+    if _changes_what_it_builds(cls):
+        return False
+    if any(name in methods for statement in cls.body if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
+           for name in names_bound_by(statement)):
+        return False  # ``test_step = test_protocol``: a logging method's name bound to code not read here (review helper-48, c04)
     inner = context.at(other_path, other_tree, other_imports)
     names, foreign, dynamic = _what_the_class_reaches(cls, inner)
     if name in names:
@@ -296,6 +307,25 @@ def _another_class(func: ast.expr, module: tuple[str, str], context: _Context, d
         if not _another_class(base, module, inner, depth + 1):
             return False
     return True
+
+
+#: What a class may bind that changes which object building it gives, or what its attributes are.
+_IDENTITY_DUNDERS = frozenset({"__new__", "__class__", "__getattribute__", "__getattr__", "__init_subclass__",
+                               "__class_getitem__", "__bases__", "__dict__"})
+
+
+def _changes_what_it_builds(cls: ast.ClassDef) -> bool:
+    """The class binds ``__new__``, ``__getattribute__``... in its body by any means (``__new__ =
+    _registered``), or its code stores ``x.__class__`` (``self.__class__ = chosen``) or ``__bases__``:
+    building it may give an object of another class (review helper-48, c02/c03/c03b)."""
+    if any(name in _IDENTITY_DUNDERS for statement in cls.body for name in names_bound_by(statement)):
+        return True
+    return any(isinstance(node, ast.Attribute) and (node.attr == "__dict__" or node.attr in _IDENTITY_DUNDERS
+                                                    and not isinstance(node.ctx, ast.Load))
+               or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (node.func.id == "vars" or (
+                   node.func.id == "setattr" and len(node.args) > 1
+                   and not (isinstance(node.args[1], ast.Constant) and node.args[1].value not in _IDENTITY_DUNDERS)))
+               for node in every_node(cls))  # (``self.__dict__.update(kw)``, ``setattr(self, k, v)``: any name)
 
 
 def _decorators_keep(cls: ast.ClassDef, context: _Context) -> bool:
@@ -340,6 +370,87 @@ def _what_the_class_reaches(cls: ast.ClassDef, context: _Context) -> tuple[froze
                 dynamic.add(node.args[place].value if literal else None)
         kept = cls._ddpfix_reaches = (frozenset(names), frozenset(foreign), frozenset(dynamic))
     return kept
+
+
+#: A callback's hooks handed the batch after Lightning moved it, which may move part of it back.
+_BATCH_START_HOOKS = frozenset({"on_train_batch_start", "on_validation_batch_start", "on_test_batch_start",
+                                "on_predict_batch_start"})
+
+
+#: Library callbacks read for their hooks: none is handed a batch (optuna's pruning callback, in
+#: every version: ``on_fit_start``, ``on_validation_end``, and EarlyStopping's epoch-end checks).
+_CALLBACKS_WITHOUT_BATCH_HOOKS = frozenset({
+    "optuna.integration.PyTorchLightningPruningCallback", "optuna_integration.PyTorchLightningPruningCallback",
+    "optuna.integration.pytorch_lightning.PyTorchLightningPruningCallback",
+    "optuna_integration.pytorch_lightning.PyTorchLightningPruningCallback"})
+
+
+def _trainer_part_problem(call: ast.Call, context: _Context) -> str | None:
+    """Why a Trainer built here may run batch code that is not read: a ``strategy=`` (its
+    ``batch_to_device``), ``plugins=`` or ``callbacks=`` object of a library other than Lightning
+    (review helper-48, c07/c08), or a callback class of the program with a batch-start hook, which
+    is handed the moved batch and may move part of it back. A string, Lightning's own classes, and
+    the program's classes otherwise (their definitions are read where they are asked) are known."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "from_argparse_args":
+        func = func.value
+    if lightning_name(context.imports, func) != "Trainer":
+        return None
+    for keyword in call.keywords:
+        if keyword.arg not in ("strategy", "callbacks", "plugins"):
+            continue
+        values = keyword.value.elts if isinstance(keyword.value, (ast.List, ast.Tuple)) else [keyword.value]
+        for value in values:
+            problem = _trainer_object_problem(value, keyword.arg, call, context)
+            if problem is not None:
+                return problem
+    return None
+
+
+def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _Context) -> str | None:
+    if isinstance(value, ast.Constant):
+        return None
+    built = [value]
+    if isinstance(value, ast.Name):
+        built = _bindings(value.id, at, context.tree, through_methods=False) or []
+        if not built:
+            return f"`{role}=` holds `{value.id}`, which is not read"
+    for made in built:
+        if isinstance(made, ast.Constant):
+            continue
+        if isinstance(made, (ast.List, ast.Tuple)):
+            problem = next((p for p in (_trainer_object_problem(e, role, at, context) for e in made.elts) if p), None)
+            if problem is not None:
+                return problem
+            continue
+        if not isinstance(made, ast.Call) or not isinstance(made.func, (ast.Name, ast.Attribute)):
+            return f"`{role}=` holds `{ast.unparse(made)[:40]}`, which is not read"
+        if lightning_name(context.imports, made.func) is not None \
+                or (context.imports.qualify(made.func) or "") in _CALLBACKS_WITHOUT_BATCH_HOOKS:
+            continue  # Lightning's own strategies, plugins and callbacks
+        source = _class_source(made.func, context)
+        if source is None:
+            return (f"`{role}=` holds a `{ast.unparse(made.func)[:40]}` of a library, whose batch code "
+                    "(a strategy's `batch_to_device`, a callback's batch-start hooks) is not read")
+        if role == "callbacks" and _class_defines(source, _BATCH_START_HOOKS, context, 0):
+            return (f"the callback `{source[3].name}` ({os.path.basename(source[0])}:{source[3].lineno}) has a batch-start "
+                    "hook: it is handed the moved batch, and may move part of it back")
+    return None
+
+
+def _class_defines(source, names: frozenset[str], context: _Context, depth: int) -> bool:
+    """The class, or a base of it of the program, binds one of ``names`` (a base not read may)."""
+    path, tree, imports, cls = source
+    if depth > MAX_DEPTH or any(names_bound_by(statement) & names for statement in cls.body):
+        return True
+    inner = context.at(path, tree, imports)
+    for base in cls.bases:
+        if lightning_name(imports, base) is not None or (imports.qualify(base) or "") in _INERT_BASES:
+            continue
+        found = _class_source(base, inner)
+        if found is None or _class_defines(found, names, inner, depth + 1):
+            return True
+    return False
 
 
 def _own_receiver(node: ast.expr) -> bool:
@@ -584,8 +695,11 @@ def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | Non
             return f"{rebound} may bind `{cls.name}` to another class, whose batch hooks are not read"
         if cls.keywords:
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a metaclass"
+        if _changes_what_it_builds(cls):
+            return (f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) binds `__new__`, `__class__` or another "
+                    "name that decides what building it gives")
         if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):
-            return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator that may return another object"
+            return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator that may return another object or change the class"
         if own is not None and any(own in names_bound_by(statement) for statement in cls.body):
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) defines its own `{own}`, which is not read"
         inner = context.at(other_path, other_tree, other_imports)

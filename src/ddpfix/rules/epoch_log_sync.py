@@ -1159,8 +1159,13 @@ _BATCH_TRANSFER_HOOKS = ("transfer_batch_to_device",)
 _BATCH_HOOKS_ELSEWHERE = ("on_before_batch_transfer", "on_after_batch_transfer", "batch_to_device")
 _HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE)).encode()
 #: A batch hook stored on any object, its own instance too: ``self.<hook> = ...``, ``setattr(self, "<hook>", ...)``.
-_HOOK_STORED_ON_AN_INSTANCE = re.compile(rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*=(?!=)"
-                                         rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
+_HOOK_STORED_ON_AN_INSTANCE = re.compile(
+    rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
+    rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]"
+    # Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b)
+    # (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes)
+    rb"|setattr[ \t]*\([ \t]*self[ \t]*,[ \t]*[^'\"\s]|self[ \t]*\.[ \t]*__dict__(?![ \t]*=[ \t]*self\b)"
+    rb"|vars[ \t]*\([ \t]*self[ \t]*\)")
 
 
 def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
