@@ -612,3 +612,39 @@ def test_a_batch_hook_bound_in_a_class_body_otherwise_than_by_def_is_a_hook(tmp_
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": data})
     assert [f["applicability"] for f in found] == ["unsafe"], (binding, found)
     assert "data.py:" in found[0]["unsafe_reason"] and "transfer_batch_to_device" in found[0]["unsafe_reason"], found
+
+
+@pytest.mark.parametrize("callbacks, safe", [
+    ("callbacks = [EarlyStopping('val_value')]\ncallbacks.append(ModelCheckpoint())", True),
+    ("callbacks = []\ncallbacks.extend([EarlyStopping('val_value'), ModelCheckpoint()])", True),
+    ("callbacks = [EarlyStopping('val_value')]\ncallbacks.append(HostTargets())", False),
+    ("callbacks = []\nif helpers.flag:\n    callbacks.append(HostTargets())", False),
+    ("callbacks = []\nhelpers.add_more(callbacks)", False),
+    ("callbacks = helpers.get_callbacks()", False),
+])
+def test_callbacks_gathered_in_a_list_are_each_read(tmp_path, callbacks, safe):
+    """A list of callbacks built before the Trainer is read with what the scope puts into it
+    (``append``, ``extend``): a library's callback among them runs batch code not read; a list
+    handed to other code, or made by a function, may hold one."""
+    train = ("import lightning as L\nimport data\nimport helpers\nfrom model import Model\n"
+             "from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint\nfrom somelib import HostTargets\n\n"
+             + callbacks + "\ntrainer = L.Trainer(strategy='ddp', devices=2, callbacks=callbacks)\n"
+             "trainer.fit(Model(), datamodule=data.Local())\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (callbacks, found)
+
+
+def test_callbacks_named_one_by_one_or_shared_by_trainers_are_read(tmp_path):
+    """A callback bound to a name and listed (``callbacks=[early_stop, lr_monitor]``), and one list
+    handed to several Trainers, are read like a list written out (transformers-tutorials'
+    CodeT5 notebook, llm-finetuning-scripts' layerwise experiment)."""
+    train = ("import lightning as L\nimport data\nfrom model import Model\n"
+             "from lightning.pytorch.callbacks import EarlyStopping, LearningRateMonitor\n\n"
+             "early_stop = EarlyStopping('val_value')\nlr_monitor = LearningRateMonitor()\n"
+             "callbacks = [early_stop, lr_monitor]\n"
+             "first = L.Trainer(strategy='ddp', devices=2, callbacks=[early_stop, lr_monitor])\n"
+             "second = L.Trainer(strategy='ddp', devices=2, callbacks=callbacks)\n"
+             "third = L.Trainer(strategy='ddp', devices=2, callbacks=callbacks)\n"
+             "first.fit(Model(), datamodule=data.Local())\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
+    assert [f["applicability"] for f in found] == ["safe"], found

@@ -240,12 +240,7 @@ def trains_another_model(call: ast.Call, module: tuple[str, str, frozenset[str]]
 
 def _a_new_trainer(value: ast.expr, context: _Context) -> bool:
     """``value`` builds a new Trainer: ``L.Trainer(...)``, ``Trainer.from_argparse_args(...)``."""
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    if isinstance(func, ast.Attribute) and func.attr == "from_argparse_args":
-        func = func.value
-    return lightning_name(context.imports, func) == "Trainer"
+    return isinstance(value, ast.Call) and _builds_a_trainer(value, context)
 
 
 def _model_of(call: ast.Call) -> ast.expr | None:
@@ -385,34 +380,40 @@ _CALLBACKS_WITHOUT_BATCH_HOOKS = frozenset({
     "optuna_integration.pytorch_lightning.PyTorchLightningPruningCallback"})
 
 
+def _builds_a_trainer(call: ast.Call, context: _Context) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "from_argparse_args":
+        func = func.value
+    return lightning_name(context.imports, func) == "Trainer"
+
+
 def _trainer_part_problem(call: ast.Call, context: _Context) -> str | None:
     """Why a Trainer built here may run batch code that is not read: a ``strategy=`` (its
     ``batch_to_device``), ``plugins=`` or ``callbacks=`` object of a library other than Lightning
     (review helper-48, c07/c08), or a callback class of the program with a batch-start hook, which
     is handed the moved batch and may move part of it back. A string, Lightning's own classes, and
     the program's classes otherwise (their definitions are read where they are asked) are known."""
-    func = call.func
-    if isinstance(func, ast.Attribute) and func.attr == "from_argparse_args":
-        func = func.value
-    if lightning_name(context.imports, func) != "Trainer":
+    if not _builds_a_trainer(call, context):
         return None
     for keyword in call.keywords:
         if keyword.arg not in ("strategy", "callbacks", "plugins"):
             continue
         values = keyword.value.elts if isinstance(keyword.value, (ast.List, ast.Tuple)) else [keyword.value]
         for value in values:
-            problem = _trainer_object_problem(value, keyword.arg, call, context)
+            problem = _trainer_object_problem(value, keyword.arg, call, context, listed=value is keyword.value)
             if problem is not None:
                 return problem
     return None
 
 
-def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _Context) -> str | None:
+def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _Context, listed: bool = False) -> str | None:
+    """``listed``: ``value`` is the keyword's whole value (a name there may be a list of them)."""
     if isinstance(value, ast.Constant):
         return None
     built = [value]
     if isinstance(value, ast.Name):
-        built = _bindings(value.id, at, context.tree, through_methods=False) or []
+        built = (_list_contents(value.id, at, context) if listed
+                 else _bindings(value.id, at, context.tree, through_methods=False)) or []
         if not built:
             return f"`{role}=` holds `{value.id}`, which is not read"
     for made in built:
@@ -436,6 +437,37 @@ def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _C
             return (f"the callback `{source[3].name}` ({os.path.basename(source[0])}:{source[3].lineno}) has a batch-start "
                     "hook: it is handed the moved batch, and may move part of it back")
     return None
+
+
+def _list_contents(name: str, at: ast.AST, context: _Context) -> list[ast.expr] | None:
+    """What a local list handed to the Trainer holds: each binding's value, and what the scope puts
+    into it (``callbacks.append(x)``, ``.extend([...])``, ``+= [...]``); None where it may hold
+    anything else (another method, a store, handed to other code)."""
+    bound = _bindings(name, at, context.tree, through_methods=False)
+    if bound is None:
+        return None
+    scope = next(iter(_enclosing_functions(at, context.tree)), context.tree)
+    if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in _scope_nodes(scope)):
+        return None  # a list of an outer scope: what else puts into it is not read here
+    parents = parent_map(context.tree)
+    items = list(bound)
+    for use in every_node(scope):  # (nested functions too: they may put anything into it)
+        if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
+            continue
+        holder = parents.get(id(use))
+        call = parents.get(id(holder))
+        if isinstance(holder, ast.Attribute) and holder.attr in ("append", "extend") and isinstance(call, ast.Call) \
+                and call.func is holder and len(call.args) == 1 and not call.keywords:
+            items.append(call.args[0])  # (an ``extend``'s sequence: each of its elements is read)
+            continue
+        if isinstance(holder, ast.keyword) and isinstance(parents.get(id(holder)), ast.Call) \
+                and _builds_a_trainer(parents[id(holder)], context):
+            continue  # a Trainer call (Lightning's own callbacks may be added to it there)
+        return None
+    for statement in _scope_nodes(scope):
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name) and statement.target.id == name:
+            return None
+    return items
 
 
 def _class_defines(source, names: frozenset[str], context: _Context, depth: int) -> bool:
