@@ -308,8 +308,11 @@ HANDED = {
     "the program's data module": ("trainer.fit(Model(), datamodule=data.Local())", True),
     "unpacked, then by keyword": ("train, val = data.loaders()\ntrainer.fit(Model(), train_dataloaders=train, "
                                   "val_dataloaders=val)", True),
-    "a parameter every call fills": ("def run(trainer, dm):\n    trainer.fit(Model(), datamodule=dm)\n\n\n"
-                                     "run(trainer, data.Local())", True),
+    "a parameter every call fills": ("def run(dm):\n    runner = L.Trainer(strategy='ddp', devices=2)\n"
+                                     "    runner.fit(Model(), datamodule=dm)\n\n\nrun(data.Local())", True),
+    # review helper-49: a Trainer handed in, or built in another scope, may have been given anything
+    "a Trainer handed in": ("def run(trainer, dm):\n    trainer.fit(Model(), datamodule=dm)\n\n\n"
+                            "run(trainer, data.Local())", False),
     # a library's class is not read, whatever its name says it is
     "a library's loader": ("from torch_geometric.loader import DataLoader as GraphLoader\n"
                            "trainer.fit(Model(), GraphLoader([]))", False),
@@ -373,21 +376,32 @@ HANDED = {
     # review helper-48: a data module's __new__ (c02); a strategy, plugin or callback not read (c07/c08)
     "a data module whose __new__ builds another": ("class Odd(data.Local):\n    def __new__(cls):\n        return helpers.make()\n\n\n"
                                                    "trainer.fit(Model(), datamodule=Odd())", False),
-    "a library's strategy": ("trainer = L.Trainer(strategy=helpers.HostDDP(), devices=2)\n"
-                             "trainer.fit(Model(), datamodule=data.Local())", False),
+    "a library's strategy": ("runner = L.Trainer(strategy=helpers.HostDDP(), devices=2)\n"
+                             "runner.fit(Model(), datamodule=data.Local())", False),
+    "a strategy a library may register": ("runner = L.Trainer(strategy='host_targets_ddp', devices=2)\n"
+                                          "runner.fit(Model(), datamodule=data.Local())", False),
     "a library's callback": ("from somelib.callbacks import HostTargets\n"
-                             "trainer = L.Trainer(strategy='ddp', devices=2, callbacks=[HostTargets()])\n"
-                             "trainer.fit(Model(), datamodule=data.Local())", False),
+                             "runner = L.Trainer(strategy='ddp', devices=2, callbacks=[HostTargets()])\n"
+                             "runner.fit(Model(), datamodule=data.Local())", False),
+    "a callback added after": ("from somelib.callbacks import HostTargets\n"
+                               "runner = L.Trainer(strategy='ddp', devices=2)\nrunner.callbacks.append(HostTargets())\n"
+                               "runner.fit(Model(), datamodule=data.Local())", False),
+    "a Trainer of keyword arguments unpacked": ("options = {'strategy': helpers.HostDDP()}\n"
+                                                "runner = L.Trainer(devices=2, **options)\n"
+                                                "runner.fit(Model(), datamodule=data.Local())", False),
+    "a Trainer from a factory": ("runner = helpers.make_trainer()\nrunner.fit(Model(), datamodule=data.Local())", False),
+    "a Trainer through a partial": ("import functools\nmake = functools.partial(L.Trainer, strategy='ddp')\n"
+                                    "runner = make()\nrunner.fit(Model(), datamodule=data.Local())", False),
     "a callback of the program with a batch-start hook": (
         "class Peek(L.Callback):\n    def on_validation_batch_start(self, trainer, module, batch, batch_idx):\n"
-        "        batch[1] = batch[1].cpu()\n\n\ntrainer = L.Trainer(strategy='ddp', devices=2, callbacks=[Peek()])\n"
-        "trainer.fit(Model(), datamodule=data.Local())", False),
+        "        batch[1] = batch[1].cpu()\n\n\nrunner = L.Trainer(strategy='ddp', devices=2, callbacks=[Peek()])\n"
+        "runner.fit(Model(), datamodule=data.Local())", False),
     "Lightning's callbacks and optuna's pruning": (
         "from lightning.pytorch.callbacks import EarlyStopping\n"
         "from optuna.integration import PyTorchLightningPruningCallback\n"
-        "trainer = L.Trainer(strategy='ddp', devices=2, callbacks=[EarlyStopping('val_value'), "
+        "runner = L.Trainer(strategy='ddp', devices=2, callbacks=[EarlyStopping('val_value'), "
         "PyTorchLightningPruningCallback(helpers.trial, monitor='val_value')])\n"
-        "trainer.fit(Model(), datamodule=data.Local())", True),
+        "runner.fit(Model(), datamodule=data.Local())", True),
     "a library's class built": ("from torchgeo.datamodules import EuroSATDataModule\ndm_cls = EuroSATDataModule\n"
                                 "trainer.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.args))", False),
 }
@@ -543,7 +557,8 @@ def test_data_handed_to_another_model_is_not_this_ones(tmp_path, case):
     if not safe:
         reason = found[0]["unsafe_reason"]
         assert "EuroSATDataModule` is a class or function the program does not define" in reason \
-            or "train.py:11 stores `" in reason, found
+            or "train.py:11 stores `" in reason or "is used otherwise than for its data calls" in reason \
+            or "is not built here by Lightning's" in reason or "is built in another scope" in reason, found
 
 
 @pytest.mark.parametrize("decorator, known", [
@@ -648,3 +663,28 @@ def test_callbacks_named_one_by_one_or_shared_by_trainers_are_read(tmp_path):
              "first.fit(Model(), datamodule=data.Local())\n")
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
     assert [f["applicability"] for f in found] == ["safe"], found
+
+
+def test_callbacks_the_module_or_the_environment_adds_are_not_read(tmp_path):
+    """The module's own ``configure_callbacks`` gives its Trainer callbacks, and so does any installed
+    distribution with a ``lightning.pytorch.callbacks_factory`` entry point (read from the metadata):
+    their batch hooks are not read (review helper-49, c04/c12)."""
+    model = MODEL.replace("    def configure_optimizers(self):",
+                          "    def configure_callbacks(self):\n        return [helpers.HostTargets()]\n\n"
+                          "    def configure_optimizers(self):").replace("import torch\n", "import helpers\nimport torch\n", 1)
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", model=model)
+    assert found[0]["applicability"] == "unsafe" and "configure_callbacks" in found[0]["unsafe_reason"], found
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert decisions(plain, "nn.functional.mse_loss(pred, y)")[0]["applicability"] == "safe"
+    site = tmp_path / "site"
+    info = site / "host_callbacks-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: host-callbacks\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[lightning.pytorch.callbacks_factory]\nhost = host_callbacks:make\n")
+    out = subprocess.run([sys.executable, "-m", "ddpfix", "--check", "--no-color", "--select", "DDP004",
+                          "--output-format", "json", "model.py"], cwd=plain, capture_output=True, text=True,
+                         env={**__import__("os").environ, "PYTHONPATH": str(site)}).stdout
+    found = [r for r in json.loads(out) if "val_value" in r["message"]]
+    assert found[0]["applicability"] == "unsafe" and "host-callbacks" in found[0]["unsafe_reason"], found

@@ -95,7 +95,7 @@ CASES = {
         "trainer = instantiate_class((), json.load(open('trainer.json')))\n", {}, False),
     "a_trainer_with_literal_arguments_and_rank_sharded_data": (
         SEEDED + "shard = int(os.environ['LOCAL_RANK'])\ntrainer_cls = L.Trainer\n"
-        "trainer = trainer_cls(strategy='ddp', devices=2)\n", {}, True),
+        "trainer = trainer_cls(strategy='ddp', devices=2)\n", {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     "unpacked_without_a_seed": ("trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, False),
     # the Trainer under another name, or made by ``partial``
     "unpacked_into_an_alias_and_rank_sharded_data": (
@@ -104,9 +104,9 @@ CASES = {
     "unpacked_through_partial_and_rank_sharded_data": (
         SEEDED + "import functools\nshard = int(os.environ['LOCAL_RANK'])\n"
         "trainer = functools.partial(L.Trainer, **json.load(open('trainer.json')))()\n", {}, False),
-    "unpacked_seeded_same_data_everywhere": (SEEDED + "trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, True),
+    "unpacked_seeded_same_data_everywhere": (SEEDED + "trainer = L.Trainer(**json.load(open('trainer.json')))\n", {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     "unpacked_beside_a_literal_switch": (
-        "trainer = L.Trainer(use_distributed_sampler=True, **json.load(open('trainer.json')))\n", {}, True),
+        "trainer = L.Trainer(use_distributed_sampler=True, **json.load(open('trainer.json')))\n", {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     "yaml_off": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
                  {"configs/trainer.yaml": "trainer:\n  use_distributed_sampler: off\n"}, False),
     "json_false": (SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
@@ -136,7 +136,7 @@ CASES = {
     # configuration may name any data module, whose batch hooks are not read)
     "lightning_cli_same_data_everywhere": (SEEDED + "cli = L.pytorch.cli.LightningCLI(Model, L.LightningDataModule, "
                                            "run=False)\ntrainer = cli.trainer\n",
-                                           {"requirements.txt": "lightning==2.5.5\n"}, True),
+                                           {"requirements.txt": "lightning==2.5.5\n"}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     # a switch the program names with a value of its own is off for all we know, whatever the data
     "a_name_seeded_same_data_everywhere": (
         SEEDED + "uds = os.environ.get('UDS', '1') == '1'\n"
@@ -166,12 +166,12 @@ CASES = {
     # built from outside the text (the command line may turn the sampler off): whether the ranks'
     # data may differ. A read of the rank that only decides what to report shapes no data.
     "the_rank_read_only_to_decide_what_to_print": (
-        SEEDED + OUTSIDE + "if trainer.is_global_zero:\n    print('rank zero')\n", {}, True),
+        SEEDED + OUTSIDE + "if trainer.is_global_zero:\n    print('rank zero')\n", {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     "the_rank_read_to_choose_a_shard": (
         SEEDED + OUTSIDE + "if trainer.is_global_zero:\n    files = ['a', 'b']\n", {}, False),
-    "the_rank_named_in_a_comment_only": (SEEDED + "# one shard per LOCAL_RANK\n" + OUTSIDE[:-1] + "  # 11 samples per rank\n", {}, True),
+    "the_rank_named_in_a_comment_only": (SEEDED + "# one shard per LOCAL_RANK\n" + OUTSIDE[:-1] + "  # 11 samples per rank\n", {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     "the_rank_read_after_a_hash_in_a_string": (SEEDED + "tag = '#' + os.environ['LOCAL_RANK']\n" + OUTSIDE, {}, False),
-    "a_rank_logged_as_a_value": (SEEDED + OUTSIDE + "print('rank', int(trainer.global_rank))\n", {}, True),
+    "a_rank_logged_as_a_value": (SEEDED + OUTSIDE + "print('rank', int(trainer.global_rank))\n", {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     # review rounds 13 and 14: a guarded report that draws or uses up an iterator, a test that
     # changes data, a statement sharing the report's line, the rank by another name
     "a_rank_guarded_print_that_draws": (
@@ -204,8 +204,8 @@ CASES = {
         SEEDED + "files = ['b', 'a']\nif os.environ.get('LOCAL_RANK') == '0':\n    print('files', files.sort())\n" + OUTSIDE,
         {}, False),
     "the_environment_read_to_decide_a_print": (
-        SEEDED + OUTSIDE + "if os.environ.get('LOCAL_RANK', '0') == '0':\n    print('rank zero')\n", {}, True),
-    "random_data_seeded": (SEEDED + "data = torch.randn(100, 4)\n" + OUTSIDE, {}, True),
+        SEEDED + OUTSIDE + "if os.environ.get('LOCAL_RANK', '0') == '0':\n    print('rank zero')\n", {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
+    "random_data_seeded": (SEEDED + "data = torch.randn(100, 4)\n" + OUTSIDE, {}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     # ``prepare_data`` runs on local rank 0 alone: what it keeps on the instance the others lack
     "a_split_kept_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
         prepare="        self.train_ids = list(range(64))[: self.n]")}, False),
@@ -218,7 +218,7 @@ CASES = {
     "a_global_set_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
         prepare="        global SPLIT\n        SPLIT = 3")}, False),
     "a_download_in_prepare_data": (SEEDED + OUTSIDE, {"data.py": DATA_MODULE.format(
-        prepare="        os.makedirs(self.root, exist_ok=True)\n        print('downloaded to', self.root)")}, True),
+        prepare="        os.makedirs(self.root, exist_ok=True)\n        print('downloaded to', self.root)")}, False),  # a Trainer not built by a read Trainer(...) call: its strategy is not read (helper-49)
     "an_extensionless_launcher_turns_it_off": (
         SEEDED + "trainer = L.Trainer(strategy='ddp', devices=2)\n",
         {"scripts/run": "#!/bin/sh\nPL_TRAINER_USE_DISTRIBUTED_SAMPLER=0 exec python train.py\n"}, False),

@@ -55,7 +55,7 @@ CASES = {
     "a_config_field_that_is_a_number": (
         "import dataclasses\n\n\n@dataclasses.dataclass\nclass TrainerConfig:\n    strategy: str = 'ddp'\n"
         "    val_check_interval: float = 0.5\n\n\n"
-        "trainer = L.Trainer(**dataclasses.asdict(TrainerConfig()))\n", {}, True),
+        "trainer = L.Trainer(**dataclasses.asdict(TrainerConfig()))\n", {}, False),  # a Trainer of `**` arguments: its strategy is not read (helper-49)
     "a_string_key_set_at_run_time": (
         "cfg = {'strategy': 'ddp'}\ncfg['val_check_interval'] = '00:00:05:00'\ntrainer = L.Trainer(**cfg)\n", {}, False),
     "a_dict_entry_that_is_a_number": (
@@ -64,7 +64,7 @@ CASES = {
         "trainer = L.Trainer(**{'strategy': 'ddp', 'devices': 2, 'val_check_interval': '00:01:00:00'})\n", {}, False),
     "unpacked_from_a_config_that_sets_a_number": (
         "trainer = L.Trainer(**json.load(open('trainer.json')))\n",
-        {"trainer.json": '{"strategy": "ddp", "val_check_interval": 0.5}'}, True),
+        {"trainer.json": '{"strategy": "ddp", "val_check_interval": 0.5}'}, False),  # a Trainer of `**` arguments: its strategy is not read (helper-49)
     "unpacked_from_a_config_that_sets_a_duration": (
         "trainer = L.Trainer(**json.load(open('trainer.json')))\n",
         {"trainer.json": '{"strategy": "ddp", "val_check_interval": "00:00:10:00"}'}, False),
@@ -117,6 +117,8 @@ def test_a_validation_log_syncs_only_where_every_rank_validates_at_the_same_step
     validation = next(line for line in out.splitlines() if "'val_loss'" in line)
     training = next(line for line in out.splitlines() if "'train_loss'" in line)
     assert ("DDP004 [*]" if safe else "DDP004 [~]") in validation, out
-    assert "DDP004 [*]" in training, out  # the training loop runs every step on every rank
+    if "**" not in script or "**{" in script:  # (a Trainer of `**` arguments not read keeps every fix unsafe)
+        assert "DDP004 [*]" in training, out  # the training loop runs every step on every rank
     if not safe:
-        assert "val_check_interval" in out and "a step of its own" in out, out
+        assert ("val_check_interval" in out and "a step of its own" in out) \
+            or "is handed `**` arguments: its callbacks, plugins and strategy are not read" in out, out

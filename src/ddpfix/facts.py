@@ -1070,8 +1070,9 @@ class ProjectFacts:
             if asking is not None and asking[2]:
                 # A logging method read off anything but ``self`` (``test_protocol = Student.test_step``)
                 # may run on another model with its batches (review helper-48, c04): no pairing.
-                escaping = re.compile(rb"(?<!\bself)(?<!\bsuper\(\))\.[ \t]*(?:"
-                                      + b"|".join(re.escape(n.encode()) for n in sorted(asking[2])) + rb")\b")
+                names = b"|".join(re.escape(n.encode()) for n in sorted(asking[2]))
+                escaping = re.compile(rb"(?<!\bself)(?<!\bsuper\(\))\.[ \t]*(?:" + names + rb")\b"
+                                      rb"|['\"](?:" + names + rb")['\"]")  # (``getattr(Student, "test_step")``: c19)
                 if self.text_in_program(escaping, path) is not None:
                     asking = None
             # A hand-off is spelled ``<x>.fit``, or made by ``getattr`` in a file that names a Trainer.

@@ -38,6 +38,12 @@ def returns_its_class(decorator: ast.FunctionDef | ast.AsyncFunctionDef, qualify
         return False  # rebound, or declared ``global``/``nonlocal``
     if any(isinstance(node, ast.Nonlocal) and name in node.names for node in ast.walk(decorator)):
         return False  # a nested function may rebind it before the return (review helper-47, c03)
+    if any(isinstance(node, ast.Attribute) and node.attr in ("__class__", "__bases__", "__dict__")
+           and not isinstance(node.ctx, ast.Load) or isinstance(node, ast.Attribute) and node.attr == "__dict__"
+           or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+           and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                    and not str(node.args[1].value).startswith("__")) for node in ast.walk(decorator)):
+        return False  # an ``__init__`` it installs may change what an instance is (review helper-49, c14)
     reached: list[ast.AST] = []
     returns, falls = _reachable_returns(decorator.body, name, qualify, reached)
     if not _only_kept(reached, name, qualify):

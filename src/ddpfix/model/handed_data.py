@@ -68,14 +68,14 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
                 return f"{where}:{node.lineno}: {problem}"
         if not isinstance(node, ast.Call):
             continue
-        part = _trainer_part_problem(node, context)
-        if part is not None:
-            return f"{where}:{node.lineno}: {part}"
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in DATA_METHODS and not _not_a_trainer(func.value, node, context) \
                 and not (module is not None and trains_another_model(node, module, context)):
             if any(k.arg is None for k in node.keywords):
                 return f"{where}:{node.lineno}: `{ast.unparse(func)[:40]}(...)` is handed `**` arguments, not read"
+            trainer = _trainer_problem(func.value, node, context)
+            if trainer is not None:
+                return f"{where}:{node.lineno}: {trainer}"
             # The first positional argument is the model, unless a ``*`` may fill it (then all is data).
             first = 1 if node.args and not isinstance(node.args[0], ast.Starred) else 0
             handed = [*node.args[first:], *(k.value for k in node.keywords if k.arg not in (
@@ -367,6 +367,8 @@ def _what_the_class_reaches(cls: ast.ClassDef, context: _Context) -> tuple[froze
     return kept
 
 
+#: A strategy's or plugin's methods that move or convert a batch.
+_BATCH_MOVES = frozenset({"batch_to_device", "convert_input", "process_dataloader"})
 #: A callback's hooks handed the batch after Lightning moved it, which may move part of it back.
 _BATCH_START_HOOKS = frozenset({"on_train_batch_start", "on_validation_batch_start", "on_test_batch_start",
                                 "on_predict_batch_start"})
@@ -387,6 +389,86 @@ def _builds_a_trainer(call: ast.Call, context: _Context) -> bool:
     return lightning_name(context.imports, func) == "Trainer"
 
 
+#: Strategy names Lightning knows itself (2.x's registry, and 1.x's); a library may register others
+#: when it is imported (review helper-49, c07).
+_LIGHTNING_STRATEGIES = frozenset({
+    "auto", "dp", "ddp", "ddp2", "ddp_cpu", "ddp_spawn", "ddp_fork", "ddp_notebook", "ddp_sharded", "ddp_sharded_spawn",
+    "ddp_fully_sharded", "deepspeed", "deepspeed_stage_1", "deepspeed_stage_2", "deepspeed_stage_2_offload",
+    "deepspeed_stage_3", "deepspeed_stage_3_offload", "deepspeed_stage_3_offload_nvme", "fsdp", "fsdp_cpu_offload",
+    "fsdp_native", "horovod", "single_device", "single_tpu", "single_xla", "tpu_spawn", "xla", "xla_debug",
+    *(f"{base}_find_unused_parameters_{flag}" for base in ("ddp", "ddp_spawn", "ddp_fork", "ddp_notebook")
+      for flag in ("true", "false"))})
+#: What a script may read off its Trainer without changing what it runs.
+_TRAINER_READS = frozenset({"callback_metrics", "logged_metrics", "progress_bar_metrics", "current_epoch", "global_step",
+                            "is_global_zero", "global_rank", "local_rank", "world_size", "num_devices", "state",
+                            "checkpoint_callback", "save_checkpoint", "log_dir", "default_root_dir", "lightning_module",
+                            "interrupted", "sanity_checking", "training", "testing", "validating", "predicting",
+                            "logger", "loggers", "checkpoint_callbacks", "early_stopping_callback", "max_epochs",
+                            "num_nodes", "precision", "estimated_stepping_batches", "ckpt_path"})
+
+
+def _trainer_problem(receiver: ast.expr, call: ast.Call, context: _Context) -> str | None:
+    """Why the Trainer a ``fit``-like call runs on may run batch code that is not read (review
+    helper-49): it must be built in the call's scope, once, by Lightning's ``Trainer(...)`` without
+    ``**`` (not a subclass, a ``partial``, a factory of the program or a library's), then used there
+    only for its data calls and its readings (not handed on, not changed: ``trainer.callbacks.append``),
+    with every strategy, plugin and callback it is given read (``_trainer_part_problem``)."""
+    if isinstance(receiver, ast.Call) and _builds_a_trainer(receiver, context):
+        built = receiver  # ``L.Trainer(...).fit(model)``
+        if not _keywords_read(built):
+            return f"`{ast.unparse(built.func)[:40]}(...)` (line {built.lineno}) is handed `**` arguments: its callbacks, plugins and strategy are not read"
+        return _trainer_part_problem(built, context)
+    if not isinstance(receiver, ast.Name):
+        return f"`{ast.unparse(receiver)[:40]}` is a Trainer this code does not build, whose callbacks and strategy are not read"
+    bound = _bindings(receiver.id, call, context.tree, through_methods=False)
+    if not bound or not all(isinstance(b, ast.Call) and _builds_a_trainer(b, context) for b in bound):
+        return (f"`{receiver.id}` is not built here by Lightning's `Trainer(...)`: its callbacks, plugins and strategy "
+                "are not read")
+    scope = next(iter(_enclosing_functions(call, context.tree)), context.tree)
+    for built in bound:  # (a notebook builds a Trainer in several cells: each is read)
+        if not _keywords_read(built):
+            return f"`{ast.unparse(built.func)[:40]}(...)` (line {built.lineno}) is handed `**` arguments: its callbacks, plugins and strategy are not read"
+        if not any(n is built for n in _scope_nodes(scope)):
+            return f"`{receiver.id}` is built in another scope, which may change it"
+    parents = parent_map(context.tree)
+    inner = _enclosing_functions(call, context.tree)[:1]
+    for use in every_node(scope):
+        if not (isinstance(use, ast.Name) and use.id == receiver.id and isinstance(use.ctx, ast.Load)):
+            continue
+        holder = parents.get(id(use))
+        above = parents.get(id(holder))
+        called = isinstance(above, ast.Call) and above.func is holder
+        if isinstance(holder, ast.Call) and use in holder.args and lightning_name(context.imports, holder.func) is not None:
+            continue  # handed to Lightning's own code (``Tuner(trainer)``)
+        if _enclosing_functions(use, context.tree)[:1] == inner and isinstance(holder, ast.Attribute) and (
+                (holder.attr in DATA_METHODS and called) or holder.attr in _TRAINER_READS):
+            continue  # (``trainer.logger.log_hyperparams(...)``: its logger's, which no batch meets)
+        return (f"`{receiver.id}` (line {use.lineno}) is used otherwise than for its data calls and readings: "
+                "what it runs may be changed")
+    return next((p for p in (_trainer_part_problem(built, context) for built in bound) if p is not None), None)
+
+
+def _keywords_read(call: ast.Call) -> bool:
+    """Every argument of the call is read: no ``*``, and ``**`` only of a dict display whose keys are
+    strings written out (``Trainer(**{"devices": 2})``)."""
+    return not any(isinstance(a, ast.Starred) for a in call.args) and all(
+        k.arg is not None or (isinstance(k.value, ast.Dict) and all(
+            isinstance(key, ast.Constant) and isinstance(key.value, str) for key in k.value.keys))
+        for k in call.keywords)
+
+
+def _keywords_of(call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """(name, value) of each keyword, a ``**`` dict display's entries too (``_keywords_read``)."""
+    found = []
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            found.append((keyword.arg, keyword.value))
+        elif isinstance(keyword.value, ast.Dict):
+            found += [(key.value, value) for key, value in zip(keyword.value.keys, keyword.value.values)
+                      if isinstance(key, ast.Constant)]
+    return found
+
+
 def _trainer_part_problem(call: ast.Call, context: _Context) -> str | None:
     """Why a Trainer built here may run batch code that is not read: a ``strategy=`` (its
     ``batch_to_device``), ``plugins=`` or ``callbacks=`` object of a library other than Lightning
@@ -395,12 +477,12 @@ def _trainer_part_problem(call: ast.Call, context: _Context) -> str | None:
     the program's classes otherwise (their definitions are read where they are asked) are known."""
     if not _builds_a_trainer(call, context):
         return None
-    for keyword in call.keywords:
-        if keyword.arg not in ("strategy", "callbacks", "plugins"):
+    for name, given in _keywords_of(call):
+        if name not in ("strategy", "callbacks", "plugins"):
             continue
-        values = keyword.value.elts if isinstance(keyword.value, (ast.List, ast.Tuple)) else [keyword.value]
+        values = given.elts if isinstance(given, (ast.List, ast.Tuple)) else [given]
         for value in values:
-            problem = _trainer_object_problem(value, keyword.arg, call, context, listed=value is keyword.value)
+            problem = _trainer_object_problem(value, name, call, context, listed=value is given)
             if problem is not None:
                 return problem
     return None
@@ -409,6 +491,8 @@ def _trainer_part_problem(call: ast.Call, context: _Context) -> str | None:
 def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _Context, listed: bool = False) -> str | None:
     """``listed``: ``value`` is the keyword's whole value (a name there may be a list of them)."""
     if isinstance(value, ast.Constant):
+        if role == "strategy" and isinstance(value.value, str) and value.value not in _LIGHTNING_STRATEGIES:
+            return f"`strategy={value.value!r}` is not one of Lightning's own strategies: a library may register it"
         return None
     built = [value]
     if isinstance(value, ast.Name):
@@ -436,6 +520,9 @@ def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _C
         if role == "callbacks" and _class_defines(source, _BATCH_START_HOOKS, context, 0):
             return (f"the callback `{source[3].name}` ({os.path.basename(source[0])}:{source[3].lineno}) has a batch-start "
                     "hook: it is handed the moved batch, and may move part of it back")
+        if role != "callbacks" and _class_defines(source, _BATCH_MOVES, context, 0):
+            return (f"the {role} `{source[3].name}` ({os.path.basename(source[0])}:{source[3].lineno}) may move batches "
+                    "itself, or derives from a class not read (review helper-49, c08)")
     return None
 
 

@@ -396,6 +396,22 @@ def _installed_in_venv(folder: str) -> dict[str, LightningVersion]:
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
+def entry_point_providers(groups: tuple[str, ...]) -> tuple[str, ...]:
+    """The installed distributions that declare entry points in ``groups`` (metadata only)."""
+    from importlib import metadata
+
+    found = []
+    for distribution in metadata.distributions():
+        try:
+            points = distribution.entry_points
+        except Exception:  # a broken distribution's metadata: it declares nothing readable
+            continue
+        if any(point.group in groups for point in points):
+            found.append(distribution.metadata.get("Name") or "?")
+    return tuple(sorted(found))
+
+
 def _installed(package: str) -> LightningVersion | None:
     from importlib import metadata
 

@@ -934,6 +934,16 @@ def _results_on_the_cpu(ctx: RuleContext) -> str | None:
     return None
 
 
+def external_callbacks() -> str | None:
+    """The installed distribution, if any, that gives every Trainer callbacks through Lightning's entry
+    points (``lightning.pytorch.callbacks_factory``; read from the metadata, never imported:
+    review helper-49, c12)."""
+    from ddpfix.model.versions import entry_point_providers
+
+    found = entry_point_providers(("lightning.pytorch.callbacks_factory", "pytorch_lightning.callbacks_factory"))
+    return None if not found else f"the installed `{found[0]}` (an entry point `callbacks_factory`)"
+
+
 def _batch_moved_elsewhere(facts) -> str | None:
     """Where code of the program other than Lightning may decide the batch's device: a data
     module's ``transfer_batch_to_device`` (not one that hands back Lightning's own move of its
@@ -978,6 +988,14 @@ def _batch_moved_elsewhere(facts) -> str | None:
                     found = (f"{stored} stores `{name}`: a batch may be moved by it, some of its tensors left on the "
                              "CPU, and NCCL refuses CPU tensors in the sync")
                     break
+            if found is None and ("configure_callbacks" in facts.methods or "configure_callbacks" in facts.unknown_methods):
+                found = ("the module's `configure_callbacks` adds callbacks to its Trainer, whose batch hooks are not "
+                         "read: some of a batch's tensors may be left on the CPU, and NCCL refuses CPU tensors in the sync")
+            if found is None:
+                external = external_callbacks()
+                if external is not None:
+                    found = (f"{external} adds callbacks to every Trainer, whose batch hooks are not read: some of a "
+                             "batch's tensors may be left on the CPU, and NCCL refuses CPU tensors in the sync")
             if found is None:
                 # ``self.transfer_batch_to_device = f`` in an ``__init__`` (a decorator's too) sets the
                 # instance's hook, which Lightning calls (review helper-47, c08/c08b).
@@ -1157,7 +1175,9 @@ _BATCH_TRANSFER_HOOKS = ("transfer_batch_to_device",)
 #: Other code that decides what a batch is, or where, around Lightning's move: a data module's
 #: hooks before and after it (the module's own are read where its hooks are), a strategy's move.
 _BATCH_HOOKS_ELSEWHERE = ("on_before_batch_transfer", "on_after_batch_transfer", "batch_to_device")
-_HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE)).encode()
+#: (with a callback's batch-start hooks, handed the moved batch: review helper-49, c09b/c09c)
+_HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "on_train_batch_start",
+                        "on_validation_batch_start", "on_test_batch_start", "on_predict_batch_start")).encode()
 #: A batch hook stored on any object, its own instance too: ``self.<hook> = ...``, ``setattr(self, "<hook>", ...)``.
 _HOOK_STORED_ON_AN_INSTANCE = re.compile(
     rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
