@@ -389,6 +389,13 @@ HANDED = {
     "a Trainer of keyword arguments unpacked": ("options = {'strategy': helpers.HostDDP()}\n"
                                                 "runner = L.Trainer(devices=2, **options)\n"
                                                 "runner.fit(Model(), datamodule=data.Local())", False),
+    "a Trainer handed on after its last fit": ("runner = L.Trainer(strategy='ddp', devices=2)\n"
+                                               "runner.fit(Model(), datamodule=data.Local())\nhelpers.record(runner)", True),
+    "a Trainer handed on between fits of a loop": ("runner = L.Trainer(strategy='ddp', devices=2)\nfor fold in range(2):\n"
+                                                   "    runner.fit(Model(), datamodule=data.Local())\n"
+                                                   "    helpers.record(runner)", False),
+    "a Trainer handed on before its fit": ("runner = L.Trainer(strategy='ddp', devices=2)\nhelpers.configure(runner)\n"
+                                           "runner.fit(Model(), datamodule=data.Local())", False),
     "a Trainer from a factory": ("runner = helpers.make_trainer()\nrunner.fit(Model(), datamodule=data.Local())", False),
     "a Trainer through a partial": ("import functools\nmake = functools.partial(L.Trainer, strategy='ddp')\n"
                                     "runner = make()\nrunner.fit(Model(), datamodule=data.Local())", False),

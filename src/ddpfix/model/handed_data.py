@@ -415,7 +415,7 @@ def _trainer_problem(receiver: ast.expr, call: ast.Call, context: _Context) -> s
     with every strategy, plugin and callback it is given read (``_trainer_part_problem``)."""
     if isinstance(receiver, ast.Call) and _builds_a_trainer(receiver, context):
         built = receiver  # ``L.Trainer(...).fit(model)``
-        if not _keywords_read(built):
+        if not _keywords_read(built, context):
             return f"`{ast.unparse(built.func)[:40]}(...)` (line {built.lineno}) is handed `**` arguments: its callbacks, plugins and strategy are not read"
         return _trainer_part_problem(built, context)
     if not isinstance(receiver, ast.Name):
@@ -426,15 +426,28 @@ def _trainer_problem(receiver: ast.expr, call: ast.Call, context: _Context) -> s
                 "are not read")
     scope = next(iter(_enclosing_functions(call, context.tree)), context.tree)
     for built in bound:  # (a notebook builds a Trainer in several cells: each is read)
-        if not _keywords_read(built):
+        if not _keywords_read(built, context):
             return f"`{ast.unparse(built.func)[:40]}(...)` (line {built.lineno}) is handed `**` arguments: its callbacks, plugins and strategy are not read"
         if not any(n is built for n in _scope_nodes(scope)):
             return f"`{receiver.id}` is built in another scope, which may change it"
     parents = parent_map(context.tree)
     inner = _enclosing_functions(call, context.tree)[:1]
-    for use in every_node(scope):
-        if not (isinstance(use, ast.Name) and use.id == receiver.id and isinstance(use.ctx, ast.Load)):
-            continue
+    uses = [n for n in every_node(scope) if isinstance(n, ast.Name) and n.id == receiver.id and isinstance(n.ctx, ast.Load)]
+    data_calls = [u for u in uses if isinstance(parents.get(id(u)), ast.Attribute) and parents[id(u)].attr in DATA_METHODS]
+
+    def in_a_loop(node: ast.AST) -> bool:
+        node = parents.get(id(node))
+        while node is not None and node is not scope:
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.While, *_SCOPES)):
+                return True
+            node = parents.get(id(node))
+        return False
+
+    straight = not any(in_a_loop(u) for u in uses)
+    last = max((u.lineno for u in data_calls), default=0)
+    for use in uses:
+        if straight and use.lineno > last and _enclosing_functions(use, context.tree)[:1] == inner:
+            continue  # after its last data call, in code that runs once: it changes nothing they ran
         holder = parents.get(id(use))
         above = parents.get(id(holder))
         called = isinstance(above, ast.Call) and above.func is holder
@@ -448,13 +461,77 @@ def _trainer_problem(receiver: ast.expr, call: ast.Call, context: _Context) -> s
     return next((p for p in (_trainer_part_problem(built, context) for built in bound) if p is not None), None)
 
 
-def _keywords_read(call: ast.Call) -> bool:
+#: The Trainer's arguments that may bring batch code (``_trainer_part_problem``).
+_BATCH_CODE_ARGUMENTS = frozenset({"strategy", "callbacks", "plugins"})
+
+
+def _keywords_read(call: ast.Call, context: _Context) -> bool:
     """Every argument of the call is read: no ``*``, and ``**`` only of a dict display whose keys are
-    strings written out (``Trainer(**{"devices": 2})``)."""
+    strings written out (``Trainer(**{"devices": 2})``), or of a call of the program's function that
+    provably gives none of ``_BATCH_CODE_ARGUMENTS`` (``**settings()``: ``_gives_no_batch_code``)."""
+    # A call that names its strategy itself takes none from ``**settings()`` (Python refuses a
+    # keyword given twice). What else such settings give is not read: callbacks or plugins built by
+    # a function the program does not define (the differential harness's ``probe.trainer_kwargs()``;
+    # a gap the closing note of 2026-11-30 names).
+    named = any(k.arg == "strategy" for k in call.keywords)
     return not any(isinstance(a, ast.Starred) for a in call.args) and all(
         k.arg is not None or (isinstance(k.value, ast.Dict) and all(
             isinstance(key, ast.Constant) and isinstance(key.value, str) for key in k.value.keys))
+        or _gives_no_batch_code(k.value, context)
+        or (named and isinstance(k.value, ast.Call) and _function_source(k.value.func, context) is None)
         for k in call.keywords)
+
+
+def _gives_no_batch_code(value: ast.expr, context: _Context) -> bool:
+    """``value`` calls a function of the program every return of which is a dict it builds in its own
+    code: ``dict(key=...)`` or a display with string keys, then only items stored under string keys
+    or ``.update(extra)`` of its ``**extra`` parameter; and neither those keys nor the call's own
+    keywords (what ``extra`` holds) name a strategy, callbacks or plugins."""
+    if not isinstance(value, ast.Call) or any(k.arg is None for k in value.keywords) \
+            or any(k.arg in _BATCH_CODE_ARGUMENTS for k in value.keywords):
+        return False
+    source = _function_source(value.func, context)
+    if source is None:
+        return False
+    function = source[3]
+    extra = function.args.kwarg.arg if function.args.kwarg is not None else None
+    returns = [n for n in _scope_nodes(function) if isinstance(n, ast.Return)]
+    if function.decorator_list or not returns or not all(isinstance(r.value, ast.Name) for r in returns):
+        return False
+    name = returns[0].value.id
+    if any(r.value.id != name for r in returns):
+        return False
+    keys: set[str] = set()
+    built = 0
+    parents = parent_map(source[1])
+    for node in _scope_nodes(function):
+        if isinstance(node, ast.Name) and node.id == name:
+            holder = parents.get(id(node))
+            if isinstance(node.ctx, ast.Store):
+                if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and holder.targets[0] is node):
+                    return False
+                made = holder.value
+                if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and made.func.id == "dict" \
+                        and not made.args and all(k.arg is not None for k in made.keywords):
+                    keys |= {k.arg for k in made.keywords}
+                elif isinstance(made, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in made.keys):
+                    keys |= {k.value for k in made.keys}
+                else:
+                    return False
+                built += 1
+            elif isinstance(holder, ast.Return):
+                continue
+            elif isinstance(holder, ast.Subscript) and isinstance(holder.ctx, ast.Store) \
+                    and isinstance(holder.slice, ast.Constant) and isinstance(holder.slice.value, str):
+                keys.add(holder.slice.value)
+            elif isinstance(holder, ast.Attribute) and holder.attr == "update" and extra is not None:
+                call = parents.get(id(holder))
+                if not (isinstance(call, ast.Call) and call.func is holder and len(call.args) == 1 and not call.keywords
+                        and isinstance(call.args[0], ast.Name) and call.args[0].id == extra):
+                    return False
+            else:
+                return False
+    return built == 1 and not keys & _BATCH_CODE_ARGUMENTS
 
 
 def _keywords_of(call: ast.Call) -> list[tuple[str, ast.expr]]:
