@@ -211,7 +211,7 @@ def trains_another_model(call: ast.Call, module: tuple[str, str, frozenset[str]]
         # (a Trainer bound once there); each of its calls that names a model must name another.
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
         bound = _bindings(receiver.id, call, context.tree, through_methods=False) if isinstance(receiver, ast.Name) else None
-        if not bound or len(bound) != 1 or not _a_new_trainer(bound[0], context):
+        if not bound or len(bound) != 1 or not isinstance(bound[0], ast.Call) or not _builds_a_trainer(bound[0], context):
             return False  # a Trainer handed over may have been handed this module before
         scope = next(iter(_enclosing_functions(call, context.tree)), context.tree)
         if not any(isinstance(n, ast.Name) and n.id == receiver.id and isinstance(n.ctx, ast.Store)
@@ -236,11 +236,6 @@ def trains_another_model(call: ast.Call, module: tuple[str, str, frozenset[str]]
     if not built:
         return False
     return all(isinstance(value, ast.Call) and _another_class(value.func, module, context, 0) for value in built)
-
-
-def _a_new_trainer(value: ast.expr, context: _Context) -> bool:
-    """``value`` builds a new Trainer: ``L.Trainer(...)``, ``Trainer.from_argparse_args(...)``."""
-    return isinstance(value, ast.Call) and _builds_a_trainer(value, context)
 
 
 def _model_of(call: ast.Call) -> ast.expr | None:
@@ -383,6 +378,7 @@ _CALLBACKS_WITHOUT_BATCH_HOOKS = frozenset({
 
 
 def _builds_a_trainer(call: ast.Call, context: _Context) -> bool:
+    """``call`` builds a new Trainer: ``L.Trainer(...)``, ``Trainer.from_argparse_args(...)``."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr == "from_argparse_args":
         func = func.value
