@@ -79,11 +79,35 @@ def test_a_value_a_library_may_make_on_the_cpu_keeps_the_fix_unsafe(tmp_path, va
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
 
 
-def test_a_batch_of_a_class_with_its_own_to_may_keep_tensors_on_the_cpu(tmp_path):
-    data = "class SeqBatch:\n    def to(self, device):\n        self.tokens = self.tokens.to(device)\n        return self\n"
+SEQ_BATCH = "class SeqBatch{bases}:\n    def to(self, device):\n        self.tokens = self.tokens.to(device)\n        return self\n"
+
+
+@pytest.mark.parametrize("bases, more, reason", [
+    # torch's default collate builds a mapping's or a named tuple's own class again: Lightning then
+    # calls its ``to``
+    ("(dict)", "", "data.py:11 defines `to`"),
+    ("(typing.NamedTuple)", "", "data.py:11 defines `to`"),
+    ("(helpers.Record)", "", "data.py:11 defines `to`"),
+    ("", "\n\ncollections.abc.Mapping.register(SeqBatch)\n", "data.py:11 defines `to`"),
+    # a plain class's objects make the default collate raise: only the program's own batching
+    # (asked apart) hands one to Lightning
+    ("", "\n\ndef collate(items):\n    return SeqBatch()\n\n\nloader = DataLoader([], collate_fn=collate)\n",
+     "batches made by the program"),
+    ("", "", None),
+    ("(torch.nn.Module)", "", None),
+])
+def test_a_batch_of_a_class_with_its_own_to_may_keep_tensors_on_the_cpu(tmp_path, bases, more, reason):
+    """Lightning moves a batch that has a ``to`` by calling it, which may leave tensors on the CPU;
+    a class's objects can be a batch only through the program's own batching or as a mapping,
+    sequence or named tuple the default collate builds again (asteroid's test ``FakeModel`` is none)."""
+    data = ("import collections.abc\nimport typing\n\nimport torch\nfrom torch.utils.data import DataLoader\n\n"
+            "import helpers\n\n\n" + SEQ_BATCH.format(bases=bases) + more)
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", TRAIN.replace("from model", "import data\nfrom model"),
                       {"data.py": data})
-    assert [f["applicability"] for f in found] == ["unsafe"] and "data.py:2 defines `to`" in found[0]["unsafe_reason"], found
+    if reason is None:
+        assert [f["applicability"] for f in found] == ["safe"], found
+    else:
+        assert [f["applicability"] for f in found] == ["unsafe"] and reason in found[0]["unsafe_reason"], found
 
 
 DATA_MODULE = """import lightning as L
@@ -537,6 +561,12 @@ PAIRED = {
                                       "        self.__class__ = helpers.chosen", False),
     "a logging method bound in the class body": ("class Teacher(L.LightningModule):\n    validation_step = helpers.protocol\n\n\n"
                                                  "trainer.fit(Teacher(), datamodule=EuroSATDataModule())", "", "        pass", False),
+    # words that name a logging method in a comment or a docstring read nothing (pl_bolts' data monitor)
+    "a logging method named in a comment": ('"""Trains Other, unlike Model.validation_step."""\n'
+                                            "# batches go to Other.validation_step, never Model.validation_step\n"
+                                            "trainer.fit(Other(), datamodule=EuroSATDataModule())", "", "        pass", True),
+    "a logging method's name in a string": ("HOOK = 'validation_step'\n"
+                                            "trainer.fit(Other(), datamodule=EuroSATDataModule())", "", "        pass", False),
     "a logging method read off the class": ("protocol = Model.validation_step\n"
                                             "trainer.fit(Other(), datamodule=EuroSATDataModule())", "",
                                             "        return helpers.run(self, batch)", False),
@@ -620,6 +650,40 @@ def test_a_batch_hook_stored_on_the_instance_is_a_hook(tmp_path, store, safe):
         assert "data.py:" in found[0]["unsafe_reason"] and "stores a batch hook" in found[0]["unsafe_reason"], found
 
 
+@pytest.mark.parametrize("extras, safe", [
+    # what a class that is never a module, data module, callback or strategy stores on itself
+    # installs no hook Lightning calls (pl_bolts' darknet config, asteroid's scheduler state,
+    # a dataset keeping its arguments)
+    ("class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", True),
+    ("class Net(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+     "        self.__dict__.update(config)\n", True),
+    ("class Frames(Dataset):\n    def __init__(self, **options):\n        for key, value in options.items():\n"
+     "            setattr(self, key, value)\n", True),
+    ("class Base:\n    pass\n\n\nclass State(Base):\n    def load(self, state):\n        vars(self).update(state)\n", True),
+    # a class that may be one of them, or whose base is not read
+    ("class Config(helpers.Base):\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", False),
+    ("class Mixin:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
+     "class Mixed(Mixin, L.LightningDataModule):\n    pass\n", False),
+    ("@helpers.decorate\nclass Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", False),
+    ("class Config:\n    @staticmethod\n    def fill(self, options):\n        self.__dict__.update(options)\n", False),
+    ("def fill(self, options):\n    self.__dict__.update(options)\n", False),
+    ("class Config:\n    def __init__(self, other, **options):\n        self = other\n        self.__dict__.update(options)\n",
+     False),
+])
+def test_what_a_plain_object_stores_on_itself_installs_no_batch_hook(tmp_path, extras, safe):
+    """Lightning calls batch hooks on the module, the data module, the callbacks and the strategy
+    only: a store by a computed name on ``self`` (``self.__dict__.update``, ``setattr(self, k, v)``,
+    ``vars(self)``) counts only in a class that may be one of them (``model.hook_holders``)."""
+    extras = ("import lightning as L\nfrom torch import nn\nfrom torch.utils.data import Dataset\n\nimport helpers\n\n\n"
+              + extras)
+    train = ("import lightning as L\nimport data\nimport extras\nfrom model import Model\n\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\ntrainer.fit(Model(), datamodule=data.Local())\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA, "extras.py": extras})
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (extras, found)
+    if not safe:
+        assert "extras.py:" in found[0]["unsafe_reason"] and "stores a batch hook" in found[0]["unsafe_reason"], found
+
+
 @pytest.mark.parametrize("binding", [
     "    _unused, transfer_batch_to_device = 1, helpers.move_inputs",
     "    from helpers import move_inputs as transfer_batch_to_device",
@@ -642,6 +706,10 @@ def test_a_batch_hook_bound_in_a_class_body_otherwise_than_by_def_is_a_hook(tmp_
     ("callbacks = [EarlyStopping('val_value')]\ncallbacks.append(HostTargets())", False),
     ("callbacks = []\nif helpers.flag:\n    callbacks.append(HostTargets())", False),
     ("callbacks = []\nhelpers.add_more(callbacks)", False),
+    # an item bound to a name first is read through its bindings (asteroid's recipes)
+    ("checkpoint = ModelCheckpoint()\ncallbacks = [EarlyStopping('val_value')]\ncallbacks.append(checkpoint)", True),
+    ("host = HostTargets()\ncallbacks = []\ncallbacks.append(host)", False),
+    ("callbacks = []\ncallbacks.append(helpers.checkpoint)", False),
     ("callbacks = helpers.get_callbacks()", False),
 ])
 def test_callbacks_gathered_in_a_list_are_each_read(tmp_path, callbacks, safe):

@@ -720,7 +720,9 @@ class ProjectFacts:
                 return place
             tree, imports = parsed
             if kind == "dynamic":
-                found = dynamic_access(tree)
+                # (what a plain object does with its own namespace changes no module's part)
+                found = dynamic_access(tree, lambda node, other=other: _of_self(node)
+                                       and self.store_on_a_plain_object(other, node.lineno))
                 if found is not None:
                     return f"{os.path.relpath(other, root)}:{found.lineno}"
                 continue
@@ -800,23 +802,27 @@ class ProjectFacts:
         return found
 
     def text_in_program(self, pattern: re.Pattern[bytes], path: str, itself: bool = True,
-                        outside: bool = True) -> str | None:
+                        outside: bool = True, unless: Callable[[str, int], bool] | None = None) -> str | None:
         """The first ``file:line`` where a file that may run with ``path`` (itself included, unless
         ``itself`` is False) matches ``pattern`` (bytes); a reason where the facts are partial; None
         where none does. ``outside``: code brought in from outside the program makes the answer
-        partial too (False where the question is about the program's own files alone)."""
+        partial too (False where the question is about the program's own files alone).
+        ``unless(real path, line)``: a match there does not count (a function or a ``partial`` of one,
+        whose ``__qualname__`` is part of the key: what else it is given must follow from ``pattern``)."""
         if (partial := self._partial(path) if outside else None if self.whole else
                 "the run did not read the whole project") is not None:
             return f"{partial}"
         root = program_root(path)
-        key = ("text", pattern.pattern, self._place(path), None if itself else os.path.realpath(path))
+        key = ("text", pattern.pattern, self._place(path), None if itself else os.path.realpath(path),
+               None if unless is None else getattr(unless, "func", unless).__qualname__)
         if key not in self._read:
             self._read[key] = None
             for other, data in self._texts_with(path, itself=itself):
                 if data is None:
                     self._read[key] = f"{os.path.relpath(other, root)} could not be read"
                     break
-                found = pattern.search(data)
+                found = next((m for m in pattern.finditer(data)
+                              if unless is None or not unless(other, _line_at(data, m.start()))), None)
                 if found is not None:
                     self._read[key] = f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
                     break
@@ -1034,6 +1040,23 @@ class ProjectFacts:
                         todo.append(derived)
         return None
 
+    def store_on_a_plain_object(self, path: str, line: int) -> bool:
+        """Whether ``line`` of the program's file at ``path`` (a real path) lies in a method of a class
+        Lightning never calls a batch hook on (``model.hook_holders``): what it stores on ``self``
+        installs none. A notebook's lines are not its code's: never."""
+        if not path.endswith(".py"):
+            return False
+        from ddpfix.model.hook_holders import store_on_a_plain_object  # asked by DDP004's proof only
+
+        return store_on_a_plain_object(self.class_files, path, line, self.mixed_into)
+
+    def never_a_batch(self, path: str, tree: ast.Module, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether the class whose ``to`` is ``method`` can never be a batch under torch's default
+        collate (``model.hook_holders.never_a_batch``); never for a notebook's."""
+        from ddpfix.model.hook_holders import never_a_batch  # asked by DDP004's proof only
+
+        return never_a_batch(self.class_files, os.path.realpath(path), tree, method)
+
     def word_elsewhere(self, word: str, path: str) -> str | None:
         """Where another file that may run with ``path`` names ``word`` at all (``from train import
         run``, ``train.run``, ``"run"``): ``file:line``; a reason where the facts are partial;
@@ -1073,7 +1096,7 @@ class ProjectFacts:
                 names = b"|".join(re.escape(n.encode()) for n in sorted(asking[2]))
                 escaping = re.compile(rb"(?<!\bself)(?<!\bsuper\(\))\.[ \t]*(?:" + names + rb")\b"
                                       rb"|['\"](?:" + names + rb")['\"]")  # (``getattr(Student, "test_step")``: c19)
-                if self.text_in_program(escaping, path) is not None:
+                if self.text_in_program(escaping, path, unless=functools.partial(_no_method_read_at, self, asking[2])) is not None:
                     asking = None
             # A hand-off is spelled ``<x>.fit``, or made by ``getattr`` in a file that names a Trainer.
             mentions = re.compile(rb"\.[ \t]*(?:fit|validate|test|predict)\b|LightningCLI")
@@ -1590,6 +1613,34 @@ def _logging_methods(cls: ast.ClassDef) -> frozenset[str]:
         if not more:
             return frozenset(found)
         found |= more
+
+
+def _of_self(node: ast.AST) -> bool:
+    """``self.__dict__`` or ``vars(self)``: the namespace of a method's own instance."""
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, ast.Name) and node.value.id == "self"
+    return isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
+        and node.args[0].id == "self" and isinstance(node.func, ast.Name) and node.func.id == "vars"
+
+
+def _no_method_read_at(facts: ProjectFacts, names: frozenset[str], path: str, line: int) -> bool:
+    """Whether the text that names one of ``names`` at ``line`` of the program's file at ``path``
+    is no code that reads such a method off an object: a comment or a docstring's words
+    (``LightningModule.training_step`` in bolts' ``data_monitor.py``), not an attribute read off
+    anything but ``self``/``super()``, nor a string of that name. A notebook is taken as reading."""
+    parsed = facts.class_files.parsed(path) if path.endswith(".py") else None
+    if parsed is None:
+        return False
+    for node in ast.walk(parsed[0]):
+        if not getattr(node, "lineno", 0) <= line <= (getattr(node, "end_lineno", None) or 0):
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in names and not (
+                isinstance(node.value, ast.Name) and node.value.id == "self"
+                or isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"):
+            return False
+        if isinstance(node, ast.Constant) and node.value in names:
+            return False
+    return True
 
 
 def _line_at(data: bytes, offset: int) -> int:

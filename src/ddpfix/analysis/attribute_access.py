@@ -6,6 +6,7 @@ their text names such a thing, of the program's other files (``ProjectFacts``)."
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.names import names_bound_at
@@ -49,7 +50,7 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
                         found.setdefault(each, node.lineno)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
                 and id(node) not in shown \
-                and not (node.args and _a_parsed_namespace(node.args[0], parsed)):
+                and not (node.args and (_a_parsed_namespace(node.args[0], parsed) or _own(node.args[0]))):
             found.setdefault("*", node.lineno)  # ``vars(obj).update(forward=f)`` stores into its namespace
         elif isinstance(node, ast.Name) and node.id == "setattr" and not _called(node, tree):
             found.setdefault("*", node.lineno)  # ``store = setattr``, ``map(setattr, ...)``
@@ -170,15 +171,18 @@ def _called(name: ast.Name, tree: ast.Module) -> bool:
 DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattribute__", "__getattr__", "getmembers"})
 
 
-def dynamic_access(tree: ast.Module) -> ast.AST | None:
+def dynamic_access(tree: ast.Module, excused: Callable[[ast.AST], bool] | None = None) -> ast.AST | None:
     """The first place of the file that may reach an attribute by a name made at run time:
     ``getattr(x, name)`` with a name that is not a literal, ``operator.attrgetter``/``methodcaller``,
     ``__getattribute__``, ``x.__dict__`` (a class's holds its methods); None where there is none.
     The namespace argparse makes (``args = parser.parse_args()``) holds only its options: its
-    ``vars(args)`` and ``args.__dict__`` reach nothing else."""
+    ``vars(args)`` and ``args.__dict__`` reach nothing else. ``excused(node)``: a place the caller
+    knows reaches nothing it asks about (a plain object's ``self.__dict__``)."""
     parsed = _argparse_namespaces(tree)
+    excused = excused or (lambda _node: False)
     for node in every_node(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not _a_parsed_namespace(node.value, parsed):
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not _a_parsed_namespace(node.value, parsed) \
+                and not excused(node):
             return node
         if not isinstance(node, ast.Call):
             continue
@@ -188,11 +192,12 @@ def dynamic_access(tree: ast.Module) -> ast.AST | None:
             continue
         if word == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
             continue
-        return node
+        if not excused(node):
+            return node
     # ``vars(type(self))``, ``vars(Model)``: a class's namespace holds its methods.
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
-                and not _a_parsed_namespace(node.args[0], parsed):
+                and not _a_parsed_namespace(node.args[0], parsed) and not excused(node):
             return node
     return None
 

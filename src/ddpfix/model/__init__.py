@@ -8,7 +8,13 @@
 - ``constructions``: where a class of the program is built and what each construction hands it
   (``self.model = model`` holds a known module where every construction hands one, left as built).
 - ``versions``: the Lightning in force (the project's pins, else the installed distribution) and what
-  that version has (keywords, hooks).
+  that version has (keywords, hooks); ``installed``: the interpreter's distributions, read from their
+  metadata files.
+- ``handed_data``: what data each ``fit``/``validate``/``test``/``predict`` hands Lightning, on which
+  Trainer, and which of them may train a module.
+- ``hook_holders``: which classes of the program Lightning may call a batch hook on (a module, a data
+  module, a callback, a strategy), and which can never be a batch.
+- ``outside_code``, ``rank_reads``: code brought in from outside the program; state kept on one rank.
 
 "Unknown" is an answer here: a question the model cannot settle says so, with where the unknown comes
 from, and a rule turns it into an unsafe fix or a report, never into a safe one.

@@ -561,8 +561,11 @@ def _trainer_part_problem(call: ast.Call, context: _Context) -> str | None:
     return None
 
 
-def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _Context, listed: bool = False) -> str | None:
+def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _Context, listed: bool = False,
+                            depth: int = 0) -> str | None:
     """``listed``: ``value`` is the keyword's whole value (a name there may be a list of them)."""
+    if depth > MAX_DEPTH:
+        return f"`{role}=` holds `{ast.unparse(value)[:40]}`, which is not read"
     if isinstance(value, ast.Constant):
         if role == "strategy" and isinstance(value.value, str) and value.value not in _LIGHTNING_STRATEGIES:
             return f"`strategy={value.value!r}` is not one of Lightning's own strategies: a library may register it"
@@ -577,7 +580,15 @@ def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _C
         if isinstance(made, ast.Constant):
             continue
         if isinstance(made, (ast.List, ast.Tuple)):
-            problem = next((p for p in (_trainer_object_problem(e, role, at, context) for e in made.elts) if p), None)
+            problem = next((p for p in (_trainer_object_problem(e, role, at, context, depth=depth + 1)
+                                        for e in made.elts) if p), None)
+            if problem is not None:
+                return problem
+            continue
+        if isinstance(made, ast.Name) and made is not value:
+            # an item of a gathered list bound to a name (``checkpoint = ModelCheckpoint(...)`` then
+            # ``callbacks.append(checkpoint)``): each of its bindings is read
+            problem = _trainer_object_problem(made, role, at, context, depth=depth + 1)
             if problem is not None:
                 return problem
             continue

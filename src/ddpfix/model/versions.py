@@ -396,28 +396,19 @@ def _installed_in_venv(folder: str) -> dict[str, LightningVersion]:
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def entry_point_providers(groups: tuple[str, ...]) -> tuple[str, ...]:
-    """The installed distributions that declare entry points in ``groups`` (metadata only)."""
-    from importlib import metadata
+    """The installed distributions that declare entry points in ``groups`` (metadata only:
+    ``model.installed``)."""
+    from ddpfix.model.installed import entry_point_providers as declared
 
-    found = []
-    for distribution in metadata.distributions():
-        try:
-            points = distribution.entry_points
-        except Exception:  # a broken distribution's metadata: it declares nothing readable
-            continue
-        if any(point.group in groups for point in points):
-            found.append(distribution.metadata.get("Name") or "?")
-    return tuple(sorted(found))
+    return declared(groups)
 
 
 def _installed(package: str) -> LightningVersion | None:
-    from importlib import metadata
+    from ddpfix.model.installed import version as installed_version
 
-    try:
-        version = metadata.version(package)  # metadata only: Lightning itself is never imported
-    except metadata.PackageNotFoundError:
+    version = installed_version(package)  # metadata only: Lightning itself is never imported
+    if version is None:
         return None
     return LightningVersion(package, f"{version} (installed)", "installed distribution", *version_range(f"=={version}"))
 

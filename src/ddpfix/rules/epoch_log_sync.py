@@ -124,7 +124,13 @@ class EpochLogSync(Rule):
     itself (`transfer_batch_to_device`) may leave any of them on the CPU, and so may the module's
     batch-start hook (handed the same batch first), a data module's `on_before_batch_transfer`,
     `on_after_batch_transfer` or `transfer_batch_to_device` (bound by a `def`, an assignment in a
-    class or a store on a class), a strategy's `batch_to_device`, a data module Lightning is handed
+    class or a store on a class or an instance; a store by a name made at run time, `setattr(self,
+    key, value)` or `self.__dict__.update(config)`, counts only in a class that may be a module, a
+    data module, a callback or a strategy: not in a plain class whose bases are torch's, Python's own
+    or such classes of the program, which no class mixes with another base: `model.hook_holders`),
+    a batch class's own `to` (Lightning calls it; not a plain class's, whose objects torch's default
+    collate refuses, while a mapping's, a sequence's or a named tuple's it builds again),
+    a strategy's `batch_to_device`, a data module Lightning is handed
     that is not read up to `LightningDataModule` (a library's, a class of the program deriving from
     one, data the text does not show: a parameter another file may fill, a configuration's), and a
     batch read as an object (`batch.y`: Lightning's move enters only collections and dataclasses,
@@ -999,12 +1005,17 @@ def _batch_moved_elsewhere(facts) -> str | None:
             if found is None:
                 # ``self.transfer_batch_to_device = f`` in an ``__init__`` (a decorator's too) sets the
                 # instance's hook, which Lightning calls (review helper-47, c08/c08b).
-                own = project.text_in_program(_HOOK_STORED_ON_AN_INSTANCE, facts.path)
+                own = project.text_in_program(_HOOK_STORED_BY_NAME, facts.path)
+                if own is None:
+                    own = project.text_in_program(_ANY_NAME_STORED_ON_SELF, facts.path,
+                                                  unless=project.store_on_a_plain_object)
                 if own is not None:
                     found = (f"{own} stores a batch hook on an object: a batch may be moved by it, some of its tensors "
                              "left on the CPU, and NCCL refuses CPU tensors in the sync")
             if found is None:
-                where = project.defines_elsewhere("to", facts.path, lines)
+                # (a plain class's ``to`` is never a batch's: the default collate refuses its objects;
+                # the program's own batching is asked below)
+                where = project.defines_elsewhere("to", facts.path, lines, unless=project.never_a_batch)
                 if where is not None:
                     found = (f"{where} defines `to`: a batch may be moved by it, some of its tensors left on the CPU, "
                              "and NCCL refuses CPU tensors in the sync")
@@ -1179,12 +1190,14 @@ _BATCH_HOOKS_ELSEWHERE = ("on_before_batch_transfer", "on_after_batch_transfer",
 _HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "on_train_batch_start",
                         "on_validation_batch_start", "on_test_batch_start", "on_predict_batch_start")).encode()
 #: A batch hook stored on any object, its own instance too: ``self.<hook> = ...``, ``setattr(self, "<hook>", ...)``.
-_HOOK_STORED_ON_AN_INSTANCE = re.compile(
+_HOOK_STORED_BY_NAME = re.compile(
     rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
-    rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]"
-    # Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b)
-    # (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes)
-    rb"|setattr[ \t]*\([ \t]*self[ \t]*,[ \t]*[^'\"\s]|self[ \t]*\.[ \t]*__dict__(?![ \t]*=[ \t]*self\b)"
+    rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
+#: Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b),
+#: which counts only in a class Lightning may call a hook on (``model.hook_holders``).
+#: (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes)
+_ANY_NAME_STORED_ON_SELF = re.compile(
+    rb"setattr[ \t]*\([ \t]*self[ \t]*,[ \t]*[^'\"\s]|self[ \t]*\.[ \t]*__dict__(?![ \t]*=[ \t]*self\b)"
     rb"|vars[ \t]*\([ \t]*self[ \t]*\)")
 
 
