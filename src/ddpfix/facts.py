@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.ast_walk import walk
 from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
@@ -1013,6 +1013,43 @@ class ProjectFacts:
                 return place if path.endswith(".ipynb") else f"{place.rsplit(':', 1)[0]}:{node.lineno}"
         return None
 
+    def class_used_otherwise(self, name: str, path: str) -> str | None:
+        """Where the program uses the class ``name`` of ``path``, or a class deriving from it,
+        otherwise than to build it (``Options(...)``), derive from it, test an object against it
+        (``isinstance``/``issubclass``) or import it: ``Options.__init__(self, **kw)``, ``update =
+        Options.update`` in another class, ``Mapping.register(Options)``, ``getattr(m, "Options")``
+        may run its methods on another object, or change what it is (review helper-50, c01/c02/c13).
+        ``file:line``; a reason where the facts are partial; None where none does."""
+        if (partial := self._partial(path)) is not None:
+            return f"{partial}, so another file may use it"
+        root = program_root(path)
+        names, todo = {name}, [name]
+        while todo:  # the classes deriving from it, by name through the index of bases
+            current = todo.pop()
+            for other in sorted(set(self.subclasses.get(current, ()))):
+                if not self.may_run_with(path, other):
+                    continue
+                if self._names_in(other) is None:
+                    return f"{os.path.relpath(other, root)} could not be read"
+                for derived, bases in class_bases(self._read[("bytes", other)]):
+                    if current in bases and derived not in names:
+                        names.add(derived)
+                        todo.append(derived)
+        word = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+        for other, data in self._texts_with(path):
+            if data is None:
+                return f"{os.path.relpath(other, root)} could not be read"
+            found = word.search(data)
+            if found is None:
+                continue
+            parsed = self.class_files.parsed(other) if other.endswith(".py") else None
+            if parsed is None:
+                return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
+            use = _class_use_otherwise(parsed[0], frozenset(names))
+            if use is not None:
+                return f"{os.path.relpath(other, root)}:{use.lineno}"
+        return None
+
     def mixed_into(self, name: str, path: str) -> str | None:
         """Where a class of the program derives from the class ``name`` (of ``path``), directly or
         through subclasses, together with another base (``class Geo(Data, OtherModule)``): Python's
@@ -1048,14 +1085,7 @@ class ProjectFacts:
             return False
         from ddpfix.model.hook_holders import store_on_a_plain_object  # asked by DDP004's proof only
 
-        return store_on_a_plain_object(self.class_files, path, line, self.mixed_into)
-
-    def never_a_batch(self, path: str, tree: ast.Module, method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """Whether the class whose ``to`` is ``method`` can never be a batch under torch's default
-        collate (``model.hook_holders.never_a_batch``); never for a notebook's."""
-        from ddpfix.model.hook_holders import never_a_batch  # asked by DDP004's proof only
-
-        return never_a_batch(self.class_files, os.path.realpath(path), tree, method)
+        return store_on_a_plain_object(self.class_files, path, line, self.mixed_into, self.class_used_otherwise)
 
     def word_elsewhere(self, word: str, path: str) -> str | None:
         """Where another file that may run with ``path`` names ``word`` at all (``from train import
@@ -1615,6 +1645,48 @@ def _logging_methods(cls: ast.ClassDef) -> frozenset[str]:
         found |= more
 
 
+def _class_use_otherwise(tree: ast.Module, names: frozenset[str]) -> ast.AST | None:
+    """The first node of ``tree`` that uses one of the classes ``names`` otherwise than to call it,
+    name it as a base, hand it to ``isinstance``/``issubclass`` as the class tested, or import it;
+    a string of its name (``getattr(module, "Options")``) counts, but not in ``__all__``."""
+    parents = parent_map(tree)
+    for node in every_node(tree):
+        named = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            holder = parents.get(id(parents.get(id(node))))
+            if not (isinstance(holder, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                           for t in holder.targets)) and not _in_annotation(node, parents):
+                return node
+            continue
+        if named not in names:
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return node  # rebound, or stored on something
+        user = parents.get(id(node))
+        if isinstance(user, ast.Tuple):  # ``isinstance(x, (Options, dict))``
+            user = parents.get(id(user))
+        if isinstance(user, ast.Call) and (user.func is node or (
+                isinstance(user.func, ast.Name) and user.func.id in ("isinstance", "issubclass")
+                and len(user.args) == 2 and node is not user.args[0])):
+            continue
+        if isinstance(user, ast.ClassDef) and node in user.bases:
+            continue
+        if _in_annotation(node, parents):
+            continue  # ``def f(x: Options)``, ``opts: Optional[Options] = None``
+        return node
+    return None
+
+
+def _in_annotation(node: ast.AST, parents: dict) -> bool:
+    """``node`` lies in a parameter's, an assignment's or a function's return annotation."""
+    child, holder = node, parents.get(id(node))
+    while isinstance(holder, (ast.Subscript, ast.Tuple, ast.Attribute, ast.BinOp, ast.List)):
+        child, holder = holder, parents.get(id(holder))
+    return (isinstance(holder, ast.arg) and holder.annotation is child
+            or isinstance(holder, ast.AnnAssign) and holder.annotation is child
+            or isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and holder.returns is child)
+
+
 def _of_self(node: ast.AST) -> bool:
     """``self.__dict__`` or ``vars(self)``: the namespace of a method's own instance."""
     if isinstance(node, ast.Attribute):
@@ -1631,15 +1703,18 @@ def _no_method_read_at(facts: ProjectFacts, names: frozenset[str], path: str, li
     parsed = facts.class_files.parsed(path) if path.endswith(".py") else None
     if parsed is None:
         return False
-    for node in ast.walk(parsed[0]):
+    parents = parent_map(parsed[0])
+    for node in every_node(parsed[0]):
         if not getattr(node, "lineno", 0) <= line <= (getattr(node, "end_lineno", None) or 0):
             continue
         if isinstance(node, ast.Attribute) and node.attr in names and not (
                 isinstance(node.value, ast.Name) and node.value.id == "self"
                 or isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"):
             return False
-        if isinstance(node, ast.Constant) and node.value in names:
-            return False
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and not isinstance(
+                parents.get(id(node)), ast.Expr) and re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", node.value):
+            return False  # a string naming it, ``"model.Model.validation_step"`` too (``pydoc.locate``:
+            # review helper-50, c30); not a docstring or another bare string, which nothing reads
     return True
 
 

@@ -24,6 +24,7 @@ from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.analysis.call_paths import parameters_bound
 from ddpfix.analysis.class_decorators import inner_decorator, returns_its_class
 from ddpfix.analysis.lightning import lightning_name, names_bound_by
+from ddpfix.analysis.names import names_bound_at
 from ddpfix.imports import ImportTable
 from ddpfix.model.class_files import ClassFiles, bound_once
 
@@ -249,6 +250,9 @@ def _class_source(func: ast.expr, context: _Context):
     """(path, tree, imports, class) of the program's class a name means: one the file defines once at
     its top, or another file's through the imports (re-exports too); None otherwise."""
     if isinstance(func, ast.Name):
+        local = _local_class(func, context)
+        if local is not False:
+            return None if local is None else (context.path, context.tree, context.imports, local)
         defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
         if len(defined) == 1 and bound_once(context.tree, func.id):
             return context.path, context.tree, context.imports, defined[0]
@@ -256,6 +260,22 @@ def _class_source(func: ast.expr, context: _Context):
     if isinstance(func, ast.Attribute):
         return context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.ClassDef)
     return None
+
+
+def _local_class(name: ast.Name, context: _Context) -> ast.ClassDef | None | bool:
+    """The class a function defines under ``name`` where the innermost function around it that binds
+    the name binds it by that one ``class`` statement alone (a test's ``class TestModel(BoringModel)``
+    then ``trainer.fit(TestModel())``); None where that function binds it otherwise too, or a nested
+    function may rebind it (``nonlocal``); False where no function around it binds it (the module's)."""
+    for scope in _enclosing_functions(name, context.tree):
+        bindings = [node for node in _scope_nodes(scope) if name.id in names_bound_at(node)]
+        if not bindings:
+            continue
+        if len(bindings) != 1 or not isinstance(bindings[0], ast.ClassDef) \
+                or any(isinstance(node, ast.Nonlocal) and name.id in node.names for node in ast.walk(scope)):
+            return None
+        return bindings[0]
+    return False
 
 
 def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], context: _Context, depth: int) -> bool:
@@ -587,8 +607,12 @@ def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _C
             continue
         if isinstance(made, ast.Name) and made is not value:
             # an item of a gathered list bound to a name (``checkpoint = ModelCheckpoint(...)`` then
-            # ``callbacks.append(checkpoint)``): each of its bindings is read
-            problem = _trainer_object_problem(made, role, at, context, depth=depth + 1)
+            # ``callbacks.append(checkpoint)``): read where the name is read (a nested function's
+            # parameter is not the outer scope's name: review helper-50, c21); a name of a list
+            # (``callbacks.extend(monitoring)``) with what is put into it (c20)
+            bound = _bindings(made.id, made, context.tree, through_methods=False)
+            listed_too = bound is None or not all(isinstance(b, ast.Call) for b in bound)
+            problem = _trainer_object_problem(made, role, made, context, listed=listed_too, depth=depth + 1)
             if problem is not None:
                 return problem
             continue
@@ -644,8 +668,8 @@ def _list_contents(name: str, at: ast.AST, context: _Context) -> list[ast.expr] 
 def _class_defines(source, names: frozenset[str], context: _Context, depth: int) -> bool:
     """The class, or a base of it of the program, binds one of ``names`` (a base not read may)."""
     path, tree, imports, cls = source
-    if depth > MAX_DEPTH or any(names_bound_by(statement) & names for statement in cls.body):
-        return True
+    if depth > MAX_DEPTH or cls.keywords or any(names_bound_by(statement) & names for statement in cls.body):
+        return True  # (a metaclass may give the class any method: review helper-50, c03)
     inner = context.at(path, tree, imports)
     for base in cls.bases:
         if lightning_name(imports, base) is not None or (imports.qualify(base) or "") in _INERT_BASES:
@@ -882,15 +906,7 @@ def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | Non
         return None
     if depth > MAX_DEPTH:
         return f"`{ast.unparse(func)[:40]}` is not read"
-    source = None
-    if isinstance(func, ast.Name):
-        defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
-        if len(defined) == 1 and bound_once(context.tree, func.id):
-            source = (context.path, context.tree, imports, defined[0])
-        elif not defined:
-            source = context.classes.class_of(context.path, context.tree, func.id)
-    elif isinstance(func, ast.Attribute):
-        source = context.classes.attribute_definition(context.path, context.tree, imports, func, ast.ClassDef)
+    source = _class_source(func, context)
     if source is not None:
         other_path, other_tree, other_imports, cls = source
         rebound = context.stored(cls.name)

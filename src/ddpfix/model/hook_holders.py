@@ -13,13 +13,12 @@ its stores on a module). A darknet ``nn.Module`` reading its config into ``self.
 ``Dataset`` keeping its arguments, or an LR scheduler's ``load_state_dict`` then installs nothing
 Lightning calls.
 
-The same reading tells which class can never be a batch: Lightning moves a batch that has a ``to``
-method by calling it, and only the program's own batching (a ``collate_fn``, ``batch_size=None``:
-asked apart) or torch's default collate of a mapping, sequence or named tuple (which builds the
-sample's own class again) can hand it one of the program's classes. A plain class (bases
-``object``, torch's modules and data classes, or such classes of the program) that nothing
-registers as a mapping or sequence makes the default collate raise: a test's ``FakeModel`` with a
-``to`` moves no batch.
+A method's ``self`` is its class's instance only where nothing calls the method otherwise: the
+class (and every class deriving from it) is used only to build it, derive from it, test against it
+or import it (``Options.__init__(dm, **kw)`` or ``update = Options.update`` in a data module would
+fill the data module: review helper-50, c01/c02/c05), and the class body binds the method by its
+``def`` alone (``fill = staticmethod(fill)``). A subclass of ``type`` makes classes, which may be
+Lightning's: no plain base (c03).
 """
 
 from __future__ import annotations
@@ -30,46 +29,34 @@ from collections.abc import Callable
 
 from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable
+from ddpfix.analysis.lightning import names_bound_by
 from ddpfix.model.class_files import ClassFiles, bound_once
 
 #: Bases that are no Lightning class and derive from none (besides torch's, by their qualified name).
 _PLAIN_BASES = frozenset({"abc.ABC", "typing.Generic", "typing.Protocol", "collections.abc.Mapping",
                           "enum.Enum", "dataclasses.dataclass"})
-_BUILTIN_CLASSES = frozenset(name for name in dir(builtins) if isinstance(getattr(builtins, name), type))
-#: torch's classes that are no mapping, sequence or named tuple (a batch's class must be one to
-#: outlive the default collate).
-_NO_CONTAINER_ROOTS = ("torch.nn.", "torch.utils.data.", "abc.ABC")
+#: (not ``type``: its subclasses make classes, which may be Lightning's: review helper-50, c03)
+_BUILTIN_CLASSES = frozenset(name for name in dir(builtins)
+                             if isinstance(getattr(builtins, name), type) and not issubclass(getattr(builtins, name), type))
 MAX_DEPTH = 8
 
 
 def store_on_a_plain_object(classes: ClassFiles, path: str, line: int,
-                            mixed_into: Callable[[str, str], str | None]) -> bool:
+                            mixed_into: Callable[[str, str], str | None],
+                            used_otherwise: Callable[[str, str], str | None]) -> bool:
     """Whether the text at ``line`` of the file at ``path`` lies in a method of a class that
     Lightning never calls a batch hook on (see the module's docstring), so that a store on ``self``
     there installs none. ``mixed_into(name, path)``: where a class of the program derives from the
-    class ``name`` together with another base (``ProjectFacts.mixed_into``)."""
+    class ``name`` together with another base (``ProjectFacts.mixed_into``); ``used_otherwise(name,
+    path)``: where the program uses it, or a class deriving from it, otherwise than to build it,
+    derive from it or test against it (``ProjectFacts.class_used_otherwise``)."""
     parsed = classes.parsed(path)
     if parsed is None:
         return False
     tree, imports = parsed
     owner = _method_owner(tree, line)
     return owner is not None and plain_class(classes, path, tree, imports, owner) \
-        and mixed_into(owner.name, path) is None
-
-
-def never_a_batch(classes: ClassFiles, path: str, tree: ast.Module, method: ast.FunctionDef | ast.AsyncFunctionDef
-                  ) -> bool:
-    """Whether the class whose ``to`` is ``method`` (of the file at ``path``) can never be a batch
-    under torch's default collate (see the module's docstring): a plain class, nested or not, that
-    no file names in a ``register`` call (``Mapping.register(Batch)``)."""
-    owner = next((node for node in walk(tree) if isinstance(node, ast.ClassDef) and method in node.body), None)
-    parsed = classes.parsed(path) if path.endswith(".py") else None
-    if owner is None or parsed is None:
-        return False
-    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register"
-           and any(isinstance(a, ast.Name) and a.id == owner.name for a in node.args) for node in walk(tree)):
-        return False
-    return plain_class(classes, path, tree, parsed[1], owner, containers=False)
+        and mixed_into(owner.name, path) is None and used_otherwise(owner.name, path) is None
 
 
 def _method_owner(tree: ast.Module, line: int) -> ast.ClassDef | None:
@@ -81,7 +68,8 @@ def _method_owner(tree: ast.Module, line: int) -> ast.ClassDef | None:
         for method in cls.body:
             if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                     and method.lineno <= line <= (method.end_lineno or method.lineno):
-                return cls if _self_is_the_instance(method) else None
+                bound = [s for s in cls.body if method.name in names_bound_by(s)]
+                return cls if _self_is_the_instance(method) and bound == [method] else None
         return None
     return None
 
@@ -102,39 +90,36 @@ def _self_is_the_instance(method: ast.FunctionDef | ast.AsyncFunctionDef) -> boo
 
 
 def plain_class(classes: ClassFiles, path: str, tree: ast.Module, imports: ImportTable, cls: ast.ClassDef,
-                depth: int = 0, containers: bool = True) -> bool:
+                depth: int = 0) -> bool:
     """Whether ``cls`` (of the file at ``path``) is provably no Lightning class: undecorated, no
-    metaclass or class keywords, every base torch's, Python's own or a plain class of the program.
-    ``containers=False``: nor a mapping, sequence or named tuple (torch's bases then only its
-    modules' and data's: ``torch.Size`` is a tuple)."""
+    metaclass or class keywords, every base torch's, Python's own (not ``type``) or a plain class of
+    the program."""
     if depth > MAX_DEPTH or cls.decorator_list or cls.keywords:
         return False
-    return all(_plain_base(classes, path, tree, imports, base, depth, containers) for base in cls.bases)
+    return all(_plain_base(classes, path, tree, imports, base, depth) for base in cls.bases)
 
 
 def _plain_base(classes: ClassFiles, path: str, tree: ast.Module, imports: ImportTable, base: ast.expr,
-                depth: int, containers: bool) -> bool:
+                depth: int) -> bool:
     if isinstance(base, ast.Subscript):  # ``Dataset[int]``, ``Generic[T]``
         base = base.value
     if not isinstance(base, (ast.Name, ast.Attribute)):
         return False
     qualified = imports.qualify(base)
     if qualified is not None:
-        if containers and (qualified == "torch" or qualified.startswith("torch.") or qualified in _PLAIN_BASES):
-            return True
-        if not containers and qualified.startswith(_NO_CONTAINER_ROOTS):
+        if qualified == "torch" or qualified.startswith("torch.") or qualified in _PLAIN_BASES:
             return True
         found = (classes.class_of(path, tree, base.id) if isinstance(base, ast.Name)
                  else classes.attribute_definition(path, tree, imports, base, ast.ClassDef))
-        return found is not None and plain_class(classes, found[0], found[1], found[2], found[3], depth + 1, containers)
+        return found is not None and plain_class(classes, found[0], found[1], found[2], found[3], depth + 1)
     if not isinstance(base, ast.Name):
         return False
     own = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == base.id]
     if own:
         return len(own) == 1 and bound_once(tree, base.id) \
-            and plain_class(classes, path, tree, imports, own[0], depth + 1, containers)
+            and plain_class(classes, path, tree, imports, own[0], depth + 1)
     # A builtin class the file never binds (``object``, ``dict``).
-    return base.id in (_BUILTIN_CLASSES if containers else {"object"}) and not any(
+    return base.id in _BUILTIN_CLASSES and not any(
         isinstance(n, ast.Name) and n.id == base.id and not isinstance(n.ctx, ast.Load) for n in walk(tree)) \
         and not _imported(tree, base.id)
 

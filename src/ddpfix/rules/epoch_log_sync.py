@@ -127,10 +127,10 @@ class EpochLogSync(Rule):
     class or a store on a class or an instance; a store by a name made at run time, `setattr(self,
     key, value)` or `self.__dict__.update(config)`, counts only in a class that may be a module, a
     data module, a callback or a strategy: not in a plain class whose bases are torch's, Python's own
-    or such classes of the program, which no class mixes with another base: `model.hook_holders`),
-    a batch class's own `to` (Lightning calls it; not a plain class's, whose objects torch's default
-    collate refuses, while a mapping's, a sequence's or a named tuple's it builds again),
-    a strategy's `batch_to_device`, a data module Lightning is handed
+    or such classes of the program, which no class mixes with another base, and which the program
+    only builds, derives from or tests against: `model.hook_holders`),
+    a batch class's own `to` (Lightning calls it), a strategy's `batch_to_device`, a data module
+    Lightning is handed
     that is not read up to `LightningDataModule` (a library's, a class of the program deriving from
     one, data the text does not show: a parameter another file may fill, a configuration's), and a
     batch read as an object (`batch.y`: Lightning's move enters only collections and dataclasses,
@@ -1013,9 +1013,9 @@ def _batch_moved_elsewhere(facts) -> str | None:
                     found = (f"{own} stores a batch hook on an object: a batch may be moved by it, some of its tensors "
                              "left on the CPU, and NCCL refuses CPU tensors in the sync")
             if found is None:
-                # (a plain class's ``to`` is never a batch's: the default collate refuses its objects;
-                # the program's own batching is asked below)
-                where = project.defines_elsewhere("to", facts.path, lines, unless=project.never_a_batch)
+                # (a plain class's too: a data module's loader may be any iterable that yields its
+                # objects, and ``batch_size`` may be None through a name: review helper-50, c11/c12)
+                where = project.defines_elsewhere("to", facts.path, lines)
                 if where is not None:
                     found = (f"{where} defines `to`: a batch may be moved by it, some of its tensors left on the CPU, "
                              "and NCCL refuses CPU tensors in the sync")
