@@ -795,3 +795,58 @@ def test_callbacks_the_module_or_the_environment_adds_are_not_read(tmp_path):
                          env={**__import__("os").environ, "PYTHONPATH": str(site)}).stdout
     found = [r for r in json.loads(out) if "val_value" in r["message"]]
     assert found[0]["applicability"] == "unsafe" and "host-callbacks" in found[0]["unsafe_reason"], found
+
+
+STALE_TEST = ("from pkg.{module} import loaders\nimport lightning as L\nfrom torchgeo.datamodules import EuroSATDataModule\n"
+              "from model import Model\n\n\ndef test_fit():\n    trainer = L.Trainer(strategy='ddp', devices=2)\n"
+              "    trainer.fit(Model(), datamodule=EuroSATDataModule())\n")
+
+
+@pytest.mark.parametrize("module, package_init, safe", [
+    # the template's stale test imports a module its package does not have: nothing after it runs
+    ("missing", "", True),
+    ("datasets.mnist", "", True),
+    # the module exists, or the package may make it at run time
+    ("data", "", False),
+    ("missing", "def __getattr__(name):\n    return __import__('helpers')\n", False),
+    ("missing", "import sys\nsys.modules[__name__ + '.missing'] = object()\n", False),
+    ("missing", "# conftest.py\n", False),
+    ("missing", "from .data import loaders as missing\n", False),
+])
+def test_data_handed_after_an_import_that_fails_is_handed_nowhere(tmp_path, module, package_init, safe):
+    """A file whose top-level import of the program's own package fails for certain
+    (``from project.datasets.mnist import mnist`` with no ``project/datasets``: the
+    deep-learning-project-template's test) runs nothing after it, nor is it collected by pytest: the
+    data its ``fit`` would hand Lightning is handed nowhere."""
+    (tmp_path / "pkg").mkdir()
+    files = {"pkg/__init__.py": package_init, "pkg/data.py": "def loaders():\n    return []\n",
+             "test_stale.py": STALE_TEST.format(module=module)}
+    if package_init == "# conftest.py\n":  # a conftest that makes the module before the test is imported
+        files = {**files, "pkg/__init__.py": "", "conftest.py": "import sys\nsys.modules['pkg.missing'] = object()\n"}
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", files=files)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (module, package_init, found)
+
+
+HELD = MODEL.replace("    def __init__(self):\n        super().__init__()\n        self.net = nn.Linear(8, 8)\n",
+                     "    def __init__(self, net):\n        super().__init__()\n        self.net = net\n")
+
+
+@pytest.mark.parametrize("other, safe", [
+    # another file's class of the same name: its calls build its own class
+    ("import helpers\n\n\nclass Model:\n    pass\n\n\nthing = Model(helpers.anything)\n", True),
+    # the module's class itself, imported and built with what is not read
+    ("import helpers\nfrom model import Model\n\nthing = Model(helpers.anything)\n", False),
+    ("import helpers\nfrom model import *\n\n\nclass Model:\n    pass\n\n\nthing = Model(helpers.anything)\n", False),
+    # after an import that fails, nothing builds it
+    ("from pkg.missing import x\nimport helpers\nfrom model import Model\n\nthing = Model(helpers.anything)\n", True),
+])
+def test_the_constructions_of_a_module_class_are_its_own(tmp_path, other, safe):
+    """``self.net = net`` holds what every construction of the class hands it: a call in another
+    file counts where that file's name means this class (not a class of its own of that name), and
+    runs (not after an import that fails)."""
+    (tmp_path / "pkg").mkdir()
+    train = TRAIN.replace("fit(Model())", "fit(Model(nn.Linear(8, 8)))").replace("import lightning as L\n",
+                                                                             "import lightning as L\nfrom torch import nn\nimport other\n")
+    files = {"pkg/__init__.py": "", "other.py": other}
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, files, model=HELD)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (other, found)

@@ -681,10 +681,13 @@ class ProjectFacts:
             if parsed is None:
                 return f"{os.path.relpath(other, root)}:{_line_at(data, match.start())} names `{name}`"
             other_tree, imports = parsed
+            if _defines_its_own(other_tree, name):
+                continue  # its ``LitClassifier(...)`` builds the class it defines itself, of that name
+            stop = self.class_files.failing_import(other, other_tree)  # nothing after it runs
             calls, other_use = class_uses(other_tree, name, cls)
-            if other_use is not None:
+            if other_use is not None and (stop is None or other_use.lineno <= stop):
                 return f"{os.path.relpath(other, root)}:{other_use.lineno} names `{name}` otherwise than to build it"
-            found += [(other, other_tree, imports, call) for call in calls]
+            found += [(other, other_tree, imports, call) for call in calls if stop is None or call.lineno <= stop]
         for config, data in config_files(root):
             if config is None:
                 return "the project has more configuration files than are read"
@@ -1685,6 +1688,14 @@ def _in_annotation(node: ast.AST, parents: dict) -> bool:
     return (isinstance(holder, ast.arg) and holder.annotation is child
             or isinstance(holder, ast.AnnAssign) and holder.annotation is child
             or isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and holder.returns is child)
+
+
+def _defines_its_own(tree: ast.Module, name: str) -> bool:
+    """The file defines a class ``name`` at its top, and binds the name no other way (no import of
+    another's, no assignment): every ``name`` it reads is its own class."""
+    from ddpfix.model.class_files import bound_once
+
+    return any(isinstance(s, ast.ClassDef) and s.name == name for s in tree.body) and bound_once(tree, name)
 
 
 def _of_self(node: ast.AST) -> bool:

@@ -167,6 +167,71 @@ class ClassFiles:
             return tree, ImportTable.from_tree(tree)
         return self.parsed(other) if other.endswith((".py", ".ipynb")) else None
 
+    def failing_import(self, path: str, tree: ast.Module) -> int | None:
+        """The last line of the file's first top-level statement that imports a module of the
+        program's package that does not exist (``missing_module``): nothing after it runs (a
+        test file that fails to import is not collected either). None where there is none."""
+        for statement in tree.body:
+            if isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+                modules = [statement.module]
+            elif isinstance(statement, ast.Import):
+                modules = [alias.name for alias in statement.names]
+            else:
+                continue
+            if any(self.missing_module(path, module) for module in modules):
+                return statement.end_lineno or statement.lineno
+        return None
+
+    def missing_module(self, path: str, module: str) -> bool:
+        """Whether importing ``module`` (absolute) from the file at ``path`` fails for certain: its
+        first part is one package of the program (one ``__init__.py`` by that name), and no file of
+        the program has the module's full name, while no ``__init__.py`` on the way may make it at
+        run time (``__path__``, ``sys.modules``, a module ``__getattr__``, ``pkgutil``, any mention
+        of the missing name). A stale template's test (``from project.datasets.mnist import
+        mnist`` with no ``project/datasets``) stops there."""
+        parts = tuple(p for p in module.split(".") if p)
+        root = program_root(path)
+        packages = set(self._by_module.get((root, parts[:1]), ()))
+        if len(parts) < 2 or len(packages) != 1 or os.path.basename(next(iter(packages))) != "__init__.py" \
+                or self._import_machinery_touched(root):
+            return False
+        for end in range(2, len(parts) + 1):
+            if self._by_module.get((root, parts[:end])):
+                continue
+            for upto in range(1, end):
+                inits = [f for f in self._by_module.get((root, parts[:upto]), ()) if f.endswith("__init__.py")]
+                for init in inits:
+                    try:
+                        with open(init, "rb") as handle:
+                            text = handle.read()
+                    except OSError:
+                        return False
+                    if any(word in text for word in (b"__path__", b"sys.modules", b"__getattr__", b"pkgutil",
+                                                     b"import_module", parts[end - 1].encode())):
+                        return False
+            return True
+        return False
+
+    def _import_machinery_touched(self, root: str) -> bool:
+        """A file of the program may make modules at run time (a ``conftest.py`` filling
+        ``sys.modules``, an import hook): which imports fail is then not known. Read once per root."""
+        key = ("import machinery", root)
+        if key not in self.kept:
+            self.kept[key] = False
+            for other in self._files:
+                if program_root(other) != root:
+                    continue
+                try:
+                    with open(other, "rb") as handle:
+                        text = handle.read()
+                except OSError:
+                    self.kept[key] = True
+                    break
+                if any(word in text for word in (b"sys.modules", b"meta_path", b"path_hooks", b"module_from_spec")):
+                    self.kept[key] = True
+                    break
+        return self.kept[key]
+
     def _module_file(self, path: str, level: int, module: str | None) -> str | None:
         parts = tuple(p for p in (module or "").split(".") if p)
         root = program_root(path)

@@ -51,7 +51,10 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
     about: a call that provably trains another model (``trains_another_model``) hands it nothing."""
     context = _Context(path, tree, imports, classes, named_elsewhere, stored)
     called = {id(c.func) for c in _parents_calls(tree)}
+    stop = classes.failing_import(path, tree)
     for node in every_node(tree):
+        if stop is not None and getattr(node, "lineno", 0) > stop:
+            continue  # the file never runs past an import that fails
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
                 and len(node.args) > 1 and not (isinstance(node.args[1], ast.Constant)
                                                 and node.args[1].value not in DATA_METHODS) \
