@@ -690,6 +690,11 @@ def test_a_batch_hook_stored_on_the_instance_is_a_hook(tmp_path, store, safe):
      "        self.__dict__.update(options)\n\n\nclass Shown(Config):\n    pass\n\n\n"
      "def show(config: 'dict', shown: 'Config | None' = None) -> Shown:\n"
      "    return shown if isinstance(shown, (Shown, dict)) else Shown(**config)\n", True),
+    # an alias kept for old code is read as the class (asteroid's ``_BaseScheduler``)
+    ("class Config:\n    def load(self, state):\n        self.__dict__.update(state)\n\n\n_Config = Config\n"
+     "default = _Config()\n", True),
+    ("class Config:\n    def load(self, state):\n        self.__dict__.update(state)\n\n\n_Config = Config\n"
+     "borrowed = _Config.load\n", False),
     # a subclass's method taken off the class, or the class named by a string
     ("class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
      "class Shown(Config):\n    pass\n\n\nrun = Shown.__init__\n", False),

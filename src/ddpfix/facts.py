@@ -1038,20 +1038,24 @@ class ProjectFacts:
                     if current in bases and derived not in names:
                         names.add(derived)
                         todo.append(derived)
-        word = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
-        for other, data in self._texts_with(path):
-            if data is None:
-                return f"{os.path.relpath(other, root)} could not be read"
-            found = word.search(data)
-            if found is None:
-                continue
-            parsed = self.class_files.parsed(other) if other.endswith(".py") else None
-            if parsed is None:
-                return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
-            use = _class_use_otherwise(parsed[0], frozenset(names))
-            if use is not None:
-                return f"{os.path.relpath(other, root)}:{use.lineno}"
-        return None
+        while True:  # an alias (``_BaseScheduler = BaseScheduler``) is read as the class, to a fixed point
+            word = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+            aliases: set[str] = set()
+            for other, data in self._texts_with(path):
+                if data is None:
+                    return f"{os.path.relpath(other, root)} could not be read"
+                found = word.search(data)
+                if found is None:
+                    continue
+                parsed = self.class_files.parsed(other) if other.endswith(".py") else None
+                if parsed is None:
+                    return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
+                use = _class_use_otherwise(parsed[0], frozenset(names), aliases)
+                if use is not None:
+                    return f"{os.path.relpath(other, root)}:{use.lineno}"
+            if aliases <= names:
+                return None
+            names |= aliases
 
     def mixed_into(self, name: str, path: str) -> str | None:
         """Where a class of the program derives from the class ``name`` (of ``path``), directly or
@@ -1648,10 +1652,11 @@ def _logging_methods(cls: ast.ClassDef) -> frozenset[str]:
         found |= more
 
 
-def _class_use_otherwise(tree: ast.Module, names: frozenset[str]) -> ast.AST | None:
+def _class_use_otherwise(tree: ast.Module, names: frozenset[str], aliases: set[str]) -> ast.AST | None:
     """The first node of ``tree`` that uses one of the classes ``names`` otherwise than to call it,
-    name it as a base, hand it to ``isinstance``/``issubclass`` as the class tested, or import it;
-    a string of its name (``getattr(module, "Options")``) counts, but not in ``__all__``."""
+    name it as a base, hand it to ``isinstance``/``issubclass`` as the class tested, import it, or
+    bind it to another name at the module's top (added to ``aliases``, whose uses the caller reads
+    too); a string of its name (``getattr(module, "Options")``) counts, but not in ``__all__``."""
     parents = parent_map(tree)
     for node in every_node(tree):
         named = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
@@ -1664,6 +1669,10 @@ def _class_use_otherwise(tree: ast.Module, names: frozenset[str]) -> ast.AST | N
         if named not in names:
             continue
         if not isinstance(node.ctx, ast.Load):
+            holder = parents.get(id(node))
+            if isinstance(node, ast.Name) and isinstance(holder, ast.Assign) and holder in tree.body \
+                    and isinstance(holder.value, ast.Name) and holder.value.id in names:
+                continue  # the alias's own binding
             return node  # rebound, or stored on something
         user = parents.get(id(node))
         if isinstance(user, ast.Tuple):  # ``isinstance(x, (Options, dict))``
@@ -1673,6 +1682,10 @@ def _class_use_otherwise(tree: ast.Module, names: frozenset[str]) -> ast.AST | N
                 and len(user.args) == 2 and node is not user.args[0])):
             continue
         if isinstance(user, ast.ClassDef) and node in user.bases:
+            continue
+        if isinstance(user, ast.Assign) and user.value is node and user in tree.body \
+                and all(isinstance(t, ast.Name) for t in user.targets):
+            aliases.update(t.id for t in user.targets)
             continue
         if _in_annotation(node, parents):
             continue  # ``def f(x: Options)``, ``opts: Optional[Options] = None``
