@@ -681,13 +681,12 @@ class ProjectFacts:
             if parsed is None:
                 return f"{os.path.relpath(other, root)}:{_line_at(data, match.start())} names `{name}`"
             other_tree, imports = parsed
-            if _defines_its_own(other_tree, name):
-                continue  # its ``LitClassifier(...)`` builds the class it defines itself, of that name
-            stop = self.class_files.failing_import(other, other_tree)  # nothing after it runs
+            if self._means_another_class(other, other_tree, name, real, cls):
+                continue  # its ``LitClassifier(...)`` builds another class of that name
             calls, other_use = class_uses(other_tree, name, cls)
-            if other_use is not None and (stop is None or other_use.lineno <= stop):
+            if other_use is not None:
                 return f"{os.path.relpath(other, root)}:{other_use.lineno} names `{name}` otherwise than to build it"
-            found += [(other, other_tree, imports, call) for call in calls if stop is None or call.lineno <= stop]
+            found += [(other, other_tree, imports, call) for call in calls]
         for config, data in config_files(root):
             if config is None:
                 return "the project has more configuration files than are read"
@@ -1016,6 +1015,28 @@ class ProjectFacts:
                 return place if path.endswith(".ipynb") else f"{place.rsplit(':', 1)[0]}:{node.lineno}"
         return None
 
+    def _means_another_class(self, other: str, tree: ast.Module, name: str, real: str, cls: ast.ClassDef | None) -> bool:
+        """Every ``name`` the file at ``other`` reads means another class of that name than the asked
+        one (``cls`` of ``real``): the file binds the name once, by a class of its own or by an
+        import of another file's class (``from project.lit_mnist import LitClassifier`` beside
+        ``lit_image_classifier.py``'s), and reaches no class of that name otherwise (``lit.Model``,
+        ``import Model as LitModel``, a string of the name: review helper-51, b01/b02)."""
+        from ddpfix.model.class_files import bound_once
+
+        if cls is None or not bound_once(tree, name):
+            return False
+        own = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name]
+        if not own:
+            meant = self.class_files.class_of(other, tree, name)
+            if meant is None or (os.path.realpath(meant[0]) == real and meant[3].lineno == cls.lineno):
+                return False
+        for node in every_node(tree):
+            if isinstance(node, ast.Attribute) and node.attr == name or isinstance(node, ast.alias) and (
+                    node.name.rsplit(".", 1)[-1] == name and node.asname not in (None, name)) \
+                    or isinstance(node, ast.Constant) and node.value == name:
+                return False
+        return True
+
     def class_used_otherwise(self, name: str, path: str) -> str | None:
         """Where the program uses the class ``name`` of ``path``, or a class deriving from it,
         otherwise than to build it (``Options(...)``), derive from it, test an object against it
@@ -1026,6 +1047,11 @@ class ProjectFacts:
         if (partial := self._partial(path)) is not None:
             return f"{partial}, so another file may use it"
         root = program_root(path)
+        # An object's class reaches its methods without naming it (``type(defaults).__init__(self)``,
+        # ``x.__class__.update``, ``x.update.__func__``: review helper-51, d03).
+        through_an_object = self.text_in_program(_CLASS_OF_AN_OBJECT, path)
+        if through_an_object is not None:
+            return through_an_object
         names, todo = {name}, [name]
         while todo:  # the classes deriving from it, by name through the index of bases
             current = todo.pop()
@@ -1652,6 +1678,12 @@ def _logging_methods(cls: ast.ClassDef) -> frozenset[str]:
         found |= more
 
 
+#: A class reached through one of its objects, for more than its name.
+_CLASS_OF_AN_OBJECT = lazy_compile(
+    rb"(?:\btype[ \t]*\([^()\n]*\)|\.[ \t]*__class__)[ \t]*\.[ \t]*(?!__name__\b|__qualname__\b|__module__\b)\w"
+    rb"|__func__|\bgetmembers\b")
+
+
 def _class_use_otherwise(tree: ast.Module, names: frozenset[str], aliases: set[str]) -> ast.AST | None:
     """The first node of ``tree`` that uses one of the classes ``names`` otherwise than to call it,
     name it as a base, hand it to ``isinstance``/``issubclass`` as the class tested, import it, or
@@ -1659,6 +1691,9 @@ def _class_use_otherwise(tree: ast.Module, names: frozenset[str], aliases: set[s
     too); a string of its name (``getattr(module, "Options")``) counts, but not in ``__all__``."""
     parents = parent_map(tree)
     for node in every_node(tree):
+        if isinstance(node, ast.alias) and node.asname and node.name.rsplit(".", 1)[-1] in names:
+            aliases.add(node.asname)  # ``from extras import Config as Options`` (review helper-51, d01)
+            continue
         named = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
             holder = parents.get(id(parents.get(id(node))))
@@ -1703,14 +1738,6 @@ def _in_annotation(node: ast.AST, parents: dict) -> bool:
             or isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and holder.returns is child)
 
 
-def _defines_its_own(tree: ast.Module, name: str) -> bool:
-    """The file defines a class ``name`` at its top, and binds the name no other way (no import of
-    another's, no assignment): every ``name`` it reads is its own class."""
-    from ddpfix.model.class_files import bound_once
-
-    return any(isinstance(s, ast.ClassDef) and s.name == name for s in tree.body) and bound_once(tree, name)
-
-
 def _of_self(node: ast.AST) -> bool:
     """``self.__dict__`` or ``vars(self)``: the namespace of a method's own instance."""
     if isinstance(node, ast.Attribute):
@@ -1735,10 +1762,12 @@ def _no_method_read_at(facts: ProjectFacts, names: frozenset[str], path: str, li
                 isinstance(node.value, ast.Name) and node.value.id == "self"
                 or isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "super"):
             return False
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and not isinstance(
-                parents.get(id(node)), ast.Expr) and re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", node.value):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value and (
+                not isinstance(parents.get(id(node)), ast.Expr) or ">>>" in node.value) \
+                and re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", node.value):
             return False  # a string naming it, ``"model.Model.validation_step"`` too (``pydoc.locate``:
-            # review helper-50, c30); not a docstring or another bare string, which nothing reads
+            # review helper-50, c30); not a docstring or another bare string, which nothing reads,
+            # unless it holds examples ``pytest --doctest-modules`` runs (review helper-51)
     return True
 
 

@@ -51,10 +51,7 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
     about: a call that provably trains another model (``trains_another_model``) hands it nothing."""
     context = _Context(path, tree, imports, classes, named_elsewhere, stored)
     called = {id(c.func) for c in _parents_calls(tree)}
-    stop = classes.failing_import(path, tree)
     for node in every_node(tree):
-        if stop is not None and getattr(node, "lineno", 0) > stop:
-            continue  # the file never runs past an import that fails
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
                 and len(node.args) > 1 and not (isinstance(node.args[1], ast.Constant)
                                                 and node.args[1].value not in DATA_METHODS) \
@@ -277,7 +274,15 @@ def _local_class(name: ast.Name, context: _Context) -> ast.ClassDef | None | boo
         if len(bindings) != 1 or not isinstance(bindings[0], ast.ClassDef) \
                 or any(isinstance(node, ast.Nonlocal) and name.id in node.names for node in ast.walk(scope)):
             return None
-        return bindings[0]
+        cls = bindings[0]
+        # Its bases, and what its body reads, are the function's names first: a parameter called
+        # ``LightningModule`` (a parametrized test) may hold the module's class (review helper-51, c03).
+        local_names = {n for outer in _enclosing_functions(cls, context.tree)
+                       for node in _scope_nodes(outer) for n in names_bound_at(node)}
+        if any(isinstance(root, ast.Name) and root.id in local_names
+               for base in cls.bases for root in ast.walk(base)):
+            return None
+        return cls
     return False
 
 
@@ -306,6 +311,12 @@ def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], cont
     names, foreign, dynamic = _what_the_class_reaches(cls, inner)
     if name in names:
         return False  # it may build the module's class, as a child
+    if cls not in other_tree.body and any(
+            isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
+            for outer in _enclosing_functions(cls, other_tree) for node in _scope_nodes(outer)):
+        return False  # a class a function defines reads that function's names (``getmembers(Model)``: c02)
+    if _helpers_reach_by_name(cls, inner, 0):
+        return False  # ``getattr(Model, f"{stage}_step")`` in a function it calls (review helper-51, e01/e02)
     if foreign & methods:
         return False  # ``self.inner.validation_step(batch)``: a child's hook, run with this batch
     if dynamic & (methods | {None}):
@@ -322,9 +333,40 @@ def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], cont
     return True
 
 
+#: Calls that let a class body bind names it does not spell.
+_NAMESPACE_FILLERS = frozenset({"locals", "vars", "globals", "exec", "eval"})
 #: What a class may bind that changes which object building it gives, or what its attributes are.
 _IDENTITY_DUNDERS = frozenset({"__new__", "__class__", "__getattribute__", "__getattr__", "__init_subclass__",
                                "__class_getitem__", "__bases__", "__dict__"})
+
+
+_BY_NAME = frozenset({"getattr", "methodcaller", "attrgetter"})
+
+
+def _helpers_reach_by_name(scope: ast.AST, context: _Context, depth: int) -> bool:
+    """A function of the program that ``scope`` calls by name (of its file, or imported from
+    another), or one those call, reaches an attribute by a name made at run time on anything but a
+    library (``getattr(Model, f"{stage}_step")``): it may run any method of any class."""
+    if depth > 2:
+        return True
+    for node in every_node(scope):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        source = _function_source(node.func, context, stores_checked=False)
+        if source is None:
+            continue
+        path, tree, imports, function = source
+        inner = context.at(path, tree, imports)
+        for call in every_node(function):
+            if isinstance(call, ast.Call) and (isinstance(call.func, ast.Name) and call.func.id in _BY_NAME or
+                                               isinstance(call.func, ast.Attribute) and call.func.attr in _BY_NAME):
+                place = 0 if getattr(call.func, "id", getattr(call.func, "attr", "")) != "getattr" else 1
+                literal = len(call.args) > place and isinstance(call.args[place], ast.Constant)
+                if not literal and not (place == 1 and call.args and _a_library(call.args[0], inner)):
+                    return True
+        if function is not scope and _helpers_reach_by_name(function, inner, depth + 1):
+            return True
+    return False
 
 
 def _changes_what_it_builds(cls: ast.ClassDef) -> bool:
@@ -333,6 +375,10 @@ def _changes_what_it_builds(cls: ast.ClassDef) -> bool:
     building it may give an object of another class (review helper-48, c02/c03/c03b)."""
     if any(name in _IDENTITY_DUNDERS for statement in cls.body for name in names_bound_by(statement)):
         return True
+    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NAMESPACE_FILLERS
+           for statement in cls.body if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+           for node in ast.walk(statement)):
+        return True  # ``locals().update(...)`` in the class body binds any name (review helper-51, c02)
     return any(isinstance(node, ast.Attribute) and (node.attr == "__dict__" or node.attr in _IDENTITY_DUNDERS
                                                     and not isinstance(node.ctx, ast.Load))
                or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (node.func.id == "vars" or (

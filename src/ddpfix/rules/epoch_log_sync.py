@@ -139,8 +139,8 @@ class EpochLogSync(Rule):
     (`model.handed_data`; a data module built by Lightning's `from_argparse_args` or
     `load_from_checkpoint` is one of the class it is called on); a call whose model is provably of
     another class (read up to Lightning's, a class a function defines too) hands this module none
-    of its data, and a file runs nothing after a top-level import of a module its own package
-    certainly lacks (a stale template's test: `model.class_files.failing_import`). A data module's
+    of its data (a module the checkout lacks may still be imported: a gitignored folder, a build's
+    output, an extension module). A data module's
     `transfer_batch_to_device` is proven to move it all where it is a
     straight run of `del batch["names"]`, moves and returns of Lightning's own move of the batch or
     of a field of it (`super().transfer_batch_to_device(batch, device, dataloader_idx)`), in a class
@@ -251,8 +251,9 @@ class EpochLogSync(Rule):
       `parameters()`, `eval()`, `to(...)`, `load_state_dict(...)` and `nn.Module`'s other methods
       that leave its code alone, on it or a part of it, as statements where they return the module
       itself (`backbone.eval()`); another known module put in a part's place; a function of the file,
-      or a plain class of the file keeping it, that uses it only so; a file that defines a class
-      of that name of its own builds its own). Such a class must be named only by calls that
+      or a plain class of the file keeping it, that uses it only so; a file whose name means
+      another class of that name, its own or one it imports from another file, and that reaches
+      this one no other way, builds that one). Such a class must be named only by calls that
       build it (no subclass, `load_from_checkpoint`, alias or string of its name; no
       `type(m)(...)`, `klass = type(self)`: an object's class taken but to read its name or compare it), in a program with no loader of classes named at run time or of pickled
       objects (LightningCLI, hydra, `pickle.load`) and no configuration file naming it. Nothing may
