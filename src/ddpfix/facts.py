@@ -1052,18 +1052,9 @@ class ProjectFacts:
         through_an_object = self.text_in_program(_CLASS_OF_AN_OBJECT, path)
         if through_an_object is not None:
             return through_an_object
-        names, todo = {name}, [name]
-        while todo:  # the classes deriving from it, by name through the index of bases
-            current = todo.pop()
-            for other in sorted(set(self.subclasses.get(current, ()))):
-                if not self.may_run_with(path, other):
-                    continue
-                if self._names_in(other) is None:
-                    return f"{os.path.relpath(other, root)} could not be read"
-                for derived, bases in class_bases(self._read[("bytes", other)]):
-                    if current in bases and derived not in names:
-                        names.add(derived)
-                        todo.append(derived)
+        names = self._derived_names(name, path, mixed=True)
+        if isinstance(names, str):
+            return names
         while True:  # an alias (``_BaseScheduler = BaseScheduler``) is read as the class, to a fixed point
             word = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
             aliases: set[str] = set()
@@ -1091,6 +1082,13 @@ class ProjectFacts:
         are partial; None where no class does. Read by name, through the imports' aliases."""
         if (partial := self._partial(path)) is not None:
             return f"{partial}, so a class elsewhere may derive from it"
+        found = self._derived_names(name, path, mixed=False)
+        return found if isinstance(found, str) else None
+
+    def _derived_names(self, name: str, path: str, mixed: bool) -> set[str] | str:
+        """``name`` and the names of the classes of the program that derive from it, directly or
+        through others (read by name through the index of bases), or where a file could not be
+        read; ``mixed=False``: where one derives from it together with another base, instead."""
         root = program_root(path)
         names, todo = {name}, [name]
         while todo:
@@ -1103,12 +1101,12 @@ class ProjectFacts:
                 for derived, bases in class_bases(self._read[("bytes", other)]):
                     if current not in bases:
                         continue
-                    if len(bases) > 1:
+                    if len(bases) > 1 and not mixed:
                         return f"{os.path.relpath(other, root)}: `{derived}` derives from `{current}` and another base"
                     if derived not in names:
                         names.add(derived)
                         todo.append(derived)
-        return None
+        return names
 
     def store_on_a_plain_object(self, path: str, line: int) -> bool:
         """Whether ``line`` of the program's file at ``path`` (a real path) lies in a method of a class
