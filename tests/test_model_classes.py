@@ -94,3 +94,15 @@ def test_a_module_whose_base_a_package_reexports_is_checked(tmp_path, run_cli):
     # The same names from an unrelated library are not the project's LightningModule.
     (tmp_path / "task.py").write_text((tmp_path / "task.py").read_text().replace("from mylib import", "from otherlib import"))
     assert b"DDP003" not in run_cli("--check", ".", cwd=tmp_path).stdout
+
+
+def test_a_base_list_with_comments_and_brackets_is_read_whole():
+    """A ``)`` in a comment inside the base list does not end it (review helper-52, f1e2: a callback
+    mixing in a plain class behind ``# (Config first)``); commas inside brackets split nothing, and
+    a base made by a call is no class name (``?``)."""
+    from ddpfix.model.classes import class_bases
+
+    source = (b"class Printer(  # (Config first: its hooks win)\n    Config, L.Callback):\n    pass\n\n\n"
+              b"class Table(Base[int, str], Mixin):\n    pass\n\n\nclass Made(make(1, 2), Other):\n    pass\n")
+    assert class_bases(source) == [("Printer", ("Config", "Callback")), ("Table", ("Base", "Mixin")),
+                                   ("Made", ("?", "Other"))]

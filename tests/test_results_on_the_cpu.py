@@ -557,10 +557,11 @@ PAIRED = {
     "a logging method named in a comment": ('"""Trains Other, unlike Model.validation_step."""\n'
                                             "# batches go to Other.validation_step, never Model.validation_step\n"
                                             "trainer.fit(Other(), datamodule=EuroSATDataModule())", "", "        pass", True),
-    # a class a test function defines is read there, as one of the module's top level is
+    # a class a function defines is not read: what it reads through the function's names, its
+    # closures and defaults is not (review helper-52, f3g-f3i2)
     "another model a function defines": ("def test():\n    class Tiny(L.LightningModule):\n        pass\n\n"
                                          "    trainer.fit(Tiny(), datamodule=EuroSATDataModule())\n\n\ntest()", "",
-                                         "        pass", True),
+                                         "        pass", False),
     "a class a function defines from Model": ("def test():\n    class Tiny(Model):\n        pass\n\n"
                                               "    trainer.fit(Tiny(), datamodule=EuroSATDataModule())\n\n\ntest()", "",
                                               "        pass", False),
@@ -674,67 +675,34 @@ def test_a_batch_hook_stored_on_the_instance_is_a_hook(tmp_path, store, safe):
         assert "data.py:" in found[0]["unsafe_reason"] and "stores a batch hook" in found[0]["unsafe_reason"], found
 
 
-@pytest.mark.parametrize("extras, safe", [
-    # what a class that is never a module, data module, callback or strategy stores on itself
-    # installs no hook Lightning calls (pl_bolts' darknet config, asteroid's scheduler state,
-    # a dataset keeping its arguments)
-    ("class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", True),
-    ("class Net(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
-     "        self.__dict__.update(config)\n", True),
-    ("class Frames(Dataset):\n    def __init__(self, **options):\n        for key, value in options.items():\n"
-     "            setattr(self, key, value)\n", True),
-    ("class Base:\n    pass\n\n\nclass State(Base):\n    def load(self, state):\n        vars(self).update(state)\n", True),
-    # a class that may be one of them, or whose base is not read
-    ("class Config(helpers.Base):\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", False),
-    ("class Mixin:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
-     "class Mixed(Mixin, L.LightningDataModule):\n    pass\n", False),
-    ("@helpers.decorate\nclass Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n", False),
-    ("class Config:\n    @staticmethod\n    def fill(self, options):\n        self.__dict__.update(options)\n", False),
-    ("def fill(self, options):\n    self.__dict__.update(options)\n", False),
-    ("class Config:\n    def __init__(self, other, **options):\n        self = other\n        self.__dict__.update(options)\n",
-     False),
-    # review helper-50: the method run on another object, unbound or borrowed (c01, c02, c05), and a
-    # subclass of ``type``, whose instances are classes (c03)
-    ("class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
-     "def fill(data_module, options):\n    Config.__init__(data_module, **options)\n", False),
-    ("class Config:\n    def update(self, options):\n        self.__dict__.update(options)\n\n\n"
-     "class Filled(L.LightningDataModule):\n    update = Config.update\n", False),
-    ("class Config:\n    def fill(self, options):\n        self.__dict__.update(options)\n\n    fill = staticmethod(fill)\n",
-     False),
-    ("class WithHooks(type):\n    def __init__(self, name, bases, namespace, **options):\n"
-     "        super().__init__(name, bases, namespace)\n        self.__dict__.update(options)\n", False),
-    # built, tested, annotated, listed for export: its methods run on its own objects alone
-    ("__all__ = ['Config', 'Shown']\n\n\nclass Config:\n    def __init__(self, **options):\n"
-     "        self.__dict__.update(options)\n\n\nclass Shown(Config):\n    pass\n\n\n"
-     "def show(config: 'dict', shown: 'Config | None' = None) -> Shown:\n"
-     "    return shown if isinstance(shown, (Shown, dict)) else Shown(**config)\n", True),
-    # review helper-51: an import alias, an object's class (d01, d03)
-    ("class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
-     "DEFAULTS = Config(size=4)\n\n\ndef fill(data_module, options):\n    type(DEFAULTS).__init__(data_module, **options)\n",
-     False),
-    # an alias kept for old code is read as the class (asteroid's ``_BaseScheduler``)
-    ("class Config:\n    def load(self, state):\n        self.__dict__.update(state)\n\n\n_Config = Config\n"
-     "default = _Config()\n", True),
-    ("class Config:\n    def load(self, state):\n        self.__dict__.update(state)\n\n\n_Config = Config\n"
-     "borrowed = _Config.load\n", False),
-    # a subclass's method taken off the class, or the class named by a string
-    ("class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
-     "class Shown(Config):\n    pass\n\n\nrun = Shown.__init__\n", False),
-    ("class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
-     "maker = getattr(helpers.registry, 'Config')\n", False),
+@pytest.mark.parametrize("extras", [
+    "class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n",
+    "class Net(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n        self.__dict__.update(config)\n",
+    "class Frames(Dataset):\n    def __init__(self, **options):\n        for key, value in options.items():\n"
+    "            setattr(self, key, value)\n",
+    "class Base:\n    pass\n\n\nclass State(Base):\n    def load(self, state):\n        vars(self).update(state)\n",
+    # review helper-52: the class reached through an object's class kept in a name, through its
+    # base's ``__subclasses__``, through a registry its base fills (f1a, f1c, f1d)
+    "class Config:\n    def __init__(self, **options):\n        self.__dict__.update(options)\n\n\n"
+    "DEFAULTS = Config(size=4)\n\n\ndef fill(data_module, options):\n    kind = type(DEFAULTS)\n"
+    "    kind.__init__(data_module, **options)\n",
+    "class Preset:\n    pass\n\n\nclass Config(Preset):\n    def __init__(self, **options):\n"
+    "        self.__dict__.update(options)\n\n\ndef fill(data_module, options):\n"
+    "    for kind in Preset.__subclasses__():\n        kind.__init__(data_module, **options)\n",
 ])
-def test_what_a_plain_object_stores_on_itself_installs_no_batch_hook(tmp_path, extras, safe):
-    """Lightning calls batch hooks on the module, the data module, the callbacks and the strategy
-    only: a store by a computed name on ``self`` (``self.__dict__.update``, ``setattr(self, k, v)``,
-    ``vars(self)``) counts only in a class that may be one of them (``model.hook_holders``)."""
+def test_a_store_by_a_computed_name_on_self_may_install_a_batch_hook(tmp_path, extras):
+    """A store by a name made at run time on ``self`` (``self.__dict__.update``, ``setattr(self, k,
+    v)``, ``vars(self)``), in any class, may install a batch hook: a class's methods may run on a data
+    module or a callback in ways the text does not show (an unbound call, a borrowed method, an
+    object's class, a base's subclasses, a registry). A reading that excused plain classes was
+    withdrawn after three review rounds broke it (helper-50, 51, 52)."""
     extras = ("import lightning as L\nfrom torch import nn\nfrom torch.utils.data import Dataset\n\nimport helpers\n\n\n"
               + extras)
     train = ("import lightning as L\nimport data\nimport extras\nfrom model import Model\n\n"
              "trainer = L.Trainer(strategy='ddp', devices=2)\ntrainer.fit(Model(), datamodule=data.Local())\n")
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA, "extras.py": extras})
-    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (extras, found)
-    if not safe:
-        assert "extras.py:" in found[0]["unsafe_reason"] and "stores a batch hook" in found[0]["unsafe_reason"], found
+    assert [f["applicability"] for f in found] == ["unsafe"], (extras, found)
+    assert "extras.py:" in found[0]["unsafe_reason"], found
 
 
 def test_a_plain_class_imported_under_another_name_is_read_under_it(tmp_path):
@@ -773,6 +741,14 @@ def test_a_batch_hook_bound_in_a_class_body_otherwise_than_by_def_is_a_hook(tmp_
     ("callbacks = [EarlyStopping('val_value')]\ncallbacks.append(HostTargets())", False),
     ("callbacks = []\nif helpers.flag:\n    callbacks.append(HostTargets())", False),
     ("callbacks = []\nhelpers.add_more(callbacks)", False),
+    # a callback class of the program is read: its batch-start hooks, and what may give it any
+    # method (review helper-52, f4f-f4h: a namespace filled in its body, a decorator, ``__new__``)
+    ("class Printer(L.Callback):\n    def on_train_start(self, trainer, module):\n        print('start')\n\n\n"
+     "callbacks = [Printer()]", True),
+    ("class Printer(L.Callback):\n    locals().update(helpers.CALLBACK_METHODS)\n\n\ncallbacks = [Printer()]", False),
+    ("@helpers.add_hooks\nclass Printer(L.Callback):\n    pass\n\n\ncallbacks = [Printer()]", False),
+    ("class Printer(L.Callback):\n    def __new__(cls):\n        return helpers.HostTargets()\n\n\ncallbacks = [Printer()]",
+     False),
     # an item bound to a name first is read through its bindings (asteroid's recipes)
     ("checkpoint = ModelCheckpoint()\ncallbacks = [EarlyStopping('val_value')]\ncallbacks.append(checkpoint)", True),
     ("host = HostTargets()\ncallbacks = []\ncallbacks.append(host)", False),

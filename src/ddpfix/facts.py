@@ -722,9 +722,7 @@ class ProjectFacts:
                 return place
             tree, imports = parsed
             if kind == "dynamic":
-                # (what a plain object does with its own namespace changes no module's part)
-                found = dynamic_access(tree, lambda node, other=other: _of_self(node)
-                                       and self.store_on_a_plain_object(other, node.lineno))
+                found = dynamic_access(tree)
                 if found is not None:
                     return f"{os.path.relpath(other, root)}:{found.lineno}"
                 continue
@@ -1037,43 +1035,6 @@ class ProjectFacts:
                 return False
         return True
 
-    def class_used_otherwise(self, name: str, path: str) -> str | None:
-        """Where the program uses the class ``name`` of ``path``, or a class deriving from it,
-        otherwise than to build it (``Options(...)``), derive from it, test an object against it
-        (``isinstance``/``issubclass``) or import it: ``Options.__init__(self, **kw)``, ``update =
-        Options.update`` in another class, ``Mapping.register(Options)``, ``getattr(m, "Options")``
-        may run its methods on another object, or change what it is (review helper-50, c01/c02/c13).
-        ``file:line``; a reason where the facts are partial; None where none does."""
-        if (partial := self._partial(path)) is not None:
-            return f"{partial}, so another file may use it"
-        root = program_root(path)
-        # An object's class reaches its methods without naming it (``type(defaults).__init__(self)``,
-        # ``x.__class__.update``, ``x.update.__func__``: review helper-51, d03).
-        through_an_object = self.text_in_program(_CLASS_OF_AN_OBJECT, path)
-        if through_an_object is not None:
-            return through_an_object
-        names = self._derived_names(name, path, mixed=True)
-        if isinstance(names, str):
-            return names
-        while True:  # an alias (``_BaseScheduler = BaseScheduler``) is read as the class, to a fixed point
-            word = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
-            aliases: set[str] = set()
-            for other, data in self._texts_with(path):
-                if data is None:
-                    return f"{os.path.relpath(other, root)} could not be read"
-                found = word.search(data)
-                if found is None:
-                    continue
-                parsed = self.class_files.parsed(other) if other.endswith(".py") else None
-                if parsed is None:
-                    return f"{os.path.relpath(other, root)}:{_line_at(data, found.start())}"
-                use = _class_use_otherwise(parsed[0], frozenset(names), aliases)
-                if use is not None:
-                    return f"{os.path.relpath(other, root)}:{use.lineno}"
-            if aliases <= names:
-                return None
-            names |= aliases
-
     def mixed_into(self, name: str, path: str) -> str | None:
         """Where a class of the program derives from the class ``name`` (of ``path``), directly or
         through subclasses, together with another base (``class Geo(Data, OtherModule)``): Python's
@@ -1082,13 +1043,6 @@ class ProjectFacts:
         are partial; None where no class does. Read by name, through the imports' aliases."""
         if (partial := self._partial(path)) is not None:
             return f"{partial}, so a class elsewhere may derive from it"
-        found = self._derived_names(name, path, mixed=False)
-        return found if isinstance(found, str) else None
-
-    def _derived_names(self, name: str, path: str, mixed: bool) -> set[str] | str:
-        """``name`` and the names of the classes of the program that derive from it, directly or
-        through others (read by name through the index of bases), or where a file could not be
-        read; ``mixed=False``: where one derives from it together with another base, instead."""
         root = program_root(path)
         names, todo = {name}, [name]
         while todo:
@@ -1101,22 +1055,12 @@ class ProjectFacts:
                 for derived, bases in class_bases(self._read[("bytes", other)]):
                     if current not in bases:
                         continue
-                    if len(bases) > 1 and not mixed:
+                    if len(bases) > 1:
                         return f"{os.path.relpath(other, root)}: `{derived}` derives from `{current}` and another base"
                     if derived not in names:
                         names.add(derived)
                         todo.append(derived)
-        return names
-
-    def store_on_a_plain_object(self, path: str, line: int) -> bool:
-        """Whether ``line`` of the program's file at ``path`` (a real path) lies in a method of a class
-        Lightning never calls a batch hook on (``model.hook_holders``): what it stores on ``self``
-        installs none. A notebook's lines are not its code's: never."""
-        if not path.endswith(".py"):
-            return False
-        from ddpfix.model.hook_holders import store_on_a_plain_object  # asked by DDP004's proof only
-
-        return store_on_a_plain_object(self.class_files, path, line, self.mixed_into, self.class_used_otherwise)
+        return None
 
     def word_elsewhere(self, word: str, path: str) -> str | None:
         """Where another file that may run with ``path`` names ``word`` at all (``from train import
@@ -1158,6 +1102,11 @@ class ProjectFacts:
                 escaping = re.compile(rb"(?<!\bself)(?<!\bsuper\(\))\.[ \t]*(?:" + names + rb")\b"
                                       rb"|['\"](?:" + names + rb")['\"]")  # (``getattr(Student, "test_step")``: c19)
                 if self.text_in_program(escaping, path, unless=functools.partial(_no_method_read_at, self, asking[2])) is not None:
+                    asking = None
+                # A method reached by a name made at run time (``getattr(Model, f"{stage}_step")``,
+                # ``vars(Model)[name]``), anywhere: in a helper, a decorator, a table, a callback
+                # (review helper-51 e01/e02, helper-52 f3a-f3f).
+                elif self.text_in_program(_DYNAMIC_REACH, path, unless=functools.partial(_no_dynamic_reach_at, self)) is not None:
                     asking = None
             # A hand-off is spelled ``<x>.fit``, or made by ``getattr`` in a file that names a Trainer.
             mentions = re.compile(rb"\.[ \t]*(?:fit|validate|test|predict)\b|LightningCLI")
@@ -1676,72 +1625,26 @@ def _logging_methods(cls: ast.ClassDef) -> frozenset[str]:
         found |= more
 
 
-#: A class reached through one of its objects, for more than its name.
-_CLASS_OF_AN_OBJECT = lazy_compile(
-    rb"(?:\btype[ \t]*\([^()\n]*\)|\.[ \t]*__class__)[ \t]*\.[ \t]*(?!__name__\b|__qualname__\b|__module__\b)\w"
-    rb"|__func__|\bgetmembers\b")
+#: Where an attribute may be reached by a name made at run time (read further by ``dynamic_access``).
+_DYNAMIC_REACH = lazy_compile(rb"\b(?:getattr(?:_static)?|attrgetter|methodcaller|__getattribute__|getmembers|vars)\b"
+                              rb"|__dict__")
 
 
-def _class_use_otherwise(tree: ast.Module, names: frozenset[str], aliases: set[str]) -> ast.AST | None:
-    """The first node of ``tree`` that uses one of the classes ``names`` otherwise than to call it,
-    name it as a base, hand it to ``isinstance``/``issubclass`` as the class tested, import it, or
-    bind it to another name at the module's top (added to ``aliases``, whose uses the caller reads
-    too); a string of its name (``getattr(module, "Options")``) counts, but not in ``__all__``."""
-    parents = parent_map(tree)
-    for node in every_node(tree):
-        if isinstance(node, ast.alias) and node.asname and node.name.rsplit(".", 1)[-1] in names:
-            aliases.add(node.asname)  # ``from extras import Config as Options`` (review helper-51, d01)
-            continue
-        named = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
-            holder = parents.get(id(parents.get(id(node))))
-            if not (isinstance(holder, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
-                                                           for t in holder.targets)) and not _in_annotation(node, parents):
-                return node
-            continue
-        if named not in names:
-            continue
-        if not isinstance(node.ctx, ast.Load):
-            holder = parents.get(id(node))
-            if isinstance(node, ast.Name) and isinstance(holder, ast.Assign) and holder in tree.body \
-                    and isinstance(holder.value, ast.Name) and holder.value.id in names:
-                continue  # the alias's own binding
-            return node  # rebound, or stored on something
-        user = parents.get(id(node))
-        if isinstance(user, ast.Tuple):  # ``isinstance(x, (Options, dict))``
-            user = parents.get(id(user))
-        if isinstance(user, ast.Call) and (user.func is node or (
-                isinstance(user.func, ast.Name) and user.func.id in ("isinstance", "issubclass")
-                and len(user.args) == 2 and node is not user.args[0])):
-            continue
-        if isinstance(user, ast.ClassDef) and node in user.bases:
-            continue
-        if isinstance(user, ast.Assign) and user.value is node and user in tree.body \
-                and all(isinstance(t, ast.Name) for t in user.targets):
-            aliases.update(t.id for t in user.targets)
-            continue
-        if _in_annotation(node, parents):
-            continue  # ``def f(x: Options)``, ``opts: Optional[Options] = None``
-        return node
-    return None
+def _no_dynamic_reach_at(facts: ProjectFacts, path: str, line: int) -> bool:
+    """Whether the file at ``path`` reaches no attribute by a name made at run time
+    (``analysis.attribute_access.dynamic_access``: a literal ``getattr`` and argparse's namespace do
+    not count); a notebook, or a file that does not parse, may."""
+    from ddpfix.analysis.attribute_access import dynamic_access
 
-
-def _in_annotation(node: ast.AST, parents: dict) -> bool:
-    """``node`` lies in a parameter's, an assignment's or a function's return annotation."""
-    child, holder = node, parents.get(id(node))
-    while isinstance(holder, (ast.Subscript, ast.Tuple, ast.Attribute, ast.BinOp, ast.List)):
-        child, holder = holder, parents.get(id(holder))
-    return (isinstance(holder, ast.arg) and holder.annotation is child
-            or isinstance(holder, ast.AnnAssign) and holder.annotation is child
-            or isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) and holder.returns is child)
-
-
-def _of_self(node: ast.AST) -> bool:
-    """``self.__dict__`` or ``vars(self)``: the namespace of a method's own instance."""
-    if isinstance(node, ast.Attribute):
-        return isinstance(node.value, ast.Name) and node.value.id == "self"
-    return isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Name) \
-        and node.args[0].id == "self" and isinstance(node.func, ast.Name) and node.func.id == "vars"
+    parsed = facts.class_files.parsed(path) if path.endswith(".py") else None
+    if parsed is None:
+        return False
+    key = ("dynamic reach", path)
+    if key not in facts._read:
+        facts._read[key] = dynamic_access(parsed[0]) is None and not any(
+            isinstance(n, ast.Name) and n.id == "getattr_static" or isinstance(n, ast.Attribute) and n.attr == "getattr_static"
+            for n in every_node(parsed[0]))
+    return facts._read[key]
 
 
 def _no_method_read_at(facts: ProjectFacts, names: frozenset[str], path: str, line: int) -> bool:

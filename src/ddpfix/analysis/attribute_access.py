@@ -6,7 +6,6 @@ their text names such a thing, of the program's other files (``ProjectFacts``)."
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.analysis.names import names_bound_at
@@ -171,18 +170,15 @@ def _called(name: ast.Name, tree: ast.Module) -> bool:
 DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattribute__", "__getattr__", "getmembers"})
 
 
-def dynamic_access(tree: ast.Module, excused: Callable[[ast.AST], bool] | None = None) -> ast.AST | None:
+def dynamic_access(tree: ast.Module) -> ast.AST | None:
     """The first place of the file that may reach an attribute by a name made at run time:
     ``getattr(x, name)`` with a name that is not a literal, ``operator.attrgetter``/``methodcaller``,
     ``__getattribute__``, ``x.__dict__`` (a class's holds its methods); None where there is none.
     The namespace argparse makes (``args = parser.parse_args()``) holds only its options: its
-    ``vars(args)`` and ``args.__dict__`` reach nothing else. ``excused(node)``: a place the caller
-    knows reaches nothing it asks about (a plain object's ``self.__dict__``)."""
+    ``vars(args)`` and ``args.__dict__`` reach nothing else."""
     parsed = _argparse_namespaces(tree)
-    excused = excused or (lambda _node: False)
     for node in every_node(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not _a_parsed_namespace(node.value, parsed) \
-                and not excused(node):
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not _a_parsed_namespace(node.value, parsed):
             return node
         if not isinstance(node, ast.Call):
             continue
@@ -192,12 +188,11 @@ def dynamic_access(tree: ast.Module, excused: Callable[[ast.AST], bool] | None =
             continue
         if word == "getattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
             continue
-        if not excused(node):
-            return node
+        return node
     # ``vars(type(self))``, ``vars(Model)``: a class's namespace holds its methods.
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
-                and not _a_parsed_namespace(node.args[0], parsed) and not excused(node):
+                and not _a_parsed_namespace(node.args[0], parsed):
             return node
     return None
 

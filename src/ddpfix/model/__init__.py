@@ -12,8 +12,6 @@
   metadata files.
 - ``handed_data``: what data each ``fit``/``validate``/``test``/``predict`` hands Lightning, on which
   Trainer, and which of them may train a module.
-- ``hook_holders``: which classes of the program Lightning may call a batch hook on (a module, a data
-  module, a callback, a strategy), and which can never be a batch.
 - ``outside_code``, ``rank_reads``: code brought in from outside the program; state kept on one rank.
 
 "Unknown" is an answer here: a question the model cannot settle says so, with where the unknown comes

@@ -78,6 +78,53 @@ def from_imports(data: bytes) -> list[Import]:
                 found.append((module, words[0].decode("ascii", "replace"), words[2].decode("ascii", "replace")))
 
 
+def _bracketed(data: bytes, start: int) -> bytes:
+    """The text from ``start`` (just inside an opening parenthesis) to its closing one, comments
+    and strings skipped (review helper-52, f1e2); a base that cannot be read is left as ``?``."""
+    depth, position, out = 1, start, bytearray()
+    while position < len(data):
+        char = data[position:position + 1]
+        if char == b"#":
+            end = data.find(b"\n", position)
+            position = len(data) if end < 0 else end
+            continue
+        if char in (b"'", b'"'):
+            end = data.find(char, position + 1)
+            if end < 0:
+                return b"?"
+            out += b"?"  # a string in a base list: not a class name
+            position = end + 1
+            continue
+        if char == b"(":
+            depth += 1
+        elif char == b")":
+            depth -= 1
+            if depth == 0:
+                return bytes(out)
+        out += char
+        position += 1
+    return b"?"
+
+
+def _top_level_parts(listed: bytes) -> list[bytes]:
+    """The comma-separated parts of a base list, commas inside brackets kept (``Base[A, B]``,
+    ``make(a, b)``: a call's result, read as ``?``)."""
+    parts, depth, current = [], 0, bytearray()
+    for byte in listed:
+        char = bytes([byte])
+        if char in (b"(", b"["):
+            depth += 1
+        elif char in (b")", b"]"):
+            depth -= 1
+        if char == b"," and depth == 0:
+            parts.append(bytes(current))
+            current = bytearray()
+            continue
+        current += char
+    parts.append(bytes(current))
+    return [b"?" if b"(" in part else part for part in parts]
+
+
 def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
     """(class name, last names of its bases) for each ``class X(...)`` line: a regex, no parse.
     A base the file imports under another name is given by its own name (``LM`` is
@@ -101,7 +148,12 @@ def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
             position = start + 1  # ``subclass X(`` in a comment: not a class statement
             continue
         names = []
-        for part in (match.group(2) or b"").split(b","):
+        listed = match.group(2) or b""
+        if b"#" in listed or b"(" in listed:
+            # A comment or a call in the list (``class Printer(  # (Config first)`` then the
+            # bases): the regex stopped at a ``)`` inside it. Read the whole list by its brackets.
+            listed = _bracketed(data, match.start(2)) if match.group(2) is not None else listed
+        for part in _top_level_parts(listed):
             part = part.strip()
             if not part or b"=" in part:
                 continue

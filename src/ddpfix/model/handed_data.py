@@ -250,9 +250,12 @@ def _class_source(func: ast.expr, context: _Context):
     """(path, tree, imports, class) of the program's class a name means: one the file defines once at
     its top, or another file's through the imports (re-exports too); None otherwise."""
     if isinstance(func, ast.Name):
-        local = _local_class(func, context)
-        if local is not False:
-            return None if local is None else (context.path, context.tree, context.imports, local)
+        # (not a class a function defines: what it reads through the function, its closures and
+        # the values they are handed, is not read: review helper-52, f3g-f3i2)
+        if _enclosing_functions(func, context.tree) and any(
+                func.id in names_bound_at(node) for outer in _enclosing_functions(func, context.tree)
+                for node in _scope_nodes(outer)):
+            return None
         defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
         if len(defined) == 1 and bound_once(context.tree, func.id):
             return context.path, context.tree, context.imports, defined[0]
@@ -260,30 +263,6 @@ def _class_source(func: ast.expr, context: _Context):
     if isinstance(func, ast.Attribute):
         return context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.ClassDef)
     return None
-
-
-def _local_class(name: ast.Name, context: _Context) -> ast.ClassDef | None | bool:
-    """The class a function defines under ``name`` where the innermost function around it that binds
-    the name binds it by that one ``class`` statement alone (a test's ``class TestModel(BoringModel)``
-    then ``trainer.fit(TestModel())``); None where that function binds it otherwise too, or a nested
-    function may rebind it (``nonlocal``); False where no function around it binds it (the module's)."""
-    for scope in _enclosing_functions(name, context.tree):
-        bindings = [node for node in _scope_nodes(scope) if name.id in names_bound_at(node)]
-        if not bindings:
-            continue
-        if len(bindings) != 1 or not isinstance(bindings[0], ast.ClassDef) \
-                or any(isinstance(node, ast.Nonlocal) and name.id in node.names for node in ast.walk(scope)):
-            return None
-        cls = bindings[0]
-        # Its bases, and what its body reads, are the function's names first: a parameter called
-        # ``LightningModule`` (a parametrized test) may hold the module's class (review helper-51, c03).
-        local_names = {n for outer in _enclosing_functions(cls, context.tree)
-                       for node in _scope_nodes(outer) for n in names_bound_at(node)}
-        if any(isinstance(root, ast.Name) and root.id in local_names
-               for base in cls.bases for root in ast.walk(base)):
-            return None
-        return cls
-    return False
 
 
 def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], context: _Context, depth: int) -> bool:
@@ -311,12 +290,6 @@ def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], cont
     names, foreign, dynamic = _what_the_class_reaches(cls, inner)
     if name in names:
         return False  # it may build the module's class, as a child
-    if cls not in other_tree.body and any(
-            isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name
-            for outer in _enclosing_functions(cls, other_tree) for node in _scope_nodes(outer)):
-        return False  # a class a function defines reads that function's names (``getmembers(Model)``: c02)
-    if _helpers_reach_by_name(cls, inner, 0):
-        return False  # ``getattr(Model, f"{stage}_step")`` in a function it calls (review helper-51, e01/e02)
     if foreign & methods:
         return False  # ``self.inner.validation_step(batch)``: a child's hook, run with this batch
     if dynamic & (methods | {None}):
@@ -338,35 +311,6 @@ _NAMESPACE_FILLERS = frozenset({"locals", "vars", "globals", "exec", "eval"})
 #: What a class may bind that changes which object building it gives, or what its attributes are.
 _IDENTITY_DUNDERS = frozenset({"__new__", "__class__", "__getattribute__", "__getattr__", "__init_subclass__",
                                "__class_getitem__", "__bases__", "__dict__"})
-
-
-_BY_NAME = frozenset({"getattr", "methodcaller", "attrgetter"})
-
-
-def _helpers_reach_by_name(scope: ast.AST, context: _Context, depth: int) -> bool:
-    """A function of the program that ``scope`` calls by name (of its file, or imported from
-    another), or one those call, reaches an attribute by a name made at run time on anything but a
-    library (``getattr(Model, f"{stage}_step")``): it may run any method of any class."""
-    if depth > 2:
-        return True
-    for node in every_node(scope):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-            continue
-        source = _function_source(node.func, context, stores_checked=False)
-        if source is None:
-            continue
-        path, tree, imports, function = source
-        inner = context.at(path, tree, imports)
-        for call in every_node(function):
-            if isinstance(call, ast.Call) and (isinstance(call.func, ast.Name) and call.func.id in _BY_NAME or
-                                               isinstance(call.func, ast.Attribute) and call.func.attr in _BY_NAME):
-                place = 0 if getattr(call.func, "id", getattr(call.func, "attr", "")) != "getattr" else 1
-                literal = len(call.args) > place and isinstance(call.args[place], ast.Constant)
-                if not literal and not (place == 1 and call.args and _a_library(call.args[0], inner)):
-                    return True
-        if function is not scope and _helpers_reach_by_name(function, inner, depth + 1):
-            return True
-    return False
 
 
 def _changes_what_it_builds(cls: ast.ClassDef) -> bool:
@@ -720,6 +664,8 @@ def _class_defines(source, names: frozenset[str], context: _Context, depth: int)
     if depth > MAX_DEPTH or cls.keywords or any(names_bound_by(statement) & names for statement in cls.body):
         return True  # (a metaclass may give the class any method: review helper-50, c03)
     inner = context.at(path, tree, imports)
+    if _changes_what_it_builds(cls) or not _decorators_keep(cls, inner):
+        return True  # ``__new__``, ``locals().update(...)``, a decorator: any method (review helper-52, f4f-f4h)
     for base in cls.bases:
         if lightning_name(imports, base) is not None or (imports.qualify(base) or "") in _INERT_BASES:
             continue

@@ -124,11 +124,9 @@ class EpochLogSync(Rule):
     itself (`transfer_batch_to_device`) may leave any of them on the CPU, and so may the module's
     batch-start hook (handed the same batch first), a data module's `on_before_batch_transfer`,
     `on_after_batch_transfer` or `transfer_batch_to_device` (bound by a `def`, an assignment in a
-    class or a store on a class or an instance; a store by a name made at run time, `setattr(self,
-    key, value)` or `self.__dict__.update(config)`, counts only in a class that may be a module, a
-    data module, a callback or a strategy: not in a plain class whose bases are torch's, Python's own
-    or such classes of the program, which no class mixes with another base, and which the program
-    only builds, derives from or tests against: `model.hook_holders`),
+    class or a store on a class or an instance, a store by a name made at run time too: `setattr(self,
+    key, value)` or `self.__dict__.update(config)` in any class, whose methods may run on a module,
+    a data module or a callback in ways the text does not show),
     a batch class's own `to` (Lightning calls it), a strategy's `batch_to_device`, a data module
     Lightning is handed
     that is not read up to `LightningDataModule` (a library's, a class of the program deriving from
@@ -1012,8 +1010,9 @@ def _batch_moved_elsewhere(facts) -> str | None:
                 # instance's hook, which Lightning calls (review helper-47, c08/c08b).
                 own = project.text_in_program(_HOOK_STORED_BY_NAME, facts.path)
                 if own is None:
-                    own = project.text_in_program(_ANY_NAME_STORED_ON_SELF, facts.path,
-                                                  unless=project.store_on_a_plain_object)
+                    # (in any class: which classes' methods may run on a module, a data module or a
+                    # callback is not read from the text: review helper-50/51/52 broke every reading)
+                    own = project.text_in_program(_ANY_NAME_STORED_ON_SELF, facts.path)
                 if own is not None:
                     found = (f"{own} stores a batch hook on an object: a batch may be moved by it, some of its tensors "
                              "left on the CPU, and NCCL refuses CPU tensors in the sync")
@@ -1198,8 +1197,7 @@ _HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "on_tra
 _HOOK_STORED_BY_NAME = re.compile(
     rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
     rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
-#: Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b),
-#: which counts only in a class Lightning may call a hook on (``model.hook_holders``).
+#: Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b).
 #: (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes)
 _ANY_NAME_STORED_ON_SELF = re.compile(
     rb"setattr[ \t]*\([ \t]*self[ \t]*,[ \t]*[^'\"\s]|self[ \t]*\.[ \t]*__dict__(?![ \t]*=[ \t]*self\b)"
