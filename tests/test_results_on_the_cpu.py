@@ -746,6 +746,9 @@ def test_a_batch_hook_bound_in_a_class_body_otherwise_than_by_def_is_a_hook(tmp_
     ("class Printer(L.Callback):\n    def on_train_start(self, trainer, module):\n        print('start')\n\n\n"
      "callbacks = [Printer()]", True),
     ("class Printer(L.Callback):\n    locals().update(helpers.CALLBACK_METHODS)\n\n\ncallbacks = [Printer()]", False),
+    # any call in the class body may fill its namespace through the calling frame; a builtin's may not
+    ("class Printer(L.Callback):\n    helpers.install_hooks()\n\n\ncallbacks = [Printer()]", False),
+    ("class Printer(L.Callback):\n    stages = tuple(['fit', 'validate'])\n\n\ncallbacks = [Printer()]", True),
     ("@helpers.add_hooks\nclass Printer(L.Callback):\n    pass\n\n\ncallbacks = [Printer()]", False),
     ("class Printer(L.Callback):\n    def __new__(cls):\n        return helpers.HostTargets()\n\n\ncallbacks = [Printer()]",
      False),

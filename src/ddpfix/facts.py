@@ -1634,16 +1634,12 @@ def _no_dynamic_reach_at(facts: ProjectFacts, path: str, line: int) -> bool:
     """Whether the file at ``path`` reaches no attribute by a name made at run time
     (``analysis.attribute_access.dynamic_access``: a literal ``getattr`` and argparse's namespace do
     not count); a notebook, or a file that does not parse, may."""
-    from ddpfix.analysis.attribute_access import dynamic_access
-
     parsed = facts.class_files.parsed(path) if path.endswith(".py") else None
     if parsed is None:
         return False
-    key = ("dynamic reach", path)
+    key = ("dynamic reach", path)  # (a question of the whole file: asked once, whatever the line)
     if key not in facts._read:
-        facts._read[key] = dynamic_access(parsed[0]) is None and not any(
-            isinstance(n, ast.Name) and n.id == "getattr_static" or isinstance(n, ast.Attribute) and n.attr == "getattr_static"
-            for n in every_node(parsed[0]))
+        facts._read[key] = dynamic_access(parsed[0]) is None
     return facts._read[key]
 
 

@@ -167,7 +167,8 @@ def _called(name: ast.Name, tree: ast.Module) -> bool:
 
 
 #: Calls that reach an attribute by a name made at run time.
-DYNAMIC_ACCESS = frozenset({"getattr", "attrgetter", "methodcaller", "__getattribute__", "__getattr__", "getmembers"})
+DYNAMIC_ACCESS = frozenset({"getattr", "getattr_static", "attrgetter", "methodcaller", "__getattribute__", "__getattr__",
+                            "getmembers"})
 
 
 def dynamic_access(tree: ast.Module) -> ast.AST | None:

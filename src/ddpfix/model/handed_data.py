@@ -252,9 +252,8 @@ def _class_source(func: ast.expr, context: _Context):
     if isinstance(func, ast.Name):
         # (not a class a function defines: what it reads through the function, its closures and
         # the values they are handed, is not read: review helper-52, f3g-f3i2)
-        if _enclosing_functions(func, context.tree) and any(
-                func.id in names_bound_at(node) for outer in _enclosing_functions(func, context.tree)
-                for node in _scope_nodes(outer)):
+        if any(func.id in names_bound_at(node) for outer in _enclosing_functions(func, context.tree)
+               for node in _scope_nodes(outer)):
             return None
         defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
         if len(defined) == 1 and bound_once(context.tree, func.id):
@@ -306,8 +305,10 @@ def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], cont
     return True
 
 
-#: Calls that let a class body bind names it does not spell.
-_NAMESPACE_FILLERS = frozenset({"locals", "vars", "globals", "exec", "eval"})
+#: Builtins a class body may call without reaching its namespace: any other call may fill it
+#: through the calling frame (``locals().update(...)``, ``sys._getframe(1).f_locals``, ``exec``).
+_CLASS_BODY_CALLS = frozenset({"staticmethod", "classmethod", "property", "frozenset", "set", "dict", "list", "tuple",
+                               "str", "int", "float", "bool", "range", "len", "sorted", "min", "max", "abs", "round"})
 #: What a class may bind that changes which object building it gives, or what its attributes are.
 _IDENTITY_DUNDERS = frozenset({"__new__", "__class__", "__getattribute__", "__getattr__", "__init_subclass__",
                                "__class_getitem__", "__bases__", "__dict__"})
@@ -316,13 +317,14 @@ _IDENTITY_DUNDERS = frozenset({"__new__", "__class__", "__getattribute__", "__ge
 def _changes_what_it_builds(cls: ast.ClassDef) -> bool:
     """The class binds ``__new__``, ``__getattribute__``... in its body by any means (``__new__ =
     _registered``), or its code stores ``x.__class__`` (``self.__class__ = chosen``) or ``__bases__``:
-    building it may give an object of another class (review helper-48, c02/c03/c03b)."""
+    building it may give an object of another class (review helper-48, c02/c03/c03b). Or its body
+    calls code other than a few builtins, which may bind any name through the calling frame."""
     if any(name in _IDENTITY_DUNDERS for statement in cls.body for name in names_bound_by(statement)):
         return True
-    if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NAMESPACE_FILLERS
+    if any(isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _CLASS_BODY_CALLS)
            for statement in cls.body if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
            for node in ast.walk(statement)):
-        return True  # ``locals().update(...)`` in the class body binds any name (review helper-51, c02)
+        return True  # a call in the class body may bind any name in it (review helper-51, c02)
     return any(isinstance(node, ast.Attribute) and (node.attr == "__dict__" or node.attr in _IDENTITY_DUNDERS
                                                     and not isinstance(node.ctx, ast.Load))
                or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (node.func.id == "vars" or (
@@ -564,7 +566,7 @@ def _trainer_part_problem(call: ast.Call, context: _Context) -> str | None:
     if not _builds_a_trainer(call, context):
         return None
     for name, given in _keywords_of(call):
-        if name not in ("strategy", "callbacks", "plugins"):
+        if name not in _BATCH_CODE_ARGUMENTS:
             continue
         values = given.elts if isinstance(given, (ast.List, ast.Tuple)) else [given]
         for value in values:
@@ -616,8 +618,9 @@ def _trainer_object_problem(value: ast.expr, role: str, at: ast.AST, context: _C
             continue  # Lightning's own strategies, plugins and callbacks
         source = _class_source(made.func, context)
         if source is None:
-            return (f"`{role}=` holds a `{ast.unparse(made.func)[:40]}` of a library, whose batch code "
-                    "(a strategy's `batch_to_device`, a callback's batch-start hooks) is not read")
+            return (f"`{role}=` holds a `{ast.unparse(made.func)[:40]}`, a class the program does not define where it "
+                    "is named (a library's, or one a function defines), whose batch code (a strategy's "
+                    "`batch_to_device`, a callback's batch-start hooks) is not read")
         if role == "callbacks" and _class_defines(source, _BATCH_START_HOOKS, context, 0):
             return (f"the callback `{source[3].name}` ({os.path.basename(source[0])}:{source[3].lineno}) has a batch-start "
                     "hook: it is handed the moved batch, and may move part of it back")
@@ -911,7 +914,7 @@ def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | Non
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a metaclass"
         if _changes_what_it_builds(cls):
             return (f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) binds `__new__`, `__class__` or another "
-                    "name that decides what building it gives")
+                    "name that decides what building it gives, or calls code in its body that may bind any name")
         if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a decorator that may return another object or change the class"
         if own is not None and any(own in names_bound_by(statement) for statement in cls.body):

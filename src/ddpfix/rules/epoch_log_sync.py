@@ -126,10 +126,9 @@ class EpochLogSync(Rule):
     `on_after_batch_transfer` or `transfer_batch_to_device` (bound by a `def`, an assignment in a
     class or a store on a class or an instance, a store by a name made at run time too: `setattr(self,
     key, value)` or `self.__dict__.update(config)` in any class, whose methods may run on a module,
-    a data module or a callback in ways the text does not show),
-    a batch class's own `to` (Lightning calls it), a strategy's `batch_to_device`, a data module
-    Lightning is handed
-    that is not read up to `LightningDataModule` (a library's, a class of the program deriving from
+    a data module or a callback in ways the text does not show), a batch class's own `to`
+    (Lightning calls it), a strategy's `batch_to_device`, a data module Lightning is handed that is
+    not read up to `LightningDataModule` (a library's, a class of the program deriving from
     one, data the text does not show: a parameter another file may fill, a configuration's), and a
     batch read as an object (`batch.y`: Lightning's move enters only collections and dataclasses,
     and calls an object's own `to`). What `fit`, `validate`, `test` and `predict` are handed is
