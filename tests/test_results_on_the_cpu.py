@@ -427,6 +427,19 @@ HANDED = {
         "runner.fit(Model(), datamodule=data.Local())", True),
     "a library's class built": ("from torchgeo.datamodules import EuroSATDataModule\ndm_cls = EuroSATDataModule\n"
                                 "trainer.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.args))", False),
+    # A function's import that is the file's one binding of the name means the module's class (bolts'
+    # cli_main); a name the function binds otherwise too may mean anything.
+    "a class imported inside the function that fits": ("def main():\n    from data import Local\n"
+                                                       "    runner = L.Trainer(strategy='ddp', devices=2)\n"
+                                                       "    runner.fit(Model(), datamodule=Local())\n\n\nmain()", True),
+    "a class imported inside a function and bound again": ("def main():\n    from data import Local\n    if helpers.other:\n"
+                                                           "        Local = helpers.Other\n"
+                                                           "    runner = L.Trainer(strategy='ddp', devices=2)\n"
+                                                           "    runner.fit(Model(), datamodule=Local())\n\n\nmain()", False),
+    "a class imported inside a function under a name bound at the top": (
+        "Local = helpers.Other\n\n\ndef main():\n    from data import Local\n"
+        "    runner = L.Trainer(strategy='ddp', devices=2)\n"
+        "    runner.fit(Model(), datamodule=Local())\n\n\nmain()", False),
 }
 
 
@@ -473,6 +486,22 @@ def test_a_data_module_built_by_its_class_from_argparse_args_is_that_class(tmp_p
         assert ("data handed to Lightning" not in reason) == known, (receiver, found)
 
 
+@pytest.mark.parametrize("imports, known", [
+    ("from data import Local, Other", True),
+    ("from data import Local, Other\n    Other = helpers.Other", False),
+])
+def test_data_module_classes_a_function_imports_are_the_modules_classes(tmp_path, imports, known):
+    """bolts' ``cli_main`` imports its data modules, picks one in branches and builds it by its
+    class: a function's import that is the file's one binding of a name means the module's class;
+    bound otherwise too, the name may mean anything."""
+    train = ("import lightning as L\nimport helpers\nfrom model import Model\n\n\ndef main():\n    " + imports + "\n"
+             "    dm_cls = Local if helpers.local else Other\n    runner = L.Trainer(strategy='ddp', devices=2)\n"
+             "    runner.fit(Model(), datamodule=dm_cls.from_argparse_args(helpers.ns))\n\n\nmain()\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
+    reason = found[0]["unsafe_reason"] or ""
+    assert ("data handed to Lightning" not in reason) == known, (imports, found)
+
+
 @pytest.mark.parametrize("case", sorted(HANDED))
 def test_a_data_module_handed_to_lightning_is_read_up_to_lightnings(tmp_path, case):
     """A data module's batch hooks decide what a batch is and where: one of a library (torchgeo's),
@@ -481,7 +510,7 @@ def test_a_data_module_handed_to_lightning_is_read_up_to_lightnings(tmp_path, ca
     train = ("import lightning as L\nimport data\nimport helpers\nfrom model import Model\n\n"
              "trainer = L.Trainer(strategy='ddp', devices=2)\n" + code + "\n")
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA})
-    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, [f["unsafe_reason"] for f in found])
     if not safe:
         reason = found[0]["unsafe_reason"]
         assert "the data handed to Lightning may be a data module whose batch hooks are not read (train.py:" in reason \
@@ -615,7 +644,7 @@ def test_data_handed_to_another_model_is_not_this_ones(tmp_path, case):
              "trainer = L.Trainer(strategy='ddp', devices=2)\n" + code + "\n")
     other = OTHER.replace("{decorator}", decorator).replace("{body}", body)
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA, "other.py": other})
-    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, [f["unsafe_reason"] for f in found])
     if not safe:
         reason = found[0]["unsafe_reason"]
         assert "EuroSATDataModule` is a class or function the program does not define" in reason \

@@ -1,4 +1,4 @@
-from ddpfix.cli import main
+from ddpfix.cli import command_line
 
 if __name__ == "__main__":
-    main()
+    command_line()

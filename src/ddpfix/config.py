@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ddpfix.records import record
 
 LOG_MODES = ("auto", "rank-zero-only", "sync-dist")
 LIST_KEYS = ("select", "ignore", "exclude", "extend-exclude", "extend-select")
@@ -25,7 +27,7 @@ class ConfigError(Exception):
     pass
 
 
-@dataclass
+@record
 class Config:
     path: str | None = None
     select: list[str] = field(default_factory=list)

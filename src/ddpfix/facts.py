@@ -23,11 +23,12 @@ from typing import TYPE_CHECKING
 
 from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.ast_walk import walk
-from ddpfix.analysis.attribute_access import attribute_stores, dynamic_access
+from ddpfix.analysis.attribute_access import NAMESPACE_WORDS, attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
 from ddpfix.model.outside_code import may_reach_outside
 from ddpfix.model.program import ProcessGroups, config_roots, imported_modules, program_root
+from ddpfix.records import record
 
 if TYPE_CHECKING:  # loaded where used: most runs never read another file's classes, a notebook or a pin
     from ddpfix.model.class_files import ClassFiles
@@ -185,7 +186,7 @@ def _needles(pattern: str) -> tuple[bytes, ...]:
 _HAZARD_NEEDLES = {name: _needles(pattern) for name, pattern in PROJECT_HAZARDS.items()}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Monitor:
     metric: str
     path: str
@@ -196,7 +197,7 @@ class Monitor:
         return f"{self.by} ({self.path}:{self.line})"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeviceSwitch:
     """A place that may make CUDA the default device of the process (DDP002)."""
 
@@ -207,7 +208,7 @@ class DeviceSwitch:
     scoped: bool  # a ``with`` block (only what runs inside it), not a switch of the whole process
 
 
-@dataclass
+@record
 class FileFacts:
     """What one file contributes."""
 
@@ -256,7 +257,7 @@ class FileFacts:
     path: str = ""  # the file's path, as the run named it
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProjectFacts:
     monitored: dict[str, tuple[Monitor, ...]] = field(default_factory=dict)
     #: LightningModule subclasses anywhere in the run: class name -> the module keys (the defining
@@ -802,13 +803,16 @@ class ProjectFacts:
         return found
 
     def text_in_program(self, pattern: re.Pattern[bytes], path: str, itself: bool = True,
-                        outside: bool = True, unless: Callable[[str, int], bool] | None = None) -> str | None:
+                        outside: bool = True, unless: Callable[[str, int], bool] | None = None,
+                        needles: tuple[bytes, ...] = ()) -> str | None:
         """The first ``file:line`` where a file that may run with ``path`` (itself included, unless
         ``itself`` is False) matches ``pattern`` (bytes); a reason where the facts are partial; None
         where none does. ``outside``: code brought in from outside the program makes the answer
         partial too (False where the question is about the program's own files alone).
         ``unless(real path, line)``: a match there does not count (a function or a ``partial`` of one,
-        whose ``__qualname__`` is part of the key: what else it is given must follow from ``pattern``)."""
+        whose ``__qualname__`` is part of the key: what else it is given must follow from ``pattern``).
+        ``needles``: words one of which every match holds; a file with none is not searched (nor the
+        pattern compiled, for a lone file: start-up time)."""
         if (partial := self._partial(path) if outside else None if self.whole else
                 "the run did not read the whole project") is not None:
             return f"{partial}"
@@ -821,6 +825,8 @@ class ProjectFacts:
                 if data is None:
                     self._read[key] = f"{os.path.relpath(other, root)} could not be read"
                     break
+                if needles and not any(needle in data for needle in needles):
+                    continue
                 found = next((m for m in pattern.finditer(data)
                               if unless is None or not unless(other, _line_at(data, m.start()))), None)
                 if found is not None:
@@ -924,8 +930,6 @@ class ProjectFacts:
     def _stores_in_other_files(self, name: str, root: str, path: str) -> list[tuple[str, str]]:
         """(file, where) of the first two files that may run with ``path`` and store ``name`` (or
         could not be read): the first of them that is not the asking file is the answer."""
-        # ``x.name = ...`` on anything but a class's own ``self`` (another class's attribute).
-        pattern = re.compile(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr|__dict__|\bvars\b")
         index = self._index()
         found_in: list[tuple[str, str]] = []
         for other in self._candidates(index.stored.get(name.encode(), ()), index.setattr, index.unread):
@@ -941,7 +945,9 @@ class ProjectFacts:
             # cost more than the parse); its text decides where it is not Python as it stands.
             stores = self._stores_in(other, data)
             if stores is None:
-                found = pattern.search(data)
+                # ``x.name = ...`` on anything but a class's own ``self`` (another class's attribute).
+                found = re.search(rb"(?<!\bself)\.[ \t]*" + re.escape(name.encode()) + rb"[ \t]*=(?!=)|setattr|__dict__|\bvars\b"
+                                  rb"|sys\.modules\b|\bf_(?:globals|locals)\b|__import__|meta_path|path_hooks", data)
                 line = None if found is None else data.count(b"\n", 0, found.start()) + 1
             else:
                 line = stores.get(name, stores.get("*"))
@@ -968,14 +974,17 @@ class ProjectFacts:
         # under that name: review helper-48, c05/c05b)
         assignment = (rb"|^[ \t]+(?:[\w \t,()\[\]*]*[ \t,(\[*])?(?:" + alternatives + rb")\b[\w \t,()\[\]*]*(?::[^=\n]*)?=(?!=)"
                       rb"|^[ \t]+(?:from[ \t]|import[ \t])[^\n]*\bas[ \t]+(?:" + alternatives + rb")\b") if assigned else b""
-        pattern = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + alternatives + rb")[ \t]*\(" + assignment, re.M)
+        pattern = rb"^[ \t]*(?:async[ \t]+)?def[ \t]+(?:" + alternatives + rb")[ \t]*\(" + assignment
+        needles = [n.encode() for n in names]
         for other in self.process_files:
             if other != real and not self.may_run_with(path, other):
                 continue
             if self._names_in(other) is None:
                 return f"{os.path.relpath(other, root)} could not be read"
             data = self._read[("bytes", other)]
-            for found in pattern.finditer(data):
+            if not any(needle in data for needle in needles):
+                continue  # (the pattern is compiled only for a file that names one: start-up time)
+            for found in re.finditer(pattern, data, re.M):
                 line = data.count(b"\n", 0, found.start()) + 1
                 if other != real or not lines[0] <= line <= lines[1]:
                     place = f"{os.path.relpath(other, root)}:{line}"
@@ -1190,7 +1199,7 @@ class ProjectFacts:
                 data = self._read[("bytes", path)]
                 if _DYNAMIC_NAME.search(data):
                     index.dynamic.append(path)
-                if b"setattr" in data or b"__dict__" in data or b"vars" in data:
+                if b"setattr" in data or b"__dict__" in data or any(word in data for word in NAMESPACE_WORDS):
                     index.setattr.append(path)
                 for stored in set(_STORED.findall(data)):
                     index.stored.setdefault(stored, []).append(path)
@@ -1506,7 +1515,7 @@ def config_hazards(root: str) -> dict[str, str]:
 
 
 #: Lightning's suffix of a key logged with several dataloaders.
-_DATALOADER_SUFFIX = re.compile(r"/dataloader_idx_\d+$")
+_DATALOADER_SUFFIX = lazy_compile(r"/dataloader_idx_\d+$")
 #: ``monitor: val_acc`` in a YAML or JSON configuration.
 _CONFIG_MONITOR = lazy_compile(rb"[\"']?monitor[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z_][\w/.\-]*)", re.M)
 
@@ -1548,7 +1557,7 @@ def config_switches(root: str) -> list[DeviceSwitch]:
 _NAME_USES = lazy_compile(rb"\.[ \t]*([A-Za-z_]\w*)|['\"]([A-Za-z_]\w*)\\?['\"]")
 
 
-@dataclass
+@record
 class _NameIndex:
     names: dict[bytes, list[str]]  # attribute names and identifier-like strings -> files
     stored: dict[bytes, list[str]]  # attribute names stored on anything but ``self`` -> files

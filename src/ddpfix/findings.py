@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import NamedTuple
+
+from ddpfix.records import record
 
 
 class FixKey(NamedTuple):
@@ -15,7 +17,7 @@ class FixKey(NamedTuple):
     cell: int | None = None  # in a notebook: the cell the line counts in
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """A pitfall a rule found. Lines and columns are 1-based, as editors count them.
 
@@ -73,7 +75,7 @@ SAFE, UNSAFE = "safe", "unsafe"
 NOTE = "note"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """Something that kept ddpfix from handling a file (unreadable, unparsable, a rule crashed).
 
@@ -90,7 +92,7 @@ class Problem:
     level: str = "error"
 
 
-@dataclass
+@record
 class FileResult:
     """What ``sources.fix_source`` made of one file.
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ddpfix import __version__
+from ddpfix import __version__, records
 from ddpfix.findings import Finding
 from ddpfix.lsp_document import (
     FIX_ALL_KIND,
@@ -472,6 +472,7 @@ def main(args: list[str]) -> int:
         return 2
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="ddpfix lsp: %(levelname)s %(name)s: %(message)s")
     server = build_server()
+    records.make_all()  # before the worker threads first build them (records.py, Threads)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must never corrupt the protocol stream
     code = server.serve(stdin, stdout)

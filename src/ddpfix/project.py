@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from ddpfix.facts import ProjectFacts
 from ddpfix.model.program import program_root
+from ddpfix.records import record
 from ddpfix.runner import find_files, gather_facts, named_exclusion, project_root
 from ddpfix.settings import Resolver
 
@@ -29,7 +29,7 @@ from ddpfix.settings import Resolver
 MAX_PROJECT_FILES = 20_000
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ProjectView:
     """The projects of the paths a run names."""
 

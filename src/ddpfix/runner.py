@@ -7,12 +7,13 @@ import errno
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ddpfix import budget
 from ddpfix.engine import READ_ERROR, set_up_for_trees, decode_problem, max_file_size
 from ddpfix.interrupts import check as check_interrupted, deferred, ignore_in_worker, stop_pool
+from ddpfix.records import record
 from ddpfix.syntax import with_syntax_checked
 from ddpfix.sources import fix_source, is_notebook
 import ddpfix.facts as facts_module
@@ -122,7 +123,7 @@ def _inside(real: str, folder: str) -> bool:
     return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-@dataclass
+@record
 class Discovery:
     """What ``find_files`` found: the files to check (sorted, no duplicates), problems with the
     paths given, folders without Python files, and lines for stderr (``warning: ...`` for a folder
@@ -607,7 +608,7 @@ def check_files(paths: Sequence[str], rules: Sequence[type[Rule]], jobs: int = 1
                         on_result)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RunGroup:
     """Files checked with the same rules and options (the settings that govern them)."""
 

@@ -16,11 +16,11 @@ import copy
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ddpfix.budget import describe_limit, limit_options
 from ddpfix.config import LIMIT_KEYS, Config, ConfigError, apply_table, declares_settings, load
+from ddpfix.records import record
 from ddpfix.rules import UnknownRule, resolve, select_rules
 from ddpfix.rules.base import Rule
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ddpfix.gitignore import GitIgnore
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Flags:
     """What the command line says (empty or None: it says nothing, the file decides)."""
 

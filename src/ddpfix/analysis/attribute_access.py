@@ -29,7 +29,9 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     shown = _only_read(tree)  # ``vars(x)`` and ``x.__dict__`` where nothing can store through them
     looped = _loop_names(tree)
     for node in walk(tree):  # a parent before its children
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+        if writes_other_namespaces(node):  # ``sys.modules["data"] = remote``, ``builtins.__import__ = f``
+            found.setdefault("*", node.lineno)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
                 and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             found.setdefault(node.attr, node.lineno)
         elif isinstance(node, ast.Attribute) and node.attr == "__dict__" and id(node) in shown:
@@ -54,6 +56,65 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
         elif isinstance(node, ast.Name) and node.id == "setattr" and not _called(node, tree):
             found.setdefault("*", node.lineno)  # ``store = setattr``, ``map(setattr, ...)``
     return found
+
+
+#: Methods that write the mapping they are called on.
+_MAPPING_WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"})
+#: Words of the text without which a file writes no namespace by a name made at run time (the
+#: cheap screen before ``writes_its_globals`` and ``writes_other_namespaces`` are asked of its tree).
+NAMESPACE_WORDS = (b"globals", b"locals", b"vars", b"exec", b"f_globals", b"f_locals", b"modules", b"__import__",
+                   b"meta_path", b"path_hooks")
+
+
+def writes_its_globals(node: ast.AST) -> bool:
+    """``node`` may bind any global of its own file by a name made at run time: a write through
+    ``globals()`` (``globals()["Local"] = X``, ``globals().update(...)``), through ``vars()`` or
+    ``locals()`` without arguments (the module's namespace at its top), or ``exec`` of code whose
+    globals are the file's (no namespace of its own given: ``exec("global Local; Local = X")`` in a
+    function binds the module's ``Local``). Its ``import`` statements and definitions then do not
+    decide what a name of the file means."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec":
+        return len(node.args) < 2 or _the_files_namespace(node.args[1])
+    return _written_mapping(node, _the_files_namespace)
+
+
+def writes_other_namespaces(node: ast.AST) -> bool:
+    """``node`` may bind names of other modules or frames, or change what every import gives: a
+    write into ``sys.modules`` (a module swapped for another), into a frame's ``f_globals`` or
+    ``f_locals`` (a caller's names), a replaced ``__import__``, or an import hook added to
+    ``sys.meta_path`` or ``sys.path_hooks``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__import__" and not isinstance(node.ctx, ast.Load):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute) \
+            and node.func.value.attr in ("meta_path", "path_hooks") and node.func.attr in ("insert", "append", "extend", "__setitem__"):
+        return True
+    if isinstance(node, ast.Attribute) and node.attr in ("meta_path", "path_hooks") and not isinstance(node.ctx, ast.Load):
+        return True
+    return _written_mapping(node, _another_namespace)
+
+
+def _written_mapping(node: ast.AST, namespace) -> bool:
+    """``node`` writes into a mapping ``namespace(expression)`` accepts: a subscript stored or
+    deleted, or a writing method called on it."""
+    if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+        return namespace(node.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MAPPING_WRITES:
+        return namespace(node.func.value)
+    return False
+
+
+def _the_files_namespace(expression: ast.expr) -> bool:
+    """``globals()``, or ``vars()``/``locals()`` without arguments."""
+    return isinstance(expression, ast.Call) and isinstance(expression.func, ast.Name) and not expression.args \
+        and not expression.keywords and expression.func.id in ("globals", "vars", "locals")
+
+
+def _another_namespace(expression: ast.expr) -> bool:
+    """``sys.modules`` (any ``<x>.modules`` of a name ``sys``), or a frame's ``f_globals``/``f_locals``."""
+    if not isinstance(expression, ast.Attribute):
+        return False
+    return expression.attr in ("f_globals", "f_locals") or (
+        expression.attr == "modules" and isinstance(expression.value, ast.Name) and expression.value.id == "sys")
 
 
 #: Builtins that only read the namespace they are handed (to show, count or copy it).

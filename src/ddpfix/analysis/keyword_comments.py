@@ -15,13 +15,14 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ddpfix.analysis.lightning import arguments_in_order, has_comment
 from ddpfix.analysis.tree_text import end
+from ddpfix.records import record
 
 
-@dataclass
+@record
 class _Argument:
     """The comments of one argument's parts, as LibCST's ``Arg`` holds them."""
 

@@ -6,13 +6,14 @@ statement); the docstrings say where the two trees differ and how that is bridge
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ddpfix.analysis.ast_shapes import every_node
 from ddpfix.ast_walk import child_nodes, walk
+from ddpfix.records import record
 
 
-@dataclass
+@record
 class StatementNames:
     reads: set[str] = field(default_factory=set)
     binds: set[str] = field(default_factory=set)

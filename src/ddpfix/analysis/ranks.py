@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from ddpfix.imports import TREE_COMPOUND, ImportTable
 from ddpfix.analysis.ast_shapes import arguments, child_blocks, every_node, last_name, statements
 from ddpfix.analysis.lightning import lightning_name
+from ddpfix.records import record
 
 RANK_ATTRIBUTES = frozenset({"global_rank", "local_rank"})
 RANK_VARIABLES = frozenset({"LOCAL_RANK", "RANK", "SLURM_PROCID", "NODE_RANK"})
@@ -33,7 +33,7 @@ RANK_TRIGGERS = ("is_global_zero", "global_rank", "local_rank", "rank_zero_only"
 RANK_WORDS = ("rank", "is_global_zero", "RANK", "SLURM_PROCID")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Guard:
     """What gates a statement: an ``if`` (its body, its ``else``, or the rest of the block after an
     early return) or a ``@rank_zero_only`` decorator (``node`` is then the function)."""

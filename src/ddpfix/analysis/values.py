@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from ddpfix.analysis.ast_shapes import parent_map
 from ddpfix.analysis.lightning import defined_elsewhere, derived
 from ddpfix.ast_walk import child_nodes, walk, walk_outside_scopes
 from ddpfix.imports import ImportTable
+from ddpfix.records import record
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPES = (*FUNCTIONS, ast.Lambda, ast.ClassDef)
@@ -106,7 +106,7 @@ NOT_METRICS = frozenset({"MetricTracker"})
 CONTAINERS = frozenset({"torch.nn.ModuleDict", "torch.nn.ModuleList"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Origin:
     """What a value is (``GLOBAL``, ``METRIC`` or ``METRICS``) and, in words, why."""
 

@@ -16,6 +16,8 @@ import ast
 import os
 from collections.abc import Callable
 
+from ddpfix.analysis.attribute_access import writes_its_globals
+from ddpfix.analysis.names import pattern_names
 from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable, tree_blocks
 from ddpfix.model.program import module_paths, program_root
@@ -189,7 +191,9 @@ def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, s
         imported = tree._ddpfix_from_imports = {}
         for block in tree_blocks(tree):
             for statement in block:
-                if isinstance(statement, ast.ImportFrom):
+                # (one under ``if TYPE_CHECKING:`` binds nothing when the program runs: a package's
+                # module ``__getattr__`` may give the name then: review helper-53, c04)
+                if isinstance(statement, ast.ImportFrom) and id(statement) not in _type_checking_only(tree):
                     for alias in statement.names:
                         imported.setdefault(alias.asname or alias.name, []).append(
                             (statement.level, statement.module, alias.name))
@@ -197,6 +201,25 @@ def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, s
     if len(found) != 1 or found[0][2] == "*" or _bindings_of(tree, name) != 1:
         return None
     return found[0]
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The statements under ``if TYPE_CHECKING:`` (``typing.TYPE_CHECKING``), kept on the tree."""
+    found = tree.__dict__.get("_ddpfix_type_checking_only")
+    if found is None:
+        found = tree._ddpfix_type_checking_only = set()
+        for node in walk(tree):
+            test = node.test if isinstance(node, ast.If) else None
+            if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
+                    isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING":
+                found.update(id(inner) for statement in node.body for inner in ast.walk(statement))
+    return found
+
+
+def imported_once(tree: ast.Module, name: str) -> bool:
+    """The file binds ``name`` once in all, by a ``from ... import`` of a name (anywhere: inside a
+    function too, where it binds the same module's object as at the top)."""
+    return _single_from_import(tree, name) is not None
 
 
 def bound_once(tree: ast.Module, name: str) -> bool:
@@ -236,5 +259,10 @@ def _binding_counts(tree: ast.Module) -> dict[str, int]:
                 add(name)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             add(node.name)
+        elif isinstance(node, ast.pattern):  # ``case [Local]:``, ``case {"dm": Local}:`` (review helper-53, c02/c08)
+            for name in pattern_names(node):
+                add(name)
+        elif writes_its_globals(node):  # ``globals()["Local"] = X``, ``exec(code)`` (helper-53, c01/c05/c17)
+            add("*")
     return counts
 

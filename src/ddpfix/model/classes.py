@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from ddpfix.lazy_regex import lazy_compile
+from ddpfix.records import record
 
 #: The root class of each kind, by name (Lightning's, torchmetrics').
 KINDS = ("LightningModule", "LightningDataModule", "Callback", "Metric", "MetricCollection", "DistributedSampler",
@@ -164,7 +164,7 @@ def class_bases(data: bytes) -> list[tuple[str, tuple[str, ...]]]:
         position = match.end()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Kinds:
     """What ``resolve_kinds`` answers for one kind."""
 

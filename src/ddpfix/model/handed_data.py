@@ -21,12 +21,13 @@ import os
 from collections.abc import Callable
 
 from ddpfix.analysis.ast_shapes import every_node, parent_map
+from ddpfix.analysis.attribute_access import writes_its_globals
 from ddpfix.analysis.call_paths import parameters_bound
 from ddpfix.analysis.class_decorators import inner_decorator, returns_its_class
 from ddpfix.analysis.lightning import lightning_name, names_bound_by
-from ddpfix.analysis.names import names_bound_at
+from ddpfix.analysis.names import names_bound_at, pattern_names
 from ddpfix.imports import ImportTable
-from ddpfix.model.class_files import ClassFiles, bound_once
+from ddpfix.model.class_files import ClassFiles, bound_once, imported_once
 
 #: The Trainer's methods that take data, and the keyword of the data module.
 DATA_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -251,9 +252,13 @@ def _class_source(func: ast.expr, context: _Context):
     its top, or another file's through the imports (re-exports too); None otherwise."""
     if isinstance(func, ast.Name):
         # (not a class a function defines: what it reads through the function, its closures and
-        # the values they are handed, is not read: review helper-52, f3g-f3i2)
-        if any(func.id in names_bound_at(node) for outer in _enclosing_functions(func, context.tree)
-               for node in _scope_nodes(outer)):
+        # the values they are handed, is not read: review helper-52, f3g-f3i2. A function's import
+        # that is the file's one binding of the name means the module's class, as one at the top:
+        # bolts' ``cli_main`` imports its data modules.)
+        if not _reads_its_functions_import(func, context.tree) and (
+                imported_once(context.tree, func.id)  # (the one import is in another function or a class body)
+                or any(func.id in names_bound_at(node) for outer in _enclosing_functions(func, context.tree)
+                       for node in _scope_nodes(outer))):
             return None
         defined = [s for s in context.tree.body if isinstance(s, ast.ClassDef) and s.name == func.id]
         if len(defined) == 1 and bound_once(context.tree, func.id):
@@ -262,6 +267,32 @@ def _class_source(func: ast.expr, context: _Context):
     if isinstance(func, ast.Attribute):
         return context.classes.attribute_definition(context.path, context.tree, context.imports, func, ast.ClassDef)
     return None
+
+
+def _reads_its_functions_import(use: ast.Name, tree: ast.Module) -> bool:
+    """``use`` reads the file's one binding of its name, a ``from ... import``: one at the top (not
+    in a class body), or one in a function that holds ``use`` in its own code or a closure's, with
+    no class body between them (a class body reads its own namespace first, which ``locals()`` may
+    fill: review helper-53, c16). From any other place the name is a global the file never binds
+    (c01: the import sits in another function)."""
+    if not imported_once(tree, use.id):
+        return False
+    parents = parent_map(tree)
+    imported = next(node for node in every_node(tree) if isinstance(node, ast.ImportFrom)
+                    and any((alias.asname or alias.name) == use.id for alias in node.names))
+    home = parents.get(id(imported))
+    while home is not None and not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        home = parents.get(id(home))
+    if home is None:
+        return True  # (at the top, as before: every scope without a binding of its own reads it)
+    if isinstance(home, ast.ClassDef):
+        return False
+    node = parents.get(id(use))
+    while node is not None and node is not home:
+        if isinstance(node, ast.ClassDef):
+            return False
+        node = parents.get(id(node))
+    return node is home
 
 
 def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], context: _Context, depth: int) -> bool:
@@ -842,6 +873,10 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
             if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                     (alias.asname or alias.name).split(".")[0] in (name, "*") for alias in node.names):
                 return None  # (``from m import *`` may bind any name)
+            if isinstance(node, ast.pattern) and name in pattern_names(node):
+                return None  # a ``match`` capture (``case [dm]:``: review helper-53, c15)
+            if writes_its_globals(node) and isinstance(scope, ast.Module):
+                return None  # ``globals()["dm"] = other``, ``exec(code)``
             if isinstance(node, _SCOPES) and getattr(node, "name", None) == name:
                 binds = True
             if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.value, ast.Name) \

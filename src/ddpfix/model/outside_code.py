@@ -17,16 +17,17 @@ from collections.abc import Callable
 
 from ddpfix.analysis.names import names_bound_at
 from ddpfix.imports import dotted_name
+from ddpfix.lazy_regex import lazy_compile
 
 #: What may name a way to bring in code by a path: ``sys`` (its ``path``), ``site``'s and ``runpy``'s
 #: loaders, file loaders, ``exec``, ``torch.hub.load``, ``PYTHONPATH`` given to a process.
-_WORDS = re.compile(rb"\bsys\b|addsitedir|run_path|spec_from_file_location|SourceFileLoader|load_source|\bexec\b"
+_WORDS = lazy_compile(rb"\bsys\b|addsitedir|run_path|spec_from_file_location|SourceFileLoader|load_source|\bexec\b"
                     rb"|execfile|hub\b|PYTHONPATH")
 #: Unmistakable ways in, read from a text that does not parse.
-_PLAIN_WAYS_IN = re.compile(rb"sys\.path\.(?:insert|append|extend)\b|sys\.path[ \t]*(?:\+=|=(?!=))|run_path[ \t]*\("
+_PLAIN_WAYS_IN = lazy_compile(rb"sys\.path\.(?:insert|append|extend)\b|sys\.path[ \t]*(?:\+=|=(?!=))|run_path[ \t]*\("
                             rb"|spec_from_file_location[ \t]*\(|SourceFileLoader[ \t]*\(|load_source[ \t]*\(")
 #: A notebook's IPython lines (``!pip install``, ``%run``), which are not Python.
-_MAGIC = re.compile(rb"^([ \t]*)[!%]", re.M)
+_MAGIC = lazy_compile(rb"^([ \t]*)[!%]", re.M)
 
 
 def _without_magics(data: bytes) -> bytes:
@@ -345,7 +346,7 @@ def _strings(node: ast.expr, names: dict[str, ast.expr | list[ast.expr]], seen: 
 
 
 #: ``PYTHONPATH=...``, ``export PYTHONPATH := ...`` (make), ``PYTHONPATH: ...`` (YAML), ``"PYTHONPATH": "..."`` (JSON).
-_PYTHONPATH = re.compile(rb"PYTHONPATH[\"']?[ \t]*(?::=|\?=|\+=|=|:)[ \t]*[\"']?([^\s\"';&|,\]]*)")
+_PYTHONPATH = lazy_compile(rb"PYTHONPATH[\"']?[ \t]*(?::=|\?=|\+=|=|:)[ \t]*[\"']?([^\s\"';&|,\]]*)")
 
 
 def reach_in_launcher(path: str, data: bytes, root: str) -> tuple[int, str] | None:

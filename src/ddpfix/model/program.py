@@ -13,6 +13,8 @@ import functools
 import os
 import re
 
+from ddpfix.lazy_regex import lazy_compile
+
 #: Files whose folder is a project's root (as Ruff and Black look for their settings; ``.git``
 #: ends a repository).
 PROJECT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py", ".git")
@@ -143,7 +145,7 @@ def _first_names_imported(folder: str) -> tuple[frozenset[str], frozenset[str]]:
 
 # ``import a.b, c as d`` and ``from a.b import x``: found as the word, then its line's start checked
 # (a line's start, or after ``:`` or ``;``: ``if x: import y``, ``import os; import y``).
-_IMPORT = re.compile(rb"(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[\w, \t]*(?:\\\r?\n[\w, \t]*)*)"
+_IMPORT = lazy_compile(rb"(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[\w, \t]*(?:\\\r?\n[\w, \t]*)*)"
                      rb"|import[ \t]+([\w., \t]+))")
 #: Names of the loaders that import modules named at run time: hydra's (``instantiate``, ``call``,
 #: ``get_class``, ``get_method``, ``get_object``), LightningCLI and jsonargparse's CLIs (their
@@ -159,22 +161,22 @@ _LOADERS = (rb"instantiate|get_class|get_method|get_object|LightningCLI|CLI|auto
             rb"|run_module|exec_module|import_module|locate|entry_points|load_entry_point|iter_entry_points")
 #: A loader referred to as code: called (``name(``), reached as an attribute (``.name``), or imported
 #: (``import name``, ``from m import a, name``).
-_LOADER_USE = re.compile(rb"(?<![\w])(?:" + _LOADERS + rb")[ \t]*\(|\.(?:" + _LOADERS + rb")\b")
+_LOADER_USE = lazy_compile(rb"(?<![\w])(?:" + _LOADERS + rb")[ \t]*\(|\.(?:" + _LOADERS + rb")\b")
 #: Modules whose import is itself a way to load code named at run time.
-_LOADER_MODULES = re.compile(rb"^(?:importlib(?!\.metadata\b)|imp|runpy|hydra|jsonargparse|pydoc|pkgutil"
+_LOADER_MODULES = lazy_compile(rb"^(?:importlib(?!\.metadata\b)|imp|runpy|hydra|jsonargparse|pydoc|pkgutil"
                              rb"|(?:lightning\.pytorch|pytorch_lightning|lightning)(?:\.utilities)?\.cli)\b")
 #: Other ways a file runs code it does not import: unpickling a whole object (``pickle.load``,
 #: ``torch.load(..., weights_only=False)``), ``torch.hub.load``, a notebook's ``%run``.
-_OTHER_LOADS = re.compile(rb"pickle\.loads?\(|weights_only[ \t]*=[ \t]*False|hub\.load\(|%run\b|run_line_magic\(")
+_OTHER_LOADS = lazy_compile(rb"pickle\.loads?\(|weights_only[ \t]*=[ \t]*False|hub\.load\(|%run\b|run_line_magic\(")
 #: ``import_module(`` with what follows: a literal module ("a.b.c": an import like any other), a
 #: literal package prefix ("a.b." + name, f"a.b.{name}": only modules of that package), or anything.
-_IMPORT_MODULE = re.compile(rb"(?<![\w])import_module[ \t]*\([ \t]*(f?)(['\"])([\w.]*)(\{|\2[ \t]*(\+|[,)]))?")
+_IMPORT_MODULE = lazy_compile(rb"(?<![\w])import_module[ \t]*\([ \t]*(f?)(['\"])([\w.]*)(\{|\2[ \t]*(\+|[,)]))?")
 #: A dynamic import of any module of the program.
 ANY_MODULE = ""
 #: A dynamic import of any module of the program where its configurations name a ``_target_``.
 HYDRA_CONFIGS = "hydra _target_"
 #: ``hydra.utils.call(cfg.fn)`` (or ``call`` under any receiver): calls what a configuration names.
-_HYDRA_CALL = re.compile(rb"(?<![\w])call[ \t]*\(|\.call\b")
+_HYDRA_CALL = lazy_compile(rb"(?<![\w])call[ \t]*\(|\.call\b")
 #: A loader that names notebooks (``exec`` of a notebook's code): it may run them too. No import
 #: runs a notebook otherwise: it is not a module.
 NOTEBOOKS = "*.ipynb"
@@ -236,7 +238,7 @@ def dynamic_imports(data: bytes, imported: set[str] | None = None) -> tuple[tupl
 
 #: ``config_path="../../configs"`` (hydra's ``main``, ``initialize``), ``config_dir=...``
 #: (``initialize_config_dir``): a literal folder a loader reads its configurations from.
-_CONFIG_FOLDER = re.compile(rb"\bconfig_(?:path|dir)[ \t]*=[ \t]*[rR]?(['\"])([^'\"\n]+)\1")
+_CONFIG_FOLDER = lazy_compile(rb"\bconfig_(?:path|dir)[ \t]*=[ \t]*[rR]?(['\"])([^'\"\n]+)\1")
 
 
 @functools.lru_cache(maxsize=None)

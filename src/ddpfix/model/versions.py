@@ -22,9 +22,9 @@ import functools
 import glob
 import os
 import re
-from dataclasses import dataclass
 
 from ddpfix.lazy_regex import lazy_compile
+from ddpfix.records import record
 
 Version = tuple[int, int, int]
 
@@ -76,7 +76,7 @@ _LOCK_FILES = ("poetry.lock", "uv.lock", "pdm.lock", "Pipfile.lock")
 _DECLARATIONS = ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml", "Pipfile")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LightningVersion:
     """The versions of one Lightning distribution a file may run with."""
 

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.facts import PROJECT_HAZARDS
 from ddpfix.imports import ImportTable
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.class_files import ClassFiles
 from ddpfix.model.constructions import (EVERY_PART, LEAVES_CODE, PLAIN_ATTRIBUTES, RETURNS_THE_MODULE,
                                         applies_initialisers_only, filled_tensor, initialiser_problem, names_an_attribute,
@@ -139,7 +140,7 @@ _STORE_KINDS = frozenset({ast.Assign, ast.Call, ast.Attribute, *(
 #: ``register_module_module_registration_hook``..., the ``_global_*_hooks`` dictionaries), torch
 #: function and dispatch modes, a patch of torch's own functions (``F.linear = f``,
 #: ``nn.Module._call_impl = g``) or of a function's code (``f.__code__ = g.__code__``).
-_REGISTRIES = re.compile(rb"register_model|Auto\w*\.register\b|register_for_auto_class|register_module_\w*hook"
+_REGISTRIES = lazy_compile(rb"register_model|Auto\w*\.register\b|register_for_auto_class|register_module_\w*hook"
                          rb"|_global_\w*hooks|TorchFunctionMode|TorchDispatchMode|__torch_function__|__torch_dispatch__"
                          rb"|__code__[ \t]*=|_call_impl[ \t]*=|copyreg|_deepcopy_dispatch|__globals__"
                          rb"|^[ \t]*(?:F|functional|init|(?:torch\.)?nn(?:\.functional|\.init)?|torch)\.(?!backends\b)\w+[ \t]*=(?!=)",

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ast_shapes import every_node
@@ -35,6 +35,7 @@ from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.values import TENSOR_METHODS
 from ddpfix.imports import ImportTable
 from ddpfix.model.constructions import binding_scope, names_reached, object_problem, object_scope, parent_map
+from ddpfix.records import record
 from ddpfix.rules._device_evidence import cpu_evidence, registered_with_the_module, registrations
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -59,7 +60,7 @@ COLLECTIVE_LAYERS = frozenset({"SyncBatchNorm"})
 MAX_DEPTH = 6
 
 
-@dataclass
+@record
 class FileView:
     """One file of the program as the reader needs it."""
 
@@ -81,7 +82,7 @@ class FileView:
         return cached
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class ClassValue:
     """The class a parameter holds at one construction (``act_fn=nn.GELU``, ``block=Bottleneck``, or
     the parameter's default): a ``torch.nn`` layer (``qualified``), or a module class of the program

@@ -8,7 +8,7 @@ import io
 import tokenize
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -18,6 +18,7 @@ from ddpfix.edits._base import Span
 from ddpfix.analysis import lightning as _tree_lightning
 from ddpfix.analysis.ast_shapes import every_node, last_name
 from ddpfix.analysis.text import GAP, aliased, pattern, word_match
+from ddpfix.records import record
 from ddpfix.rules.base import Rule, RuleContext
 
 GENERATOR = frozenset({"torch.Generator", "torch._C.Generator"})
@@ -281,7 +282,7 @@ def _shown(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-@dataclass
+@record
 class _Origin:
     """One generator construction that flows into data loading."""
 

@@ -16,6 +16,7 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
 from ddpfix.analysis.ranks import gated_statements as tree_gated_statements
+from ddpfix.lazy_regex import lazy_compile
 from ddpfix.rules.base import Rule, RuleContext
 
 if TYPE_CHECKING:  # the proofs load when the rule first checks a file: a run loads every rule
@@ -1007,7 +1008,7 @@ def _batch_moved_elsewhere(facts) -> str | None:
             if found is None:
                 # ``self.transfer_batch_to_device = f`` in an ``__init__`` (a decorator's too) sets the
                 # instance's hook, which Lightning calls (review helper-47, c08/c08b).
-                own = project.text_in_program(_HOOK_STORED_BY_NAME, facts.path)
+                own = project.text_in_program(_HOOK_STORED_BY_NAME, facts.path, needles=_HOOK_NAMES_SPELLED)
                 if own is None:
                     # (in any class: which classes' methods may run on a module, a data module or a
                     # callback is not read from the text: review helper-50/51/52 broke every reading)
@@ -1192,13 +1193,14 @@ _BATCH_HOOKS_ELSEWHERE = ("on_before_batch_transfer", "on_after_batch_transfer",
 #: (with a callback's batch-start hooks, handed the moved batch: review helper-49, c09b/c09c)
 _HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "on_train_batch_start",
                         "on_validation_batch_start", "on_test_batch_start", "on_predict_batch_start")).encode()
+_HOOK_NAMES_SPELLED = tuple(name.encode() for name in (*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "_batch_start"))
 #: A batch hook stored on any object, its own instance too: ``self.<hook> = ...``, ``setattr(self, "<hook>", ...)``.
-_HOOK_STORED_BY_NAME = re.compile(
+_HOOK_STORED_BY_NAME = lazy_compile(
     rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
     rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
 #: Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b).
 #: (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes)
-_ANY_NAME_STORED_ON_SELF = re.compile(
+_ANY_NAME_STORED_ON_SELF = lazy_compile(
     rb"setattr[ \t]*\([ \t]*self[ \t]*,[ \t]*[^'\"\s]|self[ \t]*\.[ \t]*__dict__(?![ \t]*=[ \t]*self\b)"
     rb"|vars[ \t]*\([ \t]*self[ \t]*\)")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from ddpfix import edits
 from ddpfix.edits import Span
@@ -13,6 +12,7 @@ from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis import tree_text as tree_text
 from ddpfix.analysis.ast_shapes import every_node, imports_of, last_name, may_be, methods
 from ddpfix.analysis.lightning import TENSOR_FACTORIES, runs_on_device
+from ddpfix.records import record
 from ddpfix.rules.base import Rule, RuleContext, clip
 
 SELF_DEVICE = "self.device"
@@ -424,7 +424,7 @@ DEVICELESS = "deviceless"  # a tensor factory without a device: the CPU
 UNKNOWN = None  # no CUDA device, or an index ddpfix cannot read
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Placement:
     """A hard-coded placement: its description, the CUDA index it names (an int, ``CURRENT`` or
     ``DEVICELESS``), what its fix edits (None: reported only), the argument whose value a

@@ -6,7 +6,7 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ddpfix.ast_walk import child_nodes, walk
@@ -21,6 +21,7 @@ from ddpfix.analysis.lightning import (
                                        )
 from ddpfix.analysis.names import root_name, statement_names
 from ddpfix.analysis.tree_text import code_between, comment_in
+from ddpfix.records import record
 from ddpfix.rules.base import Rule, RuleContext, clip
 
 if TYPE_CHECKING:  # loaded when a file first needs its effects read (most files never do)
@@ -311,7 +312,7 @@ def _default_device_message(loader_line: int) -> str:
     )
 
 
-@dataclass
+@record
 class _Block:
     node: ast.With | ast.AsyncWith
     label: str  # how the finding names it, e.g. trainer.init_module()
@@ -695,7 +696,7 @@ class _Layout:
         return comment_in(self.view, self.positions.offset(node.lineno, node.col_offset), colon)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Token:
     string: str
     start_offset: int
@@ -747,7 +748,7 @@ def _line_end(positions, text: str, line: int) -> int:
 # --- the plan for one block ------------------------------------------------------------------
 
 
-@dataclass
+@record
 class _Plan:
     nothing_to_move: bool = False
     refusal: str | None = None

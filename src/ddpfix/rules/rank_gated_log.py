@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from ddpfix import edits
 from ddpfix.edits import Span
@@ -14,6 +13,7 @@ from ddpfix.analysis.lightning import (FUNCTIONS, arguments_in_order, has_star, 
                                        lightning_methods, log_label, logged_names, self_method_calls)
 from ddpfix.analysis.names import exit_in, statement_names
 from ddpfix.analysis.ranks import Guard, RANK_TRIGGERS, TreeRankTests, only_returns
+from ddpfix.records import record
 from ddpfix.rules.base import Rule, RuleContext, TreeView
 
 #: The feature a fix writes, by the method it is written on (``log_dict`` took it a release later).
@@ -266,7 +266,7 @@ def _untied(monitors, ctx: RuleContext, cls: ast.ClassDef) -> str | None:
             "turns the value from rank 0's into the mean over ranks")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Finding:
     """A finding, held until ``check`` reports them all (bottom-up); ``why``: why its fix is unsafe."""
 
@@ -310,7 +310,7 @@ def _monitored_rank_zero_only(call: ast.Call, where: str, facts) -> _Finding | N
 # block's field and indices).
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Place:
     """A block of statements: the statement that owns it (the method, a compound statement) and
     its field (``"body"``, ``"orelse"``, ``"handlers.0"``...), as ``ddpfix.edits.moves`` names it."""
@@ -319,7 +319,7 @@ class _Place:
     block: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Gated:
     """A statement line (its small statements) that runs on rank 0 only."""
 

@@ -1,0 +1,91 @@
+"""What a class's name means when the program runs, for DDP004's reading of the data handed to
+Lightning: a ``match`` capture binds a name; a write into a namespace (``globals()``, ``exec``, a
+frame's ``f_locals``, ``sys.modules``, ``__import__``) may bind any; an import under ``if
+TYPE_CHECKING:`` binds nothing; a function's import is read only where that function reads it.
+(Review helper-53: each case below made a safe fix that the run proves wrong, or would.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from test_results_on_the_cpu import DATA, decisions
+
+HEAD = "import lightning as L\nimport helpers\nfrom model import Model\n\n\n"
+FIT = "    runner = L.Trainer(strategy='ddp', devices=2)\n    runner.fit(Model(), datamodule={dm})\n"
+LIBRARY = "from torchgeo.datamodules import EuroSATDataModule\n"
+
+
+def main(body: str, dm: str = "Local()") -> str:
+    return HEAD + "def main():\n" + body + FIT.format(dm=dm) + "\n\nmain()\n"
+
+
+CASES = {
+    # the reading that holds: a function's import, read in that function
+    "a function's import read where it stands": (main("    from data import Local\n"), {}, True),
+    "a function's import read in its closure": (
+        HEAD + "def main():\n    from data import Local\n\n    def fit():\n" + FIT.format(dm="Local()").replace("    ", "        ")
+        + "\n    fit()\n\n\nmain()\n", {}, True),
+    # c02/c08: a match capture rebinds the imported name
+    "a sequence capture": (main("    from data import Local\n    match helpers.choice:\n        case ('geo', Local):\n"
+                                "            pass\n"), {"helpers.py": LIBRARY + "choice = ('geo', EuroSATDataModule)\n"}, False),
+    "a mapping capture": (main("    from data import Local\n    match helpers.config:\n        case {'datamodule': Local}:\n"
+                               "            pass\n"), {"helpers.py": LIBRARY + "config = {'datamodule': EuroSATDataModule}\n"}, False),
+    # c15: a capture rebinds the data module itself
+    "a capture of the data module": (HEAD + "from data import Local\n\n\ndef main():\n    dm = Local()\n"
+                                     "    match helpers.extra:\n        case [dm]:\n            pass\n"
+                                     + FIT.format(dm="dm") + "\n\nmain()\n",
+                                     {"helpers.py": LIBRARY + "extra = [EuroSATDataModule()]\n"}, False),
+    # c01: the one import sits in another function; the name read here is a global set otherwise
+    "an import in another function": (HEAD + LIBRARY + "\n\ndef check():\n    from data import Local\n    return Local\n\n\n"
+                                      "def main():\n" + FIT.format(dm="Local()") + "\n\nglobals()['Local'] = EuroSATDataModule\n"
+                                      "main()\n", {}, False),
+    # c17: exec binds a global of the file
+    "a global bound by exec": (HEAD + "\n\ndef check():\n    from data import Local\n    return Local\n\n\n"
+                               "def main():\n" + FIT.format(dm="Local()")
+                               + "\n\nexec('from torchgeo.datamodules import EuroSATDataModule as Local')\nmain()\n", {}, False),
+    # c16: a class body between the use and the import reads its own namespace first
+    "a class body that fills its namespace": (
+        HEAD + "def main():\n    from data import Local\n\n    class Experiment:\n        locals().update(helpers.overrides)\n"
+        "        L.Trainer(strategy='ddp', devices=2).fit(Model(), datamodule=Local())\n\n    return Experiment\n\n\nmain()\n",
+        {"helpers.py": LIBRARY + "overrides = {'Local': EuroSATDataModule}\n"}, False),
+    # c05/c06: the module that defines or re-exports the class rebinds it through globals()
+    "a data module file that rebinds its class": (
+        main("    from data import Local\n"), {"data.py": DATA + "\n" + LIBRARY + "if helpers.remote:\n"
+                                                 "    globals()['Local'] = EuroSATDataModule\n"}, False),
+    "a package that rebinds what it re-exports": (
+        main("    from dm import Local\n"), {"dm/__init__.py": "from data import Local\n" + LIBRARY
+                                             + "globals().update(Local=EuroSATDataModule)\n"}, False),
+    # c04: an import only type checkers run; the package's __getattr__ answers at run time
+    "a re-export for type checkers only": (
+        main("    from dm import Local\n"), {"dm/__init__.py": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                                             "    from data import Local\n\n\ndef __getattr__(name):\n"
+                                             "    from torchgeo.datamodules import EuroSATDataModule\n"
+                                             "    return EuroSATDataModule\n"}, False),
+    # c03/c13/c14/c07: another file swaps a module, writes a caller's names, or replaces imports
+    "a module swapped in sys.modules": (main("    from data import Local\n"),
+                                        {"helpers.py": "import sys\n\nimport remote\n\nsys.modules['data'] = remote\n",
+                                         "remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+    "a caller's f_locals written": (
+        main("    from data import Local\n    helpers.prefer('Local')\n"),
+        {"helpers.py": "import sys\n\n" + LIBRARY + "\n\ndef prefer(name):\n"
+                       "    sys._getframe(1).f_locals[name] = EuroSATDataModule\n"}, False),
+    "__import__ replaced": (main("    from data import Local\n"),
+                            {"helpers.py": "import builtins\n\nimport remote\n\n_import = builtins.__import__\n\n\n"
+                                           "def hooked(name, *args, **kwargs):\n"
+                                           "    return remote if name == 'data' else _import(name, *args, **kwargs)\n\n\n"
+                                           "builtins.__import__ = hooked\n",
+                             "remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+    "an import hook added": (main("    from data import Local\n"),
+                             {"helpers.py": "import sys\n\nimport finders\n\nsys.meta_path.insert(0, finders.Remote())\n",
+                              "finders.py": "class Remote:\n    def find_spec(self, *args):\n        return None\n"}, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_what_a_data_modules_name_means_when_the_program_runs(tmp_path, case):
+    train, files, safe = CASES[case]
+    files = {"data.py": DATA, "helpers.py": "local = True\nremote = False\n", **files}
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, files)
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
