@@ -35,6 +35,13 @@ CASES = {
                                      "    match helpers.extra:\n        case [dm]:\n            pass\n"
                                      + FIT.format(dm="dm") + "\n\nmain()\n",
                                      {"helpers.py": LIBRARY + "extra = [EuroSATDataModule()]\n"}, False),
+    # a module-level data module rebound through globals() by a function it calls
+    "a global data module rebound in a function": (HEAD + LIBRARY + "import data\n\ndm = data.Local()\n\n\n"
+                                                   "def swap():\n    globals()['dm'] = EuroSATDataModule()\n\n\n"
+                                                   "swap()\nrunner = L.Trainer(strategy='ddp', devices=2)\n"
+                                                   "runner.fit(Model(), datamodule=dm)\n", {}, False),
+    "a global data module": (HEAD + "import data\n\ndm = data.Local()\n"
+                             "runner = L.Trainer(strategy='ddp', devices=2)\nrunner.fit(Model(), datamodule=dm)\n", {}, True),
     # c01: the one import sits in another function; the name read here is a global set otherwise
     "an import in another function": (HEAD + LIBRARY + "\n\ndef check():\n    from data import Local\n    return Local\n\n\n"
                                       "def main():\n" + FIT.format(dm="Local()") + "\n\nglobals()['Local'] = EuroSATDataModule\n"
