@@ -96,3 +96,16 @@ def test_what_a_data_modules_name_means_when_the_program_runs(tmp_path, case):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
     found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, files)
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), (case, found)
+
+
+def test_a_program_class_not_read_here_is_not_called_undefined(tmp_path):
+    # (review helper-53: the reason said "the program does not define" `data.Local`, which data.py defines)
+    train = main("    from data import Local\n    if helpers.local:\n        Local = helpers.Other\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA, "helpers.py": "local = True\n"})
+    reason = found[0]["unsafe_reason"]
+    assert "`Local` may mean more than one object here" in reason, reason
+    assert "does not define" not in reason
+    train = main("    from data import Local\n", "data.Local()").replace("import helpers\n", "import helpers\nimport data\n")
+    files = {"data.py": DATA + "\nif helpers.local:\n    Local = helpers.Other\n", "helpers.py": "local = True\n"}
+    reason = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, files)[0]["unsafe_reason"]
+    assert "`data.Local` may mean another object here than what data.py defines" in reason, reason

@@ -169,6 +169,14 @@ class ClassFiles:
             return tree, ImportTable.from_tree(tree)
         return self.parsed(other) if other.endswith((".py", ".ipynb")) else None
 
+    def module_file_of(self, path: str, qualified: str) -> str | None:
+        """The program's file of the module a qualified name (``data.Local``, through the file's
+        imports) lies in, where that module is one file of the program; None otherwise."""
+        if "." not in qualified.lstrip("."):
+            return None
+        module = qualified.rsplit(".", 1)[0]
+        return self._module_file(path, len(module) - len(module.lstrip(".")), module.lstrip("."))
+
     def _module_file(self, path: str, level: int, module: str | None) -> str | None:
         parts = tuple(p for p in (module or "").split(".") if p)
         root = program_root(path)
@@ -220,6 +228,12 @@ def imported_once(tree: ast.Module, name: str) -> bool:
     """The file binds ``name`` once in all, by a ``from ... import`` of a name (anywhere: inside a
     function too, where it binds the same module's object as at the top)."""
     return _single_from_import(tree, name) is not None
+
+
+def bound_at_all(tree: ast.Module, name: str) -> bool:
+    """The file binds ``name`` somewhere (``_bindings_of``; a star import or a write into its
+    namespace may bind any name)."""
+    return _bindings_of(tree, name) > 0
 
 
 def bound_once(tree: ast.Module, name: str) -> bool:

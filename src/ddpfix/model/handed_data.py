@@ -27,7 +27,8 @@ from ddpfix.analysis.class_decorators import inner_decorator, returns_its_class
 from ddpfix.analysis.lightning import lightning_name, names_bound_by
 from ddpfix.analysis.names import names_bound_at, pattern_names
 from ddpfix.imports import ImportTable
-from ddpfix.model.class_files import ClassFiles, bound_once, imported_once
+from ddpfix.model.class_files import ClassFiles, bound_at_all, bound_once, imported_once
+from ddpfix.model.program import program_root
 
 #: The Trainer's methods that take data, and the keyword of the data module.
 DATA_METHODS = frozenset({"fit", "validate", "test", "predict"})
@@ -970,6 +971,15 @@ def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | Non
                 return problem
         return None
     shown = qualified or ast.unparse(func)[:40]
+    # (review helper-53: "the program does not define" was false where the program's class is
+    # named but the name may mean another object here)
+    module_file = context.classes.module_file_of(context.path, qualified) if qualified else None
+    if module_file is not None:
+        return (f"`{shown}` may mean another object here than what {os.path.relpath(module_file, program_root(context.path))} "
+                "defines (a name bound more than once, in another scope or at run time), whose batch hooks are not read")
+    if isinstance(func, ast.Name) and not qualified and bound_at_all(context.tree, func.id):
+        return (f"`{shown}` may mean more than one object here (a name bound more than once, in another scope or at run "
+                "time), whose batch hooks are not read")
     return f"`{shown}` is a class or function the program does not define, whose batch hooks are not read"
 
 
