@@ -55,6 +55,21 @@ CASES = {
         HEAD + "def main():\n    from data import Local\n\n    class Experiment:\n        locals().update(helpers.overrides)\n"
         "        L.Trainer(strategy='ddp', devices=2).fit(Model(), datamodule=Local())\n\n    return Experiment\n\n\nmain()\n",
         {"helpers.py": LIBRARY + "overrides = {'Local': EuroSATDataModule}\n"}, False),
+    # the same writes through a name bound to the namespace (review of the change: not a spelling)
+    "a data module file that rebinds its class through an alias of globals()": (
+        main("    from data import Local\n"), {"data.py": DATA + "\n" + LIBRARY + "names = globals()\nif helpers.remote:\n"
+                                                 "    names['Local'] = EuroSATDataModule\n"}, False),
+    "exec given the file's namespace through a name": (
+        main("    from data import Local\n"), {"data.py": DATA + "\nnames = globals()\n"
+                                                 "exec(helpers.code, names)\n", "helpers.py": "code = ''\n"}, False),
+    "sys.modules written through an alias": (main("    from data import Local\n"),
+                                             {"helpers.py": "import sys\n\nimport remote\n\nloaded = sys.modules\n"
+                                                            "loaded['data'] = remote\n",
+                                              "remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"},
+                                             False),
+    "globals() and sys.modules only read": (main("    from data import Local\n"),
+                                            {"data.py": DATA + "\nimport sys\nHAS_TORCHGEO = 'torchgeo' in sys.modules\n"
+                                                        "NAMES = sorted(globals())\n"}, True),
     # c05/c06: the module that defines or re-exports the class rebinds it through globals()
     "a data module file that rebinds its class": (
         main("    from data import Local\n"), {"data.py": DATA + "\n" + LIBRARY + "if helpers.remote:\n"

@@ -29,7 +29,7 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     shown = _only_read(tree)  # ``vars(x)`` and ``x.__dict__`` where nothing can store through them
     looped = _loop_names(tree)
     for node in walk(tree):  # a parent before its children
-        if writes_other_namespaces(node):  # ``sys.modules["data"] = remote``, ``builtins.__import__ = f``
+        if writes_other_namespaces(node, shown):  # ``sys.modules["data"] = remote``, ``builtins.__import__ = f``
             found.setdefault("*", node.lineno)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
                 and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
@@ -58,49 +58,48 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     return found
 
 
-#: Methods that write the mapping they are called on.
-_MAPPING_WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"})
 #: Words of the text without which a file writes no namespace by a name made at run time (the
 #: cheap screen before ``writes_its_globals`` and ``writes_other_namespaces`` are asked of its tree).
 NAMESPACE_WORDS = (b"globals", b"locals", b"vars", b"exec", b"f_globals", b"f_locals", b"modules", b"__import__",
                    b"meta_path", b"path_hooks")
 
 
-def writes_its_globals(node: ast.AST) -> bool:
-    """``node`` may bind any global of its own file by a name made at run time: a write through
-    ``globals()`` (``globals()["Local"] = X``, ``globals().update(...)``), through ``vars()`` or
-    ``locals()`` without arguments (the module's namespace at its top), or ``exec`` of code whose
-    globals are the file's (no namespace of its own given: ``exec("global Local; Local = X")`` in a
-    function binds the module's ``Local``). Its ``import`` statements and definitions then do not
-    decide what a name of the file means."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "exec":
-        return len(node.args) < 2 or _the_files_namespace(node.args[1])
-    return _written_mapping(node, _the_files_namespace)
+def writes_its_globals(tree: ast.Module) -> int | None:
+    """The line of the first place of the file that may bind any of its globals by a name made at
+    run time; None where none may. The file's namespace (``globals()``, or ``vars()``/``locals()``
+    without arguments) counts wherever it is not only read (``globals()["Local"] = X``,
+    ``globals().update(...)``, ``g = globals()`` then ``g[k] = v``: review of helper-53's cases), as
+    does ``exec`` given no namespace of its own, a written dict (``exec(code)`` in a function binds
+    the module's names through ``global``; ``exec(code, g)`` with ``g`` a name may be handed the
+    file's). Kept on the tree."""
+    found = tree.__dict__.get("_ddpfix_writes_its_globals")
+    if found is None:
+        shown = _only_read(tree)
+        found = next((node.lineno for node in every_node(tree) if isinstance(node, ast.Call) and (
+            _the_files_namespace(node) and id(node) not in shown
+            or isinstance(node.func, ast.Name) and node.func.id == "exec" and not _own_namespace_given(node))), 0)
+        tree._ddpfix_writes_its_globals = found
+    return found or None
 
 
-def writes_other_namespaces(node: ast.AST) -> bool:
-    """``node`` may bind names of other modules or frames, or change what every import gives: a
-    write into ``sys.modules`` (a module swapped for another), into a frame's ``f_globals`` or
-    ``f_locals`` (a caller's names), a replaced ``__import__``, or an import hook added to
-    ``sys.meta_path`` or ``sys.path_hooks``."""
+def _own_namespace_given(call: ast.Call) -> bool:
+    """``exec(code, {...})`` or ``exec(code, dict(...))``: a namespace made there, not the file's."""
+    given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "globals"), None)
+    return isinstance(given, ast.Dict) or (isinstance(given, ast.Call) and isinstance(given.func, ast.Name)
+                                           and given.func.id == "dict")
+
+
+def writes_other_namespaces(node: ast.AST, shown: set[int]) -> bool:
+    """``node`` may bind names of other modules or frames, or change what every import gives:
+    ``sys.modules`` (a module swapped for another) or a frame's ``f_globals``/``f_locals`` (a caller's
+    names) where they are not only read (``shown``: ``_only_read``; ``modules = sys.modules`` then
+    ``modules["data"] = remote`` counts), a replaced ``__import__``, or ``sys.meta_path`` or
+    ``sys.path_hooks`` (an import hook) other than read."""
     if isinstance(node, ast.Attribute) and node.attr == "__import__" and not isinstance(node.ctx, ast.Load):
         return True
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Attribute) \
-            and node.func.value.attr in ("meta_path", "path_hooks") and node.func.attr in ("insert", "append", "extend", "__setitem__"):
-        return True
-    if isinstance(node, ast.Attribute) and node.attr in ("meta_path", "path_hooks") and not isinstance(node.ctx, ast.Load):
-        return True
-    return _written_mapping(node, _another_namespace)
-
-
-def _written_mapping(node: ast.AST, namespace) -> bool:
-    """``node`` writes into a mapping ``namespace(expression)`` accepts: a subscript stored or
-    deleted, or a writing method called on it."""
-    if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
-        return namespace(node.value)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MAPPING_WRITES:
-        return namespace(node.func.value)
-    return False
+    if isinstance(node, ast.Attribute) and node.attr in ("meta_path", "path_hooks"):
+        return not isinstance(node.ctx, ast.Load) or id(node) not in shown
+    return _another_namespace(node) and id(node) not in shown
 
 
 def _the_files_namespace(expression: ast.expr) -> bool:

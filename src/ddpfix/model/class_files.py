@@ -276,7 +276,7 @@ def _binding_counts(tree: ast.Module) -> dict[str, int]:
         elif isinstance(node, ast.pattern):  # ``case [Local]:``, ``case {"dm": Local}:`` (review helper-53, c02/c08)
             for name in pattern_names(node):
                 add(name)
-        elif writes_its_globals(node):  # ``globals()["Local"] = X``, ``exec(code)`` (helper-53, c01/c05/c17)
-            add("*")
+    if writes_its_globals(tree) is not None:  # ``globals()["Local"] = X``, ``exec(code)`` (helper-53, c01/c05/c17)
+        add("*")
     return counts
 

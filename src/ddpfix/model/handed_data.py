@@ -850,7 +850,7 @@ def _bindings(name: str, at: ast.AST, tree: ast.Module, through_methods: bool = 
     if name in declared or name in _walrus_names(tree):
         return None  # (``:=`` in a lambda or comprehension binds the enclosing function's name)
     for scope in [*scopes, tree]:
-        if scope is tree and _writes_its_globals_anywhere(tree):
+        if scope is tree and writes_its_globals(tree) is not None:
             return None  # ``globals()["dm"] = other`` or ``exec(code)``, at the top or in a function
         nodes = _scope_nodes(scope)
         if not isinstance(scope, ast.Module):
@@ -920,13 +920,6 @@ def _builder_problem(receiver: ast.expr, method: str, at: ast.AST, context: _Con
         if problem is not None:
             return problem
     return None
-
-
-def _writes_its_globals_anywhere(tree: ast.Module) -> bool:
-    found = tree.__dict__.get("_ddpfix_writes_its_globals")
-    if found is None:
-        found = tree._ddpfix_writes_its_globals = any(writes_its_globals(n) for n in every_node(tree))
-    return found
 
 
 def _walrus_names(tree: ast.Module) -> frozenset[str]:
