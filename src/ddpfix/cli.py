@@ -688,7 +688,9 @@ def exit_now_if_nothing_to_clean_up(code: int) -> None:
     import threading
     import weakref
 
-    if threading.active_count() > 1 or weakref.finalize._registry or atexit._ncallbacks() \
+    # (``_ncallbacks`` and ``_registry`` are CPython's; where they are missing, something may wait)
+    if threading.active_count() > 1 or getattr(weakref.finalize, "_registry", True) \
+            or getattr(atexit, "_ncallbacks", lambda: 1)() \
             or sys.getprofile() is not None or sys.gettrace() is not None or sys.stdout is None or sys.stderr is None:
         return
     multiprocessing = sys.modules.get("multiprocessing")

@@ -84,8 +84,8 @@ class ClassFiles:
         qualified = imports.qualify(node)
         if qualified is None or "." not in qualified:
             return None
-        module, name = qualified.rsplit(".", 1)
-        target = self._module_file(path, 0, module)
+        target = self.module_file_of(path, qualified)
+        name = qualified.rsplit(".", 1)[1]
         found = self._defined_in(path, target, name, kind)
         if found == "absent" and target is not None:
             # ``regression.LogisticRegression`` where the package's ``__init__`` re-exports it
