@@ -25,6 +25,23 @@ CASES = {
     "a function's import read in its closure": (
         HEAD + "def main():\n    from data import Local\n\n    def fit():\n" + FIT.format(dm="Local()").replace("    ", "        ")
         + "\n    fit()\n\n\nmain()\n", {}, True),
+    # helper-53's false refusals: one class imported in several places is that class wherever it is read
+    "the same class imported in two functions": (
+        HEAD + "def check():\n    from data import Local\n    return Local\n\n\n"
+        "def main():\n    from data import Local\n" + FIT.format(dm="Local()") + "\n\nmain()\n", {}, True),
+    "the same class imported at the top and in a function": (
+        HEAD + "from data import Local\n\n\ndef main():\n    from data import Local\n" + FIT.format(dm="Local()")
+        + "\n\nmain()\n", {}, True),
+    "another class imported under the name in another function": (
+        HEAD + "def check():\n    from remote import Local\n    return Local\n\n\n"
+        "def main():\n    from data import Local\n" + FIT.format(dm="Local()") + "\n\nmain()\n",
+        {"remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+    "the imports sit in other functions only": (
+        HEAD + "def check():\n    from data import Local\n    return Local\n\n\ndef again():\n"
+        "    from data import Local\n    return Local\n\n\ndef main():\n" + FIT.format(dm="Local()")
+        + "\n\nhelpers.install()\nmain()\n",
+        {"helpers.py": "import builtins\n\nfrom torchgeo.datamodules import EuroSATDataModule\n\n\n"
+                       "def install():\n    builtins.Local = EuroSATDataModule\n"}, False),
     # c02/c08: a match capture rebinds the imported name
     "a sequence capture": (main("    from data import Local\n    match helpers.choice:\n        case ('geo', Local):\n"
                                 "            pass\n"), {"helpers.py": LIBRARY + "choice = ('geo', EuroSATDataModule)\n"}, False),
@@ -87,6 +104,15 @@ CASES = {
     "a module swapped in sys.modules": (main("    from data import Local\n"),
                                         {"helpers.py": "import sys\n\nimport remote\n\nsys.modules['data'] = remote\n",
                                          "remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+    # lightly's tests: a module taken out of sys.modules is imported again from its own file
+    "modules taken out of sys.modules": (main("    from data import Local\n"),
+                                         {"helpers.py": "import sys\n\nsys.modules.pop('data', None)\n"
+                                                        "del sys.modules['model']\nsys.modules.clear()\n"}, True),
+    "a module put into sys.modules by setdefault": (
+        main("    from data import Local\n"), {"helpers.py": "import sys\n\nimport remote\n\n"
+                                                  "sys.modules.pop('data', None)\nsys.modules.setdefault('data', remote)\n",
+                                                  "remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"},
+        False),
     "a caller's f_locals written": (
         main("    from data import Local\n    helpers.prefer('Local')\n"),
         {"helpers.py": "import sys\n\n" + LIBRARY + "\n\ndef prefer(name):\n"

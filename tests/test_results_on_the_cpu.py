@@ -734,6 +734,49 @@ def test_a_store_by_a_computed_name_on_self_may_install_a_batch_hook(tmp_path, e
     assert "extras.py:" in found[0]["unsafe_reason"], found
 
 
+@pytest.mark.parametrize("extras, safe", [
+    # miracleyoo's template: an ``__init__`` keeps its parameters; a data module borrowing it gets those
+    ("class Frames(Dataset):\n    def __init__(self, root='data', train=True):\n        self.__dict__.update(locals())\n",
+     True),
+    ("class Frames(Dataset):\n    def __init__(self):\n        for key in ['root', 'train']:\n"
+     "            setattr(self, key, None)\n        self.__dict__.update({'size': 4}, split='val')\n", True),
+    # a read stores no hook, but reaches every value the object holds: a module it holds may be
+    # changed through it (the method may run on the model)
+    ("class Frames(Dataset):\n    def state(self):\n        return {k: v for k, v in self.__dict__.items() if k != 'x'}\n",
+     False),
+    # a parameter named as a hook, or a function of that name defined there, is among locals()
+    ("class Frames(Dataset):\n    def __init__(self, on_after_batch_transfer=None):\n"
+     "        self.__dict__.update(locals())\n", False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        def transfer_batch_to_device(batch, *args):\n"
+     "            return batch\n        self.__dict__.update(locals())\n", False),
+    # what else may put names into the frame's namespace: exec, another locals(), a caller's f_locals
+    ("class Frames(Dataset):\n    def __init__(self, code=''):\n        exec(code)\n        self.__dict__.update(locals())\n",
+     False),
+    ("class Frames(Dataset):\n    def __init__(self, name='x'):\n        spare = locals()\n"
+     "        spare[name] = helpers.move_inputs\n        self.__dict__.update(locals())\n", False),
+    ("class Frames(Dataset):\n    def __init__(self, root='data'):\n        helpers.fill()\n"
+     "        self.__dict__.update(locals())\n\n\ndef fill():\n    import sys\n\n"
+     "    sys._getframe(2).f_locals['transfer_batch_to_device'] = helpers.move_inputs\n", False),
+    # a hook's name written as a key
+    ("class Frames(Dataset):\n    def __init__(self):\n        self.__dict__['transfer_batch_to_device'] = helpers.move_inputs\n",
+     False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        self.__dict__.update({'on_train_batch_start': helpers.move_inputs})\n",
+     False),
+])
+def test_a_store_on_self_of_names_the_code_gives_stores_those_names(tmp_path, extras, safe):
+    """Where the names a store on ``self`` by computed names may bind are known (``locals()`` of a
+    function that nothing else writes, a dict written out, a loop over written strings) and none is a
+    batch hook, the store installs no hook, on whatever object the method runs."""
+    extras = ("import lightning as L\nfrom torch import nn\nfrom torch.utils.data import Dataset\n\nimport helpers\n\n\n"
+              + extras)
+    train = ("import lightning as L\nimport data\nimport extras\nfrom model import Model\n\n"
+             "trainer = L.Trainer(strategy='ddp', devices=2)\ntrainer.fit(Model(), datamodule=data.Local())\n")
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", train, {"data.py": DATA, "extras.py": extras})
+    assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
+    if not safe:
+        assert "extras.py:" in found[0]["unsafe_reason"], found
+
+
 def test_a_plain_class_imported_under_another_name_is_read_under_it(tmp_path):
     """``from extras import Config as Options`` then ``Options.__init__(self, **options)`` in a data
     module fills the data module (review helper-51, d01)."""

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.ast_walk import walk
-from ddpfix.analysis.attribute_access import NAMESPACE_WORDS, attribute_stores, dynamic_access
+from ddpfix.analysis.attribute_access import FRAME_WRITES, NAMESPACE_WORDS, attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
 from ddpfix.model.outside_code import may_reach_outside
@@ -723,7 +723,9 @@ class ProjectFacts:
                 return place
             tree, imports = parsed
             if kind == "dynamic":
-                found = dynamic_access(tree)
+                # (an instance's own namespace stored into by known names other than ``name``, where
+                # no code may write a frame's namespace that ``locals()`` would then give)
+                found = dynamic_access(tree, name if self.text_in_program(FRAME_WRITE_TEXT, path) is None else None)
                 if found is not None:
                     return f"{os.path.relpath(other, root)}:{found.lineno}"
                 continue
@@ -1634,6 +1636,8 @@ def _logging_methods(cls: ast.ClassDef) -> frozenset[str]:
         found |= more
 
 
+#: Code that may write another frame's namespace (what a ``locals()`` there then gives), or trace every frame.
+FRAME_WRITE_TEXT = lazy_compile(FRAME_WRITES)
 #: Where an attribute may be reached by a name made at run time (read further by ``dynamic_access``).
 _DYNAMIC_REACH = lazy_compile(rb"\b(?:getattr(?:_static)?|attrgetter|methodcaller|__getattribute__|getmembers|vars)\b"
                               rb"|__dict__")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.analysis.names import names_bound_at
 from ddpfix.ast_walk import walk, walk_outside_scopes
 from ddpfix.imports import ImportTable
@@ -112,8 +112,7 @@ def _another_namespace(expression: ast.expr) -> bool:
     """``sys.modules`` (any ``<x>.modules`` of a name ``sys``), or a frame's ``f_globals``/``f_locals``."""
     if not isinstance(expression, ast.Attribute):
         return False
-    return expression.attr in ("f_globals", "f_locals") or (
-        expression.attr == "modules" and isinstance(expression.value, ast.Name) and expression.value.id == "sys")
+    return expression.attr in ("f_globals", "f_locals") or _sys_modules(expression)
 
 
 #: Builtins that only read the namespace they are handed (to show, count or copy it).
@@ -137,7 +136,8 @@ def _only_read(tree: ast.Module) -> set[int]:
         elif isinstance(node, ast.Call):
             if isinstance(node.func, ast.Name) and node.func.id in _READS_A_NAMESPACE:
                 read.update(id(a) for a in node.args)
-            elif isinstance(node.func, ast.Attribute) and node.func.attr in _NAMESPACE_READS:
+            elif isinstance(node.func, ast.Attribute) and (node.func.attr in _NAMESPACE_READS or
+                                                           node.func.attr in _REMOVALS and _sys_modules(node.func.value)):
                 read.add(id(node.func.value))
             read.update(id(k.value) for k in node.keywords if k.arg is None)
         elif isinstance(node, ast.Dict):
@@ -148,9 +148,23 @@ def _only_read(tree: ast.Module) -> set[int]:
             read.add(id(node.iter))
         elif isinstance(node, ast.Compare):
             read.update(id(c) for op, c in zip(node.ops, node.comparators) if isinstance(op, (ast.In, ast.NotIn)))
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        elif isinstance(node, ast.Subscript) and (isinstance(node.ctx, ast.Load) or
+                                                  isinstance(node.ctx, ast.Del) and _sys_modules(node.value)):
             read.add(id(node.value))
     return read
+
+
+#: A namespace's methods that take entries out and put none in. Only ``sys.modules`` is read so
+#: (``sys.modules.pop("lightly.api", None)``, ``del sys.modules[k]``): a module taken out of it binds
+#: nothing, and the next import of it runs its file again, code the program's reading holds. A name
+#: taken out of a frame's or a module's namespace may leave its uses to a global, a builtin or a
+#: module ``__getattr__``.
+_REMOVALS = frozenset({"pop", "popitem", "clear"})
+
+
+def _sys_modules(expression: ast.expr) -> bool:
+    return isinstance(expression, ast.Attribute) and expression.attr == "modules" \
+        and isinstance(expression.value, ast.Name) and expression.value.id == "sys"
 
 
 def _loop_names(tree: ast.Module) -> dict[int, tuple[str, ...]]:
@@ -231,15 +245,23 @@ DYNAMIC_ACCESS = frozenset({"getattr", "getattr_static", "attrgetter", "methodca
                             "getmembers"})
 
 
-def dynamic_access(tree: ast.Module) -> ast.AST | None:
+def dynamic_access(tree: ast.Module, asked: str | None = None) -> ast.AST | None:
     """The first place of the file that may reach an attribute by a name made at run time:
     ``getattr(x, name)`` with a name that is not a literal, ``operator.attrgetter``/``methodcaller``,
     ``__getattribute__``, ``x.__dict__`` (a class's holds its methods); None where there is none.
     The namespace argparse makes (``args = parser.parse_args()``) holds only its options: its
-    ``vars(args)`` and ``args.__dict__`` reach nothing else."""
+    ``vars(args)`` and ``args.__dict__`` reach nothing else. ``asked``: the attribute in question;
+    an instance's own namespace only stored into by known names, ``asked`` not among them
+    (``self.__dict__.update(locals())``: ``stored_names``), does not reach it (what may write a
+    frame's namespace elsewhere is the caller's question: ``FRAME_WRITES``)."""
     parsed = _argparse_namespaces(tree)
+    parents = parent_map(tree) if asked is not None else {}
     for node in every_node(tree):
         if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not _a_parsed_namespace(node.value, parsed):
+            if asked is not None and _own_namespace(node) is not None:
+                known = stored_names(tree, node, parents, reads_count=True)
+                if known is not None and asked not in known:
+                    continue
             return node
         if not isinstance(node, ast.Call):
             continue
@@ -254,6 +276,10 @@ def dynamic_access(tree: ast.Module) -> ast.AST | None:
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
                 and not _a_parsed_namespace(node.args[0], parsed):
+            if asked is not None and _own_namespace(node) is not None:
+                known = stored_names(tree, node, parents, reads_count=True)
+                if known is not None and asked not in known:
+                    continue
             return node
     return None
 
@@ -308,3 +334,168 @@ def _argparse_namespaces(tree: ast.Module) -> frozenset[str]:
     if found is None:
         found = tree._ddpfix_argparse_namespaces = compute()
     return found
+
+
+def names_stored_on_self_at(tree: ast.Module, line: int) -> frozenset[str] | None:
+    """The names that the code of ``line`` may store on its own instance by names it does not spell
+    as attributes (``self.__dict__.update(...)``, ``vars(self)[k] = v``, ``setattr(self, k, v)``);
+    None where they may be any. Read so:
+    - ``self.__dict__`` or ``vars(self)`` only read (``self.__dict__.items()``, ``print(vars(self))``)
+      stores nothing;
+    - ``.update(...)`` stores the keys of what it is handed: a dict written out with string keys,
+      ``dict(k=v)``, keywords, or ``locals()`` in a function (``self.__dict__.update(locals())`` in an
+      ``__init__`` stores its parameters): the names the function reads or binds, where nothing in it
+      can put other keys into its frame's namespace (no other ``locals()``, ``exec``, ``eval``, frame);
+    - ``[k] = v`` and ``setattr(self, k, v)`` store a literal ``k``, or each string a loop over
+      written strings gives it (``_loop_names``).
+    Any other use (handed to a call, bound to a name) may store any name. A place with no such code
+    (a comment's words) stores nothing; a string that spells it may be run (``exec``): any."""
+    shown = _only_read(tree)
+    looped = _loop_names(tree)
+    parents = parent_map(tree)
+    found: set[str] = set()
+    for node in every_node(tree):
+        if getattr(node, "lineno", None) != line:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ("__dict__" in node.value
+                                                                               or "setattr" in node.value or "vars" in node.value):
+            return None
+        namespace = _own_namespace(node)
+        if namespace is None and not (isinstance(node, ast.Call) and _names_setattr(node.func)
+                                      and node.args and _own(node.args[0])):
+            continue
+        if namespace is None:  # setattr(self, k, v)
+            if len(node.args) != 3 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+                return None
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                found.add(name.value)
+            elif id(name) in looped:
+                found.update(looped[id(name)])
+            else:
+                return None
+            continue
+        if id(namespace) in shown:
+            continue  # only read: shown, copied, iterated, subscripted, asked through a reading method
+        stored = stored_names(tree, namespace, parents, looped=looped)
+        if stored is None:
+            return None
+        found.update(stored)
+    return frozenset(found)
+
+
+def stored_names(tree: ast.Module, namespace: ast.expr, parents: dict[int, ast.AST], reads_count: bool = False,
+                 looped: dict[int, tuple[str, ...]] | None = None) -> frozenset[str] | None:
+    """The names a use of an instance's own namespace (``self.__dict__``, ``vars(self)``: ``namespace``)
+    stores: ``.update(...)`` of known keys or ``[k] = v`` (``names_stored_on_self_at``); None for any
+    other use. ``reads_count``: a read of it (``self.__dict__["x"]``, ``.items()``) reaches any of its
+    values (None); else a read stores nothing."""
+    if looped is None:
+        looped = _loop_names(tree)
+    stored = _keys_stored_into(namespace, parents, looped, tree, reads_count)
+    return None if stored is None else frozenset(stored)
+
+
+def _own_namespace(node: ast.AST) -> ast.expr | None:
+    """``node`` where it is ``self.__dict__`` or ``vars(self)``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(node.ctx, ast.Load) \
+            and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+        return node
+    return None
+
+
+def _keys_stored_into(namespace: ast.expr, parents: dict[int, ast.AST], looped: dict[int, tuple[str, ...]],
+                      tree: ast.Module, reads_count: bool = False) -> set[str] | None:
+    """The keys a use of an instance's namespace stores: ``namespace.update(...)`` or
+    ``namespace[k] = v`` (``del namespace[k]`` stores none; a read stores none, or is None where
+    ``reads_count``); None for any other use."""
+    above = parents.get(id(namespace))
+    if isinstance(above, ast.Subscript) and above.value is namespace:
+        if isinstance(above.ctx, ast.Del) or isinstance(above.ctx, ast.Load) and not reads_count:
+            return set()
+        if isinstance(above.ctx, ast.Load):
+            return None
+        key = above.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            return {key.value}
+        return set(looped[id(key)]) if id(key) in looped else None
+    call = parents.get(id(above))
+    if not (isinstance(above, ast.Attribute) and above.attr == "update" and isinstance(call, ast.Call) and call.func is above):
+        return None
+    if len(call.args) > 1 or any(k.arg is None for k in call.keywords):
+        return None
+    keys = {k.arg for k in call.keywords if k.arg is not None}
+    if not call.args:
+        return keys
+    given = call.args[0]
+    if isinstance(given, ast.Dict):
+        if not all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in given.keys):
+            return None  # (a ``**`` entry's key is None)
+        return keys | {k.value for k in given.keys}
+    if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id == "dict" and not given.args \
+            and all(k.arg is not None for k in given.keywords):
+        return keys | {k.arg for k in given.keywords}
+    if _the_files_namespace(given) and given.func.id == "locals":
+        function = _enclosing_function(given, parents)
+        held = None if function is None else _function_locals(function, given)
+        return None if held is None else keys | held
+    return None
+
+
+def _enclosing_function(node: ast.AST, parents: dict[int, ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function whose own code ``node`` is: None at the module's or a class body's level, or in
+    a lambda or comprehension (a scope of its own)."""
+    above = parents.get(id(node))
+    while above is not None:
+        if isinstance(above, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return above
+        if isinstance(above, (ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return None
+        above = parents.get(id(above))
+    return None
+
+
+#: Names through which a function's own code may put keys into its frame's namespace (a frame
+#: reached from elsewhere, ``sys._getframe(1).f_locals``, is the program's question: ``FRAME_WRITES``).
+_FRAME_WRITERS = frozenset({"exec", "eval", "_getframe", "currentframe", "f_locals", "f_back"})
+#: The program's text where code may write another frame's namespace, or trace every frame.
+FRAME_WRITES = rb"f_locals|\bsettrace\b|\bsetprofile\b"
+
+
+def _function_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> set[str] | None:
+    """Every key ``locals()`` (``call``) may give in ``function``: its parameters and each name its
+    code (nested scopes too: their free names are its cells) reads or binds, with ``__class__``.
+    None where the function may put other keys into its namespace (another ``locals()``, ``exec``,
+    ``eval``, a frame)."""
+    names = {"__class__"}
+    # ``vars(x)`` reads ``x``'s namespace; ``vars()``, another ``locals()`` or either handed around
+    # reaches the frame's
+    reading = {id(n.func) for n in walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+               and n.func.id == "vars" and len(n.args) == 1}
+    for node in walk(function):
+        if isinstance(node, ast.Name):
+            if node.id in _FRAME_WRITERS or (node.id == "locals" and node is not call.func) \
+                    or (node.id == "vars" and id(node) not in reading):
+                return None
+            if node is not call.func:
+                names.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in _FRAME_WRITERS:
+            return None
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            names.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names

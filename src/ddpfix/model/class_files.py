@@ -192,8 +192,10 @@ class ClassFiles:
 
 
 def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, str] | None:
-    """(level, module, the imported name) of the one ``from ... import`` that binds ``name`` in the
-    file, where nothing else binds it."""
+    """(level, module, the imported name) of the ``from ... import`` that binds ``name`` in the file,
+    where nothing else binds it: one statement, or several that import the same name of the same
+    module (``from data import Local`` in two functions, or at the top and in a function: one
+    module's object wherever each binds it; review helper-53's false refusals)."""
     imported = tree.__dict__.get("_ddpfix_from_imports")
     if imported is None:
         imported = tree._ddpfix_from_imports = {}
@@ -206,7 +208,7 @@ def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, s
                         imported.setdefault(alias.asname or alias.name, []).append(
                             (statement.level, statement.module, alias.name))
     found = imported.get(name, [])
-    if len(found) != 1 or found[0][2] == "*" or _bindings_of(tree, name) != 1:
+    if not found or len(set(found)) != 1 or found[0][2] == "*" or _bindings_of(tree, name) != len(found):
         return None
     return found[0]
 
@@ -225,8 +227,8 @@ def _type_checking_only(tree: ast.Module) -> set[int]:
 
 
 def imported_once(tree: ast.Module, name: str) -> bool:
-    """The file binds ``name`` once in all, by a ``from ... import`` of a name (anywhere: inside a
-    function too, where it binds the same module's object as at the top)."""
+    """The file binds ``name`` only by ``from ... import`` of one name of one module (anywhere:
+    inside a function too, where it binds the same module's object as at the top; once or more)."""
     return _single_from_import(tree, name) is not None
 
 

@@ -271,29 +271,33 @@ def _class_source(func: ast.expr, context: _Context):
 
 
 def _reads_its_functions_import(use: ast.Name, tree: ast.Module) -> bool:
-    """``use`` reads the file's one binding of its name, a ``from ... import``: one at the top (not
-    in a class body), or one in a function that holds ``use`` in its own code or a closure's, with
-    no class body between them (a class body reads its own namespace first, which ``locals()`` may
-    fill: review helper-53, c16). From any other place the name is a global the file never binds
-    (c01: the import sits in another function)."""
+    """``use`` reads one of the file's bindings of its name, all of them a ``from ... import`` of one
+    name of one module (``imported_once``): the nearest function around ``use`` (its own code, or a
+    closure's) that binds the name holds such an import, or none does and one stands at the top (not
+    in a class body). A class body between them reads its own namespace first, which ``locals()`` may
+    fill (review helper-53, c16). Where no scope the use reads binds the name, it is a global the
+    file never binds (c01: the import sits in another function)."""
     if not imported_once(tree, use.id):
         return False
     parents = parent_map(tree)
-    imported = next(node for node in every_node(tree) if isinstance(node, ast.ImportFrom)
-                    and any((alias.asname or alias.name) == use.id for alias in node.names))
-    home = parents.get(id(imported))
-    while home is not None and not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-        home = parents.get(id(home))
-    if home is None:
-        return True  # (at the top, as before: every scope without a binding of its own reads it)
-    if isinstance(home, ast.ClassDef):
-        return False
+    homes: set[int] = set()  # the scopes (functions, the module) that hold an import of the name
+    for node in every_node(tree):
+        if isinstance(node, ast.ImportFrom) and any((alias.asname or alias.name) == use.id for alias in node.names):
+            home = parents.get(id(node))
+            while home is not None and not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                             ast.ClassDef)):
+                home = parents.get(id(home))
+            if isinstance(home, ast.ClassDef):
+                return False  # (a class attribute; a use in a method reads another name)
+            homes.add(id(home) if home is not None else id(tree))
     node = parents.get(id(use))
-    while node is not None and node is not home:
+    while node is not None:
         if isinstance(node, ast.ClassDef):
             return False
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and id(node) in homes:
+            return True  # (its local, or a closure's cell: that import's object)
         node = parents.get(id(node))
-    return node is home
+    return id(tree) in homes
 
 
 def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], context: _Context, depth: int) -> bool:

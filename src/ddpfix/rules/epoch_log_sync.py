@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from ddpfix.analysis.ast_shapes import a_method_calls_self_log, every_node
 from ddpfix import edits
 from ddpfix.edits import Span
 from ddpfix.analysis import call_paths
+from ddpfix.analysis.attribute_access import names_stored_on_self_at
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.ranks import TreeRankTests, rank_words
 from ddpfix.analysis.ranks import only_returns as tree_only_returns
@@ -127,7 +129,8 @@ class EpochLogSync(Rule):
     `on_after_batch_transfer` or `transfer_batch_to_device` (bound by a `def`, an assignment in a
     class or a store on a class or an instance, a store by a name made at run time too: `setattr(self,
     key, value)` or `self.__dict__.update(config)` in any class, whose methods may run on a module,
-    a data module or a callback in ways the text does not show), a batch class's own `to`
+    a data module or a callback in ways the text does not show; not one whose names are known and
+    name no hook: `self.__dict__.update(locals())` in an `__init__` stores its parameters), a batch class's own `to`
     (Lightning calls it), a strategy's `batch_to_device`, a data module Lightning is handed that is
     not read up to `LightningDataModule` (a library's, a class of the program deriving from
     one, data the text does not show: a parameter another file may fill, a configuration's), and a
@@ -1012,7 +1015,8 @@ def _batch_moved_elsewhere(facts) -> str | None:
                 if own is None:
                     # (in any class: which classes' methods may run on a module, a data module or a
                     # callback is not read from the text: review helper-50/51/52 broke every reading)
-                    own = project.text_in_program(_ANY_NAME_STORED_ON_SELF, facts.path)
+                    own = project.text_in_program(_ANY_NAME_STORED_ON_SELF, facts.path,
+                                                  unless=functools.partial(_stores_no_batch_hook_at, project))
                 if own is not None:
                     found = (f"{own} stores a batch hook on an object: a batch may be moved by it, some of its tensors "
                              "left on the CPU, and NCCL refuses CPU tensors in the sync")
@@ -1203,6 +1207,24 @@ _HOOK_STORED_BY_NAME = lazy_compile(
 _ANY_NAME_STORED_ON_SELF = lazy_compile(
     rb"setattr[ \t]*\([ \t]*self[ \t]*,[ \t]*[^'\"\s]|self[ \t]*\.[ \t]*__dict__(?![ \t]*=[ \t]*self\b)"
     rb"|vars[ \t]*\([ \t]*self[ \t]*\)")
+def _stores_no_batch_hook_at(project, path: str, line: int) -> bool:
+    """The code at ``line`` of ``path`` that stores on its own instance by names it does not spell
+    stores none of the batch hooks: its names are known (``self.__dict__.update(locals())`` in an
+    ``__init__`` stores its parameters: miracleyoo's ``StandardData``;
+    ``attribute_access.names_stored_on_self_at``) and no hook is among them, nor may other code of
+    the program write a frame's namespace (``sys._getframe(1).f_locals[k] = v``)."""
+    from ddpfix.facts import FRAME_WRITE_TEXT
+
+    parsed = project.class_files.parsed(path) if path.endswith(".py") else None
+    if parsed is None:
+        return False
+    names = names_stored_on_self_at(parsed[0], line)
+    if names is None or names & _EVERY_BATCH_HOOK:
+        return False
+    return not names or project.text_in_program(FRAME_WRITE_TEXT, path) is None
+
+
+_EVERY_BATCH_HOOK = frozenset(name.decode() for name in _HOOK_NAMES.split(b"|"))
 
 
 def _inferred_batch_size(call: ast.Call, ctx: RuleContext) -> str | None:
