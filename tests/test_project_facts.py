@@ -672,6 +672,17 @@ def test_code_brought_in_from_outside_the_program_keeps_absences_unproven(tmp_pa
     (app / "train.py").write_bytes(script % b"sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'src'))")
     proc = run_cli("--check", ".", cwd=app)
     assert b"DDP002 [*]" in proc.stdout, proc.stdout
+    # ``Path(__file__).parents[n]``: the folder n + 1 levels up (litgpt's extensions), inside or not
+    (app / "tools" / "xla").mkdir(parents=True)
+    (app / "tools" / "xla" / "run.py").write_bytes(
+        b"import sys\nfrom pathlib import Path\n\nsys.path.append(str(Path(__file__).parents[2].resolve()))\n")
+    proc = run_cli("--check", ".", cwd=app)
+    assert b"DDP002 [*]" in proc.stdout, proc.stdout
+    (app / "tools" / "xla" / "run.py").write_bytes(
+        b"import sys\nfrom pathlib import Path\n\nsys.path.append(str(Path(__file__).parents[3]))\n")
+    proc = run_cli("--check", "-v", ".", cwd=app)
+    assert b"DDP002 [~]" in proc.stdout and b"outside the program" in proc.stdout, proc.stdout
+    (app / "tools" / "xla" / "run.py").unlink()
     (app / "launch.sh").write_bytes(b"#!/bin/sh\nexport PYTHONPATH=../shared:$PYTHONPATH\npython train.py\n")
     proc = run_cli("--check", "-v", ".", cwd=app)
     assert b"DDP002 [~]" in proc.stdout and b"launch.sh:2" in proc.stdout, proc.stdout

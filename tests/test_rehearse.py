@@ -218,28 +218,44 @@ def test_no_script_or_a_missing_one_exits_2(tmp_path):
         assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
 
 
-def test_ctrl_c_stops_every_process_it_started(tmp_path):
+@pytest.mark.parametrize("stop, status, said", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "stopped"),
+                                                (signal.SIGHUP, 129, "stopped")], ids=["ctrl-c", "kill", "hang-up"])
+def test_ctrl_c_or_a_kill_stops_every_process_it_started(tmp_path, stop, status, said):
+    """Ctrl-C, ``kill`` (SIGTERM) or a closed terminal (SIGHUP) ends the rehearsal and every rank it
+    started (they run in a session of their own: a SIGTERM's default action would have ended ddpfix
+    alone and left them running), and removes its folder."""
     script = tmp_path / "interrupted_train.py"
     script.write_bytes((SCRIPTS / "hang_guarded_all_reduce.py").read_bytes())
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "interrupted_train.py"])
     try:
         proc = subprocess.Popen([ddpfix_executable(), "rehearse", "--stall", "120", "--", sys.executable, script.name],
                                 cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=default_sigint)
+                                preexec_fn=_default_stops, env={**os.environ, "TMPDIR": str(scratch)})
         ranks = lambda: [pid for pid in _ours(tmp_path) if pid not in (bystander.pid, proc.pid)]  # noqa: E731
         deadline = time.monotonic() + 90
         while len(ranks()) < 2 and time.monotonic() < deadline:  # both ranks are up
             time.sleep(0.2)
         assert len(ranks()) >= 2
         time.sleep(2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130 and "interrupted" in err
+        assert proc.returncode == status and said in err, (proc.returncode, err)
         assert not ranks()
         assert bystander.poll() is None  # a process it did not start is left alone
+        assert not [p for p in scratch.iterdir() if p.name.startswith("ddpfix-rehearse-")], list(scratch.iterdir())
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def _default_stops() -> None:
+    """Ctrl-C, SIGTERM and SIGHUP as at a terminal, however the test runner was started (``nohup``
+    ignores SIGHUP, which children inherit, and the rehearsal then keeps ignoring it, as asked)."""
+    default_sigint()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 SAME = '''

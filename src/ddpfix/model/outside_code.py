@@ -5,7 +5,7 @@ switches the default device") does not hold where it may run (review helper-44, 
 
 Paths are read statically: a literal (relative to the file's folder, the working directory it is
 run from as a script; Sphinx runs ``conf.py`` there too), ``__file__``, ``os.path.dirname/abspath/realpath/normpath/
-join``, ``pathlib.Path(...)``, ``.parent``, ``.resolve()``, ``/``, ``str(...)``. A path built
+join``, ``pathlib.Path(...)``, ``.parent``, ``.parents[n]``, ``.resolve()``, ``/``, ``str(...)``. A path built
 otherwise is unknown, and may lie anywhere."""
 
 from __future__ import annotations
@@ -304,6 +304,15 @@ def _paths(node: ast.expr, path: str, folder: str, root: str, names: dict[str, a
     if isinstance(node, ast.Attribute) and node.attr == "parent":
         inner = _paths(node.value, path, folder, root, names, seen)
         return None if inner is None else {os.path.dirname(p) for p in inner}
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents" \
+            and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int and node.slice.value >= 0:
+        # ``Path(__file__).parents[3]``: the fourth folder above (litgpt's ``extensions/xla``)
+        inner = _paths(node.value.value, path, folder, root, names, seen)
+        if inner is None:
+            return None
+        for _ in range(node.slice.value + 1):
+            inner = {os.path.dirname(p) for p in inner}
+        return inner
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         left, right = _paths(node.left, path, folder, root, names, seen), _strings(node.right, names, seen)
         return None if left is None or right is None else {os.path.join(p, r) for p in left for r in right}

@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,11 +55,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    try:
-        return _main(argv)
-    except KeyboardInterrupt:  # launch.run has killed every process it started on the way out
-        print("ddpfix rehearse: interrupted; every process it started is stopped.", file=sys.stderr)
-        return 130
+    with launch.signals_raise() as stopped:
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:  # launch.run has killed every process it started on the way out
+            how = "stopped" if stopped else "interrupted"
+            print(f"ddpfix rehearse: {how}; every process it started is stopped.", file=sys.stderr)
+            return 128 + (stopped[0] if stopped else signal.SIGINT)
 
 
 def _main(argv: list[str]) -> int:
@@ -121,6 +124,21 @@ def rehearse(command: list[str], script: Path, options, cwd: Path | None = None,
              shown: str | None = None) -> reports.Report:
     devices = devices or options.devices
     out = Path(tempfile.mkdtemp(prefix="ddpfix-rehearse-"))
+    try:
+        result = _rehearse_in(out, command, script, options, cwd, devices, shown)
+    except BaseException:  # (a Ctrl-C or a stop: the folder holds nothing anyone asked to keep)
+        if not options.keep:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    if options.keep:
+        result.mappings.append(f"kept: {out}")
+    else:
+        shutil.rmtree(out, ignore_errors=True)
+    return result
+
+
+def _rehearse_in(out: Path, command: list[str], script: Path, options, cwd: Path | None, devices: int,
+                 shown: str | None) -> reports.Report:
     root = Path(program_root(str(script)))
     env, removed = launch.environment(out, root, devices, options.batches, options.epochs, dict(os.environ))
     outcome = launch.run(command, cwd or Path.cwd(), env, out, options.stall, options.timeout)
@@ -133,10 +151,6 @@ def rehearse(command: list[str], script: Path, options, cwd: Path | None = None,
     if removed:
         result.mappings.append(f"environment: {', '.join(removed)} unset (the rehearsal starts its own ranks)")
     _could_not(result, outcome)
-    if options.keep:
-        result.mappings.append(f"kept: {out}")
-    else:
-        shutil.rmtree(out, ignore_errors=True)
     return result
 
 

@@ -8,6 +8,7 @@ leader stays unreaped while it is, so that its id (the group's) cannot have been
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -50,6 +51,41 @@ def environment(out: Path, root: Path, devices: int, batches: int, epochs: int, 
     return env, [name for name in removed if name != "CUDA_VISIBLE_DEVICES"]
 
 
+#: The signals that end a rehearsal (Ctrl-C, ``kill``, a closed terminal): each raises
+#: ``KeyboardInterrupt`` in it (``signals_raise``), so that every process it started is killed on the
+#: way out; by default a SIGTERM or SIGHUP would end ddpfix alone and leave the script's ranks
+#: running in their own session.
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def signals_raise():
+    """While it lasts, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` as SIGINT does, once: the
+    signal's number is put in the list it gives, and later ones are ignored while the rehearsal
+    kills what it started and cleans up. The handlers before it are put back after."""
+    stopped: list[int] = []
+
+    def stop(signum, frame):
+        if stopped:
+            return
+        stopped.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {}
+    for number in STOPPING[1:]:
+        if signal.getsignal(number) == signal.SIG_IGN:
+            continue  # (``nohup ddpfix rehearse ...``: a hang-up is to be ignored, as asked)
+        try:
+            previous[number] = signal.signal(number, stop)
+        except ValueError:  # not the main thread: the caller's own handlers stand
+            break
+    try:
+        yield stopped
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def run(argv: list[str], cwd: Path, env: dict[str, str], out: Path, stall: float, timeout: float) -> Outcome:
     start = time.monotonic()
     log_path = out / "output.txt"
@@ -57,17 +93,19 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], out: Path, stall: float
     # it is held until the try below, whose finally kills the group (a handler, not a signal mask:
     # the script must not inherit a blocked SIGINT; exec resets handlers).
     held: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    previous = {number: signal.signal(number, lambda signum, frame: held.append(signum)) for number in STOPPING}
     try:
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     stopped = ""
     stacks: dict[int, str] = {}
     try:
-        if held:
+        if held:  # sent again, now to the handler it was held from (``signals_raise``'s, or Ctrl-C's)
+            os.kill(os.getpid(), held[0])
             raise KeyboardInterrupt
         last_progress, last_mark = start, None
         while True:
