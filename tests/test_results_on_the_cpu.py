@@ -757,6 +757,9 @@ def test_a_store_by_a_computed_name_on_self_may_install_a_batch_hook(tmp_path, e
     ("class Frames(Dataset):\n    def __init__(self, root='data'):\n        helpers.fill()\n"
      "        self.__dict__.update(locals())\n\n\ndef fill():\n    import sys\n\n"
      "    sys._getframe(2).f_locals['transfer_batch_to_device'] = helpers.move_inputs\n", False),
+    # the words in a string over several lines, which exec runs
+    ("class Frames(Dataset):\n    def __init__(self):\n        code = \"\"\"\nself.__dict__.update(helpers.hooks)\n\"\"\"\n"
+     "        exec(code)\n", False),
     # a hook's name written as a key
     ("class Frames(Dataset):\n    def __init__(self):\n        self.__dict__['transfer_batch_to_device'] = helpers.move_inputs\n",
      False),

@@ -348,23 +348,30 @@ def names_stored_on_self_at(tree: ast.Module, line: int) -> frozenset[str] | Non
       can put other keys into its frame's namespace (no other ``locals()``, ``exec``, ``eval``, frame);
     - ``[k] = v`` and ``setattr(self, k, v)`` store a literal ``k``, or each string a loop over
       written strings gives it (``_loop_names``).
-    Any other use (handed to a call, bound to a name) may store any name. A place with no such code
-    (a comment's words) stores nothing; a string that spells it may be run (``exec``): any."""
+    Any other use (handed to a call, bound to a name) may store any name, and so may another
+    object's namespace or ``setattr`` on the line. A place with no such code (a comment's words)
+    stores nothing; a string that spells it, on one line or over several, may be run (``exec``): any."""
     shown = _only_read(tree)
     looped = _loop_names(tree)
     parents = parent_map(tree)
     found: set[str] = set()
     for node in every_node(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.lineno <= line <= (node.end_lineno or node.lineno) \
+                and any(word in node.value for word in ("__dict__", "setattr", "vars")):
+            return None
         if getattr(node, "lineno", None) != line:
             continue
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ("__dict__" in node.value
-                                                                               or "setattr" in node.value or "vars" in node.value):
-            return None
         namespace = _own_namespace(node)
-        if namespace is None and not (isinstance(node, ast.Call) and _names_setattr(node.func)
-                                      and node.args and _own(node.args[0])):
+        setting = isinstance(node, ast.Call) and _names_setattr(node.func)
+        if namespace is None and not setting:
+            if isinstance(node, ast.Attribute) and node.attr == "__dict__" or isinstance(node, ast.Call) \
+                    and isinstance(node.func, ast.Name) and node.func.id == "vars":
+                return None  # (``myself.__dict__``: another object's, read where stores on objects are)
             continue
         if namespace is None:  # setattr(self, k, v)
+            if not (node.args and _own(node.args[0])):
+                return None
             if len(node.args) != 3 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
                 return None
             name = node.args[1]
