@@ -1914,14 +1914,46 @@ def _builds_a_trainer(call: ast.Call, callee: str | None, trainers: set[str]) ->
 
 
 def _hazards_in(data: bytes) -> dict[str, int]:
-    """The PROJECT_HAZARDS the text names, each with the line of its first mention."""
+    """The PROJECT_HAZARDS the text names, each with the line of its first mention in code: a
+    comment's words are none (a tutorial's "we define a `collate_fn` for our data loader" in a
+    markdown cell of a jupytext script), a string's are (``**{"collate_fn": f}``, ``exec``)."""
     found = {}
+    comments: list = []  # the file's comments, tokenized once where a mention may lie in one
     for name, pattern in _HAZARDS.items():
         if any(needle in data for needle in _HAZARD_NEEDLES[name]):
-            match = pattern.search(data)
-            if match is not None:
-                found[name] = data.count(b"\n", 0, match.start()) + 1
+            for match in pattern.finditer(data):
+                if not _in_a_comment(data, match.end() - 1, comments):
+                    found[name] = data.count(b"\n", 0, match.start()) + 1
+                    break
     return found
+
+
+def _in_a_comment(data: bytes, offset: int, comments: list) -> bool:
+    """The character at ``offset`` lies in a comment of the Python text ``data``, as the tokenizer
+    reads it (a ``#`` in a string starts none). ``comments``: an empty list the first time, which
+    then keeps ``{line: column where its comment starts}``, or None for a text that does not tokenize
+    (a notebook's JSON, a syntax error: no mention is taken for a comment's then)."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    if b"#" not in data[line_start:offset]:
+        return False
+    if not comments:
+        import io
+        import tokenize
+
+        starts: dict[int, int] | None = {}
+        try:
+            for token in tokenize.tokenize(io.BytesIO(data).readline):
+                if token.type == tokenize.COMMENT:
+                    starts[token.start[0]] = token.start[1]
+        except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, ValueError):
+            starts = None
+        comments.append(starts)
+    starts = comments[0]
+    if starts is None:
+        return False
+    line = data.count(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", "replace"))
+    return line in starts and starts[line] <= column
 
 
 def _may_enter_a_name(data: bytes) -> bool:
