@@ -42,6 +42,33 @@ CASES = {
         + "\n\nhelpers.install()\nmain()\n",
         {"helpers.py": "import builtins\n\nfrom torchgeo.datamodules import EuroSATDataModule\n\n\n"
                        "def install():\n    builtins.Local = EuroSATDataModule\n"}, False),
+    # review helper-55: an import for type checkers binds nothing (f01); two imports that find one
+    # file are that file's class (f05); a data module that keeps its parameters (f06)
+    "an import for type checkers and the same in functions": (
+        HEAD + "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from data import Local\n\n\n"
+        "def build() -> 'Local':\n    from data import Local\n    return Local()\n\n\n"
+        "def main():\n    from data import Local\n" + FIT.format(dm="Local()") + "\n\nmain()\n", {}, True),
+    "a flag of the program's own that may be true": (
+        HEAD + "TYPE_CHECKING = helpers.remote\n\nif TYPE_CHECKING:\n    from remote import Local\n\n\n"
+        "def main():\n" + FIT.format(dm="Local()") + "\n\nmain()\n",
+        {"remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+    "a relative import, else the same module by its name": (
+        HEAD + "try:\n    from .data import Local\nexcept ImportError:\n    from data import Local\n\n\n"
+        "def main():\n" + FIT.format(dm="Local()") + "\n\nmain()\n", {}, True),
+    "a relative import, else another module": (
+        HEAD + "try:\n    from .data import Local\nexcept ImportError:\n    from remote import Local\n\n\n"
+        "def main():\n" + FIT.format(dm="Local()") + "\n\nmain()\n",
+        {"remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+    "a data module that keeps its parameters": (
+        main("    from data import Local\n"),
+        {"data.py": DATA.replace("class Local(L.LightningDataModule):\n",
+                                 "class Local(L.LightningDataModule):\n    def __init__(self, root='data', size=4):\n"
+                                 "        super().__init__()\n        self.__dict__.update(locals())\n\n")}, True),
+    "a data module that keeps a hook among its parameters": (
+        main("    from data import Local\n"),
+        {"data.py": DATA.replace("class Local(L.LightningDataModule):\n",
+                                 "class Local(L.LightningDataModule):\n    def __init__(self, transfer_batch_to_device=None):\n"
+                                 "        super().__init__()\n        self.__dict__.update(locals())\n\n")}, False),
     # c02/c08: a match capture rebinds the imported name
     "a sequence capture": (main("    from data import Local\n    match helpers.choice:\n        case ('geo', Local):\n"
                                 "            pass\n"), {"helpers.py": LIBRARY + "choice = ('geo', EuroSATDataModule)\n"}, False),

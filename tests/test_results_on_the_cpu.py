@@ -760,6 +760,22 @@ def test_a_store_by_a_computed_name_on_self_may_install_a_batch_hook(tmp_path, e
     # the words in a string over several lines, which exec runs
     ("class Frames(Dataset):\n    def __init__(self):\n        code = \"\"\"\nself.__dict__.update(helpers.hooks)\n\"\"\"\n"
      "        exec(code)\n", False),
+    # review helper-55: a namespace merged into (c01), a frame's names written through inspect (c08),
+    # a call laid out by Black (c09), a name made by formatting (c11); a literal name is that name
+    ("class Frames(Dataset):\n    def attach(self, **methods):\n        self.__dict__ |= methods\n", False),
+    ("class Frames(Dataset):\n    def attach(self, **methods):\n        self.__dict__ = {**self.__dict__, **methods}\n",
+     False),
+    ("import inspect\n\n\ndef _defaults(given):\n    frame = inspect.currentframe().f_back\n"
+     "    inspect.getargvalues(frame).locals.update(given or {})\n\n\n"
+     "class Frames(Dataset):\n    def __init__(self, defaults=None):\n        _defaults(defaults)\n"
+     "        self.__dict__.update(locals())\n", False),
+    ("class Frames(Dataset):\n    def attach(self, **methods):\n        for name, value in methods.items():\n"
+     "            setattr(\n                self, name, value\n            )\n", False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        for stage in ('validation', 'test'):\n"
+     "            setattr(self, 'on_%s_batch_start' % stage, helpers.move_inputs)\n", False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        for stage in ('validation', 'test'):\n"
+     "            setattr(self, 'on_{}_batch_start'.format(stage), helpers.move_inputs)\n", False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        setattr(self, 'root', 'data')\n", True),
     # a hook's name written as a key
     ("class Frames(Dataset):\n    def __init__(self):\n        self.__dict__['transfer_batch_to_device'] = helpers.move_inputs\n",
      False),

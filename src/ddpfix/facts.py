@@ -1139,7 +1139,7 @@ class ProjectFacts:
                 found = unread_data(other, parsed[0], parsed[1], self.class_files, where,
                                     lambda name, other=other: self.word_elsewhere(name, other),
                                     lambda name, other=other, tree=parsed[0]: self.stored_elsewhere(name, other, tree),
-                                    asking)
+                                    asking, frames_kept=self.text_in_program(FRAME_WRITE_TEXT, path) is None)
                 if found is not None:
                     break
             self._read[key] = found

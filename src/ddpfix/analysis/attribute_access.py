@@ -75,11 +75,25 @@ def writes_its_globals(tree: ast.Module) -> int | None:
     found = tree.__dict__.get("_ddpfix_writes_its_globals")
     if found is None:
         shown = _only_read(tree)
+        in_functions = _in_functions(tree)
         found = next((node.lineno for node in every_node(tree) if isinstance(node, ast.Call) and (
             _the_files_namespace(node) and id(node) not in shown
+            and (node.func.id == "globals" or id(node) not in in_functions)
             or isinstance(node.func, ast.Name) and node.func.id == "exec" and not _own_namespace_given(node))), 0)
         tree._ddpfix_writes_its_globals = found
     return found or None
+
+
+def _in_functions(tree: ast.Module) -> set[int]:
+    """The nodes of the file's functions (lambdas too), where ``locals()`` and ``vars()`` are the
+    frame's namespace, not the file's (review helper-55, f06: ``self.__dict__.update(locals())`` in a
+    data module's ``__init__`` binds none of its globals). A class body's is the class's: it binds
+    no global either, but a class body's own reading of it is its class's question."""
+    found: set[int] = set()
+    for node in every_node(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.update(id(n) for n in walk(node) if n is not node)
+    return found
 
 
 def _own_namespace_given(call: ast.Call) -> bool:
@@ -336,7 +350,7 @@ def _argparse_namespaces(tree: ast.Module) -> frozenset[str]:
     return found
 
 
-def names_stored_on_self_at(tree: ast.Module, line: int) -> frozenset[str] | None:
+def names_stored_on_self_at(tree: ast.Module, line: int, frames_kept: bool = True) -> frozenset[str] | None:
     """The names that the code of ``line`` may store on its own instance by names it does not spell
     as attributes (``self.__dict__.update(...)``, ``vars(self)[k] = v``, ``setattr(self, k, v)``);
     None where they may be any. Read so:
@@ -345,7 +359,9 @@ def names_stored_on_self_at(tree: ast.Module, line: int) -> frozenset[str] | Non
     - ``.update(...)`` stores the keys of what it is handed: a dict written out with string keys,
       ``dict(k=v)``, keywords, or ``locals()`` in a function (``self.__dict__.update(locals())`` in an
       ``__init__`` stores its parameters): the names the function reads or binds, where nothing in it
-      can put other keys into its frame's namespace (no other ``locals()``, ``exec``, ``eval``, frame);
+      can put other keys into its frame's namespace (no other ``locals()``, ``exec``, ``eval``, frame)
+      and, ``frames_kept``, no code elsewhere does (the caller's question: ``FRAME_WRITES``; not
+      ``frames_kept``: any name);
     - ``[k] = v`` and ``setattr(self, k, v)`` store a literal ``k``, or each string a loop over
       written strings gives it (``_loop_names``).
     Any other use (handed to a call, bound to a name) may store any name, and so may another
@@ -384,7 +400,7 @@ def names_stored_on_self_at(tree: ast.Module, line: int) -> frozenset[str] | Non
             continue
         if id(namespace) in shown:
             continue  # only read: shown, copied, iterated, subscripted, asked through a reading method
-        stored = stored_names(tree, namespace, parents, looped=looped)
+        stored = stored_names(tree, namespace, parents, looped=looped, frames_kept=frames_kept)
         if stored is None:
             return None
         found.update(stored)
@@ -392,14 +408,14 @@ def names_stored_on_self_at(tree: ast.Module, line: int) -> frozenset[str] | Non
 
 
 def stored_names(tree: ast.Module, namespace: ast.expr, parents: dict[int, ast.AST], reads_count: bool = False,
-                 looped: dict[int, tuple[str, ...]] | None = None) -> frozenset[str] | None:
+                 looped: dict[int, tuple[str, ...]] | None = None, frames_kept: bool = True) -> frozenset[str] | None:
     """The names a use of an instance's own namespace (``self.__dict__``, ``vars(self)``: ``namespace``)
     stores: ``.update(...)`` of known keys or ``[k] = v`` (``names_stored_on_self_at``); None for any
     other use. ``reads_count``: a read of it (``self.__dict__["x"]``, ``.items()``) reaches any of its
     values (None); else a read stores nothing."""
     if looped is None:
         looped = _loop_names(tree)
-    stored = _keys_stored_into(namespace, parents, looped, tree, reads_count)
+    stored = _keys_stored_into(namespace, parents, looped, tree, reads_count, frames_kept)
     return None if stored is None else frozenset(stored)
 
 
@@ -415,7 +431,7 @@ def _own_namespace(node: ast.AST) -> ast.expr | None:
 
 
 def _keys_stored_into(namespace: ast.expr, parents: dict[int, ast.AST], looped: dict[int, tuple[str, ...]],
-                      tree: ast.Module, reads_count: bool = False) -> set[str] | None:
+                      tree: ast.Module, reads_count: bool = False, frames_kept: bool = True) -> set[str] | None:
     """The keys a use of an instance's namespace stores: ``namespace.update(...)`` or
     ``namespace[k] = v`` (``del namespace[k]`` stores none; a read stores none, or is None where
     ``reads_count``); None for any other use."""
@@ -445,7 +461,7 @@ def _keys_stored_into(namespace: ast.expr, parents: dict[int, ast.AST], looped: 
     if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id == "dict" and not given.args \
             and all(k.arg is not None for k in given.keywords):
         return keys | {k.arg for k in given.keywords}
-    if _the_files_namespace(given) and given.func.id == "locals":
+    if _the_files_namespace(given) and given.func.id == "locals" and frames_kept:
         function = _enclosing_function(given, parents)
         held = None if function is None else _function_locals(function, given)
         return None if held is None else keys | held
@@ -468,16 +484,20 @@ def _enclosing_function(node: ast.AST, parents: dict[int, ast.AST]) -> ast.Funct
 #: Names through which a function's own code may put keys into its frame's namespace (a frame
 #: reached from elsewhere, ``sys._getframe(1).f_locals``, is the program's question: ``FRAME_WRITES``).
 _FRAME_WRITERS = frozenset({"exec", "eval", "_getframe", "currentframe", "f_locals", "f_back"})
-#: The program's text where code may write another frame's namespace, or trace every frame.
-FRAME_WRITES = rb"f_locals|\bsettrace\b|\bsetprofile\b"
+#: The program's text where code may write another frame's namespace, or trace every frame: a
+#: frame's ``f_locals``, ``inspect.getargvalues(frame).locals`` (the same dict: review helper-55,
+#: c08), a tracer or profiler (handed every frame), C's frame API through ``ctypes``.
+FRAME_WRITES = rb"f_locals|\bgetargvalues\b|\bsettrace\b|\bsetprofile\b|PyFrame_|PyEval_GetLocals"
 
 
 def _function_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> set[str] | None:
     """Every key ``locals()`` (``call``) may give in ``function``: its parameters and each name its
-    code (nested scopes too: their free names are its cells) reads or binds, with ``__class__``.
+    code (nested scopes too: their free names are its cells) reads or binds, and ``__class__``.
     None where the function may put other keys into its namespace (another ``locals()``, ``exec``,
     ``eval``, a frame)."""
-    names = {"__class__"}
+    # (``__class__`` where the function's ``super()`` or ``__class__`` makes it a cell of its own)
+    names = {"__class__"} if any(isinstance(n, ast.Name) and n.id in ("super", "__class__") for n in walk(function)) \
+        else set()
     # ``vars(x)`` reads ``x``'s namespace; ``vars()``, another ``locals()`` or either handed around
     # reaches the frame's
     reading = {id(n.func) for n in walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 
 from ddpfix.analysis.attribute_access import writes_its_globals
-from ddpfix.analysis.names import pattern_names
+from ddpfix.analysis.names import names_bound_at, pattern_names
 from ddpfix.ast_walk import walk
 from ddpfix.imports import ImportTable, tree_blocks
 from ddpfix.model.program import module_paths, program_root
@@ -98,11 +98,15 @@ class ClassFiles:
         re-exports (``from .a import B`` in a package ``__init__``)."""
         if hops > MAX_HOPS:
             return None
-        binding = _single_from_import(tree, name)
-        if binding is None:
+        bindings = _from_imports_of(tree, name)
+        if not bindings:
             return None
-        level, module, original = binding
-        target = self._module_file(path, level, module)
+        # (several imports of one name: each must find the same file, ``try: from .data import Local``
+        # ``except ImportError: from data import Local``: review helper-55, f05)
+        targets = {(self._module_file(path, level, module), original) for level, module, original in bindings}
+        if len(targets) != 1:
+            return None
+        target, original = targets.pop()
         found = self._defined_in(path, target, original, kind)
         if found == "absent":
             return self.definition_of(target, self.parsed(target)[0], original, kind, hops + 1)
@@ -191,11 +195,9 @@ class ClassFiles:
         return next(iter(found)) if len(found) == 1 else None
 
 
-def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, str] | None:
-    """(level, module, the imported name) of the ``from ... import`` that binds ``name`` in the file,
-    where nothing else binds it: one statement, or several that import the same name of the same
-    module (``from data import Local`` in two functions, or at the top and in a function: one
-    module's object wherever each binds it; review helper-53's false refusals)."""
+def _from_imports_of(tree: ast.Module, name: str) -> list[tuple[int, str | None, str]] | None:
+    """(level, module, the imported name) of each ``from ... import`` that binds ``name`` in the file
+    when the program runs, where nothing else binds it (no star import among them); None otherwise."""
     imported = tree.__dict__.get("_ddpfix_from_imports")
     if imported is None:
         imported = tree._ddpfix_from_imports = {}
@@ -208,28 +210,52 @@ def _single_from_import(tree: ast.Module, name: str) -> tuple[int, str | None, s
                         imported.setdefault(alias.asname or alias.name, []).append(
                             (statement.level, statement.module, alias.name))
     found = imported.get(name, [])
-    if not found or len(set(found)) != 1 or found[0][2] == "*" or _bindings_of(tree, name) != len(found):
+    if not found or any(original == "*" for _, _, original in found) or _bindings_of(tree, name) != len(found):
         return None
-    return found[0]
+    return found
 
 
 def _type_checking_only(tree: ast.Module) -> set[int]:
-    """The statements under ``if TYPE_CHECKING:`` (``typing.TYPE_CHECKING``), kept on the tree."""
+    """The statements under ``if TYPE_CHECKING:``, which never run: ``TYPE_CHECKING`` the file binds
+    only by importing it from ``typing`` (or ``typing_extensions``), or ``typing.TYPE_CHECKING`` with
+    ``typing`` bound only by its import (a name of the program's own may be true). Kept on the tree."""
     found = tree.__dict__.get("_ddpfix_type_checking_only")
     if found is None:
         found = tree._ddpfix_type_checking_only = set()
+        typing_modules = ("typing", "typing_extensions")
+        flag_imports = module_imports = 0
+        flag_bindings = module_bindings = 0
+        for node in walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in typing_modules and not node.level:
+                flag_imports += sum(alias.name == "TYPE_CHECKING" and alias.asname is None for alias in node.names)
+            elif isinstance(node, ast.Import):
+                module_imports += sum(alias.name in typing_modules and alias.asname is None for alias in node.names)
+            names = set(names_bound_at(node))
+            flag_bindings += "TYPE_CHECKING" in names or "*" in names
+            module_bindings += bool(names & set(typing_modules)) or "*" in names
         for node in walk(tree):
             test = node.test if isinstance(node, ast.If) else None
-            if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or \
-                    isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING":
+            if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" and flag_imports and flag_imports == flag_bindings \
+                    or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING" and isinstance(test.value, ast.Name) \
+                    and test.value.id in typing_modules and module_imports and module_imports == module_bindings:
                 found.update(id(inner) for statement in node.body for inner in ast.walk(statement))
     return found
 
 
 def imported_once(tree: ast.Module, name: str) -> bool:
-    """The file binds ``name`` only by ``from ... import`` of one name of one module (anywhere:
-    inside a function too, where it binds the same module's object as at the top; once or more)."""
-    return _single_from_import(tree, name) is not None
+    """The file binds ``name`` only by ``from ... import`` of one name (anywhere: inside a function
+    too, where it binds the same module's object as at the top; once or more), of one module or of
+    modules that may be one file (``from .data import Local`` or, failing that, ``from data import
+    Local``): whether they are is ``ClassFiles.definition_of``'s question."""
+    found = _from_imports_of(tree, name)
+    return found is not None and len({original for _, _, original in found}) == 1
+
+
+def imports_that_run(tree: ast.Module, name: str) -> list[ast.ImportFrom]:
+    """The ``from ... import`` statements of the file that bind ``name`` when the program runs (not
+    one under ``if TYPE_CHECKING:``)."""
+    return [node for node in walk(tree) if isinstance(node, ast.ImportFrom) and id(node) not in _type_checking_only(tree)
+            and any((alias.asname or alias.name) == name for alias in node.names)]
 
 
 def bound_at_all(tree: ast.Module, name: str) -> bool:
@@ -260,8 +286,11 @@ def _binding_counts(tree: ast.Module) -> dict[str, int]:
     def add(name: str) -> None:
         counts[name] = counts.get(name, 0) + 1
 
+    type_checking = _type_checking_only(tree)
     for node in walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if id(node) in type_checking:
+                continue  # (binds nothing when the program runs: review helper-55, f01)
             for alias in node.names:
                 add("*" if alias.name == "*" else alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.arg):

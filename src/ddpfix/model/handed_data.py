@@ -21,13 +21,13 @@ import os
 from collections.abc import Callable
 
 from ddpfix.analysis.ast_shapes import every_node, parent_map
-from ddpfix.analysis.attribute_access import writes_its_globals
+from ddpfix.analysis.attribute_access import names_stored_on_self_at, writes_its_globals
 from ddpfix.analysis.call_paths import parameters_bound
 from ddpfix.analysis.class_decorators import inner_decorator, returns_its_class
 from ddpfix.analysis.lightning import lightning_name, names_bound_by
 from ddpfix.analysis.names import names_bound_at, pattern_names
 from ddpfix.imports import ImportTable
-from ddpfix.model.class_files import ClassFiles, bound_at_all, bound_once, imported_once
+from ddpfix.model.class_files import ClassFiles, bound_at_all, bound_once, imported_once, imports_that_run
 from ddpfix.model.program import program_root
 
 #: The Trainer's methods that take data, and the keyword of the data module.
@@ -40,7 +40,7 @@ MAX_DEPTH = 8
 def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles, where: str,
                 named_elsewhere: Callable[[str], str | None] = lambda _name: None,
                 stored: Callable[[str], str | None] = lambda _name: None,
-                module: tuple[str, str, frozenset[str]] | None = None) -> str | None:
+                module: tuple[str, str, frozenset[str]] | None = None, frames_kept: bool = False) -> str | None:
     """Why data the file at ``path`` (``where``: its name for a reason) hands Lightning may be a
     data module that is not read, naming it and its line; None where every piece is known.
     ``stored(name)``: where a file of the program stores an attribute ``name`` on anything
@@ -50,8 +50,10 @@ def unread_data(path: str, tree: ast.Module, imports: ImportTable, classes: Clas
     (``partial(trainer.fit)``, ``getattr(trainer, stage)``), ``*``/``**`` arguments, a
     ``LightningCLI`` used otherwise than called with a data module class it reads, are unknown.
     ``module``: (real path, class name, its methods' names) of the module whose batches are asked
-    about: a call that provably trains another model (``trains_another_model``) hands it nothing."""
-    context = _Context(path, tree, imports, classes, named_elsewhere, stored)
+    about: a call that provably trains another model (``trains_another_model``) hands it nothing.
+    ``frames_kept``: no code of the program may write a frame's namespace (``FRAME_WRITES``), so a
+    function's ``locals()`` holds its own names alone."""
+    context = _Context(path, tree, imports, classes, named_elsewhere, stored, frames_kept)
     called = {id(c.func) for c in _parents_calls(tree)}
     for node in every_node(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
@@ -94,12 +96,13 @@ class _Context:
     """The file a question is asked in, and what it may ask of the program."""
 
     def __init__(self, path: str, tree: ast.Module, imports: ImportTable, classes: ClassFiles,
-                 named_elsewhere: Callable[[str], str | None], stored: Callable[[str], str | None]):
+                 named_elsewhere: Callable[[str], str | None], stored: Callable[[str], str | None],
+                 frames_kept: bool = False):
         self.path, self.tree, self.imports, self.classes = path, tree, imports, classes
-        self.named_elsewhere, self.stored = named_elsewhere, stored
+        self.named_elsewhere, self.stored, self.frames_kept = named_elsewhere, stored, frames_kept
 
     def at(self, path: str, tree: ast.Module, imports: ImportTable) -> _Context:
-        return _Context(path, tree, imports, self.classes, self.named_elsewhere, self.stored)
+        return _Context(path, tree, imports, self.classes, self.named_elsewhere, self.stored, self.frames_kept)
 
 
 def _parents_calls(tree: ast.Module) -> list[ast.Call]:
@@ -281,15 +284,13 @@ def _reads_its_functions_import(use: ast.Name, tree: ast.Module) -> bool:
         return False
     parents = parent_map(tree)
     homes: set[int] = set()  # the scopes (functions, the module) that hold an import of the name
-    for node in every_node(tree):
-        if isinstance(node, ast.ImportFrom) and any((alias.asname or alias.name) == use.id for alias in node.names):
-            home = parents.get(id(node))
-            while home is not None and not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                                             ast.ClassDef)):
-                home = parents.get(id(home))
-            if isinstance(home, ast.ClassDef):
-                return False  # (a class attribute; a use in a method reads another name)
-            homes.add(id(home) if home is not None else id(tree))
+    for node in imports_that_run(tree, use.id):  # (one under ``if TYPE_CHECKING:`` binds nothing: f01)
+        home = parents.get(id(node))
+        while home is not None and not isinstance(home, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            home = parents.get(id(home))
+        if isinstance(home, ast.ClassDef):
+            return False  # (a class attribute; a use in a method reads another name)
+        homes.add(id(home) if home is not None else id(tree))
     node = parents.get(id(use))
     while node is not None:
         if isinstance(node, ast.ClassDef):
@@ -316,7 +317,7 @@ def _another_class(func: ast.expr, module: tuple[str, str, frozenset[str]], cont
         return False  # a metaclass; a name another file may rebind
     if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):
         return False
-    if _changes_what_it_builds(cls):
+    if _changes_what_it_builds(cls, other_tree, context.frames_kept):
         return False
     if any(name in methods for statement in cls.body if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef))
            for name in names_bound_by(statement)):
@@ -350,23 +351,41 @@ _IDENTITY_DUNDERS = frozenset({"__new__", "__class__", "__getattribute__", "__ge
                                "__class_getitem__", "__bases__", "__dict__"})
 
 
-def _changes_what_it_builds(cls: ast.ClassDef) -> bool:
+def _changes_what_it_builds(cls: ast.ClassDef, tree: ast.Module, frames_kept: bool = False) -> bool:
     """The class binds ``__new__``, ``__getattribute__``... in its body by any means (``__new__ =
     _registered``), or its code stores ``x.__class__`` (``self.__class__ = chosen``) or ``__bases__``:
     building it may give an object of another class (review helper-48, c02/c03/c03b). Or its body
-    calls code other than a few builtins, which may bind any name through the calling frame."""
+    calls code other than a few builtins, which may bind any name through the calling frame. A
+    store on its own instance by names the code gives (``self.__dict__.update(locals())`` in its
+    ``__init__``: review helper-55, f06; ``attribute_access.names_stored_on_self_at``, in ``tree``,
+    with ``locals()`` read where ``frames_kept``) stores those names, none of which may be such a
+    name (an entry ``__class__`` of the instance's ``__dict__`` changes nothing of its class)."""
     if any(name in _IDENTITY_DUNDERS for statement in cls.body for name in names_bound_by(statement)):
         return True
     if any(isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _CLASS_BODY_CALLS)
            for statement in cls.body if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
            for node in ast.walk(statement)):
         return True  # a call in the class body may bind any name in it (review helper-51, c02)
-    return any(isinstance(node, ast.Attribute) and (node.attr == "__dict__" or node.attr in _IDENTITY_DUNDERS
-                                                    and not isinstance(node.ctx, ast.Load))
-               or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (node.func.id == "vars" or (
-                   node.func.id == "setattr" and len(node.args) > 1
-                   and not (isinstance(node.args[1], ast.Constant) and node.args[1].value not in _IDENTITY_DUNDERS)))
+    return any((isinstance(node, ast.Attribute) and (node.attr == "__dict__" or node.attr in _IDENTITY_DUNDERS
+                                                     and not isinstance(node.ctx, ast.Load))
+                or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (node.func.id == "vars" or (
+                    node.func.id == "setattr" and len(node.args) > 1
+                    and not (isinstance(node.args[1], ast.Constant) and node.args[1].value not in _IDENTITY_DUNDERS))))
+               and not _stores_known_names(node, tree, frames_kept)
                for node in every_node(cls))  # (``self.__dict__.update(kw)``, ``setattr(self, k, v)``: any name)
+
+
+def _stores_known_names(node: ast.AST, tree: ast.Module, frames_kept: bool) -> bool:
+    """``node`` (``self.__dict__``, ``vars(self)``, ``setattr(self, ...)``) stores on the instance only
+    names its line's code gives, none of which decides what the class builds."""
+    setting = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+    own = (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+           and node.value.id == "self") or (isinstance(node, ast.Call) and len(node.args) >= 1
+                                            and isinstance(node.args[0], ast.Name) and node.args[0].id == "self")
+    if not own:
+        return False
+    names = names_stored_on_self_at(tree, node.lineno, frames_kept)
+    return names is not None and not names & (_IDENTITY_DUNDERS if setting else _IDENTITY_DUNDERS - {"__class__"})
 
 
 def _decorators_keep(cls: ast.ClassDef, context: _Context) -> bool:
@@ -703,7 +722,7 @@ def _class_defines(source, names: frozenset[str], context: _Context, depth: int)
     if depth > MAX_DEPTH or cls.keywords or any(names_bound_by(statement) & names for statement in cls.body):
         return True  # (a metaclass may give the class any method: review helper-50, c03)
     inner = context.at(path, tree, imports)
-    if _changes_what_it_builds(cls) or not _decorators_keep(cls, inner):
+    if _changes_what_it_builds(cls, tree, context.frames_kept) or not _decorators_keep(cls, inner):
         return True  # ``__new__``, ``locals().update(...)``, a decorator: any method (review helper-52, f4f-f4h)
     for base in cls.bases:
         if lightning_name(imports, base) is not None or (imports.qualify(base) or "") in _INERT_BASES:
@@ -952,7 +971,7 @@ def _class_problem(func: ast.expr, context: _Context, depth: int, own: str | Non
             return f"{rebound} may bind `{cls.name}` to another class, whose batch hooks are not read"
         if cls.keywords:
             return f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) has a metaclass"
-        if _changes_what_it_builds(cls):
+        if _changes_what_it_builds(cls, other_tree, context.frames_kept):
             return (f"`{cls.name}` ({os.path.basename(other_path)}:{cls.lineno}) binds `__new__`, `__class__` or another "
                     "name that decides what building it gives, or calls code in its body that may bind any name")
         if not _decorators_keep(cls, context.at(other_path, other_tree, other_imports)):

@@ -1199,14 +1199,21 @@ _HOOK_NAMES = "|".join((*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "on_tra
                         "on_validation_batch_start", "on_test_batch_start", "on_predict_batch_start")).encode()
 _HOOK_NAMES_SPELLED = tuple(name.encode() for name in (*_BATCH_TRANSFER_HOOKS, *_BATCH_HOOKS_ELSEWHERE, "_batch_start"))
 #: A batch hook stored on any object, its own instance too: ``self.<hook> = ...``, ``setattr(self, "<hook>", ...)``.
+#: (``[\s\\]``: a call or a target may run over several lines, as Black lays it out, or a
+#: backslash's: review helper-55, c09)
 _HOOK_STORED_BY_NAME = lazy_compile(
-    rb"\.[ \t]*(?:" + _HOOK_NAMES + rb")[ \t]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
-    rb"|setattr[ \t]*\([^,)]*,[ \t]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
+    rb"\.[\s\\]*(?:" + _HOOK_NAMES + rb")[\s\\]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
+    rb"|setattr[\s\\]*\([^,)]*,[\s\\]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
 #: Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b).
-#: (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes)
+#: (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes). Every
+#: ``setattr(self, ...)``: a name that is not one literal (``"on_%s_batch_start" % stage``: review
+#: helper-55, c11) may be a hook's; a literal one is read as such where it is asked
+#: (``_stores_no_batch_hook_at``).
 _ANY_NAME_STORED_ON_SELF = lazy_compile(
-    rb"setattr[ \t]*\([ \t]*self[ \t]*,[ \t]*[^'\"\s]|self[ \t]*\.[ \t]*__dict__(?![ \t]*=[ \t]*self\b)"
-    rb"|vars[ \t]*\([ \t]*self[ \t]*\)")
+    rb"setattr[\s\\]*\([\s\\]*self[\s\\]*,|self[\s\\]*\.[\s\\]*__dict__(?![\s\\]*=[\s\\]*self\b)"
+    rb"|vars[\s\\]*\([\s\\]*self[\s\\]*\)")
+
+
 def _stores_no_batch_hook_at(project, path: str, line: int) -> bool:
     """The code at ``line`` of ``path`` that stores on its own instance by names it does not spell
     stores none of the batch hooks: its names are known (``self.__dict__.update(locals())`` in an
@@ -1218,10 +1225,10 @@ def _stores_no_batch_hook_at(project, path: str, line: int) -> bool:
     parsed = project.class_files.parsed(path) if path.endswith(".py") else None
     if parsed is None:
         return False
-    names = names_stored_on_self_at(parsed[0], line)
-    if names is None or names & _EVERY_BATCH_HOOK:
-        return False
-    return not names or project.text_in_program(FRAME_WRITE_TEXT, path) is None
+    names = names_stored_on_self_at(parsed[0], line, frames_kept=False)
+    if names is None and project.text_in_program(FRAME_WRITE_TEXT, path) is None:
+        names = names_stored_on_self_at(parsed[0], line)  # (``locals()`` holds the function's names alone)
+    return names is not None and not names & _EVERY_BATCH_HOOK
 
 
 _EVERY_BATCH_HOOK = frozenset(name.decode() for name in _HOOK_NAMES.split(b"|"))
