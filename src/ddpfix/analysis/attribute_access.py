@@ -136,7 +136,15 @@ _READS_A_NAMESPACE = frozenset({"print", "str", "repr", "len", "sorted", "format
 _NAMESPACE_READS = frozenset({"items", "keys", "values", "get", "copy", "__contains__"})
 
 
-def _only_read(tree: ast.Module) -> set[int]:
+def _only_read(tree: ast.AST) -> set[int]:
+    """``_reads_only`` of the tree, kept on it (asked once per line a proof reads)."""
+    found = tree.__dict__.get("_ddpfix_only_read")
+    if found is None:
+        found = tree._ddpfix_only_read = _reads_only(tree)
+    return found
+
+
+def _reads_only(tree: ast.AST) -> set[int]:
     """The expressions of the file (``vars(args)``, ``args.__dict__``) in a place that only reads
     what they give: shown (``f"{x}"``, ``print(x)``), copied or counted (``dict(x)``, ``len(x)``),
     unpacked (``Model(**vars(args))``, ``{**x}``, ``*x``), iterated (``for k in vars(args)``), searched
@@ -181,7 +189,15 @@ def _sys_modules(expression: ast.expr) -> bool:
         and isinstance(expression.value, ast.Name) and expression.value.id == "sys"
 
 
-def _loop_names(tree: ast.Module) -> dict[int, tuple[str, ...]]:
+def _loop_names(tree: ast.AST) -> dict[int, tuple[str, ...]]:
+    """``_names_of_loops`` of the tree, kept on it."""
+    found = tree.__dict__.get("_ddpfix_loop_names")
+    if found is None:
+        found = tree._ddpfix_loop_names = _names_of_loops(tree)
+    return found
+
+
+def _names_of_loops(tree: ast.AST) -> dict[int, tuple[str, ...]]:
     """The uses of a ``for`` loop's name, in the loop's own body, whose every value is a string the
     loop's literal iterable writes: ``for name, kind in [("object", object), ("int", int)]:
     setattr(numpy, name, kind)`` stores ``object`` and ``int``. The name must be bound nowhere else
@@ -370,14 +386,11 @@ def names_stored_on_self_at(tree: ast.Module, line: int, frames_kept: bool = Tru
     shown = _only_read(tree)
     looped = _loop_names(tree)
     parents = parent_map(tree)
+    by_line, spelled = _nodes_by_line(tree)
+    if any(first <= line <= last for first, last in spelled):
+        return None
     found: set[str] = set()
-    for node in every_node(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and node.lineno <= line <= (node.end_lineno or node.lineno) \
-                and any(word in node.value for word in ("__dict__", "setattr", "vars")):
-            return None
-        if getattr(node, "lineno", None) != line:
-            continue
+    for node in by_line.get(line, ()):
         namespace = _own_namespace(node)
         setting = isinstance(node, ast.Call) and _names_setattr(node.func)
         if namespace is None and not setting:
@@ -417,6 +430,23 @@ def stored_names(tree: ast.Module, namespace: ast.expr, parents: dict[int, ast.A
         looped = _loop_names(tree)
     stored = _keys_stored_into(namespace, parents, looped, tree, reads_count, frames_kept)
     return None if stored is None else frozenset(stored)
+
+
+def _nodes_by_line(tree: ast.Module) -> tuple[dict[int, list[ast.AST]], list[tuple[int, int]]]:
+    """The file's nodes by the line they start on, and the lines of each string that spells a store
+    by a computed name (``__dict__``, ``setattr``, ``vars``), kept on the tree."""
+    kept = tree.__dict__.get("_ddpfix_nodes_by_line")
+    if kept is None:
+        by_line: dict[int, list[ast.AST]] = {}
+        spelled: list[tuple[int, int]] = []
+        for node in every_node(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and any(word in node.value for word in ("__dict__", "setattr", "vars")):
+                spelled.append((node.lineno, node.end_lineno or node.lineno))
+            if hasattr(node, "lineno"):
+                by_line.setdefault(node.lineno, []).append(node)
+        kept = tree._ddpfix_nodes_by_line = (by_line, spelled)
+    return kept
 
 
 def _own_namespace(node: ast.AST) -> ast.expr | None:
