@@ -69,6 +69,19 @@ CASES = {
         {"data.py": DATA.replace("class Local(L.LightningDataModule):\n",
                                  "class Local(L.LightningDataModule):\n    def __init__(self, transfer_batch_to_device=None):\n"
                                  "        super().__init__()\n        self.__dict__.update(locals())\n\n")}, False),
+    # review helper-56: a default value runs where the ``def`` stands (l1d); a data module's own
+    # ``__setattr__`` (s3)
+    "the file's namespace handed as a default value": (
+        HEAD + LIBRARY + "from data import Local\n\n\ndef alias(name, target, namespace=locals()):\n"
+        "    namespace[name] = target\n\n\nalias('Local', EuroSATDataModule)\n"
+        "runner = L.Trainer(strategy='ddp', devices=2)\nrunner.fit(Model(), datamodule=Local())\n", {}, False),
+    "a data module that sets a hook on itself through __setattr__": (
+        main("    from data import Local\n"),
+        {"data.py": DATA.replace("class Local(L.LightningDataModule):\n",
+                                 "class Local(L.LightningDataModule):\n    def __init__(self, keep=False):\n"
+                                 "        super().__init__()\n        if keep:\n"
+                                 "            self.__setattr__('on_after_batch_transfer', helpers.keep)\n\n")
+         .replace("import lightning as L\n", "import lightning as L\nimport helpers\n", 1)}, False),
     # c02/c08: a match capture rebinds the imported name
     "a sequence capture": (main("    from data import Local\n    match helpers.choice:\n        case ('geo', Local):\n"
                                 "            pass\n"), {"helpers.py": LIBRARY + "choice = ('geo', EuroSATDataModule)\n"}, False),

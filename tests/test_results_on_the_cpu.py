@@ -776,6 +776,14 @@ def test_a_store_by_a_computed_name_on_self_may_install_a_batch_hook(tmp_path, e
     ("class Frames(Dataset):\n    def __init__(self):\n        for stage in ('validation', 'test'):\n"
      "            setattr(self, 'on_{}_batch_start'.format(stage), helpers.move_inputs)\n", False),
     ("class Frames(Dataset):\n    def __init__(self):\n        setattr(self, 'root', 'data')\n", True),
+    # review helper-56: through __setattr__ (s1, s2); a comprehension over locals() keeps some (f1)
+    ("class Frames(Dataset):\n    def __init__(self):\n        for stage in ('validation', 'test'):\n"
+     "            self.__setattr__(f'on_{stage}_batch_start', helpers.move_inputs)\n", False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        super().__setattr__('on_after_batch_transfer', helpers.move_inputs)\n",
+     False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        object.__setattr__(self, 'root', 'data')\n", True),
+    ("class Frames(Dataset):\n    def __init__(self, root='data', train=True):\n"
+     "        self.__dict__.update({k: v for k, v in locals().items() if k != 'self'})\n", True),
     # a hook's name written as a key
     ("class Frames(Dataset):\n    def __init__(self):\n        self.__dict__['transfer_batch_to_device'] = helpers.move_inputs\n",
      False),

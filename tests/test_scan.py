@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import FIXTURES
 
 from ddpfix.sources import fix_source
@@ -192,6 +194,23 @@ def test_the_hazard_words_let_through_every_text_a_hazard_pattern_matches():
 
     with pytest.raises(ValueError):
         _needles(r"(?:a|b)c")
+
+
+@pytest.mark.parametrize("text, named", [
+    # a comment that repeats the words after the code's mention (review helper-56, h2)
+    (b"loader = DataLoader(ds, batch_size=None)  # batch_size=None: each item is a batch\n", True),
+    # Python ends a comment at a lone carriage return; tokenize does not (r2)
+    (b"# each item is a batch\r        loader = DataLoader(ds, batch_size=None)\n", True),
+    # a ``.map(`` elsewhere on the line (h3); Hugging Face's ``.map(..., batch_size=None)`` is not a loader's
+    (b"loader = DataLoader(ds.map(fn), batch_size=None)\n", True),
+    (b"ds = ds.map(fn, batched=True, batch_size=None)\n", False),
+    (b"ds = ds.map(\n    fn,\n    batched=True,\n    batch_size=None,\n)\n", False),
+    (b"# loader = DataLoader(ds, batch_size=None)\nx = 1\n", False),
+])
+def test_a_batched_loader_is_named_in_code_not_in_comments_or_a_map(text, named):
+    from ddpfix.facts import file_facts
+
+    assert ("batches made by the program" in file_facts("x.py", text).hazards) is named
 
 
 def _without_comments(text: bytes) -> bytes:

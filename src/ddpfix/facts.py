@@ -154,11 +154,13 @@ PROJECT_HAZARDS = {
 _HAZARD_SHAPES = {
     # (``UnrepeatedDistributedSamplerWrapper``: a sampler that does not pad, kept by Lightning)
     "uneven batches": r"batch_sampler|BatchSampler|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler|Unrepeated",
-    "batches made by the program": r"collate_fn|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
+    # (``batch_size=None`` handed to a ``.map(...)``, Hugging Face datasets' one batch per call, is
+    # not the loader's: ``_mapped_batch_sizes``)
+    "batches made by the program": r"collate_fn|\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
     "custom batching": r"collate_fn|batch_sampler|BatchSampler"
                        r"|class[ \t]+\w+[ \t]*\([^)]*DistributedSampler"
                        r"|def[ \t]+on_(?:before|after)_batch_transfer\b"
-                       r"|^(?![^\n]*\.map[ \t]*\()[^\n]*\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
+                       r"|\bbatch_size['\"]?[ \t]*[:=][ \t]*None\b",
     # Python's ``hash`` of a string is salted per process (``hash(name)``, ``map(hash, names)``,
     # ``name.__hash__()``); a generator made without a seed draws from the OS's entropy
     "state set on one rank": r"def[ \t]+prepare_data\b",
@@ -1919,13 +1921,50 @@ def _hazards_in(data: bytes) -> dict[str, int]:
     markdown cell of a jupytext script), a string's are (``**{"collate_fn": f}``, ``exec``)."""
     found = {}
     comments: list = []  # the file's comments, tokenized once where a mention may lie in one
+    mapped: list = []  # the ``batch_size`` keywords of its ``.map(...)`` calls, parsed once where asked
     for name, pattern in _HAZARDS.items():
-        if any(needle in data for needle in _HAZARD_NEEDLES[name]):
+        needles = _HAZARD_NEEDLES[name]
+        if any(needle in data for needle in needles):
             for match in pattern.finditer(data):
-                if not _in_a_comment(data, match.end() - 1, comments):
-                    found[name] = data.count(b"\n", 0, match.start()) + 1
-                    break
+                # The match's first hazard word decides: a match may run on into a comment that
+                # repeats the words (``batch_size=None)  # batch_size=None: whole batches``: helper-56, h2).
+                words = [at for at in (data.find(needle, match.start(), match.end()) for needle in needles) if at >= 0]
+                first = min(words, default=match.start())
+                if _in_a_comment(data, first, comments):
+                    continue
+                if data.startswith(b"batch_size", first) and first in _mapped_batch_sizes(data, mapped):
+                    continue
+                found[name] = data.count(b"\n", 0, match.start()) + 1
+                break
     return found
+
+
+def _mapped_batch_sizes(data: bytes, kept: list) -> set[int]:
+    """The offsets of each ``batch_size`` keyword of a ``.map(...)`` call in the file (Hugging Face
+    datasets' ``ds.map(tokenize, batched=True, batch_size=None)``: the size of one call's batch, not
+    a loader's; helper-56, h3: any ``.map(`` on the line hid a loader's too). Parsed once, only for a
+    file that names both; none where it does not parse. ``kept``: an empty list the first time."""
+    if not kept:
+        offsets: set[int] = set()
+        if b".map" in data:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    tree = ast.parse(data)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = None
+            if tree is not None:
+                starts = [0]
+                for line in data.splitlines(keepends=True):  # (a BOM is no column of the first line)
+                    starts.append(starts[-1] + len(line))
+                for node in ast.walk(tree):
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "map":
+                        for keyword in node.keywords:
+                            if keyword.arg == "batch_size" and keyword.lineno < len(starts):
+                                bom = 3 if keyword.lineno == 1 and data.startswith(b"\xef\xbb\xbf") else 0
+                                offsets.add(starts[keyword.lineno - 1] + bom + keyword.col_offset)  # (UTF-8 bytes)
+        kept.append(offsets)
+    return kept[0]
 
 
 def _in_a_comment(data: bytes, offset: int, comments: list) -> bool:
@@ -1936,6 +1975,8 @@ def _in_a_comment(data: bytes, offset: int, comments: list) -> bool:
     line_start = data.rfind(b"\n", 0, offset) + 1
     if b"#" not in data[line_start:offset]:
         return False
+    if b"\r" in data[line_start:offset]:
+        return False  # (Python ends a line, and a comment, at a lone ``\r`` too; tokenize does not: h2, r2)
     if not comments:
         import io
         import tokenize

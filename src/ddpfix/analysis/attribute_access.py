@@ -28,6 +28,10 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     parsed = _argparse_namespaces(tree)
     shown = _only_read(tree)  # ``vars(x)`` and ``x.__dict__`` where nothing can store through them
     looped = _loop_names(tree)
+    # ``nn.Module.__setattr__(obj, name, v)`` called: a ``setattr`` (not ``self.__setattr__(...)``,
+    # the class's own, nor one handed around)
+    called_setattrs = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                       and n.func.attr == "__setattr__" and not _own(n.func.value)}
     for node in walk(tree):  # a parent before its children
         if writes_other_namespaces(node, shown):  # ``sys.modules["data"] = remote``, ``builtins.__import__ = f``
             found.setdefault("*", node.lineno)
@@ -36,10 +40,13 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
             found.setdefault(node.attr, node.lineno)
         elif isinstance(node, ast.Attribute) and node.attr == "__dict__" and id(node) in shown:
             continue  # ``f"{config.__dict__}"``, ``print(vars_.__dict__)``, ``cfg.__dict__.items()``
+        elif isinstance(node, ast.Attribute) and node.attr == "__setattr__" and not _own(node.value) \
+                and id(node) in called_setattrs:
+            continue  # ``object.__setattr__(obj, "name", v)``: read as the ``setattr`` it is, below
         elif isinstance(node, ast.Attribute) and node.attr in ("__setattr__", "__dict__") and not _own(node.value) \
                 and not _a_parsed_namespace(node.value, parsed):  # (an argparse namespace holds options alone)
             found.setdefault("*", node.lineno)
-        elif isinstance(node, ast.Call) and _names_setattr(node.func):
+        elif isinstance(node, ast.Call) and (_names_setattr(node.func) or id(node.func) in called_setattrs):
             if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
                 found.setdefault("*", node.lineno)
             elif not _own(node.args[0]):
@@ -85,14 +92,18 @@ def writes_its_globals(tree: ast.Module) -> int | None:
 
 
 def _in_functions(tree: ast.Module) -> set[int]:
-    """The nodes of the file's functions (lambdas too), where ``locals()`` and ``vars()`` are the
+    """The nodes of the file's functions' bodies (lambdas too), where ``locals()`` and ``vars()`` are the
     frame's namespace, not the file's (review helper-55, f06: ``self.__dict__.update(locals())`` in a
     data module's ``__init__`` binds none of its globals). A class body's is the class's: it binds
     no global either, but a class body's own reading of it is its class's question."""
     found: set[int] = set()
     for node in every_node(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            found.update(id(n) for n in walk(node) if n is not node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.update(id(n) for statement in node.body for n in walk(statement))
+        elif isinstance(node, ast.Lambda):
+            found.update(id(n) for n in walk(node.body))
+    # (not its defaults, decorators or annotations, which run where the ``def`` stands: at the top,
+    # ``def alias(name, target, namespace=locals())`` is handed the file's namespace: helper-56, l1d)
     return found
 
 
@@ -393,17 +404,22 @@ def names_stored_on_self_at(tree: ast.Module, line: int, frames_kept: bool = Tru
     for node in by_line.get(line, ()):
         namespace = _own_namespace(node)
         setting = isinstance(node, ast.Call) and _names_setattr(node.func)
-        if namespace is None and not setting:
+        # ``self.__setattr__(k, v)``, ``super().__setattr__(k, v)``, ``nn.Module.__setattr__(self, k, v)``
+        dunder = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__setattr__"
+        if namespace is None and not setting and not dunder:
             if isinstance(node, ast.Attribute) and node.attr == "__dict__" or isinstance(node, ast.Call) \
                     and isinstance(node.func, ast.Name) and node.func.id == "vars":
                 return None  # (``myself.__dict__``: another object's, read where stores on objects are)
             continue
-        if namespace is None:  # setattr(self, k, v)
-            if not (node.args and _own(node.args[0])):
+        if namespace is None:  # setattr(self, k, v) and its spellings
+            arguments = node.args
+            if dunder and _own(node.func.value):
+                arguments = [node.func.value, *arguments]
+            if not (arguments and _own(arguments[0])):
                 return None
-            if len(node.args) != 3 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            if len(arguments) != 3 or node.keywords or any(isinstance(a, ast.Starred) for a in arguments):
                 return None
-            name = node.args[1]
+            name = arguments[1]
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 found.add(name.value)
             elif id(name) in looped:
@@ -491,8 +507,19 @@ def _keys_stored_into(namespace: ast.expr, parents: dict[int, ast.AST], looped: 
     if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id == "dict" and not given.args \
             and all(k.arg is not None for k in given.keywords):
         return keys | {k.arg for k in given.keywords}
+    # ``{k: v for k, v in locals().items() if k != "self"}``: some of them (helper-56, f1); its first
+    # iterable runs in the function's own frame
+    scope = given
+    if isinstance(given, ast.DictComp) and len(given.generators) == 1 and not given.generators[0].is_async:
+        loop = given.generators[0]
+        target = loop.target
+        if isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name) \
+                and isinstance(given.key, ast.Name) and given.key.id == target.elts[0].id \
+                and isinstance(loop.iter, ast.Call) and not loop.iter.args and not loop.iter.keywords \
+                and isinstance(loop.iter.func, ast.Attribute) and loop.iter.func.attr == "items":
+            given = loop.iter.func.value
     if _the_files_namespace(given) and given.func.id == "locals" and frames_kept:
-        function = _enclosing_function(given, parents)
+        function = _enclosing_function(scope, parents)
         held = None if function is None else _function_locals(function, given)
         return None if held is None else keys | held
     return None

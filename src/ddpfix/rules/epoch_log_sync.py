@@ -1203,7 +1203,8 @@ _HOOK_NAMES_SPELLED = tuple(name.encode() for name in (*_BATCH_TRANSFER_HOOKS, *
 #: backslash's: review helper-55, c09)
 _HOOK_STORED_BY_NAME = lazy_compile(
     rb"\.[\s\\]*(?:" + _HOOK_NAMES + rb")[\s\\]*(?::[^=\n]*)?=(?!=)"  # (``self.hook: Callable = f``: review helper-48, c09)
-    rb"|setattr[\s\\]*\([^,)]*,[\s\\]*['\"](?:" + _HOOK_NAMES + rb")['\"]")
+    rb"|setattr[\s\\]*\([^,)]*,[\s\\]*['\"](?:" + _HOOK_NAMES + rb")['\"]"
+    rb"|__setattr__[\s\\]*\([\s\\]*(?:self[\s\\]*,[\s\\]*)?['\"](?:" + _HOOK_NAMES + rb")['\"]")
 #: Any name stored on an instance: ``setattr(self, k, v)``, ``self.__dict__.update(kwargs)`` (c01/c01b).
 #: (not a dict subclass's ``self.__dict__ = self``, which serves its items as attributes). Every
 #: ``setattr(self, ...)``: a name that is not one literal (``"on_%s_batch_start" % stage``: review
@@ -1211,7 +1212,9 @@ _HOOK_STORED_BY_NAME = lazy_compile(
 #: (``_stores_no_batch_hook_at``).
 _ANY_NAME_STORED_ON_SELF = lazy_compile(
     rb"setattr[\s\\]*\([\s\\]*self[\s\\]*,|self[\s\\]*\.[\s\\]*__dict__(?![\s\\]*=[\s\\]*self\b)"
-    rb"|vars[\s\\]*\([\s\\]*self[\s\\]*\)")
+    rb"|vars[\s\\]*\([\s\\]*self[\s\\]*\)"
+    # ``self.__setattr__(k, v)``, ``super().__setattr__(k, v)``, ``object.__setattr__(self, k, v)`` (helper-56, s1-s3)
+    rb"|(?:\bself|super[\s\\]*\([\s\\]*\))[\s\\]*\.[\s\\]*__setattr__\b|__setattr__[\s\\]*\([\s\\]*self[\s\\]*,")
 
 
 def _stores_no_batch_hook_at(project, path: str, line: int) -> bool:
