@@ -784,6 +784,19 @@ def test_a_store_by_a_computed_name_on_self_may_install_a_batch_hook(tmp_path, e
     ("class Frames(Dataset):\n    def __init__(self):\n        object.__setattr__(self, 'root', 'data')\n", True),
     ("class Frames(Dataset):\n    def __init__(self, root='data', train=True):\n"
      "        self.__dict__.update({k: v for k, v in locals().items() if k != 'self'})\n", True),
+    # review helper-57: __setattr__ handed around (a1-a3), a two-argument super() (a4), reached by
+    # its name as a string (a6); a class's own __setattr__ that forwards the name it is handed stores
+    # nothing more (r1/r2)
+    ("class Frames(Dataset):\n    def attach(self, **methods):\n        put = self.__setattr__\n"
+     "        for name, value in methods.items():\n            put(name, value)\n", False),
+    ("class Frames(Dataset):\n    def attach(self, **methods):\n        list(map(self.__setattr__, methods, methods.values()))\n",
+     False),
+    ("class Frames(Dataset):\n    def __init__(self):\n        for stage in ('validation', 'test'):\n"
+     "            super(Frames, self).__setattr__(f'on_{stage}_batch_start', helpers.move_inputs)\n", False),
+    ("class Frames(Dataset):\n    def attach(self, name, value):\n        getattr(self, '__setattr__')(name, value)\n", False),
+    ("class Frames(Dataset):\n    def __setattr__(self, name, value):\n        if name == 'root':\n"
+     "            value = str(value)\n        super().__setattr__(name, value)\n", True),
+    ("class Frames(Dataset):\n    def __setattr__(self, name, value):\n        object.__setattr__(self, name, value)\n", True),
     # a hook's name written as a key
     ("class Frames(Dataset):\n    def __init__(self):\n        self.__dict__['transfer_batch_to_device'] = helpers.move_inputs\n",
      False),
@@ -802,6 +815,19 @@ def test_a_store_on_self_of_names_the_code_gives_stores_those_names(tmp_path, ex
     assert [f["applicability"] for f in found] == (["safe"] if safe else ["unsafe"]), found
     if not safe:
         assert "extras.py:" in found[0]["unsafe_reason"], found
+
+
+def test_a_class_body_that_fills_its_namespace_may_define_any_hook(tmp_path):
+    """``locals()[f"on_{stage}_batch_start"] = hook`` in the module's class body defines hooks by names
+    made at run time (review helper-57, a8): the class's methods are not known."""
+    model = MODEL.replace("    def training_step(self, batch, batch_idx):\n",
+                          "    def _targets_to_cpu(self, batch, batch_idx, dataloader_idx=0):\n        batch[1] = batch[1].cpu()\n\n"
+                          "    for _stage in ('validation', 'test'):\n        locals()[f'on_{_stage}_batch_start'] = _targets_to_cpu\n\n"
+                          "    def training_step(self, batch, batch_idx):\n", 1)
+    found = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", model=model)
+    assert [f["applicability"] for f in found] == ["unsafe"] and "fills its namespace" in found[0]["unsafe_reason"], found
+    plain = decisions(tmp_path, "nn.functional.mse_loss(pred, y)", model=MODEL)
+    assert [f["applicability"] for f in plain] == ["safe"], plain
 
 
 def test_a_plain_class_imported_under_another_name_is_read_under_it(tmp_path):

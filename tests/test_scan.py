@@ -206,11 +206,29 @@ def test_the_hazard_words_let_through_every_text_a_hazard_pattern_matches():
     (b"ds = ds.map(fn, batched=True, batch_size=None)\n", False),
     (b"ds = ds.map(\n    fn,\n    batched=True,\n    batch_size=None,\n)\n", False),
     (b"# loader = DataLoader(ds, batch_size=None)\nx = 1\n", False),
+    # review helper-57: a map of the program's own that builds a loader (m1); Hugging Face's filter (m2);
+    # a legacy encoding's columns (g1)
+    (b"loader = Shards().map(Pair, batch_size=None)\n", True),
+    (b"ds = ds.filter(keep, batched=True, batch_size=None)\n", False),
+    ('# -*- coding: gbk -*-\nL = {"#\u9a8c\u8bc1\u96c6": lambda: DataLoader(c, batch_size=None)}  # \u6574\n'.encode("gbk"),
+     True),
 ])
 def test_a_batched_loader_is_named_in_code_not_in_comments_or_a_map(text, named):
     from ddpfix.facts import file_facts
 
     assert ("batches made by the program" in file_facts("x.py", text).hazards) is named
+
+
+def test_a_comment_in_a_base_list_neither_hides_the_base_nor_names_one():
+    """A comment inside a class's base list, naming the base it comments on, came first in the match
+    and hid the real base (review helper-57, u1): the patterns read the code with comments blanked."""
+    from ddpfix.facts import file_facts
+
+    commented = (b"class WholeShards(\n    # torch's DistributedSampler pads every rank to one length\n"
+                 b"    DistributedSampler\n):\n    pass\n")
+    assert file_facts("x.py", commented).hazards.get("uneven batches") == 1
+    only_said = b"class WholeShards(  # not a DistributedSampler\n    Sampler\n):\n    pass\n"
+    assert "uneven batches" not in file_facts("x.py", only_said).hazards
 
 
 def _without_comments(text: bytes) -> bytes:

@@ -1918,83 +1918,81 @@ def _builds_a_trainer(call: ast.Call, callee: str | None, trainers: set[str]) ->
 def _hazards_in(data: bytes) -> dict[str, int]:
     """The PROJECT_HAZARDS the text names, each with the line of its first mention in code: a
     comment's words are none (a tutorial's "we define a `collate_fn` for our data loader" in a
-    markdown cell of a jupytext script), a string's are (``**{"collate_fn": f}``, ``exec``)."""
+    markdown cell of a jupytext script), a string's are (``**{"collate_fn": f}``, ``exec``). The
+    patterns are asked of the code with its comments blanked (``_without_comments``): a comment in a
+    class's base list, or one that repeats the words, neither hides a mention nor makes one
+    (review helper-56 h2, helper-57 u1)."""
     found = {}
-    comments: list = []  # the file's comments, tokenized once where a mention may lie in one
-    mapped: list = []  # the ``batch_size`` keywords of its ``.map(...)`` calls, parsed once where asked
+    code: bytes | None = None
+    mapped: list = []  # the ``batch_size`` keywords of its batched dataset calls, parsed once where asked
     for name, pattern in _HAZARDS.items():
-        needles = _HAZARD_NEEDLES[name]
-        if any(needle in data for needle in needles):
-            for match in pattern.finditer(data):
-                # The match's first hazard word decides: a match may run on into a comment that
-                # repeats the words (``batch_size=None)  # batch_size=None: whole batches``: helper-56, h2).
-                words = [at for at in (data.find(needle, match.start(), match.end()) for needle in needles) if at >= 0]
-                first = min(words, default=match.start())
-                if _in_a_comment(data, first, comments):
-                    continue
-                if data.startswith(b"batch_size", first) and first in _mapped_batch_sizes(data, mapped):
-                    continue
-                found[name] = data.count(b"\n", 0, match.start()) + 1
-                break
+        if not any(needle in data for needle in _HAZARD_NEEDLES[name]):
+            continue
+        if code is None:
+            code = _without_comments(data) if b"#" in data or data.startswith(b"\xef\xbb\xbf") else data
+        for match in pattern.finditer(code):
+            if code.startswith(b"batch_size", match.start()) and match.start() in _mapped_batch_sizes(code, mapped):
+                continue
+            found[name] = code.count(b"\n", 0, match.start()) + 1
+            break
     return found
 
 
-def _mapped_batch_sizes(data: bytes, kept: list) -> set[int]:
-    """The offsets of each ``batch_size`` keyword of a ``.map(...)`` call in the file (Hugging Face
-    datasets' ``ds.map(tokenize, batched=True, batch_size=None)``: the size of one call's batch, not
-    a loader's; helper-56, h3: any ``.map(`` on the line hid a loader's too). Parsed once, only for a
-    file that names both; none where it does not parse. ``kept``: an empty list the first time."""
+#: A string literal (any prefix, any quotes; a backslash escapes what follows, a newline too) or a
+#: comment (to the end of its line, which a lone carriage return ends as well, as Python reads it).
+_STRING_OR_COMMENT = re.compile(
+    r'(?P<comment>#[^\r\n]*)'
+    r'|[rRbBuUfF]{0,2}(?:"""(?:\\[\s\S]|[^\\])*?"""' r"|'''(?:\\[\s\S]|[^\\])*?'''"
+    r'|"(?:\\[\s\S]|[^"\\\r\n])*"' r"|'(?:\\[\s\S]|[^'\\\r\n])*')")
+#: PEP 263's coding declaration, on one of the first two lines.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
+
+
+def _without_comments(data: bytes) -> bytes:
+    """The file's code, decoded by its own encoding (a BOM, a ``coding:`` declaration, else UTF-8),
+    with every comment's characters blanked, as UTF-8 (a column of a legacy encoding is another
+    character count: helper-57, g1). Strings are kept whole: a ``#`` in one starts no comment. Its
+    lines are the file's. The text as it stands where it does not decode."""
+    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
+    declared = _CODING.search(b"\n".join(data.split(b"\n", 2)[:2]))
+    if declared is not None and encoding == "utf-8":
+        encoding = declared.group(1).decode("ascii", "replace")
+    try:
+        text = data.decode(encoding)
+    except (LookupError, UnicodeDecodeError):
+        return data
+    blanked = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()) if m.group("comment") else m.group(), text)
+    return blanked.encode("utf-8")
+
+
+def _mapped_batch_sizes(code: bytes, kept: list) -> set[int]:
+    """The offsets of each ``batch_size`` keyword of a Hugging Face datasets call in the file's
+    ``code`` (``_without_comments``): ``ds.map(tokenize, batched=True, batch_size=None)``, or
+    ``.filter(...)`` with ``batched=``: the size of one call's batch, not a loader's (helper-56, h3;
+    a ``map`` of the program's own that hands its options to a ``DataLoader`` is none: helper-57, m1).
+    Parsed once, only for a file that names ``batched``; none where it does not parse. ``kept``: an
+    empty list the first time."""
     if not kept:
         offsets: set[int] = set()
-        if b".map" in data:
+        if b"batched" in code:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    tree = ast.parse(data)
+                    tree = ast.parse(code)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None
             if tree is not None:
                 starts = [0]
-                for line in data.splitlines(keepends=True):  # (a BOM is no column of the first line)
+                for line in code.splitlines(keepends=True):
                     starts.append(starts[-1] + len(line))
                 for node in ast.walk(tree):
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "map":
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr in ("map", "filter") and any(k.arg == "batched" for k in node.keywords):
                         for keyword in node.keywords:
                             if keyword.arg == "batch_size" and keyword.lineno < len(starts):
-                                bom = 3 if keyword.lineno == 1 and data.startswith(b"\xef\xbb\xbf") else 0
-                                offsets.add(starts[keyword.lineno - 1] + bom + keyword.col_offset)  # (UTF-8 bytes)
+                                offsets.add(starts[keyword.lineno - 1] + keyword.col_offset)  # (UTF-8 bytes)
         kept.append(offsets)
     return kept[0]
-
-
-def _in_a_comment(data: bytes, offset: int, comments: list) -> bool:
-    """The character at ``offset`` lies in a comment of the Python text ``data``, as the tokenizer
-    reads it (a ``#`` in a string starts none). ``comments``: an empty list the first time, which
-    then keeps ``{line: column where its comment starts}``, or None for a text that does not tokenize
-    (a notebook's JSON, a syntax error: no mention is taken for a comment's then)."""
-    line_start = data.rfind(b"\n", 0, offset) + 1
-    if b"#" not in data[line_start:offset]:
-        return False
-    if b"\r" in data[line_start:offset]:
-        return False  # (Python ends a line, and a comment, at a lone ``\r`` too; tokenize does not: h2, r2)
-    if not comments:
-        import io
-        import tokenize
-
-        starts: dict[int, int] | None = {}
-        try:
-            for token in tokenize.tokenize(io.BytesIO(data).readline):
-                if token.type == tokenize.COMMENT:
-                    starts[token.start[0]] = token.start[1]
-        except (tokenize.TokenError, SyntaxError, UnicodeDecodeError, ValueError):
-            starts = None
-        comments.append(starts)
-    starts = comments[0]
-    if starts is None:
-        return False
-    line = data.count(b"\n", 0, offset) + 1
-    column = len(data[line_start:offset].decode("utf-8", "replace"))
-    return line in starts and starts[line] <= column
 
 
 def _may_enter_a_name(data: bytes) -> bool:

@@ -31,7 +31,7 @@ def attribute_stores(tree: ast.Module) -> dict[str, int]:
     # ``nn.Module.__setattr__(obj, name, v)`` called: a ``setattr`` (not ``self.__setattr__(...)``,
     # the class's own, nor one handed around)
     called_setattrs = {id(n.func) for n in walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                       and n.func.attr == "__setattr__" and not _own(n.func.value)}
+                       and n.func.attr == "__setattr__" and not _own(n.func.value) and len(n.args) == 3}
     for node in walk(tree):  # a parent before its children
         if writes_other_namespaces(node, shown):  # ``sys.modules["data"] = remote``, ``builtins.__import__ = f``
             found.setdefault("*", node.lineno)
@@ -105,6 +105,32 @@ def _in_functions(tree: ast.Module) -> set[int]:
     # (not its defaults, decorators or annotations, which run where the ``def`` stands: at the top,
     # ``def alias(name, target, namespace=locals())`` is handed the file's namespace: helper-56, l1d)
     return found
+
+
+def fills_its_namespace(cls: ast.ClassDef) -> ast.AST | None:
+    """The first place of the class's body (not its methods' bodies: their defaults, decorators and
+    annotations run there) that may bind names of the class by names made at run time: ``locals()``
+    or ``vars()`` not only read (``locals()[f"on_{stage}_batch_start"] = hook``), ``exec`` or
+    ``eval``; None where there is none."""
+    shown = _only_read(cls)
+    todo: list[ast.AST] = list(cls.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend([*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
+            continue
+        if isinstance(node, ast.Lambda):
+            todo.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
+            continue
+        if isinstance(node, ast.ClassDef):  # (a nested class's body is its own namespace)
+            todo.extend([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)])
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+                node.func.id in ("locals", "vars") and not node.args and not node.keywords and id(node) not in shown
+                or node.func.id in ("exec", "eval")):
+            return node
+        todo.extend(ast.iter_child_nodes(node))
+    return None
 
 
 def _own_namespace_given(call: ast.Call) -> bool:
@@ -406,6 +432,9 @@ def names_stored_on_self_at(tree: ast.Module, line: int, frames_kept: bool = Tru
         setting = isinstance(node, ast.Call) and _names_setattr(node.func)
         # ``self.__setattr__(k, v)``, ``super().__setattr__(k, v)``, ``nn.Module.__setattr__(self, k, v)``
         dunder = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "__setattr__"
+        if isinstance(node, ast.Attribute) and node.attr == "__setattr__" and _own(node.value) \
+                and not (isinstance(parents.get(id(node)), ast.Call) and parents[id(node)].func is node):
+            return None  # handed around, called elsewhere (``put = self.__setattr__``: helper-57, a1-a3)
         if namespace is None and not setting and not dunder:
             if isinstance(node, ast.Attribute) and node.attr == "__dict__" or isinstance(node, ast.Call) \
                     and isinstance(node.func, ast.Name) and node.func.id == "vars":
@@ -420,6 +449,8 @@ def names_stored_on_self_at(tree: ast.Module, line: int, frames_kept: bool = Tru
             if len(arguments) != 3 or node.keywords or any(isinstance(a, ast.Starred) for a in arguments):
                 return None
             name = arguments[1]
+            if _forwards_its_own_name(node, name, parents):
+                continue  # (what ``obj.x = v`` stores anywhere, each read there: helper-57, r1/r2)
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 found.add(name.value)
             elif id(name) in looped:
@@ -463,6 +494,22 @@ def _nodes_by_line(tree: ast.Module) -> tuple[dict[int, list[ast.AST]], list[tup
                 by_line.setdefault(node.lineno, []).append(node)
         kept = tree._ddpfix_nodes_by_line = (by_line, spelled)
     return kept
+
+
+def _forwards_its_own_name(call: ast.Call, name: ast.expr, parents: dict[int, ast.AST]) -> bool:
+    """``call`` stores on the instance under the name a class's own ``__setattr__(self, name,
+    value)`` was handed, never bound again there (``super().__setattr__(name, value)`` after a
+    check): it adds no store to the ``obj.attr = v`` and ``setattr`` calls that reach the method."""
+    function = parents.get(id(call))
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        function = parents.get(id(function))
+    if not isinstance(function, ast.FunctionDef) or function.name != "__setattr__" \
+            or not isinstance(parents.get(id(function)), ast.ClassDef):
+        return False
+    positional = [*function.args.posonlyargs, *function.args.args]
+    if len(positional) != 3 or not isinstance(name, ast.Name) or name.id != positional[1].arg:
+        return False
+    return not any(name.id in names_bound_at(node) for node in walk(function) if not isinstance(node, ast.arg))
 
 
 def _own_namespace(node: ast.AST) -> ast.expr | None:

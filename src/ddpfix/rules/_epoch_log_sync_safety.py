@@ -53,7 +53,7 @@ from ddpfix.rules._device_evidence import bindings, makes_a_tensor
 from ddpfix.rules._module_classes import CONTAINERS, FileView, ModuleReader, changed_in_place
 from ddpfix.analysis import lightning as tree_lightning
 from ddpfix.analysis.lightning import LIGHTNING_MODULE_ATTRIBUTES, lightning_name
-from ddpfix.analysis.attribute_access import dynamic_access
+from ddpfix.analysis.attribute_access import dynamic_access, fills_its_namespace
 from ddpfix.analysis.names import bound_names
 from ddpfix.analysis.ast_shapes import every_node, nodes_below, nodes_of, spelled_names
 from ddpfix.analysis import call_paths
@@ -528,6 +528,12 @@ class ClassFacts:
                 # A class decorator may replace any method (or the class).
                 self.unknown_base = (f"the class decorator `{short(decorators[0])}` (line {decorators[0].lineno}) may "
                                      "replace its methods")
+            filling = fills_its_namespace(current)
+            if filling is not None and self.unknown_base is None:
+                # ``locals()[f"on_{stage}_batch_start"] = f`` in the class body defines a method by a
+                # name made at run time (review helper-57, a8).
+                self.unknown_base = (f"the body of `{current.name}` fills its namespace by names made at run time "
+                                     f"(line {filling.lineno}): it may define any method")
         if self.unknown_base is None:
             # Python looks methods up in the class's C3 order, not in the order the bases were read:
             # with mixins that define the same helper, the one that runs is the first in that order.

@@ -1213,8 +1213,11 @@ _HOOK_STORED_BY_NAME = lazy_compile(
 _ANY_NAME_STORED_ON_SELF = lazy_compile(
     rb"setattr[\s\\]*\([\s\\]*self[\s\\]*,|self[\s\\]*\.[\s\\]*__dict__(?![\s\\]*=[\s\\]*self\b)"
     rb"|vars[\s\\]*\([\s\\]*self[\s\\]*\)"
-    # ``self.__setattr__(k, v)``, ``super().__setattr__(k, v)``, ``object.__setattr__(self, k, v)`` (helper-56, s1-s3)
-    rb"|(?:\bself|super[\s\\]*\([\s\\]*\))[\s\\]*\.[\s\\]*__setattr__\b|__setattr__[\s\\]*\([\s\\]*self[\s\\]*,")
+    # ``self.__setattr__(k, v)``, ``super().__setattr__(k, v)``, ``super(Model, self).__setattr__``,
+    # ``object.__setattr__(self, k, v)`` (helper-56 s1-s3, helper-57 a4), and the names of these
+    # reached as strings (``getattr(self, "__setattr__")``: helper-57, a6)
+    rb"|(?:\bself|super[\s\\]*\([^)]*\))[\s\\]*\.[\s\\]*__setattr__\b|__setattr__[\s\\]*\([\s\\]*self[\s\\]*,"
+    rb"|['\"](?:__setattr__|setattr|__dict__)['\"]")
 
 
 def _stores_no_batch_hook_at(project, path: str, line: int) -> bool:
