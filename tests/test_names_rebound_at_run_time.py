@@ -13,6 +13,10 @@ from test_results_on_the_cpu import DATA, decisions
 HEAD = "import lightning as L\nimport helpers\nfrom model import Model\n\n\n"
 FIT = "    runner = L.Trainer(strategy='ddp', devices=2)\n    runner.fit(Model(), datamodule={dm})\n"
 LIBRARY = "from torchgeo.datamodules import EuroSATDataModule\n"
+#: A ``main()`` that fits a ``Local()`` data module, and its call.
+RUN_LOCAL = "def main():\n" + FIT.format(dm="Local()") + "\n\nmain()\n"
+#: A module of the program that binds ``Local`` to a library's data module (whose hooks are not read).
+REMOTE = {"remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}
 
 
 def main(body: str, dm: str = "Local()") -> str:
@@ -35,7 +39,7 @@ CASES = {
     "another class imported under the name in another function": (
         HEAD + "def check():\n    from remote import Local\n    return Local\n\n\n"
         "def main():\n    from data import Local\n" + FIT.format(dm="Local()") + "\n\nmain()\n",
-        {"remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+        REMOTE, False),
     "the imports sit in other functions only": (
         HEAD + "def check():\n    from data import Local\n    return Local\n\n\ndef again():\n"
         "    from data import Local\n    return Local\n\n\ndef main():\n" + FIT.format(dm="Local()")
@@ -50,15 +54,15 @@ CASES = {
         "def main():\n    from data import Local\n" + FIT.format(dm="Local()") + "\n\nmain()\n", {}, True),
     "a flag of the program's own that may be true": (
         HEAD + "TYPE_CHECKING = helpers.remote\n\nif TYPE_CHECKING:\n    from remote import Local\n\n\n"
-        "def main():\n" + FIT.format(dm="Local()") + "\n\nmain()\n",
-        {"remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+        + RUN_LOCAL,
+        REMOTE, False),
     "a relative import, else the same module by its name": (
         HEAD + "try:\n    from .data import Local\nexcept ImportError:\n    from data import Local\n\n\n"
-        "def main():\n" + FIT.format(dm="Local()") + "\n\nmain()\n", {}, True),
+        + RUN_LOCAL, {}, True),
     "a relative import, else another module": (
         HEAD + "try:\n    from .data import Local\nexcept ImportError:\n    from remote import Local\n\n\n"
-        "def main():\n" + FIT.format(dm="Local()") + "\n\nmain()\n",
-        {"remote.py": "from torchgeo.datamodules import EuroSATDataModule as Local\n"}, False),
+        + RUN_LOCAL,
+        REMOTE, False),
     "a data module that keeps its parameters": (
         main("    from data import Local\n"),
         {"data.py": DATA.replace("class Local(L.LightningDataModule):\n",
