@@ -196,20 +196,30 @@ def test_the_hazard_words_let_through_every_text_a_hazard_pattern_matches():
         _needles(r"(?:a|b)c")
 
 
+HF = b"from datasets import load_dataset\n\nds = load_dataset('imdb')\n"
+
+
 @pytest.mark.parametrize("text, named", [
     # a comment that repeats the words after the code's mention (review helper-56, h2)
     (b"loader = DataLoader(ds, batch_size=None)  # batch_size=None: each item is a batch\n", True),
     # Python ends a comment at a lone carriage return; tokenize does not (r2)
     (b"# each item is a batch\r        loader = DataLoader(ds, batch_size=None)\n", True),
-    # a ``.map(`` elsewhere on the line (h3); Hugging Face's ``.map(..., batch_size=None)`` is not a loader's
+    # a ``.map(`` elsewhere on the line (h3); Hugging Face's ``.map(..., batch_size=None)`` on one of its
+    # datasets is not a loader's, whatever the call is spelled; a ``.map`` on what is not known to be one is
     (b"loader = DataLoader(ds.map(fn), batch_size=None)\n", True),
-    (b"ds = ds.map(fn, batched=True, batch_size=None)\n", False),
-    (b"ds = ds.map(\n    fn,\n    batched=True,\n    batch_size=None,\n)\n", False),
+    (HF + b"ds = ds.map(fn, batched=True, batch_size=None)\n", False),
+    (HF + b"ds = ds.map(\n    fn,\n    batched=True,\n    batch_size=None,\n)\n", False),
+    (HF + b"tokens = load_dataset('imdb')['train'].map(fn, batch_size=None)\ndel ds\n", False),
+    (b"ds = ds.map(fn, batched=True, batch_size=None)\n", True),
+    (HF + b"def tokenize(ds):\n    return ds.map(fn, batched=True, batch_size=None)\n", True),
+    # a variable is its scope's: another function's ``ds`` built otherwise says nothing of this one's
+    (b"from datasets import Dataset\n\n\ndef table():\n    ds = Dataset.from_dict({'x': [1]})\n"
+     b"    return ds.map(fn, batched=True, batch_size=None)\n\n\ndef loader():\n    ds = table()\n    return ds\n", False),
     (b"# loader = DataLoader(ds, batch_size=None)\nx = 1\n", False),
     # review helper-57: a map of the program's own that builds a loader (m1); Hugging Face's filter (m2);
     # a legacy encoding's columns (g1)
-    (b"loader = Shards().map(Pair, batch_size=None)\n", True),
-    (b"ds = ds.filter(keep, batched=True, batch_size=None)\n", False),
+    (b"loader = Shards().map(Pair, batched=True, batch_size=None)\n", True),
+    (HF + b"ds = ds.filter(keep, batched=True, batch_size=None)\n", False),
     ('# -*- coding: gbk -*-\nL = {"#\u9a8c\u8bc1\u96c6": lambda: DataLoader(c, batch_size=None)}  # \u6574\n'.encode("gbk"),
      True),
 ])

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from ddpfix.analysis.ast_shapes import every_node, parent_map
 from ddpfix.ast_walk import walk
+from ddpfix.analysis.comments import without_comments
 from ddpfix.analysis.attribute_access import FRAME_WRITES, NAMESPACE_WORDS, attribute_stores, dynamic_access
 from ddpfix.lazy_regex import lazy_compile
 from ddpfix.model.classes import Import, Kinds, class_bases, from_imports, module_key, resolve_kinds
@@ -1919,8 +1920,8 @@ def _hazards_in(data: bytes) -> dict[str, int]:
     """The PROJECT_HAZARDS the text names, each with the line of its first mention in code: a
     comment's words are none (a tutorial's "we define a `collate_fn` for our data loader" in a
     markdown cell of a jupytext script), a string's are (``**{"collate_fn": f}``, ``exec``). The
-    patterns are asked of the code with its comments blanked (``_without_comments``): a comment in a
-    class's base list, or one that repeats the words, neither hides a mention nor makes one
+    patterns are asked of the code with its comments blanked (``analysis.comments``): a comment in
+    a class's base list, or one that repeats the words, neither hides a mention nor makes one
     (review helper-56 h2, helper-57 u1)."""
     found = {}
     code: bytes | None = None
@@ -1929,7 +1930,7 @@ def _hazards_in(data: bytes) -> dict[str, int]:
         if not any(needle in data for needle in _HAZARD_NEEDLES[name]):
             continue
         if code is None:
-            code = _without_comments(data) if b"#" in data or data.startswith(b"\xef\xbb\xbf") else data
+            code = without_comments(data) if b"#" in data or data.startswith(b"\xef\xbb\xbf") else data
         for match in pattern.finditer(code):
             if code.startswith(b"batch_size", match.start()) and match.start() in _mapped_batch_sizes(code, mapped):
                 continue
@@ -1938,61 +1939,108 @@ def _hazards_in(data: bytes) -> dict[str, int]:
     return found
 
 
-#: A string literal (any prefix, any quotes; a backslash escapes what follows, a newline too) or a
-#: comment (to the end of its line, which a lone carriage return ends as well, as Python reads it).
-_STRING_OR_COMMENT = re.compile(
-    r'(?P<comment>#[^\r\n]*)'
-    r'|[rRbBuUfF]{0,2}(?:"""(?:\\[\s\S]|[^\\])*?"""' r"|'''(?:\\[\s\S]|[^\\])*?'''"
-    r'|"(?:\\[\s\S]|[^"\\\r\n])*"' r"|'(?:\\[\s\S]|[^'\\\r\n])*')")
-#: PEP 263's coding declaration, on one of the first two lines.
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.M)
-
-
-def _without_comments(data: bytes) -> bytes:
-    """The file's code, decoded by its own encoding (a BOM, a ``coding:`` declaration, else UTF-8),
-    with every comment's characters blanked, as UTF-8 (a column of a legacy encoding is another
-    character count: helper-57, g1). Strings are kept whole: a ``#`` in one starts no comment. Its
-    lines are the file's. The text as it stands where it does not decode."""
-    encoding = "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8"
-    declared = _CODING.search(b"\n".join(data.split(b"\n", 2)[:2]))
-    if declared is not None and encoding == "utf-8":
-        encoding = declared.group(1).decode("ascii", "replace")
-    try:
-        text = data.decode(encoding)
-    except (LookupError, UnicodeDecodeError):
-        return data
-    blanked = _STRING_OR_COMMENT.sub(lambda m: " " * len(m.group()) if m.group("comment") else m.group(), text)
-    return blanked.encode("utf-8")
-
-
 def _mapped_batch_sizes(code: bytes, kept: list) -> set[int]:
-    """The offsets of each ``batch_size`` keyword of a Hugging Face datasets call in the file's
-    ``code`` (``_without_comments``): ``ds.map(tokenize, batched=True, batch_size=None)``, or
-    ``.filter(...)`` with ``batched=``: the size of one call's batch, not a loader's (helper-56, h3;
-    a ``map`` of the program's own that hands its options to a ``DataLoader`` is none: helper-57, m1).
-    Parsed once, only for a file that names ``batched``; none where it does not parse. ``kept``: an
+    """The offsets of each ``batch_size`` keyword of a Hugging Face ``datasets`` call in the file's
+    ``code`` (``analysis.comments``): ``ds.map(tokenize, batched=True, batch_size=None)`` or
+    ``.filter(...)`` on a dataset of that library (``_library_datasets``): the size of one call's
+    batch, not a loader's (helper-56, h3). What a ``.map`` is called on decides, not its spelling: a
+    ``map`` of the program's own may hand its options to a ``DataLoader`` (helper-57, m1). Parsed
+    once, only for a file that names ``batch_size``; none where it does not parse. ``kept``: an
     empty list the first time."""
     if not kept:
         offsets: set[int] = set()
-        if b"batched" in code:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(code)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                tree = None
-            if tree is not None:
-                starts = [0]
-                for line in code.splitlines(keepends=True):
-                    starts.append(starts[-1] + len(line))
-                for node in ast.walk(tree):
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                            and node.func.attr in ("map", "filter") and any(k.arg == "batched" for k in node.keywords):
-                        for keyword in node.keywords:
-                            if keyword.arg == "batch_size" and keyword.lineno < len(starts):
-                                offsets.add(starts[keyword.lineno - 1] + keyword.col_offset)  # (UTF-8 bytes)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is not None:
+            from ddpfix.imports import ImportTable
+
+            datasets = _library_datasets(tree, ImportTable.from_tree(tree))
+            starts = [0]
+            for line in code.splitlines(keepends=True):
+                starts.append(starts[-1] + len(line))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in ("map", "filter") and datasets(node.func.value):
+                    for keyword in node.keywords:
+                        if keyword.arg == "batch_size" and keyword.lineno < len(starts):
+                            offsets.add(starts[keyword.lineno - 1] + keyword.col_offset)  # (UTF-8 bytes)
         kept.append(offsets)
     return kept[0]
+
+
+#: The methods of a ``datasets`` Dataset or DatasetDict that hand back another of them.
+_DATASET_METHODS = frozenset({"map", "filter", "select", "shuffle", "sort", "flatten", "cast", "cast_column",
+                              "rename_column", "rename_columns", "remove_columns", "select_columns",
+                              "train_test_split", "with_format", "shard"})
+
+
+def _library_datasets(tree: ast.Module, imports) -> Callable[[ast.expr], bool]:
+    """Whether an expression of the file is a Hugging Face ``datasets`` object: a call of that
+    library (``load_dataset(...)``, ``Dataset.from_dict(...)``), one of its methods that hands back
+    another (``_DATASET_METHODS``) or a split (``ds["train"]``) of such an object, or a variable
+    every assignment of its scope binds to one (``imdb = load_dataset("imdb")``; a ``del`` binds
+    nothing; any other binding, a loop, a parameter, an import, ``global``, makes it unknown). A
+    variable is its scope's (``analysis.ast_shapes.scope_map``): a function's ``ds`` is not another's."""
+    from ddpfix.analysis.ast_shapes import scope_map
+    from ddpfix.analysis.names import names_bound_at
+
+    scopes = scope_map(tree)
+    values: dict[tuple[int, str], list[ast.expr] | None] = {}
+    assigned: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+            for target in node.targets:
+                assigned.add(id(target))
+                key = (id(scopes.get(id(target), tree)), target.id)
+                if values.get(key, []) is not None:
+                    values.setdefault(key, []).append(node.value)
+    unknown: set[str] = set()  # (``global``/``nonlocal``: bound in another scope than it stands in)
+    for node in ast.walk(tree):
+        if id(node) in assigned or isinstance(node, ast.Name) and isinstance(node.ctx, ast.Del):
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            unknown.update(node.names)
+        for name in names_bound_at(node):
+            if name == "*":
+                return lambda expression: False  # (a star import may rebind the library's names)
+            values[(id(scopes.get(id(node), tree)), name)] = None
+    known: set[tuple[int, str]] = set()
+
+    def key_of(use: ast.Name) -> tuple[int, str] | None:
+        """The variable a read of a name reads: its scope's, else an enclosing function's or the file's."""
+        scope, inside_function = scopes.get(id(use), tree), False
+        while True:
+            if not (inside_function and isinstance(scope, ast.ClassDef)) and (id(scope), use.id) in values:
+                return (id(scope), use.id)
+            if scope is tree:
+                return None
+            inside_function = inside_function or isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            scope = scopes.get(id(scope), tree)
+
+    def library(expression: ast.expr, names: set[tuple[int, str]]) -> bool:
+        while isinstance(expression, ast.Subscript) or (
+                isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute)
+                and expression.func.attr in _DATASET_METHODS):
+            expression = expression.value if isinstance(expression, ast.Subscript) else expression.func.value
+        if isinstance(expression, ast.Name):
+            return expression.id not in unknown and key_of(expression) in names
+        return isinstance(expression, ast.Call) and (imports.qualify(expression.func) or "").startswith("datasets.")
+
+    changed = True
+    while changed:  # (a variable bound from another: ``tokenized = imdb.map(...)``)
+        changed = False
+        for key, bound in values.items():
+            # (each binding a library value, the variable's own earlier value too; one of them from
+            # elsewhere: ``ds = ds.map(...)`` alone binds nothing known)
+            if key not in known and bound and all(library(value, known | {key}) for value in bound) \
+                    and any(library(value, known) for value in bound):
+                known.add(key)
+                changed = True
+    return lambda expression: library(expression, known)
 
 
 def _may_enter_a_name(data: bytes) -> bool:

@@ -181,3 +181,36 @@ def a_method_calls_self_log(tree: ast.AST) -> bool:
             for _cls, method in methods(tree) for node in walk(method)
         )
     return known
+
+
+def scope_map(tree: ast.AST) -> dict[int, ast.AST]:
+    """``id(node)`` -> the scope it is evaluated in (a function, lambda, class or the module), for
+    every node of the tree (or of a class, function or lambda: its body's nodes in it); a scope's own
+    entry is the scope around it. A function's decorators, defaults and return annotation, a
+    class's bases are evaluated in the scope around it. (A comprehension's code counts as its
+    function's: more bindings, never fewer; its ``locals()`` reads no more than the function's.)"""
+    found = getattr(tree, "_ddpfix_scopes", None)
+    if found is not None:
+        return found
+    found = {}
+    pending: list[tuple[ast.AST, ast.AST]] = [(child, tree) for child in ast.iter_child_nodes(tree)]
+    while pending:
+        node, scope = pending.pop()
+        found[id(node)] = scope
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            outside = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+            if not isinstance(node, ast.Lambda):
+                outside += [*node.decorator_list, *([node.returns] if node.returns else [])]
+            pending += [(child, scope) for child in outside]
+            inside = [*args.posonlyargs, *args.args, *args.kwonlyargs,
+                      *(a for a in (args.vararg, args.kwarg) if a is not None)]
+            inside += node.body if isinstance(node.body, list) else [node.body]
+            pending += [(child, node) for child in inside]
+        elif isinstance(node, ast.ClassDef):
+            pending += [(child, scope) for child in (*node.bases, *node.keywords, *node.decorator_list)]
+            pending += [(child, node) for child in node.body]
+        else:
+            pending += [(child, scope) for child in ast.iter_child_nodes(node)]
+    tree._ddpfix_scopes = found
+    return found

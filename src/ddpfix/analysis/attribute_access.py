@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from ddpfix.analysis.ast_shapes import every_node, parent_map
+from ddpfix.analysis.ast_shapes import every_node, parent_map, scope_map
 from ddpfix.analysis.names import names_bound_at
 from ddpfix.ast_walk import walk, walk_outside_scopes
 from ddpfix.imports import ImportTable
@@ -92,45 +92,29 @@ def writes_its_globals(tree: ast.Module) -> int | None:
 
 
 def _in_functions(tree: ast.Module) -> set[int]:
-    """The nodes of the file's functions' bodies (lambdas too), where ``locals()`` and ``vars()`` are the
-    frame's namespace, not the file's (review helper-55, f06: ``self.__dict__.update(locals())`` in a
-    data module's ``__init__`` binds none of its globals). A class body's is the class's: it binds
-    no global either, but a class body's own reading of it is its class's question."""
-    found: set[int] = set()
-    for node in every_node(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.update(id(n) for statement in node.body for n in walk(statement))
-        elif isinstance(node, ast.Lambda):
-            found.update(id(n) for n in walk(node.body))
-    # (not its defaults, decorators or annotations, which run where the ``def`` stands: at the top,
-    # ``def alias(name, target, namespace=locals())`` is handed the file's namespace: helper-56, l1d)
-    return found
+    """The nodes a function or lambda of the file evaluates in its own frame (``scope_map``: not its
+    defaults, decorators or annotations, which run where the ``def`` stands: ``def alias(name,
+    target, namespace=locals())`` at the top is handed the file's namespace, helper-56 l1d). There
+    ``locals()`` and ``vars()`` are the frame's namespace, not the file's (helper-55, f06:
+    ``self.__dict__.update(locals())`` in a data module's ``__init__`` binds none of its globals). A
+    class body's is the class's: it binds no global either, but it is counted, and read as the
+    class's own question (``fills_its_namespace``)."""
+    scopes = scope_map(tree)
+    return {key for key, scope in scopes.items() if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))}
 
 
 def fills_its_namespace(cls: ast.ClassDef) -> ast.AST | None:
-    """The first place of the class's body (not its methods' bodies: their defaults, decorators and
-    annotations run there) that may bind names of the class by names made at run time: ``locals()``
-    or ``vars()`` not only read (``locals()[f"on_{stage}_batch_start"] = hook``), ``exec`` or
-    ``eval``; None where there is none."""
+    """The first place that the class's body evaluates in its own namespace (``scope_map``: not its
+    methods' bodies; their defaults, decorators and annotations, yes) that may bind names of the
+    class by names made at run time: ``locals()`` or ``vars()`` not only read
+    (``locals()[f"on_{stage}_batch_start"] = hook``: helper-57, a8), ``exec`` or ``eval``; None
+    where there is none."""
     shown = _only_read(cls)
-    todo: list[ast.AST] = list(cls.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            todo.extend([*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
-            continue
-        if isinstance(node, ast.Lambda):
-            todo.extend([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
-            continue
-        if isinstance(node, ast.ClassDef):  # (a nested class's body is its own namespace)
-            todo.extend([*node.decorator_list, *node.bases, *(k.value for k in node.keywords)])
-            continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
-                node.func.id in ("locals", "vars") and not node.args and not node.keywords and id(node) not in shown
-                or node.func.id in ("exec", "eval")):
-            return node
-        todo.extend(ast.iter_child_nodes(node))
-    return None
+    scopes = scope_map(cls)
+    return next((node for statement in cls.body for node in walk(statement)
+                 if scopes.get(id(node)) is cls and isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                 and (node.func.id in ("locals", "vars") and not node.args and not node.keywords and id(node) not in shown
+                      or node.func.id in ("exec", "eval"))), None)
 
 
 def _own_namespace_given(call: ast.Call) -> bool:
@@ -322,11 +306,10 @@ def dynamic_access(tree: ast.Module, asked: str | None = None) -> ast.AST | None
     (``self.__dict__.update(locals())``: ``stored_names``), does not reach it (what may write a
     frame's namespace elsewhere is the caller's question: ``FRAME_WRITES``)."""
     parsed = _argparse_namespaces(tree)
-    parents = parent_map(tree) if asked is not None else {}
     for node in every_node(tree):
         if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not _a_parsed_namespace(node.value, parsed):
             if asked is not None and _own_namespace(node) is not None:
-                known = stored_names(tree, node, parents, reads_count=True)
+                known = stored_names(tree, node, reads_count=True)
                 if known is not None and asked not in known:
                     continue
             return node
@@ -344,7 +327,7 @@ def dynamic_access(tree: ast.Module, asked: str | None = None) -> ast.AST | None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args \
                 and not _a_parsed_namespace(node.args[0], parsed):
             if asked is not None and _own_namespace(node) is not None:
-                known = stored_names(tree, node, parents, reads_count=True)
+                known = stored_names(tree, node, reads_count=True)
                 if known is not None and asked not in known:
                     continue
             return node
@@ -449,7 +432,7 @@ def names_stored_on_self_at(tree: ast.Module, line: int, frames_kept: bool = Tru
             if len(arguments) != 3 or node.keywords or any(isinstance(a, ast.Starred) for a in arguments):
                 return None
             name = arguments[1]
-            if _forwards_its_own_name(node, name, parents):
+            if _forwards_its_own_name(node, name, tree):
                 continue  # (what ``obj.x = v`` stores anywhere, each read there: helper-57, r1/r2)
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
                 found.add(name.value)
@@ -460,22 +443,20 @@ def names_stored_on_self_at(tree: ast.Module, line: int, frames_kept: bool = Tru
             continue
         if id(namespace) in shown:
             continue  # only read: shown, copied, iterated, subscripted, asked through a reading method
-        stored = stored_names(tree, namespace, parents, looped=looped, frames_kept=frames_kept)
+        stored = stored_names(tree, namespace, frames_kept=frames_kept)
         if stored is None:
             return None
         found.update(stored)
     return frozenset(found)
 
 
-def stored_names(tree: ast.Module, namespace: ast.expr, parents: dict[int, ast.AST], reads_count: bool = False,
-                 looped: dict[int, tuple[str, ...]] | None = None, frames_kept: bool = True) -> frozenset[str] | None:
+def stored_names(tree: ast.Module, namespace: ast.expr, reads_count: bool = False,
+                 frames_kept: bool = True) -> frozenset[str] | None:
     """The names a use of an instance's own namespace (``self.__dict__``, ``vars(self)``: ``namespace``)
     stores: ``.update(...)`` of known keys or ``[k] = v`` (``names_stored_on_self_at``); None for any
     other use. ``reads_count``: a read of it (``self.__dict__["x"]``, ``.items()``) reaches any of its
     values (None); else a read stores nothing."""
-    if looped is None:
-        looped = _loop_names(tree)
-    stored = _keys_stored_into(namespace, parents, looped, tree, reads_count, frames_kept)
+    stored = _keys_stored_into(namespace, parent_map(tree), _loop_names(tree), tree, reads_count, frames_kept)
     return None if stored is None else frozenset(stored)
 
 
@@ -496,15 +477,14 @@ def _nodes_by_line(tree: ast.Module) -> tuple[dict[int, list[ast.AST]], list[tup
     return kept
 
 
-def _forwards_its_own_name(call: ast.Call, name: ast.expr, parents: dict[int, ast.AST]) -> bool:
+def _forwards_its_own_name(call: ast.Call, name: ast.expr, tree: ast.Module) -> bool:
     """``call`` stores on the instance under the name a class's own ``__setattr__(self, name,
     value)`` was handed, never bound again there (``super().__setattr__(name, value)`` after a
     check): it adds no store to the ``obj.attr = v`` and ``setattr`` calls that reach the method."""
-    function = parents.get(id(call))
-    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        function = parents.get(id(function))
+    scopes = scope_map(tree)
+    function = scopes.get(id(call))
     if not isinstance(function, ast.FunctionDef) or function.name != "__setattr__" \
-            or not isinstance(parents.get(id(function)), ast.ClassDef):
+            or not isinstance(scopes.get(id(function)), ast.ClassDef):
         return False
     positional = [*function.args.posonlyargs, *function.args.args]
     if len(positional) != 3 or not isinstance(name, ast.Name) or name.id != positional[1].arg:
@@ -554,9 +534,7 @@ def _keys_stored_into(namespace: ast.expr, parents: dict[int, ast.AST], looped: 
     if isinstance(given, ast.Call) and isinstance(given.func, ast.Name) and given.func.id == "dict" and not given.args \
             and all(k.arg is not None for k in given.keywords):
         return keys | {k.arg for k in given.keywords}
-    # ``{k: v for k, v in locals().items() if k != "self"}``: some of them (helper-56, f1); its first
-    # iterable runs in the function's own frame
-    scope = given
+    # ``{k: v for k, v in locals().items() if k != "self"}``: some of them (helper-56, f1)
     if isinstance(given, ast.DictComp) and len(given.generators) == 1 and not given.generators[0].is_async:
         loop = given.generators[0]
         target = loop.target
@@ -566,23 +544,17 @@ def _keys_stored_into(namespace: ast.expr, parents: dict[int, ast.AST], looped: 
                 and isinstance(loop.iter.func, ast.Attribute) and loop.iter.func.attr == "items":
             given = loop.iter.func.value
     if _the_files_namespace(given) and given.func.id == "locals" and frames_kept:
-        function = _enclosing_function(scope, parents)
+        function = _enclosing_function(given, tree)
         held = None if function is None else _function_locals(function, given)
         return None if held is None else keys | held
     return None
 
 
-def _enclosing_function(node: ast.AST, parents: dict[int, ast.AST]) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The function whose own code ``node`` is: None at the module's or a class body's level, or in
-    a lambda or comprehension (a scope of its own)."""
-    above = parents.get(id(node))
-    while above is not None:
-        if isinstance(above, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return above
-        if isinstance(above, (ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            return None
-        above = parents.get(id(above))
-    return None
+def _enclosing_function(node: ast.AST, tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function whose own frame evaluates ``node`` (``scope_map``); None at the module's or a
+    class body's level, or in a lambda."""
+    scope = scope_map(tree).get(id(node))
+    return scope if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 #: Names through which a function's own code may put keys into its frame's namespace (a frame

@@ -94,7 +94,7 @@ from dataclasses import dataclass, field
 from ddpfix.ast_walk import child_nodes, walk
 from ddpfix.imports import ImportTable, dotted_name
 from ddpfix.analysis.names import bound_names, names_bound_at
-from ddpfix.analysis.ast_shapes import every_node, parent_map
+from ddpfix.analysis.ast_shapes import every_node, parent_map, scope_map
 
 PURE_BUILTINS = frozenset({
     "len", "range", "list", "tuple", "dict", "set", "frozenset", "int", "float", "str", "bool", "min", "max",
@@ -574,7 +574,7 @@ class Effects:
         cached = getattr(self.tree, "_ddpfix_plain_bindings", None)
         if cached is not None:
             return cached
-        scopes = _scope_map(self.tree)
+        scopes = scope_map(self.tree)
         found: dict[str, list[ast.expr | None]] = {}
         where: dict[str, list[ast.AST]] = {}
         declared: set[str] = set()
@@ -619,7 +619,7 @@ class Effects:
         if name.id in declared:
             return values
         where = bound_in[name.id]
-        scopes = _scope_map(self.tree)
+        scopes = scope_map(self.tree)
         scope = scopes.get(id(name))
         if scope is None:
             return values  # a node made here, not the file's: every binding
@@ -899,41 +899,6 @@ def _parameters(function: ast.FunctionDef) -> list[str]:
     if names and names[0] in rebound:
         return []
     return [names[0], *(n for n in names[1:] if n not in rebound)] if names else []
-
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def _scope_map(tree: ast.Module) -> dict[int, ast.AST]:
-    """``id(node)`` -> the scope it is evaluated in (a function, lambda, class or the module), for
-    every node of the tree; a scope's own entry is the scope around it. A function's decorators,
-    defaults and annotations, a class's bases are evaluated in the scope around it. (A
-    comprehension's variables count as its function's: more bindings, never fewer.)"""
-    found = getattr(tree, "_ddpfix_scopes", None)
-    if found is not None:
-        return found
-    found = {}
-    pending: list[tuple[ast.AST, ast.AST]] = [(child, tree) for child in ast.iter_child_nodes(tree)]
-    while pending:
-        node, scope = pending.pop()
-        found[id(node)] = scope
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            args = node.args
-            outside = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
-            if not isinstance(node, ast.Lambda):
-                outside += [*node.decorator_list, *([node.returns] if node.returns else [])]
-            pending += [(child, scope) for child in outside]
-            inside = [*args.posonlyargs, *args.args, *args.kwonlyargs,
-                      *(a for a in (args.vararg, args.kwarg) if a is not None)]
-            inside += node.body if isinstance(node.body, list) else [node.body]
-            pending += [(child, node) for child in inside]
-        elif isinstance(node, ast.ClassDef):
-            pending += [(child, scope) for child in (*node.bases, *node.keywords, *node.decorator_list)]
-            pending += [(child, node) for child in node.body]
-        else:
-            pending += [(child, scope) for child in ast.iter_child_nodes(node)]
-    tree._ddpfix_scopes = found
-    return found
 
 
 def _escapes(name: ast.Name, parents: dict) -> bool:

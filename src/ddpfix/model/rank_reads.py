@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import os
 import re
-import tokenize
 import warnings
 
 from ddpfix.analysis.ast_shapes import every_node
+from ddpfix.analysis.comments import without_comments
 from ddpfix.analysis.values import TENSOR_METHODS
 
 #: Calls that only report: Lightning's logging, ``print``, a logger's or an experiment's methods.
@@ -82,18 +81,6 @@ def _reports_only(block: list[ast.stmt]) -> bool:
                for s in block)
 
 
-def _comment_starts(data: bytes) -> dict[int, int]:
-    """Line -> the byte column where its comment starts (``tokenize``: a ``#`` in a string is none)."""
-    starts: dict[int, int] = {}
-    try:
-        for token in tokenize.tokenize(io.BytesIO(data).readline):
-            if token.type == tokenize.COMMENT:
-                starts[token.start[0]] = len(token.line[:token.start[1]].encode("utf-8"))  # characters to bytes
-    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
-        return {}
-    return starts
-
-
 def _header(statement: ast.stmt) -> list[ast.AST]:
     """What a statement runs itself: a simple statement whole; a compound one's header (a test,
     an iterable, decorators, defaults, bases), not its body."""
@@ -139,10 +126,9 @@ def _only_decide_reporting(real_path: str, pattern: str, stamp: tuple[int, int])
         return False
     data, tree = parsed
     words = re.compile(pattern.encode())
-    comments = _comment_starts(data)
     # the lines where the words stand outside comments (``# 11 samples per rank`` runs nothing)
-    found = {number + 1 for number, line in enumerate(re.split(rb"\r\n|\r|\n", data))  # Python's line ends
-             for match in words.finditer(line) if match.start() < comments.get(number + 1, len(line) + 1)}
+    found = {number + 1 for number, line in enumerate(re.split(rb"\r\n|\r|\n", without_comments(data)))  # Python's line ends
+             if words.search(line)}
     excused: set[int] = set()
     contested: set[int] = set()  # lines that other code shares (``print(rank); n += rank`` on one line)
     for node in every_node(tree):
